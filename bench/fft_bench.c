@@ -1,0 +1,236 @@
+/* fft-bench: the engine against cuFFT in the same process, on the same device buffers.
+ *
+ * For each transform kind and batch: warm-up, then RUNS timed runs of each library, each run timed
+ * alone with CUDA events on the stream it runs on; the median is reported. Inputs are uniform
+ * random in [-1, 1]; the largest batch (16384 x 4096 points: 512 MB of complex input) is far
+ * larger than any L2. Both libraries' outputs are compared with FFTW in double precision (on the
+ * first ERROR_TRANSFORMS transforms of the batch) by relative L2 error.
+ *
+ * Usage: fft-bench [--size N] [--runs R] [--sweep]
+ *   --sweep also times each kernel variant (wide, pairs, narrow: see fft_launch.h) at every
+ *   batch, besides the one the engine picks. */
+#define _POSIX_C_SOURCE 200809L
+#include "cudafft.h"
+
+#include <cuda_runtime_api.h>
+#include <cufft.h>
+#include <fftw3.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ERROR_TRANSFORMS 64
+
+#define CHECK_CUDA(call)                                                                           \
+  do {                                                                                             \
+    cudaError_t e_ = (call);                                                                       \
+    if (e_ != cudaSuccess) {                                                                       \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));       \
+      exit(1);                                                                                     \
+    }                                                                                              \
+  } while (0)
+#define CHECK_CUFFT(call)                                                                          \
+  do {                                                                                             \
+    cufftResult r_ = (call);                                                                       \
+    if (r_ != CUFFT_SUCCESS) {                                                                     \
+      fprintf(stderr, "%s:%d: %s: cuFFT error %d\n", __FILE__, __LINE__, #call, (int)r_);          \
+      exit(1);                                                                                     \
+    }                                                                                              \
+  } while (0)
+#define CHECK_OURS(call)                                                                           \
+  do {                                                                                             \
+    CudafftStatus s_ = (call);                                                                     \
+    if (s_ != CUDAFFT_STATUS_OK) {                                                                 \
+      fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call, cudafft_status_name(s_),   \
+              cudafft_last_error_message());                                                       \
+      exit(1);                                                                                     \
+    }                                                                                              \
+  } while (0)
+
+typedef void (*RunFn)(void *ctx);
+
+static int
+compare_floats(const void *a, const void *b)
+{
+  float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+/* Median milliseconds of runs of fn, each timed with its own pair of events on stream. */
+static float
+time_median(RunFn fn, void *ctx, cudaStream_t stream, int runs)
+{
+  cudaEvent_t start, stop;
+  float *ms = malloc(sizeof(float) * runs);
+  CHECK_CUDA(cudaEventCreate(&start));
+  CHECK_CUDA(cudaEventCreate(&stop));
+  for (int i = 0; i < 10; ++i)
+    fn(ctx);
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  for (int i = 0; i < runs; ++i) {
+    CHECK_CUDA(cudaEventRecord(start, stream));
+    fn(ctx);
+    CHECK_CUDA(cudaEventRecord(stop, stream));
+    CHECK_CUDA(cudaEventSynchronize(stop));
+    CHECK_CUDA(cudaEventElapsedTime(&ms[i], start, stop));
+  }
+  qsort(ms, runs, sizeof(float), compare_floats);
+  float median = ms[runs / 2];
+  free(ms);
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return median;
+}
+
+typedef struct {
+  CudafftPlan *plan;
+  CudafftKind kind;
+  cufftHandle cufft;
+  void *d_in, *d_out;
+  size_t batch;
+} Bench;
+
+static void
+run_ours(void *ctx)
+{
+  Bench *b = ctx;
+  CudafftDirection dir = b->kind == CUDAFFT_C2R ? CUDAFFT_INVERSE : CUDAFFT_FORWARD;
+  CHECK_OURS(cudafft_execute_device(b->plan, dir, b->d_in, b->d_out, b->batch, 1.0f));
+}
+
+static void
+run_cufft(void *ctx)
+{
+  Bench *b = ctx;
+  if (b->kind == CUDAFFT_C2C)
+    CHECK_CUFFT(cufftExecC2C(b->cufft, b->d_in, b->d_out, CUFFT_FORWARD));
+  else
+    CHECK_CUFFT(cufftExecR2C(b->cufft, b->d_in, b->d_out));
+}
+
+/* Relative L2 error of out (float) against FFTW double on the first transforms of in. */
+static double
+error_vs_double(CudafftKind kind, size_t n, const float *in, const float *out, size_t count)
+{
+  const size_t bins = kind == CUDAFFT_C2C ? n : n / 2 + 1;
+  fftw_complex *ref = fftw_malloc(sizeof(fftw_complex) * bins);
+  void *src = fftw_malloc(sizeof(double) * 2 * n);
+  fftw_plan plan = kind == CUDAFFT_C2C
+                       ? fftw_plan_dft_1d((int)n, src, ref, FFTW_FORWARD, FFTW_ESTIMATE)
+                       : fftw_plan_dft_r2c_1d((int)n, src, ref, FFTW_ESTIMATE);
+  const size_t in_floats = kind == CUDAFFT_C2C ? 2 * n : n;
+  double err = 0, norm = 0;
+  for (size_t t = 0; t < count; ++t) {
+    for (size_t i = 0; i < in_floats; ++i)
+      ((double *)src)[i] = in[t * in_floats + i];
+    fftw_execute(plan);
+    const float *o = out + t * 2 * bins;
+    for (size_t k = 0; k < bins; ++k) {
+      const double dr = o[2 * k] - ref[k][0], di = o[2 * k + 1] - ref[k][1];
+      err += dr * dr + di * di;
+      norm += ref[k][0] * ref[k][0] + ref[k][1] * ref[k][1];
+    }
+  }
+  fftw_destroy_plan(plan);
+  fftw_free(src);
+  fftw_free(ref);
+  return sqrt(err / norm);
+}
+
+static void
+bench_one(CudafftKind kind, size_t n, size_t batch, int runs, int sweep)
+{
+  const size_t in_floats = (kind == CUDAFFT_C2C ? 2 * n : n) * batch;
+  const size_t out_floats = (kind == CUDAFFT_C2C ? 2 * n : n + 2) * batch;
+  float *h_in = malloc(in_floats * sizeof(float));
+  float *h_out = malloc(out_floats * sizeof(float));
+  for (size_t i = 0; i < in_floats; ++i)
+    h_in[i] = 2.0f * rand() / (float)RAND_MAX - 1.0f;
+
+  Bench b = {.kind = kind, .batch = batch};
+  CHECK_CUDA(cudaMalloc(&b.d_in, in_floats * sizeof(float)));
+  CHECK_CUDA(cudaMalloc(&b.d_out, out_floats * sizeof(float)));
+  CHECK_CUDA(cudaMemcpy(b.d_in, h_in, in_floats * sizeof(float), cudaMemcpyHostToDevice));
+  const double bytes = (in_floats + out_floats) * sizeof(float);
+  const char *name = kind == CUDAFFT_C2C ? "C2C" : "R2C";
+
+  CHECK_CUFFT(
+      cufftPlan1d(&b.cufft, (int)n, kind == CUDAFFT_C2C ? CUFFT_C2C : CUFFT_R2C, (int)batch));
+  cudaStream_t cufft_stream;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&cufft_stream, cudaStreamNonBlocking));
+  CHECK_CUFFT(cufftSetStream(b.cufft, cufft_stream));
+  const float cufft_ms = time_median(run_cufft, &b, cufft_stream, runs);
+  CHECK_CUDA(cudaMemcpy(h_out, b.d_out, out_floats * sizeof(float), cudaMemcpyDeviceToHost));
+  const size_t checked = batch < ERROR_TRANSFORMS ? batch : ERROR_TRANSFORMS;
+  const double cufft_err = error_vs_double(kind, n, h_in, h_out, checked);
+
+  const char *variants[4] = {NULL, "wide", "pairs", "narrow"};
+  for (int v = 0; v < (sweep ? 4 : 1); ++v) {
+    if (variants[v])
+      setenv("CUDAFFT_VARIANT", variants[v], 1);
+    else
+      unsetenv("CUDAFFT_VARIANT");
+    CHECK_OURS(cudafft_plan_create(&b.plan, CUDAFFT_BACKEND_CUDA, -1, kind, n));
+    CHECK_CUDA(cudaMemset(b.d_out, 0xff, out_floats * sizeof(float))); /* NaN: unwritten shows */
+    cudaStream_t ours_stream = cudafft_plan_get_cuda_stream(b.plan);
+    const float ours_ms = time_median(run_ours, &b, ours_stream, runs);
+    CHECK_CUDA(cudaMemcpy(h_out, b.d_out, out_floats * sizeof(float), cudaMemcpyDeviceToHost));
+    const double ours_err = error_vs_double(kind, n, h_in, h_out, checked);
+    printf("%-4s %6zu x %-5zu %-6s ours %8.4f ms %7.0f GB/s  cuFFT %8.4f ms %7.0f GB/s  "
+           "ratio %5.2fx  err ours %.2e cuFFT %.2e (%.2fx)\n",
+           name, batch, n, variants[v] ? variants[v] : "auto", ours_ms, bytes / ours_ms / 1e6,
+           cufft_ms, bytes / cufft_ms / 1e6, cufft_ms / ours_ms, ours_err, cufft_err,
+           ours_err / cufft_err);
+    fflush(stdout);
+    cudafft_plan_destroy(b.plan);
+  }
+  unsetenv("CUDAFFT_VARIANT");
+  cufftDestroy(b.cufft);
+  cudaStreamDestroy(cufft_stream);
+  cudaFree(b.d_in);
+  cudaFree(b.d_out);
+  free(h_in);
+  free(h_out);
+}
+
+int
+main(int argc, char **argv)
+{
+  size_t n = 4096;
+  int runs = 50, sweep = 0;
+  for (int i = 1; i < argc; ++i) {
+    if (!strcmp(argv[i], "--size") && i + 1 < argc)
+      n = strtoul(argv[++i], NULL, 10);
+    else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
+      runs = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--sweep"))
+      sweep = 1;
+    else {
+      fprintf(stderr, "usage: %s [--size N] [--runs R] [--sweep]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (runs < 1)
+    runs = 1;
+  if (cudafft_cuda_device_count() == 0) {
+    fprintf(stderr, "fft-bench: no CUDA device: %s\n", "the benchmark needs a GPU");
+    return 77;
+  }
+  struct cudaDeviceProp prop;
+  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  int runtime = 0, cufft_version = 0;
+  cudaRuntimeGetVersion(&runtime);
+  cufftGetVersion(&cufft_version);
+  printf("device: %s (sm_%d%d, %d SMs, L2 %d MB), CUDA runtime %d, cuFFT %d; median of %d runs\n",
+         prop.name, prop.major, prop.minor, prop.multiProcessorCount, prop.l2CacheSize >> 20,
+         runtime, cufft_version, runs);
+  srand(12345);
+  const size_t batches[] = {64, 1024, 16384};
+  const CudafftKind kinds[] = {CUDAFFT_C2C, CUDAFFT_R2C};
+  for (int k = 0; k < 2; ++k)
+    for (int i = 0; i < 3; ++i)
+      bench_one(kinds[k], n, batches[i], runs, sweep);
+  return 0;
+}

@@ -1,0 +1,57 @@
+/* fft_backend.h: what the plan front end (fft_plan.c) needs from a backend. Internal. */
+#ifndef CUDAFFT_FFT_BACKEND_H
+#define CUDAFFT_FFT_BACKEND_H
+
+#include "cudafft.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct CudafftBackendOps CudafftBackendOps;
+
+struct CudafftPlan {
+  CudafftBackend backend;
+  CudafftKind kind;
+  size_t n;
+  const CudafftBackendOps *ops;
+  void *impl; /* the backend's own state */
+};
+
+/* The front end has validated every argument before calling these. */
+struct CudafftBackendOps {
+  CudafftStatus (*init)(CudafftPlan *plan, int device_id);
+  void (*fini)(CudafftPlan *plan);
+  CudafftStatus (*execute)(CudafftPlan *plan, CudafftDirection direction, const void *in, void *out,
+                           size_t batch, float scale);
+  /* NULL where the backend has no device memory */
+  CudafftStatus (*execute_device)(CudafftPlan *plan, CudafftDirection direction, const void *in,
+                                  void *out, size_t batch, float scale);
+  CudafftStatus (*synchronize)(CudafftPlan *plan);
+  void *(*get_stream)(const CudafftPlan *plan);
+  CudafftStatus (*host_alloc)(CudafftPlan *plan, size_t bytes, void **ptr);
+  void (*host_free)(CudafftPlan *plan, void *ptr);
+};
+
+extern const CudafftBackendOps cudafft_cpu_backend;
+/* NULL when the library is built without CUDA */
+extern const CudafftBackendOps *const cudafft_cuda_backend;
+int cudafft_cuda_backend_device_count(void);
+
+/* Records a detailed message for cudafft_last_error_message() and returns status, so that a
+ * failure reads: return cudafft_fail (CUDAFFT_STATUS_X, "what failed: %s", why); */
+CudafftStatus cudafft_fail(CudafftStatus status, const char *format, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Floats per transform on each side, for a kind and size. */
+size_t cudafft_input_floats(CudafftKind kind, size_t n);
+size_t cudafft_output_floats(CudafftKind kind, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,175 @@
+/* fft_cpu.c: the CPU backend, on FFTW single precision. One FFTW plan per direction does one
+ * transform; execute walks the batch with FFTW's new-array execute functions, so a plan serves any
+ * caller buffer and the planning cost is paid once, in init. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "fft_backend.h"
+
+#include <fftw3.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* FFTW's planner (every fftwf_plan_* and fftwf_destroy_plan call) is not thread-safe, while the
+ * API lets different plans be created and destroyed from different threads. Executing a plan is
+ * thread-safe and needs no lock. */
+static pthread_mutex_t planner_lock = PTHREAD_MUTEX_INITIALIZER;
+
+typedef struct {
+  fftwf_plan forward; /* C2C forward or R2C; NULL for C2R */
+  fftwf_plan inverse; /* C2C inverse or C2R; NULL for R2C */
+  float *in_copy;     /* one transform's input, where FFTW cannot read the caller's directly */
+  float *out_copy;    /* one transform's output, for callers' buffers that are not float aligned */
+} CpuImpl;
+
+static void
+cpu_fini(CudafftPlan *plan)
+{
+  CpuImpl *impl = plan->impl;
+  if (!impl)
+    return;
+  pthread_mutex_lock(&planner_lock);
+  if (impl->forward)
+    fftwf_destroy_plan(impl->forward);
+  if (impl->inverse)
+    fftwf_destroy_plan(impl->inverse);
+  pthread_mutex_unlock(&planner_lock);
+  fftwf_free(impl->in_copy);
+  fftwf_free(impl->out_copy);
+  free(impl);
+  plan->impl = NULL;
+}
+
+static CudafftStatus
+cpu_init(CudafftPlan *plan, int device_id)
+{
+  (void)device_id;      /* documented as ignored by the CPU backend */
+  int n = (int)plan->n; /* at most CUDAFFT_MAX_SIZE, checked by the front end */
+  CpuImpl *impl = calloc(1, sizeof *impl);
+  if (!impl)
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "CPU backend: cannot allocate a plan");
+  plan->impl = impl;
+  impl->in_copy = fftwf_malloc(cudafft_input_floats(plan->kind, plan->n) * sizeof(float));
+  impl->out_copy = fftwf_malloc(cudafft_output_floats(plan->kind, plan->n) * sizeof(float));
+  if (!impl->in_copy || !impl->out_copy) {
+    cpu_fini(plan);
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
+                        "CPU backend: cannot allocate the %d-point scratch buffers", n);
+  }
+
+  /* The plans are made on the scratch buffers but executed on the caller's, which may have any
+   * alignment: FFTW_UNALIGNED keeps FFTW from choosing SIMD code that needs the 16-byte alignment
+   * of the planning arrays. FFTW_ESTIMATE plans at once and leaves the arrays alone; measuring
+   * would make every plan_create slow, timing candidate algorithms on the arrays. */
+  const unsigned flags = FFTW_ESTIMATE | FFTW_UNALIGNED;
+  fftwf_complex *cin = (fftwf_complex *)impl->in_copy;
+  fftwf_complex *cout = (fftwf_complex *)impl->out_copy;
+  pthread_mutex_lock(&planner_lock);
+  switch (plan->kind) {
+  case CUDAFFT_C2C:
+    impl->forward = fftwf_plan_dft_1d(n, cin, cout, FFTW_FORWARD, flags);
+    impl->inverse = fftwf_plan_dft_1d(n, cin, cout, FFTW_BACKWARD, flags);
+    break;
+  case CUDAFFT_R2C:
+    impl->forward = fftwf_plan_dft_r2c_1d(n, impl->in_copy, cout, flags);
+    break;
+  case CUDAFFT_C2R:
+    impl->inverse = fftwf_plan_dft_c2r_1d(n, cin, impl->out_copy, flags);
+    break;
+  }
+  pthread_mutex_unlock(&planner_lock);
+  int need_forward = plan->kind != CUDAFFT_C2R, need_inverse = plan->kind != CUDAFFT_R2C;
+  if ((need_forward && !impl->forward) || (need_inverse && !impl->inverse)) {
+    cpu_fini(plan);
+    /* With FFTW_ESTIMATE a valid size only fails for want of memory. */
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
+                        "CPU backend: FFTW could not plan a %d-point transform", n);
+  }
+  return CUDAFFT_STATUS_OK;
+}
+
+static CudafftStatus
+cpu_execute(CudafftPlan *plan, CudafftDirection direction, const void *in, void *out, size_t batch,
+            float scale)
+{
+  CpuImpl *impl = plan->impl;
+  const size_t n = plan->n;
+  const size_t in_floats = cudafft_input_floats(plan->kind, n);
+  const size_t out_floats = cudafft_output_floats(plan->kind, n);
+  const size_t in_bytes = in_floats * sizeof(float), out_bytes = out_floats * sizeof(float);
+  /* "Any alignment" includes buffers that are not even float aligned: FFTW cannot address those,
+   * so they go through the scratch buffers on both sides. */
+  const int misaligned = ((uintptr_t)in | (uintptr_t)out) % _Alignof(float) != 0;
+  /* FFTW's c2r overwrites its input, which is ours to keep; an out-of-place plan must not be run
+   * in place. Both copy each transform's input first. */
+  const int copy_in = plan->kind == CUDAFFT_C2R || in == out || misaligned;
+  fftwf_plan fftw = direction == CUDAFFT_FORWARD ? impl->forward : impl->inverse;
+
+  for (size_t b = 0; b < batch; b++) {
+    /* FFTW's prototypes are not const-qualified; the r2c and out-of-place c2c plans run on the
+     * caller's input do not write it. */
+    float *src = copy_in ? impl->in_copy : (float *)in + b * in_floats;
+    float *dst = misaligned ? impl->out_copy : (float *)out + b * out_floats;
+    if (copy_in)
+      memcpy(src, (const char *)in + b * in_bytes, in_bytes);
+    switch (plan->kind) {
+    case CUDAFFT_C2C:
+      fftwf_execute_dft(fftw, (fftwf_complex *)src, (fftwf_complex *)dst);
+      break;
+    case CUDAFFT_R2C:
+      fftwf_execute_dft_r2c(fftw, src, (fftwf_complex *)dst);
+      break;
+    case CUDAFFT_C2R:
+      /* The header promises these are ignored; FFTW leaves the result undefined otherwise. */
+      src[1] = 0.0f;
+      src[n + 1] = 0.0f;
+      fftwf_execute_dft_c2r(fftw, (fftwf_complex *)src, dst);
+      break;
+    }
+    if (scale != 1.0f)
+      for (size_t i = 0; i < out_floats; i++)
+        dst[i] *= scale;
+    if (misaligned)
+      memcpy((char *)out + b * out_bytes, dst, out_bytes);
+  }
+  return CUDAFFT_STATUS_OK;
+}
+
+static CudafftStatus
+cpu_synchronize(CudafftPlan *plan)
+{
+  (void)plan; /* execute has finished its work when it returns */
+  return CUDAFFT_STATUS_OK;
+}
+
+static CudafftStatus
+cpu_host_alloc(CudafftPlan *plan, size_t bytes, void **ptr)
+{
+  (void)plan;
+  /* 64 bytes: a cache line, and enough for any SIMD width FFTW uses. */
+  if (posix_memalign(ptr, 64, bytes) != 0) {
+    *ptr = NULL;
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
+                        "CPU backend: cannot allocate %zu bytes of host memory", bytes);
+  }
+  return CUDAFFT_STATUS_OK;
+}
+
+static void
+cpu_host_free(CudafftPlan *plan, void *ptr)
+{
+  (void)plan;
+  free(ptr);
+}
+
+const CudafftBackendOps cudafft_cpu_backend = {
+    .init = cpu_init,
+    .fini = cpu_fini,
+    .execute = cpu_execute,
+    .execute_device = NULL,
+    .synchronize = cpu_synchronize,
+    .get_stream = NULL,
+    .host_alloc = cpu_host_alloc,
+    .host_free = cpu_host_free,
+};

@@ -1,0 +1,10 @@
+/* fft_cuda_none.c: stands in for the CUDA backend in builds without nvcc. */
+#include "fft_backend.h"
+
+const CudafftBackendOps *const cudafft_cuda_backend = NULL;
+
+int
+cudafft_cuda_backend_device_count(void)
+{
+  return 0;
+}

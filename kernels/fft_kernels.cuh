@@ -1,0 +1,422 @@
+/* fft_kernels.cuh: the block FFT as device functions, for the engine's own kernels and for fused
+ * kernels elsewhere (convolution, spectrum) that hold their data on chip.
+ *
+ * Algorithm: Stockham autosort (no bit-reversal pass). Each of the N/R threads of a transform
+ * holds R points in registers. A pass of radix P gives each thread B = R/P butterflies, adjacent
+ * ones (j = tB .. tB + B - 1): it reads the P points j + r N/P, multiplies them by twiddles, runs
+ * a P-point DFT in registers and writes the results to their Stockham places (j - k) P + k + r Ns,
+ * where Ns is the product of the radices before and k = j mod Ns. The first pass may read straight
+ * from global memory and the last may write straight to it: their accesses are runs of adjacent
+ * points, 16 bytes per thread where B is even. Passes in between exchange through shared memory.
+ *
+ * Twiddles: each variant has its own table, computed in double precision on the host and rounded
+ * once (cudafft_variant_twiddles()), laid out [pass][r - 1][k] so that a warp's twiddle loads are
+ * adjacent; this keeps the error a few float rounding units (not the ~1e-6 of __sincosf) and the
+ * loads coalesced.
+ *
+ * Shared-memory layout: point i of a transform lives at pad(i) = i + i/16, which spreads the
+ * first pass's strided writes over distinct banks. */
+#ifndef CUDAFFT_FFT_KERNELS_CUH
+#define CUDAFFT_FFT_KERNELS_CUH
+
+#include <cuda_runtime.h>
+
+namespace cudafft {
+
+__host__ __device__ constexpr int
+pad(int i)
+{
+  return i + (i >> 4);
+}
+
+/* How a variant splits N points into passes. */
+enum RadixPlanKind {
+  kPlanWide = 0,   /* 16 points per thread, radix-16 passes, a smaller radix last */
+  kPlanPairs = 1,  /* 16 points per thread, radix-8 first and last passes (two adjacent
+                      butterflies per thread: 16-byte global accesses), radix 16 between */
+  kPlanNarrow = 2, /* 8 points per thread (twice the threads per transform), radix-8 passes */
+  kPlanCount = 3
+};
+
+struct RadixPlan {
+  int points_per_thread;
+  int passes;
+  int radix[16];
+};
+
+__host__ __device__ constexpr RadixPlan
+make_radix_plan(int n, int kind)
+{
+  RadixPlan plan{};
+  int rest = n;
+  if (kind == kPlanPairs) {
+    plan.points_per_thread = 16;
+    plan.radix[plan.passes++] = 8;
+    rest /= 64;
+    while (rest > 1) {
+      const int p = rest >= 16 ? 16 : rest;
+      plan.radix[plan.passes++] = p;
+      rest /= p;
+    }
+    plan.radix[plan.passes++] = 8;
+    return plan;
+  }
+  int r = kind == kPlanWide ? 16 : 8;
+  if (n / r > 1024) /* a transform may not need more threads than a block has */
+    r = n / 1024;
+  plan.points_per_thread = r;
+  while (rest > 1) {
+    const int p = rest >= r ? r : rest;
+    plan.radix[plan.passes++] = p;
+    rest /= p;
+  }
+  return plan;
+}
+
+/* Twiddles of pass i: (P - 1) Ns values, for Ns > 1. */
+__host__ __device__ constexpr int
+pass_twiddle_offset(int n, int kind, int pass)
+{
+  const RadixPlan plan = make_radix_plan(n, kind);
+  int offset = 0, ns = 1;
+  for (int i = 0; i < pass; ++i) {
+    if (ns > 1)
+      offset += (plan.radix[i] - 1) * ns;
+    ns *= plan.radix[i];
+  }
+  return offset;
+}
+
+/* The table of a variant: pass twiddles, then W_2N^k for k = 0..N/2 (real transforms of 2N). */
+__host__ __device__ constexpr int
+real_twiddle_offset(int n, int kind)
+{
+  return pass_twiddle_offset(n, kind, make_radix_plan(n, kind).passes);
+}
+
+__host__ __device__ constexpr int
+twiddle_count(int n, int kind)
+{
+  return real_twiddle_offset(n, kind) + n / 2 + 1;
+}
+
+/* Shape of a kernel: N complex points per transform in one block of shared memory. */
+template <int N, int Kind> struct FftShape {
+  static constexpr RadixPlan kPlan = make_radix_plan(N, Kind);
+  static constexpr int R = kPlan.points_per_thread;
+  static constexpr int kThreads = N / R;                                 /* per transform */
+  static constexpr int kPerBlock = kThreads >= 256 ? 1 : 256 / kThreads; /* transforms */
+  static constexpr int kBlockThreads = kThreads * kPerBlock;
+  static constexpr int kStride = pad(N) + 1; /* + 1: bin N of a real transform of 2N points */
+  static constexpr size_t kSmemBytes = sizeof(float2) * kStride * kPerBlock;
+  static_assert((N & (N - 1)) == 0 && kThreads <= 1024, "unsupported transform size");
+};
+
+__device__ __forceinline__ float2
+operator+(float2 a, float2 b)
+{
+  return make_float2(a.x + b.x, a.y + b.y);
+}
+
+__device__ __forceinline__ float2
+operator-(float2 a, float2 b)
+{
+  return make_float2(a.x - b.x, a.y - b.y);
+}
+
+__device__ __forceinline__ float2
+cmul(float2 a, float2 b)
+{
+  return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
+
+__device__ __forceinline__ float2
+conj(float2 a)
+{
+  return make_float2(a.x, -a.y);
+}
+
+/* a * e^(-2 pi i m / 16) for m in [0, 8). m is a constant once the callers' loops unroll, so the
+ * switch folds away and the trivial factors cost no multiplications. */
+__device__ __forceinline__ float2
+mul_w16(float2 a, int m)
+{
+  const float c = 0.92387953251128674f; /* cos(pi/8) */
+  const float s = 0.38268343236508977f; /* sin(pi/8) */
+  const float h = 0.70710678118654752f; /* cos(pi/4) */
+  switch (m) {
+  case 0:
+    return a;
+  case 1:
+    return cmul(a, make_float2(c, -s));
+  case 2:
+    return make_float2((a.x + a.y) * h, (a.y - a.x) * h);
+  case 3:
+    return cmul(a, make_float2(s, -c));
+  case 4:
+    return make_float2(a.y, -a.x);
+  case 5:
+    return cmul(a, make_float2(-s, -c));
+  case 6:
+    return make_float2((a.y - a.x) * h, -(a.x + a.y) * h);
+  default:
+    return cmul(a, make_float2(-c, -s));
+  }
+}
+
+__host__ __device__ constexpr int
+log2_of(int p)
+{
+  return p <= 1 ? 0 : 1 + log2_of(p / 2);
+}
+
+/* One radix-2 decimation-in-frequency stage of a P-point DFT in registers, then the stages below
+ * it. Written as recursion rather than a halving loop so that every index is a compile-time
+ * constant and the points stay in registers. */
+template <int P, int Span>
+__device__ __forceinline__ void
+dif_stages(float2 *x)
+{
+#pragma unroll
+  for (int base = 0; base < P; base += 2 * Span) {
+#pragma unroll
+    for (int k = 0; k < Span; ++k) {
+      const float2 u = x[base + k], v = x[base + k + Span];
+      x[base + k] = u + v;
+      x[base + k + Span] = mul_w16(u - v, k * (8 / Span)); /* W_(2 Span)^k */
+    }
+  }
+  if constexpr (Span > 1)
+    dif_stages<P, Span / 2>(x);
+}
+
+/* Forward DFT of P <= 16 points held in registers, natural order in and out: radix-2 decimation
+ * in frequency with constant twiddles, then a register permutation (free). */
+template <int P>
+__device__ __forceinline__ void
+dft(float2 *x)
+{
+  static_assert(P >= 2 && P <= 16 && (P & (P - 1)) == 0, "radix must be 2, 4, 8 or 16");
+  dif_stages<P, P / 2>(x);
+  constexpr int kBits = log2_of(P);
+  float2 y[P];
+  /* __brev of a constant folds at compile time, so the permutation costs nothing */
+#pragma unroll
+  for (int k = 0; k < P; ++k)
+    y[k] = x[__brev(k) >> (32 - kBits)];
+#pragma unroll
+  for (int k = 0; k < P; ++k)
+    x[k] = y[k];
+}
+
+/* Where a pass reads its points from or writes them to: shared memory (padded layout) or a row
+ * of N complex points in global memory, with conjugation (sign = -1) and scaling on the way. */
+struct SharedRow {
+  float2 *s;
+};
+struct GlobalIn {
+  const float2 *row;
+  float sign;
+};
+struct GlobalOut {
+  float2 *row;
+  float scale, sign;
+};
+
+/* Reads the points j0 + b + r stride of butterflies b = 0..B-1 into v[b P + r]. */
+template <int P, int B, int Stride>
+__device__ __forceinline__ void
+read_points(float2 *v, SharedRow from, int j0)
+{
+#pragma unroll
+  for (int b = 0; b < B; ++b)
+#pragma unroll
+    for (int r = 0; r < P; ++r)
+      v[b * P + r] = from.s[pad(j0 + b + r * Stride)];
+}
+
+template <int P, int B, int Stride>
+__device__ __forceinline__ void
+read_points(float2 *v, GlobalIn from, int j0)
+{
+  if constexpr (B % 2 == 0) {
+    /* adjacent butterflies read adjacent points: 16 bytes at a time (j0 and Stride are even) */
+    const float4 *row4 = reinterpret_cast<const float4 *>(from.row);
+#pragma unroll
+    for (int b = 0; b < B; b += 2)
+#pragma unroll
+      for (int r = 0; r < P; ++r) {
+        const float4 q = row4[(j0 + b + r * Stride) / 2];
+        v[b * P + r] = make_float2(q.x, from.sign * q.y);
+        v[(b + 1) * P + r] = make_float2(q.z, from.sign * q.w);
+      }
+  } else {
+#pragma unroll
+    for (int b = 0; b < B; ++b)
+#pragma unroll
+      for (int r = 0; r < P; ++r) {
+        const float2 q = from.row[j0 + b + r * Stride];
+        v[b * P + r] = make_float2(q.x, from.sign * q.y);
+      }
+  }
+}
+
+/* Writes butterfly b's outputs v[b P + r] to (j - k) P + k + r Ns, j = j0 + b, k = j mod Ns. */
+template <int P, int B, int Ns>
+__device__ __forceinline__ void
+write_points(SharedRow to, const float2 *v, int j0)
+{
+#pragma unroll
+  for (int b = 0; b < B; ++b) {
+    const int j = j0 + b, k = j & (Ns - 1);
+#pragma unroll
+    for (int r = 0; r < P; ++r)
+      to.s[pad((j - k) * P + k + r * Ns)] = v[b * P + r];
+  }
+}
+
+/* In the last pass Ns = N/P > j, so k = j and the outputs are j + r Ns: adjacent across b. */
+template <int P, int B, int Ns>
+__device__ __forceinline__ void
+write_points(GlobalOut to, const float2 *v, int j0)
+{
+  if (!to.row) /* a block's unused rows past the batch compute but never write */
+    return;
+  const float re = to.scale, im = to.sign * to.scale;
+  if constexpr (B % 2 == 0) {
+    float4 *row4 = reinterpret_cast<float4 *>(to.row);
+#pragma unroll
+    for (int b = 0; b < B; b += 2)
+#pragma unroll
+      for (int r = 0; r < P; ++r) {
+        const float2 a = v[b * P + r], c = v[(b + 1) * P + r];
+        row4[(j0 + b + r * Ns) / 2] = make_float4(re * a.x, im * a.y, re * c.x, im * c.y);
+      }
+  } else {
+#pragma unroll
+    for (int b = 0; b < B; ++b)
+#pragma unroll
+      for (int r = 0; r < P; ++r) {
+        const float2 a = v[b * P + r];
+        to.row[j0 + b + r * Ns] = make_float2(re * a.x, im * a.y);
+      }
+  }
+}
+
+template <typename T> constexpr bool kIsShared = false;
+template <> constexpr bool kIsShared<SharedRow> = true;
+
+/* Pass `Pass` of the variant's plan, then the passes after it. A pass that reads shared memory
+ * waits at a barrier before it overwrites it; a pass that writes shared memory ends with one. */
+template <int N, int Kind, int Pass, int Ns, typename From, typename To>
+__device__ __forceinline__ void
+stockham_passes(From from, SharedRow smem, To to, int t, const float2 *__restrict__ twiddles)
+{
+  constexpr RadixPlan kPlan = make_radix_plan(N, Kind);
+  if constexpr (Pass < kPlan.passes) {
+    constexpr int P = kPlan.radix[Pass];
+    constexpr int R = kPlan.points_per_thread;
+    constexpr int B = R / P;
+    constexpr bool kFirst = Pass == 0, kLast = Pass == kPlan.passes - 1;
+    const int j0 = t * B;
+    float2 v[R];
+    if constexpr (kFirst)
+      read_points<P, B, N / P>(v, from, j0);
+    else
+      read_points<P, B, N / P>(v, smem, j0);
+    if constexpr (!kFirst || kIsShared<From>)
+      __syncthreads();
+    if constexpr (Ns > 1) {
+      const float2 *tw = twiddles + pass_twiddle_offset(N, Kind, Pass);
+#pragma unroll
+      for (int b = 0; b < B; ++b) {
+        const int k = (j0 + b) & (Ns - 1);
+#pragma unroll
+        for (int r = 1; r < P; ++r)
+          v[b * P + r] = cmul(v[b * P + r], __ldg(&tw[(r - 1) * Ns + k]));
+      }
+    }
+#pragma unroll
+    for (int b = 0; b < B; ++b)
+      dft<P>(&v[b * P]);
+    if constexpr (kLast) {
+      write_points<P, B, Ns>(to, v, j0);
+      if constexpr (kIsShared<To>)
+        __syncthreads();
+    } else {
+      write_points<P, B, Ns>(smem, v, j0);
+      __syncthreads();
+      stockham_passes<N, Kind, Pass + 1, Ns * P>(from, smem, to, t, twiddles);
+    }
+  }
+}
+
+/* Forward FFT of N points, unnormalised, natural order in and out, by the N/R threads of the
+ * transform (t = 0..N/R-1); the inverse is the forward transform of conjugates, conjugated. `from`
+ * and `to` are the transform's source and destination (SharedRow, GlobalIn, GlobalOut); smem is
+ * its shared-memory row (FftShape::kStride points), used between passes. Every thread of the block
+ * must call it (it uses __syncthreads): blocks that hold several transforms call it for all of
+ * them at once. Shared-memory input must be complete (a barrier) before the call; shared-memory
+ * output is complete when it returns. twiddles: the variant's table, cudafft_variant_twiddles(). */
+template <int N, int Kind, typename From, typename To>
+__device__ __forceinline__ void
+block_fft(From from, SharedRow smem, To to, int t, const float2 *__restrict__ twiddles)
+{
+  stockham_passes<N, Kind, 0, 1>(from, smem, to, t, twiddles);
+}
+
+/* The spectrum X[0..N] of 2N real samples x from Z = FFT_N(z), z[m] = x[2m] + i x[2m+1], which
+ * block_fft left at s. Thread t of the transform's `threads` handles the bin pairs (k, N - k);
+ * emit(k, X_k) receives each bin once (bin N/2 twice, with the same value). */
+template <int N, int Kind, typename Emit>
+__device__ __forceinline__ void
+real_forward_post(const float2 *s, int t, int threads, const float2 *__restrict__ twiddles,
+                  Emit emit)
+{
+  const float2 *w = twiddles + real_twiddle_offset(N, Kind);
+  for (int k = t; k <= N / 2; k += threads) {
+    if (k == 0) {
+      const float2 z = s[0];
+      emit(0, make_float2(z.x + z.y, 0.0f));
+      emit(N, make_float2(z.x - z.y, 0.0f));
+      continue;
+    }
+    const float2 a = s[pad(k)], b = conj(s[pad(N - k)]);
+    const float2 e = make_float2(0.5f * (a.x + b.x), 0.5f * (a.y + b.y));
+    const float2 o = make_float2(0.5f * (a.y - b.y), -0.5f * (a.x - b.x)); /* (a - b) / 2i */
+    const float2 wo = cmul(__ldg(&w[k]), o);
+    emit(k, e + wo);
+    emit(N - k, conj(e - wo));
+  }
+}
+
+/* The inverse of real_forward_post: turns the bins X[0..N] at s into conj(Z), in place, where
+ * Z[k] = (X[k] + conj X[N-k]) + i W^-k (X[k] - conj X[N-k]), so that a forward block_fft then
+ * yields the conjugate of the unnormalised inverse of Z, whose real and imaginary parts are the
+ * even and odd output samples. The imaginary parts of bins 0 and N are ignored. Ends with a
+ * barrier. */
+template <int N, int Kind>
+__device__ __forceinline__ void
+real_inverse_pre(float2 *s, int t, int threads, const float2 *__restrict__ twiddles)
+{
+  const float2 *w = twiddles + real_twiddle_offset(N, Kind);
+  for (int k = t; k <= N / 2; k += threads) {
+    if (k == 0) {
+      const float a = s[0].x, c = s[pad(N)].x;
+      s[0] = make_float2(a + c, -(a - c));
+      continue;
+    }
+    const float2 xk = s[pad(k)], xnk = conj(s[pad(N - k)]);
+    const float2 sum = xk + xnk, diff = xk - xnk;
+    const float2 q = cmul(conj(__ldg(&w[k])), diff);
+    const float2 zk = make_float2(sum.x - q.y, sum.y + q.x);  /* sum + i q */
+    const float2 znk = make_float2(sum.x + q.y, q.x - sum.y); /* conj(sum) + i conj(q) */
+    s[pad(k)] = conj(zk);
+    s[pad(N - k)] = conj(znk);
+  }
+  __syncthreads();
+}
+
+} // namespace cudafft
+
+#endif

@@ -1,0 +1,310 @@
+/* fft_launch.cu: the engine's kernels (one thread block holds whole transforms) and the table
+ * that picks one by kind, size and variant. */
+#include "fft_kernels.cuh"
+#include "fft_launch.h"
+
+#include <cmath>
+
+using namespace cudafft;
+
+namespace {
+
+/* Row bookkeeping shared by the kernels: which transform this thread works on, whether it exists
+ * (the last block may be partly empty), its thread index within the transform and its shared row.
+ */
+template <int N, int Kind> struct RowContext {
+  using S = FftShape<N, Kind>;
+  int transform, t;
+  bool active;
+  SharedRow smem;
+
+  __device__
+  RowContext(float2 *smem_base, int batch)
+  {
+    const int row = threadIdx.x / S::kThreads;
+    t = threadIdx.x % S::kThreads;
+    transform = blockIdx.x * S::kPerBlock + row;
+    active = transform < batch;
+    smem.s = smem_base + row * S::kStride;
+  }
+};
+
+/* C2C: in and out may be the same buffer (every read of a transform precedes its writes, with
+ * barriers between), so they are not __restrict__. */
+template <int N, int Kind>
+__global__ void
+__launch_bounds__(FftShape<N, Kind>::kBlockThreads)
+    c2c_kernel(const float2 *in, float2 *out, int batch, float sign, float scale,
+               const float2 *__restrict__ twiddles)
+{
+  extern __shared__ float2 smem[];
+  RowContext<N, Kind> ctx(smem, batch);
+  const size_t row = ctx.active ? ctx.transform : batch - 1;
+  const GlobalIn from{in + row * N, sign};
+  const GlobalOut to{ctx.active ? out + row * N : nullptr, scale, sign};
+  block_fft<N, Kind>(from, ctx.smem, to, ctx.t, twiddles);
+}
+
+/* R2C of 2N real points: the row is N complex points z[m] = x[2m] + i x[2m+1]. */
+template <int N, int Kind>
+__global__ void
+__launch_bounds__(FftShape<N, Kind>::kBlockThreads)
+    r2c_kernel(const float2 *__restrict__ in, float2 *__restrict__ out, int batch, float scale,
+               const float2 *__restrict__ twiddles)
+{
+  using S = FftShape<N, Kind>;
+  extern __shared__ float2 smem[];
+  RowContext<N, Kind> ctx(smem, batch);
+  const size_t row = ctx.active ? ctx.transform : batch - 1;
+  block_fft<N, Kind>(GlobalIn{in + row * N, 1.0f}, ctx.smem, ctx.smem, ctx.t, twiddles);
+  if (!ctx.active)
+    return;
+  float2 *bins = out + row * (N + 1);
+  real_forward_post<N, Kind>(ctx.smem.s, ctx.t, S::kThreads, twiddles, [&](int k, float2 x) {
+    bins[k] = make_float2(scale * x.x, scale * x.y);
+  });
+}
+
+/* C2R to 2N real points. Rows of N + 1 bins are 8-byte aligned only, hence 8-byte loads. */
+template <int N, int Kind>
+__global__ void
+__launch_bounds__(FftShape<N, Kind>::kBlockThreads)
+    c2r_kernel(const float2 *__restrict__ in, float2 *__restrict__ out, int batch, float scale,
+               const float2 *__restrict__ twiddles)
+{
+  using S = FftShape<N, Kind>;
+  extern __shared__ float2 smem[];
+  RowContext<N, Kind> ctx(smem, batch);
+  if (ctx.active) {
+    const float2 *bins = in + (size_t)ctx.transform * (N + 1);
+#pragma unroll
+    for (int k = ctx.t; k < N; k += S::kThreads)
+      ctx.smem.s[pad(k)] = bins[k];
+    if (ctx.t == 0)
+      ctx.smem.s[pad(N)] = bins[N];
+  }
+  __syncthreads();
+  real_inverse_pre<N, Kind>(ctx.smem.s, ctx.t, S::kThreads, twiddles);
+  const GlobalOut to{ctx.active ? out + (size_t)ctx.transform * N : nullptr, scale, -1.0f};
+  block_fft<N, Kind>(ctx.smem, ctx.smem, to, ctx.t, twiddles);
+}
+
+__global__ void
+scale_kernel(float *data, size_t count, float scale)
+{
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count;
+       i += (size_t)gridDim.x * blockDim.x)
+    data[i] *= scale;
+}
+
+struct Variant {
+  int n_complex; /* N: n for C2C, n / 2 for the real kinds */
+  int plan_kind;
+  CudafftKernelShape shape;
+  const void *kernel; /* for cudaFuncSetAttribute */
+  cudaError_t (*launch)(CudafftDirection, const void *, void *, int, float, const float2 *,
+                        cudaStream_t);
+};
+
+template <int N, int Kind>
+cudaError_t
+launch_c2c(CudafftDirection dir, const void *in, void *out, int batch, float scale,
+           const float2 *tw, cudaStream_t stream)
+{
+  using S = FftShape<N, Kind>;
+  const int blocks = (batch + S::kPerBlock - 1) / S::kPerBlock;
+  const float sign = dir == CUDAFFT_INVERSE ? -1.0f : 1.0f;
+  c2c_kernel<N, Kind><<<blocks, S::kBlockThreads, S::kSmemBytes, stream>>>(
+      (const float2 *)in, (float2 *)out, batch, sign, scale, tw);
+  return cudaGetLastError();
+}
+
+template <int N, int Kind>
+cudaError_t
+launch_r2c(CudafftDirection, const void *in, void *out, int batch, float scale, const float2 *tw,
+           cudaStream_t stream)
+{
+  using S = FftShape<N, Kind>;
+  const int blocks = (batch + S::kPerBlock - 1) / S::kPerBlock;
+  r2c_kernel<N, Kind><<<blocks, S::kBlockThreads, S::kSmemBytes, stream>>>(
+      (const float2 *)in, (float2 *)out, batch, scale, tw);
+  return cudaGetLastError();
+}
+
+template <int N, int Kind>
+cudaError_t
+launch_c2r(CudafftDirection, const void *in, void *out, int batch, float scale, const float2 *tw,
+           cudaStream_t stream)
+{
+  using S = FftShape<N, Kind>;
+  const int blocks = (batch + S::kPerBlock - 1) / S::kPerBlock;
+  c2r_kernel<N, Kind><<<blocks, S::kBlockThreads, S::kSmemBytes, stream>>>(
+      (const float2 *)in, (float2 *)out, batch, scale, tw);
+  return cudaGetLastError();
+}
+
+template <int N, int Kind>
+Variant
+c2c_variant()
+{
+  using S = FftShape<N, Kind>;
+  return {N,
+          Kind,
+          {S::kBlockThreads, S::kPerBlock, S::kSmemBytes},
+          (const void *)c2c_kernel<N, Kind>,
+          launch_c2c<N, Kind>};
+}
+
+template <int N, int Kind>
+Variant
+r2c_variant()
+{
+  using S = FftShape<N, Kind>;
+  return {N,
+          Kind,
+          {S::kBlockThreads, S::kPerBlock, S::kSmemBytes},
+          (const void *)r2c_kernel<N, Kind>,
+          launch_r2c<N, Kind>};
+}
+
+template <int N, int Kind>
+Variant
+c2r_variant()
+{
+  using S = FftShape<N, Kind>;
+  return {N,
+          Kind,
+          {S::kBlockThreads, S::kPerBlock, S::kSmemBytes},
+          (const void *)c2r_kernel<N, Kind>,
+          launch_c2r<N, Kind>};
+}
+
+/* Every kernel of one variant, by kind and size: C2C runs N = n, the real kinds N = n / 2. */
+template <int Kind>
+const Variant *
+find_variant(CudafftKind kind, size_t n)
+{
+  static const Variant c2c[] = {c2c_variant<256, Kind>(),  c2c_variant<512, Kind>(),
+                                c2c_variant<1024, Kind>(), c2c_variant<2048, Kind>(),
+                                c2c_variant<4096, Kind>(), c2c_variant<8192, Kind>(),
+                                c2c_variant<16384, Kind>()};
+  static const Variant r2c[] = {r2c_variant<128, Kind>(),  r2c_variant<256, Kind>(),
+                                r2c_variant<512, Kind>(),  r2c_variant<1024, Kind>(),
+                                r2c_variant<2048, Kind>(), r2c_variant<4096, Kind>(),
+                                r2c_variant<8192, Kind>()};
+  static const Variant c2r[] = {c2r_variant<128, Kind>(),  c2r_variant<256, Kind>(),
+                                c2r_variant<512, Kind>(),  c2r_variant<1024, Kind>(),
+                                c2r_variant<2048, Kind>(), c2r_variant<4096, Kind>(),
+                                c2r_variant<8192, Kind>()};
+  int index = 0; /* log2(n) - log2(CUDAFFT_MIN_SIZE) */
+  while (((size_t)CUDAFFT_MIN_SIZE << index) < n)
+    ++index;
+  if (index > 6 || ((size_t)CUDAFFT_MIN_SIZE << index) != n)
+    return nullptr;
+  switch (kind) {
+  case CUDAFFT_C2C:
+    return &c2c[index];
+  case CUDAFFT_R2C:
+    return &r2c[index];
+  case CUDAFFT_C2R:
+    return &c2r[index];
+  }
+  return nullptr;
+}
+
+const Variant *
+variant_for(CudafftKind kind, size_t n, CudafftVariant variant)
+{
+  switch (variant) {
+  case CUDAFFT_VARIANT_WIDE:
+    return find_variant<kPlanWide>(kind, n);
+  case CUDAFFT_VARIANT_PAIRS:
+    return find_variant<kPlanPairs>(kind, n);
+  case CUDAFFT_VARIANT_NARROW:
+    return find_variant<kPlanNarrow>(kind, n);
+  default:
+    return nullptr;
+  }
+}
+
+} // namespace
+
+extern "C" int
+cudafft_kernel_shape(CudafftKind kind, size_t n, CudafftVariant variant, CudafftKernelShape *shape)
+{
+  const Variant *v = variant_for(kind, n, variant);
+  if (!v)
+    return 0;
+  *shape = v->shape;
+  return 1;
+}
+
+extern "C" cudaError_t
+cudafft_kernel_prepare(CudafftKind kind, size_t n, CudafftVariant variant)
+{
+  const Variant *v = variant_for(kind, n, variant);
+  if (!v)
+    return cudaErrorInvalidValue;
+  if (v->shape.smem_bytes <= 48 * 1024)
+    return cudaSuccess;
+  return cudaFuncSetAttribute(v->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              (int)v->shape.smem_bytes);
+}
+
+extern "C" size_t
+cudafft_kernel_twiddle_count(CudafftKind kind, size_t n, CudafftVariant variant)
+{
+  const Variant *v = variant_for(kind, n, variant);
+  return v ? (size_t)twiddle_count(v->n_complex, v->plan_kind) : 0;
+}
+
+extern "C" void
+cudafft_kernel_twiddles(CudafftKind kind, size_t n, CudafftVariant variant, float *table)
+{
+  const Variant *v = variant_for(kind, n, variant);
+  if (!v)
+    return;
+  const double two_pi = 6.283185307179586476925286766559;
+  const RadixPlan plan = make_radix_plan(v->n_complex, v->plan_kind);
+  size_t o = 0;
+  /* the pass twiddles W_(Ns P)^(k r), in the order pass_twiddle_offset() counts them */
+  for (int i = 0, ns = 1; i < plan.passes; ns *= plan.radix[i], ++i) {
+    if (ns == 1)
+      continue;
+    for (int r = 1; r < plan.radix[i]; ++r)
+      for (int k = 0; k < ns; ++k) {
+        const double angle = -two_pi * ((double)k * r) / ((double)ns * plan.radix[i]);
+        table[2 * o] = (float)cos(angle);
+        table[2 * o + 1] = (float)sin(angle);
+        ++o;
+      }
+  }
+  /* then W_2N^k for the real transforms' post- and pre-processing */
+  for (int k = 0; k <= v->n_complex / 2; ++k) {
+    const double angle = -two_pi * k / (2.0 * v->n_complex);
+    table[2 * o] = (float)cos(angle);
+    table[2 * o + 1] = (float)sin(angle);
+    ++o;
+  }
+}
+
+extern "C" cudaError_t
+cudafft_kernel_launch(CudafftKind kind, size_t n, CudafftVariant variant,
+                      CudafftDirection direction, const void *in, void *out, int batch, float scale,
+                      const float2 *twiddles, cudaStream_t stream)
+{
+  const Variant *v = variant_for(kind, n, variant);
+  if (!v)
+    return cudaErrorInvalidValue;
+  return v->launch(direction, in, out, batch, scale, twiddles, stream);
+}
+
+extern "C" cudaError_t
+cudafft_scale_launch(float *data, size_t count, float scale, cudaStream_t stream)
+{
+  const int threads = 256;
+  const size_t wanted = (count + threads - 1) / threads;
+  const int blocks = (int)(wanted < 4096 ? wanted : 4096);
+  scale_kernel<<<blocks, threads, 0, stream>>>(data, count, scale);
+  return cudaGetLastError();
+}

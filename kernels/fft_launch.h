@@ -1,0 +1,54 @@
+/* fft_launch.h: the engine's kernels, chosen by transform kind, size and variant. Internal to
+ * kernels/ (it speaks CUDA types). */
+#ifndef CUDAFFT_FFT_LAUNCH_H
+#define CUDAFFT_FFT_LAUNCH_H
+
+#include "cudafft.h"
+
+#include <cuda_runtime.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The variants of every kernel (see RadixPlanKind in fft_kernels.cuh). */
+typedef enum {
+  CUDAFFT_VARIANT_WIDE = 0,   /* 16 points per thread, radix 16 */
+  CUDAFFT_VARIANT_PAIRS = 1,  /* 16 points per thread, radix 8 at the ends: 16-byte accesses */
+  CUDAFFT_VARIANT_NARROW = 2, /* 8 points per thread: twice the threads per transform */
+  CUDAFFT_VARIANT_COUNT = 3
+} CudafftVariant;
+
+typedef struct {
+  int block_threads; /* threads per block */
+  int per_block;     /* transforms per block */
+  size_t smem_bytes; /* dynamic shared memory per block */
+} CudafftKernelShape;
+
+/* Shape of the kernel for (kind, n, variant); 0 when there is none. */
+int cudafft_kernel_shape(CudafftKind kind, size_t n, CudafftVariant variant,
+                         CudafftKernelShape *shape);
+
+/* Raises the kernel's dynamic shared-memory limit where it needs more than the default 48 KB; call
+ * once per device before the first launch. */
+cudaError_t cudafft_kernel_prepare(CudafftKind kind, size_t n, CudafftVariant variant);
+
+/* The variant's twiddle table for (kind, n): how many complex values, and the values themselves
+ * (computed in double precision, rounded once), to be copied to the device. */
+size_t cudafft_kernel_twiddle_count(CudafftKind kind, size_t n, CudafftVariant variant);
+void cudafft_kernel_twiddles(CudafftKind kind, size_t n, CudafftVariant variant, float *table);
+
+/* Queues batch transforms on stream. in, out: 16-byte aligned device memory in the layouts of
+ * cudafft.h. twiddles: the device copy of the variant's table. */
+cudaError_t cudafft_kernel_launch(CudafftKind kind, size_t n, CudafftVariant variant,
+                                  CudafftDirection direction, const void *in, void *out, int batch,
+                                  float scale, const float2 *twiddles, cudaStream_t stream);
+
+/* data[i] *= scale for count floats (the cuFFT fallback's normalisation). */
+cudaError_t cudafft_scale_launch(float *data, size_t count, float scale, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
