@@ -1,12 +1,16 @@
 /* fft-bench: the engine against cuFFT in the same process, on the same device buffers.
  *
- * For each transform kind and batch: warm-up, then RUNS timed runs of each library, each run timed
- * alone with CUDA events on the stream it runs on; the median is reported. Inputs are uniform
- * random in [-1, 1]; the largest batch (16384 x 4096 points: 512 MB of complex input) is far
- * larger than any L2. Both libraries' outputs are compared with FFTW in double precision (on the
- * first ERROR_TRANSFORMS transforms of the batch) by relative L2 error.
+ * For each transform kind and batch: warm-up, then RUNS timed runs of each library, alternating,
+ * each run timed alone with CUDA events on the stream it runs on; the medians are reported. Inputs
+ * are uniform random in [-1, 1]; the largest batch (16384 x 4096 points: 512 MB of complex input)
+ * is far larger than any L2. Both libraries' outputs are compared with FFTW in double precision (on
+ * the first ERROR_TRANSFORMS transforms of the batch) by relative L2 error.
  *
- * Usage: fft-bench [--size N] [--runs R] [--sweep]
+ * Before the table it prints the floor under any one call's time on this machine: an event-timed
+ * 4-byte cudaMemsetAsync (launch and event overhead, no work), and each library's host-side cost
+ * per call (queueing 1000 batch-64 calls back to back, timed on the host).
+ *
+ * Usage: fft-bench [--size N] [--runs R] [--sweep] [--kind c2c|r2c] [--batch B]
  *   --sweep also times each kernel variant (wide, pairs, narrow: see fft_launch.h) at every
  *   batch, besides the one the engine picks. */
 #define _POSIX_C_SOURCE 200809L
@@ -20,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define ERROR_TRANSFORMS 64
 
@@ -58,30 +63,39 @@ compare_floats(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
-/* Median milliseconds of runs of fn, each timed with its own pair of events on stream. */
-static float
-time_median(RunFn fn, void *ctx, cudaStream_t stream, int runs)
+/* Median milliseconds of runs of fn_a and of fn_b, each run timed alone with a pair of events on
+ * its stream; the two alternate run by run, so that clock and temperature drift touch both. */
+static void
+time_medians(RunFn fn_a, cudaStream_t stream_a, RunFn fn_b, cudaStream_t stream_b, void *ctx,
+             int runs, float *median_a, float *median_b)
 {
   cudaEvent_t start, stop;
-  float *ms = malloc(sizeof(float) * runs);
+  float *ms_a = malloc(sizeof(float) * runs), *ms_b = malloc(sizeof(float) * runs);
   CHECK_CUDA(cudaEventCreate(&start));
   CHECK_CUDA(cudaEventCreate(&stop));
-  for (int i = 0; i < 10; ++i)
-    fn(ctx);
-  CHECK_CUDA(cudaStreamSynchronize(stream));
-  for (int i = 0; i < runs; ++i) {
-    CHECK_CUDA(cudaEventRecord(start, stream));
-    fn(ctx);
-    CHECK_CUDA(cudaEventRecord(stop, stream));
-    CHECK_CUDA(cudaEventSynchronize(stop));
-    CHECK_CUDA(cudaEventElapsedTime(&ms[i], start, stop));
+  for (int i = 0; i < 10; ++i) {
+    fn_a(ctx);
+    fn_b(ctx);
   }
-  qsort(ms, runs, sizeof(float), compare_floats);
-  float median = ms[runs / 2];
-  free(ms);
+  CHECK_CUDA(cudaDeviceSynchronize());
+  for (int i = 0; i < runs; ++i) {
+    for (int which = 0; which < 2; ++which) {
+      cudaStream_t stream = which ? stream_b : stream_a;
+      CHECK_CUDA(cudaEventRecord(start, stream));
+      (which ? fn_b : fn_a)(ctx);
+      CHECK_CUDA(cudaEventRecord(stop, stream));
+      CHECK_CUDA(cudaEventSynchronize(stop));
+      CHECK_CUDA(cudaEventElapsedTime(which ? &ms_b[i] : &ms_a[i], start, stop));
+    }
+  }
+  qsort(ms_a, runs, sizeof(float), compare_floats);
+  qsort(ms_b, runs, sizeof(float), compare_floats);
+  *median_a = ms_a[runs / 2];
+  *median_b = ms_b[runs / 2];
+  free(ms_a);
+  free(ms_b);
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
-  return median;
 }
 
 typedef struct {
@@ -140,6 +154,61 @@ error_vs_double(CudafftKind kind, size_t n, const float *in, const float *out, s
 }
 
 static void
+run_memset(void *ctx)
+{
+  Bench *b = ctx;
+  CHECK_CUDA(cudaMemsetAsync(b->d_out, 0, 4, cudaStreamPerThread));
+}
+
+static double
+now_us(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* Host microseconds per call of fn, queued back to back (the GPU work overlaps). */
+static double
+host_cost_us(RunFn fn, void *ctx, cudaStream_t stream)
+{
+  const int calls = 1000;
+  fn(ctx);
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  const double start = now_us();
+  for (int i = 0; i < calls; ++i)
+    fn(ctx);
+  const double cost = (now_us() - start) / calls;
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  return cost;
+}
+
+static void
+print_overheads(size_t n, int runs)
+{
+  Bench b = {.kind = CUDAFFT_C2C, .batch = 64};
+  CHECK_CUDA(cudaMalloc(&b.d_in, 2 * n * 64 * sizeof(float)));
+  CHECK_CUDA(cudaMalloc(&b.d_out, 2 * n * 64 * sizeof(float)));
+  CHECK_CUDA(cudaMemset(b.d_in, 0, 2 * n * 64 * sizeof(float)));
+  float floor_ms, unused;
+  time_medians(run_memset, cudaStreamPerThread, run_memset, cudaStreamPerThread, &b, runs,
+               &floor_ms, &unused);
+  CHECK_OURS(cudafft_plan_create(&b.plan, CUDAFFT_BACKEND_CUDA, -1, CUDAFFT_C2C, n));
+  CHECK_CUFFT(cufftPlan1d(&b.cufft, (int)n, CUFFT_C2C, 64));
+  cudaStream_t ours_stream = cudafft_plan_get_cuda_stream(b.plan);
+  CHECK_CUFFT(cufftSetStream(b.cufft, ours_stream));
+  const double ours_us = host_cost_us(run_ours, &b, ours_stream);
+  const double cufft_us = host_cost_us(run_cufft, &b, ours_stream);
+  printf("floor: event-timed 4-byte cudaMemsetAsync %.4f ms; host cost per C2C call: ours %.2f us, "
+         "cuFFT %.2f us\n",
+         floor_ms, ours_us, cufft_us);
+  cudafft_plan_destroy(b.plan);
+  cufftDestroy(b.cufft);
+  cudaFree(b.d_in);
+  cudaFree(b.d_out);
+}
+
+static void
 bench_one(CudafftKind kind, size_t n, size_t batch, int runs, int sweep)
 {
   const size_t in_floats = (kind == CUDAFFT_C2C ? 2 * n : n) * batch;
@@ -161,10 +230,7 @@ bench_one(CudafftKind kind, size_t n, size_t batch, int runs, int sweep)
   cudaStream_t cufft_stream;
   CHECK_CUDA(cudaStreamCreateWithFlags(&cufft_stream, cudaStreamNonBlocking));
   CHECK_CUFFT(cufftSetStream(b.cufft, cufft_stream));
-  const float cufft_ms = time_median(run_cufft, &b, cufft_stream, runs);
-  CHECK_CUDA(cudaMemcpy(h_out, b.d_out, out_floats * sizeof(float), cudaMemcpyDeviceToHost));
   const size_t checked = batch < ERROR_TRANSFORMS ? batch : ERROR_TRANSFORMS;
-  const double cufft_err = error_vs_double(kind, n, h_in, h_out, checked);
 
   const char *variants[4] = {NULL, "wide", "pairs", "narrow"};
   for (int v = 0; v < (sweep ? 4 : 1); ++v) {
@@ -173,9 +239,20 @@ bench_one(CudafftKind kind, size_t n, size_t batch, int runs, int sweep)
     else
       unsetenv("CUDAFFT_VARIANT");
     CHECK_OURS(cudafft_plan_create(&b.plan, CUDAFFT_BACKEND_CUDA, -1, kind, n));
-    CHECK_CUDA(cudaMemset(b.d_out, 0xff, out_floats * sizeof(float))); /* NaN: unwritten shows */
     cudaStream_t ours_stream = cudafft_plan_get_cuda_stream(b.plan);
-    const float ours_ms = time_median(run_ours, &b, ours_stream, runs);
+    float ours_ms, cufft_ms;
+    time_medians(run_ours, ours_stream, run_cufft, cufft_stream, &b, runs, &ours_ms, &cufft_ms);
+    /* the error of each, from a fresh run into a NaN-poisoned output: unwritten values show */
+    CHECK_CUDA(cudaMemset(b.d_out, 0xff, out_floats * sizeof(float)));
+    CHECK_CUDA(cudaDeviceSynchronize());
+    run_cufft(&b);
+    CHECK_CUDA(cudaDeviceSynchronize()); /* the plans' streams do not wait for the legacy one */
+    CHECK_CUDA(cudaMemcpy(h_out, b.d_out, out_floats * sizeof(float), cudaMemcpyDeviceToHost));
+    const double cufft_err = error_vs_double(kind, n, h_in, h_out, checked);
+    CHECK_CUDA(cudaMemset(b.d_out, 0xff, out_floats * sizeof(float)));
+    CHECK_CUDA(cudaDeviceSynchronize());
+    run_ours(&b);
+    CHECK_CUDA(cudaDeviceSynchronize());
     CHECK_CUDA(cudaMemcpy(h_out, b.d_out, out_floats * sizeof(float), cudaMemcpyDeviceToHost));
     const double ours_err = error_vs_double(kind, n, h_in, h_out, checked);
     printf("%-4s %6zu x %-5zu %-6s ours %8.4f ms %7.0f GB/s  cuFFT %8.4f ms %7.0f GB/s  "
@@ -200,6 +277,8 @@ main(int argc, char **argv)
 {
   size_t n = 4096;
   int runs = 50, sweep = 0;
+  const char *only_kind = NULL;
+  size_t only_batch = 0;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--size") && i + 1 < argc)
       n = strtoul(argv[++i], NULL, 10);
@@ -207,8 +286,13 @@ main(int argc, char **argv)
       runs = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--sweep"))
       sweep = 1;
+    else if (!strcmp(argv[i], "--kind") && i + 1 < argc)
+      only_kind = argv[++i];
+    else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
+      only_batch = strtoul(argv[++i], NULL, 10);
     else {
-      fprintf(stderr, "usage: %s [--size N] [--runs R] [--sweep]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--size N] [--runs R] [--sweep] [--kind c2c|r2c] [--batch B]\n",
+              argv[0]);
       return 2;
     }
   }
@@ -227,10 +311,14 @@ main(int argc, char **argv)
          prop.name, prop.major, prop.minor, prop.multiProcessorCount, prop.l2CacheSize >> 20,
          runtime, cufft_version, runs);
   srand(12345);
+  print_overheads(n, runs);
   const size_t batches[] = {64, 1024, 16384};
   const CudafftKind kinds[] = {CUDAFFT_C2C, CUDAFFT_R2C};
+  const char *kind_names[] = {"c2c", "r2c"};
   for (int k = 0; k < 2; ++k)
     for (int i = 0; i < 3; ++i)
-      bench_one(kinds[k], n, batches[i], runs, sweep);
+      if ((!only_kind || !strcmp(only_kind, kind_names[k])) &&
+          (!only_batch || only_batch == batches[i]))
+        bench_one(kinds[k], n, batches[i], runs, sweep);
   return 0;
 }

@@ -10,7 +10,8 @@
  *   CUDAFFT_R2C  in: batch x n floats; out: batch x (n/2 + 1) complex values (bins 0..n/2).
  *   CUDAFFT_C2R  in: batch x (n/2 + 1) complex values; out: batch x n floats. The imaginary parts
  *                of bins 0 and n/2 are ignored, as FFTW does.
- *   C2C may run in place (in == out); R2C and C2R must not overlap in and out.
+ *   C2C may run in place (in == out); otherwise in and out must not overlap. Inputs are never
+ *   written (unlike FFTW's and cuFFT's complex-to-real transforms).
  *
  * Scaling: every execute call multiplies its output by `scale`. Both directions are otherwise
  * unnormalised: X[k] = sum_j x[j] e^(-2 pi i jk/n) forward, x[j] = sum_k X[k] e^(+2 pi i jk/n)
@@ -21,11 +22,14 @@
  * returns without waiting; cudafft_execute() returns when the output is in host memory.
  *
  * Threads: one plan must not be used by two threads at once; different plans may be used from
- * different threads concurrently. The functions that take no plan are thread-safe.
+ * different threads concurrently. The functions that take no plan are thread-safe. The CPU
+ * backend serialises its own calls into FFTW's planner; an application that also plans with
+ * FFTW (single precision) on other threads must hold off while cudafft plans are created.
  *
  * Errors: every function returns a status; none prints, aborts or exits. The detail of the last
  * failure on the calling thread (which call failed, with CUDA's own words) is available from
- * cudafft_last_error_message().
+ * cudafft_last_error_message(). Functions that take a plan require a non-NULL one unless they say
+ * otherwise.
  */
 #ifndef CUDAFFT_H
 #define CUDAFFT_H
@@ -42,7 +46,7 @@ extern "C" {
 typedef enum {
   CUDAFFT_STATUS_OK = 0,
   CUDAFFT_STATUS_INVALID_SIZE,  /* n not a power of two in [MIN_SIZE, MAX_SIZE] */
-  CUDAFFT_STATUS_INVALID_BATCH, /* batch is 0 */
+  CUDAFFT_STATUS_INVALID_BATCH, /* batch is 0, or so large that byte counts overflow */
   CUDAFFT_STATUS_NULL_POINTER,  /* a required pointer is NULL */
   CUDAFFT_STATUS_INVALID_VALUE, /* an argument out of its range (direction, alignment...) */
   CUDAFFT_STATUS_UNSUPPORTED,   /* the call does not exist for this backend */
@@ -55,7 +59,8 @@ typedef enum {
 } CudafftStatus;
 
 typedef enum {
-  CUDAFFT_BACKEND_AUTO = 0, /* CUDA when a device is usable, otherwise CPU */
+  CUDAFFT_BACKEND_AUTO = 0, /* CUDA when the device is usable, otherwise CPU (also when the
+                               requested device id does not exist) */
   CUDAFFT_BACKEND_CUDA,
   CUDAFFT_BACKEND_CPU,
 } CudafftBackend;
@@ -76,8 +81,8 @@ typedef struct CudafftPlan CudafftPlan;
 /* A short lower-case name for each status ("invalid size", "no CUDA device", ...); never NULL. */
 const char *cudafft_status_name(CudafftStatus status);
 
-/* What the last failed call on this thread said in detail; "" if none failed yet. The text stays
- * valid until the next failing call on the same thread. */
+/* What the last failed call on this thread said in detail; "" if none failed yet. Successful
+ * calls leave it unchanged; the text stays valid until the next failing call on this thread. */
 const char *cudafft_last_error_message(void);
 
 /* Number of usable CUDA devices: 0 when there is none, no driver, or no CUDA backend built in. */
@@ -94,7 +99,7 @@ CudafftStatus cudafft_plan_create(CudafftPlan **plan, CudafftBackend backend, in
 /* Releases everything the plan holds; NULL is allowed. Waits for the plan's queued work. */
 void cudafft_plan_destroy(CudafftPlan *plan);
 
-/* The backend the plan runs on (never CUDAFFT_BACKEND_AUTO). */
+/* The backend the plan runs on (never CUDAFFT_BACKEND_AUTO; AUTO only for a NULL plan). */
 CudafftBackend cudafft_plan_get_backend(const CudafftPlan *plan);
 CudafftKind cudafft_plan_get_kind(const CudafftPlan *plan);
 size_t cudafft_plan_get_size(const CudafftPlan *plan);
@@ -107,7 +112,7 @@ size_t cudafft_plan_output_floats(const CudafftPlan *plan);
 /* Runs batch transforms over host memory and returns when out holds the result. The CUDA backend
  * copies through pinned staging buffers of its own, in chunks, overlapping the copies of one chunk
  * with the transforms of another; host buffers allocated with cudafft_host_alloc() are copied
- * directly. Any alignment is accepted. */
+ * directly. Any byte alignment is accepted. */
 CudafftStatus cudafft_execute(CudafftPlan *plan, CudafftDirection direction, const void *in,
                               void *out, size_t batch, float scale);
 
@@ -123,8 +128,8 @@ CudafftStatus cudafft_plan_synchronize(CudafftPlan *plan);
 void *cudafft_plan_get_cuda_stream(const CudafftPlan *plan);
 
 /* Host memory for fast copies: page-locked on the CUDA backend (then cudafft_execute copies it
- * directly), plain 64-byte aligned memory on the CPU backend. Free with cudafft_host_free() on a
- * plan of the same backend. */
+ * directly), plain 64-byte aligned memory on the CPU backend. It may outlive the plan that
+ * made it: free it with cudafft_host_free() on any plan of the same backend. */
 CudafftStatus cudafft_host_alloc(CudafftPlan *plan, size_t bytes, void **ptr);
 void cudafft_host_free(CudafftPlan *plan, void *ptr);
 

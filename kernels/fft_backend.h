@@ -18,7 +18,9 @@ struct CudafftPlan {
   void *impl; /* the backend's own state */
 };
 
-/* The front end has validated every argument before calling these. */
+/* The front end has validated every argument before calling these. init either succeeds or
+ * releases whatever it made and leaves plan->impl NULL: the front end frees a plan whose init
+ * failed without calling fini, and AUTO may call another backend's init on the same plan. */
 struct CudafftBackendOps {
   CudafftStatus (*init)(CudafftPlan *plan, int device_id);
   void (*fini)(CudafftPlan *plan);

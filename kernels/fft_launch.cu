@@ -7,6 +7,13 @@
 
 using namespace cudafft;
 
+/* C2C kernels must fit enough blocks for 1024 threads per multiprocessor: the register cap this
+ * sets (64 for 256-thread blocks) costs nothing in the FFT and lets a fourth block in, which keeps
+ * more loads in flight (measured on an H200: 0.2724 -> 0.2653 ms for 16384 x 4096). The real
+ * kinds ran slower under the same cap, so they keep the compiler's choice. */
+template <int BlockThreads>
+constexpr int kC2cMinBlocks = BlockThreads >= 1024 ? 1 : 1024 / BlockThreads;
+
 namespace {
 
 /* Row bookkeeping shared by the kernels: which transform this thread works on, whether it exists
@@ -33,7 +40,7 @@ template <int N, int Kind> struct RowContext {
  * barriers between), so they are not __restrict__. */
 template <int N, int Kind>
 __global__ void
-__launch_bounds__(FftShape<N, Kind>::kBlockThreads)
+__launch_bounds__(FftShape<N, Kind>::kBlockThreads, kC2cMinBlocks<FftShape<N, Kind>::kBlockThreads>)
     c2c_kernel(const float2 *in, float2 *out, int batch, float sign, float scale,
                const float2 *__restrict__ twiddles)
 {
@@ -60,7 +67,7 @@ __launch_bounds__(FftShape<N, Kind>::kBlockThreads)
   if (!ctx.active)
     return;
   float2 *bins = out + row * (N + 1);
-  real_forward_post<N, Kind>(ctx.smem.s, ctx.t, S::kThreads, twiddles, [&](int k, float2 x) {
+  real_forward_post<N, Kind, S::kThreads>(ctx.smem.s, ctx.t, twiddles, [&](int k, float2 x) {
     bins[k] = make_float2(scale * x.x, scale * x.y);
   });
 }
@@ -84,7 +91,7 @@ __launch_bounds__(FftShape<N, Kind>::kBlockThreads)
       ctx.smem.s[pad(N)] = bins[N];
   }
   __syncthreads();
-  real_inverse_pre<N, Kind>(ctx.smem.s, ctx.t, S::kThreads, twiddles);
+  real_inverse_pre<N, Kind, S::kThreads>(ctx.smem.s, ctx.t, twiddles);
   const GlobalOut to{ctx.active ? out + (size_t)ctx.transform * N : nullptr, scale, -1.0f};
   block_fft<N, Kind>(ctx.smem, ctx.smem, to, ctx.t, twiddles);
 }

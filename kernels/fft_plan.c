@@ -209,14 +209,14 @@ check_execute_args(const CudafftPlan *plan, CudafftDirection direction, const vo
   /* Guards the byte counts the backends compute from batch. */
   if (batch > SIZE_MAX / sizeof(float) / (CUDAFFT_MAX_SIZE + 2))
     return cudafft_fail(CUDAFFT_STATUS_INVALID_BATCH, "execute: batch %zu is too large", batch);
-  if (plan->kind != CUDAFFT_C2C) {
-    const char *a = in, *b = out;
-    size_t in_bytes = batch * cudafft_input_floats(plan->kind, plan->n) * sizeof(float);
-    size_t out_bytes = batch * cudafft_output_floats(plan->kind, plan->n) * sizeof(float);
-    if (a < b + out_bytes && b < a + in_bytes)
-      return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
-                          "execute: input and output of a real transform overlap");
-  }
+  /* Only an exact in-place C2C is defined; any other overlap would read overwritten data. */
+  const int in_place = plan->kind == CUDAFFT_C2C && in == out;
+  const uintptr_t a = (uintptr_t)in, b = (uintptr_t)out;
+  const size_t in_bytes = batch * cudafft_input_floats(plan->kind, plan->n) * sizeof(float);
+  const size_t out_bytes = batch * cudafft_output_floats(plan->kind, plan->n) * sizeof(float);
+  if (!in_place && a < b + out_bytes && b < a + in_bytes)
+    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
+                        "execute: input and output overlap (only C2C may run exactly in place)");
   return CUDAFFT_STATUS_OK;
 }
 

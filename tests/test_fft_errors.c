@@ -185,7 +185,7 @@ expect_execute_fails(CudafftStatus want, CudafftPlan *plan, CudafftDirection dir
              what, cudafft_status_name(status), cudafft_status_name(want), written);
 }
 
-/* The same for real transforms whose in and out overlap inside buf: it must stay as it was. */
+/* The same for transforms whose in and out overlap inside buf: it must stay as it was. */
 static void
 expect_overlap_fails(CudafftPlan *plan, CudafftDirection direction, float *buf, size_t count,
                      size_t in_offset, size_t out_offset, size_t batch, const char *what)
@@ -213,8 +213,8 @@ check_execute_errors(CudafftPlan *c2c, CudafftPlan *r2c, CudafftPlan *c2r, const
 #define WHAT(...) (snprintf(what, sizeof what, __VA_ARGS__), what)
   expect_execute_fails(CUDAFFT_STATUS_INVALID_BATCH, c2c, CUDAFFT_FORWARD, a, b, count, 0,
                        WHAT("%s C2C, batch 0", backend));
-  /* cudafft.h says INVALID_BATCH means "batch is 0"; fft_plan.c also returns it for a batch
-   * whose byte count does not fit in a size_t, before touching any memory. */
+  /* INVALID_BATCH also stands for a batch whose byte count does not fit in a size_t, returned
+   * before any memory is touched. */
   expect_execute_fails(CUDAFFT_STATUS_INVALID_BATCH, c2c, CUDAFFT_FORWARD, a, b, count, SIZE_MAX,
                        WHAT("%s C2C, batch SIZE_MAX", backend));
   expect_execute_fails(CUDAFFT_STATUS_NULL_POINTER, c2c, CUDAFFT_FORWARD, NULL, b, count, 1,
@@ -231,6 +231,11 @@ check_execute_errors(CudafftPlan *c2c, CudafftPlan *r2c, CudafftPlan *c2r, const
                        WHAT("%s R2C, INVERSE", backend));
   expect_execute_fails(CUDAFFT_STATUS_INVALID_VALUE, c2r, CUDAFFT_FORWARD, a, b, count, 1,
                        WHAT("%s C2R, FORWARD", backend));
+  /* Only an exact in-place C2C may overlap; partly overlapping C2C buffers are refused. */
+  expect_overlap_fails(c2c, CUDAFFT_FORWARD, a, count, 0, 2, 2,
+                       WHAT("%s C2C, out = in + 1 complex", backend));
+  expect_overlap_fails(c2c, CUDAFFT_INVERSE, a, count, 2 * N, 0, 2,
+                       WHAT("%s C2C, out ends inside in", backend));
   /* Real transforms must not overlap: in place, or partly, either way round. */
   expect_overlap_fails(r2c, CUDAFFT_FORWARD, a, count, 0, 0, 2, WHAT("%s R2C, in == out", backend));
   expect_overlap_fails(r2c, CUDAFFT_FORWARD, a, count, 0, N / 2, 2,

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs what building and testing need on Debian 12 (the CUDA toolkit itself is expected in
+# /usr/local/cuda; without it the build has the CPU backend only).
+set -euo pipefail
+packages=(
+  meson ninja-build pkg-config gcc g++ python3
+  libfftw3-dev
+  libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
+  gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
+)
+sudo=
+[ "$(id -u)" = 0 ] || sudo=sudo
+$sudo apt-get update -q
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${packages[@]}"
