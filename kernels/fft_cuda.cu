@@ -31,7 +31,6 @@ struct Slot {
 
 struct CudaPlan {
   int device = 0;
-  int sm_count = 0;
   cudaStream_t stream = nullptr; /* compute; the one cudafft_plan_get_cuda_stream() returns */
   cudaStream_t upload = nullptr, download = nullptr;
   float2 *d_twiddles[CUDAFFT_VARIANT_COUNT] = {};
@@ -166,7 +165,6 @@ setup(CudafftPlan *plan, CudaPlan *p)
   CF_CHECK(cudaSetDevice(p->device));
   cudaDeviceProp prop;
   CF_CHECK(cudaGetDeviceProperties(&prop, p->device));
-  p->sm_count = prop.multiProcessorCount;
   CF_CHECK(cudaStreamCreateWithFlags(&p->stream, cudaStreamNonBlocking));
   CF_CHECK(cudaStreamCreateWithFlags(&p->upload, cudaStreamNonBlocking));
   CF_CHECK(cudaStreamCreateWithFlags(&p->download, cudaStreamNonBlocking));
@@ -302,14 +300,10 @@ enqueue(CudafftPlan *plan, CudaPlan *p, CudafftDirection direction, const void *
 {
   if (p->use_cufft)
     return cufft_execute(plan, p, direction, in, out, batch, scale);
-  /* Few transforms leave most multiprocessors idle with 16 points per thread: the variant with
-   * twice the threads per transform finishes each one sooner. */
-  CudafftKernelShape shape;
-  cudafft_kernel_shape(plan->kind, plan->n, CUDAFFT_VARIANT_WIDE, &shape);
-  const size_t blocks = (batch + shape.per_block - 1) / shape.per_block;
-  const CudafftVariant variant = p->forced_variant >= 0 ? (CudafftVariant)p->forced_variant
-                                 : blocks < (size_t)p->sm_count * 2 ? CUDAFFT_VARIANT_NARROW
-                                                                    : CUDAFFT_VARIANT_WIDE;
+  /* The wide variant was as fast as the others or faster at every batch measured (bench/RESULTS.md,
+   * --sweep); the others stay for measurements through CUDAFFT_VARIANT. */
+  const CudafftVariant variant =
+      p->forced_variant >= 0 ? (CudafftVariant)p->forced_variant : CUDAFFT_VARIANT_WIDE;
   const size_t in_bytes = cudafft_input_floats(plan->kind, plan->n) * sizeof(float);
   const size_t out_bytes = cudafft_output_floats(plan->kind, plan->n) * sizeof(float);
   for (size_t done = 0; done < batch; done += kMaxLaunchBatch) {

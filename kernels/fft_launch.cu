@@ -56,8 +56,8 @@ __launch_bounds__(FftShape<N, Kind>::kBlockThreads, kC2cMinBlocks<FftShape<N, Ki
 template <int N, int Kind>
 __global__ void
 __launch_bounds__(FftShape<N, Kind>::kBlockThreads)
-    r2c_kernel(const float2 *__restrict__ in, float2 *__restrict__ out, int batch, float scale,
-               const float2 *__restrict__ twiddles)
+    r2c_kernel(const float2 *__restrict__ in, float2 *__restrict__ out, int batch, float /* sign */,
+               float scale, const float2 *__restrict__ twiddles)
 {
   using S = FftShape<N, Kind>;
   extern __shared__ float2 smem[];
@@ -76,8 +76,8 @@ __launch_bounds__(FftShape<N, Kind>::kBlockThreads)
 template <int N, int Kind>
 __global__ void
 __launch_bounds__(FftShape<N, Kind>::kBlockThreads)
-    c2r_kernel(const float2 *__restrict__ in, float2 *__restrict__ out, int batch, float scale,
-               const float2 *__restrict__ twiddles)
+    c2r_kernel(const float2 *__restrict__ in, float2 *__restrict__ out, int batch, float /* sign */,
+               float scale, const float2 *__restrict__ twiddles)
 {
   using S = FftShape<N, Kind>;
   extern __shared__ float2 smem[];
@@ -113,77 +113,54 @@ struct Variant {
                         cudaStream_t);
 };
 
-template <int N, int Kind>
+/* Every kernel takes the same arguments (the real kinds have no use for sign), so that one
+ * launcher and one table entry maker serve them all. */
+using KernelFn = void (*)(const float2 *, float2 *, int, float, float, const float2 *);
+
+template <int N, int Kind, KernelFn Kernel>
 cudaError_t
-launch_c2c(CudafftDirection dir, const void *in, void *out, int batch, float scale,
-           const float2 *tw, cudaStream_t stream)
+launch(CudafftDirection dir, const void *in, void *out, int batch, float scale, const float2 *tw,
+       cudaStream_t stream)
 {
   using S = FftShape<N, Kind>;
   const int blocks = (batch + S::kPerBlock - 1) / S::kPerBlock;
   const float sign = dir == CUDAFFT_INVERSE ? -1.0f : 1.0f;
-  c2c_kernel<N, Kind><<<blocks, S::kBlockThreads, S::kSmemBytes, stream>>>(
-      (const float2 *)in, (float2 *)out, batch, sign, scale, tw);
+  Kernel<<<blocks, S::kBlockThreads, S::kSmemBytes, stream>>>((const float2 *)in, (float2 *)out,
+                                                              batch, sign, scale, tw);
   return cudaGetLastError();
 }
 
-template <int N, int Kind>
-cudaError_t
-launch_r2c(CudafftDirection, const void *in, void *out, int batch, float scale, const float2 *tw,
-           cudaStream_t stream)
+template <int N, int Kind, KernelFn Kernel>
+Variant
+make_variant()
 {
   using S = FftShape<N, Kind>;
-  const int blocks = (batch + S::kPerBlock - 1) / S::kPerBlock;
-  r2c_kernel<N, Kind><<<blocks, S::kBlockThreads, S::kSmemBytes, stream>>>(
-      (const float2 *)in, (float2 *)out, batch, scale, tw);
-  return cudaGetLastError();
-}
-
-template <int N, int Kind>
-cudaError_t
-launch_c2r(CudafftDirection, const void *in, void *out, int batch, float scale, const float2 *tw,
-           cudaStream_t stream)
-{
-  using S = FftShape<N, Kind>;
-  const int blocks = (batch + S::kPerBlock - 1) / S::kPerBlock;
-  c2r_kernel<N, Kind><<<blocks, S::kBlockThreads, S::kSmemBytes, stream>>>(
-      (const float2 *)in, (float2 *)out, batch, scale, tw);
-  return cudaGetLastError();
+  return {N,
+          Kind,
+          {S::kBlockThreads, S::kPerBlock, S::kSmemBytes},
+          (const void *)Kernel,
+          launch<N, Kind, Kernel>};
 }
 
 template <int N, int Kind>
 Variant
 c2c_variant()
 {
-  using S = FftShape<N, Kind>;
-  return {N,
-          Kind,
-          {S::kBlockThreads, S::kPerBlock, S::kSmemBytes},
-          (const void *)c2c_kernel<N, Kind>,
-          launch_c2c<N, Kind>};
+  return make_variant<N, Kind, c2c_kernel<N, Kind>>();
 }
 
 template <int N, int Kind>
 Variant
 r2c_variant()
 {
-  using S = FftShape<N, Kind>;
-  return {N,
-          Kind,
-          {S::kBlockThreads, S::kPerBlock, S::kSmemBytes},
-          (const void *)r2c_kernel<N, Kind>,
-          launch_r2c<N, Kind>};
+  return make_variant<N, Kind, r2c_kernel<N, Kind>>();
 }
 
 template <int N, int Kind>
 Variant
 c2r_variant()
 {
-  using S = FftShape<N, Kind>;
-  return {N,
-          Kind,
-          {S::kBlockThreads, S::kPerBlock, S::kSmemBytes},
-          (const void *)c2r_kernel<N, Kind>,
-          launch_c2r<N, Kind>};
+  return make_variant<N, Kind, c2r_kernel<N, Kind>>();
 }
 
 /* Every kernel of one variant, by kind and size: C2C runs N = n, the real kinds N = n / 2. */

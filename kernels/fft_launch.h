@@ -13,9 +13,9 @@ extern "C" {
 
 /* The variants of every kernel (see RadixPlanKind in fft_kernels.cuh). */
 typedef enum {
-  CUDAFFT_VARIANT_WIDE = 0,   /* 16 points per thread, radix 16: the large-batch path */
+  CUDAFFT_VARIANT_WIDE = 0,   /* 16 points per thread, radix 16: the one plans use */
   CUDAFFT_VARIANT_PAIRS = 1,  /* 16 points per thread, radix 8 at the ends: 16-byte accesses */
-  CUDAFFT_VARIANT_NARROW = 2, /* 8 points per thread, twice the threads: the small-batch path */
+  CUDAFFT_VARIANT_NARROW = 2, /* 8 points per thread, twice the threads per transform */
   CUDAFFT_VARIANT_COUNT = 3
 } CudafftVariant;
 
