@@ -180,8 +180,9 @@ setup(CudafftPlan *plan, CudaPlan *p)
     if (strcmp(forced, variant_names[v]) == 0)
       p->forced_variant = v;
 
-  /* Our kernels hold a whole transform in shared memory; where the GPU offers too little (16384
-   * points on sm_75, sm_86, sm_89), cuFFT runs the plan instead. CUDAFFT_FORCE_CUFFT=1 takes that
+  /* Our kernels hold a whole transform in shared memory; where the GPU offers too little
+   * (16384-point C2C on sm_86/sm_89; on sm_75 also 8192-point C2C and 16384-point real
+   * transforms), cuFFT runs the plan instead. CUDAFFT_FORCE_CUFFT=1 takes that
    * path anywhere, so that it can be tested on any GPU. */
   const char *force = getenv("CUDAFFT_FORCE_CUFFT");
   p->use_cufft = force && strcmp(force, "1") == 0;
