@@ -163,8 +163,9 @@ CudafftStatus
 setup(CudafftPlan *plan, CudaPlan *p)
 {
   CF_CHECK(cudaSetDevice(p->device));
-  cudaDeviceProp prop;
-  CF_CHECK(cudaGetDeviceProperties(&prop, p->device));
+  /* one attribute, not cudaGetDeviceProperties(), which gathers all of them and is slow */
+  int smem_optin = 0;
+  CF_CHECK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, p->device));
   CF_CHECK(cudaStreamCreateWithFlags(&p->stream, cudaStreamNonBlocking));
   CF_CHECK(cudaStreamCreateWithFlags(&p->upload, cudaStreamNonBlocking));
   CF_CHECK(cudaStreamCreateWithFlags(&p->download, cudaStreamNonBlocking));
@@ -190,7 +191,7 @@ setup(CudafftPlan *plan, CudaPlan *p)
     CudafftKernelShape shape;
     if (!cudafft_kernel_shape(plan->kind, plan->n, (CudafftVariant)v, &shape))
       return cudafft_fail(CUDAFFT_STATUS_INVALID_SIZE, "no kernel for size %zu", plan->n);
-    if (shape.smem_bytes > prop.sharedMemPerBlockOptin)
+    if (shape.smem_bytes > (size_t)smem_optin)
       p->use_cufft = true;
   }
   if (p->use_cufft)
@@ -420,7 +421,7 @@ cuda_execute(CudafftPlan *plan, CudafftDirection direction, const void *in, void
              float scale)
 {
   CudaPlan *p = impl_of(plan);
-  CF_CHECK(cudaSetDevice(p->device));
+  CF_CHECK(use_device(p));
   const CudafftStatus status =
       pipeline(plan, p, direction, (const char *)in, (char *)out, batch, scale);
   if (status != CUDAFFT_STATUS_OK) {
@@ -437,7 +438,7 @@ CudafftStatus
 cuda_synchronize(CudafftPlan *plan)
 {
   CudaPlan *p = impl_of(plan);
-  CF_CHECK(cudaSetDevice(p->device));
+  CF_CHECK(use_device(p));
   CF_CHECK(cudaStreamSynchronize(p->stream));
   return CUDAFFT_STATUS_OK;
 }
@@ -451,7 +452,7 @@ cuda_get_stream(const CudafftPlan *plan)
 CudafftStatus
 cuda_host_alloc(CudafftPlan *plan, size_t bytes, void **ptr)
 {
-  CF_CHECK(cudaSetDevice(impl_of(plan)->device));
+  CF_CHECK(use_device(impl_of(plan)));
   const cudaError_t error = cudaMallocHost(ptr, bytes);
   if (error != cudaSuccess) {
     *ptr = nullptr;
