@@ -1,5 +1,6 @@
 /* fft_cuda_none.c: stands in for the CUDA backend in builds without nvcc. */
 #include "fft_backend.h"
+#include "stft_backend.h"
 
 const CudafftBackendOps *const cudafft_cuda_backend = NULL;
 
@@ -8,3 +9,5 @@ cudafft_cuda_backend_device_count(void)
 {
   return 0;
 }
+
+const CudafftStftOps *const cudafft_stft_cuda_ops = NULL;

@@ -1,12 +1,15 @@
-/* plugin.c: the gstcudafft plugin. Each element registers itself here as its issue lands
- * (cudafft, cudaifft, cudaconvolve, cudaspectrum); until then the plugin loads and offers none. */
+/* plugin.c: the gstcudafft plugin and its elements. */
+#include "gstcudafft.h"
+#include "gstcudaifft.h"
+
 #include <gst/gst.h>
 
 static gboolean
 plugin_init(GstPlugin *plugin)
 {
-  (void)plugin;
-  return TRUE;
+  gboolean ok = GST_ELEMENT_REGISTER(cudafft, plugin);
+  ok &= GST_ELEMENT_REGISTER(cudaifft, plugin);
+  return ok;
 }
 
 GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, cudafft,

@@ -1,0 +1,207 @@
+/* gstcudabasefilter.c: see the header. */
+#include "gstcudabasefilter.h"
+
+GST_DEBUG_CATEGORY_STATIC(gst_cuda_base_filter_debug);
+#define GST_CAT_DEFAULT gst_cuda_base_filter_debug
+
+enum { PROP_0, PROP_BACKEND, PROP_CUDA_DEVICE_ID };
+
+#define DEFAULT_BACKEND GST_CUDA_BACKEND_AUTO
+#define DEFAULT_CUDA_DEVICE_ID -1
+
+typedef struct {
+  GstCudaBackend backend; /* both under the object lock */
+  gint device_id;
+} GstCudaBaseFilterPrivate;
+
+G_DEFINE_ABSTRACT_TYPE_WITH_CODE(GstCudaBaseFilter, gst_cuda_base_filter, GST_TYPE_BASE_TRANSFORM,
+                                 G_ADD_PRIVATE(GstCudaBaseFilter)
+                                     GST_DEBUG_CATEGORY_INIT(gst_cuda_base_filter_debug,
+                                                             "cudabasefilter", 0,
+                                                             "gst-cudafft element base class"))
+
+GType
+gst_cuda_backend_get_type(void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {GST_CUDA_BACKEND_AUTO, "The GPU when one is usable, otherwise the CPU", "auto"},
+      {GST_CUDA_BACKEND_CUDA, "The GPU (CUDA); fail if there is none", "cuda"},
+      {GST_CUDA_BACKEND_CPU, "The CPU (FFTW)", "cpu"},
+      {0, NULL, NULL},
+  };
+  if (g_once_init_enter(&type)) {
+    GType t = g_enum_register_static("GstCudaBackend", values);
+    g_once_init_leave(&type, t);
+  }
+  return type;
+}
+
+static void
+gst_cuda_base_filter_set_property(GObject *object, guint prop_id, const GValue *value,
+                                  GParamSpec *pspec)
+{
+  GstCudaBaseFilter *filter = GST_CUDA_BASE_FILTER(object);
+  GstCudaBaseFilterPrivate *priv = gst_cuda_base_filter_get_instance_private(filter);
+  GST_OBJECT_LOCK(filter);
+  switch (prop_id) {
+  case PROP_BACKEND:
+    priv->backend = g_value_get_enum(value);
+    break;
+  case PROP_CUDA_DEVICE_ID:
+    priv->device_id = g_value_get_int(value);
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+    break;
+  }
+  GST_OBJECT_UNLOCK(filter);
+}
+
+static void
+gst_cuda_base_filter_get_property(GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  GstCudaBaseFilter *filter = GST_CUDA_BASE_FILTER(object);
+  GstCudaBaseFilterPrivate *priv = gst_cuda_base_filter_get_instance_private(filter);
+  GST_OBJECT_LOCK(filter);
+  switch (prop_id) {
+  case PROP_BACKEND:
+    g_value_set_enum(value, priv->backend);
+    break;
+  case PROP_CUDA_DEVICE_ID:
+    g_value_set_int(value, priv->device_id);
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+    break;
+  }
+  GST_OBJECT_UNLOCK(filter);
+}
+
+static gboolean
+gst_cuda_base_filter_stop(GstBaseTransform *trans)
+{
+  GstCudaBaseFilter *filter = GST_CUDA_BASE_FILTER(trans);
+  GstCudaBaseFilterClass *klass = GST_CUDA_BASE_FILTER_GET_CLASS(filter);
+  if (klass->close)
+    klass->close(filter);
+  return TRUE;
+}
+
+static void
+gst_cuda_base_filter_class_init(GstCudaBaseFilterClass *klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS(klass);
+  GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS(klass);
+  gobject_class->set_property = gst_cuda_base_filter_set_property;
+  gobject_class->get_property = gst_cuda_base_filter_get_property;
+  trans_class->stop = GST_DEBUG_FUNCPTR(gst_cuda_base_filter_stop);
+
+  g_object_class_install_property(
+      gobject_class, PROP_BACKEND,
+      g_param_spec_enum("backend", "Backend",
+                        "Where the DSP runs: auto (the GPU when one is usable, otherwise the CPU, "
+                        "with a warning in the debug log), cuda (the GPU or an error) or cpu",
+                        GST_TYPE_CUDA_BACKEND, DEFAULT_BACKEND,
+                        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property(
+      gobject_class, PROP_CUDA_DEVICE_ID,
+      g_param_spec_int("cuda-device-id", "CUDA device id",
+                       "The CUDA device to run on (-1: automatic, the first device)", -1, G_MAXINT,
+                       DEFAULT_CUDA_DEVICE_ID,
+                       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  gst_type_mark_as_plugin_api(GST_TYPE_CUDA_BACKEND, 0);
+  gst_type_mark_as_plugin_api(GST_TYPE_CUDA_BASE_FILTER, 0);
+}
+
+static void
+gst_cuda_base_filter_init(GstCudaBaseFilter *filter)
+{
+  GstCudaBaseFilterPrivate *priv = gst_cuda_base_filter_get_instance_private(filter);
+  priv->backend = DEFAULT_BACKEND;
+  priv->device_id = DEFAULT_CUDA_DEVICE_ID;
+}
+
+static const gchar *
+backend_name(CudafftBackend backend)
+{
+  return backend == CUDAFFT_BACKEND_CUDA ? "cuda" : backend == CUDAFFT_BACKEND_CPU ? "cpu" : "auto";
+}
+
+void
+gst_cuda_base_filter_post_error(GstCudaBaseFilter *filter, CudafftStatus status, const gchar *what)
+{
+  const gchar *detail = cudafft_last_error_message();
+  switch (status) {
+  case CUDAFFT_STATUS_NO_DEVICE:
+    GST_ELEMENT_ERROR(filter, RESOURCE, NOT_FOUND,
+                      ("No usable CUDA device found; set backend=cpu, pick another "
+                       "cuda-device-id, or check the NVIDIA driver."),
+                      ("%s: %s", what, detail));
+    break;
+  case CUDAFFT_STATUS_BACKEND_UNAVAILABLE:
+    GST_ELEMENT_ERROR(filter, RESOURCE, NOT_FOUND,
+                      ("This build of gst-cudafft has no CUDA support; set backend=cpu, or "
+                       "rebuild it with the CUDA toolkit installed."),
+                      ("%s: %s", what, detail));
+    break;
+  case CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY:
+    GST_ELEMENT_ERROR(filter, RESOURCE, NO_SPACE_LEFT,
+                      ("Out of GPU memory; use a smaller fft-size or fewer channels, free the "
+                       "GPU, or set backend=cpu."),
+                      ("%s: %s", what, detail));
+    break;
+  case CUDAFFT_STATUS_HOST_OUT_OF_MEMORY:
+    GST_ELEMENT_ERROR(filter, RESOURCE, NO_SPACE_LEFT,
+                      ("Out of memory; use a smaller fft-size or fewer channels."),
+                      ("%s: %s", what, detail));
+    break;
+  case CUDAFFT_STATUS_UNSUPPORTED:
+    GST_ELEMENT_ERROR(filter, CORE, NOT_IMPLEMENTED,
+                      ("These settings are not supported here: %s", detail), ("%s failed", what));
+    break;
+  case CUDAFFT_STATUS_INVALID_SIZE:
+  case CUDAFFT_STATUS_INVALID_BATCH:
+  case CUDAFFT_STATUS_INVALID_VALUE:
+  case CUDAFFT_STATUS_NULL_POINTER:
+    GST_ELEMENT_ERROR(filter, CORE, NEGOTIATION, ("Invalid settings: %s", detail),
+                      ("%s failed", what));
+    break;
+  default:
+    GST_ELEMENT_ERROR(
+        filter, RESOURCE, FAILED,
+        ("The GPU failed (%s); set backend=cpu to run without it.", cudafft_status_name(status)),
+        ("%s: %s", what, detail));
+    break;
+  }
+}
+
+gboolean
+gst_cuda_base_filter_create_engine(GstCudaBaseFilter *filter, const gchar *what,
+                                   GstCudaEngineCreate create, gpointer user_data)
+{
+  GstCudaBaseFilterPrivate *priv = gst_cuda_base_filter_get_instance_private(filter);
+  GST_OBJECT_LOCK(filter);
+  const CudafftBackend requested = (CudafftBackend)priv->backend;
+  const int device_id = priv->device_id;
+  GST_OBJECT_UNLOCK(filter);
+
+  CudafftBackend actual = requested;
+  CudafftStatus status = create(user_data, requested, device_id, &actual);
+  if (status == CUDAFFT_STATUS_UNSUPPORTED && requested == CUDAFFT_BACKEND_AUTO) {
+    GST_WARNING_OBJECT(filter, "the GPU cannot run %s (%s); using the CPU backend", what,
+                       cudafft_last_error_message());
+    status = create(user_data, CUDAFFT_BACKEND_CPU, device_id, &actual);
+  }
+  if (status != CUDAFFT_STATUS_OK) {
+    gst_cuda_base_filter_post_error(filter, status, what);
+    return FALSE;
+  }
+  if (requested == CUDAFFT_BACKEND_AUTO && actual == CUDAFFT_BACKEND_CPU)
+    /* A warning in the debug log, not on the bus: auto promises to work without a GPU. */
+    GST_WARNING_OBJECT(filter, "no usable CUDA device (%s); %s runs on the CPU backend",
+                       cudafft_last_error_message(), what);
+  GST_INFO_OBJECT(filter, "%s runs on the %s backend (asked for %s, device %d)", what,
+                  backend_name(actual), backend_name(requested), device_id);
+  return TRUE;
+}

@@ -1,0 +1,677 @@
+/* gstcudafft.c: cudafft frames streaming audio, analyses the frames on the GPU (window, FFT and
+ * the chosen representation in one kernel, all frames of a buffer in one launch chain) and pushes
+ * audio/x-fft frames (gstcudafftcaps.h).
+ *
+ * Framing, so that no sample is lost and cudaifft can give every one back: each run (the stream
+ * from its start, or from a flush, discontinuity, EOS or settings change) begins with
+ * lead = fft-size - hop zero samples, so that every input sample lies in fft-size / hop frames.
+ * Frame k covers input samples [k hop - lead, k hop - lead + fft-size). Its PTS is the time of
+ * input sample k hop, which is the frame's first sample on the zero-padded timeline (and the
+ * first of the hop samples it completes), so frames tile the timeline: duration = hop. At the
+ * end of a run zeros complete every frame that holds an input sample. The run's first buffer
+ * carries a GstAudioClippingMeta with start = lead and its last one end = the zeros appended, the
+ * way audio encoders mark their priming and padding; cudaifft drops exactly those. */
+#include "gstcudafft.h"
+
+#include "cudafft_stft.h"
+#include "gstcudafftcaps.h"
+#include "gstcudarun.h"
+
+#include <gst/audio/audio.h>
+
+GST_DEBUG_CATEGORY_STATIC(gst_cuda_fft_debug);
+#define GST_CAT_DEFAULT gst_cuda_fft_debug
+
+enum { PROP_0, PROP_FFT_SIZE, PROP_HOP, PROP_WINDOW, PROP_REPRESENTATION };
+
+#define DEFAULT_FFT_SIZE 4096
+#define DEFAULT_HOP 0 /* fft-size / 2 */
+#define DEFAULT_WINDOW GST_CUDA_FFT_WINDOW_HANN
+#define DEFAULT_REPRESENTATION GST_CUDA_FFT_REPRESENTATION_COMPLEX
+
+typedef struct {
+  guint fft_size;
+  guint hop; /* 0: fft_size / 2 */
+  GstCudaFftWindow window;
+  GstCudaFftRepresentation representation;
+} Settings;
+
+struct _GstCudaFft {
+  GstCudaBaseFilter parent;
+
+  Settings settings; /* the properties, under the object lock */
+
+  /* streaming thread only */
+  GstAudioInfo in_info;
+  GstCudaFftFrameInfo out_info; /* what the engine and the src caps were made for */
+  Settings applied;             /* the properties out_info came from */
+  Settings refused;             /* the last invalid settings warned about */
+  CudafftStft *stft;
+  GstCudaRun run;
+};
+
+#define SINK_CAPS                                                                                  \
+  "audio/x-raw, format = (string) { S16LE, S32LE, F32LE, F64LE }, layout = (string) "              \
+  "interleaved, rate = (int) [ 1, MAX ], channels = (int) [ 1, 1024 ]"
+#define SRC_CAPS                                                                                   \
+  GST_CUDA_FFT_MEDIA_TYPE ", format = (string) F32LE, representation = (string) { complex, "       \
+                          "magnitude, power, db }, fft-size = (int) [ 256, 16384 ], hop = (int) "  \
+                          "[ 1, 16384 ], window = (string) { rectangular, hann, hamming, "         \
+                          "blackman, blackman-harris }, bins = (int) [ 129, 8193 ], rate = (int) " \
+                          "[ 1, MAX ], channels = (int) [ 1, 1024 ]"
+
+static GstStaticPadTemplate sink_template =
+    GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(SINK_CAPS));
+static GstStaticPadTemplate src_template =
+    GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(SRC_CAPS));
+
+G_DEFINE_TYPE_WITH_CODE(GstCudaFft, gst_cuda_fft, GST_TYPE_CUDA_BASE_FILTER,
+                        GST_DEBUG_CATEGORY_INIT(gst_cuda_fft_debug, "cudafft", 0,
+                                                "GPU short-time Fourier analysis"));
+GST_ELEMENT_REGISTER_DEFINE(cudafft, "cudafft", GST_RANK_NONE, GST_TYPE_CUDA_FFT);
+
+static guint
+effective_hop(const Settings *s)
+{
+  return s->hop ? s->hop : s->fft_size / 2;
+}
+
+static gboolean
+settings_equal(const Settings *a, const Settings *b)
+{
+  return a->fft_size == b->fft_size && effective_hop(a) == effective_hop(b) &&
+         a->window == b->window && a->representation == b->representation;
+}
+
+static Settings
+current_settings(GstCudaFft *self)
+{
+  GST_OBJECT_LOCK(self);
+  const Settings s = self->settings;
+  GST_OBJECT_UNLOCK(self);
+  return s;
+}
+
+/* Properties --------------------------------------------------------------------------------- */
+
+static void
+gst_cuda_fft_set_property(GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  GstCudaFft *self = GST_CUDA_FFT(object);
+  switch (prop_id) {
+  case PROP_FFT_SIZE: {
+    const guint n = g_value_get_uint(value);
+    if (n & (n - 1)) {
+      GST_WARNING_OBJECT(self, "fft-size %u is not a power of two; keeping the old value", n);
+      GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
+                          ("fft-size %u is not a power of two (256, 512, ... 16384); ignored.", n),
+                          (NULL));
+      break;
+    }
+    GST_OBJECT_LOCK(self);
+    self->settings.fft_size = n;
+    GST_OBJECT_UNLOCK(self);
+    break;
+  }
+  case PROP_HOP:
+    GST_OBJECT_LOCK(self);
+    self->settings.hop = g_value_get_uint(value);
+    GST_OBJECT_UNLOCK(self);
+    break;
+  case PROP_WINDOW:
+    GST_OBJECT_LOCK(self);
+    self->settings.window = g_value_get_enum(value);
+    GST_OBJECT_UNLOCK(self);
+    break;
+  case PROP_REPRESENTATION:
+    GST_OBJECT_LOCK(self);
+    self->settings.representation = g_value_get_enum(value);
+    GST_OBJECT_UNLOCK(self);
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+    break;
+  }
+}
+
+static void
+gst_cuda_fft_get_property(GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  GstCudaFft *self = GST_CUDA_FFT(object);
+  const Settings s = current_settings(self);
+  switch (prop_id) {
+  case PROP_FFT_SIZE:
+    g_value_set_uint(value, s.fft_size);
+    break;
+  case PROP_HOP:
+    g_value_set_uint(value, s.hop);
+    break;
+  case PROP_WINDOW:
+    g_value_set_enum(value, s.window);
+    break;
+  case PROP_REPRESENTATION:
+    g_value_set_enum(value, s.representation);
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+    break;
+  }
+}
+
+/* Caps --------------------------------------------------------------------------------------- */
+
+static GstCaps *
+frames_caps_for(const Settings *s, GstCaps *raw)
+{
+  GstCaps *result = gst_caps_new_empty();
+  for (guint i = 0; i < gst_caps_get_size(raw); i++) {
+    const GstStructure *in = gst_caps_get_structure(raw, i);
+    GstStructure *out =
+        gst_cuda_fft_structure_new(s->fft_size, effective_hop(s), s->window, s->representation);
+    const GValue *rate = gst_structure_get_value(in, "rate");
+    const GValue *channels = gst_structure_get_value(in, "channels");
+    if (rate)
+      gst_structure_set_value(out, "rate", rate);
+    if (channels)
+      gst_structure_set_value(out, "channels", channels);
+    result = gst_caps_merge_structure(result, out);
+  }
+  return result;
+}
+
+static GstCaps *
+raw_caps_for(GstCaps *frames)
+{
+  GstCaps *result = gst_caps_new_empty();
+  for (guint i = 0; i < gst_caps_get_size(frames); i++) {
+    const GstStructure *in = gst_caps_get_structure(frames, i);
+    GstCaps *templ = gst_static_caps_get(&sink_template.static_caps);
+    GstStructure *out = gst_structure_copy(gst_caps_get_structure(templ, 0));
+    gst_caps_unref(templ);
+    const GValue *rate = gst_structure_get_value(in, "rate");
+    const GValue *channels = gst_structure_get_value(in, "channels");
+    if (rate)
+      gst_structure_set_value(out, "rate", rate);
+    if (channels)
+      gst_structure_set_value(out, "channels", channels);
+    result = gst_caps_merge_structure(result, out);
+  }
+  return result;
+}
+
+static GstCaps *
+gst_cuda_fft_transform_caps(GstBaseTransform *trans, GstPadDirection direction, GstCaps *caps,
+                            GstCaps *filter)
+{
+  GstCudaFft *self = GST_CUDA_FFT(trans);
+  const Settings s = current_settings(self);
+  GstCaps *result = direction == GST_PAD_SINK ? frames_caps_for(&s, caps) : raw_caps_for(caps);
+  if (filter) {
+    GstCaps *both = gst_caps_intersect_full(filter, result, GST_CAPS_INTERSECT_FIRST);
+    gst_caps_unref(result);
+    result = both;
+  }
+  GST_LOG_OBJECT(self, "%s %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT,
+                 direction == GST_PAD_SINK ? "sink" : "src", caps, result);
+  return result;
+}
+
+static CudafftSampleFormat
+sample_format_of(GstAudioFormat format)
+{
+  switch (format) {
+  case GST_AUDIO_FORMAT_S16LE:
+    return CUDAFFT_SAMPLE_S16;
+  case GST_AUDIO_FORMAT_S32LE:
+    return CUDAFFT_SAMPLE_S32;
+  case GST_AUDIO_FORMAT_F64LE:
+    return CUDAFFT_SAMPLE_F64;
+  default:
+    return CUDAFFT_SAMPLE_F32;
+  }
+}
+
+static CudafftStatus
+create_stft(gpointer user_data, CudafftBackend backend, int device_id, CudafftBackend *actual)
+{
+  GstCudaFft *self = user_data;
+  const CudafftStatus status =
+      cudafft_stft_create(&self->stft, backend, device_id, &self->out_info.config);
+  *actual = cudafft_stft_get_backend(self->stft);
+  return status;
+}
+
+static void
+close_engine(GstCudaFft *self)
+{
+  cudafft_stft_destroy(self->stft);
+  self->stft = NULL;
+  gst_cuda_run_reset(&self->run);
+}
+
+/* Makes the analyser for in_info and the frames caps in `caps`. */
+static gboolean
+open_engine(GstCudaFft *self, GstCaps *caps)
+{
+  gchar *why = NULL;
+  GstCudaFftFrameInfo info;
+  if (!gst_cuda_fft_caps_to_info(caps, &info, &why)) {
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Invalid cudafft settings: %s.", why),
+                      ("output caps %" GST_PTR_FORMAT, caps));
+    g_free(why);
+    return FALSE;
+  }
+  close_engine(self);
+  info.config.format = sample_format_of(GST_AUDIO_INFO_FORMAT(&self->in_info));
+  self->out_info = info;
+  return gst_cuda_base_filter_create_engine(GST_CUDA_BASE_FILTER(self), "the STFT analyser",
+                                            create_stft, self);
+}
+
+static gboolean
+gst_cuda_fft_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps)
+{
+  GstCudaFft *self = GST_CUDA_FFT(trans);
+  GstAudioInfo in_info;
+  if (!gst_audio_info_from_caps(&in_info, incaps)) {
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot read the input caps."),
+                      ("%" GST_PTR_FORMAT, incaps));
+    return FALSE;
+  }
+  GstCudaFftFrameInfo out_info;
+  gchar *why = NULL;
+  const gboolean same = self->stft && gst_audio_info_is_equal(&in_info, &self->in_info) &&
+                        gst_cuda_fft_caps_to_info(outcaps, &out_info, &why) &&
+                        out_info.config.fft_size == self->out_info.config.fft_size &&
+                        out_info.config.hop == self->out_info.config.hop &&
+                        out_info.config.window == self->out_info.config.window &&
+                        out_info.config.representation == self->out_info.config.representation;
+  g_free(why);
+  if (same) /* a renegotiation to the same caps keeps the stream going */
+    return TRUE;
+  self->in_info = in_info;
+  self->applied = current_settings(self);
+  return open_engine(self, outcaps);
+}
+
+/* Names the field that makes downstream refuse our frames, for the error message. */
+static gchar *
+describe_refusal(GstCudaFft *self, GstCaps *ours)
+{
+  GstCaps *theirs = gst_pad_peer_query_caps(GST_BASE_TRANSFORM_SRC_PAD(self), NULL);
+  gchar *text = NULL;
+  const GstStructure *mine = gst_caps_get_structure(ours, 0);
+  for (guint i = 0; !text && i < gst_caps_get_size(theirs); i++) {
+    const GstStructure *other = gst_caps_get_structure(theirs, i);
+    for (gint f = 0; !text && f < gst_structure_n_fields(mine); f++) {
+      const gchar *name = gst_structure_nth_field_name(mine, f);
+      const GValue *a = gst_structure_get_value(mine, name);
+      const GValue *b = gst_structure_get_value(other, name);
+      if (b && !gst_value_can_intersect(a, b)) {
+        gchar *want = gst_value_serialize(b), *have = gst_value_serialize(a);
+        text = g_strdup_printf("downstream accepts %s=%s, but cudafft produces %s=%s (set the "
+                               "property to match)",
+                               name, want, name, have);
+        g_free(want);
+        g_free(have);
+      }
+    }
+  }
+  gst_caps_unref(theirs);
+  return text ? text : g_strdup("downstream does not accept audio/x-fft frames");
+}
+
+/* Frames ------------------------------------------------------------------------------------- */
+
+static gsize
+lead_samples(const GstCudaFft *self)
+{
+  return self->out_info.config.fft_size - self->out_info.config.hop;
+}
+
+/* Stamps `frames` new frames of the run and marks the run's first and last buffers. */
+static void
+finish_frames(GstCudaFft *self, GstBuffer *buffer, guint64 frames, guint64 end_padding)
+{
+  GstCudaRun *run = &self->run;
+  const guint64 hop = self->out_info.config.hop;
+  gst_cuda_run_stamp(run, buffer, run->produced * hop, frames * hop);
+  GST_BUFFER_OFFSET(buffer) = run->produced;
+  GST_BUFFER_OFFSET_END(buffer) = run->produced + frames;
+  const guint64 start_padding = run->produced == 0 ? lead_samples(self) : 0;
+  if (run->produced == 0)
+    GST_BUFFER_FLAG_SET(buffer, GST_BUFFER_FLAG_DISCONT);
+  if (start_padding || end_padding)
+    gst_buffer_add_audio_clipping_meta(buffer, GST_FORMAT_DEFAULT, start_padding, end_padding);
+  run->produced += frames;
+}
+
+/* Runs the analyser over `samples` samples (NULL: zeros) into a new buffer of the frames they
+ * complete; *out is NULL when they complete none. */
+static GstFlowReturn
+analyse(GstCudaFft *self, const void *data, gsize samples, GstBuffer **out)
+{
+  *out = NULL;
+  const size_t frames = cudafft_stft_frames_for(self->stft, samples);
+  GstBuffer *buffer = NULL;
+  GstMapInfo map = GST_MAP_INFO_INIT;
+  if (frames > 0) {
+    buffer =
+        gst_buffer_new_allocate(NULL, frames * gst_cuda_fft_frame_bytes(&self->out_info), NULL);
+    if (!buffer || !gst_buffer_map(buffer, &map, GST_MAP_WRITE)) {
+      GST_ELEMENT_ERROR(
+          self, RESOURCE, NO_SPACE_LEFT,
+          ("Cannot allocate %zu frames; use a smaller fft-size or fewer channels.", frames),
+          (NULL));
+      if (buffer)
+        gst_buffer_unref(buffer);
+      return GST_FLOW_ERROR;
+    }
+  }
+  size_t done = 0;
+  const CudafftStatus status =
+      cudafft_stft_push(self->stft, data, samples, (float *)map.data, &done);
+  if (buffer)
+    gst_buffer_unmap(buffer, &map);
+  if (status != CUDAFFT_STATUS_OK) {
+    gst_cuda_base_filter_post_error(GST_CUDA_BASE_FILTER(self), status, "cudafft_stft_push");
+    if (buffer)
+      gst_buffer_unref(buffer);
+    return GST_FLOW_ERROR;
+  }
+  if (done != frames) { /* cudafft_stft_frames_for() promises they agree */
+    GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Internal error: frame counts disagree."),
+                      ("expected %zu frames, got %zu", frames, done));
+    if (buffer)
+      gst_buffer_unref(buffer);
+    return GST_FLOW_ERROR;
+  }
+  *out = buffer;
+  return GST_FLOW_OK;
+}
+
+/* Ends the run: zeros complete every frame holding an input sample, and those frames go out
+ * marked with how many zeros were appended. */
+static GstFlowReturn
+drain(GstCudaFft *self)
+{
+  GstCudaRun *run = &self->run;
+  GstFlowReturn ret = GST_FLOW_OK;
+  if (run->active && run->samples > 0) {
+    const guint64 n = self->out_info.config.fft_size, hop = self->out_info.config.hop;
+    const guint64 lead = lead_samples(self), length = run->samples;
+    const guint64 total_frames = (length - 1 + lead) / hop + 1;
+    const guint64 zeros = (total_frames - 1) * hop + n - lead - length;
+    GstBuffer *buffer = NULL;
+    ret = analyse(self, NULL, zeros, &buffer);
+    if (ret == GST_FLOW_OK && buffer) {
+      finish_frames(self, buffer, total_frames - run->produced, zeros);
+      GST_DEBUG_OBJECT(self,
+                       "drained the run: %" G_GUINT64_FORMAT " samples in %" G_GUINT64_FORMAT
+                       " frames, %" G_GUINT64_FORMAT " zeros appended",
+                       length, total_frames, zeros);
+      ret = gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer);
+    }
+  }
+  cudafft_stft_reset(self->stft);
+  gst_cuda_run_reset(&self->run);
+  return ret;
+}
+
+/* Applies property changes made while streaming: the old run ends on a frame boundary (drained,
+ * with its caps), then new caps and a new analyser take over. */
+static GstFlowReturn
+apply_settings(GstCudaFft *self)
+{
+  const Settings wanted = current_settings(self);
+  if (settings_equal(&wanted, &self->applied) || settings_equal(&wanted, &self->refused))
+    return GST_FLOW_OK;
+  const guint hop = effective_hop(&wanted);
+  if (hop > wanted.fft_size) {
+    GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
+                        ("hop %u is larger than fft-size %u; keeping hop %zu and fft-size %zu.",
+                         hop, wanted.fft_size, self->out_info.config.hop,
+                         self->out_info.config.fft_size),
+                        (NULL));
+    self->refused = wanted;
+    return GST_FLOW_OK;
+  }
+  GstFlowReturn ret = drain(self);
+  if (ret != GST_FLOW_OK)
+    return ret;
+  GstCudaFftFrameInfo info = self->out_info;
+  info.config.fft_size = wanted.fft_size;
+  info.config.hop = hop;
+  info.config.window = (CudafftWindow)wanted.window;
+  info.config.representation = (CudafftRepresentation)wanted.representation;
+  GstCaps *caps = gst_cuda_fft_caps_from_info(&info);
+  GST_INFO_OBJECT(self, "settings changed; new caps %" GST_PTR_FORMAT, caps);
+  self->applied = wanted;
+  gboolean ok =
+      open_engine(self, caps) && gst_base_transform_update_src_caps(GST_BASE_TRANSFORM(self), caps);
+  gst_caps_unref(caps);
+  return ok ? GST_FLOW_OK : GST_FLOW_NOT_NEGOTIATED;
+}
+
+static GstFlowReturn
+gst_cuda_fft_generate_output(GstBaseTransform *trans, GstBuffer **outbuf)
+{
+  GstCudaFft *self = GST_CUDA_FFT(trans);
+  GstBuffer *inbuf = trans->queued_buf;
+  trans->queued_buf = NULL;
+  *outbuf = NULL;
+  if (!inbuf)
+    return GST_FLOW_OK;
+
+  GstFlowReturn ret = apply_settings(self);
+  const guint64 tolerance = MAX(self->out_info.config.hop / 2, 1);
+  if (ret == GST_FLOW_OK && self->run.active &&
+      !gst_cuda_run_continues(&self->run, inbuf, tolerance)) {
+    GST_DEBUG_OBJECT(self, "discontinuity at %" GST_TIME_FORMAT "; draining the run",
+                     GST_TIME_ARGS(GST_BUFFER_PTS(inbuf)));
+    ret = drain(self);
+  }
+  if (ret == GST_FLOW_OK && !self->run.active) {
+    gst_cuda_run_start(&self->run, inbuf, trans->segment.start,
+                       GST_AUDIO_INFO_RATE(&self->in_info));
+    GstBuffer *none = NULL;
+    ret = analyse(self, NULL, lead_samples(self), &none); /* completes no frame */
+  }
+  GstMapInfo map;
+  if (ret == GST_FLOW_OK && gst_buffer_map(inbuf, &map, GST_MAP_READ)) {
+    const gsize samples = map.size / GST_AUDIO_INFO_BPF(&self->in_info);
+    ret = analyse(self, map.data, samples, outbuf);
+    gst_buffer_unmap(inbuf, &map);
+    if (ret == GST_FLOW_OK) {
+      if (*outbuf) {
+        const gsize frame_bytes = gst_cuda_fft_frame_bytes(&self->out_info);
+        finish_frames(self, *outbuf, gst_buffer_get_size(*outbuf) / frame_bytes, 0);
+      }
+      self->run.samples += samples;
+    }
+  } else if (ret == GST_FLOW_OK) {
+    GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot read an input buffer."), (NULL));
+    ret = GST_FLOW_ERROR;
+  }
+  gst_buffer_unref(inbuf);
+  return ret;
+}
+
+/* Events and queries ------------------------------------------------------------------------- */
+
+static gboolean
+check_downstream(GstCudaFft *self, GstCaps *incaps)
+{
+  GstCaps *ours = gst_cuda_fft_transform_caps(GST_BASE_TRANSFORM(self), GST_PAD_SINK, incaps, NULL);
+  gboolean ok = TRUE;
+  if (gst_caps_is_fixed(ours) &&
+      !gst_pad_peer_query_accept_caps(GST_BASE_TRANSFORM_SRC_PAD(self), ours)) {
+    gchar *why = describe_refusal(self, ours);
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot negotiate: %s.", why),
+                      ("our caps %" GST_PTR_FORMAT, ours));
+    g_free(why);
+    ok = FALSE;
+  }
+  gst_caps_unref(ours);
+  return ok;
+}
+
+static gboolean
+gst_cuda_fft_sink_event(GstBaseTransform *trans, GstEvent *event)
+{
+  GstCudaFft *self = GST_CUDA_FFT(trans);
+  switch (GST_EVENT_TYPE(event)) {
+  case GST_EVENT_CAPS: {
+    GstCaps *caps;
+    gst_event_parse_caps(event, &caps);
+    if (!check_downstream(self, caps)) {
+      gst_event_unref(event);
+      return FALSE;
+    }
+    drain(self); /* frames of the old format go out before the new caps */
+    break;
+  }
+  case GST_EVENT_SEGMENT: {
+    const GstSegment *segment;
+    gst_event_parse_segment(event, &segment);
+    if (segment->format != GST_FORMAT_TIME) {
+      GST_ELEMENT_ERROR(self, STREAM, FORMAT,
+                        ("cudafft needs a TIME segment, got a %s one; put it after a parser or "
+                         "decoder that outputs timed audio.",
+                         gst_format_get_name(segment->format)),
+                        (NULL));
+      gst_event_unref(event);
+      return FALSE;
+    }
+    drain(self);
+    break;
+  }
+  case GST_EVENT_EOS:
+    drain(self);
+    break;
+  case GST_EVENT_FLUSH_STOP:
+    if (self->stft)
+      cudafft_stft_reset(self->stft);
+    gst_cuda_run_reset(&self->run);
+    break;
+  default:
+    break;
+  }
+  return GST_BASE_TRANSFORM_CLASS(gst_cuda_fft_parent_class)->sink_event(trans, event);
+}
+
+static gboolean
+gst_cuda_fft_query(GstBaseTransform *trans, GstPadDirection direction, GstQuery *query)
+{
+  GstCudaFft *self = GST_CUDA_FFT(trans);
+  if (direction == GST_PAD_SRC && GST_QUERY_TYPE(query) == GST_QUERY_LATENCY) {
+    if (!gst_pad_peer_query(GST_BASE_TRANSFORM_SINK_PAD(trans), query))
+      return FALSE;
+    gboolean live;
+    GstClockTime min, max;
+    gst_query_parse_latency(query, &live, &min, &max);
+    /* A frame goes out when its last hop of samples has arrived. */
+    const Settings s = current_settings(self);
+    const gint rate = self->stft ? self->out_info.rate : GST_AUDIO_INFO_RATE(&self->in_info);
+    const guint hop = self->stft ? (guint)self->out_info.config.hop : effective_hop(&s);
+    const GstClockTime ours = rate > 0 ? gst_util_uint64_scale_int_round(hop, GST_SECOND, rate) : 0;
+    GST_DEBUG_OBJECT(self, "latency %" GST_TIME_FORMAT, GST_TIME_ARGS(ours));
+    gst_query_set_latency(query, live, min + ours, GST_CLOCK_TIME_IS_VALID(max) ? max + ours : max);
+    return TRUE;
+  }
+  return GST_BASE_TRANSFORM_CLASS(gst_cuda_fft_parent_class)->query(trans, direction, query);
+}
+
+static void
+gst_cuda_fft_close(GstCudaBaseFilter *filter)
+{
+  close_engine(GST_CUDA_FFT(filter));
+}
+
+static gboolean
+gst_cuda_fft_start(GstBaseTransform *trans)
+{
+  GstCudaFft *self = GST_CUDA_FFT(trans);
+  gst_cuda_run_reset(&self->run);
+  gst_audio_info_init(&self->in_info);
+  memset(&self->refused, 0, sizeof self->refused);
+  return TRUE;
+}
+
+static void
+gst_cuda_fft_finalize(GObject *object)
+{
+  close_engine(GST_CUDA_FFT(object));
+  G_OBJECT_CLASS(gst_cuda_fft_parent_class)->finalize(object);
+}
+
+static void
+gst_cuda_fft_class_init(GstCudaFftClass *klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS(klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
+  GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS(klass);
+  GstCudaBaseFilterClass *filter_class = GST_CUDA_BASE_FILTER_CLASS(klass);
+
+  gobject_class->set_property = gst_cuda_fft_set_property;
+  gobject_class->get_property = gst_cuda_fft_get_property;
+  gobject_class->finalize = gst_cuda_fft_finalize;
+
+  g_object_class_install_property(
+      gobject_class, PROP_FFT_SIZE,
+      g_param_spec_uint("fft-size", "FFT size",
+                        "Samples per frame: a power of two from 256 to 16384 (others are refused "
+                        "with a warning). Changes while playing apply at the next frame boundary",
+                        256, 16384, DEFAULT_FFT_SIZE,
+                        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property(
+      gobject_class, PROP_HOP,
+      g_param_spec_uint("hop", "Hop",
+                        "Samples between the starts of consecutive frames, 1 to fft-size; 0 means "
+                        "fft-size / 2",
+                        0, 16384, DEFAULT_HOP,
+                        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property(
+      gobject_class, PROP_WINDOW,
+      g_param_spec_enum("window", "Window", "Analysis window applied to each frame",
+                        GST_TYPE_CUDA_FFT_WINDOW, DEFAULT_WINDOW,
+                        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property(
+      gobject_class, PROP_REPRESENTATION,
+      g_param_spec_enum("representation", "Representation",
+                        "What each bin holds: complex (re, im), magnitude, power or db (only "
+                        "complex frames can be turned back into audio by cudaifft)",
+                        GST_TYPE_CUDA_FFT_REPRESENTATION, DEFAULT_REPRESENTATION,
+                        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
+
+  gst_element_class_add_static_pad_template(element_class, &sink_template);
+  gst_element_class_add_static_pad_template(element_class, &src_template);
+  gst_element_class_set_static_metadata(
+      element_class, "CUDA short-time Fourier transform", "Filter/Converter/Audio/Analyzer",
+      "Frames audio (fft-size samples every hop, zero-padded at both ends so no sample is lost), "
+      "windows each frame and computes its spectrum on an NVIDIA GPU (or the CPU), and pushes "
+      "audio/x-fft frames: per frame, each channel's fft-size/2+1 bins in turn",
+      "gst-cudafft developers");
+
+  trans_class->passthrough_on_same_caps = FALSE;
+  trans_class->start = GST_DEBUG_FUNCPTR(gst_cuda_fft_start);
+  trans_class->transform_caps = GST_DEBUG_FUNCPTR(gst_cuda_fft_transform_caps);
+  trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_cuda_fft_set_caps);
+  trans_class->generate_output = GST_DEBUG_FUNCPTR(gst_cuda_fft_generate_output);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_cuda_fft_sink_event);
+  trans_class->query = GST_DEBUG_FUNCPTR(gst_cuda_fft_query);
+  filter_class->close = gst_cuda_fft_close;
+
+  gst_type_mark_as_plugin_api(GST_TYPE_CUDA_FFT_WINDOW, 0);
+  gst_type_mark_as_plugin_api(GST_TYPE_CUDA_FFT_REPRESENTATION, 0);
+}
+
+static void
+gst_cuda_fft_init(GstCudaFft *self)
+{
+  self->settings.fft_size = DEFAULT_FFT_SIZE;
+  self->settings.hop = DEFAULT_HOP;
+  self->settings.window = DEFAULT_WINDOW;
+  self->settings.representation = DEFAULT_REPRESENTATION;
+  gst_cuda_run_reset(&self->run);
+}

@@ -1,0 +1,172 @@
+/* gstcudafftcaps.c: see the header. */
+#include "gstcudafftcaps.h"
+
+static const GEnumValue window_values[] = {
+    {GST_CUDA_FFT_WINDOW_RECTANGULAR, "Rectangular (no window)", "rectangular"},
+    {GST_CUDA_FFT_WINDOW_HANN, "Hann", "hann"},
+    {GST_CUDA_FFT_WINDOW_HAMMING, "Hamming", "hamming"},
+    {GST_CUDA_FFT_WINDOW_BLACKMAN, "Blackman", "blackman"},
+    {GST_CUDA_FFT_WINDOW_BLACKMAN_HARRIS, "Blackman-Harris (4 terms)", "blackman-harris"},
+    {0, NULL, NULL},
+};
+
+static const GEnumValue representation_values[] = {
+    {GST_CUDA_FFT_REPRESENTATION_COMPLEX, "Complex bins (re, im)", "complex"},
+    {GST_CUDA_FFT_REPRESENTATION_MAGNITUDE, "Magnitudes |X|", "magnitude"},
+    {GST_CUDA_FFT_REPRESENTATION_POWER, "Powers |X|^2", "power"},
+    {GST_CUDA_FFT_REPRESENTATION_DB, "Powers in dB, 10 log10 |X|^2 (floor -200 dB)", "db"},
+    {0, NULL, NULL},
+};
+
+GType
+gst_cuda_fft_window_get_type(void)
+{
+  static GType type = 0;
+  if (g_once_init_enter(&type)) {
+    GType t = g_enum_register_static("GstCudaFftWindow", window_values);
+    g_once_init_leave(&type, t);
+  }
+  return type;
+}
+
+GType
+gst_cuda_fft_representation_get_type(void)
+{
+  static GType type = 0;
+  if (g_once_init_enter(&type)) {
+    GType t = g_enum_register_static("GstCudaFftRepresentation", representation_values);
+    g_once_init_leave(&type, t);
+  }
+  return type;
+}
+
+static const gchar *
+nick_of(const GEnumValue *values, gint value)
+{
+  for (; values->value_nick; values++)
+    if (values->value == value)
+      return values->value_nick;
+  return NULL;
+}
+
+static gboolean
+value_of(const GEnumValue *values, const gchar *nick, gint *value)
+{
+  for (; nick && values->value_nick; values++)
+    if (g_str_equal(values->value_nick, nick)) {
+      *value = values->value;
+      return TRUE;
+    }
+  return FALSE;
+}
+
+const gchar *
+gst_cuda_fft_window_nick(GstCudaFftWindow window)
+{
+  return nick_of(window_values, window);
+}
+
+const gchar *
+gst_cuda_fft_representation_nick(GstCudaFftRepresentation representation)
+{
+  return nick_of(representation_values, representation);
+}
+
+GstStructure *
+gst_cuda_fft_structure_new(guint fft_size, guint hop, GstCudaFftWindow window,
+                           GstCudaFftRepresentation representation)
+{
+  return gst_structure_new(
+      GST_CUDA_FFT_MEDIA_TYPE, "format", G_TYPE_STRING, "F32LE", "representation", G_TYPE_STRING,
+      gst_cuda_fft_representation_nick(representation), "fft-size", G_TYPE_INT, (gint)fft_size,
+      "hop", G_TYPE_INT, (gint)hop, "window", G_TYPE_STRING, gst_cuda_fft_window_nick(window),
+      "bins", G_TYPE_INT, (gint)(fft_size / 2 + 1), NULL);
+}
+
+GstCaps *
+gst_cuda_fft_caps_from_info(const GstCudaFftFrameInfo *info)
+{
+  GstStructure *s = gst_cuda_fft_structure_new(
+      (guint)info->config.fft_size, (guint)info->config.hop, (GstCudaFftWindow)info->config.window,
+      (GstCudaFftRepresentation)info->config.representation);
+  gst_structure_set(s, "rate", G_TYPE_INT, info->rate, "channels", G_TYPE_INT,
+                    (gint)info->config.channels, NULL);
+  return gst_caps_new_full(s, NULL);
+}
+
+static gboolean
+get_int(const GstStructure *s, const gchar *field, gint *value, gchar **why)
+{
+  if (gst_structure_get_int(s, field, value))
+    return TRUE;
+  *why = g_strdup_printf("the %s field is missing or not a fixed integer", field);
+  return FALSE;
+}
+
+gboolean
+gst_cuda_fft_caps_to_info(const GstCaps *caps, GstCudaFftFrameInfo *info, gchar **why)
+{
+  *why = NULL;
+  if (!caps || gst_caps_get_size(caps) != 1 || !gst_caps_is_fixed(caps)) {
+    *why = g_strdup("the caps are not fixed");
+    return FALSE;
+  }
+  const GstStructure *s = gst_caps_get_structure(caps, 0);
+  if (!gst_structure_has_name(s, GST_CUDA_FFT_MEDIA_TYPE)) {
+    *why = g_strdup_printf("the media type is %s, not " GST_CUDA_FFT_MEDIA_TYPE,
+                           gst_structure_get_name(s));
+    return FALSE;
+  }
+  const gchar *format = gst_structure_get_string(s, "format");
+  if (!format || !g_str_equal(format, "F32LE")) {
+    *why = g_strdup_printf("format is %s, not F32LE", format ? format : "missing");
+    return FALSE;
+  }
+  gint window = 0, representation = 0, fft_size = 0, hop = 0, bins = 0, rate = 0, channels = 0;
+  const gchar *nick = gst_structure_get_string(s, "representation");
+  if (!value_of(representation_values, nick, &representation)) {
+    *why = g_strdup_printf("representation %s is unknown", nick ? nick : "is missing and");
+    return FALSE;
+  }
+  nick = gst_structure_get_string(s, "window");
+  if (!value_of(window_values, nick, &window)) {
+    *why = g_strdup_printf("window %s is unknown", nick ? nick : "is missing and");
+    return FALSE;
+  }
+  if (!get_int(s, "fft-size", &fft_size, why) || !get_int(s, "hop", &hop, why) ||
+      !get_int(s, "bins", &bins, why) || !get_int(s, "rate", &rate, why) ||
+      !get_int(s, "channels", &channels, why))
+    return FALSE;
+  if (fft_size < CUDAFFT_MIN_SIZE || fft_size > CUDAFFT_MAX_SIZE || (fft_size & (fft_size - 1))) {
+    *why = g_strdup_printf("fft-size %d is not a power of two from %d to %d", fft_size,
+                           CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE);
+    return FALSE;
+  }
+  if (hop < 1 || hop > fft_size) {
+    *why = g_strdup_printf("hop %d is not in 1..%d (the fft-size)", hop, fft_size);
+    return FALSE;
+  }
+  if (bins != fft_size / 2 + 1) {
+    *why = g_strdup_printf("bins is %d, but fft-size %d has %d", bins, fft_size, fft_size / 2 + 1);
+    return FALSE;
+  }
+  if (rate < 1 || channels < 1 || channels > CUDAFFT_MAX_CHANNELS) {
+    *why = g_strdup_printf("rate %d or channels %d is out of range", rate, channels);
+    return FALSE;
+  }
+  info->config.fft_size = (size_t)fft_size;
+  info->config.hop = (size_t)hop;
+  info->config.window = (CudafftWindow)window;
+  info->config.representation = (CudafftRepresentation)representation;
+  info->config.channels = (unsigned)channels;
+  info->config.format = CUDAFFT_SAMPLE_F32;
+  info->rate = rate;
+  return TRUE;
+}
+
+gsize
+gst_cuda_fft_frame_bytes(const GstCudaFftFrameInfo *info)
+{
+  const gsize floats = info->config.representation == CUDAFFT_REPRESENTATION_COMPLEX ? 2 : 1;
+  return info->config.channels * (info->config.fft_size / 2 + 1) * floats * sizeof(float);
+}

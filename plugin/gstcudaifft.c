@@ -1,0 +1,399 @@
+/* gstcudaifft.c: cudaifft inverse-transforms complex audio/x-fft frames on the GPU, applies the
+ * synthesis window and overlap-adds them (kernels/cudafft_stft.h: the weighted overlap-add is
+ * normalised so that cudafft ! cudaifft is the identity), and pushes F32 audio.
+ *
+ * It reads fft-size, hop and window from the caps, and honours GstAudioClippingMeta: cudafft
+ * marks the zeros it put before and after a run's samples, and cudaifft drops exactly those, so
+ * that its output has the input's samples and timestamps. A buffer whose meta has an end marks
+ * the end of a run: its frames and the overlap-add tail go out together. */
+#include "gstcudaifft.h"
+
+#include "cudafft_stft.h"
+#include "gstcudafftcaps.h"
+#include "gstcudarun.h"
+
+#include <gst/audio/audio.h>
+
+GST_DEBUG_CATEGORY_STATIC(gst_cuda_ifft_debug);
+#define GST_CAT_DEFAULT gst_cuda_ifft_debug
+
+struct _GstCudaIfft {
+  GstCudaBaseFilter parent;
+
+  /* streaming thread only */
+  GstCudaFftFrameInfo info;
+  CudafftIstft *istft;
+  GstCudaRun run;  /* run.samples: frames received x hop; run.produced: samples pushed */
+  guint64 to_skip; /* samples still to drop from the start of the run (the clipping start) */
+};
+
+#define SRC_CAPS                                                                                   \
+  "audio/x-raw, format = (string) F32LE, layout = (string) interleaved, rate = (int) [ 1, MAX ], " \
+  "channels = (int) [ 1, 1024 ]"
+
+/* Any audio/x-fft: set_caps explains what it cannot take, rather than a bare not-negotiated. */
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
+    "sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(GST_CUDA_FFT_MEDIA_TYPE));
+static GstStaticPadTemplate src_template =
+    GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(SRC_CAPS));
+
+G_DEFINE_TYPE_WITH_CODE(GstCudaIfft, gst_cuda_ifft, GST_TYPE_CUDA_BASE_FILTER,
+                        GST_DEBUG_CATEGORY_INIT(gst_cuda_ifft_debug, "cudaifft", 0,
+                                                "GPU short-time Fourier synthesis"));
+GST_ELEMENT_REGISTER_DEFINE(cudaifft, "cudaifft", GST_RANK_NONE, GST_TYPE_CUDA_IFFT);
+
+static void
+copy_rate_and_channels(const GstStructure *from, GstStructure *to)
+{
+  const GValue *rate = gst_structure_get_value(from, "rate");
+  const GValue *channels = gst_structure_get_value(from, "channels");
+  if (rate)
+    gst_structure_set_value(to, "rate", rate);
+  if (channels)
+    gst_structure_set_value(to, "channels", channels);
+}
+
+static GstCaps *
+gst_cuda_ifft_transform_caps(GstBaseTransform *trans, GstPadDirection direction, GstCaps *caps,
+                             GstCaps *filter)
+{
+  GstCaps *result = gst_caps_new_empty();
+  for (guint i = 0; i < gst_caps_get_size(caps); i++) {
+    const GstStructure *in = gst_caps_get_structure(caps, i);
+    GstStructure *out =
+        direction == GST_PAD_SINK
+            ? gst_structure_new("audio/x-raw", "format", G_TYPE_STRING, "F32LE", "layout",
+                                G_TYPE_STRING, "interleaved", NULL)
+            : gst_structure_new(GST_CUDA_FFT_MEDIA_TYPE, "format", G_TYPE_STRING, "F32LE",
+                                "representation", G_TYPE_STRING, "complex", NULL);
+    copy_rate_and_channels(in, out);
+    gint channels = 0;
+    /* raw audio of more than 2 channels needs a channel mask; frames carry no positions */
+    if (direction == GST_PAD_SINK && gst_structure_get_int(in, "channels", &channels) &&
+        channels > 2)
+      gst_structure_set(out, "channel-mask", GST_TYPE_BITMASK,
+                        gst_audio_channel_get_fallback_mask(channels), NULL);
+    result = gst_caps_merge_structure(result, out);
+  }
+  if (filter) {
+    GstCaps *both = gst_caps_intersect_full(filter, result, GST_CAPS_INTERSECT_FIRST);
+    gst_caps_unref(result);
+    result = both;
+  }
+  GST_LOG_OBJECT(trans, "%s %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT,
+                 direction == GST_PAD_SINK ? "sink" : "src", caps, result);
+  return result;
+}
+
+static CudafftStatus
+create_istft(gpointer user_data, CudafftBackend backend, int device_id, CudafftBackend *actual)
+{
+  GstCudaIfft *self = user_data;
+  const CudafftStatus status =
+      cudafft_istft_create(&self->istft, backend, device_id, &self->info.config);
+  *actual = cudafft_istft_get_backend(self->istft);
+  return status;
+}
+
+static void
+close_engine(GstCudaIfft *self)
+{
+  cudafft_istft_destroy(self->istft);
+  self->istft = NULL;
+  gst_cuda_run_reset(&self->run);
+  self->to_skip = 0;
+}
+
+/* Reads and checks the frames caps, with a message naming what cannot be used. */
+static gboolean
+read_frames_caps(GstCudaIfft *self, GstCaps *caps, GstCudaFftFrameInfo *info)
+{
+  gchar *why = NULL;
+  if (!gst_cuda_fft_caps_to_info(caps, info, &why)) {
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("cudaifft cannot use these frames: %s.", why),
+                      ("caps %" GST_PTR_FORMAT, caps));
+    g_free(why);
+    return FALSE;
+  }
+  if (info->config.representation != CUDAFFT_REPRESENTATION_COMPLEX) {
+    GST_ELEMENT_ERROR(
+        self, CORE, NEGOTIATION,
+        ("cudaifft needs representation=complex frames, but these carry %s (the "
+         "phase is gone); set representation=complex on cudafft.",
+         gst_cuda_fft_representation_nick((GstCudaFftRepresentation)info->config.representation)),
+        ("caps %" GST_PTR_FORMAT, caps));
+    return FALSE;
+  }
+  if (cudafft_stft_check_synthesis(info->config.window, info->config.fft_size, info->config.hop,
+                                   NULL) != CUDAFFT_STATUS_OK) {
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
+                      ("cudaifft cannot reconstruct: %s.", cudafft_last_error_message()),
+                      ("caps %" GST_PTR_FORMAT, caps));
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean
+gst_cuda_ifft_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps)
+{
+  GstCudaIfft *self = GST_CUDA_IFFT(trans);
+  (void)outcaps;
+  GstCudaFftFrameInfo info;
+  if (!read_frames_caps(self, incaps, &info))
+    return FALSE;
+  if (self->istft && memcmp(&info, &self->info, sizeof info) == 0)
+    return TRUE;
+  close_engine(self);
+  self->info = info;
+  return gst_cuda_base_filter_create_engine(GST_CUDA_BASE_FILTER(self), "the STFT synthesiser",
+                                            create_istft, self);
+}
+
+static gsize
+tail_samples(const GstCudaIfft *self)
+{
+  return self->info.config.fft_size - self->info.config.hop;
+}
+
+/* Drops what the clipping meta says from `buffer` (samples of all channels), stamps what is left
+ * and pushes it; takes the buffer. */
+static GstFlowReturn
+push_samples(GstCudaIfft *self, GstBuffer *buffer, guint64 samples, guint64 end_clip)
+{
+  const gsize bpf = self->info.config.channels * sizeof(float);
+  const guint64 skip = MIN(self->to_skip, samples);
+  self->to_skip -= skip;
+  samples -= skip;
+  const guint64 cut = MIN(end_clip, samples);
+  samples -= cut;
+  if (samples == 0) {
+    gst_buffer_unref(buffer);
+    return GST_FLOW_OK;
+  }
+  gst_buffer_resize(buffer, skip * bpf, samples * bpf);
+  gst_cuda_run_stamp(&self->run, buffer, self->run.produced, samples);
+  GST_BUFFER_OFFSET(buffer) = self->run.produced;
+  GST_BUFFER_OFFSET_END(buffer) = self->run.produced + samples;
+  if (self->run.produced == 0)
+    GST_BUFFER_FLAG_SET(buffer, GST_BUFFER_FLAG_DISCONT);
+  self->run.produced += samples;
+  return gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer);
+}
+
+static GstBuffer *
+allocate_samples(GstCudaIfft *self, guint64 samples)
+{
+  GstBuffer *buffer =
+      gst_buffer_new_allocate(NULL, samples * self->info.config.channels * sizeof(float), NULL);
+  if (!buffer)
+    GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
+                      ("Cannot allocate %" G_GUINT64_FORMAT " samples.", samples), (NULL));
+  return buffer;
+}
+
+/* Synthesises `frames` frames, plus the overlap-add tail when the run ends here (`ends`), and
+ * pushes the samples. */
+static GstFlowReturn
+synthesise(GstCudaIfft *self, const float *frames_data, guint64 frames, gboolean ends,
+           guint64 end_clip)
+{
+  const guint64 hop = self->info.config.hop, body = frames * hop;
+  const guint64 samples = body + (ends ? tail_samples(self) : 0);
+  if (samples == 0)
+    return GST_FLOW_OK;
+  GstBuffer *buffer = allocate_samples(self, samples);
+  GstMapInfo map;
+  if (!buffer)
+    return GST_FLOW_ERROR;
+  if (!gst_buffer_map(buffer, &map, GST_MAP_WRITE)) {
+    gst_buffer_unref(buffer);
+    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map an output buffer."), (NULL));
+    return GST_FLOW_ERROR;
+  }
+  float *out = (float *)map.data;
+  CudafftStatus status = cudafft_istft_push(self->istft, frames_data, frames, out);
+  if (status == CUDAFFT_STATUS_OK && ends)
+    status = cudafft_istft_drain(self->istft, out + body * self->info.config.channels);
+  gst_buffer_unmap(buffer, &map);
+  if (status != CUDAFFT_STATUS_OK) {
+    gst_buffer_unref(buffer);
+    gst_cuda_base_filter_post_error(GST_CUDA_BASE_FILTER(self), status, "cudafft_istft_push");
+    return GST_FLOW_ERROR;
+  }
+  self->run.samples += body;
+  const GstFlowReturn ret = push_samples(self, buffer, samples, end_clip);
+  if (ends)
+    gst_cuda_run_reset(&self->run);
+  return ret;
+}
+
+/* Ends the run without knowing its padding (no clipping end came): all of the tail goes out. */
+static GstFlowReturn
+drain(GstCudaIfft *self)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+  if (self->run.active && self->istft)
+    ret = synthesise(self, NULL, 0, TRUE, 0);
+  if (self->istft)
+    cudafft_istft_reset(self->istft);
+  gst_cuda_run_reset(&self->run);
+  self->to_skip = 0;
+  return ret;
+}
+
+static GstFlowReturn
+gst_cuda_ifft_generate_output(GstBaseTransform *trans, GstBuffer **outbuf)
+{
+  GstCudaIfft *self = GST_CUDA_IFFT(trans);
+  GstBuffer *inbuf = trans->queued_buf;
+  trans->queued_buf = NULL;
+  *outbuf = NULL; /* everything goes out through push_samples, in order with the drains */
+  if (!inbuf)
+    return GST_FLOW_OK;
+
+  GstFlowReturn ret = GST_FLOW_OK;
+  if (self->run.active && !gst_cuda_run_continues(&self->run, inbuf, self->info.config.hop / 2))
+    ret = drain(self);
+  GstAudioClippingMeta *clip = gst_buffer_get_audio_clipping_meta(inbuf);
+  const gboolean clip_samples = clip && clip->format == GST_FORMAT_DEFAULT;
+  if (ret == GST_FLOW_OK && !self->run.active) {
+    gst_cuda_run_start(&self->run, inbuf, trans->segment.start, self->info.rate);
+    self->to_skip = clip_samples ? clip->start : 0;
+  }
+  const gsize frame_bytes = gst_cuda_fft_frame_bytes(&self->info);
+  GstMapInfo map;
+  if (ret == GST_FLOW_OK && gst_buffer_map(inbuf, &map, GST_MAP_READ)) {
+    if (map.size % frame_bytes != 0) {
+      GST_ELEMENT_ERROR(
+          self, STREAM, FORMAT,
+          ("A buffer of %zu bytes does not hold whole frames of %zu bytes.", map.size, frame_bytes),
+          (NULL));
+      ret = GST_FLOW_ERROR;
+    } else {
+      const gboolean ends = clip_samples && clip->end > 0;
+      ret = synthesise(self, (const float *)map.data, map.size / frame_bytes, ends,
+                       ends ? clip->end : 0);
+    }
+    gst_buffer_unmap(inbuf, &map);
+  } else if (ret == GST_FLOW_OK) {
+    GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot read an input buffer."), (NULL));
+    ret = GST_FLOW_ERROR;
+  }
+  gst_buffer_unref(inbuf);
+  return ret;
+}
+
+static gboolean
+gst_cuda_ifft_sink_event(GstBaseTransform *trans, GstEvent *event)
+{
+  GstCudaIfft *self = GST_CUDA_IFFT(trans);
+  switch (GST_EVENT_TYPE(event)) {
+  case GST_EVENT_CAPS:
+  case GST_EVENT_EOS:
+    drain(self); /* the old run's samples go out before new caps or EOS */
+    break;
+  case GST_EVENT_SEGMENT: {
+    const GstSegment *segment;
+    gst_event_parse_segment(event, &segment);
+    if (segment->format != GST_FORMAT_TIME) {
+      GST_ELEMENT_ERROR(
+          self, STREAM, FORMAT,
+          ("cudaifft needs a TIME segment, got a %s one.", gst_format_get_name(segment->format)),
+          (NULL));
+      gst_event_unref(event);
+      return FALSE;
+    }
+    drain(self);
+    break;
+  }
+  case GST_EVENT_FLUSH_STOP:
+    if (self->istft)
+      cudafft_istft_reset(self->istft);
+    gst_cuda_run_reset(&self->run);
+    self->to_skip = 0;
+    break;
+  default:
+    break;
+  }
+  return GST_BASE_TRANSFORM_CLASS(gst_cuda_ifft_parent_class)->sink_event(trans, event);
+}
+
+static gboolean
+gst_cuda_ifft_query(GstBaseTransform *trans, GstPadDirection direction, GstQuery *query)
+{
+  GstCudaIfft *self = GST_CUDA_IFFT(trans);
+  if (direction == GST_PAD_SRC && GST_QUERY_TYPE(query) == GST_QUERY_LATENCY) {
+    if (!gst_pad_peer_query(GST_BASE_TRANSFORM_SINK_PAD(trans), query))
+      return FALSE;
+    gboolean live;
+    GstClockTime min, max;
+    gst_query_parse_latency(query, &live, &min, &max);
+    /* A sample is complete when the last frame holding it has come. */
+    const GstClockTime ours =
+        self->info.rate > 0
+            ? gst_util_uint64_scale_int_round(tail_samples(self), GST_SECOND, self->info.rate)
+            : 0;
+    gst_query_set_latency(query, live, min + ours, GST_CLOCK_TIME_IS_VALID(max) ? max + ours : max);
+    return TRUE;
+  }
+  return GST_BASE_TRANSFORM_CLASS(gst_cuda_ifft_parent_class)->query(trans, direction, query);
+}
+
+static void
+gst_cuda_ifft_close(GstCudaBaseFilter *filter)
+{
+  close_engine(GST_CUDA_IFFT(filter));
+}
+
+static gboolean
+gst_cuda_ifft_start(GstBaseTransform *trans)
+{
+  GstCudaIfft *self = GST_CUDA_IFFT(trans);
+  gst_cuda_run_reset(&self->run);
+  memset(&self->info, 0, sizeof self->info);
+  self->to_skip = 0;
+  return TRUE;
+}
+
+static void
+gst_cuda_ifft_finalize(GObject *object)
+{
+  close_engine(GST_CUDA_IFFT(object));
+  G_OBJECT_CLASS(gst_cuda_ifft_parent_class)->finalize(object);
+}
+
+static void
+gst_cuda_ifft_class_init(GstCudaIfftClass *klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS(klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
+  GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS(klass);
+
+  gobject_class->finalize = gst_cuda_ifft_finalize;
+  gst_element_class_add_static_pad_template(element_class, &sink_template);
+  gst_element_class_add_static_pad_template(element_class, &src_template);
+  gst_element_class_set_static_metadata(
+      element_class, "CUDA inverse short-time Fourier transform", "Filter/Converter/Audio",
+      "Turns complex audio/x-fft frames (as cudafft makes them) back into audio on an NVIDIA GPU "
+      "(or the CPU): inverse FFT, synthesis window and weighted overlap-add, normalised so that "
+      "cudafft ! cudaifft gives back the input's samples and timestamps. Window and hop pairs "
+      "that cannot be inverted accurately (the overlapping windows' squares adding up to less "
+      "than 1% of their peak somewhere, e.g. hann at hop = fft-size) are refused",
+      "gst-cudafft developers");
+
+  trans_class->passthrough_on_same_caps = FALSE;
+  trans_class->start = GST_DEBUG_FUNCPTR(gst_cuda_ifft_start);
+  trans_class->transform_caps = GST_DEBUG_FUNCPTR(gst_cuda_ifft_transform_caps);
+  trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_cuda_ifft_set_caps);
+  trans_class->generate_output = GST_DEBUG_FUNCPTR(gst_cuda_ifft_generate_output);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_cuda_ifft_sink_event);
+  trans_class->query = GST_DEBUG_FUNCPTR(gst_cuda_ifft_query);
+  GST_CUDA_BASE_FILTER_CLASS(klass)->close = gst_cuda_ifft_close;
+}
+
+static void
+gst_cuda_ifft_init(GstCudaIfft *self)
+{
+  gst_cuda_run_reset(&self->run);
+}

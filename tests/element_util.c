@@ -1,0 +1,857 @@
+/* element_util.c: see element_util.h. */
+#include "element_util.h"
+
+#include <fftw3.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+const char *eu_backend = "cpu";
+static uint64_t run_seed;
+
+/* Setup ------------------------------------------------------------------------------------- */
+
+/* Whether cudafft_cuda_device_count() > 0, asked in a child process: check forks every test (the
+ * default CK_FORK=yes), and a process that has initialised the CUDA runtime cannot use it in a
+ * forked child (cudaErrorInitializationError), so this process must not touch CUDA itself. */
+static gboolean
+cuda_device_present(void)
+{
+  fflush(NULL);
+  const pid_t pid = fork();
+  if (pid < 0)
+    return cudafft_cuda_device_count() > 0; /* cannot fork: check will not fork either */
+  if (pid == 0)
+    _exit(cudafft_cuda_device_count() > 0 ? 0 : 1);
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid)
+    return FALSE;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+void
+eu_init(int *argc, char ***argv)
+{
+  const char *backend = *argc >= 2 ? (*argv)[1] : NULL;
+  if (!backend || (strcmp(backend, "cpu") != 0 && strcmp(backend, "cuda") != 0)) {
+    fprintf(stderr, "usage: %s cpu|cuda\n", (*argv)[0]);
+    exit(2);
+  }
+  eu_backend = strcmp(backend, "cpu") == 0 ? "cpu" : "cuda";
+  if (strcmp(eu_backend, "cuda") == 0 && !cuda_device_present()) {
+    /* Every test of the program runs on the CUDA backend: with no device all of them would be
+     * skipped, which is the program's skip. */
+    printf("SKIP: no CUDA device (cudafft_cuda_device_count() == 0): %s\n",
+           cudafft_has_cuda_backend()
+               ? "the CUDA backend is built in but finds no usable device or driver"
+               : "this build has no CUDA backend (configured without nvcc)");
+    fflush(stdout);
+    exit(EU_EXIT_SKIP);
+  }
+  /* Leaves argv[1] where it is: gst_check_init only removes the options it knows. */
+  gst_check_init(argc, argv);
+
+  const char *env = g_getenv("CUDAFFT_TEST_SEED");
+  if (env && *env) {
+    char *end;
+    run_seed = g_ascii_strtoull(env, &end, 0);
+    if (*end != '\0') {
+      fprintf(stderr, "CUDAFFT_TEST_SEED=%s is not a number\n", env);
+      exit(2);
+    }
+  } else {
+    FILE *urandom = fopen("/dev/urandom", "rb");
+    if (!urandom || fread(&run_seed, sizeof run_seed, 1, urandom) != 1)
+      run_seed = (uint64_t)g_get_real_time() ^ ((uint64_t)g_get_monotonic_time() << 20);
+    if (urandom)
+      fclose(urandom);
+  }
+  printf("backend: %s\nseed: 0x%016" PRIx64 " (CUDAFFT_TEST_SEED=0x%016" PRIx64
+         " reproduces this run)\n",
+         eu_backend, run_seed, run_seed);
+  fflush(stdout);
+}
+
+int
+eu_run(Suite *suite, const char *name)
+{
+  const double t0 = g_get_monotonic_time() * 1e-6;
+  int failed = gst_check_run_suite(suite, name, __FILE__);
+  printf("%s (%s): %s in %.1f s\n", name, eu_backend, failed ? "FAILED" : "passed",
+         g_get_monotonic_time() * 1e-6 - t0);
+  fflush(stdout);
+  return failed ? 1 : 0;
+}
+
+/* Random numbers (splitmix64) ------------------------------------------------------------------ */
+
+uint64_t
+eu_seed(void)
+{
+  return run_seed;
+}
+
+void
+eu_rng_init(EuRng *rng, const char *label_format, ...)
+{
+  va_list args;
+  va_start(args, label_format);
+  gchar *label = g_strdup_vprintf(label_format, args);
+  va_end(args);
+  uint64_t h = 0xcbf29ce484222325u;
+  for (const char *p = label; *p; p++)
+    h = (h ^ (unsigned char)*p) * 0x100000001b3u;
+  g_free(label);
+  rng->state = run_seed ^ h;
+}
+
+uint64_t
+eu_rng_u64(EuRng *rng)
+{
+  uint64_t z = (rng->state += 0x9e3779b97f4a7c15u);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+  return z ^ (z >> 31);
+}
+
+double
+eu_rng_uniform(EuRng *rng)
+{
+  return (double)(eu_rng_u64(rng) >> 40) * (2.0 / 16777216.0) - 1.0;
+}
+
+guint
+eu_rng_range(EuRng *rng, guint lo, guint hi)
+{
+  return lo + (guint)(eu_rng_u64(rng) % ((uint64_t)hi - lo + 1));
+}
+
+/* Signals ------------------------------------------------------------------------------------ */
+
+const char *
+eu_format_name(EuFormat format)
+{
+  static const char *const names[EU_FORMAT_COUNT] = {"S16LE", "S32LE", "F32LE", "F64LE"};
+  return (unsigned)format < EU_FORMAT_COUNT ? names[format] : "(bad format)";
+}
+
+gsize
+eu_format_bytes(EuFormat format)
+{
+  static const gsize bytes[EU_FORMAT_COUNT] = {2, 4, 4, 8};
+  return bytes[format];
+}
+
+void
+eu_signal_random(EuSignal *signal, EuRng *rng, EuFormat format, guint channels, guint rate,
+                 gsize samples)
+{
+  const gsize count = samples * channels;
+  signal->format = format;
+  signal->channels = channels;
+  signal->rate = rate;
+  signal->samples = samples;
+  signal->raw = g_malloc(count * eu_format_bytes(format) + 1);
+  signal->values = g_malloc(count * sizeof(double) + 1);
+  for (gsize i = 0; i < count; i++) {
+    const uint64_t r = eu_rng_u64(rng);
+    switch (format) {
+    case EU_S16: {
+      const int16_t v = (int16_t)(uint16_t)(r >> 48);
+      memcpy(signal->raw + 2 * i, &v, 2);
+      signal->values[i] = v / 32768.0;
+      break;
+    }
+    case EU_S32: {
+      const int32_t v = (int32_t)(uint32_t)(r >> 32);
+      memcpy(signal->raw + 4 * i, &v, 4);
+      signal->values[i] = v / 2147483648.0;
+      break;
+    }
+    case EU_F32: {
+      const float v = (float)((double)(r >> 40) * (2.0 / 16777216.0) - 1.0);
+      memcpy(signal->raw + 4 * i, &v, 4);
+      signal->values[i] = v;
+      break;
+    }
+    default: {
+      /* 53 random bits: more than the element's float arithmetic keeps. */
+      const double v = (double)(r >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+      memcpy(signal->raw + 8 * i, &v, 8);
+      signal->values[i] = v;
+      break;
+    }
+    }
+  }
+}
+
+void
+eu_signal_slice(EuSignal *slice, const EuSignal *signal, gsize first, gsize count)
+{
+  const gsize frame_bytes = eu_format_bytes(signal->format) * signal->channels;
+  *slice = *signal;
+  slice->samples = count;
+  slice->raw = g_memdup2(signal->raw + first * frame_bytes, count * frame_bytes + 1);
+  slice->values = g_memdup2(signal->values + first * signal->channels,
+                            count * signal->channels * sizeof(double) + 1);
+}
+
+void
+eu_signal_clear(EuSignal *signal)
+{
+  g_free(signal->raw);
+  g_free(signal->values);
+  memset(signal, 0, sizeof *signal);
+}
+
+GstCaps *
+eu_raw_caps(EuFormat format, guint rate, guint channels)
+{
+  GstCaps *caps = gst_caps_new_simple(
+      "audio/x-raw", "format", G_TYPE_STRING, eu_format_name(format), "layout", G_TYPE_STRING,
+      "interleaved", "rate", G_TYPE_INT, (int)rate, "channels", G_TYPE_INT, (int)channels, NULL);
+  if (channels > 2)
+    gst_caps_set_simple(
+        caps, "channel-mask", GST_TYPE_BITMASK,
+        channels <= 8 ? gst_audio_channel_get_fallback_mask((gint)channels) : (guint64)0, NULL);
+  return caps;
+}
+
+/* Harness ------------------------------------------------------------------------------------ */
+
+GstHarness *
+eu_harness_new(const char *format, ...)
+{
+  va_list args;
+  va_start(args, format);
+  gchar *line = g_strdup_vprintf(format, args);
+  va_end(args);
+  /* gst_harness_new_parse() asserts on a parse failure; check first for a readable failure. */
+  GError *error = NULL;
+  GstElement *probe = gst_parse_bin_from_description(line, FALSE, &error);
+  fail_unless(probe != NULL && error == NULL, "cannot make \"%s\": %s (GST_PLUGIN_PATH=%s)", line,
+              error ? error->message : "?", g_getenv("GST_PLUGIN_PATH"));
+  gst_object_unref(probe);
+  GstHarness *h = gst_harness_new_parse(line);
+  fail_unless(h != NULL, "gst_harness_new_parse(\"%s\") failed", line);
+  g_free(line);
+  return h;
+}
+
+GstElement *
+eu_harness_element(GstHarness *h, const char *name)
+{
+  GstElement *e = gst_harness_find_element(h, name);
+  if (!e && GST_IS_BIN(h->element))
+    e = gst_bin_get_by_name(GST_BIN(h->element), name);
+  fail_unless(e != NULL, "no element named %s in the harness", name);
+  return e;
+}
+
+GstBus *
+eu_harness_bus(GstHarness *h)
+{
+  GstBus *bus = gst_bus_new();
+  gst_element_set_bus(h->element, bus);
+  return bus;
+}
+
+gboolean
+eu_bus_pop_error(GstBus *bus, GError **error, gchar **text)
+{
+  GstMessage *msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+  if (!msg)
+    return FALSE;
+  GError *err = NULL;
+  gchar *debug = NULL;
+  gst_message_parse_error(msg, &err, &debug);
+  if (text)
+    *text = g_strdup_printf("%s | %s", err ? err->message : "", debug ? debug : "");
+  if (error)
+    *error = err;
+  else
+    g_clear_error(&err);
+  g_free(debug);
+  gst_message_unref(msg);
+  return TRUE;
+}
+
+GstClockTime
+eu_sample_time(GstClockTime start, guint64 s, guint rate)
+{
+  return start + gst_util_uint64_scale_round(s, GST_SECOND, rate);
+}
+
+GstBuffer *
+eu_signal_buffer(const EuSignal *signal, gsize first, gsize count, GstClockTime start)
+{
+  const gsize frame_bytes = eu_format_bytes(signal->format) * signal->channels;
+  GstBuffer *buf = gst_buffer_new_memdup(signal->raw + first * frame_bytes, count * frame_bytes);
+  if (GST_CLOCK_TIME_IS_VALID(start)) {
+    GST_BUFFER_PTS(buf) = eu_sample_time(start, first, signal->rate);
+    GST_BUFFER_DURATION(buf) =
+        eu_sample_time(start, first + count, signal->rate) - GST_BUFFER_PTS(buf);
+  }
+  GST_BUFFER_OFFSET(buf) = first;
+  GST_BUFFER_OFFSET_END(buf) = first + count;
+  return buf;
+}
+
+void
+eu_pull_all(GstHarness *h, GPtrArray *out)
+{
+  GstBuffer *buf;
+  while ((buf = gst_harness_try_pull(h)) != NULL) {
+    if (out)
+      g_ptr_array_add(out, buf);
+    else
+      gst_buffer_unref(buf);
+  }
+}
+
+void
+eu_push_signal(GstHarness *h, const EuSignal *signal, gsize first, gsize count, gsize chunk,
+               GstClockTime start, GPtrArray *out)
+{
+  for (gsize done = 0; done < count;) {
+    const gsize n = MIN(chunk, count - done);
+    GstFlowReturn flow = gst_harness_push(h, eu_signal_buffer(signal, first + done, n, start));
+    fail_unless_equals_int_hex(flow, GST_FLOW_OK);
+    if (flow != GST_FLOW_OK)
+      return;
+    if (out)
+      eu_pull_all(h, out);
+    done += n;
+  }
+}
+
+void
+eu_push_eos(GstHarness *h, GPtrArray *out)
+{
+  fail_unless(gst_harness_push_event(h, gst_event_new_eos()), "EOS was refused");
+  if (out)
+    eu_pull_all(h, out);
+}
+
+/* The cudafft contract ---------------------------------------------------------------------- */
+
+const char *
+eu_window_nick(CudafftWindow window)
+{
+  static const char *const nicks[CUDAFFT_WINDOW_COUNT_] = {"rectangular", "hann", "hamming",
+                                                           "blackman", "blackman-harris"};
+  return (unsigned)window < CUDAFFT_WINDOW_COUNT_ ? nicks[window] : "(bad window)";
+}
+
+const char *
+eu_representation_nick(CudafftRepresentation representation)
+{
+  static const char *const nicks[CUDAFFT_REPRESENTATION_COUNT_] = {"complex", "magnitude", "power",
+                                                                   "db"};
+  return (unsigned)representation < CUDAFFT_REPRESENTATION_COUNT_ ? nicks[representation]
+                                                                  : "(bad representation)";
+}
+
+guint
+eu_bins(guint fft_size)
+{
+  return fft_size / 2 + 1;
+}
+
+gsize
+eu_frame_floats(const EuFft *fft, guint channels)
+{
+  return (gsize)channels * eu_bins(fft->fft_size) *
+         (fft->representation == CUDAFFT_REPRESENTATION_COMPLEX ? 2 : 1);
+}
+
+guint
+eu_lead(const EuFft *fft)
+{
+  return fft->fft_size - fft->hop;
+}
+
+gsize
+eu_frames_drained(const EuFft *fft, gsize samples)
+{
+  return samples == 0 ? 0 : (samples - 1 + eu_lead(fft)) / fft->hop + 1;
+}
+
+gsize
+eu_frames_complete(const EuFft *fft, gsize samples)
+{
+  return samples / fft->hop;
+}
+
+gsize
+eu_tail_zeros(const EuFft *fft, gsize samples)
+{
+  const gsize frames = eu_frames_drained(fft, samples);
+  return frames == 0 ? 0 : (frames - 1) * fft->hop + fft->fft_size - eu_lead(fft) - samples;
+}
+
+double *
+eu_reference_frames(const EuFft *fft, const double *values, guint channels, gsize samples,
+                    gsize frames)
+{
+  const guint n = fft->fft_size, bins = eu_bins(n), lead = eu_lead(fft);
+  double *window = fftw_malloc(n * sizeof(double));
+  double *in = fftw_malloc(n * sizeof(double));
+  fftw_complex *out = fftw_malloc(bins * sizeof(fftw_complex));
+  double *ref = g_malloc((frames * channels * bins * 2 + 1) * sizeof(double));
+  fftw_plan plan = fftw_plan_dft_r2c_1d((int)n, in, out, FFTW_ESTIMATE);
+  for (guint i = 0; i < n; i++)
+    window[i] = cudafft_window_value(fft->window, n, i);
+  for (gsize f = 0; f < frames; f++)
+    for (guint c = 0; c < channels; c++) {
+      for (guint i = 0; i < n; i++) {
+        /* position on the run's zero-padded timeline */
+        const int64_t s = (int64_t)(f * fft->hop + i) - lead;
+        const double x = s >= 0 && (gsize)s < samples ? values[(gsize)s * channels + c] : 0.0;
+        in[i] = window[i] * x;
+      }
+      fftw_execute(plan);
+      double *dst = ref + ((f * channels + c) * bins) * 2;
+      for (guint k = 0; k < bins; k++) {
+        dst[2 * k] = out[k][0];
+        dst[2 * k + 1] = out[k][1];
+      }
+    }
+  fftw_destroy_plan(plan);
+  fftw_free(window);
+  fftw_free(in);
+  fftw_free(out);
+  return ref;
+}
+
+gboolean
+eu_compare_frames(const EuFft *fft, guint channels, const float *got, const double *ref,
+                  gsize frames, double *error, GString *why)
+{
+  const gsize values = frames * channels * eu_bins(fft->fft_size);
+  double err2 = 0.0, ref2 = 0.0, worst_db = 0.0, max_power = 0.0;
+  gsize nonfinite = 0, first_nonfinite = 0, worst_at = 0;
+  for (gsize v = 0; v < values; v++) {
+    const double p = ref[2 * v] * ref[2 * v] + ref[2 * v + 1] * ref[2 * v + 1];
+    max_power = MAX(max_power, p);
+  }
+  for (gsize v = 0; v < values; v++) {
+    const double re = ref[2 * v], im = ref[2 * v + 1];
+    const double power = re * re + im * im;
+    switch (fft->representation) {
+    case CUDAFFT_REPRESENTATION_COMPLEX: {
+      const double gr = got[2 * v], gi = got[2 * v + 1];
+      if (!isfinite(gr) || !isfinite(gi)) {
+        if (nonfinite++ == 0)
+          first_nonfinite = v;
+      }
+      err2 += (gr - re) * (gr - re) + (gi - im) * (gi - im);
+      ref2 += power;
+      break;
+    }
+    case CUDAFFT_REPRESENTATION_MAGNITUDE:
+    case CUDAFFT_REPRESENTATION_POWER: {
+      const double r =
+          fft->representation == CUDAFFT_REPRESENTATION_MAGNITUDE ? sqrt(power) : power;
+      const double g = got[v];
+      if (!isfinite(g)) {
+        if (nonfinite++ == 0)
+          first_nonfinite = v;
+      }
+      err2 += (g - r) * (g - r);
+      ref2 += r * r;
+      break;
+    }
+    default: {
+      const double g = got[v];
+      if (!isfinite(g)) {
+        if (nonfinite++ == 0)
+          first_nonfinite = v;
+        break;
+      }
+      if (power > EU_DB_FLOOR * max_power) {
+        const double r = 10.0 * log10(MAX(power, 1e-20));
+        if (fabs(g - r) > worst_db) {
+          worst_db = fabs(g - r);
+          worst_at = v;
+        }
+      } else if (g < -200.0 - 1e-3 || g > 10.0 * log10(MAX(max_power, 1e-20) * 1e-6)) {
+        /* Below the floor only the range is checked: float rounding alone puts such bins
+         * anywhere from -200 dB to well under the bins that are compared. */
+        if (worst_db < INFINITY) {
+          g_string_append_printf(why,
+                                 "db value %zu = %g dB is out of range for a bin at %g dB (max "
+                                 "%g dB); ",
+                                 v, g, 10.0 * log10(MAX(power, 1e-20)), 10.0 * log10(max_power));
+          worst_db = INFINITY;
+          worst_at = v;
+        }
+      }
+      break;
+    }
+    }
+  }
+  const gsize bins = eu_bins(fft->fft_size);
+  if (nonfinite) {
+    g_string_append_printf(why, "%zu non-finite values, first at frame %zu channel %zu bin %zu",
+                           nonfinite, first_nonfinite / (channels * bins),
+                           first_nonfinite / bins % channels, first_nonfinite % bins);
+    if (error)
+      *error = INFINITY;
+    return FALSE;
+  }
+  if (fft->representation == CUDAFFT_REPRESENTATION_DB) {
+    if (error)
+      *error = worst_db;
+    if (worst_db > EU_DB_TOLERANCE) {
+      const double r = 10.0 * log10(MAX(ref[2 * worst_at] * ref[2 * worst_at] +
+                                            ref[2 * worst_at + 1] * ref[2 * worst_at + 1],
+                                        1e-20));
+      g_string_append_printf(why,
+                             "db off by %.3g dB (tolerance %g) at frame %zu channel %zu bin %zu: "
+                             "got %.6g, expected %.6g",
+                             worst_db, EU_DB_TOLERANCE, worst_at / (channels * bins),
+                             worst_at / bins % channels, worst_at % bins, got[worst_at], r);
+      return FALSE;
+    }
+    return TRUE;
+  }
+  /* float32 rounds at 6e-8; the windowing, the FFT's log2(n) stages and (for integer input) the
+   * conversion add up to well under 1e-6 on random input: 3e-6 is the contract's bound. Power is
+   * the square of the magnitude, so its relative error is twice as large. */
+  const double tolerance = fft->representation == CUDAFFT_REPRESENTATION_POWER
+                               ? 2 * EU_FRAME_TOLERANCE
+                               : EU_FRAME_TOLERANCE;
+  const double rel = ref2 > 0.0 ? sqrt(err2 / ref2) : sqrt(err2);
+  if (error)
+    *error = rel;
+  if (!(rel <= tolerance)) {
+    /* name the worst frame, to tell a framing error (whole frames off) from arithmetic */
+    gsize worst_frame = 0;
+    double worst = -1.0;
+    const gsize per_frame = channels * bins;
+    for (gsize f = 0; f < frames; f++) {
+      double e = 0.0;
+      for (gsize v = f * per_frame; v < (f + 1) * per_frame; v++) {
+        const double re = ref[2 * v], im = ref[2 * v + 1];
+        double d;
+        if (fft->representation == CUDAFFT_REPRESENTATION_COMPLEX)
+          d = (got[2 * v] - re) * (got[2 * v] - re) + (got[2 * v + 1] - im) * (got[2 * v + 1] - im);
+        else {
+          const double p = re * re + im * im;
+          const double r = fft->representation == CUDAFFT_REPRESENTATION_MAGNITUDE ? sqrt(p) : p;
+          d = (got[v] - r) * (got[v] - r);
+        }
+        e += d;
+      }
+      if (e > worst) {
+        worst = e;
+        worst_frame = f;
+      }
+    }
+    const gsize v0 = worst_frame * per_frame;
+    g_string_append_printf(why,
+                           "relative L2 error %.3g > %g over %zu frames; worst frame %zu, "
+                           "bins 0..2 of channel 0:",
+                           rel, tolerance, frames, worst_frame);
+    for (gsize v = v0; v < v0 + 3; v++) {
+      if (fft->representation == CUDAFFT_REPRESENTATION_COMPLEX)
+        g_string_append_printf(why, " got %g%+gi", got[2 * v], got[2 * v + 1]);
+      else
+        g_string_append_printf(why, " got %g", got[v]);
+      g_string_append_printf(why, " (spectrum %g%+gi)", ref[2 * v], ref[2 * v + 1]);
+    }
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static GstAudioClippingMeta *
+clipping_meta(GstBuffer *buf)
+{
+  return gst_buffer_get_audio_clipping_meta(buf);
+}
+
+gboolean
+eu_check_fft_runs(GPtrArray *bufs, guint *index, const EuFft *fft, guint channels, guint rate,
+                  const EuRun *runs, guint n_runs, GString *why)
+{
+  const gsize frame_bytes = eu_frame_floats(fft, channels) * sizeof(float);
+  for (guint r = 0; r < n_runs; r++) {
+    const EuRun *run = &runs[r];
+    const gsize frames =
+        run->drained ? eu_frames_drained(fft, run->samples) : eu_frames_complete(fft, run->samples);
+    double *ref = eu_reference_frames(fft, run->values, channels, run->samples, frames);
+    gsize next = 0;
+    gboolean ok = TRUE;
+    while (ok && next < frames) {
+      if (*index >= bufs->len) {
+        g_string_append_printf(why, "run %u: only %zu of its %zu frames came out", r, next, frames);
+        ok = FALSE;
+        break;
+      }
+      GstBuffer *buf = g_ptr_array_index(bufs, *index);
+      const gsize size = gst_buffer_get_size(buf);
+      const gboolean first = next == 0;
+      gchar *where =
+          g_strdup_printf("run %u, output buffer %u (frame %zu of %zu)", r, *index, next, frames);
+      if (size == 0 || size % frame_bytes != 0) {
+        g_string_append_printf(why, "%s: %zu bytes is not a whole number of %zu-byte frames", where,
+                               size, frame_bytes);
+        ok = FALSE;
+      }
+      const gsize count = size / frame_bytes;
+      if (ok && next + count > frames) {
+        g_string_append_printf(why, "%s: %zu frames, more than the %zu expected", where,
+                               next + count, frames);
+        ok = FALSE;
+      }
+      const gboolean last = next + count == frames;
+      if (ok && (GST_BUFFER_OFFSET(buf) != next || GST_BUFFER_OFFSET_END(buf) != next + count)) {
+        g_string_append_printf(
+            why,
+            "%s: OFFSET %" G_GUINT64_FORMAT " OFFSET_END %" G_GUINT64_FORMAT ", expected %zu %zu",
+            where, GST_BUFFER_OFFSET(buf), GST_BUFFER_OFFSET_END(buf), next, next + count);
+        ok = FALSE;
+      }
+      const GstClockTime pts = eu_sample_time(run->start, (guint64)next * fft->hop, rate);
+      const GstClockTime end = eu_sample_time(run->start, (guint64)(next + count) * fft->hop, rate);
+      if (ok && (GST_BUFFER_PTS(buf) != pts || GST_BUFFER_DURATION(buf) != end - pts)) {
+        g_string_append_printf(why,
+                               "%s: PTS %" GST_TIME_FORMAT " duration %" GST_TIME_FORMAT
+                               ", expected %" GST_TIME_FORMAT " %" GST_TIME_FORMAT,
+                               where, GST_TIME_ARGS(GST_BUFFER_PTS(buf)),
+                               GST_TIME_ARGS(GST_BUFFER_DURATION(buf)), GST_TIME_ARGS(pts),
+                               GST_TIME_ARGS(end - pts));
+        ok = FALSE;
+      }
+      if (ok && (GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_DISCONT) != first)) {
+        g_string_append_printf(why, "%s: DISCONT is %s", where, first ? "not set" : "set");
+        ok = FALSE;
+      }
+      if (ok) {
+        GstAudioClippingMeta *meta = clipping_meta(buf);
+        const guint64 want_start = first ? eu_lead(fft) : 0;
+        const guint64 want_end = last && run->drained ? eu_tail_zeros(fft, run->samples) : 0;
+        if (!meta) {
+          if (want_start || want_end) {
+            g_string_append_printf(why,
+                                   "%s: no GstAudioClippingMeta (expected start %" G_GUINT64_FORMAT
+                                   " end %" G_GUINT64_FORMAT ")",
+                                   where, want_start, want_end);
+            ok = FALSE;
+          }
+        } else if (meta->format != GST_FORMAT_DEFAULT || meta->start != want_start ||
+                   meta->end != want_end) {
+          g_string_append_printf(
+              why,
+              "%s: clipping meta %s start %" G_GUINT64_FORMAT " end %" G_GUINT64_FORMAT
+              ", expected default start %" G_GUINT64_FORMAT " end %" G_GUINT64_FORMAT,
+              where, gst_format_get_name(meta->format), meta->start, meta->end, want_start,
+              want_end);
+          ok = FALSE;
+        }
+      }
+      if (ok) {
+        GstMapInfo map;
+        fail_unless(gst_buffer_map(buf, &map, GST_MAP_READ));
+        GString *detail = g_string_new(NULL);
+        if (!eu_compare_frames(fft, channels, (const float *)map.data,
+                               ref + next * channels * eu_bins(fft->fft_size) * 2, count, NULL,
+                               detail)) {
+          g_string_append_printf(why, "%s: values: %s", where, detail->str);
+          ok = FALSE;
+        }
+        g_string_free(detail, TRUE);
+        gst_buffer_unmap(buf, &map);
+      }
+      g_free(where);
+      next += count;
+      (*index)++;
+    }
+    g_free(ref);
+    if (!ok)
+      return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean
+eu_check_roundtrip(GPtrArray *bufs, const EuSignal *input, GstClockTime start, double *error,
+                   GString *why)
+{
+  const gsize first = 0;
+  return eu_check_roundtrip_runs(bufs, input, &first, &start, 1, error, why);
+}
+
+gboolean
+eu_check_roundtrip_runs(GPtrArray *bufs, const EuSignal *input, const gsize *first,
+                        const GstClockTime *start, guint n_runs, double *error, GString *why)
+{
+  const guint channels = input->channels;
+  const gsize total = input->samples;
+  gsize s = 0;
+  double err2 = 0.0, ref2 = 0.0;
+  gsize nonfinite = 0;
+  for (guint b = 0; b < bufs->len; b++) {
+    GstBuffer *buf = g_ptr_array_index(bufs, b);
+    const gsize size = gst_buffer_get_size(buf);
+    if (size % (channels * sizeof(float)) != 0) {
+      g_string_append_printf(why,
+                             "output buffer %u: %zu bytes is not whole F32 frames of %u "
+                             "channels",
+                             b, size, channels);
+      return FALSE;
+    }
+    const gsize count = size / (channels * sizeof(float));
+    if (count == 0)
+      continue;
+    guint r = 0;
+    while (r + 1 < n_runs && first[r + 1] <= s)
+      r++;
+    if (r + 1 < n_runs && s + count > first[r + 1]) {
+      g_string_append_printf(why,
+                             "output buffer %u (samples %zu..%zu) straddles the start of run "
+                             "%u at sample %zu",
+                             b, s, s + count, r + 1, first[r + 1]);
+      return FALSE;
+    }
+    const GstClockTime pts = eu_sample_time(start[r], s - first[r], input->rate);
+    const GstClockTime end = eu_sample_time(start[r], s + count - first[r], input->rate);
+    if (GST_BUFFER_PTS(buf) != pts || GST_BUFFER_DURATION(buf) != end - pts) {
+      g_string_append_printf(
+          why,
+          "output buffer %u (samples %zu..%zu): PTS %" GST_TIME_FORMAT " duration %" GST_TIME_FORMAT
+          ", expected %" GST_TIME_FORMAT " %" GST_TIME_FORMAT,
+          b, s, s + count, GST_TIME_ARGS(GST_BUFFER_PTS(buf)),
+          GST_TIME_ARGS(GST_BUFFER_DURATION(buf)), GST_TIME_ARGS(pts), GST_TIME_ARGS(end - pts));
+      return FALSE;
+    }
+    if (s + count > total) {
+      g_string_append_printf(why,
+                             "output has more than the %zu input samples (buffer %u ends at "
+                             "%zu)",
+                             total, b, s + count);
+      return FALSE;
+    }
+    GstMapInfo map;
+    fail_unless(gst_buffer_map(buf, &map, GST_MAP_READ));
+    const float *got = (const float *)map.data;
+    for (gsize i = 0; i < count * channels; i++) {
+      const double want = input->values[s * channels + i];
+      if (!isfinite(got[i]))
+        nonfinite++;
+      err2 += (got[i] - want) * (got[i] - want);
+      ref2 += want * want;
+    }
+    gst_buffer_unmap(buf, &map);
+    s += count;
+  }
+  if (s != total) {
+    g_string_append_printf(why, "%zu samples came out of %zu put in", s, total);
+    return FALSE;
+  }
+  const double rel = ref2 > 0.0 ? sqrt(err2 / ref2) : sqrt(err2);
+  if (error)
+    *error = rel;
+  if (nonfinite) {
+    g_string_append_printf(why, "%zu non-finite output samples", nonfinite);
+    return FALSE;
+  }
+  /* The analysis and the synthesis each round to float (6e-8) through a window, two FFTs and the
+   * overlap-add normalisation (which the hop/window pairs the element accepts keep within 100x):
+   * 1e-5 is the contract's bound. */
+  if (!(rel <= EU_ROUNDTRIP_TOLERANCE)) {
+    /* where is it wrong: first sample off by more than 1e-3 */
+    gsize bad = 0;
+    gboolean found = FALSE;
+    gsize off = 0;
+    for (guint b = 0; b < bufs->len && !found; b++) {
+      GstBuffer *buf = g_ptr_array_index(bufs, b);
+      GstMapInfo map;
+      gst_buffer_map(buf, &map, GST_MAP_READ);
+      const float *got = (const float *)map.data;
+      const gsize count = map.size / sizeof(float);
+      for (gsize i = 0; i < count; i++)
+        if (fabs(got[i] - input->values[off + i]) > 1e-3) {
+          bad = off + i;
+          found = TRUE;
+          break;
+        }
+      off += count;
+      gst_buffer_unmap(buf, &map);
+    }
+    g_string_append_printf(why, "relative L2 error %.3g > %g", rel, EU_ROUNDTRIP_TOLERANCE);
+    if (found)
+      g_string_append_printf(why, "; first sample off by > 1e-3: sample %zu channel %zu",
+                             bad / channels, bad % channels);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static void
+check_template(GstElementFactory *factory, const char *name, GstPadDirection direction,
+               const char *media)
+{
+  const GList *l = gst_element_factory_get_static_pad_templates(factory);
+  GstStaticPadTemplate *found = NULL;
+  for (; l; l = l->next) {
+    GstStaticPadTemplate *t = l->data;
+    if (strcmp(t->name_template, name) == 0)
+      found = t;
+  }
+  fail_unless(found != NULL, "%s has no \"%s\" pad template", GST_OBJECT_NAME(factory), name);
+  fail_unless_equals_int(found->direction, direction);
+  fail_unless_equals_int(found->presence, GST_PAD_ALWAYS);
+  GstCaps *caps = gst_static_caps_get(&found->static_caps);
+  gboolean has = FALSE;
+  for (guint i = 0; i < gst_caps_get_size(caps); i++)
+    has |= gst_structure_has_name(gst_caps_get_structure(caps, i), media);
+  gchar *text = gst_caps_to_string(caps);
+  fail_unless(has, "%s's \"%s\" template caps %s do not include %s", GST_OBJECT_NAME(factory), name,
+              text, media);
+  g_free(text);
+  gst_caps_unref(caps);
+}
+
+void
+eu_check_element_metadata(const char *factory_name, const char *sink_media, const char *src_media)
+{
+  GstElementFactory *factory = gst_element_factory_find(factory_name);
+  fail_unless(factory != NULL, "no element factory %s (GST_PLUGIN_PATH=%s)", factory_name,
+              g_getenv("GST_PLUGIN_PATH"));
+  static const char *const keys[] = {GST_ELEMENT_METADATA_LONGNAME, GST_ELEMENT_METADATA_KLASS,
+                                     GST_ELEMENT_METADATA_DESCRIPTION, GST_ELEMENT_METADATA_AUTHOR};
+  for (guint i = 0; i < G_N_ELEMENTS(keys); i++) {
+    const gchar *value = gst_element_factory_get_metadata(factory, keys[i]);
+    fail_unless(value != NULL && *value != '\0', "%s: metadata %s is empty", factory_name, keys[i]);
+  }
+  const gchar *klass = gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS);
+  fail_unless(strstr(klass, "Audio") != NULL, "%s: klass \"%s\" does not say Audio", factory_name,
+              klass);
+  check_template(factory, "sink", GST_PAD_SINK, sink_media);
+  check_template(factory, "src", GST_PAD_SRC, src_media);
+
+  GstElement *element = gst_element_factory_create(factory, NULL);
+  fail_unless(element != NULL, "cannot create %s", factory_name);
+  guint n = 0;
+  GParamSpec **specs = g_object_class_list_properties(G_OBJECT_GET_CLASS(element), &n);
+  for (guint i = 0; i < n; i++) {
+    const gchar *blurb = g_param_spec_get_blurb(specs[i]);
+    fail_unless(blurb != NULL && *blurb != '\0', "%s: property %s has no blurb", factory_name,
+                specs[i]->name);
+    fail_unless(g_param_spec_get_nick(specs[i]) != NULL, "%s: property %s has no nick",
+                factory_name, specs[i]->name);
+  }
+  g_free(specs);
+  fail_unless(g_object_class_find_property(G_OBJECT_GET_CLASS(element), "backend") != NULL);
+  fail_unless(g_object_class_find_property(G_OBJECT_GET_CLASS(element), "cuda-device-id") != NULL);
+  gst_object_unref(element);
+  gst_object_unref(factory);
+}

@@ -1,0 +1,721 @@
+/* test_cudafft_element.c: the cudafft element against its contract, through GstHarness, on the
+ * backend named by argv[1] (cpu|cuda): metadata and properties, caps, frame values against FFTW in
+ * double precision, framing, timestamps, offsets, flags and clipping meta, EOS, flushes,
+ * discontinuities, bad segments and settings, NaN isolation, latency. One behaviour per test;
+ * tables of formats, channels, windows, representations, sizes and buffer sizes. */
+#include "element_util.h"
+
+#include <math.h>
+#include <string.h>
+
+#define RATE 48000
+
+static GstHarness *
+fft_harness(const EuFft *fft, guint hop_property)
+{
+  return eu_harness_new("cudafft name=fft backend=%s fft-size=%u hop=%u window=%s "
+                        "representation=%s",
+                        eu_backend, fft->fft_size, hop_property, eu_window_nick(fft->window),
+                        eu_representation_nick(fft->representation));
+}
+
+static const char *
+enum_nick(GObject *object, const char *property)
+{
+  GValue value = G_VALUE_INIT;
+  GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(object), property);
+  fail_unless(spec != NULL, "no property %s", property);
+  fail_unless(G_IS_PARAM_SPEC_ENUM(spec), "property %s is not an enum", property);
+  g_value_init(&value, spec->value_type);
+  g_object_get_property(object, property, &value);
+  GEnumClass *klass = g_type_class_ref(spec->value_type);
+  GEnumValue *v = g_enum_get_value(klass, g_value_get_enum(&value));
+  const char *nick = v ? v->value_nick : "(none)";
+  g_type_class_unref(klass);
+  g_value_unset(&value);
+  return nick;
+}
+
+/* Pushes a whole signal in chunks, EOS, and checks the output as one drained run. */
+static void
+check_one_run(const EuFft *fft, guint hop_property, const EuSignal *signal, gsize chunk,
+              GstClockTime start, const char *row)
+{
+  GstHarness *h = fft_harness(fft, hop_property);
+  gst_harness_set_src_caps(h, eu_raw_caps(signal->format, signal->rate, signal->channels));
+  GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
+  eu_push_signal(h, signal, 0, signal->samples, chunk, start, out);
+  eu_push_eos(h, out);
+  GString *why = g_string_new(NULL);
+  guint index = 0;
+  const EuRun run = {signal->values, signal->samples, GST_CLOCK_TIME_IS_VALID(start) ? start : 0,
+                     TRUE};
+  gboolean ok = eu_check_fft_runs(out, &index, fft, signal->channels, signal->rate, &run, 1, why);
+  fail_unless(ok, "%s: %s", row, why->str);
+  fail_unless(index == out->len, "%s: %u output buffers after the last frame", row,
+              out->len - index);
+  g_string_free(why, TRUE);
+  g_ptr_array_unref(out);
+  gst_harness_teardown(h);
+}
+
+/* Metadata and properties ------------------------------------------------------------------ */
+
+GST_START_TEST(test_metadata)
+{
+  eu_check_element_metadata("cudafft", "audio/x-raw", "audio/x-fft");
+}
+GST_END_TEST;
+
+GST_START_TEST(test_property_defaults)
+{
+  GstElement *e = gst_element_factory_make("cudafft", NULL);
+  fail_unless(e != NULL, "cannot make cudafft (GST_PLUGIN_PATH=%s)", g_getenv("GST_PLUGIN_PATH"));
+  guint fft_size = 0, hop = 99;
+  gint device = 0;
+  g_object_get(e, "fft-size", &fft_size, "hop", &hop, "cuda-device-id", &device, NULL);
+  fail_unless_equals_int(fft_size, 4096);
+  fail_unless_equals_int(hop, 0);
+  fail_unless_equals_int(device, -1);
+  fail_unless_equals_string(enum_nick(G_OBJECT(e), "window"), "hann");
+  fail_unless_equals_string(enum_nick(G_OBJECT(e), "representation"), "complex");
+  fail_unless_equals_string(enum_nick(G_OBJECT(e), "backend"), "auto");
+
+  /* The enums' nicks are the contract's names, all of them and no others. */
+  static const struct {
+    const char *property;
+    const char *nicks[6];
+  } enums[] = {
+      {"window", {"rectangular", "hann", "hamming", "blackman", "blackman-harris", NULL}},
+      {"representation", {"complex", "magnitude", "power", "db", NULL}},
+      {"backend", {"auto", "cuda", "cpu", NULL}},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(enums); i++) {
+    GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(e), enums[i].property);
+    fail_unless(spec != NULL && G_IS_PARAM_SPEC_ENUM(spec));
+    GEnumClass *klass = G_PARAM_SPEC_ENUM(spec)->enum_class;
+    guint n = 0;
+    for (; enums[i].nicks[n]; n++) {
+      fail_unless(g_enum_get_value_by_nick(klass, enums[i].nicks[n]) != NULL, "%s has no value %s",
+                  enums[i].property, enums[i].nicks[n]);
+      gst_util_set_object_arg(G_OBJECT(e), enums[i].property, enums[i].nicks[n]);
+      fail_unless_equals_string(enum_nick(G_OBJECT(e), enums[i].property), enums[i].nicks[n]);
+    }
+    fail_unless_equals_int(klass->n_values, n);
+  }
+  GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(e), "fft-size");
+  fail_unless(G_IS_PARAM_SPEC_UINT(spec));
+  fail_unless_equals_int(G_PARAM_SPEC_UINT(spec)->minimum, 256);
+  fail_unless_equals_int(G_PARAM_SPEC_UINT(spec)->maximum, 16384);
+  spec = g_object_class_find_property(G_OBJECT_GET_CLASS(e), "hop");
+  fail_unless(G_IS_PARAM_SPEC_UINT(spec));
+  fail_unless_equals_int(G_PARAM_SPEC_UINT(spec)->minimum, 0);
+  fail_unless_equals_int(G_PARAM_SPEC_UINT(spec)->maximum, 16384);
+  spec = g_object_class_find_property(G_OBJECT_GET_CLASS(e), "cuda-device-id");
+  fail_unless(G_IS_PARAM_SPEC_INT(spec));
+  gst_object_unref(e);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_fft_size_not_power_of_two_refused)
+{
+  GstElement *e = gst_element_factory_make("cudafft", NULL);
+  fail_unless(e != NULL);
+  guint fft_size = 0;
+  /* gst-check fails the test on any g_warning or g_critical: the refusal must be quiet. */
+  g_object_set(e, "fft-size", 1000, NULL);
+  g_object_get(e, "fft-size", &fft_size, NULL);
+  fail_unless_equals_int(fft_size, 4096);
+  g_object_set(e, "fft-size", 8192, NULL);
+  g_object_get(e, "fft-size", &fft_size, NULL);
+  fail_unless_equals_int(fft_size, 8192);
+  g_object_set(e, "fft-size", 12288, NULL);
+  g_object_get(e, "fft-size", &fft_size, NULL);
+  fail_unless_equals_int(fft_size, 8192);
+  gst_object_unref(e);
+}
+GST_END_TEST;
+
+/* Caps ------------------------------------------------------------------------------------- */
+
+static const struct {
+  guint fft_size, hop_property;
+  CudafftRepresentation representation;
+  CudafftWindow window;
+  guint channels;
+} caps_rows[] = {
+    {256, 0, CUDAFFT_REPRESENTATION_COMPLEX, CUDAFFT_WINDOW_HANN, 1},
+    {1024, 256, CUDAFFT_REPRESENTATION_MAGNITUDE, CUDAFFT_WINDOW_RECTANGULAR, 2},
+    {4096, 0, CUDAFFT_REPRESENTATION_POWER, CUDAFFT_WINDOW_BLACKMAN, 3},
+    {16384, 4096, CUDAFFT_REPRESENTATION_DB, CUDAFFT_WINDOW_BLACKMAN_HARRIS, 8},
+    {512, 512, CUDAFFT_REPRESENTATION_COMPLEX, CUDAFFT_WINDOW_HAMMING, 2},
+    {2048, 1000, CUDAFFT_REPRESENTATION_DB, CUDAFFT_WINDOW_HANN, 1},
+};
+
+GST_START_TEST(test_caps_and_bins)
+{
+  const guint i = __i__;
+  const EuFft fft = {caps_rows[i].fft_size,
+                     caps_rows[i].hop_property ? caps_rows[i].hop_property
+                                               : caps_rows[i].fft_size / 2,
+                     caps_rows[i].window, caps_rows[i].representation};
+  const guint channels = caps_rows[i].channels;
+  EuRng rng;
+  eu_rng_init(&rng, "caps %u", i);
+  EuSignal signal;
+  eu_signal_random(&signal, &rng, EU_F32, channels, 44100, fft.fft_size);
+  GstHarness *h = fft_harness(&fft, caps_rows[i].hop_property);
+  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, 44100, channels));
+  GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
+  eu_push_signal(h, &signal, 0, signal.samples, signal.samples, 0, out);
+  fail_unless(out->len > 0, "no frame after fft-size samples");
+
+  GstCaps *caps = gst_pad_get_current_caps(h->sinkpad);
+  fail_unless(caps != NULL && gst_caps_is_fixed(caps));
+  gchar *text = gst_caps_to_string(caps);
+  GstStructure *s = gst_caps_get_structure(caps, 0);
+  gint v;
+  fail_unless(gst_structure_has_name(s, "audio/x-fft"), "caps %s", text);
+  fail_unless_equals_string(gst_structure_get_string(s, "format"), "F32LE");
+  fail_unless_equals_string(gst_structure_get_string(s, "representation"),
+                            eu_representation_nick(fft.representation));
+  fail_unless_equals_string(gst_structure_get_string(s, "window"), eu_window_nick(fft.window));
+  fail_unless(gst_structure_get_int(s, "fft-size", &v) && v == (gint)fft.fft_size, "caps %s", text);
+  fail_unless(gst_structure_get_int(s, "hop", &v) && v == (gint)fft.hop, "caps %s (hop %u)", text,
+              fft.hop);
+  fail_unless(gst_structure_get_int(s, "bins", &v) && v == (gint)eu_bins(fft.fft_size), "caps %s",
+              text);
+  fail_unless(gst_structure_get_int(s, "rate", &v) && v == 44100, "caps %s", text);
+  fail_unless(gst_structure_get_int(s, "channels", &v) && v == (gint)channels, "caps %s", text);
+  gsize bytes = 0;
+  for (guint b = 0; b < out->len; b++)
+    bytes += gst_buffer_get_size(g_ptr_array_index(out, b));
+  fail_unless_equals_uint64(bytes, eu_frames_complete(&fft, fft.fft_size) *
+                                       eu_frame_floats(&fft, channels) * sizeof(float));
+  g_free(text);
+  gst_caps_unref(caps);
+  g_ptr_array_unref(out);
+  gst_harness_teardown(h);
+  eu_signal_clear(&signal);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_too_many_channels_refused)
+{
+  const EuFft fft = {256, 128, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_COMPLEX};
+  GstHarness *h = fft_harness(&fft, 0);
+  gst_harness_set_src_caps(h, eu_raw_caps(EU_S16, RATE, 1025));
+  GstBuffer *buf = gst_buffer_new_allocate(NULL, 1025 * 2 * 300, NULL);
+  gst_buffer_memset(buf, 0, 0, 1025 * 2 * 300);
+  GST_BUFFER_PTS(buf) = 0;
+  const GstFlowReturn flow = gst_harness_push(h, buf);
+  fail_unless(flow == GST_FLOW_NOT_NEGOTIATED, "1025 channels: push returned %s",
+              gst_flow_get_name(flow));
+  fail_unless_equals_int(gst_harness_buffers_received(h), 0);
+  gst_harness_teardown(h);
+}
+GST_END_TEST;
+
+/* Frame values ----------------------------------------------------------------------------- */
+
+static const struct {
+  EuFormat format;
+  guint channels;
+  CudafftWindow window;
+  CudafftRepresentation representation;
+  guint fft_size, hop; /* hop 0: the property left at 0 (fft_size / 2) */
+  gsize chunk, samples;
+} value_rows[] = {
+    {EU_S16, 1, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_COMPLEX, 1024, 0, 1000, 5003},
+    {EU_S32, 2, CUDAFFT_WINDOW_HAMMING, CUDAFFT_REPRESENTATION_MAGNITUDE, 512, 128, 17, 3001},
+    {EU_F32, 3, CUDAFFT_WINDOW_BLACKMAN, CUDAFFT_REPRESENTATION_POWER, 2048, 1024, 4096, 20000},
+    {EU_F64, 8, CUDAFFT_WINDOW_BLACKMAN_HARRIS, CUDAFFT_REPRESENTATION_DB, 256, 64, 1, 1500},
+    {EU_F32, 1, CUDAFFT_WINDOW_RECTANGULAR, CUDAFFT_REPRESENTATION_COMPLEX, 16384, 8192, 100000,
+     150000},
+    {EU_S16, 8, CUDAFFT_WINDOW_RECTANGULAR, CUDAFFT_REPRESENTATION_MAGNITUDE, 4096, 1000, 4096,
+     30000},
+    {EU_F64, 2, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_COMPLEX, 8192, 2048, 100000, 100000},
+    {EU_S32, 3, CUDAFFT_WINDOW_BLACKMAN_HARRIS, CUDAFFT_REPRESENTATION_DB, 1024, 256, 17, 4000},
+    {EU_F32, 2, CUDAFFT_WINDOW_HAMMING, CUDAFFT_REPRESENTATION_POWER, 256, 256, 1000, 7000},
+    {EU_S16, 3, CUDAFFT_WINDOW_BLACKMAN, CUDAFFT_REPRESENTATION_DB, 4096, 3000, 1, 9000},
+    {EU_F64, 1, CUDAFFT_WINDOW_HAMMING, CUDAFFT_REPRESENTATION_MAGNITUDE, 16384, 0, 4096, 40000},
+    {EU_S32, 8, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_POWER, 2048, 512, 1000, 12000},
+    {EU_F32, 8, CUDAFFT_WINDOW_BLACKMAN_HARRIS, CUDAFFT_REPRESENTATION_COMPLEX, 512, 384, 100000,
+     100000},
+    /* the most channels the caps allow */
+    {EU_S16, 1024, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_COMPLEX, 256, 0, 1000, 1500},
+};
+
+GST_START_TEST(test_frame_values)
+{
+  const guint i = __i__;
+  const EuFft fft = {value_rows[i].fft_size,
+                     value_rows[i].hop ? value_rows[i].hop : value_rows[i].fft_size / 2,
+                     value_rows[i].window, value_rows[i].representation};
+  gchar *row =
+      g_strdup_printf("%s %u ch, %s, %s, fft-size %u hop %u, %zu samples in buffers of "
+                      "%zu",
+                      eu_format_name(value_rows[i].format), value_rows[i].channels,
+                      eu_window_nick(fft.window), eu_representation_nick(fft.representation),
+                      fft.fft_size, fft.hop, value_rows[i].samples, value_rows[i].chunk);
+  EuRng rng;
+  eu_rng_init(&rng, "values %u", i);
+  EuSignal signal;
+  eu_signal_random(&signal, &rng, value_rows[i].format, value_rows[i].channels, RATE,
+                   value_rows[i].samples);
+  check_one_run(&fft, value_rows[i].hop, &signal, value_rows[i].chunk, 0, row);
+  eu_signal_clear(&signal);
+  g_free(row);
+}
+GST_END_TEST;
+
+/* Framing and timestamps ------------------------------------------------------------------- */
+
+GST_START_TEST(test_frames_pushed_when_complete)
+{
+  const EuFft fft = {1024, 256, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_COMPLEX};
+  EuRng rng;
+  eu_rng_init(&rng, "as soon as complete");
+  EuSignal signal;
+  eu_signal_random(&signal, &rng, EU_F32, 2, RATE, 20000);
+  GstHarness *h = fft_harness(&fft, fft.hop);
+  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, 2));
+  GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
+  const gsize frame_bytes = eu_frame_floats(&fft, 2) * sizeof(float);
+  gsize pushed = 0, bytes = 0;
+  guint seen = 0;
+  while (pushed < signal.samples) {
+    const gsize want = eu_rng_range(&rng, 1, 700); /* (not inside MIN: it would draw twice) */
+    const gsize n = MIN(want, signal.samples - pushed);
+    eu_push_signal(h, &signal, pushed, n, n, 0, out);
+    pushed += n;
+    for (; seen < out->len; seen++)
+      bytes += gst_buffer_get_size(g_ptr_array_index(out, seen));
+    fail_unless_equals_uint64(bytes / frame_bytes, eu_frames_complete(&fft, pushed));
+  }
+  eu_push_eos(h, out);
+  GString *why = g_string_new(NULL);
+  guint index = 0;
+  const EuRun run = {signal.values, signal.samples, 0, TRUE};
+  fail_unless(eu_check_fft_runs(out, &index, &fft, 2, RATE, &run, 1, why), "%s", why->str);
+  fail_unless_equals_int(index, out->len);
+  g_string_free(why, TRUE);
+  g_ptr_array_unref(out);
+  gst_harness_teardown(h);
+  eu_signal_clear(&signal);
+}
+GST_END_TEST;
+
+/* Run starts and rates where sample times do not fall on whole nanoseconds. */
+static const struct {
+  guint rate, fft_size, hop;
+  GstClockTime start; /* NONE: untimestamped input, the run starts at the segment start */
+  GstClockTime segment_start;
+  gsize chunk, samples;
+} time_rows[] = {
+    {44100, 1024, 441, 0, 0, 1000, 20000},
+    {48000, 4096, 1000, 3 * GST_SECOND + 123456789, 0, 17, 9000},
+    {22050, 256, 100, GST_CLOCK_TIME_NONE, 0, 999, 5000},
+    {96000, 2048, 768, GST_CLOCK_TIME_NONE, 2 * GST_SECOND, 4096, 20000},
+    {8000, 512, 512, 7 * GST_MSECOND, 0, 100000, 100000},
+    {11025, 16384, 4000, 1, 0, 4096, 40000},
+};
+
+GST_START_TEST(test_timestamps_offsets_flags_clipping)
+{
+  const guint i = __i__;
+  const EuFft fft = {time_rows[i].fft_size, time_rows[i].hop, CUDAFFT_WINDOW_HANN,
+                     CUDAFFT_REPRESENTATION_MAGNITUDE};
+  EuRng rng;
+  eu_rng_init(&rng, "time %u", i);
+  EuSignal signal;
+  eu_signal_random(&signal, &rng, EU_S16, 2, time_rows[i].rate, time_rows[i].samples);
+  GstHarness *h = fft_harness(&fft, fft.hop);
+  gst_harness_set_src_caps(h, eu_raw_caps(EU_S16, time_rows[i].rate, 2));
+  if (time_rows[i].segment_start) {
+    GstSegment segment;
+    gst_segment_init(&segment, GST_FORMAT_TIME);
+    segment.start = segment.time = segment.position = time_rows[i].segment_start;
+    fail_unless(gst_harness_push_event(h, gst_event_new_segment(&segment)));
+  }
+  GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
+  eu_push_signal(h, &signal, 0, signal.samples, time_rows[i].chunk, time_rows[i].start, out);
+  eu_push_eos(h, out);
+  const GstClockTime start =
+      GST_CLOCK_TIME_IS_VALID(time_rows[i].start) ? time_rows[i].start : time_rows[i].segment_start;
+  GString *why = g_string_new(NULL);
+  guint index = 0;
+  const EuRun run = {signal.values, signal.samples, start, TRUE};
+  fail_unless(eu_check_fft_runs(out, &index, &fft, 2, time_rows[i].rate, &run, 1, why),
+              "rate %u fft-size %u hop %u start %" GST_TIME_FORMAT ": %s", time_rows[i].rate,
+              fft.fft_size, fft.hop, GST_TIME_ARGS(start), why->str);
+  fail_unless_equals_int(index, out->len);
+  g_string_free(why, TRUE);
+  g_ptr_array_unref(out);
+  gst_harness_teardown(h);
+  eu_signal_clear(&signal);
+}
+GST_END_TEST;
+
+/* Frame counts at EOS around the edges: nothing, one sample, a hop either side, hop == fft-size. */
+static const struct {
+  guint fft_size, hop;
+  gint samples; /* < 0: -k means k hops plus the row's offset */
+  gint offset;
+} eos_rows[] = {
+    {512, 128, 0, 0},      {512, 128, 1, 0},      {512, 128, 127, 0},   {512, 128, 128, 0},
+    {512, 128, 129, 0},    {512, 128, 512, 0},    {512, 128, 1543, 0},  {256, 256, 1, 0},
+    {256, 256, 256, 0},    {256, 256, 257, 0},    {1024, 1000, 999, 0}, {1024, 1000, 2001, 0},
+    {4096, 2048, 4095, 0}, {4096, 2048, 4097, 0},
+};
+
+GST_START_TEST(test_eos_drains)
+{
+  const guint i = __i__;
+  const EuFft fft = {eos_rows[i].fft_size, eos_rows[i].hop, CUDAFFT_WINDOW_BLACKMAN,
+                     CUDAFFT_REPRESENTATION_COMPLEX};
+  EuRng rng;
+  eu_rng_init(&rng, "eos %u", i);
+  EuSignal signal;
+  eu_signal_random(&signal, &rng, EU_F32, 1, RATE, (gsize)eos_rows[i].samples);
+  GstHarness *h = fft_harness(&fft, fft.hop);
+  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, 1));
+  GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
+  eu_push_signal(h, &signal, 0, signal.samples, signal.samples ? signal.samples : 1, 0, out);
+  eu_push_eos(h, out);
+  gsize frames = 0;
+  for (guint b = 0; b < out->len; b++)
+    frames +=
+        gst_buffer_get_size(g_ptr_array_index(out, b)) / (eu_frame_floats(&fft, 1) * sizeof(float));
+  fail_unless_equals_uint64(frames, eu_frames_drained(&fft, signal.samples));
+  GString *why = g_string_new(NULL);
+  guint index = 0;
+  const EuRun run = {signal.values, signal.samples, 0, TRUE};
+  fail_unless(eu_check_fft_runs(out, &index, &fft, 1, RATE, &run, 1, why), "%zu samples: %s",
+              signal.samples, why->str);
+  /* EOS goes on downstream after the frames */
+  gboolean eos = FALSE;
+  GstEvent *event;
+  while ((event = gst_harness_try_pull_event(h)) != NULL) {
+    eos |= GST_EVENT_TYPE(event) == GST_EVENT_EOS;
+    gst_event_unref(event);
+  }
+  fail_unless(eos, "EOS was not forwarded");
+  g_string_free(why, TRUE);
+  g_ptr_array_unref(out);
+  gst_harness_teardown(h);
+  eu_signal_clear(&signal);
+}
+GST_END_TEST;
+
+/* Events ----------------------------------------------------------------------------------- */
+
+GST_START_TEST(test_flush_discards_pending)
+{
+  const EuFft fft = {1024, 256, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_COMPLEX};
+  EuRng rng;
+  eu_rng_init(&rng, "flush");
+  EuSignal a, b;
+  eu_signal_random(&a, &rng, EU_F32, 2, RATE, 3000); /* 3000 is not a multiple of the hop */
+  eu_signal_random(&b, &rng, EU_F32, 2, RATE, 5000);
+  GstHarness *h = fft_harness(&fft, fft.hop);
+  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, 2));
+  GPtrArray *before = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
+  GPtrArray *after = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
+  eu_push_signal(h, &a, 0, a.samples, 700, 0, before);
+  fail_unless(gst_harness_push_event(h, gst_event_new_flush_start()));
+  fail_unless(gst_harness_push_event(h, gst_event_new_flush_stop(TRUE)));
+  eu_pull_all(h, before); /* anything pushed while flushing belongs to the old data */
+  GstSegment segment;
+  gst_segment_init(&segment, GST_FORMAT_TIME);
+  fail_unless(gst_harness_push_event(h, gst_event_new_segment(&segment)));
+  const GstClockTime b_start = 10 * GST_SECOND;
+  eu_push_signal(h, &b, 0, b.samples, 500, b_start, after);
+  eu_push_eos(h, after);
+
+  GString *why = g_string_new(NULL);
+  guint index = 0;
+  const EuRun run_a = {a.values, a.samples, 0, FALSE};
+  fail_unless(eu_check_fft_runs(before, &index, &fft, 2, RATE, &run_a, 1, why),
+              "before the flush: %s", why->str);
+  fail_unless_equals_int(index, before->len);
+  /* after the flush: exactly what the post-flush data alone gives */
+  index = 0;
+  const EuRun run_b = {b.values, b.samples, b_start, TRUE};
+  fail_unless(eu_check_fft_runs(after, &index, &fft, 2, RATE, &run_b, 1, why),
+              "after the flush: %s", why->str);
+  fail_unless(index == after->len, "%u buffers too many after the flush", after->len - index);
+  g_string_free(why, TRUE);
+  g_ptr_array_unref(before);
+  g_ptr_array_unref(after);
+  gst_harness_teardown(h);
+  eu_signal_clear(&a);
+  eu_signal_clear(&b);
+}
+GST_END_TEST;
+
+/* A second stretch of input after 3001 samples, in one of three ways. */
+enum { DISCONT_FLAG, TIMESTAMP_GAP, SMALL_JITTER };
+
+static void
+check_second_stretch(int how)
+{
+  const EuFft fft = {1024, 256, CUDAFFT_WINDOW_HAMMING, CUDAFFT_REPRESENTATION_COMPLEX};
+  const guint channels = 3;
+  EuRng rng;
+  eu_rng_init(&rng, "stretch %d", how);
+  EuSignal all, b;
+  eu_signal_random(&all, &rng, EU_S32, channels, RATE, 3001 + 4000);
+  eu_signal_slice(&b, &all, 3001, 4000);
+  GstHarness *h = fft_harness(&fft, fft.hop);
+  gst_harness_set_src_caps(h, eu_raw_caps(EU_S32, RATE, channels));
+  GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
+  eu_push_signal(h, &all, 0, 3001, 1000, 0, out);
+
+  /* Where the second stretch is stamped: on time (DISCONT flag), a hop late (more than half a
+   * hop: a new run), or a quarter hop late (less: the same run). */
+  const GstClockTime on_time = eu_sample_time(0, 3001, RATE);
+  GstClockTime b_start = on_time;
+  if (how == TIMESTAMP_GAP)
+    b_start = on_time + gst_util_uint64_scale_round(fft.hop, GST_SECOND, RATE);
+  else if (how == SMALL_JITTER)
+    b_start = on_time + gst_util_uint64_scale_round(fft.hop / 4, GST_SECOND, RATE);
+  GstBuffer *head = eu_signal_buffer(&b, 0, 500, b_start);
+  if (how == DISCONT_FLAG)
+    GST_BUFFER_FLAG_SET(head, GST_BUFFER_FLAG_DISCONT);
+  fail_unless_equals_int(gst_harness_push(h, head), GST_FLOW_OK);
+  eu_pull_all(h, out);
+  eu_push_signal(h, &b, 500, b.samples - 500, 1000, b_start, out);
+  eu_push_eos(h, out);
+
+  GString *why = g_string_new(NULL);
+  guint index = 0;
+  gboolean ok;
+  if (how == SMALL_JITTER) {
+    const EuRun run = {all.values, all.samples, 0, TRUE};
+    ok = eu_check_fft_runs(out, &index, &fft, channels, RATE, &run, 1, why);
+  } else {
+    const EuRun runs[2] = {{all.values, 3001, 0, TRUE}, {b.values, b.samples, b_start, TRUE}};
+    ok = eu_check_fft_runs(out, &index, &fft, channels, RATE, runs, 2, why);
+  }
+  fail_unless(ok, "%s: %s",
+              how == DISCONT_FLAG    ? "DISCONT flag"
+              : how == TIMESTAMP_GAP ? "timestamp a hop late"
+                                     : "timestamp a quarter hop late",
+              why->str);
+  fail_unless(index == out->len, "%u output buffers too many", out->len - index);
+  g_string_free(why, TRUE);
+  g_ptr_array_unref(out);
+  gst_harness_teardown(h);
+  eu_signal_clear(&all);
+  eu_signal_clear(&b);
+}
+
+GST_START_TEST(test_discont_flag_starts_new_run)
+{
+  check_second_stretch(DISCONT_FLAG);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_timestamp_gap_starts_new_run)
+{
+  check_second_stretch(TIMESTAMP_GAP);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_small_jitter_keeps_run)
+{
+  check_second_stretch(SMALL_JITTER);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_non_time_segment_refused)
+{
+  const EuFft fft = {1024, 512, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_COMPLEX};
+  GstHarness *h = fft_harness(&fft, 0);
+  GstBus *bus = eu_harness_bus(h);
+  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, 1));
+  GstElement *e = eu_harness_element(h, "fft");
+  GstPad *sink = gst_element_get_static_pad(e, "sink");
+  GstSegment segment;
+  gst_segment_init(&segment, GST_FORMAT_BYTES);
+  /* sent to the pad itself: a push of a sticky event reports success whatever the peer says */
+  fail_if(gst_pad_send_event(sink, gst_event_new_segment(&segment)),
+          "a BYTES segment was accepted");
+  GError *error = NULL;
+  gchar *text = NULL;
+  fail_unless(eu_bus_pop_error(bus, &error, &text), "no error message for a BYTES segment");
+  fail_unless(error->domain == GST_CORE_ERROR || error->domain == GST_STREAM_ERROR,
+              "error domain %s", g_quark_to_string(error->domain));
+  fail_unless(error->message && *error->message, "error without a message");
+  g_clear_error(&error);
+  g_free(text);
+  gst_object_unref(sink);
+  gst_object_unref(e);
+  gst_element_set_bus(h->element, NULL);
+  gst_object_unref(bus);
+  gst_harness_teardown(h);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_hop_larger_than_fft_size_fails)
+{
+  GstHarness *h = eu_harness_new("cudafft name=fft backend=%s fft-size=1024 hop=2048", eu_backend);
+  GstBus *bus = eu_harness_bus(h);
+  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, 1));
+  EuRng rng;
+  eu_rng_init(&rng, "hop > fft-size");
+  EuSignal signal;
+  eu_signal_random(&signal, &rng, EU_F32, 1, RATE, 4096);
+  const GstFlowReturn flow = gst_harness_push(h, eu_signal_buffer(&signal, 0, 4096, 0));
+  gchar *text = NULL;
+  const gboolean error = eu_bus_pop_error(bus, NULL, &text);
+  fail_unless(flow < GST_FLOW_OK || error,
+              "hop 2048 > fft-size 1024: the push returned %s and no error was posted",
+              gst_flow_get_name(flow));
+  fail_unless_equals_int(gst_harness_buffers_received(h), 0);
+  g_free(text);
+  gst_element_set_bus(h->element, NULL);
+  gst_object_unref(bus);
+  gst_harness_teardown(h);
+  eu_signal_clear(&signal);
+}
+GST_END_TEST;
+
+/* NaN and Inf ------------------------------------------------------------------------------ */
+
+GST_START_TEST(test_nan_isolation)
+{
+  const EuFft fft = {1024, 256, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_COMPLEX};
+  EuRng rng;
+  eu_rng_init(&rng, "nan");
+  EuSignal signal;
+  eu_signal_random(&signal, &rng, EU_F32, 1, RATE, 9000);
+  const gsize bad[2] = {3000, 6500};
+  const float bad_value[2] = {NAN, INFINITY};
+  for (int j = 0; j < 2; j++) {
+    memcpy(signal.raw + 4 * bad[j], &bad_value[j], 4);
+    signal.values[bad[j]] = bad_value[j];
+  }
+  GstHarness *h = fft_harness(&fft, fft.hop);
+  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, 1));
+  GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
+  eu_push_signal(h, &signal, 0, signal.samples, 1000, 0, out);
+  eu_push_eos(h, out);
+
+  const gsize frames = eu_frames_drained(&fft, signal.samples);
+  const gsize floats = eu_frame_floats(&fft, 1);
+  double *ref = eu_reference_frames(&fft, signal.values, 1, signal.samples, frames);
+  float *got = g_malloc(frames * floats * sizeof(float));
+  gsize have = 0;
+  for (guint b = 0; b < out->len; b++) {
+    GstBuffer *buf = g_ptr_array_index(out, b);
+    const gsize size = gst_buffer_get_size(buf);
+    fail_unless(have + size <= frames * floats * sizeof(float), "more output than %zu frames",
+                frames);
+    gst_buffer_extract(buf, 0, (guint8 *)got + have, size);
+    have += size;
+  }
+  fail_unless_equals_uint64(have, frames * floats * sizeof(float));
+  const guint lead = eu_lead(&fft);
+  gsize nonfinite_frames = 0;
+  for (gsize f = 0; f < frames; f++) {
+    gboolean contains = FALSE;
+    for (int j = 0; j < 2; j++) {
+      const int64_t first = (int64_t)(f * fft.hop) - lead;
+      contains |= (int64_t)bad[j] >= first && (int64_t)bad[j] < first + fft.fft_size;
+    }
+    if (contains) {
+      gsize count = 0;
+      for (gsize v = 0; v < floats; v++)
+        count += !isfinite(got[f * floats + v]);
+      fail_unless(count > 0, "frame %zu contains a NaN or Inf sample but is all finite", f);
+      nonfinite_frames++;
+    } else {
+      GString *why = g_string_new(NULL);
+      fail_unless(eu_compare_frames(&fft, 1, got + f * floats, ref + f * floats, 1, NULL, why),
+                  "frame %zu (no NaN or Inf in it): %s", f, why->str);
+      g_string_free(why, TRUE);
+    }
+  }
+  fail_unless_equals_uint64(nonfinite_frames, 2 * (fft.fft_size / fft.hop));
+  g_free(ref);
+  g_free(got);
+  g_ptr_array_unref(out);
+  gst_harness_teardown(h);
+  eu_signal_clear(&signal);
+}
+GST_END_TEST;
+
+/* Latency ---------------------------------------------------------------------------------- */
+
+static const struct {
+  guint fft_size, hop_property, rate;
+  GstClockTime expected; /* hop / rate */
+} latency_rows[] = {
+    {1024, 256, 32000, 8 * GST_MSECOND},
+    {1024, 0, 32000, 16 * GST_MSECOND},
+    {4096, 441, 44100, 10 * GST_MSECOND},
+    {16384, 16384, 16000, 1024 * GST_MSECOND},
+};
+
+GST_START_TEST(test_latency)
+{
+  const guint i = __i__;
+  const EuFft fft = {latency_rows[i].fft_size, 0, CUDAFFT_WINDOW_HANN,
+                     CUDAFFT_REPRESENTATION_COMPLEX};
+  GstHarness *h = fft_harness(&fft, latency_rows[i].hop_property);
+  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, latency_rows[i].rate, 2));
+  const GstClockTime upstream = 5 * GST_MSECOND;
+  gst_harness_set_upstream_latency(h, upstream);
+  GstQuery *query = gst_query_new_latency();
+  fail_unless(gst_pad_peer_query(h->sinkpad, query), "latency query failed");
+  gboolean live;
+  GstClockTime min, max;
+  gst_query_parse_latency(query, &live, &min, &max);
+  fail_unless(min == upstream + latency_rows[i].expected,
+              "min latency %" GST_TIME_FORMAT ", expected %" GST_TIME_FORMAT
+              " (upstream) + %" GST_TIME_FORMAT,
+              GST_TIME_ARGS(min), GST_TIME_ARGS(upstream), GST_TIME_ARGS(latency_rows[i].expected));
+  /* the harness reports an unlimited upstream maximum, which stays unlimited */
+  fail_unless(max == GST_CLOCK_TIME_NONE, "max latency %" GST_TIME_FORMAT ", expected none",
+              GST_TIME_ARGS(max));
+  fail_unless(live);
+  gst_query_unref(query);
+  gst_harness_teardown(h);
+}
+GST_END_TEST;
+
+static Suite *
+cudafft_suite(void)
+{
+  Suite *s = suite_create("cudafft");
+  TCase *tc = tcase_create("cudafft");
+  tcase_set_timeout(tc, 300);
+  suite_add_tcase(s, tc);
+  tcase_add_test(tc, test_metadata);
+  tcase_add_test(tc, test_property_defaults);
+  tcase_add_test(tc, test_fft_size_not_power_of_two_refused);
+  tcase_add_loop_test(tc, test_caps_and_bins, 0, G_N_ELEMENTS(caps_rows));
+  tcase_add_test(tc, test_too_many_channels_refused);
+  tcase_add_loop_test(tc, test_frame_values, 0, G_N_ELEMENTS(value_rows));
+  tcase_add_test(tc, test_frames_pushed_when_complete);
+  tcase_add_loop_test(tc, test_timestamps_offsets_flags_clipping, 0, G_N_ELEMENTS(time_rows));
+  tcase_add_loop_test(tc, test_eos_drains, 0, G_N_ELEMENTS(eos_rows));
+  tcase_add_test(tc, test_flush_discards_pending);
+  tcase_add_test(tc, test_discont_flag_starts_new_run);
+  tcase_add_test(tc, test_timestamp_gap_starts_new_run);
+  tcase_add_test(tc, test_small_jitter_keeps_run);
+  tcase_add_test(tc, test_non_time_segment_refused);
+  tcase_add_test(tc, test_hop_larger_than_fft_size_fails);
+  tcase_add_test(tc, test_nan_isolation);
+  tcase_add_loop_test(tc, test_latency, 0, G_N_ELEMENTS(latency_rows));
+  return s;
+}
+
+int
+main(int argc, char **argv)
+{
+  eu_init(&argc, &argv);
+  return eu_run(cudafft_suite(), "cudafft_element");
+}

@@ -1,0 +1,487 @@
+/* test_cudaifft_roundtrip.c: cudaifft, and cudafft ! cudaifft as a pair, against the contract, on
+ * the backend named by argv[1] (cpu|cuda): the round trip gives back exactly the input (samples,
+ * count, timestamps) for every fft size, two hops, every window, 1..8 channels and buffer sizes
+ * from 1 to 100000 samples; EOS, flushes and discontinuities; settings changed while playing;
+ * caps cudaifft must refuse; latency; state changes of whole pipelines, two at once. */
+#include "element_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RATE 48000
+
+static GstHarness *
+pair_harness(guint fft_size, guint hop, CudafftWindow window)
+{
+  return eu_harness_new("cudafft name=fft backend=%s fft-size=%u hop=%u window=%s ! "
+                        "cudaifft name=ifft backend=%s",
+                        eu_backend, fft_size, hop, eu_window_nick(window), eu_backend);
+}
+
+static GPtrArray *
+buffer_list(void)
+{
+  return g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
+}
+
+GST_START_TEST(test_metadata)
+{
+  eu_check_element_metadata("cudaifft", "audio/x-fft", "audio/x-raw");
+  GstElement *e = gst_element_factory_make("cudaifft", NULL);
+  fail_unless(e != NULL);
+  /* backend and cuda-device-id only */
+  guint n = 0;
+  GParamSpec **specs = g_object_class_list_properties(G_OBJECT_GET_CLASS(e), &n);
+  /* (those GStreamer's own classes define, such as GstBaseTransform's qos, aside) */
+  for (guint i = 0; i < n; i++)
+    fail_unless(!g_str_has_prefix(g_type_name(specs[i]->owner_type), "GstCuda") ||
+                    strcmp(specs[i]->name, "backend") == 0 ||
+                    strcmp(specs[i]->name, "cuda-device-id") == 0,
+                "cudaifft has an unexpected property %s (of %s)", specs[i]->name,
+                g_type_name(specs[i]->owner_type));
+  g_free(specs);
+  gst_object_unref(e);
+}
+GST_END_TEST;
+
+/* Round trips ------------------------------------------------------------------------------ */
+
+/* Every fft size, hops fft-size/2 and /4, every window: 70 rows. The channels (1..8) and the
+ * input buffer size (1, 17, 1000, 4096, 100000 samples) rotate over the rows; one-sample buffers
+ * only up to fft-size 1024, where the run stays a few thousand pushes long. */
+#define TRIP_ROWS (7 * 2 * CUDAFFT_WINDOW_COUNT_)
+
+typedef struct {
+  guint fft_size, hop;
+  CudafftWindow window;
+  guint channels;
+  gsize chunk, samples;
+} TripRow;
+
+static TripRow
+trip_row(guint i, EuRng *rng)
+{
+  static const gsize chunks[] = {1, 17, 1000, 4096, 100000};
+  TripRow row;
+  row.fft_size = 256u << (i / (2 * CUDAFFT_WINDOW_COUNT_));
+  row.hop = row.fft_size / (i / CUDAFFT_WINDOW_COUNT_ % 2 ? 4 : 2);
+  row.window = (CudafftWindow)(i % CUDAFFT_WINDOW_COUNT_);
+  row.channels = 1 + (i * 3) % 8;
+  row.chunk = chunks[(i + i / CUDAFFT_WINDOW_COUNT_) % G_N_ELEMENTS(chunks)];
+  if (row.chunk == 1 && row.fft_size > 1024)
+    row.chunk = 17;
+  /* a few frames' worth, a random length (not a multiple of the hop) */
+  row.samples = 3 * (gsize)row.fft_size + eu_rng_range(rng, 0, row.fft_size);
+  if (row.chunk == 100000)
+    row.samples = 100000 + eu_rng_range(rng, 0, 2 * row.fft_size);
+  return row;
+}
+
+GST_START_TEST(test_roundtrip)
+{
+  const guint i = __i__;
+  EuRng rng;
+  eu_rng_init(&rng, "trip %u", i);
+  const TripRow row = trip_row(i, &rng);
+  const GstClockTime start = eu_rng_range(&rng, 0, 5000) * GST_MSECOND + eu_rng_range(&rng, 0, 999);
+  EuSignal signal;
+  eu_signal_random(&signal, &rng, EU_F32, row.channels, RATE, row.samples);
+  GstHarness *h = pair_harness(row.fft_size, row.hop, row.window);
+  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, row.channels));
+  GPtrArray *out = buffer_list();
+  eu_push_signal(h, &signal, 0, row.samples, row.chunk, start, out);
+  eu_push_eos(h, out);
+  GString *why = g_string_new(NULL);
+  double error = 0.0;
+  fail_unless(eu_check_roundtrip(out, &signal, start, &error, why),
+              "fft-size %u hop %u %s, %u ch, %zu samples in buffers of %zu, start %" GST_TIME_FORMAT
+              ": %s",
+              row.fft_size, row.hop, eu_window_nick(row.window), row.channels, row.samples,
+              row.chunk, GST_TIME_ARGS(start), why->str);
+  g_string_free(why, TRUE);
+  g_ptr_array_unref(out);
+  gst_harness_teardown(h);
+  eu_signal_clear(&signal);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_output_caps)
+{
+  EuRng rng;
+  eu_rng_init(&rng, "output caps");
+  EuSignal signal;
+  eu_signal_random(&signal, &rng, EU_S32, 3, 22050, 5000);
+  GstHarness *h = pair_harness(512, 128, CUDAFFT_WINDOW_HAMMING);
+  gst_harness_set_src_caps(h, eu_raw_caps(EU_S32, 22050, 3));
+  eu_push_signal(h, &signal, 0, signal.samples, 1000, 0, NULL);
+  GstCaps *caps = gst_pad_get_current_caps(h->sinkpad);
+  fail_unless(caps != NULL, "no caps on the output");
+  GstAudioInfo info;
+  gchar *text = gst_caps_to_string(caps);
+  /* Beyond two channels, raw audio caps carry a channel-mask (0: unpositioned); without one
+   * gst_audio_info_from_caps() refuses them, and so do audioconvert and every audio sink. */
+  fail_unless(gst_audio_info_from_caps(&info, caps),
+              "output caps %s are not valid raw audio (gst_audio_info_from_caps fails: %s)", text,
+              gst_structure_has_field(gst_caps_get_structure(caps, 0), "channel-mask")
+                  ? "?"
+                  : "no channel-mask for 3 channels");
+  fail_unless(GST_AUDIO_INFO_FORMAT(&info) == GST_AUDIO_FORMAT_F32LE &&
+                  GST_AUDIO_INFO_LAYOUT(&info) == GST_AUDIO_LAYOUT_INTERLEAVED &&
+                  GST_AUDIO_INFO_RATE(&info) == 22050 && GST_AUDIO_INFO_CHANNELS(&info) == 3,
+              "output caps %s, expected F32LE interleaved 22050 Hz 3 channels", text);
+  g_free(text);
+  gst_caps_unref(caps);
+  gst_harness_teardown(h);
+  eu_signal_clear(&signal);
+}
+GST_END_TEST;
+
+/* The second stretch of input starts a new run: by a DISCONT flag (0) or a timestamp gap (1). Both
+ * runs come back whole, each with its own timestamps. */
+GST_START_TEST(test_roundtrip_discont)
+{
+  const guint how = __i__;
+  const guint channels = 2;
+  EuRng rng;
+  eu_rng_init(&rng, "trip discont %u", how);
+  EuSignal all, b;
+  eu_signal_random(&all, &rng, EU_F32, channels, RATE, 5001 + 7000);
+  eu_signal_slice(&b, &all, 5001, 7000);
+  GstHarness *h = pair_harness(1024, 256, CUDAFFT_WINDOW_HANN);
+  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, channels));
+  GPtrArray *out = buffer_list();
+  eu_push_signal(h, &all, 0, 5001, 1000, 0, out);
+  GstClockTime b_start = eu_sample_time(0, 5001, RATE);
+  if (how == 1)
+    b_start += 250 * GST_MSECOND;
+  GstBuffer *head = eu_signal_buffer(&b, 0, 1000, b_start);
+  if (how == 0)
+    GST_BUFFER_FLAG_SET(head, GST_BUFFER_FLAG_DISCONT);
+  fail_unless_equals_int(gst_harness_push(h, head), GST_FLOW_OK);
+  eu_push_signal(h, &b, 1000, b.samples - 1000, 1000, b_start, out);
+  eu_push_eos(h, out);
+  const gsize first[2] = {0, 5001};
+  const GstClockTime starts[2] = {0, b_start};
+  GString *why = g_string_new(NULL);
+  fail_unless(eu_check_roundtrip_runs(out, &all, first, starts, 2, NULL, why), "%s: %s",
+              how == 0 ? "DISCONT flag" : "timestamp gap", why->str);
+  g_string_free(why, TRUE);
+  g_ptr_array_unref(out);
+  gst_harness_teardown(h);
+  eu_signal_clear(&b);
+  eu_signal_clear(&all);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_roundtrip_flush)
+{
+  const guint channels = 3;
+  EuRng rng;
+  eu_rng_init(&rng, "trip flush");
+  EuSignal a, b;
+  eu_signal_random(&a, &rng, EU_F32, channels, RATE, 6000);
+  eu_signal_random(&b, &rng, EU_F32, channels, RATE, 9000);
+  GstHarness *h = pair_harness(2048, 512, CUDAFFT_WINDOW_BLACKMAN);
+  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, channels));
+  GPtrArray *before = buffer_list(), *after = buffer_list();
+  eu_push_signal(h, &a, 0, a.samples, 1000, 0, before);
+  fail_unless(gst_harness_push_event(h, gst_event_new_flush_start()));
+  fail_unless(gst_harness_push_event(h, gst_event_new_flush_stop(TRUE)));
+  eu_pull_all(h, before);
+  GstSegment segment;
+  gst_segment_init(&segment, GST_FORMAT_TIME);
+  fail_unless(gst_harness_push_event(h, gst_event_new_segment(&segment)));
+  const GstClockTime b_start = 20 * GST_SECOND;
+  eu_push_signal(h, &b, 0, b.samples, 1000, b_start, after);
+  eu_push_eos(h, after);
+  GString *why = g_string_new(NULL);
+  fail_unless(eu_check_roundtrip(after, &b, b_start, NULL, why), "after the flush: %s", why->str);
+  g_string_free(why, TRUE);
+  g_ptr_array_unref(before);
+  g_ptr_array_unref(after);
+  gst_harness_teardown(h);
+  eu_signal_clear(&a);
+  eu_signal_clear(&b);
+}
+GST_END_TEST;
+
+/* fft-size, hop and window changed between buffers while playing: the output is still the input,
+ * sample for sample and timestamp for timestamp. */
+GST_START_TEST(test_settings_change_while_playing)
+{
+  static const struct {
+    gsize from;
+    const char *fft_size, *hop, *window;
+  } changes[] = {
+      {7000, "4096", "0", "blackman"},
+      {19017, "256", "64", "rectangular"},
+      {24000, "16384", "4096", "blackman-harris"},
+  };
+  const guint channels = 2;
+  EuRng rng;
+  eu_rng_init(&rng, "settings change");
+  EuSignal signal;
+  eu_signal_random(&signal, &rng, EU_F32, channels, RATE, 61000);
+  GstHarness *h = pair_harness(1024, 512, CUDAFFT_WINDOW_HANN);
+  GstElement *fft = eu_harness_element(h, "fft");
+  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, channels));
+  GPtrArray *out = buffer_list();
+  gsize done = 0;
+  for (guint c = 0; c <= G_N_ELEMENTS(changes); c++) {
+    const gsize until = c < G_N_ELEMENTS(changes) ? changes[c].from : signal.samples;
+    eu_push_signal(h, &signal, done, until - done, 1000, 0, out);
+    done = until;
+    if (c < G_N_ELEMENTS(changes)) {
+      gst_util_set_object_arg(G_OBJECT(fft), "fft-size", changes[c].fft_size);
+      gst_util_set_object_arg(G_OBJECT(fft), "hop", changes[c].hop);
+      gst_util_set_object_arg(G_OBJECT(fft), "window", changes[c].window);
+    }
+  }
+  eu_push_eos(h, out);
+  /* each change starts a new run at the buffer after it, stamped from that buffer's PTS */
+  gsize first[G_N_ELEMENTS(changes) + 1] = {0};
+  GstClockTime starts[G_N_ELEMENTS(changes) + 1] = {0};
+  for (guint c = 0; c < G_N_ELEMENTS(changes); c++) {
+    first[c + 1] = changes[c].from;
+    starts[c + 1] = eu_sample_time(0, changes[c].from, RATE);
+  }
+  GString *why = g_string_new(NULL);
+  fail_unless(eu_check_roundtrip_runs(out, &signal, first, starts, G_N_ELEMENTS(first), NULL, why),
+              "%s", why->str);
+  g_string_free(why, TRUE);
+  g_ptr_array_unref(out);
+  gst_object_unref(fft);
+  gst_harness_teardown(h);
+  eu_signal_clear(&signal);
+}
+GST_END_TEST;
+
+/* Caps cudaifft must refuse ---------------------------------------------------------------- */
+
+static const struct {
+  const char *what;
+  const char *representation, *window;
+  guint fft_size, hop, bins;
+  gboolean error_names_values; /* the error message must name fft-size and hop */
+} bad_caps_rows[] = {
+    {"representation magnitude", "magnitude", "hann", 1024, 512, 513, FALSE},
+    {"hann at hop = fft-size", "complex", "hann", 1024, 1024, 513, TRUE},
+    {"blackman-harris at hop = 3/4 fft-size", "complex", "blackman-harris", 1024, 768, 513, TRUE},
+    {"hamming at hop = fft-size", "complex", "hamming", 2048, 2048, 1025, TRUE},
+    {"bins != fft-size/2 + 1", "complex", "hann", 1024, 512, 512, TRUE},
+    {"fft-size not a power of two", "complex", "hann", 1000, 500, 501, TRUE},
+};
+
+GST_START_TEST(test_bad_caps_refused)
+{
+  const guint i = __i__;
+  GstHarness *h = eu_harness_new("cudaifft name=ifft backend=%s", eu_backend);
+  GstBus *bus = eu_harness_bus(h);
+  gchar *caps =
+      g_strdup_printf("audio/x-fft, format=(string)F32LE, representation=(string)%s, "
+                      "fft-size=(int)%u, hop=(int)%u, window=(string)%s, bins=(int)%u, "
+                      "rate=(int)%d, channels=(int)1",
+                      bad_caps_rows[i].representation, bad_caps_rows[i].fft_size,
+                      bad_caps_rows[i].hop, bad_caps_rows[i].window, bad_caps_rows[i].bins, RATE);
+  gst_harness_set_src_caps_str(h, caps);
+  const gsize floats = (gsize)bad_caps_rows[i].bins * 2;
+  GstBuffer *buf = gst_buffer_new_allocate(NULL, floats * sizeof(float), NULL);
+  gst_buffer_memset(buf, 0, 0, floats * sizeof(float));
+  GST_BUFFER_PTS(buf) = 0;
+  GST_BUFFER_OFFSET(buf) = 0;
+  GST_BUFFER_OFFSET_END(buf) = 1;
+  const GstFlowReturn flow = gst_harness_push(h, buf);
+  fail_unless(flow == GST_FLOW_NOT_NEGOTIATED, "%s (%s): push returned %s, expected not-negotiated",
+              bad_caps_rows[i].what, caps, gst_flow_get_name(flow));
+  fail_unless_equals_int(gst_harness_buffers_received(h), 0);
+  if (bad_caps_rows[i].error_names_values) {
+    gchar *text = NULL;
+    fail_unless(eu_bus_pop_error(bus, NULL, &text), "%s: no error message", bad_caps_rows[i].what);
+    gchar *size = g_strdup_printf("%u", bad_caps_rows[i].fft_size);
+    gchar *hop = g_strdup_printf("%u", bad_caps_rows[i].hop);
+    gchar *bins = g_strdup_printf("%u", bad_caps_rows[i].bins);
+    fail_unless(strstr(text, size) && (strstr(text, hop) || strstr(text, bins)),
+                "%s: the error \"%s\" does not name the values (fft-size %s, hop %s / bins %s)",
+                bad_caps_rows[i].what, text, size, hop, bins);
+    g_free(size);
+    g_free(hop);
+    g_free(bins);
+    g_free(text);
+  }
+  g_free(caps);
+  gst_element_set_bus(h->element, NULL);
+  gst_object_unref(bus);
+  gst_harness_teardown(h);
+}
+GST_END_TEST;
+
+/* Latency ---------------------------------------------------------------------------------- */
+
+GST_START_TEST(test_latency)
+{
+  const GstClockTime upstream = 3 * GST_MSECOND;
+  GstHarness *h = eu_harness_new("cudaifft backend=%s", eu_backend);
+  gst_harness_set_src_caps_str(h, "audio/x-fft, format=(string)F32LE, "
+                                  "representation=(string)complex, fft-size=(int)1024, "
+                                  "hop=(int)256, window=(string)hann, bins=(int)513, "
+                                  "rate=(int)32000, channels=(int)2");
+  gst_harness_set_upstream_latency(h, upstream);
+  GstQuery *query = gst_query_new_latency();
+  fail_unless(gst_pad_peer_query(h->sinkpad, query));
+  gboolean live;
+  GstClockTime min, max;
+  gst_query_parse_latency(query, &live, &min, &max);
+  /* (fft-size - hop) / rate = 768 / 32000 */
+  fail_unless(min == upstream + 24 * GST_MSECOND, "cudaifft min latency %" GST_TIME_FORMAT,
+              GST_TIME_ARGS(min));
+  fail_unless(max == GST_CLOCK_TIME_NONE);
+  gst_query_unref(query);
+  gst_harness_teardown(h);
+
+  /* the pair: hop / rate + (fft-size - hop) / rate = fft-size / rate */
+  h = pair_harness(1024, 256, CUDAFFT_WINDOW_HANN);
+  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, 32000, 2));
+  gst_harness_set_upstream_latency(h, upstream);
+  query = gst_query_new_latency();
+  fail_unless(gst_pad_peer_query(h->sinkpad, query));
+  gst_query_parse_latency(query, &live, &min, &max);
+  fail_unless(min == upstream + 32 * GST_MSECOND,
+              "cudafft ! cudaifft min latency %" GST_TIME_FORMAT, GST_TIME_ARGS(min));
+  gst_query_unref(query);
+  gst_harness_teardown(h);
+}
+GST_END_TEST;
+
+/* Pipelines -------------------------------------------------------------------------------- */
+
+/* Plays the pipeline to EOS `cycles` times (NULL -> PLAYING -> EOS -> NULL). Returns NULL or what
+ * went wrong. */
+static gchar *
+cycle_pipeline(const char *description, guint cycles)
+{
+  GError *error = NULL;
+  GstElement *pipeline = gst_parse_launch(description, &error);
+  if (!pipeline || error) {
+    gchar *why =
+        g_strdup_printf("cannot make \"%s\": %s", description, error ? error->message : "?");
+    g_clear_error(&error);
+    if (pipeline)
+      gst_object_unref(pipeline);
+    return why;
+  }
+  GstBus *bus = gst_element_get_bus(pipeline);
+  gchar *why = NULL;
+  for (guint c = 0; c < cycles && !why; c++) {
+    if (gst_element_set_state(pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
+      why = g_strdup_printf("cycle %u: PLAYING failed", c);
+    } else {
+      GstMessage *msg =
+          gst_bus_timed_pop_filtered(bus, 30 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+      if (!msg) {
+        why = g_strdup_printf("cycle %u: no EOS within 30 s", c);
+      } else if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR) {
+        GError *err = NULL;
+        gchar *debug = NULL;
+        gst_message_parse_error(msg, &err, &debug);
+        why = g_strdup_printf("cycle %u: error from %s: %s (%s)", c, GST_MESSAGE_SRC_NAME(msg),
+                              err->message, debug ? debug : "");
+        g_clear_error(&err);
+        g_free(debug);
+      }
+      if (msg)
+        gst_message_unref(msg);
+    }
+    if (gst_element_set_state(pipeline, GST_STATE_NULL) == GST_STATE_CHANGE_FAILURE && !why)
+      why = g_strdup_printf("cycle %u: NULL failed", c);
+  }
+  gst_object_unref(bus);
+  gst_object_unref(pipeline);
+  return why;
+}
+
+static guint
+state_cycles(void)
+{
+  /* 20 by default (CI); CUDAFFT_TEST_STATE_CYCLES=100 for the long run */
+  const char *env = g_getenv("CUDAFFT_TEST_STATE_CYCLES");
+  return env && atoi(env) > 0 ? (guint)atoi(env) : 20;
+}
+
+GST_START_TEST(test_state_cycles)
+{
+  gchar *description = g_strdup_printf("audiotestsrc num-buffers=5 ! cudafft backend=%s ! "
+                                       "cudaifft backend=%s ! fakesink",
+                                       eu_backend, eu_backend);
+  const guint cycles = state_cycles();
+  gchar *why = cycle_pipeline(description, cycles);
+  fail_unless(why == NULL, "%s: %s", description, why);
+  g_free(description);
+}
+GST_END_TEST;
+
+typedef struct {
+  gchar *description;
+  guint cycles;
+  gchar *why;
+} PipelineRun;
+
+static gpointer
+pipeline_thread(gpointer data)
+{
+  PipelineRun *run = data;
+  run->why = cycle_pipeline(run->description, run->cycles);
+  return NULL;
+}
+
+GST_START_TEST(test_two_pipelines_at_once)
+{
+  PipelineRun runs[2];
+  static const char *const settings[2] = {"fft-size=1024 hop=256 window=blackman-harris",
+                                          "fft-size=4096 window=hamming"};
+  GThread *threads[2];
+  for (int p = 0; p < 2; p++) {
+    runs[p].description =
+        g_strdup_printf("audiotestsrc num-buffers=40 wave=white-noise ! "
+                        "audio/x-raw,format=F32LE,channels=%d ! cudafft backend=%s %s ! "
+                        "cudaifft backend=%s ! fakesink sync=false",
+                        p + 1, eu_backend, settings[p], eu_backend);
+    runs[p].cycles = MAX(5u, state_cycles() / 4);
+    runs[p].why = NULL;
+    threads[p] = g_thread_new("pipeline", pipeline_thread, &runs[p]);
+  }
+  for (int p = 0; p < 2; p++)
+    g_thread_join(threads[p]);
+  for (int p = 0; p < 2; p++) {
+    fail_unless(runs[p].why == NULL, "%s: %s", runs[p].description, runs[p].why);
+    g_free(runs[p].description);
+  }
+}
+GST_END_TEST;
+
+static Suite *
+roundtrip_suite(void)
+{
+  Suite *s = suite_create("cudaifft");
+  TCase *tc = tcase_create("cudaifft");
+  tcase_set_timeout(tc, 300);
+  suite_add_tcase(s, tc);
+  tcase_add_test(tc, test_metadata);
+  tcase_add_test(tc, test_output_caps);
+  tcase_add_loop_test(tc, test_roundtrip, 0, TRIP_ROWS);
+  tcase_add_loop_test(tc, test_roundtrip_discont, 0, 2);
+  tcase_add_test(tc, test_roundtrip_flush);
+  tcase_add_test(tc, test_settings_change_while_playing);
+  tcase_add_loop_test(tc, test_bad_caps_refused, 0, G_N_ELEMENTS(bad_caps_rows));
+  tcase_add_test(tc, test_latency);
+  tcase_add_test(tc, test_state_cycles);
+  tcase_add_test(tc, test_two_pipelines_at_once);
+  return s;
+}
+
+int
+main(int argc, char **argv)
+{
+  eu_init(&argc, &argv);
+  return eu_run(roundtrip_suite(), "cudaifft_roundtrip");
+}
