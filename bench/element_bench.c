@@ -182,6 +182,7 @@ int
 main(int argc, char **argv)
 {
   gst_init(&argc, &argv);
+  setvbuf(stdout, NULL, _IOLBF, 0); /* each row as soon as it is measured */
   int runs = 5, channels = 0;
   guint buffer = 0;
   double seconds = 0.0;
