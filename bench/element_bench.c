@@ -98,8 +98,8 @@ run_once(const char *backend, int channels, guint buffer_samples, double seconds
 {
   gchar *desc = g_strdup_printf(
       "appsrc name=src format=time block=true max-bytes=%u caps=audio/x-raw,format=F32LE,"
-      "layout=interleaved,rate=%d,channels=%d ! cudafft name=fft backend=%s fft-size=4096 "
-      "hop=2048 ! fakesink sync=false",
+      "layout=interleaved,rate=%d,channels=%d,channel-mask=(bitmask)0 ! cudafft name=fft "
+      "backend=%s fft-size=4096 hop=2048 ! fakesink sync=false",
       (guint)(8 * buffer_samples * channels * sizeof(float)), RATE, channels, backend);
   GError *err = NULL;
   GstElement *pipeline = gst_parse_launch(desc, &err);
@@ -123,8 +123,18 @@ run_once(const char *backend, int channels, guint buffer_samples, double seconds
   gst_element_set_state(pipeline, GST_STATE_PLAYING);
   push(src, data, 0, buffer_samples); /* warm-up: caps, engine, first frames */
   guint64 position = buffer_samples;
-  while (gst_element_get_state(pipeline, NULL, NULL, 0) != GST_STATE_CHANGE_SUCCESS)
-    g_usleep(1000);
+  if (gst_element_get_state(pipeline, NULL, NULL, 30 * GST_SECOND) != GST_STATE_CHANGE_SUCCESS) {
+    fprintf(stderr, "the pipeline did not start (%s backend, %d channels)\n", backend, channels);
+    wait_for(pipeline, GST_MESSAGE_ERROR); /* prints the error, if one was posted */
+    gst_element_set_state(pipeline, GST_STATE_NULL);
+    gst_buffer_unref(data);
+    gst_object_unref(sink_pad);
+    gst_object_unref(src_pad);
+    gst_object_unref(fft);
+    gst_object_unref(src);
+    gst_object_unref(pipeline);
+    return -1.0;
+  }
   g_usleep(200000);
 
   gulong in_id = gst_pad_add_probe(sink_pad, GST_PAD_PROBE_TYPE_BUFFER, on_input, probes, NULL);

@@ -133,6 +133,14 @@ void *cudafft_plan_get_cuda_stream(const CudafftPlan *plan);
 CudafftStatus cudafft_host_alloc(CudafftPlan *plan, size_t bytes, void **ptr);
 void cudafft_host_free(CudafftPlan *plan, void *ptr);
 
+/* Host memory that needs no plan, for buffers that outlive any one plan (the GStreamer elements'
+ * buffer pools): page-locked when want_pinned is set and a CUDA device is usable (copies to and
+ * from it run at full bus speed and asynchronously), otherwise plain 64-byte aligned memory.
+ * *pinned (not NULL) says which it got; pass it back to cudafft_pinned_free(). NULL when out of
+ * memory. */
+void *cudafft_pinned_alloc(size_t bytes, int want_pinned, int *pinned);
+void cudafft_pinned_free(void *ptr, int pinned);
+
 #ifdef __cplusplus
 }
 #endif

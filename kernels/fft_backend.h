@@ -39,6 +39,9 @@ extern const CudafftBackendOps cudafft_cpu_backend;
 /* NULL when the library is built without CUDA */
 extern const CudafftBackendOps *const cudafft_cuda_backend;
 int cudafft_cuda_backend_device_count(void);
+/* Page-locked host memory from the CUDA runtime; NULL where there is none (or no CUDA build). */
+void *cudafft_cuda_backend_pinned_alloc(size_t bytes);
+void cudafft_cuda_backend_pinned_free(void *ptr);
 
 /* Records a detailed message for cudafft_last_error_message() and returns status, so that a
  * failure reads: return cudafft_fail (CUDAFFT_STATUS_X, "what failed: %s", why); */

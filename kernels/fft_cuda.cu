@@ -488,3 +488,21 @@ cudafft_cuda_backend_device_count(void)
   }
   return count;
 }
+
+extern "C" void *
+cudafft_cuda_backend_pinned_alloc(size_t bytes)
+{
+  void *ptr = nullptr;
+  /* portable: the elements' buffers may meet plans on any device */
+  if (cudaHostAlloc(&ptr, bytes, cudaHostAllocPortable) != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  return ptr;
+}
+
+extern "C" void
+cudafft_cuda_backend_pinned_free(void *ptr)
+{
+  cudaFreeHost(ptr);
+}

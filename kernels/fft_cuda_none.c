@@ -11,3 +11,16 @@ cudafft_cuda_backend_device_count(void)
 }
 
 const CudafftStftOps *const cudafft_stft_cuda_ops = NULL;
+
+void *
+cudafft_cuda_backend_pinned_alloc(size_t bytes)
+{
+  (void)bytes;
+  return NULL;
+}
+
+void
+cudafft_cuda_backend_pinned_free(void *ptr)
+{
+  (void)ptr;
+}

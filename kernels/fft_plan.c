@@ -1,5 +1,7 @@
 /* fft_plan.c: the public API's front end. It validates every argument once, here, so that the
  * backends can trust what they are given, and it owns the status names and the error text. */
+#define _POSIX_C_SOURCE 200809L
+
 #include "fft_backend.h"
 
 #include <stdarg.h>
@@ -56,6 +58,33 @@ int
 cudafft_cuda_device_count(void)
 {
   return cudafft_cuda_backend ? cudafft_cuda_backend_device_count() : 0;
+}
+
+void *
+cudafft_pinned_alloc(size_t bytes, int want_pinned, int *pinned)
+{
+  void *ptr = NULL;
+  if (pinned)
+    *pinned = 0;
+  if (bytes == 0)
+    bytes = 1;
+  if (want_pinned && cudafft_cuda_device_count() > 0)
+    ptr = cudafft_cuda_backend_pinned_alloc(bytes);
+  if (ptr) {
+    if (pinned)
+      *pinned = 1;
+    return ptr;
+  }
+  return posix_memalign(&ptr, 64, bytes) == 0 ? ptr : NULL;
+}
+
+void
+cudafft_pinned_free(void *ptr, int pinned)
+{
+  if (pinned)
+    cudafft_cuda_backend_pinned_free(ptr);
+  else
+    free(ptr);
 }
 
 size_t

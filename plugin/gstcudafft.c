@@ -15,6 +15,7 @@
 
 #include "cudafft_stft.h"
 #include "gstcudafftcaps.h"
+#include "gstcudahostmemory.h"
 #include "gstcudarun.h"
 
 #include <gst/audio/audio.h>
@@ -48,6 +49,9 @@ struct _GstCudaFft {
   Settings refused;             /* the last invalid settings warned about */
   CudafftStft *stft;
   GstCudaRun run;
+  GstBufferPool *pool; /* output buffers: page-locked for the CUDA backend */
+  gsize pool_size;
+  GstAllocator *upstream_allocator; /* offered upstream for input buffers */
 };
 
 #define SINK_CAPS                                                                                  \
@@ -242,8 +246,48 @@ create_stft(gpointer user_data, CudafftBackend backend, int device_id, CudafftBa
 }
 
 static void
+release_pool(GstCudaFft *self)
+{
+  if (self->pool) {
+    gst_buffer_pool_set_active(self->pool, FALSE);
+    gst_object_unref(self->pool);
+  }
+  self->pool = NULL;
+  self->pool_size = 0;
+}
+
+static gboolean
+uses_gpu(const GstCudaFft *self)
+{
+  return self->stft && cudafft_stft_get_backend(self->stft) == CUDAFFT_BACKEND_CUDA;
+}
+
+/* A buffer of `bytes` from the pool, which grows to the largest size asked for; plain memory if
+ * the pool cannot be had. */
+static GstBuffer *
+output_buffer(GstCudaFft *self, gsize bytes)
+{
+  if (!self->pool || self->pool_size < bytes) {
+    release_pool(self);
+    GstCaps *caps = gst_pad_get_current_caps(GST_BASE_TRANSFORM_SRC_PAD(self));
+    self->pool = gst_cuda_host_pool_new(uses_gpu(self), caps, (guint)bytes);
+    if (caps)
+      gst_caps_unref(caps);
+    self->pool_size = self->pool ? bytes : 0;
+  }
+  GstBuffer *buffer = NULL;
+  if (self->pool && gst_buffer_pool_acquire_buffer(self->pool, &buffer, NULL) == GST_FLOW_OK) {
+    gst_buffer_set_size(buffer, bytes);
+    return buffer;
+  }
+  GST_DEBUG_OBJECT(self, "no pooled buffer of %zu bytes; allocating one", bytes);
+  return gst_buffer_new_allocate(NULL, bytes, NULL);
+}
+
+static void
 close_engine(GstCudaFft *self)
 {
+  release_pool(self);
   cudafft_stft_destroy(self->stft);
   self->stft = NULL;
   gst_cuda_run_reset(&self->run);
@@ -356,8 +400,7 @@ analyse(GstCudaFft *self, const void *data, gsize samples, GstBuffer **out)
   GstBuffer *buffer = NULL;
   GstMapInfo map = GST_MAP_INFO_INIT;
   if (frames > 0) {
-    buffer =
-        gst_buffer_new_allocate(NULL, frames * gst_cuda_fft_frame_bytes(&self->out_info), NULL);
+    buffer = output_buffer(self, frames * gst_cuda_fft_frame_bytes(&self->out_info));
     if (!buffer || !gst_buffer_map(buffer, &map, GST_MAP_WRITE)) {
       GST_ELEMENT_ERROR(
           self, RESOURCE, NO_SPACE_LEFT,
@@ -582,6 +625,20 @@ gst_cuda_fft_query(GstBaseTransform *trans, GstPadDirection direction, GstQuery 
   return GST_BASE_TRANSFORM_CLASS(gst_cuda_fft_parent_class)->query(trans, direction, query);
 }
 
+/* Upstream may allocate its buffers from page-locked memory, which the GPU reads at full speed. */
+static gboolean
+gst_cuda_fft_propose_allocation(GstBaseTransform *trans, GstQuery *decide_query, GstQuery *query)
+{
+  GstCudaFft *self = GST_CUDA_FFT(trans);
+  (void)decide_query;
+  if (uses_gpu(self)) {
+    if (!self->upstream_allocator)
+      self->upstream_allocator = gst_cuda_host_allocator_new(TRUE);
+    gst_query_add_allocation_param(query, self->upstream_allocator, NULL);
+  }
+  return TRUE;
+}
+
 static void
 gst_cuda_fft_close(GstCudaBaseFilter *filter)
 {
@@ -601,7 +658,10 @@ gst_cuda_fft_start(GstBaseTransform *trans)
 static void
 gst_cuda_fft_finalize(GObject *object)
 {
-  close_engine(GST_CUDA_FFT(object));
+  GstCudaFft *self = GST_CUDA_FFT(object);
+  close_engine(self);
+  if (self->upstream_allocator)
+    gst_object_unref(self->upstream_allocator);
   G_OBJECT_CLASS(gst_cuda_fft_parent_class)->finalize(object);
 }
 
@@ -660,6 +720,7 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
   trans_class->generate_output = GST_DEBUG_FUNCPTR(gst_cuda_fft_generate_output);
   trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_cuda_fft_sink_event);
   trans_class->query = GST_DEBUG_FUNCPTR(gst_cuda_fft_query);
+  trans_class->propose_allocation = GST_DEBUG_FUNCPTR(gst_cuda_fft_propose_allocation);
   filter_class->close = gst_cuda_fft_close;
 
   gst_type_mark_as_plugin_api(GST_TYPE_CUDA_FFT_WINDOW, 0);

@@ -1,0 +1,124 @@
+/* gstcudahostmemory.c: see the header. */
+#include "gstcudahostmemory.h"
+
+#include "cudafft.h"
+
+typedef struct {
+  GstMemory mem;
+  guint8 *data; /* of the allocation (shared memories point into their parent's) */
+  int pinned;
+} GstCudaHostMemory;
+
+struct _GstCudaHostAllocator {
+  GstAllocator parent;
+  gboolean pinned;
+};
+
+G_DEFINE_TYPE(GstCudaHostAllocator, gst_cuda_host_allocator, GST_TYPE_ALLOCATOR);
+
+static GstMemory *
+host_alloc(GstAllocator *allocator, gsize size, GstAllocationParams *params)
+{
+  GstCudaHostAllocator *self = GST_CUDA_HOST_ALLOCATOR(allocator);
+  const gsize maxsize = size + params->prefix + params->padding;
+  /* both kinds are at least 64-byte aligned (pinned memory is page aligned) */
+  if (params->align >= 64) {
+    GST_WARNING_OBJECT(self, "alignment %zu is more than this allocator gives", params->align + 1);
+    return NULL;
+  }
+  int pinned = 0;
+  guint8 *data = cudafft_pinned_alloc(maxsize, self->pinned, &pinned);
+  if (!data)
+    return NULL;
+  GstCudaHostMemory *mem = g_new0(GstCudaHostMemory, 1);
+  gst_memory_init(GST_MEMORY_CAST(mem), params->flags, allocator, NULL, maxsize, 63, params->prefix,
+                  size);
+  mem->data = data;
+  mem->pinned = pinned;
+  return GST_MEMORY_CAST(mem);
+}
+
+static void
+host_free(GstAllocator *allocator, GstMemory *memory)
+{
+  (void)allocator;
+  GstCudaHostMemory *mem = (GstCudaHostMemory *)memory;
+  if (!memory->parent)
+    cudafft_pinned_free(mem->data, mem->pinned);
+  g_free(mem);
+}
+
+static gpointer
+host_map(GstMemory *memory, gsize maxsize, GstMapFlags flags)
+{
+  (void)maxsize;
+  (void)flags;
+  return ((GstCudaHostMemory *)memory)->data;
+}
+
+static void
+host_unmap(GstMemory *memory)
+{
+  (void)memory;
+}
+
+static GstMemory *
+host_share(GstMemory *memory, gssize offset, gssize size)
+{
+  GstCudaHostMemory *parent = (GstCudaHostMemory *)memory;
+  GstMemory *root = memory->parent ? memory->parent : memory;
+  if (size == -1)
+    size = memory->size - offset;
+  GstCudaHostMemory *sub = g_new0(GstCudaHostMemory, 1);
+  gst_memory_init(
+      GST_MEMORY_CAST(sub), GST_MINI_OBJECT_FLAGS(root) | GST_MINI_OBJECT_FLAG_LOCK_READONLY,
+      memory->allocator, root, memory->maxsize, memory->align, memory->offset + offset, size);
+  sub->data = parent->data;
+  sub->pinned = parent->pinned;
+  return GST_MEMORY_CAST(sub);
+}
+
+static void
+gst_cuda_host_allocator_class_init(GstCudaHostAllocatorClass *klass)
+{
+  GstAllocatorClass *allocator_class = GST_ALLOCATOR_CLASS(klass);
+  allocator_class->alloc = host_alloc;
+  allocator_class->free = host_free;
+}
+
+static void
+gst_cuda_host_allocator_init(GstCudaHostAllocator *self)
+{
+  GstAllocator *allocator = GST_ALLOCATOR(self);
+  allocator->mem_type = GST_CUDA_HOST_MEMORY_TYPE;
+  allocator->mem_map = host_map;
+  allocator->mem_unmap = host_unmap;
+  allocator->mem_share = host_share;
+  GST_OBJECT_FLAG_SET(self, GST_ALLOCATOR_FLAG_CUSTOM_ALLOC);
+}
+
+GstAllocator *
+gst_cuda_host_allocator_new(gboolean pinned)
+{
+  GstCudaHostAllocator *self = g_object_new(GST_TYPE_CUDA_HOST_ALLOCATOR, NULL);
+  gst_object_ref_sink(self);
+  self->pinned = pinned;
+  return GST_ALLOCATOR(self);
+}
+
+GstBufferPool *
+gst_cuda_host_pool_new(gboolean pinned, GstCaps *caps, guint size)
+{
+  GstAllocator *allocator = gst_cuda_host_allocator_new(pinned);
+  GstBufferPool *pool = gst_buffer_pool_new();
+  GstStructure *config = gst_buffer_pool_get_config(pool);
+  gst_buffer_pool_config_set_params(config, caps, size, 0, 0);
+  gst_buffer_pool_config_set_allocator(config, allocator, NULL);
+  gboolean ok = gst_buffer_pool_set_config(pool, config) && gst_buffer_pool_set_active(pool, TRUE);
+  gst_object_unref(allocator);
+  if (!ok) {
+    gst_object_unref(pool);
+    return NULL;
+  }
+  return pool;
+}

@@ -1,0 +1,25 @@
+/* gstcudahostmemory.h: a GstAllocator of page-locked host memory (cudafft_pinned_alloc()), and a
+ * buffer pool on it. Copies between the GPU and such buffers run at full bus speed without the
+ * driver's bounce buffers; pooling also spares each buffer the page faults of fresh memory. */
+#ifndef GST_CUDA_HOST_MEMORY_H
+#define GST_CUDA_HOST_MEMORY_H
+
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+#define GST_CUDA_HOST_MEMORY_TYPE "CudaHostMemory"
+
+#define GST_TYPE_CUDA_HOST_ALLOCATOR (gst_cuda_host_allocator_get_type())
+G_DECLARE_FINAL_TYPE(GstCudaHostAllocator, gst_cuda_host_allocator, GST, CUDA_HOST_ALLOCATOR,
+                     GstAllocator)
+
+/* pinned: page-locked memory where a CUDA device is usable; FALSE gives plain aligned memory. */
+GstAllocator *gst_cuda_host_allocator_new(gboolean pinned);
+
+/* An active pool of buffers of `size` bytes from that allocator; NULL on failure. */
+GstBufferPool *gst_cuda_host_pool_new(gboolean pinned, GstCaps *caps, guint size);
+
+G_END_DECLS
+
+#endif
