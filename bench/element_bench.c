@@ -11,7 +11,10 @@
  *
  * Usage: element-bench [--runs R] [--seconds S] [--channels C] [--buffer N] [--backend cpu|cuda]
  *   Without --channels/--buffer it runs 2 and 64 channels at 4096-sample buffers and 64 channels
- *   at 48000-sample buffers. */
+ *   at 48000-sample buffers. --pinned-input puts the input in page-locked memory, as an upstream
+ *   element gets it when it allocates from what cudafft proposes in the allocation query. */
+#include "cudafft.h"
+
 #include <gst/app/gstappsrc.h>
 #include <gst/gst.h>
 
@@ -92,6 +95,34 @@ push(GstAppSrc *src, GstBuffer *data, guint64 first_sample, guint samples)
   gst_app_src_push_buffer(src, b);
 }
 
+static gboolean pinned_input = FALSE;
+
+static void
+free_pinned(gpointer data)
+{
+  cudafft_pinned_free(data, 1);
+}
+
+/* The input: random samples in plain or page-locked memory. */
+static GstBuffer *
+make_input(gsize bytes)
+{
+  int pinned = 0;
+  float *samples = pinned_input ? cudafft_pinned_alloc(bytes, 1, &pinned) : NULL;
+  GstBuffer *buffer;
+  if (pinned)
+    buffer = gst_buffer_new_wrapped_full(0, samples, bytes, 0, bytes, samples, free_pinned);
+  else {
+    if (samples)
+      cudafft_pinned_free(samples, 0);
+    samples = g_malloc(bytes);
+    buffer = gst_buffer_new_wrapped(samples, bytes);
+  }
+  for (gsize i = 0; i < bytes / sizeof(float); i++)
+    samples[i] = (float)(2.0 * g_random_double() - 1.0);
+  return buffer;
+}
+
 /* One timed run; returns the wall seconds, or < 0 on failure. */
 static double
 run_once(const char *backend, int channels, guint buffer_samples, double seconds, Probes *probes)
@@ -115,10 +146,7 @@ run_once(const char *backend, int channels, guint buffer_samples, double seconds
   GstPad *src_pad = gst_element_get_static_pad(fft, "src");
 
   const gsize bytes = (gsize)buffer_samples * channels * sizeof(float);
-  float *samples = g_malloc(bytes);
-  for (gsize i = 0; i < bytes / sizeof(float); i++)
-    samples[i] = (float)(2.0 * g_random_double() - 1.0);
-  GstBuffer *data = gst_buffer_new_wrapped(samples, bytes);
+  GstBuffer *data = make_input(bytes);
 
   gst_element_set_state(pipeline, GST_STATE_PLAYING);
   push(src, data, 0, buffer_samples); /* warm-up: caps, engine, first frames */
@@ -206,12 +234,14 @@ main(int argc, char **argv)
       channels = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--buffer") && i + 1 < argc)
       buffer = (guint)atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--pinned-input"))
+      pinned_input = TRUE;
     else if (!strcmp(argv[i], "--backend") && i + 1 < argc)
       only_backend = argv[++i];
     else {
       fprintf(stderr,
               "usage: %s [--runs R] [--seconds S] [--channels C] [--buffer N] "
-              "[--backend cpu|cuda]\n",
+              "[--backend cpu|cuda] [--pinned-input]\n",
               argv[0]);
       return 2;
     }
@@ -228,8 +258,8 @@ main(int argc, char **argv)
   }
   const char *backends[] = {"cuda", "cpu"};
   printf("cudafft element, F32LE %d Hz, fft-size 4096, hop 2048, complex frames; median of %d "
-         "runs\n",
-         RATE, runs);
+         "runs; input in %s memory\n",
+         RATE, runs, pinned_input ? "page-locked" : "plain");
   printf("%-8s %8s %8s %9s %12s %14s %12s\n", "backend", "channels", "buffer", "audio-s",
          "x-realtime", "ms/buffer-med", "ms/buf-p99");
   int status = 0;
@@ -239,7 +269,7 @@ main(int argc, char **argv)
       if (only_backend && strcmp(only_backend, backends[b]))
         continue;
       /* enough audio for ~1 s of work on the slower backend */
-      double s = seconds > 0.0 ? seconds : (cases[c].channels > 8 ? 20.0 : 200.0);
+      double s = seconds > 0.0 ? seconds : (cases[c].channels > 8 ? 100.0 : 200.0);
       if (b == 1 && seconds <= 0.0)
         s /= 10.0;
       Figures f;
