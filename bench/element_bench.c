@@ -268,6 +268,11 @@ main(int argc, char **argv)
     for (int b = 0; b < 2; b++) {
       if (only_backend && strcmp(only_backend, backends[b]))
         continue;
+      if (b == 0 && cudafft_cuda_device_count() == 0) {
+        printf("%-8s %8d %8u   skipped: no CUDA device on this machine\n", backends[b],
+               cases[c].channels, cases[c].buffer);
+        continue;
+      }
       /* enough audio for ~1 s of work on the slower backend */
       double s = seconds > 0.0 ? seconds : (cases[c].channels > 8 ? 100.0 : 200.0);
       if (b == 1 && seconds <= 0.0)

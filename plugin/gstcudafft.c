@@ -571,7 +571,8 @@ gst_cuda_fft_sink_event(GstBaseTransform *trans, GstEvent *event)
       gst_event_unref(event);
       return FALSE;
     }
-    drain(self); /* frames of the old format go out before the new caps */
+    if (gst_cuda_caps_event_changes(GST_BASE_TRANSFORM_SINK_PAD(trans), event))
+      drain(self); /* frames of the old format go out before the new caps */
     break;
   }
   case GST_EVENT_SEGMENT: {

@@ -290,8 +290,11 @@ gst_cuda_ifft_sink_event(GstBaseTransform *trans, GstEvent *event)
   GstCudaIfft *self = GST_CUDA_IFFT(trans);
   switch (GST_EVENT_TYPE(event)) {
   case GST_EVENT_CAPS:
+    if (gst_cuda_caps_event_changes(GST_BASE_TRANSFORM_SINK_PAD(trans), event))
+      drain(self); /* the old run's samples go out before the new caps */
+    break;
   case GST_EVENT_EOS:
-    drain(self); /* the old run's samples go out before new caps or EOS */
+    drain(self);
     break;
   case GST_EVENT_SEGMENT: {
     const GstSegment *segment;

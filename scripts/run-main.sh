@@ -1,14 +1,33 @@
 #!/usr/bin/env bash
 # The main job: installs the dependencies, builds everything (GPU code for sm_75 to sm_90 plus PTX),
-# runs the demo (GPU when usable, CPU otherwise) and, where a CUDA device is present, the
-# benchmark against cuFFT.
+# runs audio through the elements in a real pipeline (cudafft ! cudaifft, on the GPU when one is
+# usable, else on the CPU), runs the engine demo, and benchmarks the elements (both backends; the
+# GPU half where a CUDA device is present) and, with a GPU, the engine against cuFFT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
 bash scripts/install-deps.sh
 [ -d build ] || meson setup build
 ninja -C build
+
+# The elements from this build, with a registry of their own.
+export GST_PLUGIN_PATH=$PWD/build/plugin GST_REGISTRY_1_0=$PWD/build/gst-registry.bin
+gst-inspect-1.0 cudafft > /dev/null
+echo "== cudafft ! cudaifft: 10 s of stereo 48 kHz through frames and back, to build/roundtrip.wav"
+gst-launch-1.0 -m audiotestsrc num-buffers=469 wave=sine freq=440 \
+  ! audio/x-raw,format=S16LE,rate=48000,channels=2 \
+  ! cudafft fft-size=4096 window=hann ! cudaifft \
+  ! audioconvert ! wavenc ! filesink location=build/roundtrip.wav 2>&1 \
+  | grep -E "^Got message .*(error|warning|eos)" || true
+ls -l build/roundtrip.wav
+
+echo "== the FFT engine demo"
 ./build/examples/fft-demo
+
+if [ -x build/bench/element-bench ]; then
+  echo "== element benchmark"
+  ./build/bench/element-bench --runs 3
+fi
 if [ -x build/bench/fft-bench ]; then
   status=0
   ./build/bench/fft-bench || status=$?
