@@ -269,11 +269,14 @@ output_buffer(GstCudaFft *self, gsize bytes)
 {
   if (!self->pool || self->pool_size < bytes) {
     release_pool(self);
+    /* One frame more than asked: equal input buffers complete this many frames or one more, and
+     * regrowing means a new page-locked allocation (milliseconds). */
+    const gsize size = bytes + gst_cuda_fft_frame_bytes(&self->out_info);
     GstCaps *caps = gst_pad_get_current_caps(GST_BASE_TRANSFORM_SRC_PAD(self));
-    self->pool = gst_cuda_host_pool_new(uses_gpu(self), caps, (guint)bytes);
+    self->pool = gst_cuda_host_pool_new(uses_gpu(self), caps, (guint)size);
     if (caps)
       gst_caps_unref(caps);
-    self->pool_size = self->pool ? bytes : 0;
+    self->pool_size = self->pool ? size : 0;
   }
   GstBuffer *buffer = NULL;
   if (self->pool && gst_buffer_pool_acquire_buffer(self->pool, &buffer, NULL) == GST_FLOW_OK) {
