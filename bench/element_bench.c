@@ -123,6 +123,27 @@ make_input(gsize bytes)
   return buffer;
 }
 
+/* Pushes `seconds` of audio after the warm-up buffer, then EOS; returns the wall seconds from the
+ * first push to EOS at the sink, or < 0 on failure. */
+static double
+timed_pushes(GstElement *pipeline, GstAppSrc *src, GstBuffer *data, guint buffer_samples,
+             double seconds, GstPad *sink_pad, GstPad *src_pad, Probes *probes)
+{
+  gulong in_id = gst_pad_add_probe(sink_pad, GST_PAD_PROBE_TYPE_BUFFER, on_input, probes, NULL);
+  gulong out_id = gst_pad_add_probe(src_pad, GST_PAD_PROBE_TYPE_BUFFER, on_output, probes, NULL);
+  const guint64 total = (guint64)(seconds * RATE);
+  const gint64 start = g_get_monotonic_time();
+  guint64 position = buffer_samples;
+  for (guint64 done = 0; done < total; done += buffer_samples, position += buffer_samples)
+    push(src, data, position, buffer_samples);
+  gst_app_src_end_of_stream(src);
+  const gboolean ok = wait_for(pipeline, GST_MESSAGE_EOS);
+  const double wall = (g_get_monotonic_time() - start) / 1e6;
+  gst_pad_remove_probe(sink_pad, in_id);
+  gst_pad_remove_probe(src_pad, out_id);
+  return ok ? wall : -1.0;
+}
+
 /* One timed run; returns the wall seconds, or < 0 on failure. */
 static double
 run_once(const char *backend, int channels, guint buffer_samples, double seconds, Probes *probes)
@@ -150,32 +171,14 @@ run_once(const char *backend, int channels, guint buffer_samples, double seconds
 
   gst_element_set_state(pipeline, GST_STATE_PLAYING);
   push(src, data, 0, buffer_samples); /* warm-up: caps, engine, first frames */
-  guint64 position = buffer_samples;
-  if (gst_element_get_state(pipeline, NULL, NULL, 30 * GST_SECOND) != GST_STATE_CHANGE_SUCCESS) {
+  double wall = -1.0;
+  if (gst_element_get_state(pipeline, NULL, NULL, 30 * GST_SECOND) == GST_STATE_CHANGE_SUCCESS) {
+    g_usleep(200000);
+    wall = timed_pushes(pipeline, src, data, buffer_samples, seconds, sink_pad, src_pad, probes);
+  } else {
     fprintf(stderr, "the pipeline did not start (%s backend, %d channels)\n", backend, channels);
     wait_for(pipeline, GST_MESSAGE_ERROR); /* prints the error, if one was posted */
-    gst_element_set_state(pipeline, GST_STATE_NULL);
-    gst_buffer_unref(data);
-    gst_object_unref(sink_pad);
-    gst_object_unref(src_pad);
-    gst_object_unref(fft);
-    gst_object_unref(src);
-    gst_object_unref(pipeline);
-    return -1.0;
   }
-  g_usleep(200000);
-
-  gulong in_id = gst_pad_add_probe(sink_pad, GST_PAD_PROBE_TYPE_BUFFER, on_input, probes, NULL);
-  gulong out_id = gst_pad_add_probe(src_pad, GST_PAD_PROBE_TYPE_BUFFER, on_output, probes, NULL);
-  const guint64 total = (guint64)(seconds * RATE);
-  const gint64 start = g_get_monotonic_time();
-  for (guint64 done = 0; done < total; done += buffer_samples, position += buffer_samples)
-    push(src, data, position, buffer_samples);
-  gst_app_src_end_of_stream(src);
-  const gboolean ok = wait_for(pipeline, GST_MESSAGE_EOS);
-  const double wall = (g_get_monotonic_time() - start) / 1e6;
-  gst_pad_remove_probe(sink_pad, in_id);
-  gst_pad_remove_probe(src_pad, out_id);
 
   gst_element_set_state(pipeline, GST_STATE_NULL);
   gst_buffer_unref(data);
@@ -184,7 +187,7 @@ run_once(const char *backend, int channels, guint buffer_samples, double seconds
   gst_object_unref(fft);
   gst_object_unref(src);
   gst_object_unref(pipeline);
-  return ok ? wall : -1.0;
+  return wall;
 }
 
 typedef struct {

@@ -1,6 +1,7 @@
 /* fft_cuda.cu: the CUDA backend: device selection, the plan's streams and buffers, the pinned
  * staging pipeline of the host entry point, and the cuFFT fallback for GPUs whose shared memory
  * cannot hold a transform. Every CUDA call is checked; a failure becomes a status and a message. */
+#include "cuda_check.cuh"
 #include "fft_backend.h"
 #include "fft_launch.h"
 
@@ -45,35 +46,6 @@ struct CudaPlan {
   size_t scratch_bytes = 0;
   int forced_variant = -1; /* CUDAFFT_VARIANT (benchmarks): wide, pairs or narrow */
 };
-
-CudafftStatus
-cuda_failure(cudaError_t error, const char *call, int line)
-{
-  CudafftStatus status = CUDAFFT_STATUS_CUDA_ERROR;
-  switch (error) {
-  case cudaErrorMemoryAllocation:
-    status = CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY;
-    break;
-  case cudaErrorNoDevice:
-  case cudaErrorInsufficientDriver:
-  case cudaErrorInvalidDevice:
-  case cudaErrorDevicesUnavailable:
-  case cudaErrorCallRequiresNewerDriver:
-    status = CUDAFFT_STATUS_NO_DEVICE;
-    break;
-  default:
-    break;
-  }
-  return cudafft_fail(status, "%s failed (fft_cuda.cu:%d): %s (%s)", call, line,
-                      cudaGetErrorString(error), cudaGetErrorName(error));
-}
-
-#define CF_CHECK(call)                                                                             \
-  do {                                                                                             \
-    const cudaError_t cf_error_ = (call);                                                          \
-    if (cf_error_ != cudaSuccess)                                                                  \
-      return cuda_failure(cf_error_, #call, __LINE__);                                             \
-  } while (0)
 
 CudafftStatus
 cufft_failure(cufftResult result, const char *call, int line)
@@ -162,17 +134,18 @@ cuda_fini(CudafftPlan *plan)
 CudafftStatus
 setup(CudafftPlan *plan, CudaPlan *p)
 {
-  CF_CHECK(cudaSetDevice(p->device));
+  CUDAFFT_CHECK(cudaSetDevice(p->device));
   /* one attribute, not cudaGetDeviceProperties(), which gathers all of them and is slow */
   int smem_optin = 0;
-  CF_CHECK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, p->device));
-  CF_CHECK(cudaStreamCreateWithFlags(&p->stream, cudaStreamNonBlocking));
-  CF_CHECK(cudaStreamCreateWithFlags(&p->upload, cudaStreamNonBlocking));
-  CF_CHECK(cudaStreamCreateWithFlags(&p->download, cudaStreamNonBlocking));
+  CUDAFFT_CHECK(
+      cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, p->device));
+  CUDAFFT_CHECK(cudaStreamCreateWithFlags(&p->stream, cudaStreamNonBlocking));
+  CUDAFFT_CHECK(cudaStreamCreateWithFlags(&p->upload, cudaStreamNonBlocking));
+  CUDAFFT_CHECK(cudaStreamCreateWithFlags(&p->download, cudaStreamNonBlocking));
   for (Slot &s : p->slots) {
-    CF_CHECK(cudaEventCreateWithFlags(&s.uploaded, cudaEventDisableTiming));
-    CF_CHECK(cudaEventCreateWithFlags(&s.computed, cudaEventDisableTiming));
-    CF_CHECK(cudaEventCreateWithFlags(&s.downloaded, cudaEventDisableTiming));
+    CUDAFFT_CHECK(cudaEventCreateWithFlags(&s.uploaded, cudaEventDisableTiming));
+    CUDAFFT_CHECK(cudaEventCreateWithFlags(&s.computed, cudaEventDisableTiming));
+    CUDAFFT_CHECK(cudaEventCreateWithFlags(&s.downloaded, cudaEventDisableTiming));
   }
 
   static const char *const variant_names[CUDAFFT_VARIANT_COUNT] = {"wide", "pairs", "narrow"};
@@ -199,7 +172,7 @@ setup(CudafftPlan *plan, CudaPlan *p)
 
   for (int v = 0; v < CUDAFFT_VARIANT_COUNT; ++v) {
     const CudafftVariant variant = (CudafftVariant)v;
-    CF_CHECK(cudafft_kernel_prepare(plan->kind, plan->n, variant));
+    CUDAFFT_CHECK(cudafft_kernel_prepare(plan->kind, plan->n, variant));
     const size_t table_bytes =
         cudafft_kernel_twiddle_count(plan->kind, plan->n, variant) * sizeof(float2);
     float *table = (float *)malloc(table_bytes); /* up to 200 KB: not for a thread's stack */
@@ -211,7 +184,7 @@ setup(CudafftPlan *plan, CudaPlan *p)
       error = cudaMemcpy(p->d_twiddles[v], table, table_bytes, cudaMemcpyHostToDevice);
     free(table);
     if (error != cudaSuccess)
-      return cuda_failure(error, "uploading a twiddle table", __LINE__);
+      return cudafft_cuda_failure(error, "uploading a twiddle table", __FILE__, __LINE__);
   }
   return CUDAFFT_STATUS_OK;
 }
@@ -219,18 +192,10 @@ setup(CudafftPlan *plan, CudaPlan *p)
 CudafftStatus
 cuda_init(CudafftPlan *plan, int device_id)
 {
-  int count = 0;
-  const cudaError_t error = cudaGetDeviceCount(&count);
-  if (error != cudaSuccess || count == 0) {
-    cudaGetLastError();
-    return cudafft_fail(CUDAFFT_STATUS_NO_DEVICE, "no CUDA device found (cudaGetDeviceCount: %s)",
-                        error != cudaSuccess ? cudaGetErrorString(error) : "0 devices");
-  }
-  const int device = device_id < 0 ? 0 : device_id;
-  if (device >= count)
-    return cudafft_fail(CUDAFFT_STATUS_NO_DEVICE,
-                        "CUDA device %d does not exist: this machine has %d (0 to %d)", device,
-                        count, count - 1);
+  int device = 0;
+  const CudafftStatus picked = cudafft_cuda_pick_device(device_id, &device);
+  if (picked != CUDAFFT_STATUS_OK)
+    return picked;
   CudaPlan *p = new (std::nothrow) CudaPlan;
   if (!p)
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a CUDA plan");
@@ -275,23 +240,23 @@ cufft_execute(CudafftPlan *plan, CudaPlan *p, CudafftDirection direction, const 
       cudaFree(p->d_scratch);
       p->d_scratch = nullptr;
       p->scratch_bytes = 0;
-      CF_CHECK(cudaMalloc(&p->d_scratch, in_bytes));
+      CUDAFFT_CHECK(cudaMalloc(&p->d_scratch, in_bytes));
       p->scratch_bytes = in_bytes;
     }
-    CF_CHECK(cudaMemcpyAsync(p->d_scratch, in, in_bytes, cudaMemcpyDeviceToDevice, p->stream));
+    CUDAFFT_CHECK(cudaMemcpyAsync(p->d_scratch, in, in_bytes, cudaMemcpyDeviceToDevice, p->stream));
     /* cuFFT reads the imaginary parts of bins 0 and n/2, which our contract ignores: zero them */
     const size_t row_bytes = (plan->n / 2 + 1) * sizeof(float2);
     char *scratch = (char *)p->d_scratch;
-    CF_CHECK(
+    CUDAFFT_CHECK(
         cudaMemset2DAsync(scratch + sizeof(float), row_bytes, 0, sizeof(float), batch, p->stream));
-    CF_CHECK(cudaMemset2DAsync(scratch + row_bytes - sizeof(float), row_bytes, 0, sizeof(float),
-                               batch, p->stream));
+    CUDAFFT_CHECK(cudaMemset2DAsync(scratch + row_bytes - sizeof(float), row_bytes, 0,
+                                    sizeof(float), batch, p->stream));
     CF_CHECK_CUFFT(cufftExecC2R(p->cufft, (cufftComplex *)p->d_scratch, (cufftReal *)out));
     break;
   }
   }
   if (scale != 1.0f)
-    CF_CHECK(cudafft_scale_launch((float *)out, out_floats, scale, p->stream));
+    CUDAFFT_CHECK(cudafft_scale_launch((float *)out, out_floats, scale, p->stream));
   return CUDAFFT_STATUS_OK;
 }
 
@@ -310,7 +275,7 @@ enqueue(CudafftPlan *plan, CudaPlan *p, CudafftDirection direction, const void *
   const size_t out_bytes = cudafft_output_floats(plan->kind, plan->n) * sizeof(float);
   for (size_t done = 0; done < batch; done += kMaxLaunchBatch) {
     const size_t count = batch - done < kMaxLaunchBatch ? batch - done : kMaxLaunchBatch;
-    CF_CHECK(cudafft_kernel_launch(
+    CUDAFFT_CHECK(cudafft_kernel_launch(
         plan->kind, plan->n, variant, direction, (const char *)in + done * in_bytes,
         (char *)out + done * out_bytes, (int)count, scale, p->d_twiddles[variant], p->stream));
   }
@@ -322,7 +287,7 @@ cuda_execute_device(CudafftPlan *plan, CudafftDirection direction, const void *i
                     size_t batch, float scale)
 {
   CudaPlan *p = impl_of(plan);
-  CF_CHECK(use_device(p));
+  CUDAFFT_CHECK(use_device(p));
   return enqueue(plan, p, direction, in, out, batch, scale);
 }
 
@@ -331,17 +296,17 @@ ensure_slots(CudafftPlan *plan, CudaPlan *p, size_t transforms)
 {
   if (p->slot_transforms >= transforms)
     return CUDAFFT_STATUS_OK;
-  CF_CHECK(cudaStreamSynchronize(p->stream));
-  CF_CHECK(cudaStreamSynchronize(p->upload));
-  CF_CHECK(cudaStreamSynchronize(p->download));
+  CUDAFFT_CHECK(cudaStreamSynchronize(p->stream));
+  CUDAFFT_CHECK(cudaStreamSynchronize(p->upload));
+  CUDAFFT_CHECK(cudaStreamSynchronize(p->download));
   free_slots(p);
   const size_t in_bytes = transforms * cudafft_input_floats(plan->kind, plan->n) * sizeof(float);
   const size_t out_bytes = transforms * cudafft_output_floats(plan->kind, plan->n) * sizeof(float);
   for (Slot &s : p->slots) {
-    CF_CHECK(cudaMallocHost(&s.h_in, in_bytes));
-    CF_CHECK(cudaMallocHost(&s.h_out, out_bytes));
-    CF_CHECK(cudaMalloc(&s.d_in, in_bytes));
-    CF_CHECK(cudaMalloc(&s.d_out, out_bytes));
+    CUDAFFT_CHECK(cudaMallocHost(&s.h_in, in_bytes));
+    CUDAFFT_CHECK(cudaMallocHost(&s.h_out, out_bytes));
+    CUDAFFT_CHECK(cudaMalloc(&s.d_in, in_bytes));
+    CUDAFFT_CHECK(cudaMalloc(&s.d_out, out_bytes));
   }
   p->slot_transforms = transforms;
   return CUDAFFT_STATUS_OK;
@@ -384,31 +349,32 @@ pipeline(CudafftPlan *plan, CudaPlan *p, CudafftDirection direction, const char 
       const size_t count = batch - first < chunk ? batch - first : chunk;
       const void *source = in + first * in_per;
       if (!in_pinned) {
-        CF_CHECK(cudaEventSynchronize(s.uploaded));
+        CUDAFFT_CHECK(cudaEventSynchronize(s.uploaded));
         memcpy(s.h_in, source, count * in_per);
         source = s.h_in;
       }
-      CF_CHECK(cudaStreamWaitEvent(p->upload, s.computed, 0));
-      CF_CHECK(cudaMemcpyAsync(s.d_in, source, count * in_per, cudaMemcpyHostToDevice, p->upload));
-      CF_CHECK(cudaEventRecord(s.uploaded, p->upload));
-      CF_CHECK(cudaStreamWaitEvent(p->stream, s.uploaded, 0));
-      CF_CHECK(cudaStreamWaitEvent(p->stream, s.downloaded, 0));
+      CUDAFFT_CHECK(cudaStreamWaitEvent(p->upload, s.computed, 0));
+      CUDAFFT_CHECK(
+          cudaMemcpyAsync(s.d_in, source, count * in_per, cudaMemcpyHostToDevice, p->upload));
+      CUDAFFT_CHECK(cudaEventRecord(s.uploaded, p->upload));
+      CUDAFFT_CHECK(cudaStreamWaitEvent(p->stream, s.uploaded, 0));
+      CUDAFFT_CHECK(cudaStreamWaitEvent(p->stream, s.downloaded, 0));
       status = enqueue(plan, p, direction, s.d_in, s.d_out, count, scale);
       if (status != CUDAFFT_STATUS_OK)
         return status;
-      CF_CHECK(cudaEventRecord(s.computed, p->stream));
-      CF_CHECK(cudaStreamWaitEvent(p->download, s.computed, 0));
+      CUDAFFT_CHECK(cudaEventRecord(s.computed, p->stream));
+      CUDAFFT_CHECK(cudaStreamWaitEvent(p->download, s.computed, 0));
       void *target = out_pinned ? (void *)(out + first * out_per) : s.h_out;
-      CF_CHECK(
+      CUDAFFT_CHECK(
           cudaMemcpyAsync(target, s.d_out, count * out_per, cudaMemcpyDeviceToHost, p->download));
-      CF_CHECK(cudaEventRecord(s.downloaded, p->download));
+      CUDAFFT_CHECK(cudaEventRecord(s.downloaded, p->download));
     }
     if (c > 0) {
       const size_t prev = c - 1;
       Slot &s = p->slots[prev % kSlots];
       const size_t first = prev * chunk;
       const size_t count = batch - first < chunk ? batch - first : chunk;
-      CF_CHECK(cudaEventSynchronize(s.downloaded));
+      CUDAFFT_CHECK(cudaEventSynchronize(s.downloaded));
       if (!out_pinned)
         memcpy(out + first * out_per, s.h_out, count * out_per);
     }
@@ -421,7 +387,7 @@ cuda_execute(CudafftPlan *plan, CudafftDirection direction, const void *in, void
              float scale)
 {
   CudaPlan *p = impl_of(plan);
-  CF_CHECK(use_device(p));
+  CUDAFFT_CHECK(use_device(p));
   const CudafftStatus status =
       pipeline(plan, p, direction, (const char *)in, (char *)out, batch, scale);
   if (status != CUDAFFT_STATUS_OK) {
@@ -438,8 +404,8 @@ CudafftStatus
 cuda_synchronize(CudafftPlan *plan)
 {
   CudaPlan *p = impl_of(plan);
-  CF_CHECK(use_device(p));
-  CF_CHECK(cudaStreamSynchronize(p->stream));
+  CUDAFFT_CHECK(use_device(p));
+  CUDAFFT_CHECK(cudaStreamSynchronize(p->stream));
   return CUDAFFT_STATUS_OK;
 }
 
@@ -452,7 +418,7 @@ cuda_get_stream(const CudafftPlan *plan)
 CudafftStatus
 cuda_host_alloc(CudafftPlan *plan, size_t bytes, void **ptr)
 {
-  CF_CHECK(use_device(impl_of(plan)));
+  CUDAFFT_CHECK(use_device(impl_of(plan)));
   const cudaError_t error = cudaMallocHost(ptr, bytes);
   if (error != cudaSuccess) {
     *ptr = nullptr;

@@ -1,6 +1,7 @@
 /* stft_cuda.cu: the STFT's CUDA backend: device buffers, the signal carried between pushes (on the
  * device, so that every input sample is uploaded once), chunking, and the launch chains. Every
  * CUDA call is checked; a failure becomes a status and a message. */
+#include "cuda_check.cuh"
 #include "fft_backend.h"
 #include "stft_backend.h"
 #include "stft_launch.h"
@@ -16,28 +17,6 @@ namespace {
  * dwarf launch costs, small enough that an element holds tens of MB, not GB. */
 constexpr size_t kChunkFloats = 1u << 22;
 constexpr size_t kChunkFrameBytes = 64u << 20;
-
-CudafftStatus
-cuda_failure(cudaError_t error, const char *call, int line)
-{
-  CudafftStatus status = CUDAFFT_STATUS_CUDA_ERROR;
-  if (error == cudaErrorMemoryAllocation)
-    status = CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY;
-  else if (error == cudaErrorNoDevice || error == cudaErrorInsufficientDriver ||
-           error == cudaErrorInvalidDevice || error == cudaErrorDevicesUnavailable ||
-           error == cudaErrorCallRequiresNewerDriver)
-    status = CUDAFFT_STATUS_NO_DEVICE;
-  cudaGetLastError(); /* clear a non-sticky error so that the caller's next call is not blamed */
-  return cudafft_fail(status, "%s failed (stft_cuda.cu:%d): %s (%s)", call, line,
-                      cudaGetErrorString(error), cudaGetErrorName(error));
-}
-
-#define SC_CHECK(call)                                                                             \
-  do {                                                                                             \
-    const cudaError_t sc_error_ = (call);                                                          \
-    if (sc_error_ != cudaSuccess)                                                                  \
-      return cuda_failure(sc_error_, #call, __LINE__);                                             \
-  } while (0)
 
 /* What analysis and synthesis share: the device, a stream, the twiddles and the window. */
 struct Common {
@@ -92,28 +71,20 @@ common_fini(Common *c)
 CudafftStatus
 common_init(Common *c, int device_id, size_t n, const float *window)
 {
-  int count = 0;
-  const cudaError_t error = cudaGetDeviceCount(&count);
-  if (error != cudaSuccess || count == 0) {
-    cudaGetLastError();
-    return cudafft_fail(CUDAFFT_STATUS_NO_DEVICE, "no CUDA device found (cudaGetDeviceCount: %s)",
-                        error != cudaSuccess ? cudaGetErrorString(error) : "0 devices");
-  }
-  c->device = device_id < 0 ? 0 : device_id;
-  if (c->device >= count)
-    return cudafft_fail(CUDAFFT_STATUS_NO_DEVICE,
-                        "CUDA device %d does not exist: this machine has %d (0 to %d)", c->device,
-                        count, count - 1);
-  SC_CHECK(cudaSetDevice(c->device));
+  const CudafftStatus picked = cudafft_cuda_pick_device(device_id, &c->device);
+  if (picked != CUDAFFT_STATUS_OK)
+    return picked;
+  CUDAFFT_CHECK(cudaSetDevice(c->device));
   int smem_optin = 0;
-  SC_CHECK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, c->device));
+  CUDAFFT_CHECK(
+      cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, c->device));
   if (cudafft_stft_kernel_smem(n) > (size_t)smem_optin)
     return cudafft_fail(CUDAFFT_STATUS_UNSUPPORTED,
                         "a %zu-point STFT needs %zu bytes of shared memory per block; this GPU "
                         "offers %d",
                         n, cudafft_stft_kernel_smem(n), smem_optin);
-  SC_CHECK(cudafft_stft_kernel_prepare(n));
-  SC_CHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+  CUDAFFT_CHECK(cudafft_stft_kernel_prepare(n));
+  CUDAFFT_CHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
 
   const size_t table_bytes = cudafft_stft_twiddle_count(n) * sizeof(float2);
   float *table = (float *)malloc(table_bytes);
@@ -125,9 +96,9 @@ common_init(Common *c, int device_id, size_t n, const float *window)
     copy = cudaMemcpy(c->d_twiddles, table, table_bytes, cudaMemcpyHostToDevice);
   free(table);
   if (copy != cudaSuccess)
-    return cuda_failure(copy, "uploading the twiddle table", __LINE__);
-  SC_CHECK(cudaMalloc(&c->d_window, n * sizeof(float)));
-  SC_CHECK(cudaMemcpy(c->d_window, window, n * sizeof(float), cudaMemcpyHostToDevice));
+    return cudafft_cuda_failure(copy, "uploading the twiddle table", __FILE__, __LINE__);
+  CUDAFFT_CHECK(cudaMalloc(&c->d_window, n * sizeof(float)));
+  CUDAFFT_CHECK(cudaMemcpy(c->d_window, window, n * sizeof(float), cudaMemcpyHostToDevice));
   return CUDAFFT_STATUS_OK;
 }
 
@@ -170,9 +141,9 @@ analysis_setup(CudafftStft *stft, CudaAnalysis *a, int device_id)
   a->pitch = n + chunk;
   a->max_frames = chunk / config.hop + 1;
   for (float *&signal : a->d_signal)
-    SC_CHECK(cudaMalloc(&signal, a->pitch * channels * sizeof(float)));
-  SC_CHECK(cudaMalloc(&a->d_raw, chunk * channels * cudafft_sample_bytes(config.format)));
-  SC_CHECK(cudaMalloc(&a->d_frames, a->max_frames * frame_bytes));
+    CUDAFFT_CHECK(cudaMalloc(&signal, a->pitch * channels * sizeof(float)));
+  CUDAFFT_CHECK(cudaMalloc(&a->d_raw, chunk * channels * cudafft_sample_bytes(config.format)));
+  CUDAFFT_CHECK(cudaMalloc(&a->d_frames, a->max_frames * frame_bytes));
   return CUDAFFT_STATUS_OK;
 }
 
@@ -202,27 +173,27 @@ analysis_chunk(CudafftStft *stft, CudaAnalysis *a, const char *in, size_t sample
   float *signal = a->d_signal[a->current];
   if (in) {
     const size_t bytes = samples * channels * cudafft_sample_bytes(config.format);
-    SC_CHECK(cudaMemcpyAsync(a->d_raw, in, bytes, cudaMemcpyHostToDevice, stream));
-    SC_CHECK(cudafft_deinterleave_launch(config.format, a->d_raw, samples, channels, signal + held,
-                                         a->pitch, stream));
+    CUDAFFT_CHECK(cudaMemcpyAsync(a->d_raw, in, bytes, cudaMemcpyHostToDevice, stream));
+    CUDAFFT_CHECK(cudafft_deinterleave_launch(config.format, a->d_raw, samples, channels,
+                                              signal + held, a->pitch, stream));
   } else {
-    SC_CHECK(cudaMemset2DAsync(signal + held, a->pitch * sizeof(float), 0, samples * sizeof(float),
-                               channels, stream));
+    CUDAFFT_CHECK(cudaMemset2DAsync(signal + held, a->pitch * sizeof(float), 0,
+                                    samples * sizeof(float), channels, stream));
   }
   if (frames == 0)
     return CUDAFFT_STATUS_OK;
-  SC_CHECK(cudafft_analysis_launch(config.fft_size, signal, a->pitch, channels, frames, hop,
-                                   a->common.d_window, config.representation, a->d_frames,
-                                   a->common.d_twiddles, stream));
+  CUDAFFT_CHECK(cudafft_analysis_launch(config.fft_size, signal, a->pitch, channels, frames, hop,
+                                        a->common.d_window, config.representation, a->d_frames,
+                                        a->common.d_twiddles, stream));
   const size_t left = held + samples - frames * hop;
   float *next = a->d_signal[1 - a->current];
   if (left > 0)
-    SC_CHECK(cudaMemcpy2DAsync(next, a->pitch * sizeof(float), signal + frames * hop,
-                               a->pitch * sizeof(float), left * sizeof(float), channels,
-                               cudaMemcpyDeviceToDevice, stream));
+    CUDAFFT_CHECK(cudaMemcpy2DAsync(next, a->pitch * sizeof(float), signal + frames * hop,
+                                    a->pitch * sizeof(float), left * sizeof(float), channels,
+                                    cudaMemcpyDeviceToDevice, stream));
   a->current = 1 - a->current;
   const size_t bytes = frames * cudafft_stft_frame_floats(stft) * sizeof(float);
-  SC_CHECK(cudaMemcpyAsync(out, a->d_frames, bytes, cudaMemcpyDeviceToHost, stream));
+  CUDAFFT_CHECK(cudaMemcpyAsync(out, a->d_frames, bytes, cudaMemcpyDeviceToHost, stream));
   return CUDAFFT_STATUS_OK;
 }
 
@@ -231,7 +202,7 @@ analysis_push(CudafftStft *stft, const void *in, size_t samples, float *out, siz
 {
   (void)frames; /* each chunk counts its own; they add up to the front end's count */
   CudaAnalysis *a = static_cast<CudaAnalysis *>(stft->impl);
-  SC_CHECK(use_device(a->common.device));
+  CUDAFFT_CHECK(use_device(a->common.device));
   const CudafftStftConfig &config = stft->config;
   const size_t n = config.fft_size, hop = config.hop;
   const size_t sample_bytes = cudafft_sample_bytes(config.format) * config.channels;
@@ -253,7 +224,7 @@ analysis_push(CudafftStft *stft, const void *in, size_t samples, float *out, siz
     held = total - chunk_frames * hop;
     done += count;
   }
-  SC_CHECK(cudaStreamSynchronize(a->common.stream));
+  CUDAFFT_CHECK(cudaStreamSynchronize(a->common.stream));
   return CUDAFFT_STATUS_OK;
 }
 
@@ -294,14 +265,14 @@ synthesis_setup(CudafftIstft *istft, CudaSynthesis *s, int device_id)
     return status;
   const size_t bins_bytes = channels * (n / 2 + 1) * 2 * sizeof(float);
   s->chunk_frames = kChunkFrameBytes / bins_bytes > 0 ? kChunkFrameBytes / bins_bytes : 1;
-  SC_CHECK(cudaMalloc(&s->d_bins, s->chunk_frames * bins_bytes));
-  SC_CHECK(cudaMalloc(&s->d_rows, s->chunk_frames * channels * n * sizeof(float)));
-  SC_CHECK(cudaMalloc(&s->d_out, s->chunk_frames * config.hop * channels * sizeof(float)));
+  CUDAFFT_CHECK(cudaMalloc(&s->d_bins, s->chunk_frames * bins_bytes));
+  CUDAFFT_CHECK(cudaMalloc(&s->d_rows, s->chunk_frames * channels * n * sizeof(float)));
+  CUDAFFT_CHECK(cudaMalloc(&s->d_out, s->chunk_frames * config.hop * channels * sizeof(float)));
   const size_t tail = tail_floats(config);
   if (tail > 0) {
     for (float *&t : s->d_tail) {
-      SC_CHECK(cudaMalloc(&t, tail * sizeof(float)));
-      SC_CHECK(cudaMemset(t, 0, tail * sizeof(float)));
+      CUDAFFT_CHECK(cudaMalloc(&t, tail * sizeof(float)));
+      CUDAFFT_CHECK(cudaMemset(t, 0, tail * sizeof(float)));
     }
     s->h_tail = (float *)malloc(tail * sizeof(float));
     if (!s->h_tail)
@@ -331,14 +302,15 @@ synthesis_chunk(CudafftIstft *istft, CudaSynthesis *s, const float *in, size_t f
   const size_t n = config.fft_size, hop = config.hop;
   cudaStream_t stream = s->common.stream;
   const size_t bins_bytes = frames * channels * (n / 2 + 1) * 2 * sizeof(float);
-  SC_CHECK(cudaMemcpyAsync(s->d_bins, in, bins_bytes, cudaMemcpyHostToDevice, stream));
-  SC_CHECK(cudafft_synthesis_launch(n, s->d_bins, channels, frames, s->common.d_window, s->d_rows,
-                                    s->common.d_twiddles, stream));
-  SC_CHECK(cudafft_overlap_add_launch(n, hop, channels, frames, s->d_rows, s->d_tail[s->current],
-                                      s->d_tail[1 - s->current], s->d_out, stream));
+  CUDAFFT_CHECK(cudaMemcpyAsync(s->d_bins, in, bins_bytes, cudaMemcpyHostToDevice, stream));
+  CUDAFFT_CHECK(cudafft_synthesis_launch(n, s->d_bins, channels, frames, s->common.d_window,
+                                         s->d_rows, s->common.d_twiddles, stream));
+  CUDAFFT_CHECK(cudafft_overlap_add_launch(n, hop, channels, frames, s->d_rows,
+                                           s->d_tail[s->current], s->d_tail[1 - s->current],
+                                           s->d_out, stream));
   s->current = 1 - s->current;
-  SC_CHECK(cudaMemcpyAsync(out, s->d_out, frames * hop * channels * sizeof(float),
-                           cudaMemcpyDeviceToHost, stream));
+  CUDAFFT_CHECK(cudaMemcpyAsync(out, s->d_out, frames * hop * channels * sizeof(float),
+                                cudaMemcpyDeviceToHost, stream));
   return CUDAFFT_STATUS_OK;
 }
 
@@ -346,7 +318,7 @@ CudafftStatus
 synthesis_push(CudafftIstft *istft, const float *in, size_t frames, float *out)
 {
   CudaSynthesis *s = static_cast<CudaSynthesis *>(istft->impl);
-  SC_CHECK(use_device(s->common.device));
+  CUDAFFT_CHECK(use_device(s->common.device));
   const CudafftStftConfig &config = istft->config;
   const size_t in_floats = config.channels * (config.fft_size / 2 + 1) * 2;
   const size_t out_floats = config.hop * config.channels;
@@ -360,7 +332,7 @@ synthesis_push(CudafftIstft *istft, const float *in, size_t frames, float *out)
       return status;
     }
   }
-  SC_CHECK(cudaStreamSynchronize(s->common.stream));
+  CUDAFFT_CHECK(cudaStreamSynchronize(s->common.stream));
   return CUDAFFT_STATUS_OK;
 }
 
@@ -370,8 +342,8 @@ clear_tails(CudafftIstft *istft, CudaSynthesis *s)
   const size_t tail = tail_floats(istft->config);
   for (float *t : s->d_tail)
     if (t)
-      SC_CHECK(cudaMemsetAsync(t, 0, tail * sizeof(float), s->common.stream));
-  SC_CHECK(cudaStreamSynchronize(s->common.stream));
+      CUDAFFT_CHECK(cudaMemsetAsync(t, 0, tail * sizeof(float), s->common.stream));
+  CUDAFFT_CHECK(cudaStreamSynchronize(s->common.stream));
   return CUDAFFT_STATUS_OK;
 }
 
@@ -379,15 +351,16 @@ CudafftStatus
 synthesis_drain(CudafftIstft *istft, float *out)
 {
   CudaSynthesis *s = static_cast<CudaSynthesis *>(istft->impl);
-  SC_CHECK(use_device(s->common.device));
+  CUDAFFT_CHECK(use_device(s->common.device));
   const CudafftStftConfig &config = istft->config;
   const size_t carried = config.fft_size - config.hop;
   const unsigned channels = config.channels;
   if (carried == 0)
     return CUDAFFT_STATUS_OK;
-  SC_CHECK(cudaMemcpyAsync(s->h_tail, s->d_tail[s->current], carried * channels * sizeof(float),
-                           cudaMemcpyDeviceToHost, s->common.stream));
-  SC_CHECK(cudaStreamSynchronize(s->common.stream));
+  CUDAFFT_CHECK(cudaMemcpyAsync(s->h_tail, s->d_tail[s->current],
+                                carried * channels * sizeof(float), cudaMemcpyDeviceToHost,
+                                s->common.stream));
+  CUDAFFT_CHECK(cudaStreamSynchronize(s->common.stream));
   for (unsigned c = 0; c < channels; c++)
     for (size_t i = 0; i < carried; i++)
       out[i * channels + c] = s->h_tail[c * carried + i];

@@ -88,6 +88,82 @@ gst_cuda_base_filter_stop(GstBaseTransform *trans)
   return TRUE;
 }
 
+/* Whether a CAPS event changes the pad's caps (a repeat of the same caps keeps the run). */
+static gboolean
+caps_change(GstPad *pad, GstEvent *event)
+{
+  GstCaps *caps;
+  gst_event_parse_caps(event, &caps);
+  GstCaps *current = gst_pad_get_current_caps(pad);
+  const gboolean changes = !current || !gst_caps_is_equal(current, caps);
+  if (current)
+    gst_caps_unref(current);
+  return changes;
+}
+
+static gboolean
+gst_cuda_base_filter_sink_event(GstBaseTransform *trans, GstEvent *event)
+{
+  GstCudaBaseFilter *filter = GST_CUDA_BASE_FILTER(trans);
+  GstCudaBaseFilterClass *klass = GST_CUDA_BASE_FILTER_GET_CLASS(filter);
+  gboolean drain = FALSE;
+  switch (GST_EVENT_TYPE(event)) {
+  case GST_EVENT_CAPS:
+    drain = caps_change(GST_BASE_TRANSFORM_SINK_PAD(trans), event);
+    break;
+  case GST_EVENT_SEGMENT: {
+    const GstSegment *segment;
+    gst_event_parse_segment(event, &segment);
+    if (segment->format != GST_FORMAT_TIME) {
+      GST_ELEMENT_ERROR(filter, STREAM, FORMAT,
+                        ("%s needs a TIME segment, got a %s one; put it after a parser or decoder "
+                         "that outputs timed audio.",
+                         GST_OBJECT_NAME(filter), gst_format_get_name(segment->format)),
+                        (NULL));
+      gst_event_unref(event);
+      return FALSE;
+    }
+    drain = TRUE;
+    break;
+  }
+  case GST_EVENT_EOS:
+    drain = TRUE;
+    break;
+  case GST_EVENT_FLUSH_STOP:
+    if (klass->flush)
+      klass->flush(filter);
+    break;
+  default:
+    break;
+  }
+  if (drain && klass->drain) {
+    const GstFlowReturn ret = klass->drain(filter);
+    if (ret != GST_FLOW_OK)
+      GST_DEBUG_OBJECT(filter, "draining before %s: %s", GST_EVENT_TYPE_NAME(event),
+                       gst_flow_get_name(ret));
+  }
+  return GST_BASE_TRANSFORM_CLASS(gst_cuda_base_filter_parent_class)->sink_event(trans, event);
+}
+
+static gboolean
+gst_cuda_base_filter_query(GstBaseTransform *trans, GstPadDirection direction, GstQuery *query)
+{
+  GstCudaBaseFilter *filter = GST_CUDA_BASE_FILTER(trans);
+  GstCudaBaseFilterClass *klass = GST_CUDA_BASE_FILTER_GET_CLASS(filter);
+  if (direction != GST_PAD_SRC || GST_QUERY_TYPE(query) != GST_QUERY_LATENCY || !klass->get_latency)
+    return GST_BASE_TRANSFORM_CLASS(gst_cuda_base_filter_parent_class)
+        ->query(trans, direction, query);
+  if (!gst_pad_peer_query(GST_BASE_TRANSFORM_SINK_PAD(trans), query))
+    return FALSE;
+  gboolean live;
+  GstClockTime min, max;
+  gst_query_parse_latency(query, &live, &min, &max);
+  const GstClockTime ours = klass->get_latency(filter);
+  GST_DEBUG_OBJECT(filter, "our latency %" GST_TIME_FORMAT, GST_TIME_ARGS(ours));
+  gst_query_set_latency(query, live, min + ours, GST_CLOCK_TIME_IS_VALID(max) ? max + ours : max);
+  return TRUE;
+}
+
 static void
 gst_cuda_base_filter_class_init(GstCudaBaseFilterClass *klass)
 {
@@ -96,6 +172,8 @@ gst_cuda_base_filter_class_init(GstCudaBaseFilterClass *klass)
   gobject_class->set_property = gst_cuda_base_filter_set_property;
   gobject_class->get_property = gst_cuda_base_filter_get_property;
   trans_class->stop = GST_DEBUG_FUNCPTR(gst_cuda_base_filter_stop);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_cuda_base_filter_sink_event);
+  trans_class->query = GST_DEBUG_FUNCPTR(gst_cuda_base_filter_query);
 
   g_object_class_install_property(
       gobject_class, PROP_BACKEND,

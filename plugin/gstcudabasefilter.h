@@ -31,6 +31,17 @@ struct _GstCudaBaseFilterClass {
   /* Releases the subclass's engine objects. Called from stop (so on every way to NULL) and may be
    * called again; must tolerate having nothing to release. */
   void (*close)(GstCudaBaseFilter *filter);
+
+  /* The stream events every element here treats alike, from the base class's sink_event: `drain`
+   * ends the current run, pushing what it still holds (before EOS, a new segment or caps that
+   * differ); `flush` forgets it (FLUSH_STOP). Segments other than TIME are refused before either
+   * is called. */
+  GstFlowReturn (*drain)(GstCudaBaseFilter *filter);
+  void (*flush)(GstCudaBaseFilter *filter);
+
+  /* The element's own algorithmic latency, which the base class adds to upstream's in the
+   * LATENCY query. */
+  GstClockTime (*get_latency)(GstCudaBaseFilter *filter);
 };
 
 /* Makes an engine object: `create` is called with the backend and device the properties ask for

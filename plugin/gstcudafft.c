@@ -172,12 +172,7 @@ frames_caps_for(const Settings *s, GstCaps *raw)
     const GstStructure *in = gst_caps_get_structure(raw, i);
     GstStructure *out =
         gst_cuda_fft_structure_new(s->fft_size, effective_hop(s), s->window, s->representation);
-    const GValue *rate = gst_structure_get_value(in, "rate");
-    const GValue *channels = gst_structure_get_value(in, "channels");
-    if (rate)
-      gst_structure_set_value(out, "rate", rate);
-    if (channels)
-      gst_structure_set_value(out, "channels", channels);
+    gst_cuda_fft_copy_rate_and_channels(in, out);
     result = gst_caps_merge_structure(result, out);
   }
   return result;
@@ -192,12 +187,7 @@ raw_caps_for(GstCaps *frames)
     GstCaps *templ = gst_static_caps_get(&sink_template.static_caps);
     GstStructure *out = gst_structure_copy(gst_caps_get_structure(templ, 0));
     gst_caps_unref(templ);
-    const GValue *rate = gst_structure_get_value(in, "rate");
-    const GValue *channels = gst_structure_get_value(in, "channels");
-    if (rate)
-      gst_structure_set_value(out, "rate", rate);
-    if (channels)
-      gst_structure_set_value(out, "channels", channels);
+    gst_cuda_fft_copy_rate_and_channels(in, out);
     result = gst_caps_merge_structure(result, out);
   }
   return result;
@@ -562,71 +552,46 @@ check_downstream(GstCudaFft *self, GstCaps *incaps)
   return ok;
 }
 
+/* Downstream must take our frames before the run goes on; the rest is the base class's. */
 static gboolean
 gst_cuda_fft_sink_event(GstBaseTransform *trans, GstEvent *event)
 {
   GstCudaFft *self = GST_CUDA_FFT(trans);
-  switch (GST_EVENT_TYPE(event)) {
-  case GST_EVENT_CAPS: {
+  if (GST_EVENT_TYPE(event) == GST_EVENT_CAPS) {
     GstCaps *caps;
     gst_event_parse_caps(event, &caps);
     if (!check_downstream(self, caps)) {
       gst_event_unref(event);
       return FALSE;
     }
-    if (gst_cuda_caps_event_changes(GST_BASE_TRANSFORM_SINK_PAD(trans), event))
-      drain(self); /* frames of the old format go out before the new caps */
-    break;
-  }
-  case GST_EVENT_SEGMENT: {
-    const GstSegment *segment;
-    gst_event_parse_segment(event, &segment);
-    if (segment->format != GST_FORMAT_TIME) {
-      GST_ELEMENT_ERROR(self, STREAM, FORMAT,
-                        ("cudafft needs a TIME segment, got a %s one; put it after a parser or "
-                         "decoder that outputs timed audio.",
-                         gst_format_get_name(segment->format)),
-                        (NULL));
-      gst_event_unref(event);
-      return FALSE;
-    }
-    drain(self);
-    break;
-  }
-  case GST_EVENT_EOS:
-    drain(self);
-    break;
-  case GST_EVENT_FLUSH_STOP:
-    if (self->stft)
-      cudafft_stft_reset(self->stft);
-    gst_cuda_run_reset(&self->run);
-    break;
-  default:
-    break;
   }
   return GST_BASE_TRANSFORM_CLASS(gst_cuda_fft_parent_class)->sink_event(trans, event);
 }
 
-static gboolean
-gst_cuda_fft_query(GstBaseTransform *trans, GstPadDirection direction, GstQuery *query)
+static GstFlowReturn
+gst_cuda_fft_drain(GstCudaBaseFilter *filter)
 {
-  GstCudaFft *self = GST_CUDA_FFT(trans);
-  if (direction == GST_PAD_SRC && GST_QUERY_TYPE(query) == GST_QUERY_LATENCY) {
-    if (!gst_pad_peer_query(GST_BASE_TRANSFORM_SINK_PAD(trans), query))
-      return FALSE;
-    gboolean live;
-    GstClockTime min, max;
-    gst_query_parse_latency(query, &live, &min, &max);
-    /* A frame goes out when its last hop of samples has arrived. */
-    const Settings s = current_settings(self);
-    const gint rate = self->stft ? self->out_info.rate : GST_AUDIO_INFO_RATE(&self->in_info);
-    const guint hop = self->stft ? (guint)self->out_info.config.hop : effective_hop(&s);
-    const GstClockTime ours = rate > 0 ? gst_util_uint64_scale_int_round(hop, GST_SECOND, rate) : 0;
-    GST_DEBUG_OBJECT(self, "latency %" GST_TIME_FORMAT, GST_TIME_ARGS(ours));
-    gst_query_set_latency(query, live, min + ours, GST_CLOCK_TIME_IS_VALID(max) ? max + ours : max);
-    return TRUE;
-  }
-  return GST_BASE_TRANSFORM_CLASS(gst_cuda_fft_parent_class)->query(trans, direction, query);
+  return drain(GST_CUDA_FFT(filter));
+}
+
+static void
+gst_cuda_fft_flush(GstCudaBaseFilter *filter)
+{
+  GstCudaFft *self = GST_CUDA_FFT(filter);
+  if (self->stft)
+    cudafft_stft_reset(self->stft);
+  gst_cuda_run_reset(&self->run);
+}
+
+/* A frame goes out when its last hop of samples has arrived. */
+static GstClockTime
+gst_cuda_fft_get_latency(GstCudaBaseFilter *filter)
+{
+  GstCudaFft *self = GST_CUDA_FFT(filter);
+  const Settings s = current_settings(self);
+  const gint rate = self->stft ? self->out_info.rate : GST_AUDIO_INFO_RATE(&self->in_info);
+  const guint hop = self->stft ? (guint)self->out_info.config.hop : effective_hop(&s);
+  return rate > 0 ? gst_util_uint64_scale_int_round(hop, GST_SECOND, rate) : 0;
 }
 
 /* Upstream may allocate its buffers from page-locked memory, which the GPU reads at full speed. */
@@ -723,9 +688,11 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
   trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_cuda_fft_set_caps);
   trans_class->generate_output = GST_DEBUG_FUNCPTR(gst_cuda_fft_generate_output);
   trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_cuda_fft_sink_event);
-  trans_class->query = GST_DEBUG_FUNCPTR(gst_cuda_fft_query);
   trans_class->propose_allocation = GST_DEBUG_FUNCPTR(gst_cuda_fft_propose_allocation);
   filter_class->close = gst_cuda_fft_close;
+  filter_class->drain = gst_cuda_fft_drain;
+  filter_class->flush = gst_cuda_fft_flush;
+  filter_class->get_latency = gst_cuda_fft_get_latency;
 
   gst_type_mark_as_plugin_api(GST_TYPE_CUDA_FFT_WINDOW, 0);
   gst_type_mark_as_plugin_api(GST_TYPE_CUDA_FFT_REPRESENTATION, 0);

@@ -83,6 +83,17 @@ gst_cuda_fft_structure_new(guint fft_size, guint hop, GstCudaFftWindow window,
       "bins", G_TYPE_INT, (gint)(fft_size / 2 + 1), NULL);
 }
 
+void
+gst_cuda_fft_copy_rate_and_channels(const GstStructure *from, GstStructure *to)
+{
+  const GValue *rate = gst_structure_get_value(from, "rate");
+  const GValue *channels = gst_structure_get_value(from, "channels");
+  if (rate)
+    gst_structure_set_value(to, "rate", rate);
+  if (channels)
+    gst_structure_set_value(to, "channels", channels);
+}
+
 GstCaps *
 gst_cuda_fft_caps_from_info(const GstCudaFftFrameInfo *info)
 {

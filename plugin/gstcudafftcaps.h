@@ -54,6 +54,10 @@ typedef struct {
 GstStructure *gst_cuda_fft_structure_new(guint fft_size, guint hop, GstCudaFftWindow window,
                                          GstCudaFftRepresentation representation);
 
+/* Copies the rate and channels fields (fixed or not) of one structure to another, the part of
+ * the caps that raw audio and frames share. */
+void gst_cuda_fft_copy_rate_and_channels(const GstStructure *from, GstStructure *to);
+
 /* Fixed caps for a whole frame info. */
 GstCaps *gst_cuda_fft_caps_from_info(const GstCudaFftFrameInfo *info);
 

@@ -42,17 +42,6 @@ G_DEFINE_TYPE_WITH_CODE(GstCudaIfft, gst_cuda_ifft, GST_TYPE_CUDA_BASE_FILTER,
                                                 "GPU short-time Fourier synthesis"));
 GST_ELEMENT_REGISTER_DEFINE(cudaifft, "cudaifft", GST_RANK_NONE, GST_TYPE_CUDA_IFFT);
 
-static void
-copy_rate_and_channels(const GstStructure *from, GstStructure *to)
-{
-  const GValue *rate = gst_structure_get_value(from, "rate");
-  const GValue *channels = gst_structure_get_value(from, "channels");
-  if (rate)
-    gst_structure_set_value(to, "rate", rate);
-  if (channels)
-    gst_structure_set_value(to, "channels", channels);
-}
-
 static GstCaps *
 gst_cuda_ifft_transform_caps(GstBaseTransform *trans, GstPadDirection direction, GstCaps *caps,
                              GstCaps *filter)
@@ -66,7 +55,7 @@ gst_cuda_ifft_transform_caps(GstBaseTransform *trans, GstPadDirection direction,
                                 G_TYPE_STRING, "interleaved", NULL)
             : gst_structure_new(GST_CUDA_FFT_MEDIA_TYPE, "format", G_TYPE_STRING, "F32LE",
                                 "representation", G_TYPE_STRING, "complex", NULL);
-    copy_rate_and_channels(in, out);
+    gst_cuda_fft_copy_rate_and_channels(in, out);
     gint channels = 0;
     /* raw audio of more than 2 channels needs a channel mask; frames carry no positions */
     if (direction == GST_PAD_SINK && gst_structure_get_int(in, "channels", &channels) &&
@@ -284,63 +273,30 @@ gst_cuda_ifft_generate_output(GstBaseTransform *trans, GstBuffer **outbuf)
   return ret;
 }
 
-static gboolean
-gst_cuda_ifft_sink_event(GstBaseTransform *trans, GstEvent *event)
+static GstFlowReturn
+gst_cuda_ifft_drain(GstCudaBaseFilter *filter)
 {
-  GstCudaIfft *self = GST_CUDA_IFFT(trans);
-  switch (GST_EVENT_TYPE(event)) {
-  case GST_EVENT_CAPS:
-    if (gst_cuda_caps_event_changes(GST_BASE_TRANSFORM_SINK_PAD(trans), event))
-      drain(self); /* the old run's samples go out before the new caps */
-    break;
-  case GST_EVENT_EOS:
-    drain(self);
-    break;
-  case GST_EVENT_SEGMENT: {
-    const GstSegment *segment;
-    gst_event_parse_segment(event, &segment);
-    if (segment->format != GST_FORMAT_TIME) {
-      GST_ELEMENT_ERROR(
-          self, STREAM, FORMAT,
-          ("cudaifft needs a TIME segment, got a %s one.", gst_format_get_name(segment->format)),
-          (NULL));
-      gst_event_unref(event);
-      return FALSE;
-    }
-    drain(self);
-    break;
-  }
-  case GST_EVENT_FLUSH_STOP:
-    if (self->istft)
-      cudafft_istft_reset(self->istft);
-    gst_cuda_run_reset(&self->run);
-    self->to_skip = 0;
-    break;
-  default:
-    break;
-  }
-  return GST_BASE_TRANSFORM_CLASS(gst_cuda_ifft_parent_class)->sink_event(trans, event);
+  return drain(GST_CUDA_IFFT(filter));
 }
 
-static gboolean
-gst_cuda_ifft_query(GstBaseTransform *trans, GstPadDirection direction, GstQuery *query)
+static void
+gst_cuda_ifft_flush(GstCudaBaseFilter *filter)
 {
-  GstCudaIfft *self = GST_CUDA_IFFT(trans);
-  if (direction == GST_PAD_SRC && GST_QUERY_TYPE(query) == GST_QUERY_LATENCY) {
-    if (!gst_pad_peer_query(GST_BASE_TRANSFORM_SINK_PAD(trans), query))
-      return FALSE;
-    gboolean live;
-    GstClockTime min, max;
-    gst_query_parse_latency(query, &live, &min, &max);
-    /* A sample is complete when the last frame holding it has come. */
-    const GstClockTime ours =
-        self->info.rate > 0
-            ? gst_util_uint64_scale_int_round(tail_samples(self), GST_SECOND, self->info.rate)
-            : 0;
-    gst_query_set_latency(query, live, min + ours, GST_CLOCK_TIME_IS_VALID(max) ? max + ours : max);
-    return TRUE;
-  }
-  return GST_BASE_TRANSFORM_CLASS(gst_cuda_ifft_parent_class)->query(trans, direction, query);
+  GstCudaIfft *self = GST_CUDA_IFFT(filter);
+  if (self->istft)
+    cudafft_istft_reset(self->istft);
+  gst_cuda_run_reset(&self->run);
+  self->to_skip = 0;
+}
+
+/* A sample is complete when the last frame holding it has come. */
+static GstClockTime
+gst_cuda_ifft_get_latency(GstCudaBaseFilter *filter)
+{
+  GstCudaIfft *self = GST_CUDA_IFFT(filter);
+  return self->info.rate > 0
+             ? gst_util_uint64_scale_int_round(tail_samples(self), GST_SECOND, self->info.rate)
+             : 0;
 }
 
 static void
@@ -390,9 +346,11 @@ gst_cuda_ifft_class_init(GstCudaIfftClass *klass)
   trans_class->transform_caps = GST_DEBUG_FUNCPTR(gst_cuda_ifft_transform_caps);
   trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_cuda_ifft_set_caps);
   trans_class->generate_output = GST_DEBUG_FUNCPTR(gst_cuda_ifft_generate_output);
-  trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_cuda_ifft_sink_event);
-  trans_class->query = GST_DEBUG_FUNCPTR(gst_cuda_ifft_query);
-  GST_CUDA_BASE_FILTER_CLASS(klass)->close = gst_cuda_ifft_close;
+  GstCudaBaseFilterClass *filter_class = GST_CUDA_BASE_FILTER_CLASS(klass);
+  filter_class->close = gst_cuda_ifft_close;
+  filter_class->drain = gst_cuda_ifft_drain;
+  filter_class->flush = gst_cuda_ifft_flush;
+  filter_class->get_latency = gst_cuda_ifft_get_latency;
 }
 
 static void

@@ -50,15 +50,3 @@ gst_cuda_run_stamp(const GstCudaRun *run, GstBuffer *buffer, guint64 first, guin
   GST_BUFFER_DTS(buffer) = GST_CLOCK_TIME_NONE;
   GST_BUFFER_DURATION(buffer) = gst_cuda_run_time(run, first + count) - begin;
 }
-
-gboolean
-gst_cuda_caps_event_changes(GstPad *pad, GstEvent *event)
-{
-  GstCaps *caps;
-  gst_event_parse_caps(event, &caps);
-  GstCaps *current = gst_pad_get_current_caps(pad);
-  const gboolean changes = !current || !gst_caps_is_equal(current, caps);
-  if (current)
-    gst_caps_unref(current);
-  return changes;
-}

@@ -32,9 +32,6 @@ gboolean gst_cuda_run_continues(const GstCudaRun *run, GstBuffer *buffer, guint6
 /* Stamps `buffer` as samples [first, first + count) of the run: PTS, exact duration. */
 void gst_cuda_run_stamp(const GstCudaRun *run, GstBuffer *buffer, guint64 first, guint64 count);
 
-/* Whether a CAPS event on `pad` changes its caps (a repeat of the same caps keeps the run). */
-gboolean gst_cuda_caps_event_changes(GstPad *pad, GstEvent *event);
-
 G_END_DECLS
 
 #endif
