@@ -41,6 +41,17 @@ cudafft_cuda_failure(cudaError_t error, const char *call, const char *file, int 
       return cudafft_cuda_failure(cudafft_error_, #call, __FILE__, __LINE__);                      \
   } while (0)
 
+/* Makes `device` current; skips the call when it already is, since this runs on every call into
+ * a backend object and small batches feel every microsecond. */
+static inline cudaError_t
+cudafft_use_device(int device)
+{
+  int current = -1;
+  if (cudaGetDevice(&current) == cudaSuccess && current == device)
+    return cudaSuccess;
+  return cudaSetDevice(device);
+}
+
 /* The device a backend object runs on: device_id, or device 0 for -1; NO_DEVICE with a message
  * when there is none or no such one. */
 static inline CudafftStatus

@@ -51,6 +51,17 @@ CudafftStatus cudafft_fail(CudafftStatus status, const char *format, ...)
 #endif
     ;
 
+/* The argument checks and the backend choice that the plan and STFT front ends share. */
+/* INVALID_SIZE with a message naming `what` (e.g. "fft size") unless n is a valid size. */
+CudafftStatus cudafft_check_size(size_t n, const char *what);
+/* INVALID_VALUE for an unknown backend or a device id below -1. */
+CudafftStatus cudafft_check_backend(CudafftBackend backend, int device_id);
+/* BACKEND_UNAVAILABLE, with the message, for builds without CUDA. */
+CudafftStatus cudafft_no_cuda_backend(void);
+/* Whether AUTO goes on to the CPU after the CUDA backend's init returned status: no usable
+ * device, or no CUDA in this build. */
+int cudafft_auto_falls_back(CudafftStatus status);
+
 /* Floats per transform on each side, for a kind and size. */
 size_t cudafft_input_floats(CudafftKind kind, size_t n);
 size_t cudafft_output_floats(CudafftKind kind, size_t n);

@@ -62,17 +62,6 @@ cufft_failure(cufftResult result, const char *call, int line)
       return cufft_failure(cf_result_, #call, __LINE__);                                           \
   } while (0)
 
-/* Makes the plan's device current; skips the call when it already is, since this runs on every
- * execute and small batches feel every microsecond. */
-cudaError_t
-use_device(const CudaPlan *p)
-{
-  int current = -1;
-  if (cudaGetDevice(&current) == cudaSuccess && current == p->device)
-    return cudaSuccess;
-  return cudaSetDevice(p->device);
-}
-
 CudaPlan *
 impl_of(const CudafftPlan *plan)
 {
@@ -287,7 +276,7 @@ cuda_execute_device(CudafftPlan *plan, CudafftDirection direction, const void *i
                     size_t batch, float scale)
 {
   CudaPlan *p = impl_of(plan);
-  CUDAFFT_CHECK(use_device(p));
+  CUDAFFT_CHECK(cudafft_use_device(p->device));
   return enqueue(plan, p, direction, in, out, batch, scale);
 }
 
@@ -387,7 +376,7 @@ cuda_execute(CudafftPlan *plan, CudafftDirection direction, const void *in, void
              float scale)
 {
   CudaPlan *p = impl_of(plan);
-  CUDAFFT_CHECK(use_device(p));
+  CUDAFFT_CHECK(cudafft_use_device(p->device));
   const CudafftStatus status =
       pipeline(plan, p, direction, (const char *)in, (char *)out, batch, scale);
   if (status != CUDAFFT_STATUS_OK) {
@@ -404,7 +393,7 @@ CudafftStatus
 cuda_synchronize(CudafftPlan *plan)
 {
   CudaPlan *p = impl_of(plan);
-  CUDAFFT_CHECK(use_device(p));
+  CUDAFFT_CHECK(cudafft_use_device(p->device));
   CUDAFFT_CHECK(cudaStreamSynchronize(p->stream));
   return CUDAFFT_STATUS_OK;
 }
@@ -418,7 +407,7 @@ cuda_get_stream(const CudafftPlan *plan)
 CudafftStatus
 cuda_host_alloc(CudafftPlan *plan, size_t bytes, void **ptr)
 {
-  CUDAFFT_CHECK(use_device(impl_of(plan)));
+  CUDAFFT_CHECK(cudafft_use_device(impl_of(plan)->device));
   const cudaError_t error = cudaMallocHost(ptr, bytes);
   if (error != cudaSuccess) {
     *ptr = nullptr;

@@ -121,14 +121,47 @@ is_valid_size(size_t n)
   return n >= CUDAFFT_MIN_SIZE && n <= CUDAFFT_MAX_SIZE && (n & (n - 1)) == 0;
 }
 
+CudafftStatus
+cudafft_check_size(size_t n, const char *what)
+{
+  if (is_valid_size(n))
+    return CUDAFFT_STATUS_OK;
+  return cudafft_fail(CUDAFFT_STATUS_INVALID_SIZE, "%s %zu is not a power of two from %d to %d",
+                      what, n, CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE);
+}
+
+CudafftStatus
+cudafft_check_backend(CudafftBackend backend, int device_id)
+{
+  if (backend != CUDAFFT_BACKEND_AUTO && backend != CUDAFFT_BACKEND_CUDA &&
+      backend != CUDAFFT_BACKEND_CPU)
+    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "unknown backend %d", (int)backend);
+  if (device_id < -1)
+    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
+                        "CUDA device id %d is negative (use -1 for automatic)", device_id);
+  return CUDAFFT_STATUS_OK;
+}
+
+CudafftStatus
+cudafft_no_cuda_backend(void)
+{
+  return cudafft_fail(CUDAFFT_STATUS_BACKEND_UNAVAILABLE,
+                      "this build of cudafft has no CUDA backend (built without nvcc)");
+}
+
+int
+cudafft_auto_falls_back(CudafftStatus status)
+{
+  return status == CUDAFFT_STATUS_NO_DEVICE || status == CUDAFFT_STATUS_BACKEND_UNAVAILABLE;
+}
+
 static CudafftStatus
 plan_init(CudafftPlan *plan, CudafftBackend backend, int device_id)
 {
   const CudafftBackendOps *ops =
       backend == CUDAFFT_BACKEND_CPU ? &cudafft_cpu_backend : cudafft_cuda_backend;
   if (!ops)
-    return cudafft_fail(CUDAFFT_STATUS_BACKEND_UNAVAILABLE,
-                        "this build of cudafft has no CUDA backend (built without nvcc)");
+    return cudafft_no_cuda_backend();
   plan->backend = backend;
   plan->ops = ops;
   return ops->init(plan, device_id);
@@ -141,18 +174,14 @@ cudafft_plan_create(CudafftPlan **plan_out, CudafftBackend backend, int device_i
   if (!plan_out)
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_plan_create: plan is NULL");
   *plan_out = NULL;
-  if (!is_valid_size(n))
-    return cudafft_fail(CUDAFFT_STATUS_INVALID_SIZE,
-                        "transform size %zu is not a power of two from %d to %d", n,
-                        CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE);
+  CudafftStatus status = cudafft_check_size(n, "transform size");
+  if (status != CUDAFFT_STATUS_OK)
+    return status;
   if (kind != CUDAFFT_C2C && kind != CUDAFFT_R2C && kind != CUDAFFT_C2R)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "unknown transform kind %d", (int)kind);
-  if (backend != CUDAFFT_BACKEND_AUTO && backend != CUDAFFT_BACKEND_CUDA &&
-      backend != CUDAFFT_BACKEND_CPU)
-    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "unknown backend %d", (int)backend);
-  if (device_id < -1)
-    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
-                        "CUDA device id %d is negative (use -1 for automatic)", device_id);
+  status = cudafft_check_backend(backend, device_id);
+  if (status != CUDAFFT_STATUS_OK)
+    return status;
 
   CudafftPlan *plan = calloc(1, sizeof *plan);
   if (!plan)
@@ -160,10 +189,9 @@ cudafft_plan_create(CudafftPlan **plan_out, CudafftBackend backend, int device_i
   plan->kind = kind;
   plan->n = n;
 
-  CudafftStatus status;
   if (backend == CUDAFFT_BACKEND_AUTO) {
     status = plan_init(plan, CUDAFFT_BACKEND_CUDA, device_id);
-    if (status == CUDAFFT_STATUS_NO_DEVICE || status == CUDAFFT_STATUS_BACKEND_UNAVAILABLE)
+    if (cudafft_auto_falls_back(status))
       status = plan_init(plan, CUDAFFT_BACKEND_CPU, device_id);
   } else {
     status = plan_init(plan, backend, device_id);

@@ -28,12 +28,6 @@ cudafft_window_value(CudafftWindow window, size_t n, size_t i)
   return a[0] - a[1] * cos(phase) + a[2] * cos(2.0 * phase) - a[3] * cos(3.0 * phase);
 }
 
-static int
-is_valid_size(size_t n)
-{
-  return n >= CUDAFFT_MIN_SIZE && n <= CUDAFFT_MAX_SIZE && (n & (n - 1)) == 0;
-}
-
 /* S[r] = sum_j w[r + j hop]^2 for r < hop, into s (hop doubles). */
 static void
 overlap_sums(CudafftWindow window, size_t n, size_t hop, double *s)
@@ -49,10 +43,9 @@ overlap_sums(CudafftWindow window, size_t n, size_t hop, double *s)
 CudafftStatus
 cudafft_stft_check_synthesis(CudafftWindow window, size_t fft_size, size_t hop, double *ratio)
 {
-  if (!is_valid_size(fft_size))
-    return cudafft_fail(CUDAFFT_STATUS_INVALID_SIZE,
-                        "fft size %zu is not a power of two from %d to %d", fft_size,
-                        CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE);
+  const CudafftStatus size_status = cudafft_check_size(fft_size, "fft size");
+  if (size_status != CUDAFFT_STATUS_OK)
+    return size_status;
   if ((unsigned)window >= CUDAFFT_WINDOW_COUNT_)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "unknown window %d", (int)window);
   if (hop == 0 || hop > fft_size)
@@ -85,10 +78,9 @@ check_config(const CudafftStftConfig *config)
 {
   if (!config)
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "STFT config is NULL");
-  if (!is_valid_size(config->fft_size))
-    return cudafft_fail(CUDAFFT_STATUS_INVALID_SIZE,
-                        "fft size %zu is not a power of two from %d to %d", config->fft_size,
-                        CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE);
+  const CudafftStatus size_status = cudafft_check_size(config->fft_size, "fft size");
+  if (size_status != CUDAFFT_STATUS_OK)
+    return size_status;
   if (config->hop == 0 || config->hop > config->fft_size)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "hop %zu is not in 1..%zu (the fft size)",
                         config->hop, config->fft_size);
@@ -106,18 +98,6 @@ check_config(const CudafftStftConfig *config)
   return CUDAFFT_STATUS_OK;
 }
 
-static CudafftStatus
-check_backend(CudafftBackend backend, int device_id)
-{
-  if (backend != CUDAFFT_BACKEND_AUTO && backend != CUDAFFT_BACKEND_CUDA &&
-      backend != CUDAFFT_BACKEND_CPU)
-    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "unknown backend %d", (int)backend);
-  if (device_id < -1)
-    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
-                        "CUDA device id %d is negative (use -1 for automatic)", device_id);
-  return CUDAFFT_STATUS_OK;
-}
-
 static const CudafftStftOps *
 ops_for(CudafftBackend backend)
 {
@@ -125,26 +105,11 @@ ops_for(CudafftBackend backend)
 }
 
 static CudafftStatus
-no_cuda_backend(void)
-{
-  return cudafft_fail(CUDAFFT_STATUS_BACKEND_UNAVAILABLE,
-                      "this build of cudafft has no CUDA backend (built without nvcc)");
-}
-
-/* AUTO: CUDA, or the CPU where there is no usable device (or no CUDA in this build). */
-static int
-should_fall_back(CudafftBackend requested, CudafftStatus status)
-{
-  return requested == CUDAFFT_BACKEND_AUTO &&
-         (status == CUDAFFT_STATUS_NO_DEVICE || status == CUDAFFT_STATUS_BACKEND_UNAVAILABLE);
-}
-
-static CudafftStatus
 analysis_init(CudafftStft *stft, CudafftBackend backend, int device_id)
 {
   const CudafftStftOps *ops = ops_for(backend);
   if (!ops)
-    return no_cuda_backend();
+    return cudafft_no_cuda_backend();
   stft->backend = backend;
   stft->ops = ops;
   return ops->analysis_init(stft, device_id);
@@ -159,7 +124,7 @@ cudafft_stft_create(CudafftStft **stft_out, CudafftBackend backend, int device_i
   *stft_out = NULL;
   CudafftStatus status = check_config(config);
   if (status == CUDAFFT_STATUS_OK)
-    status = check_backend(backend, device_id);
+    status = cudafft_check_backend(backend, device_id);
   if (status != CUDAFFT_STATUS_OK)
     return status;
 
@@ -177,7 +142,7 @@ cudafft_stft_create(CudafftStft **stft_out, CudafftBackend backend, int device_i
 
   if (backend == CUDAFFT_BACKEND_AUTO) {
     status = analysis_init(stft, CUDAFFT_BACKEND_CUDA, device_id);
-    if (should_fall_back(backend, status))
+    if (cudafft_auto_falls_back(status))
       status = analysis_init(stft, CUDAFFT_BACKEND_CPU, device_id);
   } else {
     status = analysis_init(stft, backend, device_id);
@@ -275,7 +240,7 @@ synthesis_init(CudafftIstft *istft, CudafftBackend backend, int device_id)
 {
   const CudafftStftOps *ops = ops_for(backend);
   if (!ops)
-    return no_cuda_backend();
+    return cudafft_no_cuda_backend();
   istft->backend = backend;
   istft->ops = ops;
   return ops->synthesis_init(istft, device_id);
@@ -305,7 +270,7 @@ cudafft_istft_create(CudafftIstft **istft_out, CudafftBackend backend, int devic
   *istft_out = NULL;
   CudafftStatus status = check_config(config);
   if (status == CUDAFFT_STATUS_OK)
-    status = check_backend(backend, device_id);
+    status = cudafft_check_backend(backend, device_id);
   if (status != CUDAFFT_STATUS_OK)
     return status;
   if (config->representation != CUDAFFT_REPRESENTATION_COMPLEX)
@@ -329,7 +294,7 @@ cudafft_istft_create(CudafftIstft **istft_out, CudafftBackend backend, int devic
   if (status == CUDAFFT_STATUS_OK) {
     if (backend == CUDAFFT_BACKEND_AUTO) {
       status = synthesis_init(istft, CUDAFFT_BACKEND_CUDA, device_id);
-      if (should_fall_back(backend, status))
+      if (cudafft_auto_falls_back(status))
         status = synthesis_init(istft, CUDAFFT_BACKEND_CPU, device_id);
     } else {
       status = synthesis_init(istft, backend, device_id);

@@ -4,6 +4,7 @@
 
 #include "fft_backend.h"
 #include "stft_backend.h"
+#include "stft_values.h"
 
 #include <fftw3.h>
 #include <math.h>
@@ -88,9 +89,9 @@ sample_at(CudafftSampleFormat format, const void *in, size_t index)
 {
   switch (format) {
   case CUDAFFT_SAMPLE_S16:
-    return (float)((const int16_t *)in)[index] * (1.0f / 32768.0f);
+    return cudafft_s16_to_float(((const int16_t *)in)[index]);
   case CUDAFFT_SAMPLE_S32:
-    return (float)((double)((const int32_t *)in)[index] * (1.0 / 2147483648.0));
+    return cudafft_s32_to_float(((const int32_t *)in)[index]);
   case CUDAFFT_SAMPLE_F32:
     return ((const float *)in)[index];
   default:
@@ -123,21 +124,11 @@ store_bins(const fftwf_complex *bins, size_t count, CudafftRepresentation repres
 {
   for (size_t k = 0; k < count; k++) {
     const float re = bins[k][0], im = bins[k][1];
-    const float power = re * re + im * im;
-    switch (representation) {
-    case CUDAFFT_REPRESENTATION_COMPLEX:
+    if (representation == CUDAFFT_REPRESENTATION_COMPLEX) {
       out[2 * k] = re;
       out[2 * k + 1] = im;
-      break;
-    case CUDAFFT_REPRESENTATION_MAGNITUDE:
-      out[k] = sqrtf(power);
-      break;
-    case CUDAFFT_REPRESENTATION_POWER:
-      out[k] = power;
-      break;
-    default:
-      out[k] = 10.0f * log10f(power > CUDAFFT_DB_FLOOR_POWER ? power : CUDAFFT_DB_FLOOR_POWER);
-      break;
+    } else {
+      out[k] = cudafft_bin_value(representation, re * re + im * im);
     }
   }
 }

@@ -48,15 +48,6 @@ struct CudaSynthesis {
   float *h_tail = nullptr; /* drain's staging */
 };
 
-cudaError_t
-use_device(int device)
-{
-  int current = -1;
-  if (cudaGetDevice(&current) == cudaSuccess && current == device)
-    return cudaSuccess;
-  return cudaSetDevice(device);
-}
-
 void
 common_fini(Common *c)
 {
@@ -202,7 +193,7 @@ analysis_push(CudafftStft *stft, const void *in, size_t samples, float *out, siz
 {
   (void)frames; /* each chunk counts its own; they add up to the front end's count */
   CudaAnalysis *a = static_cast<CudaAnalysis *>(stft->impl);
-  CUDAFFT_CHECK(use_device(a->common.device));
+  CUDAFFT_CHECK(cudafft_use_device(a->common.device));
   const CudafftStftConfig &config = stft->config;
   const size_t n = config.fft_size, hop = config.hop;
   const size_t sample_bytes = cudafft_sample_bytes(config.format) * config.channels;
@@ -318,7 +309,7 @@ CudafftStatus
 synthesis_push(CudafftIstft *istft, const float *in, size_t frames, float *out)
 {
   CudaSynthesis *s = static_cast<CudaSynthesis *>(istft->impl);
-  CUDAFFT_CHECK(use_device(s->common.device));
+  CUDAFFT_CHECK(cudafft_use_device(s->common.device));
   const CudafftStftConfig &config = istft->config;
   const size_t in_floats = config.channels * (config.fft_size / 2 + 1) * 2;
   const size_t out_floats = config.hop * config.channels;
@@ -351,7 +342,7 @@ CudafftStatus
 synthesis_drain(CudafftIstft *istft, float *out)
 {
   CudaSynthesis *s = static_cast<CudaSynthesis *>(istft->impl);
-  CUDAFFT_CHECK(use_device(s->common.device));
+  CUDAFFT_CHECK(cudafft_use_device(s->common.device));
   const CudafftStftConfig &config = istft->config;
   const size_t carried = config.fft_size - config.hop;
   const unsigned channels = config.channels;
@@ -371,7 +362,7 @@ void
 synthesis_reset(CudafftIstft *istft)
 {
   CudaSynthesis *s = static_cast<CudaSynthesis *>(istft->impl);
-  if (use_device(s->common.device) == cudaSuccess)
+  if (cudafft_use_device(s->common.device) == cudaSuccess)
     clear_tails(istft, s);
   cudaGetLastError();
 }

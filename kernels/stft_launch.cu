@@ -1,6 +1,7 @@
 /* stft_launch.cu: the STFT's fused kernels, built from the block FFT's device functions. */
 #include "fft_kernels.cuh"
 #include "stft_launch.h"
+#include "stft_values.h"
 
 #include <cstdint>
 
@@ -96,21 +97,10 @@ __launch_bounds__(FftShape<N, kWide>::kBlockThreads)
   float *row = out + (size_t)ctx.transform * (N + 1) *
                          (representation == CUDAFFT_REPRESENTATION_COMPLEX ? 2 : 1);
   real_forward_post<N, kWide, S::kThreads>(ctx.smem.s, ctx.t, twiddles, [&](int k, float2 x) {
-    const float power = x.x * x.x + x.y * x.y;
-    switch (representation) {
-    case CUDAFFT_REPRESENTATION_COMPLEX:
+    if (representation == CUDAFFT_REPRESENTATION_COMPLEX)
       reinterpret_cast<float2 *>(row)[k] = x;
-      break;
-    case CUDAFFT_REPRESENTATION_MAGNITUDE:
-      row[k] = sqrtf(power);
-      break;
-    case CUDAFFT_REPRESENTATION_POWER:
-      row[k] = power;
-      break;
-    default:
-      row[k] = 10.0f * log10f(fmaxf(power, CUDAFFT_DB_FLOOR_POWER));
-      break;
-    }
+    else
+      row[k] = cudafft_bin_value((CudafftRepresentation)representation, x.x * x.x + x.y * x.y);
   });
 }
 
@@ -140,13 +130,13 @@ template <>
 __device__ __forceinline__ float
 to_float<int16_t>(int16_t v)
 {
-  return (float)v * (1.0f / 32768.0f);
+  return cudafft_s16_to_float(v);
 }
 template <>
 __device__ __forceinline__ float
 to_float<int32_t>(int32_t v)
 {
-  return (float)((double)v * (1.0 / 2147483648.0));
+  return cudafft_s32_to_float(v);
 }
 template <>
 __device__ __forceinline__ float
