@@ -28,7 +28,8 @@ cudafft_s32_to_float(int32_t v)
   return (float)((double)v * (1.0 / 2147483648.0));
 }
 
-/* The float a bin of power |X|^2 holds in a non-complex representation. */
+/* The float a bin of power |X|^2 holds in a non-complex representation. The dB floor is written
+ * so that a NaN power stays NaN: a frame holding a NaN sample must not read as silence. */
 static inline CUDAFFT_HOST_DEVICE float
 cudafft_bin_value(CudafftRepresentation representation, float power)
 {
@@ -38,7 +39,7 @@ cudafft_bin_value(CudafftRepresentation representation, float power)
   case CUDAFFT_REPRESENTATION_POWER:
     return power;
   default:
-    return 10.0f * log10f(power > CUDAFFT_DB_FLOOR_POWER ? power : CUDAFFT_DB_FLOOR_POWER);
+    return 10.0f * log10f(power < CUDAFFT_DB_FLOOR_POWER ? CUDAFFT_DB_FLOOR_POWER : power);
   }
 }
 

@@ -829,11 +829,12 @@ check_zeros_and_reset(CudafftBackend backend, CudafftRepresentation representati
 /* NaN ------------------------------------------------------------------------------------------ */
 
 /* A NaN in one sample of one channel spoils that channel's rows of the frames that contain the
- * sample and nothing else; a NaN held in the unfinished tail is gone after a reset. */
+ * sample and nothing else (in dB too, where it must not pass for silence); a NaN held in the
+ * unfinished tail is gone after a reset. */
 static void
-check_nan(CudafftBackend backend)
+check_nan(CudafftBackend backend, CudafftRepresentation representation)
 {
-  const CudafftStftConfig cfg = make_config(256, 64, BLACKMAN, CPX, F32, 3);
+  const CudafftStftConfig cfg = make_config(256, 64, BLACKMAN, representation, F32, 3);
   const size_t n = cfg.fft_size, hop = cfg.hop, channels = cfg.channels;
   const size_t length = n + 40 * hop + test_random_range(1, hop - 1);
   const size_t frames = frames_in(length, n, hop);
@@ -1464,7 +1465,8 @@ main(int argc, char **argv)
 
   check_zeros_and_reset(backend, CPX);
   check_zeros_and_reset(backend, DB);
-  check_nan(backend);
+  check_nan(backend, CPX);
+  check_nan(backend, DB);
   SECTION_DONE("zeros, reset, NaN");
 
   for (size_t i = 0; i < COUNT(synthesis_cases); i++)
