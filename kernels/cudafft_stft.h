@@ -51,8 +51,9 @@ typedef enum {
   CUDAFFT_REPRESENTATION_COMPLEX = 0, /* re, im */
   CUDAFFT_REPRESENTATION_MAGNITUDE,   /* |X| */
   CUDAFFT_REPRESENTATION_POWER,       /* |X|^2 */
-  CUDAFFT_REPRESENTATION_DB,    /* 10 log10(max(|X|^2, 1e-20)): silence is -200 dB, not -inf */
-  CUDAFFT_REPRESENTATION_COUNT_ /* not a representation */
+  CUDAFFT_REPRESENTATION_DB,          /* 10 log10(max(|X|^2, 1e-20)): silence is -200 dB, not -inf;
+                                         a NaN stays NaN */
+  CUDAFFT_REPRESENTATION_COUNT_       /* not a representation */
 } CudafftRepresentation;
 
 /* Interleaved input samples, native (little-endian) byte order. Integers are scaled to [-1, 1)
