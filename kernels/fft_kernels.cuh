@@ -234,6 +234,29 @@ dft(float2 *x)
 struct SharedRow {
   float2 *s;
 };
+
+/* Which transform of a launch a thread works on, for kernels whose blocks hold kPerBlock
+ * transforms: its thread index t within the transform and its shared row. The last block may be
+ * partly empty: its spare rows are not `active` and take the last real transform, so that they
+ * read valid memory while they join the block's barriers; they must not write. */
+template <int N, int Kind> struct BlockRow {
+  using S = FftShape<N, Kind>;
+  int transform, t;
+  bool active;
+  SharedRow smem;
+
+  __device__
+  BlockRow(float2 *smem_base, int count)
+  {
+    const int row = threadIdx.x / S::kThreads;
+    t = threadIdx.x % S::kThreads;
+    const int wanted = blockIdx.x * S::kPerBlock + row;
+    active = wanted < count;
+    transform = active ? wanted : count - 1;
+    smem.s = smem_base + row * S::kStride;
+  }
+};
+
 struct GlobalIn {
   const float2 *row;
   float sign;

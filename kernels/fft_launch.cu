@@ -16,26 +16,6 @@ constexpr int kC2cMinBlocks = BlockThreads >= 1024 ? 1 : 1024 / BlockThreads;
 
 namespace {
 
-/* Row bookkeeping shared by the kernels: which transform this thread works on, whether it exists
- * (the last block may be partly empty), its thread index within the transform and its shared row.
- */
-template <int N, int Kind> struct RowContext {
-  using S = FftShape<N, Kind>;
-  int transform, t;
-  bool active;
-  SharedRow smem;
-
-  __device__
-  RowContext(float2 *smem_base, int batch)
-  {
-    const int row = threadIdx.x / S::kThreads;
-    t = threadIdx.x % S::kThreads;
-    transform = blockIdx.x * S::kPerBlock + row;
-    active = transform < batch;
-    smem.s = smem_base + row * S::kStride;
-  }
-};
-
 /* C2C: in and out may be the same buffer (every read of a transform precedes its writes, with
  * barriers between), so they are not __restrict__. */
 template <int N, int Kind>
@@ -45,8 +25,8 @@ __launch_bounds__(FftShape<N, Kind>::kBlockThreads, kC2cMinBlocks<FftShape<N, Ki
                const float2 *__restrict__ twiddles)
 {
   extern __shared__ float2 smem[];
-  RowContext<N, Kind> ctx(smem, batch);
-  const size_t row = ctx.active ? ctx.transform : batch - 1;
+  BlockRow<N, Kind> ctx(smem, batch);
+  const size_t row = ctx.transform;
   const GlobalIn from{in + row * N, sign};
   const GlobalOut to{ctx.active ? out + row * N : nullptr, scale, sign};
   block_fft<N, Kind>(from, ctx.smem, to, ctx.t, twiddles);
@@ -61,8 +41,8 @@ __launch_bounds__(FftShape<N, Kind>::kBlockThreads)
 {
   using S = FftShape<N, Kind>;
   extern __shared__ float2 smem[];
-  RowContext<N, Kind> ctx(smem, batch);
-  const size_t row = ctx.active ? ctx.transform : batch - 1;
+  BlockRow<N, Kind> ctx(smem, batch);
+  const size_t row = ctx.transform;
   block_fft<N, Kind>(GlobalIn{in + row * N, 1.0f}, ctx.smem, ctx.smem, ctx.t, twiddles);
   if (!ctx.active)
     return;
@@ -81,7 +61,7 @@ __launch_bounds__(FftShape<N, Kind>::kBlockThreads)
 {
   using S = FftShape<N, Kind>;
   extern __shared__ float2 smem[];
-  RowContext<N, Kind> ctx(smem, batch);
+  BlockRow<N, Kind> ctx(smem, batch);
   if (ctx.active) {
     const float2 *bins = in + (size_t)ctx.transform * (N + 1);
 #pragma unroll

@@ -60,25 +60,6 @@ namespace {
 
 constexpr int kWide = kPlanWide;
 
-/* Transform `transform` of a block, clamped to the last real one for a block's spare rows. */
-template <int N> struct StftRow {
-  using S = FftShape<N, kWide>;
-  int transform, t;
-  bool active;
-  SharedRow smem;
-
-  __device__
-  StftRow(float2 *smem_base, int count)
-  {
-    const int row = threadIdx.x / S::kThreads;
-    t = threadIdx.x % S::kThreads;
-    const int wanted = blockIdx.x * S::kPerBlock + row;
-    active = wanted < count;
-    transform = active ? wanted : count - 1;
-    smem.s = smem_base + row * S::kStride;
-  }
-};
-
 template <int N>
 __global__ void
 __launch_bounds__(FftShape<N, kWide>::kBlockThreads)
@@ -88,7 +69,7 @@ __launch_bounds__(FftShape<N, kWide>::kBlockThreads)
 {
   using S = FftShape<N, kWide>;
   extern __shared__ float2 smem[];
-  StftRow<N> ctx(smem, count);
+  BlockRow<N, kWide> ctx(smem, count);
   const int frame = ctx.transform / channels, channel = ctx.transform % channels;
   const WindowedRealIn from{signal + channel * pitch + (size_t)frame * hop, window};
   block_fft<N, kWide>(from, ctx.smem, ctx.smem, ctx.t, twiddles);
@@ -112,7 +93,7 @@ __launch_bounds__(FftShape<N, kWide>::kBlockThreads)
 {
   using S = FftShape<N, kWide>;
   extern __shared__ float2 smem[];
-  StftRow<N> ctx(smem, count);
+  BlockRow<N, kWide> ctx(smem, count);
   const float2 *row = bins + (size_t)ctx.transform * (N + 1);
 #pragma unroll
   for (int k = ctx.t; k < N; k += S::kThreads)

@@ -45,12 +45,10 @@ struct _GstCudaFft {
   /* streaming thread only */
   GstAudioInfo in_info;
   GstCudaFftFrameInfo out_info; /* what the engine and the src caps were made for */
-  Settings applied;             /* the properties out_info came from */
-  Settings refused;             /* the last invalid settings warned about */
+  CudafftStftConfig refused;    /* the last invalid settings warned about */
   CudafftStft *stft;
   GstCudaRun run;
-  GstBufferPool *pool; /* output buffers: page-locked for the CUDA backend */
-  gsize pool_size;
+  GstCudaOutputPool pool;           /* output buffers: page-locked for the CUDA backend */
   GstAllocator *upstream_allocator; /* offered upstream for input buffers */
 };
 
@@ -80,11 +78,23 @@ effective_hop(const Settings *s)
   return s->hop ? s->hop : s->fft_size / 2;
 }
 
-static gboolean
-settings_equal(const Settings *a, const Settings *b)
+/* `base` with the framing the properties ask for. */
+static CudafftStftConfig
+config_for(const Settings *s, CudafftStftConfig base)
 {
-  return a->fft_size == b->fft_size && effective_hop(a) == effective_hop(b) &&
-         a->window == b->window && a->representation == b->representation;
+  base.fft_size = s->fft_size;
+  base.hop = effective_hop(s);
+  base.window = (CudafftWindow)s->window;
+  base.representation = (CudafftRepresentation)s->representation;
+  return base;
+}
+
+/* Whether two configs frame and represent alike (channels and format come from the input). */
+static gboolean
+same_framing(const CudafftStftConfig *a, const CudafftStftConfig *b)
+{
+  return a->fft_size == b->fft_size && a->hop == b->hop && a->window == b->window &&
+         a->representation == b->representation;
 }
 
 static Settings
@@ -235,52 +245,24 @@ create_stft(gpointer user_data, CudafftBackend backend, int device_id, CudafftBa
   return status;
 }
 
-static void
-release_pool(GstCudaFft *self)
-{
-  if (self->pool) {
-    gst_buffer_pool_set_active(self->pool, FALSE);
-    gst_object_unref(self->pool);
-  }
-  self->pool = NULL;
-  self->pool_size = 0;
-}
-
 static gboolean
 uses_gpu(const GstCudaFft *self)
 {
   return self->stft && cudafft_stft_get_backend(self->stft) == CUDAFFT_BACKEND_CUDA;
 }
 
-/* A buffer of `bytes` from the pool, which grows to the largest size asked for; plain memory if
- * the pool cannot be had. */
+/* Equal input buffers complete this many frames or one more: the pool keeps a frame to spare. */
 static GstBuffer *
 output_buffer(GstCudaFft *self, gsize bytes)
 {
-  if (!self->pool || self->pool_size < bytes) {
-    release_pool(self);
-    /* One frame more than asked: equal input buffers complete this many frames or one more, and
-     * regrowing means a new page-locked allocation (milliseconds). */
-    const gsize size = bytes + gst_cuda_fft_frame_bytes(&self->out_info);
-    GstCaps *caps = gst_pad_get_current_caps(GST_BASE_TRANSFORM_SRC_PAD(self));
-    self->pool = gst_cuda_host_pool_new(uses_gpu(self), caps, (guint)size);
-    if (caps)
-      gst_caps_unref(caps);
-    self->pool_size = self->pool ? size : 0;
-  }
-  GstBuffer *buffer = NULL;
-  if (self->pool && gst_buffer_pool_acquire_buffer(self->pool, &buffer, NULL) == GST_FLOW_OK) {
-    gst_buffer_set_size(buffer, bytes);
-    return buffer;
-  }
-  GST_DEBUG_OBJECT(self, "no pooled buffer of %zu bytes; allocating one", bytes);
-  return gst_buffer_new_allocate(NULL, bytes, NULL);
+  return gst_cuda_output_pool_acquire(&self->pool, GST_BASE_TRANSFORM_SRC_PAD(self), uses_gpu(self),
+                                      bytes, gst_cuda_fft_frame_bytes(&self->out_info));
 }
 
 static void
 close_engine(GstCudaFft *self)
 {
-  release_pool(self);
+  gst_cuda_output_pool_clear(&self->pool);
   cudafft_stft_destroy(self->stft);
   self->stft = NULL;
   gst_cuda_run_reset(&self->run);
@@ -319,15 +301,11 @@ gst_cuda_fft_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps
   gchar *why = NULL;
   const gboolean same = self->stft && gst_audio_info_is_equal(&in_info, &self->in_info) &&
                         gst_cuda_fft_caps_to_info(outcaps, &out_info, &why) &&
-                        out_info.config.fft_size == self->out_info.config.fft_size &&
-                        out_info.config.hop == self->out_info.config.hop &&
-                        out_info.config.window == self->out_info.config.window &&
-                        out_info.config.representation == self->out_info.config.representation;
+                        same_framing(&out_info.config, &self->out_info.config);
   g_free(why);
   if (same) /* a renegotiation to the same caps keeps the stream going */
     return TRUE;
   self->in_info = in_info;
-  self->applied = current_settings(self);
   return open_engine(self, outcaps);
 }
 
@@ -459,14 +437,14 @@ drain(GstCudaFft *self)
 static GstFlowReturn
 apply_settings(GstCudaFft *self)
 {
-  const Settings wanted = current_settings(self);
-  if (settings_equal(&wanted, &self->applied) || settings_equal(&wanted, &self->refused))
+  const Settings properties = current_settings(self);
+  const CudafftStftConfig wanted = config_for(&properties, self->out_info.config);
+  if (same_framing(&wanted, &self->out_info.config) || same_framing(&wanted, &self->refused))
     return GST_FLOW_OK;
-  const guint hop = effective_hop(&wanted);
-  if (hop > wanted.fft_size) {
+  if (wanted.hop > wanted.fft_size) {
     GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
-                        ("hop %u is larger than fft-size %u; keeping hop %zu and fft-size %zu.",
-                         hop, wanted.fft_size, self->out_info.config.hop,
+                        ("hop %zu is larger than fft-size %zu; keeping hop %zu and fft-size %zu.",
+                         wanted.hop, wanted.fft_size, self->out_info.config.hop,
                          self->out_info.config.fft_size),
                         (NULL));
     self->refused = wanted;
@@ -476,13 +454,9 @@ apply_settings(GstCudaFft *self)
   if (ret != GST_FLOW_OK)
     return ret;
   GstCudaFftFrameInfo info = self->out_info;
-  info.config.fft_size = wanted.fft_size;
-  info.config.hop = hop;
-  info.config.window = (CudafftWindow)wanted.window;
-  info.config.representation = (CudafftRepresentation)wanted.representation;
+  info.config = wanted;
   GstCaps *caps = gst_cuda_fft_caps_from_info(&info);
   GST_INFO_OBJECT(self, "settings changed; new caps %" GST_PTR_FORMAT, caps);
-  self->applied = wanted;
   gboolean ok =
       open_engine(self, caps) && gst_base_transform_update_src_caps(GST_BASE_TRANSFORM(self), caps);
   gst_caps_unref(caps);

@@ -122,3 +122,36 @@ gst_cuda_host_pool_new(gboolean pinned, GstCaps *caps, guint size)
   }
   return pool;
 }
+
+void
+gst_cuda_output_pool_clear(GstCudaOutputPool *pool)
+{
+  if (pool->pool) {
+    gst_buffer_pool_set_active(pool->pool, FALSE);
+    gst_object_unref(pool->pool);
+  }
+  pool->pool = NULL;
+  pool->size = 0;
+}
+
+GstBuffer *
+gst_cuda_output_pool_acquire(GstCudaOutputPool *pool, GstPad *srcpad, gboolean pinned, gsize bytes,
+                             gsize spare)
+{
+  if (!pool->pool || pool->size < bytes) {
+    gst_cuda_output_pool_clear(pool);
+    const gsize size = bytes + spare;
+    GstCaps *caps = gst_pad_get_current_caps(srcpad);
+    pool->pool = gst_cuda_host_pool_new(pinned, caps, (guint)size);
+    if (caps)
+      gst_caps_unref(caps);
+    pool->size = pool->pool ? size : 0;
+  }
+  GstBuffer *buffer = NULL;
+  if (pool->pool && gst_buffer_pool_acquire_buffer(pool->pool, &buffer, NULL) == GST_FLOW_OK) {
+    gst_buffer_set_size(buffer, bytes);
+    return buffer;
+  }
+  GST_DEBUG_OBJECT(srcpad, "no pooled buffer of %zu bytes; allocating one", bytes);
+  return gst_buffer_new_allocate(NULL, bytes, NULL);
+}

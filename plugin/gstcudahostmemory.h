@@ -20,6 +20,18 @@ GstAllocator *gst_cuda_host_allocator_new(gboolean pinned);
 /* An active pool of buffers of `size` bytes from that allocator; NULL on failure. */
 GstBufferPool *gst_cuda_host_pool_new(gboolean pinned, GstCaps *caps, guint size);
 
+/* An element's output buffers: a pool that grows to the largest size asked for (plus `spare`
+ * bytes, so that sizes which alternate by a little do not remake it: each remake is a new
+ * page-locked allocation, milliseconds), falling back to plain memory if no pool can be had. */
+typedef struct {
+  GstBufferPool *pool;
+  gsize size;
+} GstCudaOutputPool;
+
+GstBuffer *gst_cuda_output_pool_acquire(GstCudaOutputPool *pool, GstPad *srcpad, gboolean pinned,
+                                        gsize bytes, gsize spare);
+void gst_cuda_output_pool_clear(GstCudaOutputPool *pool);
+
 G_END_DECLS
 
 #endif

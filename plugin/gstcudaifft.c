@@ -10,6 +10,7 @@
 
 #include "cudafft_stft.h"
 #include "gstcudafftcaps.h"
+#include "gstcudahostmemory.h"
 #include "gstcudarun.h"
 
 #include <gst/audio/audio.h>
@@ -23,8 +24,9 @@ struct _GstCudaIfft {
   /* streaming thread only */
   GstCudaFftFrameInfo info;
   CudafftIstft *istft;
-  GstCudaRun run;  /* run.samples: frames received x hop; run.produced: samples pushed */
-  guint64 to_skip; /* samples still to drop from the start of the run (the clipping start) */
+  GstCudaRun run;         /* run.samples: frames received x hop; run.produced: samples pushed */
+  guint64 to_skip;        /* samples still to drop from the start of the run (the clipping start) */
+  GstCudaOutputPool pool; /* output buffers: page-locked for the CUDA backend */
 };
 
 #define SRC_CAPS                                                                                   \
@@ -87,6 +89,7 @@ create_istft(gpointer user_data, CudafftBackend backend, int device_id, CudafftB
 static void
 close_engine(GstCudaIfft *self)
 {
+  gst_cuda_output_pool_clear(&self->pool);
   cudafft_istft_destroy(self->istft);
   self->istft = NULL;
   gst_cuda_run_reset(&self->run);
@@ -170,11 +173,16 @@ push_samples(GstCudaIfft *self, GstBuffer *buffer, guint64 samples, guint64 end_
   return gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer);
 }
 
+/* Buffers of one input buffer's samples differ by the tail at most: the pool keeps that to spare.
+ */
 static GstBuffer *
 allocate_samples(GstCudaIfft *self, guint64 samples)
 {
-  GstBuffer *buffer =
-      gst_buffer_new_allocate(NULL, samples * self->info.config.channels * sizeof(float), NULL);
+  const gsize bpf = self->info.config.channels * sizeof(float);
+  const gboolean pinned =
+      self->istft && cudafft_istft_get_backend(self->istft) == CUDAFFT_BACKEND_CUDA;
+  GstBuffer *buffer = gst_cuda_output_pool_acquire(&self->pool, GST_BASE_TRANSFORM_SRC_PAD(self),
+                                                   pinned, samples * bpf, tail_samples(self) * bpf);
   if (!buffer)
     GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
                       ("Cannot allocate %" G_GUINT64_FORMAT " samples.", samples), (NULL));
