@@ -1,5 +1,6 @@
 /* fft_cuda_none.c: stands in for the CUDA backend in builds without nvcc. */
 #include "fft_backend.h"
+#include "spectrum_backend.h"
 #include "stft_backend.h"
 
 const CudafftBackendOps *const cudafft_cuda_backend = NULL;
@@ -11,6 +12,8 @@ cudafft_cuda_backend_device_count(void)
 }
 
 const CudafftStftOps *const cudafft_stft_cuda_ops = NULL;
+
+const CudafftSpectrumOps *const cudafft_spectrum_cuda_ops = NULL;
 
 void *
 cudafft_cuda_backend_pinned_alloc(size_t bytes)

@@ -1,0 +1,1 @@
+/* spectrum_launch.cu: placeholder until the spectrum kernels land. */

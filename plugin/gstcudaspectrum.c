@@ -1,0 +1,1 @@
+/* gstcudaspectrum.c: placeholder until the element lands. */
