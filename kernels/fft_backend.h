@@ -43,6 +43,12 @@ int cudafft_cuda_backend_device_count(void);
 void *cudafft_cuda_backend_pinned_alloc(size_t bytes);
 void cudafft_cuda_backend_pinned_free(void *ptr);
 
+/* FFTW's planner (every fftwf_plan_* and fftwf_destroy_plan call) is not thread-safe, and every CPU
+ * backend (plans, STFTs, spectra) plans through the same FFTW: one process-wide lock, taken around
+ * plan creation and destruction. Executing a plan needs no lock. */
+void cudafft_fftw_planner_lock(void);
+void cudafft_fftw_planner_unlock(void);
+
 /* Records a detailed message for cudafft_last_error_message() and returns status, so that a
  * failure reads: return cudafft_fail (CUDAFFT_STATUS_X, "what failed: %s", why); */
 CudafftStatus cudafft_fail(CudafftStatus status, const char *format, ...)

@@ -11,10 +11,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* FFTW's planner (every fftwf_plan_* and fftwf_destroy_plan call) is not thread-safe, while the
- * API lets different plans be created and destroyed from different threads. Executing a plan is
- * thread-safe and needs no lock. */
+/* FFTW's planner is not thread-safe, while the API lets plans, STFTs and spectra be created and
+ * destroyed from different threads: this one lock serialises all of them (fft_backend.h). */
 static pthread_mutex_t planner_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void
+cudafft_fftw_planner_lock(void)
+{
+  pthread_mutex_lock(&planner_lock);
+}
+
+void
+cudafft_fftw_planner_unlock(void)
+{
+  pthread_mutex_unlock(&planner_lock);
+}
 
 typedef struct {
   fftwf_plan forward; /* C2C forward or R2C; NULL for C2R */
@@ -29,12 +40,12 @@ cpu_fini(CudafftPlan *plan)
   CpuImpl *impl = plan->impl;
   if (!impl)
     return;
-  pthread_mutex_lock(&planner_lock);
+  cudafft_fftw_planner_lock();
   if (impl->forward)
     fftwf_destroy_plan(impl->forward);
   if (impl->inverse)
     fftwf_destroy_plan(impl->inverse);
-  pthread_mutex_unlock(&planner_lock);
+  cudafft_fftw_planner_unlock();
   fftwf_free(impl->in_copy);
   fftwf_free(impl->out_copy);
   free(impl);
@@ -65,7 +76,7 @@ cpu_init(CudafftPlan *plan, int device_id)
   const unsigned flags = FFTW_ESTIMATE | FFTW_UNALIGNED;
   fftwf_complex *cin = (fftwf_complex *)impl->in_copy;
   fftwf_complex *cout = (fftwf_complex *)impl->out_copy;
-  pthread_mutex_lock(&planner_lock);
+  cudafft_fftw_planner_lock();
   switch (plan->kind) {
   case CUDAFFT_C2C:
     impl->forward = fftwf_plan_dft_1d(n, cin, cout, FFTW_FORWARD, flags);
@@ -78,7 +89,7 @@ cpu_init(CudafftPlan *plan, int device_id)
     impl->inverse = fftwf_plan_dft_c2r_1d(n, cin, impl->out_copy, flags);
     break;
   }
-  pthread_mutex_unlock(&planner_lock);
+  cudafft_fftw_planner_unlock();
   int need_forward = plan->kind != CUDAFFT_C2R, need_inverse = plan->kind != CUDAFFT_R2C;
   if ((need_forward && !impl->forward) || (need_inverse && !impl->inverse)) {
     cpu_fini(plan);

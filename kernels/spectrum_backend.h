@@ -26,8 +26,9 @@ typedef struct {
  * phases) into its slot. Slots 0..closed-1 end within the run: their sums (spectra x bands floats
  * per slot, slot-major) go to magnitude_sums (and phase_sums when phase), and slot `closed` is the
  * open interval afterwards (its sums stay in the backend; when closed == 0 that is slot 0 again).
- * ffts are in order of end and slot; every closed slot has at least one FFT. All FFTs of a run
- * share threshold and phase. */
+ * ffts are in order of end and slot; every closed slot has at least one FFT, in this run or (slot
+ * 0 only) in earlier ones. cudafft_spectrum_finish() makes a run of 0 frames with in NULL. All FFTs
+ * of a run share threshold and phase. */
 typedef struct {
   const void *in;
   size_t frames;

@@ -8,13 +8,9 @@
 
 #include <fftw3.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* FFTW's planner is not thread-safe (see fft_cpu.c); stft objects plan under this lock. */
-static pthread_mutex_t planner_lock = PTHREAD_MUTEX_INITIALIZER;
 
 typedef struct {
   fftwf_plan plan;
@@ -30,10 +26,10 @@ cpu_stft_free(CpuStft *impl)
 {
   if (!impl)
     return;
-  pthread_mutex_lock(&planner_lock);
+  cudafft_fftw_planner_lock();
   if (impl->plan)
     fftwf_destroy_plan(impl->plan);
-  pthread_mutex_unlock(&planner_lock);
+  cudafft_fftw_planner_unlock();
   fftwf_free(impl->real);
   fftwf_free(impl->bins);
   free(impl->signal);
@@ -53,10 +49,10 @@ cpu_stft_new(const CudafftStftConfig *config, int forward, CpuStft **out)
   if (impl->real && impl->bins) {
     /* Our own aligned arrays, so FFTW may use SIMD; FFTW_ESTIMATE plans at once (elements create
      * these on every caps change). */
-    pthread_mutex_lock(&planner_lock);
+    cudafft_fftw_planner_lock();
     impl->plan = forward ? fftwf_plan_dft_r2c_1d(n, impl->real, impl->bins, FFTW_ESTIMATE)
                          : fftwf_plan_dft_c2r_1d(n, impl->bins, impl->real, FFTW_ESTIMATE);
-    pthread_mutex_unlock(&planner_lock);
+    cudafft_fftw_planner_unlock();
   }
   if (!impl->plan) {
     cpu_stft_free(impl);

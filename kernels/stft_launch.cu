@@ -1,33 +1,12 @@
 /* stft_launch.cu: the STFT's fused kernels, built from the block FFT's device functions. */
 #include "fft_kernels.cuh"
+#include "fft_real_io.cuh"
 #include "stft_launch.h"
 #include "stft_values.h"
 
 #include <cstdint>
 
 namespace cudafft {
-
-/* The first pass's source for analysis: the real frame x times the window w, read as complex
- * points z[m] = (x[2m] w[2m], x[2m+1] w[2m+1]). Frames start at any sample (f hop), so x is only
- * 4-byte aligned: scalar loads, which adjacent threads still make adjacent. */
-struct WindowedRealIn {
-  const float *x;
-  const float *w;
-};
-
-template <int P, int B, int Stride>
-__device__ __forceinline__ void
-read_points(float2 *v, WindowedRealIn from, int j0)
-{
-#pragma unroll
-  for (int b = 0; b < B; ++b)
-#pragma unroll
-    for (int r = 0; r < P; ++r) {
-      const int m = j0 + b + r * Stride;
-      v[b * P + r] = make_float2(from.x[2 * m] * __ldg(&from.w[2 * m]),
-                                 from.x[2 * m + 1] * __ldg(&from.w[2 * m + 1]));
-    }
-}
 
 /* The last pass's destination for synthesis: the conjugate of the points (see
  * real_inverse_pre), times the synthesis window g, as real samples. */

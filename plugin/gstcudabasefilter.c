@@ -174,6 +174,7 @@ gst_cuda_base_filter_class_init(GstCudaBaseFilterClass *klass)
   trans_class->stop = GST_DEBUG_FUNCPTR(gst_cuda_base_filter_stop);
   trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_cuda_base_filter_sink_event);
   trans_class->query = GST_DEBUG_FUNCPTR(gst_cuda_base_filter_query);
+  klass->memory_hint = "use a smaller fft-size or fewer channels";
 
   g_object_class_install_property(
       gobject_class, PROP_BACKEND,
@@ -210,6 +211,7 @@ void
 gst_cuda_base_filter_post_error(GstCudaBaseFilter *filter, CudafftStatus status, const gchar *what)
 {
   const gchar *detail = cudafft_last_error_message();
+  const gchar *hint = GST_CUDA_BASE_FILTER_GET_CLASS(filter)->memory_hint;
   switch (status) {
   case CUDAFFT_STATUS_NO_DEVICE:
     GST_ELEMENT_ERROR(filter, RESOURCE, NOT_FOUND,
@@ -225,13 +227,11 @@ gst_cuda_base_filter_post_error(GstCudaBaseFilter *filter, CudafftStatus status,
     break;
   case CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY:
     GST_ELEMENT_ERROR(filter, RESOURCE, NO_SPACE_LEFT,
-                      ("Out of GPU memory; use a smaller fft-size or fewer channels, free the "
-                       "GPU, or set backend=cpu."),
+                      ("Out of GPU memory; %s, free the GPU, or set backend=cpu.", hint),
                       ("%s: %s", what, detail));
     break;
   case CUDAFFT_STATUS_HOST_OUT_OF_MEMORY:
-    GST_ELEMENT_ERROR(filter, RESOURCE, NO_SPACE_LEFT,
-                      ("Out of memory; use a smaller fft-size or fewer channels."),
+    GST_ELEMENT_ERROR(filter, RESOURCE, NO_SPACE_LEFT, ("Out of memory; %s.", hint),
                       ("%s: %s", what, detail));
     break;
   case CUDAFFT_STATUS_UNSUPPORTED:

@@ -42,6 +42,11 @@ struct _GstCudaBaseFilterClass {
   /* The element's own algorithmic latency, which the base class adds to upstream's in the
    * LATENCY query. */
   GstClockTime (*get_latency)(GstCudaBaseFilter *filter);
+
+  /* What the out-of-memory errors tell the user to shrink, naming the element's own properties
+   * (the base class sets "use a smaller fft-size or fewer channels"; a subclass may replace it in
+   * its class_init). */
+  const gchar *memory_hint;
 };
 
 /* Makes an engine object: `create` is called with the backend and device the properties ask for

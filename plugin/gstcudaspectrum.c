@@ -1,1 +1,783 @@
-/* gstcudaspectrum.c: placeholder until the element lands. */
+/* gstcudaspectrum.c: cudaspectrum, a drop-in replacement for GStreamer's `spectrum` that runs the
+ * analysis (cudafft_spectrum.h) on an NVIDIA GPU, or on the CPU with backend=cpu. */
+/**
+ * SECTION:element-cudaspectrum
+ * @title: cudaspectrum
+ *
+ * cudaspectrum analyses the frequency spectrum of an audio stream exactly as `spectrum` does
+ * (same properties, same analysis, same messages), with the FFTs on the GPU; the audio passes
+ * through untouched. Replacing `spectrum` by `cudaspectrum` in a pipeline is all it takes.
+ *
+ * If #GstCudaSpectrum:post-messages is %TRUE, it posts an element message named `spectrum`
+ * after each interval of #GstCudaSpectrum:interval nanoseconds. Its fields, in this order:
+ *
+ * * #GstClockTime `endtime`: stream-time + duration (kept for compatibility).
+ * * #guint64 `timestamp`: the time of the interval's first sample.
+ * * #guint64 `stream-time`: the stream time of the interval's first sample.
+ * * #guint64 `running-time`: the running time of the interval's first sample.
+ * * #guint64 `duration`: the #GstCudaSpectrum:interval, or the real length of a partial interval
+ *   (see below).
+ * * `magnitude`: the mean level of each band in dB, raised to #GstCudaSpectrum:threshold where
+ *   below it. A #GST_TYPE_LIST of #gfloat, or with #GstCudaSpectrum:multi-channel a
+ *   #GST_TYPE_ARRAY holding a #GST_TYPE_ARRAY of #gfloat per channel. Only when
+ *   #GstCudaSpectrum:message-magnitude is %TRUE.
+ * * `phase`: the mean phase of each band in radians (-pi to pi), shaped like `magnitude`. Only
+ *   when #GstCudaSpectrum:message-phase is %TRUE.
+ *
+ * and then fields of its own, which `spectrum` has not:
+ *
+ * * #GBytes `magnitude-data` (with `magnitude`) and `phase-data` (with `phase`): the same values
+ *   as native float32, `channels` rows of `bands` values, channel 0 first. One read gives them all
+ *   (in Python: `numpy.frombuffer(s.get_value("magnitude-data").get_data(), numpy.float32)`),
+ *   instead of one GValue per band.
+ * * #guint `bands`: values per row.
+ * * #guint `channels`: rows in the data: the channels with multi-channel, else 1.
+ *
+ * Where cudaspectrum differs from `spectrum` 1.22 (each time because `spectrum` is defective):
+ *
+ * * At EOS, and before a new segment or new caps, a partial interval is posted, its `duration`
+ *   its real length (frames / rate); `spectrum` drops it.
+ * * A DISCONT buffer starts the analysis afresh: the open interval, the interval carry and the
+ *   sample history are forgotten, and the next interval starts at that buffer's timestamp.
+ *   `spectrum` forgets only the frame counts and keeps the old sums, which leak into the next
+ *   interval.
+ * * Untimestamped buffers get times counted in samples from the last timestamp seen (from 0 when
+ *   there was none), so every time field is valid; `spectrum` posts wrapped values. `endtime`
+ *   never wraps: it is #GST_CLOCK_TIME_NONE when the interval lies outside the segment and
+ *   saturates instead of overflowing.
+ * * S24 input without multi-channel is mixed correctly; `spectrum` forgets to reset its sum per
+ *   frame, so its S24 mono-mix spectra are wrong.
+ * * Changing #GstCudaSpectrum:bands or #GstCudaSpectrum:multi-channel while playing applies at
+ *   the next interval boundary: the open interval is completed and posted with the old settings.
+ *   #GstCudaSpectrum:interval, #GstCudaSpectrum:threshold and #GstCudaSpectrum:message-phase
+ *   also apply from the next interval. `spectrum` drops the open interval and its history on a
+ *   change of bands, multi-channel or interval, and applies threshold and message-phase in the
+ *   middle of an interval (mixing FFTs with and without them).
+ * * A buffer that does not hold a whole number of frames is analysed up to its last whole frame
+ *   and the rest is kept for the next buffer (with a warning in the debug log); `spectrum` fails
+ *   an assertion.
+ *
+ * Like `spectrum`, it adds no latency. The GPU pays off for many bands, many channels or short
+ * intervals; backend=auto falls back to the CPU where no GPU is usable.
+ *
+ * ## Example pipeline
+ * |[
+ * gst-launch-1.0 -m audiotestsrc wave=sine freq=1000 ! audioconvert ! \
+ *     cudaspectrum bands=1024 interval=50000000 multi-channel=true ! fakesink
+ * ]| posts the spectrum of a 1 kHz tone every 50 ms.
+ */
+#include "gstcudaspectrum.h"
+
+#include "cudafft_spectrum.h"
+
+#include <gst/audio/audio.h>
+#include <string.h>
+
+GST_DEBUG_CATEGORY_STATIC(gst_cuda_spectrum_debug);
+#define GST_CAT_DEFAULT gst_cuda_spectrum_debug
+
+enum {
+  PROP_0,
+  PROP_POST_MESSAGES,
+  PROP_MESSAGE_MAGNITUDE,
+  PROP_MESSAGE_PHASE,
+  PROP_INTERVAL,
+  PROP_BANDS,
+  PROP_THRESHOLD,
+  PROP_MULTI_CHANNEL
+};
+
+#define DEFAULT_POST_MESSAGES TRUE
+#define DEFAULT_MESSAGE_MAGNITUDE TRUE
+#define DEFAULT_MESSAGE_PHASE FALSE
+#define DEFAULT_INTERVAL (GST_SECOND / 10)
+#define DEFAULT_BANDS 128
+#define DEFAULT_THRESHOLD -60
+#define DEFAULT_MULTI_CHANNEL FALSE
+
+/* The widest frame the caps allow: 1024 channels of F64. */
+#define MAX_FRAME_BYTES (CUDAFFT_SPECTRUM_MAX_CHANNELS * 8)
+
+typedef struct {
+  gboolean post_messages;
+  gboolean message_magnitude;
+  gboolean message_phase;
+  guint64 interval;
+  guint bands;
+  gint threshold;
+  gboolean multi_channel;
+} Settings;
+
+struct _GstCudaSpectrum {
+  GstCudaBaseFilter parent;
+
+  Settings settings; /* the properties, under the object lock */
+
+  /* streaming thread only */
+  GstAudioInfo info;
+  CudafftSpectrum *engine;
+  CudafftSpectrumConfig config;  /* what the engine runs: made with, options last given */
+  guint64 interval_now;          /* interval_ns of the open interval, for `duration` */
+  guint64 interval_next;         /* and of the intervals after it (set_options waits for those) */
+  GstClockTime message_ts;       /* start of the open interval, computed as spectrum does */
+  GstClockTime time_base;        /* the last timestamp seen (0 before any) ... */
+  guint64 frames_since_base;     /* ... and the frames since, for untimestamped buffers */
+  guint8 carry[MAX_FRAME_BYTES]; /* the start of a frame split between buffers */
+  gsize carry_bytes;
+  gboolean warned_split;
+};
+
+#define CAPS                                                                                       \
+  "audio/x-raw, format = (string) { S16LE, S24LE, S32LE, F32LE, F64LE }, "                         \
+  "rate = (int) [ 1, MAX ], channels = (int) [ 1, 1024 ], layout = (string) interleaved"
+
+static GstStaticPadTemplate sink_template =
+    GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(CAPS));
+static GstStaticPadTemplate src_template =
+    GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(CAPS));
+
+/* Field names, interned once: a message is built for every interval, up to a thousand a second. */
+static GQuark q_spectrum, q_endtime, q_timestamp, q_stream_time, q_running_time, q_duration,
+    q_magnitude, q_phase, q_magnitude_data, q_phase_data, q_bands, q_channels;
+
+G_DEFINE_TYPE_WITH_CODE(GstCudaSpectrum, gst_cuda_spectrum, GST_TYPE_CUDA_BASE_FILTER,
+                        GST_DEBUG_CATEGORY_INIT(gst_cuda_spectrum_debug, "cudaspectrum", 0,
+                                                "GPU audio spectrum analyser"));
+GST_ELEMENT_REGISTER_DEFINE(cudaspectrum, "cudaspectrum", GST_RANK_NONE, GST_TYPE_CUDA_SPECTRUM);
+
+static Settings
+current_settings(GstCudaSpectrum *self)
+{
+  GST_OBJECT_LOCK(self);
+  const Settings s = self->settings;
+  GST_OBJECT_UNLOCK(self);
+  return s;
+}
+
+static CudafftSpectrumOptions
+options_of(const Settings *s)
+{
+  const CudafftSpectrumOptions options = {
+      .interval_ns = s->interval, .threshold = s->threshold, .phase = s->message_phase ? 1 : 0};
+  return options;
+}
+
+/* Times saturate at the largest valid clock time: spectrum's wrapped values are worse than a
+ * clamped one, and NONE would read as "unknown". */
+static GstClockTime
+add_time(GstClockTime a, guint64 b)
+{
+  return b >= GST_CLOCK_TIME_NONE - 1 - a ? GST_CLOCK_TIME_NONE - 1 : a + b;
+}
+
+static guint64
+frames_to_time(const GstCudaSpectrum *self, guint64 frames)
+{
+  const gint rate = GST_AUDIO_INFO_RATE(&self->info);
+  return rate > 0 ? gst_util_uint64_scale(frames, GST_SECOND, rate) : 0;
+}
+
+/* The time of the next frame to arrive, counted from the last timestamp seen. */
+static GstClockTime
+time_now(const GstCudaSpectrum *self)
+{
+  return add_time(self->time_base, frames_to_time(self, self->frames_since_base));
+}
+
+/* Properties --------------------------------------------------------------------------------- */
+
+static void
+gst_cuda_spectrum_set_property(GObject *object, guint prop_id, const GValue *value,
+                               GParamSpec *pspec)
+{
+  GstCudaSpectrum *self = GST_CUDA_SPECTRUM(object);
+  Settings *s = &self->settings;
+  GST_OBJECT_LOCK(self);
+  switch (prop_id) {
+  case PROP_POST_MESSAGES:
+    s->post_messages = g_value_get_boolean(value);
+    break;
+  case PROP_MESSAGE_MAGNITUDE:
+    s->message_magnitude = g_value_get_boolean(value);
+    break;
+  case PROP_MESSAGE_PHASE:
+    s->message_phase = g_value_get_boolean(value);
+    break;
+  case PROP_INTERVAL:
+    s->interval = g_value_get_uint64(value);
+    break;
+  case PROP_BANDS:
+    s->bands = g_value_get_uint(value);
+    break;
+  case PROP_THRESHOLD:
+    s->threshold = g_value_get_int(value);
+    break;
+  case PROP_MULTI_CHANNEL:
+    s->multi_channel = g_value_get_boolean(value);
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+    break;
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
+static void
+gst_cuda_spectrum_get_property(GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  GstCudaSpectrum *self = GST_CUDA_SPECTRUM(object);
+  const Settings s = current_settings(self);
+  switch (prop_id) {
+  case PROP_POST_MESSAGES:
+    g_value_set_boolean(value, s.post_messages);
+    break;
+  case PROP_MESSAGE_MAGNITUDE:
+    g_value_set_boolean(value, s.message_magnitude);
+    break;
+  case PROP_MESSAGE_PHASE:
+    g_value_set_boolean(value, s.message_phase);
+    break;
+  case PROP_INTERVAL:
+    g_value_set_uint64(value, s.interval);
+    break;
+  case PROP_BANDS:
+    g_value_set_uint(value, s.bands);
+    break;
+  case PROP_THRESHOLD:
+    g_value_set_int(value, s.threshold);
+    break;
+  case PROP_MULTI_CHANNEL:
+    g_value_set_boolean(value, s.multi_channel);
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+    break;
+  }
+}
+
+/* Engine ------------------------------------------------------------------------------------- */
+
+typedef struct {
+  const CudafftSpectrumConfig *config;
+  CudafftSpectrum *made;
+} Creation;
+
+static CudafftStatus
+create_spectrum(gpointer user_data, CudafftBackend backend, int device_id, CudafftBackend *actual)
+{
+  Creation *creation = user_data;
+  const CudafftStatus status =
+      cudafft_spectrum_create(&creation->made, backend, device_id, creation->config);
+  *actual = cudafft_spectrum_get_backend(creation->made);
+  return status;
+}
+
+static CudafftSpectrumFormat
+format_of(GstAudioFormat format)
+{
+  switch (format) {
+  case GST_AUDIO_FORMAT_S16LE:
+    return CUDAFFT_SPECTRUM_S16;
+  case GST_AUDIO_FORMAT_S24LE:
+    return CUDAFFT_SPECTRUM_S24;
+  case GST_AUDIO_FORMAT_S32LE:
+    return CUDAFFT_SPECTRUM_S32;
+  case GST_AUDIO_FORMAT_F64LE:
+    return CUDAFFT_SPECTRUM_F64;
+  default:
+    return CUDAFFT_SPECTRUM_F32;
+  }
+}
+
+static void
+close_engine(GstCudaSpectrum *self)
+{
+  cudafft_spectrum_destroy(self->engine);
+  self->engine = NULL;
+  self->carry_bytes = 0;
+}
+
+/* Makes an analyser for the caps and `s`, and only then lets go of the old one, which stays in
+ * place (and an error is posted) when the new one cannot be made. */
+static gboolean
+open_engine(GstCudaSpectrum *self, const Settings *s)
+{
+  const CudafftSpectrumConfig config = {
+      .bands = s->bands,
+      .channels = (unsigned)GST_AUDIO_INFO_CHANNELS(&self->info),
+      .rate = (unsigned)GST_AUDIO_INFO_RATE(&self->info),
+      .format = format_of(GST_AUDIO_INFO_FORMAT(&self->info)),
+      .multi_channel = s->multi_channel ? 1 : 0,
+      .options = options_of(s),
+  };
+  GST_DEBUG_OBJECT(
+      self,
+      "making the analyser: %u bands, %u channels (%s), %u Hz, %s, interval %" G_GUINT64_FORMAT
+      " ns, threshold %d dB%s",
+      s->bands, config.channels, config.multi_channel ? "each" : "mixed", config.rate,
+      GST_AUDIO_INFO_NAME(&self->info), s->interval, s->threshold,
+      s->message_phase ? ", with phase" : "");
+  Creation creation = {&config, NULL};
+  if (!gst_cuda_base_filter_create_engine(GST_CUDA_BASE_FILTER(self), "the spectrum analyser",
+                                          create_spectrum, &creation))
+    return FALSE;
+  cudafft_spectrum_destroy(self->engine);
+  self->engine = creation.made;
+  self->config = config;
+  self->interval_now = self->interval_next = config.options.interval_ns;
+  return TRUE;
+}
+
+static gboolean
+needs_new_engine(const GstCudaSpectrum *self, const Settings *s)
+{
+  return s->bands != self->config.bands || !s->multi_channel != !self->config.multi_channel;
+}
+
+/* interval, threshold and message-phase: the engine takes them at its next interval. */
+static GstFlowReturn
+update_options(GstCudaSpectrum *self, const Settings *s)
+{
+  const CudafftSpectrumOptions want = options_of(s);
+  const CudafftSpectrumOptions *have = &self->config.options;
+  if (want.interval_ns == have->interval_ns && want.threshold == have->threshold &&
+      want.phase == have->phase)
+    return GST_FLOW_OK;
+  const CudafftStatus status = cudafft_spectrum_set_options(self->engine, &want);
+  if (status != CUDAFFT_STATUS_OK) {
+    gst_cuda_base_filter_post_error(GST_CUDA_BASE_FILTER(self), status,
+                                    "cudafft_spectrum_set_options");
+    return GST_FLOW_ERROR;
+  }
+  if (cudafft_spectrum_frames_pending(self->engine) == 0)
+    self->interval_now = want.interval_ns;
+  self->interval_next = want.interval_ns;
+  self->config.options = want;
+  GST_DEBUG_OBJECT(self,
+                   "from the next interval: interval %" G_GUINT64_FORMAT " ns, threshold %d dB, "
+                   "phase %s",
+                   want.interval_ns, want.threshold, want.phase ? "on" : "off");
+  return GST_FLOW_OK;
+}
+
+/* Messages ----------------------------------------------------------------------------------- */
+
+/* GValues of floats into `container` without a heap allocation per value: the container is
+ * sized up front and each value is moved into it, not copied. */
+static void
+append_floats(GValue *container, gboolean list, const float *values, size_t count)
+{
+  for (size_t i = 0; i < count; i++) {
+    GValue v = G_VALUE_INIT;
+    g_value_init(&v, G_TYPE_FLOAT);
+    g_value_set_float(&v, values[i]);
+    if (list)
+      gst_value_list_append_and_take_value(container, &v);
+    else
+      gst_value_array_append_and_take_value(container, &v);
+  }
+}
+
+/* spectrum's shapes: a list of bands values, or with multi-channel an array of arrays. */
+static void
+take_values(GstStructure *s, GQuark field, const float *values, size_t bands, size_t spectra,
+            gboolean multi_channel)
+{
+  GValue container = G_VALUE_INIT;
+  if (!multi_channel) {
+    gst_value_list_init(&container, (guint)bands);
+    append_floats(&container, TRUE, values, bands);
+  } else {
+    gst_value_array_init(&container, (guint)spectra);
+    for (size_t c = 0; c < spectra; c++) {
+      GValue row = G_VALUE_INIT;
+      gst_value_array_init(&row, (guint)bands);
+      append_floats(&row, FALSE, values + c * bands, bands);
+      gst_value_array_append_and_take_value(&container, &row);
+    }
+  }
+  gst_structure_id_take_value(s, field, &container);
+}
+
+static void
+take_bytes(GstStructure *s, GQuark field, const float *values, size_t count)
+{
+  GValue v = G_VALUE_INIT;
+  g_value_init(&v, G_TYPE_BYTES);
+  g_value_take_boxed(&v, g_bytes_new(values, count * sizeof(float)));
+  gst_structure_id_take_value(s, field, &v);
+}
+
+static GstMessage *
+message_new(GstCudaSpectrum *self, const CudafftSpectrumResult *result, GstClockTime timestamp,
+            GstClockTime duration, gboolean with_magnitude)
+{
+  const GstSegment *segment = &GST_BASE_TRANSFORM(self)->segment;
+  /* Data without a segment (after a flush that reset it) has no running or stream time. */
+  const gboolean timed = segment->format == GST_FORMAT_TIME;
+  const GstClockTime running_time =
+      timed ? gst_segment_to_running_time(segment, GST_FORMAT_TIME, timestamp)
+            : GST_CLOCK_TIME_NONE;
+  const GstClockTime stream_time =
+      timed ? gst_segment_to_stream_time(segment, GST_FORMAT_TIME, timestamp) : GST_CLOCK_TIME_NONE;
+  const GstClockTime endtime =
+      GST_CLOCK_TIME_IS_VALID(stream_time) ? add_time(stream_time, duration) : GST_CLOCK_TIME_NONE;
+  GstStructure *s = gst_structure_new_id(q_spectrum, q_endtime, GST_TYPE_CLOCK_TIME, endtime,
+                                         q_timestamp, G_TYPE_UINT64, timestamp, q_stream_time,
+                                         G_TYPE_UINT64, stream_time, q_running_time, G_TYPE_UINT64,
+                                         running_time, q_duration, G_TYPE_UINT64, duration, NULL);
+
+  const size_t bands = self->config.bands;
+  const size_t spectra = cudafft_spectrum_spectra(self->engine);
+  const gboolean multi_channel = self->config.multi_channel != 0;
+  if (with_magnitude)
+    take_values(s, q_magnitude, result->magnitude, bands, spectra, multi_channel);
+  if (result->phase)
+    take_values(s, q_phase, result->phase, bands, spectra, multi_channel);
+  if (with_magnitude)
+    take_bytes(s, q_magnitude_data, result->magnitude, bands * spectra);
+  if (result->phase)
+    take_bytes(s, q_phase_data, result->phase, bands * spectra);
+  gst_structure_id_set(s, q_bands, G_TYPE_UINT, (guint)bands, q_channels, G_TYPE_UINT,
+                       (guint)spectra, NULL);
+  return gst_message_new_element(GST_OBJECT(self), s);
+}
+
+/* Posts the `count` results the last push or finish returned. A full interval lasts `interval`
+ * as in spectrum; a partial one (from finish) as long as its frames. post-messages and
+ * message-magnitude are read here, so that a change shows in the very next message. */
+static void
+post_results(GstCudaSpectrum *self, size_t count, gboolean partial)
+{
+  for (size_t i = 0; i < count; i++) {
+    CudafftSpectrumResult result;
+    if (cudafft_spectrum_result(self->engine, i, &result) != CUDAFFT_STATUS_OK)
+      break; /* cannot happen: i is below the count the engine gave */
+    const GstClockTime duration =
+        partial ? frames_to_time(self, result.frames) : self->interval_now;
+    GST_LOG_OBJECT(self,
+                   "interval at %" GST_TIME_FORMAT
+                   ": %zu frames, %zu FFTs, duration %" GST_TIME_FORMAT "%s",
+                   GST_TIME_ARGS(self->message_ts), result.frames, result.ffts,
+                   GST_TIME_ARGS(duration), partial ? " (partial)" : "");
+    GST_OBJECT_LOCK(self);
+    const gboolean post = self->settings.post_messages;
+    const gboolean with_magnitude = self->settings.message_magnitude;
+    GST_OBJECT_UNLOCK(self);
+    if (post)
+      gst_element_post_message(GST_ELEMENT(self), message_new(self, &result, self->message_ts,
+                                                              duration, with_magnitude));
+    /* spectrum's own stepping (truncating per interval), so that timestamps match it */
+    self->message_ts = add_time(self->message_ts, frames_to_time(self, result.frames));
+    self->interval_now = self->interval_next;
+  }
+}
+
+/* Analysis ----------------------------------------------------------------------------------- */
+
+/* Completes the open interval on the old analyser and posts it before a new one takes over, so
+ * that a change of bands or multi-channel loses no interval. */
+static GstFlowReturn
+replace_engine(GstCudaSpectrum *self, const Settings *s)
+{
+  GST_INFO_OBJECT(self, "bands %zu -> %u, multi-channel %d -> %d: a new analyser from here on",
+                  self->config.bands, s->bands, self->config.multi_channel != 0,
+                  s->multi_channel != 0);
+  return open_engine(self, s) ? GST_FLOW_OK : GST_FLOW_ERROR;
+}
+
+static GstFlowReturn
+analyse(GstCudaSpectrum *self, const guint8 *data, gsize frames, const Settings *s)
+{
+  const gsize bpf = GST_AUDIO_INFO_BPF(&self->info);
+  while (frames > 0) {
+    const gboolean change = needs_new_engine(self, s);
+    if (change && cudafft_spectrum_frames_pending(self->engine) == 0) {
+      const GstFlowReturn ret = replace_engine(self, s);
+      if (ret != GST_FLOW_OK)
+        return ret;
+      continue;
+    }
+    const size_t limit = change ? MIN(frames, cudafft_spectrum_frames_left(self->engine)) : frames;
+    size_t consumed = 0, results = 0;
+    const CudafftStatus status = cudafft_spectrum_push(
+        self->engine, data, limit, cudafft_spectrum_max_results(self->engine), &consumed, &results);
+    if (status != CUDAFFT_STATUS_OK) {
+      gst_cuda_base_filter_post_error(GST_CUDA_BASE_FILTER(self), status, "cudafft_spectrum_push");
+      return GST_FLOW_ERROR;
+    }
+    post_results(self, results, FALSE);
+    if (consumed == 0 && results == 0) { /* the engine promises progress; never spin */
+      GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Internal error: the analyser took no frames."),
+                        ("%zu frames offered", limit));
+      return GST_FLOW_ERROR;
+    }
+    data += consumed * bpf;
+    frames -= consumed;
+  }
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn
+gst_cuda_spectrum_transform_ip(GstBaseTransform *trans, GstBuffer *buffer)
+{
+  GstCudaSpectrum *self = GST_CUDA_SPECTRUM(trans);
+  const gsize bpf = GST_AUDIO_INFO_BPF(&self->info);
+  if (gst_buffer_get_size(buffer) == 0)
+    return GST_FLOW_OK;
+  if (bpf == 0) {
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Audio arrived before its format (caps)."), (NULL));
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+
+  GST_LOG_OBJECT(self, "buffer of %" G_GSIZE_FORMAT " bytes at %" GST_TIME_FORMAT,
+                 gst_buffer_get_size(buffer), GST_TIME_ARGS(GST_BUFFER_PTS(buffer)));
+  const Settings s = current_settings(self);
+  if (!self->engine && !open_engine(self, &s))
+    return GST_FLOW_ERROR;
+  if (GST_BUFFER_IS_DISCONT(buffer)) {
+    GST_DEBUG_OBJECT(self, "discontinuity at %" GST_TIME_FORMAT "; starting the analysis afresh",
+                     GST_TIME_ARGS(GST_BUFFER_PTS(buffer)));
+    cudafft_spectrum_reset(self->engine);
+    self->interval_now = self->interval_next;
+    self->carry_bytes = 0;
+  }
+  GstFlowReturn ret = update_options(self, &s);
+  if (ret != GST_FLOW_OK)
+    return ret;
+
+  if (GST_BUFFER_PTS_IS_VALID(buffer)) {
+    self->time_base = GST_BUFFER_PTS(buffer);
+    self->frames_since_base = 0;
+  }
+  if (cudafft_spectrum_frames_pending(self->engine) == 0)
+    self->message_ts = time_now(self);
+
+  GstMapInfo map;
+  if (!gst_buffer_map(buffer, &map, GST_MAP_READ)) {
+    GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot read an input buffer."), (NULL));
+    return GST_FLOW_ERROR;
+  }
+  const guint8 *data = map.data;
+  gsize size = map.size;
+  guint64 frames_done = 0;
+  if (self->carry_bytes > 0) {
+    const gsize take = MIN(bpf - self->carry_bytes, size);
+    memcpy(self->carry + self->carry_bytes, data, take);
+    self->carry_bytes += take;
+    data += take;
+    size -= take;
+    if (self->carry_bytes == bpf) {
+      self->carry_bytes = 0;
+      ret = analyse(self, self->carry, 1, &s);
+      frames_done++;
+    }
+  }
+  const gsize frames = size / bpf;
+  if (ret == GST_FLOW_OK && frames > 0) {
+    ret = analyse(self, data, frames, &s);
+    frames_done += frames;
+  }
+  const gsize rest = size - frames * bpf;
+  if (ret == GST_FLOW_OK && rest > 0) {
+    if (!self->warned_split) {
+      GST_WARNING_OBJECT(self,
+                         "a buffer of %" G_GSIZE_FORMAT
+                         " bytes is not a whole number of %" G_GSIZE_FORMAT
+                         "-byte frames; the rest waits for the next buffer",
+                         map.size, bpf);
+      self->warned_split = TRUE;
+    }
+    memcpy(self->carry, data + frames * bpf, rest);
+    self->carry_bytes = rest;
+  }
+  gst_buffer_unmap(buffer, &map);
+  self->frames_since_base += frames_done;
+  return ret;
+}
+
+/* Stream events ------------------------------------------------------------------------------ */
+
+static gboolean
+gst_cuda_spectrum_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps)
+{
+  GstCudaSpectrum *self = GST_CUDA_SPECTRUM(trans);
+  (void)outcaps;
+  GstAudioInfo info;
+  if (!gst_audio_info_from_caps(&info, incaps)) {
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot read the input caps."),
+                      ("%" GST_PTR_FORMAT, incaps));
+    return FALSE;
+  }
+  if (self->engine && gst_audio_info_is_equal(&info, &self->info))
+    return TRUE; /* a renegotiation to the same format keeps the analysis going */
+  /* Untimestamped times go on from where the old rate left them. */
+  self->time_base = time_now(self);
+  self->frames_since_base = 0;
+  close_engine(self); /* the next buffer makes one for the new format */
+  self->info = info;
+  GST_DEBUG_OBJECT(self, "format %" GST_PTR_FORMAT, incaps);
+  return TRUE;
+}
+
+/* The partial interval at EOS (or before a new segment or format) is posted, not dropped. */
+static GstFlowReturn
+gst_cuda_spectrum_drain(GstCudaBaseFilter *filter)
+{
+  GstCudaSpectrum *self = GST_CUDA_SPECTRUM(filter);
+  self->carry_bytes = 0;
+  if (!self->engine || cudafft_spectrum_frames_pending(self->engine) == 0)
+    return GST_FLOW_OK;
+  size_t results = 0;
+  const CudafftStatus status = cudafft_spectrum_finish(self->engine, &results);
+  if (status != CUDAFFT_STATUS_OK) {
+    gst_cuda_base_filter_post_error(filter, status, "cudafft_spectrum_finish");
+    return GST_FLOW_ERROR;
+  }
+  GST_DEBUG_OBJECT(self, "posting the partial interval");
+  post_results(self, results, TRUE);
+  return GST_FLOW_OK;
+}
+
+static void
+gst_cuda_spectrum_flush(GstCudaBaseFilter *filter)
+{
+  GstCudaSpectrum *self = GST_CUDA_SPECTRUM(filter);
+  GST_DEBUG_OBJECT(self, "flush: starting the analysis afresh");
+  if (self->engine)
+    cudafft_spectrum_reset(self->engine);
+  self->interval_now = self->interval_next;
+  self->carry_bytes = 0;
+}
+
+/* An analyser: the audio goes out as it came in. */
+static GstClockTime
+gst_cuda_spectrum_get_latency(GstCudaBaseFilter *filter)
+{
+  (void)filter;
+  return 0;
+}
+
+static void
+gst_cuda_spectrum_close(GstCudaBaseFilter *filter)
+{
+  close_engine(GST_CUDA_SPECTRUM(filter));
+}
+
+static gboolean
+gst_cuda_spectrum_start(GstBaseTransform *trans)
+{
+  GstCudaSpectrum *self = GST_CUDA_SPECTRUM(trans);
+  close_engine(self);
+  gst_audio_info_init(&self->info);
+  self->message_ts = 0;
+  self->time_base = 0;
+  self->frames_since_base = 0;
+  self->warned_split = FALSE;
+  return TRUE;
+}
+
+static void
+gst_cuda_spectrum_finalize(GObject *object)
+{
+  close_engine(GST_CUDA_SPECTRUM(object));
+  G_OBJECT_CLASS(gst_cuda_spectrum_parent_class)->finalize(object);
+}
+
+static void
+gst_cuda_spectrum_class_init(GstCudaSpectrumClass *klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS(klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
+  GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS(klass);
+  GstCudaBaseFilterClass *filter_class = GST_CUDA_BASE_FILTER_CLASS(klass);
+
+  gobject_class->set_property = gst_cuda_spectrum_set_property;
+  gobject_class->get_property = gst_cuda_spectrum_get_property;
+  gobject_class->finalize = gst_cuda_spectrum_finalize;
+
+  /* spectrum's names, nicks, blurbs, ranges and defaults; all may change while playing */
+  const GParamFlags flags = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING;
+  g_object_class_install_property(
+      gobject_class, PROP_POST_MESSAGES,
+      g_param_spec_boolean("post-messages", "Post Messages",
+                           "Whether to post a 'spectrum' element message on the bus for each "
+                           "passed interval",
+                           DEFAULT_POST_MESSAGES, flags));
+  g_object_class_install_property(
+      gobject_class, PROP_MESSAGE_MAGNITUDE,
+      g_param_spec_boolean("message-magnitude", "Magnitude",
+                           "Whether to add a 'magnitude' field to the structure of any "
+                           "'spectrum' element messages posted on the bus",
+                           DEFAULT_MESSAGE_MAGNITUDE, flags));
+  g_object_class_install_property(
+      gobject_class, PROP_MESSAGE_PHASE,
+      g_param_spec_boolean("message-phase", "Phase",
+                           "Whether to add a 'phase' field to the structure of any "
+                           "'spectrum' element messages posted on the bus",
+                           DEFAULT_MESSAGE_PHASE, flags));
+  g_object_class_install_property(
+      gobject_class, PROP_INTERVAL,
+      g_param_spec_uint64("interval", "Interval",
+                          "Interval of time between message posts (in nanoseconds)", 1, G_MAXUINT64,
+                          DEFAULT_INTERVAL, flags));
+  g_object_class_install_property(gobject_class, PROP_BANDS,
+                                  g_param_spec_uint("bands", "Bands", "Number of frequency bands",
+                                                    2, ((guint)G_MAXINT + 2) / 2, DEFAULT_BANDS,
+                                                    flags));
+  g_object_class_install_property(
+      gobject_class, PROP_THRESHOLD,
+      g_param_spec_int("threshold", "Threshold",
+                       "dB threshold for result. All lower values will be set to this", G_MININT, 0,
+                       DEFAULT_THRESHOLD, flags));
+  g_object_class_install_property(gobject_class, PROP_MULTI_CHANNEL,
+                                  g_param_spec_boolean("multi-channel", "Multichannel results",
+                                                       "Send separate results for each channel",
+                                                       DEFAULT_MULTI_CHANNEL, flags));
+
+  gst_element_class_add_static_pad_template(element_class, &sink_template);
+  gst_element_class_add_static_pad_template(element_class, &src_template);
+  gst_element_class_set_static_metadata(
+      element_class, "CUDA spectrum analyzer", "Filter/Analyzer/Audio",
+      "Run an FFT on the audio signal on an NVIDIA GPU (or the CPU), output spectrum data; a "
+      "drop-in replacement for spectrum",
+      "gst-cudafft developers");
+
+  trans_class->passthrough_on_same_caps = TRUE;
+  trans_class->transform_ip_on_passthrough = TRUE;
+  trans_class->start = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_start);
+  trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_set_caps);
+  trans_class->transform_ip = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_transform_ip);
+  filter_class->close = gst_cuda_spectrum_close;
+  filter_class->drain = gst_cuda_spectrum_drain;
+  filter_class->flush = gst_cuda_spectrum_flush;
+  filter_class->get_latency = gst_cuda_spectrum_get_latency;
+  filter_class->memory_hint =
+      "lower the bands property (with multi-channel, memory also grows with the channels)";
+
+  q_spectrum = g_quark_from_static_string("spectrum");
+  q_endtime = g_quark_from_static_string("endtime");
+  q_timestamp = g_quark_from_static_string("timestamp");
+  q_stream_time = g_quark_from_static_string("stream-time");
+  q_running_time = g_quark_from_static_string("running-time");
+  q_duration = g_quark_from_static_string("duration");
+  q_magnitude = g_quark_from_static_string("magnitude");
+  q_phase = g_quark_from_static_string("phase");
+  q_magnitude_data = g_quark_from_static_string("magnitude-data");
+  q_phase_data = g_quark_from_static_string("phase-data");
+  q_bands = g_quark_from_static_string("bands");
+  q_channels = g_quark_from_static_string("channels");
+}
+
+static void
+gst_cuda_spectrum_init(GstCudaSpectrum *self)
+{
+  self->settings.post_messages = DEFAULT_POST_MESSAGES;
+  self->settings.message_magnitude = DEFAULT_MESSAGE_MAGNITUDE;
+  self->settings.message_phase = DEFAULT_MESSAGE_PHASE;
+  self->settings.interval = DEFAULT_INTERVAL;
+  self->settings.bands = DEFAULT_BANDS;
+  self->settings.threshold = DEFAULT_THRESHOLD;
+  self->settings.multi_channel = DEFAULT_MULTI_CHANNEL;
+  gst_audio_info_init(&self->info);
+}

@@ -1,6 +1,7 @@
 /* plugin.c: the gstcudafft plugin and its elements. */
 #include "gstcudafft.h"
 #include "gstcudaifft.h"
+#include "gstcudaspectrum.h"
 
 #include <gst/gst.h>
 
@@ -9,6 +10,7 @@ plugin_init(GstPlugin *plugin)
 {
   gboolean ok = GST_ELEMENT_REGISTER(cudafft, plugin);
   ok &= GST_ELEMENT_REGISTER(cudaifft, plugin);
+  ok &= GST_ELEMENT_REGISTER(cudaspectrum, plugin);
   return ok;
 }
 
