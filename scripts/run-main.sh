@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The main job: installs the dependencies, builds everything (GPU code for sm_75 to sm_90 plus PTX),
-# runs audio through the elements in a real pipeline (cudafft ! cudaifft, on the GPU when one is
-# usable, else on the CPU), runs the engine demo, and benchmarks the elements (both backends; the
-# GPU half where a CUDA device is present) and, with a GPU, the engine against cuFFT.
+# runs audio through the elements in real pipelines (cudafft ! cudaifft, and cudaspectrum; on the
+# GPU when one is usable, else on the CPU), runs the engine demo, and benchmarks the elements (both
+# backends; the GPU half where a CUDA device is present) and, with a GPU, the kernels against cuFFT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
@@ -21,6 +21,12 @@ gst-launch-1.0 -m audiotestsrc num-buffers=469 wave=sine freq=440 \
   | grep -E "^Got message .*(error|warning|eos)" || true
 ls -l build/roundtrip.wav
 
+echo "== cudaspectrum: 2049-band spectra of 2 s of stereo noise, every 10 ms, per channel"
+gst-launch-1.0 -m audiotestsrc num-buffers=94 wave=white-noise \
+  ! audio/x-raw,format=F32LE,rate=48000,channels=2 \
+  ! cudaspectrum bands=2049 interval=10000000 multi-channel=true ! fakesink 2>&1 \
+  | grep -c "\"cudaspectrum0\" (element): spectrum," | sed "s/$/ spectrum messages/"
+
 echo "== the FFT engine demo"
 ./build/examples/fft-demo
 
@@ -28,14 +34,20 @@ if [ -x build/bench/element-bench ]; then
   echo "== element benchmark"
   ./build/bench/element-bench --runs 3
 fi
-if [ -x build/bench/fft-bench ]; then
-  status=0
-  ./build/bench/fft-bench || status=$?
-  if [ "$status" = 77 ]; then
-    echo "fft-bench: skipped, no CUDA device on this machine"
-  elif [ "$status" != 0 ]; then
-    exit "$status"
-  fi
-else
-  echo "fft-bench: not built (no CUDA toolkit found)"
+if [ -x build/bench/spectrum-bench ]; then
+  echo "== cudaspectrum against spectrum"
+  ./build/bench/spectrum-bench --runs 3
 fi
+for bench in fft-bench spectrum-kernel-bench; do
+  if [ -x "build/bench/$bench" ]; then
+    status=0
+    "./build/bench/$bench" || status=$?
+    if [ "$status" = 77 ]; then
+      echo "$bench: skipped, no CUDA device on this machine"
+    elif [ "$status" != 0 ]; then
+      exit "$status"
+    fi
+  else
+    echo "$bench: not built (no CUDA toolkit found)"
+  fi
+done
