@@ -16,6 +16,15 @@ namespace {
 
 constexpr int kWide = kPlanWide;
 
+/* Enough blocks for 1024 threads per multiprocessor, as for the C2C kernels: the register cap this
+ * sets (64 for the 128-thread blocks of nfft 4096, down from 77; a few bytes spill with phase) lets
+ * 7 blocks in instead of 6 (then shared memory limits), which keeps more loads in flight in this
+ * latency-bound kernel: 0.181 -> 0.169 ms for 16384 x 4096 on an H100 (spectrum-kernel-bench).
+ * Raising the shared-memory carveout as well made it slower (0.200 ms): the window and twiddles
+ * lose L1. */
+template <int BlockThreads>
+constexpr int kFusedMinBlocks = BlockThreads >= 1024 ? 1 : 1024 / BlockThreads;
+
 /* Adds v into a band's sum, or stores it where the FFT is its slot's only contribution (which
  * spares zeroing the slot first). */
 __device__ __forceinline__ void
@@ -32,7 +41,8 @@ put(float *sum, float v, bool store)
  * real_forward_post straight into its slot: consecutive bands from consecutive threads. */
 template <int N, bool Phase>
 __global__ void
-__launch_bounds__(FftShape<N, kWide>::kBlockThreads)
+__launch_bounds__(FftShape<N, kWide>::kBlockThreads,
+                  kFusedMinBlocks<FftShape<N, kWide>::kBlockThreads>)
     fused_kernel(const float *__restrict__ signal, size_t pitch, int spectra,
                  const CudafftSpectrumLaunchFft *__restrict__ ffts, int count,
                  const float *__restrict__ window, float norm_db, int threshold,
