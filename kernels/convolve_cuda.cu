@@ -8,11 +8,15 @@
  * path). Per chunk, on the filter's stream: upload (from pinned staging), then
  * - partitioned, P > 1: deinterleave into the signal rows, forward FFTs into the delay line, the
  *   MAC + inverse FFT + mix kernel writing interleaved output, the last block carried to the front
- *   of the signal rows (4 kernels and a 2D copy);
+ *   of the signal rows (3 kernels and a 2D copy);
  * - partitioned, P = 1: deinterleave, the fused kernel (forward, product, inverse, mix), the carry;
  * - direct: the direct kernel on the interleaved input, the history update;
- * then download to pinned staging. Two staging pairs alternate, so that the host copies of chunk
- * i + 1's input and chunk i - 1's output overlap the device's work on chunk i. */
+ * then download to pinned staging. The host copies between the caller's buffers and pinned
+ * staging bound the speed through the element (64 channels of F32 at 500x real time move 6 GB/s
+ * each way), so they overlap everything else they can: the upload and the download go in pieces,
+ * each piece's DMA running while the host copies the next (or previous) one, and two staging pairs
+ * alternate between chunks, so that the host copies of chunk i's input and chunk i - 2's output
+ * overlap the device's work on chunk i - 1. */
 #include "convolve_backend.h"
 #include "convolve_launch.h"
 #include "cuda_check.cuh"
@@ -28,26 +32,30 @@ namespace {
 constexpr size_t kBlock = CUDAFFT_CONVOLVE_BLOCK;
 /* Partitioned chunk: at most kChunkTransforms (blocks x channels) transforms per launch, which
  * fill an H100 (132 SMs) about twice over at 128 threads a block, and at most kChunkBytes of
- * interleaved input. Through the element the host copies into and out of pinned staging bound the
- * speed (64 channels of F32 at 500x real time move 6 GB/s each way), so a call is cut into chunks
- * small enough to overlap them with each other's device work (run_chunks); the delay line holds
- * P - 1 + chunk blocks per channel (64 channels of F32: 8 blocks a chunk). */
+ * interleaved input, so that a long call has several chunks to overlap (run_chunks); the delay
+ * line holds P - 1 + chunk blocks per channel (64 channels of F32: 8 blocks a chunk). */
 constexpr size_t kChunkTransforms = 2048;
 constexpr size_t kChunkBytes = (size_t)4 << 20;
 constexpr size_t kMaxChunkBlocks = 64;
 /* Direct chunk: interleaved samples (4 MB of F32). */
 constexpr size_t kChunkSamples = (size_t)1 << 20;
+/* Copies between host and device go in pieces of at least kPieceBytes (a DMA of that size takes
+ * about as long as its setup costs on the host), at most kMaxPieces per chunk. */
+constexpr size_t kPieceBytes = (size_t)256 << 10;
+constexpr int kMaxPieces = 16;
 
 struct CudaConvolve {
   int device = 0;
   cudaStream_t stream = nullptr;
-  cudaEvent_t staged[2] = {}; /* staging pair i free again: its chunk's download is done */
+  /* downloaded[i][k]: piece k of staging pair i's output is in h_out[i] */
+  cudaEvent_t downloaded[2][kMaxPieces] = {};
   CudafftConvolveFormat format = CUDAFFT_CONVOLVE_F32;
   CudafftConvolvePath path = CUDAFFT_CONVOLVE_DIRECT;
   unsigned channels = 0, rows = 0;
   size_t taps = 0;
   size_t frame_bytes = 0;
   size_t chunk_frames = 0;
+  size_t piece_bytes = 0;
   void *h_in[2] = {}, *h_out[2] = {}; /* pinned, chunk_frames frames each */
   void *d_raw = nullptr, *d_out = nullptr;
 
@@ -102,8 +110,9 @@ convolve_destroy(void *impl)
   if (f->stream)
     cudaStreamSynchronize(f->stream);
   for (int i = 0; i < 2; ++i) {
-    if (f->staged[i])
-      cudaEventDestroy(f->staged[i]);
+    for (cudaEvent_t event : f->downloaded[i])
+      if (event)
+        cudaEventDestroy(event);
     cudaFreeHost(f->h_in[i]);
     cudaFreeHost(f->h_out[i]);
     cudaFree(f->d_history[i]);
@@ -166,7 +175,7 @@ taps_as_floats(const CudafftConvolveKernel &kernel)
 
 /* Copies host data to a fresh device buffer and waits (the host copy may be freed after). */
 CudafftStatus
-upload(CudaConvolve *f, void **d_ptr, const void *host, size_t bytes, const char *what)
+to_device(CudaConvolve *f, void **d_ptr, const void *host, size_t bytes, const char *what)
 {
   CudafftStatus status = device_alloc(d_ptr, bytes, what, f->device);
   if (status != CUDAFFT_STATUS_OK)
@@ -185,7 +194,7 @@ make_spectra(CudaConvolve *f, const CudafftConvolveKernel &kernel)
   if (!table)
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a twiddle table");
   cudafft_convolve_twiddles(table);
-  CudafftStatus status = upload(f, (void **)&f->d_twiddles, table, table_bytes, "twiddle table");
+  CudafftStatus status = to_device(f, (void **)&f->d_twiddles, table, table_bytes, "twiddle table");
   free(table);
   if (status != CUDAFFT_STATUS_OK)
     return status;
@@ -196,7 +205,7 @@ make_spectra(CudaConvolve *f, const CudafftConvolveKernel &kernel)
         CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate %zu MB for a %zu-tap kernel of %u rows",
         megabytes(kernel.taps * kernel.rows * sizeof(float)), kernel.taps, kernel.rows);
   float *d_taps = nullptr;
-  status = upload(f, (void **)&d_taps, taps, kernel.taps * kernel.rows * sizeof(float), "taps");
+  status = to_device(f, (void **)&d_taps, taps, kernel.taps * kernel.rows * sizeof(float), "taps");
   free(taps);
   if (status != CUDAFFT_STATUS_OK)
     return status;
@@ -303,8 +312,11 @@ convolve_setup(CudaConvolve *f, const CudafftConvolveFilterSpec *spec)
 
   CUDAFFT_CHECK(cudaStreamCreateWithFlags(&f->stream, cudaStreamNonBlocking));
   const size_t chunk_bytes = f->chunk_frames * f->frame_bytes;
+  const size_t piece = (chunk_bytes + kMaxPieces - 1) / kMaxPieces;
+  f->piece_bytes = piece > kPieceBytes ? (piece + 4095) / 4096 * 4096 : kPieceBytes;
   for (int i = 0; i < 2; ++i) {
-    CUDAFFT_CHECK(cudaEventCreateWithFlags(&f->staged[i], cudaEventDisableTiming));
+    for (cudaEvent_t &event : f->downloaded[i])
+      CUDAFFT_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
     status = pinned_alloc(&f->h_in[i], chunk_bytes);
     if (status == CUDAFFT_STATUS_OK)
       status = pinned_alloc(&f->h_out[i], chunk_bytes);
@@ -332,7 +344,7 @@ convolve_setup(CudaConvolve *f, const CudafftConvolveFilterSpec *spec)
     float *taps = taps_as_floats(spec->kernel);
     if (!taps)
       return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a kernel's taps");
-    status = upload(f, (void **)&f->d_taps, taps, f->taps * f->rows * sizeof(float), "taps");
+    status = to_device(f, (void **)&f->d_taps, taps, f->taps * f->rows * sizeof(float), "taps");
     free(taps);
     for (int i = 0; i < 2 && status == CUDAFFT_STATUS_OK && f->taps > 1; ++i)
       status = device_alloc((void **)&f->d_history[i], (f->taps - 1) * f->channels * sizeof(float),
@@ -359,18 +371,62 @@ convolve_create(const CudafftConvolveFilterSpec *spec, void **impl)
   return CUDAFFT_STATUS_OK;
 }
 
-/* Queues one chunk of `frames` frames: its input from staging (nullptr: zeros) to its output in
- * staging. */
+/* Copies `bytes` of input to staging pair s piece by piece, each piece's upload queued as soon as
+ * it is there (in nullptr: zeros on the device). */
 CudafftStatus
-queue_chunk(CudaConvolve *f, const void *h_in, void *h_out, size_t frames, float mix)
+upload_input(CudaConvolve *f, int s, const char *in, size_t bytes)
+{
+  if (!in) {
+    CUDAFFT_CHECK(cudaMemsetAsync(f->d_raw, 0, bytes, f->stream)); /* all-zero bytes: 0.0 */
+    return CUDAFFT_STATUS_OK;
+  }
+  char *staging = static_cast<char *>(f->h_in[s]);
+  char *device = static_cast<char *>(f->d_raw);
+  for (size_t at = 0; at < bytes; at += f->piece_bytes) {
+    const size_t size = bytes - at < f->piece_bytes ? bytes - at : f->piece_bytes;
+    memcpy(staging + at, in + at, size);
+    CUDAFFT_CHECK(
+        cudaMemcpyAsync(device + at, staging + at, size, cudaMemcpyHostToDevice, f->stream));
+  }
+  return CUDAFFT_STATUS_OK;
+}
+
+/* Queues the download of `bytes` of output to staging pair s, an event after each piece. */
+CudafftStatus
+download(CudaConvolve *f, int s, size_t bytes)
+{
+  char *staging = static_cast<char *>(f->h_out[s]);
+  const char *device = static_cast<const char *>(f->d_out);
+  int k = 0;
+  for (size_t at = 0; at < bytes; at += f->piece_bytes, ++k) {
+    const size_t size = bytes - at < f->piece_bytes ? bytes - at : f->piece_bytes;
+    CUDAFFT_CHECK(
+        cudaMemcpyAsync(staging + at, device + at, size, cudaMemcpyDeviceToHost, f->stream));
+    CUDAFFT_CHECK(cudaEventRecord(f->downloaded[s][k], f->stream));
+  }
+  return CUDAFFT_STATUS_OK;
+}
+
+/* Copies `bytes` of staging pair s's output to out, each piece as soon as it is downloaded. When
+ * it returns, everything queued before that download is done, so the pair is free again. */
+CudafftStatus
+collect(CudaConvolve *f, int s, char *out, size_t bytes)
+{
+  const char *staging = static_cast<const char *>(f->h_out[s]);
+  int k = 0;
+  for (size_t at = 0; at < bytes; at += f->piece_bytes, ++k) {
+    const size_t size = bytes - at < f->piece_bytes ? bytes - at : f->piece_bytes;
+    CUDAFFT_CHECK(cudaEventSynchronize(f->downloaded[s][k]));
+    memcpy(out + at, staging + at, size);
+  }
+  return CUDAFFT_STATUS_OK;
+}
+
+/* Queues the kernels of one chunk of `frames` frames, whose input is in d_raw, output to d_out. */
+CudafftStatus
+queue_kernels(CudaConvolve *f, size_t frames, float mix)
 {
   cudaStream_t stream = f->stream;
-  const size_t bytes = frames * f->frame_bytes;
-  if (h_in)
-    CUDAFFT_CHECK(cudaMemcpyAsync(f->d_raw, h_in, bytes, cudaMemcpyHostToDevice, stream));
-  else
-    CUDAFFT_CHECK(cudaMemsetAsync(f->d_raw, 0, bytes, stream)); /* all-zero bytes: 0.0 */
-
   if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
     const size_t blocks = frames / kBlock;
     CUDAFFT_CHECK(cudafft_convolve_deinterleave_launch(f->format, f->d_raw, frames, f->channels,
@@ -404,38 +460,34 @@ queue_chunk(CudaConvolve *f, const void *h_in, void *h_out, size_t frames, float
       f->current = 1 - f->current;
     }
   }
-  CUDAFFT_CHECK(cudaMemcpyAsync(h_out, f->d_out, bytes, cudaMemcpyDeviceToHost, stream));
   return CUDAFFT_STATUS_OK;
 }
 
-/* The chunks, staging pair i & 1 for chunk i: before chunk i reuses a pair, chunk i - 2's
- * download into it must be done and its output copied out. */
+/* The chunks, staging pair i & 1 for chunk i: before chunk i reuses a pair, chunk i - 2's output
+ * is collected from it (which also means its input was uploaded). */
 CudafftStatus
 run_chunks(CudaConvolve *f, const char *in, char *out, size_t frames, float mix)
 {
   const size_t chunk = f->chunk_frames, fb = f->frame_bytes;
   const size_t chunks = (frames + chunk - 1) / chunk;
-  for (size_t i = 0; i < chunks; ++i) {
+  CudafftStatus status = CUDAFFT_STATUS_OK;
+  for (size_t i = 0; i < chunks && status == CUDAFFT_STATUS_OK; ++i) {
     const int s = (int)(i & 1);
     const size_t first = i * chunk, count = frames - first < chunk ? frames - first : chunk;
-    if (i >= 2) { /* chunk i - 2 was a whole one */
-      CUDAFFT_CHECK(cudaEventSynchronize(f->staged[s]));
-      memcpy(out + (first - 2 * chunk) * fb, f->h_out[s], chunk * fb);
-    }
-    if (in)
-      memcpy(f->h_in[s], in + first * fb, count * fb);
-    const CudafftStatus status = queue_chunk(f, in ? f->h_in[s] : nullptr, f->h_out[s], count, mix);
-    if (status != CUDAFFT_STATUS_OK)
-      return status;
-    CUDAFFT_CHECK(cudaEventRecord(f->staged[s], f->stream));
+    if (i >= 2) /* chunk i - 2 was a whole one */
+      status = collect(f, s, out + (first - 2 * chunk) * fb, chunk * fb);
+    if (status == CUDAFFT_STATUS_OK)
+      status = upload_input(f, s, in ? in + first * fb : nullptr, count * fb);
+    if (status == CUDAFFT_STATUS_OK)
+      status = queue_kernels(f, count, mix);
+    if (status == CUDAFFT_STATUS_OK)
+      status = download(f, s, count * fb);
   }
-  for (size_t i = chunks >= 2 ? chunks - 2 : 0; i < chunks; ++i) {
-    const int s = (int)(i & 1);
+  for (size_t i = chunks >= 2 ? chunks - 2 : 0; i < chunks && status == CUDAFFT_STATUS_OK; ++i) {
     const size_t first = i * chunk, count = frames - first < chunk ? frames - first : chunk;
-    CUDAFFT_CHECK(cudaEventSynchronize(f->staged[s]));
-    memcpy(out + first * fb, f->h_out[s], count * fb);
+    status = collect(f, (int)(i & 1), out + first * fb, count * fb);
   }
-  return CUDAFFT_STATUS_OK;
+  return status;
 }
 
 CudafftStatus
