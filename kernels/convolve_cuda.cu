@@ -6,10 +6,10 @@
  *
  * A process() call runs in chunks of at most chunk_frames frames (whole blocks on the partitioned
  * path). Per chunk, on the filter's stream: upload (from pinned staging), then
- * - partitioned, P > 1: deinterleave into the signal rows, forward FFTs into the delay line, the
- *   MAC + inverse FFT + mix kernel writing interleaved output, the last block carried to the front
- *   of the signal rows (3 kernels and a 2D copy);
- * - partitioned, P = 1: deinterleave, the fused kernel (forward, product, inverse, mix), the carry;
+ * - partitioned, P > 1: deinterleave into the signal rows (and the last block into the next
+ *   chunk's), forward FFTs into the delay line, the MAC + inverse FFT + mix kernel writing
+ *   interleaved output (3 kernels);
+ * - partitioned, P = 1: deinterleave, the fused kernel (forward, product, inverse, mix);
  * - direct: the direct kernel on the interleaved input, the history update;
  * then download to pinned staging. The host copies between the caller's buffers and pinned
  * staging bound the speed through the element (64 channels of F32 at 500x real time move 6 GB/s
@@ -65,14 +65,15 @@ struct CudaConvolve {
   float2 *d_spectra = nullptr; /* rows x partitions spectrum rows */
   float2 *d_ring = nullptr;    /* channels x slots spectrum rows (P > 1) */
   size_t slots = 0;
-  size_t head = 0;           /* the slot the next block's spectrum goes to */
-  float *d_signal = nullptr; /* channels rows of pitch floats */
-  size_t pitch = 0;          /* B + chunk blocks x B */
+  size_t head = 0;         /* the slot the next block's spectrum goes to */
+  float *d_signal[2] = {}; /* channels rows of pitch floats each */
+  size_t pitch = 0;        /* B + chunk blocks x B */
 
   /* direct */
   float *d_taps = nullptr;
   float *d_history[2] = {}; /* taps - 1 interleaved frames each (taps > 1) */
-  int current = 0;
+
+  int current = 0; /* which d_signal, d_history the next chunk reads */
 };
 
 /* Saturating size arithmetic for the memory estimate: SIZE_MAX stands for "too large to count". */
@@ -122,7 +123,8 @@ convolve_destroy(void *impl)
   cudaFree(f->d_twiddles);
   cudaFree(f->d_spectra);
   cudaFree(f->d_ring);
-  cudaFree(f->d_signal);
+  cudaFree(f->d_signal[0]);
+  cudaFree(f->d_signal[1]);
   cudaFree(f->d_taps);
   if (f->stream)
     cudaStreamDestroy(f->stream);
@@ -227,7 +229,7 @@ device_bytes(const CudaConvolve *f)
   if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
     need = sat_add(need, sat_mul(sat_mul(f->partitions, f->rows), spectrum_row_bytes()));
     need = sat_add(need, sat_mul(sat_mul(f->slots, f->channels), spectrum_row_bytes()));
-    need = sat_add(need, sat_mul(sat_mul(f->pitch, f->channels), sizeof(float)));
+    need = sat_add(need, sat_mul(sat_mul(2 * f->pitch, f->channels), sizeof(float)));
     need = sat_add(need, cudafft_convolve_twiddle_count() * sizeof(float2));
     need = sat_add(need, sat_mul(sat_mul(f->taps, f->rows), sizeof(float))); /* while uploading */
   } else {
@@ -265,9 +267,9 @@ clear_history(CudaConvolve *f)
   if (f->d_ring)
     CUDAFFT_CHECK(
         cudaMemsetAsync(f->d_ring, 0, f->slots * f->channels * spectrum_row_bytes(), f->stream));
-  if (f->d_signal)
+  if (f->d_signal[0])
     CUDAFFT_CHECK(
-        cudaMemsetAsync(f->d_signal, 0, f->pitch * f->channels * sizeof(float), f->stream));
+        cudaMemsetAsync(f->d_signal[0], 0, f->pitch * f->channels * sizeof(float), f->stream));
   if (f->d_history[0])
     CUDAFFT_CHECK(cudaMemsetAsync(f->d_history[0], 0, (f->taps - 1) * f->channels * sizeof(float),
                                   f->stream));
@@ -335,8 +337,8 @@ convolve_setup(CudaConvolve *f, const CudafftConvolveFilterSpec *spec)
     if (status == CUDAFFT_STATUS_OK && f->slots > 0)
       status = device_alloc((void **)&f->d_ring, f->slots * f->channels * spectrum_row_bytes(),
                             "delay line", f->device);
-    if (status == CUDAFFT_STATUS_OK)
-      status = device_alloc((void **)&f->d_signal, f->pitch * f->channels * sizeof(float),
+    for (int i = 0; i < 2 && status == CUDAFFT_STATUS_OK; ++i)
+      status = device_alloc((void **)&f->d_signal[i], f->pitch * f->channels * sizeof(float),
                             "signal rows", f->device);
     if (status == CUDAFFT_STATUS_OK)
       status = make_spectra(f, spec->kernel);
@@ -429,26 +431,24 @@ queue_kernels(CudaConvolve *f, size_t frames, float mix)
   cudaStream_t stream = f->stream;
   if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
     const size_t blocks = frames / kBlock;
+    float *signal = f->d_signal[f->current];
     CUDAFFT_CHECK(cudafft_convolve_deinterleave_launch(f->format, f->d_raw, frames, f->channels,
-                                                       f->d_signal + kBlock, f->pitch, stream));
+                                                       signal + kBlock, f->pitch,
+                                                       f->d_signal[1 - f->current], stream));
     if (f->partitions == 1) {
-      CUDAFFT_CHECK(cudafft_convolve_fused_launch(f->format, f->d_signal, f->pitch, f->channels,
-                                                  blocks, f->d_spectra, f->rows, mix, f->d_out,
+      CUDAFFT_CHECK(cudafft_convolve_fused_launch(f->format, signal, f->pitch, f->channels, blocks,
+                                                  f->d_spectra, f->rows, mix, f->d_out,
                                                   f->d_twiddles, stream));
     } else {
-      CUDAFFT_CHECK(cudafft_convolve_forward_launch(f->d_signal, f->pitch, f->channels, blocks,
+      CUDAFFT_CHECK(cudafft_convolve_forward_launch(signal, f->pitch, f->channels, blocks,
                                                     f->d_ring, f->slots, f->head, f->d_twiddles,
                                                     stream));
       CUDAFFT_CHECK(cudafft_convolve_mac_launch(
           f->format, f->d_ring, f->slots, f->head, f->channels, blocks, f->d_spectra, f->rows,
-          f->partitions, f->d_signal, f->pitch, mix, f->d_out, f->d_twiddles, stream));
+          f->partitions, signal, f->pitch, mix, f->d_out, f->d_twiddles, stream));
       f->head = (f->head + blocks) % f->slots;
     }
-    /* the chunk's last block is the next chunk's first frame's older half */
-    const size_t row_bytes = f->pitch * sizeof(float);
-    CUDAFFT_CHECK(cudaMemcpy2DAsync(f->d_signal, row_bytes, f->d_signal + frames, row_bytes,
-                                    kBlock * sizeof(float), f->channels, cudaMemcpyDeviceToDevice,
-                                    stream));
+    f->current = 1 - f->current;
   } else {
     CUDAFFT_CHECK(cudafft_convolve_direct_launch(f->format, f->d_raw, frames, f->channels,
                                                  f->d_history[f->current], f->d_taps, f->taps,

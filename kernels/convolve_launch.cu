@@ -327,12 +327,18 @@ __launch_bounds__(kThreads)
 
 template <typename T>
 __global__ void
-deinterleave_kernel(const T *__restrict__ raw, size_t total, unsigned channels,
-                    float *__restrict__ signal, size_t pitch)
+deinterleave_kernel(const T *__restrict__ raw, size_t frames, unsigned channels,
+                    float *__restrict__ signal, size_t pitch, float *__restrict__ next)
 {
+  const size_t total = frames * channels, last = frames - kConvBlock;
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
-       i += (size_t)gridDim.x * blockDim.x)
-    signal[(i % channels) * pitch + i / channels] = (float)raw[i];
+       i += (size_t)gridDim.x * blockDim.x) {
+    const size_t frame = i / channels, c = i % channels;
+    const float v = (float)raw[i];
+    signal[c * pitch + frame] = v;
+    if (next && frame >= last)
+      next[c * pitch + (frame - last)] = v;
+  }
 }
 
 /* One thread per output sample, in the interleaved order: for each k the threads of a warp read
@@ -420,17 +426,18 @@ cudafft_convolve_spectra_launch(const float *taps, size_t taps_count, unsigned r
 
 extern "C" cudaError_t
 cudafft_convolve_deinterleave_launch(CudafftConvolveFormat format, const void *raw, size_t frames,
-                                     unsigned channels, float *signal, size_t pitch,
+                                     unsigned channels, float *signal, size_t pitch, float *next,
                                      cudaStream_t stream)
 {
-  const size_t total = frames * channels;
-  const int blocks = grid_for(total, kFlatThreads);
+  if (next && frames < (size_t)kConvBlock)
+    return cudaErrorInvalidValue;
+  const int blocks = grid_for(frames * channels, kFlatThreads);
   if (format == CUDAFFT_CONVOLVE_F64)
-    deinterleave_kernel<<<blocks, kFlatThreads, 0, stream>>>((const double *)raw, total, channels,
-                                                             signal, pitch);
+    deinterleave_kernel<<<blocks, kFlatThreads, 0, stream>>>((const double *)raw, frames, channels,
+                                                             signal, pitch, next);
   else
-    deinterleave_kernel<<<blocks, kFlatThreads, 0, stream>>>((const float *)raw, total, channels,
-                                                             signal, pitch);
+    deinterleave_kernel<<<blocks, kFlatThreads, 0, stream>>>((const float *)raw, frames, channels,
+                                                             signal, pitch, next);
   return cudaGetLastError();
 }
 

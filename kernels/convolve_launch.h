@@ -13,7 +13,9 @@
  *   MAC (one bin pair each) read adjacent memory; channel-major keeps a channel's history in one
  *   range (no layout is faster than another for the MAC, whose loads are coalesced either way).
  * - signal: channels rows of `pitch` planar floats: the previous block (B samples), then the
- *   chunk's blocks; frame q of channel c (blocks q - 1 and q) is row c + [q B, q B + N).
+ *   chunk's blocks; frame q of channel c (blocks q - 1 and q) is row c + [q B, q B + N). Two sets
+ *   of rows alternate between chunks: the deinterleave writes the chunk's last block to the front
+ *   of the other set as well, which saves a copy (a launch) per chunk.
  * - interleaved samples: frame-major, F32 or F64 (CudafftConvolveFormat). */
 #ifndef CUDAFFT_CONVOLVE_LAUNCH_H
 #define CUDAFFT_CONVOLVE_LAUNCH_H
@@ -42,10 +44,11 @@ cudaError_t cudafft_convolve_spectra_launch(const float *taps, size_t taps_count
                                             const float2 *twiddles, cudaStream_t stream);
 
 /* frames x channels interleaved samples at raw -> signal rows: channel c's frame i to
- * signal[c pitch + i]. */
+ * signal[c pitch + i]; the last B frames (frames >= B) also to next[c pitch + i - (frames - B)],
+ * the front of the next chunk's rows (next nullptr: not). */
 cudaError_t cudafft_convolve_deinterleave_launch(CudafftConvolveFormat format, const void *raw,
                                                  size_t frames, unsigned channels, float *signal,
-                                                 size_t pitch, cudaStream_t stream);
+                                                 size_t pitch, float *next, cudaStream_t stream);
 
 /* Forward FFTs of frames q = 0..blocks-1 of every channel's signal row into the ring: frame q of
  * channel c to slot (first_slot + q) mod slots. blocks <= slots, first_slot < slots. */
