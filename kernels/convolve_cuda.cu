@@ -1,0 +1,531 @@
+/* convolve_cuda.cu: the convolution's CUDA backend: device buffers sized for a chunk and checked
+ * against the GPU's free memory before anything is allocated, the kernel spectra computed on the
+ * device at create, the history kept on the device (every input sample is uploaded once), pinned
+ * staging, and the launch chain of a chunk. Every CUDA call is checked; a failure becomes a status
+ * and a message.
+ *
+ * A process() call runs in chunks of at most chunk_frames frames (whole blocks on the partitioned
+ * path). Per chunk, on the filter's stream: upload (from pinned staging), then
+ * - partitioned, P > 1: deinterleave into the signal rows (and the last block into the next
+ *   chunk's), forward FFTs into the delay line, the MAC + inverse FFT + mix kernel writing
+ *   interleaved output (3 kernels);
+ * - partitioned, P = 1: deinterleave, the fused kernel (forward, product, inverse, mix);
+ * - direct: the direct kernel on the interleaved input, the history update;
+ * then download to pinned staging. The host copies between the caller's buffers and pinned
+ * staging bound the speed through the element (64 channels of F32 at 500x real time move 6 GB/s
+ * each way), so they overlap everything else they can: the upload and the download go in pieces,
+ * each piece's DMA running while the host copies the next (or previous) one, and two staging pairs
+ * alternate between chunks, so that the host copies of chunk i's input and chunk i - 2's output
+ * overlap the device's work on chunk i - 1. */
+#include "convolve_backend.h"
+#include "convolve_launch.h"
+#include "cuda_check.cuh"
+#include "fft_backend.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace {
+
+constexpr size_t kBlock = CUDAFFT_CONVOLVE_BLOCK;
+/* Partitioned chunk: at most kChunkTransforms (blocks x channels) transforms per launch, which
+ * fill an H100 (132 SMs) about twice over at 128 threads a block, and at most kChunkBytes of
+ * interleaved input, so that a long call has several chunks to overlap (run_chunks); the delay
+ * line holds P - 1 + chunk blocks per channel (64 channels of F32: 8 blocks a chunk). */
+constexpr size_t kChunkTransforms = 2048;
+constexpr size_t kChunkBytes = (size_t)4 << 20;
+constexpr size_t kMaxChunkBlocks = 64;
+/* Direct chunk: interleaved samples (4 MB of F32). */
+constexpr size_t kChunkSamples = (size_t)1 << 20;
+/* Copies between host and device go in pieces of at least kPieceBytes (a DMA of that size takes
+ * about as long as its setup costs on the host), at most kMaxPieces per chunk. */
+constexpr size_t kPieceBytes = (size_t)256 << 10;
+constexpr int kMaxPieces = 16;
+
+struct CudaConvolve {
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  /* downloaded[i][k]: piece k of staging pair i's output is in h_out[i] */
+  cudaEvent_t downloaded[2][kMaxPieces] = {};
+  CudafftConvolveFormat format = CUDAFFT_CONVOLVE_F32;
+  CudafftConvolvePath path = CUDAFFT_CONVOLVE_DIRECT;
+  unsigned channels = 0, rows = 0;
+  size_t taps = 0;
+  size_t frame_bytes = 0;
+  size_t chunk_frames = 0;
+  size_t piece_bytes = 0;
+  void *h_in[2] = {}, *h_out[2] = {}; /* pinned, chunk_frames frames each */
+  void *d_raw = nullptr, *d_out = nullptr;
+
+  /* partitioned */
+  size_t partitions = 0;
+  float2 *d_twiddles = nullptr;
+  float2 *d_spectra = nullptr; /* rows x partitions spectrum rows */
+  float2 *d_ring = nullptr;    /* channels x slots spectrum rows (P > 1) */
+  size_t slots = 0;
+  size_t head = 0;         /* the slot the next block's spectrum goes to */
+  float *d_signal[2] = {}; /* channels rows of pitch floats each */
+  size_t pitch = 0;        /* B + chunk blocks x B */
+
+  /* direct */
+  float *d_taps = nullptr;
+  float *d_history[2] = {}; /* taps - 1 interleaved frames each (taps > 1) */
+
+  int current = 0; /* which d_signal, d_history the next chunk reads */
+};
+
+/* Saturating size arithmetic for the memory estimate: SIZE_MAX stands for "too large to count". */
+size_t
+sat_mul(size_t a, size_t b)
+{
+  return b != 0 && a > SIZE_MAX / b ? SIZE_MAX : a * b;
+}
+
+size_t
+sat_add(size_t a, size_t b)
+{
+  return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+}
+
+size_t
+megabytes(size_t bytes)
+{
+  return bytes == SIZE_MAX ? SIZE_MAX : bytes / (1u << 20) + (bytes % (1u << 20) != 0);
+}
+
+size_t
+spectrum_row_bytes()
+{
+  return CUDAFFT_CONVOLVE_BIN_PITCH * sizeof(float2);
+}
+
+void
+convolve_destroy(void *impl)
+{
+  CudaConvolve *f = static_cast<CudaConvolve *>(impl);
+  if (!f)
+    return;
+  cudaSetDevice(f->device); /* best effort: release after any failure, sticky ones too */
+  if (f->stream)
+    cudaStreamSynchronize(f->stream);
+  for (int i = 0; i < 2; ++i) {
+    for (cudaEvent_t event : f->downloaded[i])
+      if (event)
+        cudaEventDestroy(event);
+    cudaFreeHost(f->h_in[i]);
+    cudaFreeHost(f->h_out[i]);
+    cudaFree(f->d_history[i]);
+  }
+  cudaFree(f->d_raw);
+  cudaFree(f->d_out);
+  cudaFree(f->d_twiddles);
+  cudaFree(f->d_spectra);
+  cudaFree(f->d_ring);
+  cudaFree(f->d_signal[0]);
+  cudaFree(f->d_signal[1]);
+  cudaFree(f->d_taps);
+  if (f->stream)
+    cudaStreamDestroy(f->stream);
+  cudaGetLastError();
+  delete f;
+}
+
+/* cudaMalloc with the size in the message when it fails. */
+CudafftStatus
+device_alloc(void **ptr, size_t bytes, const char *what, int device)
+{
+  const cudaError_t error = cudaMalloc(ptr, bytes > 0 ? bytes : 1);
+  if (error == cudaSuccess)
+    return CUDAFFT_STATUS_OK;
+  *ptr = nullptr;
+  if (error != cudaErrorMemoryAllocation)
+    return cudafft_cuda_failure(error, "cudaMalloc", __FILE__, __LINE__);
+  cudaGetLastError();
+  return cudafft_fail(CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY,
+                      "cannot allocate %zu MB of GPU %d memory for the convolution's %s",
+                      megabytes(bytes), device, what);
+}
+
+CudafftStatus
+pinned_alloc(void **ptr, size_t bytes)
+{
+  const cudaError_t error = cudaMallocHost(ptr, bytes > 0 ? bytes : 1);
+  if (error == cudaSuccess)
+    return CUDAFFT_STATUS_OK;
+  *ptr = nullptr;
+  if (error != cudaErrorMemoryAllocation)
+    return cudafft_cuda_failure(error, "cudaMallocHost", __FILE__, __LINE__);
+  cudaGetLastError();
+  return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
+                      "cannot allocate %zu MB of pinned host memory for the convolution's staging",
+                      megabytes(bytes));
+}
+
+/* The kernel's taps as floats, row-major (the engine computes in single precision). */
+float *
+taps_as_floats(const CudafftConvolveKernel &kernel)
+{
+  const size_t count = kernel.taps * kernel.rows;
+  float *taps = (float *)malloc(count * sizeof(float));
+  if (taps)
+    for (size_t i = 0; i < count; ++i)
+      taps[i] = (float)kernel.taps_data[i];
+  return taps;
+}
+
+/* Copies host data to a fresh device buffer and waits (the host copy may be freed after). */
+CudafftStatus
+to_device(CudaConvolve *f, void **d_ptr, const void *host, size_t bytes, const char *what)
+{
+  CudafftStatus status = device_alloc(d_ptr, bytes, what, f->device);
+  if (status != CUDAFFT_STATUS_OK)
+    return status;
+  CUDAFFT_CHECK(cudaMemcpyAsync(*d_ptr, host, bytes, cudaMemcpyHostToDevice, f->stream));
+  CUDAFFT_CHECK(cudaStreamSynchronize(f->stream));
+  return CUDAFFT_STATUS_OK;
+}
+
+/* The kernel's partition spectra, computed on the device from the uploaded taps. */
+CudafftStatus
+make_spectra(CudaConvolve *f, const CudafftConvolveKernel &kernel)
+{
+  const size_t table_bytes = cudafft_convolve_twiddle_count() * sizeof(float2);
+  float *table = (float *)malloc(table_bytes);
+  if (!table)
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a twiddle table");
+  cudafft_convolve_twiddles(table);
+  CudafftStatus status = to_device(f, (void **)&f->d_twiddles, table, table_bytes, "twiddle table");
+  free(table);
+  if (status != CUDAFFT_STATUS_OK)
+    return status;
+
+  float *taps = taps_as_floats(kernel);
+  if (!taps)
+    return cudafft_fail(
+        CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate %zu MB for a %zu-tap kernel of %u rows",
+        megabytes(kernel.taps * kernel.rows * sizeof(float)), kernel.taps, kernel.rows);
+  float *d_taps = nullptr;
+  status = to_device(f, (void **)&d_taps, taps, kernel.taps * kernel.rows * sizeof(float), "taps");
+  free(taps);
+  if (status != CUDAFFT_STATUS_OK)
+    return status;
+  cudaError_t error = cudafft_convolve_spectra_launch(
+      d_taps, kernel.taps, kernel.rows, f->partitions, f->d_spectra, f->d_twiddles, f->stream);
+  if (error == cudaSuccess)
+    error = cudaStreamSynchronize(f->stream); /* before the taps are freed */
+  cudaFree(d_taps);
+  if (error != cudaSuccess)
+    return cudafft_cuda_failure(error, "computing the kernel spectra", __FILE__, __LINE__);
+  return CUDAFFT_STATUS_OK;
+}
+
+/* Device bytes the filter needs (saturating). */
+size_t
+device_bytes(const CudaConvolve *f)
+{
+  size_t need = sat_mul(2 * f->chunk_frames, f->frame_bytes); /* raw in, out */
+  if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
+    need = sat_add(need, sat_mul(sat_mul(f->partitions, f->rows), spectrum_row_bytes()));
+    need = sat_add(need, sat_mul(sat_mul(f->slots, f->channels), spectrum_row_bytes()));
+    need = sat_add(need, sat_mul(sat_mul(2 * f->pitch, f->channels), sizeof(float)));
+    need = sat_add(need, cudafft_convolve_twiddle_count() * sizeof(float2));
+    need = sat_add(need, sat_mul(sat_mul(f->taps, f->rows), sizeof(float))); /* while uploading */
+  } else {
+    need = sat_add(need, sat_mul(sat_mul(f->taps, f->rows), sizeof(float)));
+    need = sat_add(need, sat_mul(sat_mul(2 * (f->taps - 1), f->channels), sizeof(float)));
+  }
+  return need;
+}
+
+CudafftStatus
+check_fits(const CudaConvolve *f)
+{
+  const size_t need = device_bytes(f);
+  size_t free_bytes = 0, total_bytes = 0;
+  CUDAFFT_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (need != SIZE_MAX && need <= free_bytes)
+    return CUDAFFT_STATUS_OK;
+  const size_t ring = sat_mul(sat_mul(f->slots, f->channels), spectrum_row_bytes());
+  const size_t spectra = sat_mul(sat_mul(f->partitions, f->rows), spectrum_row_bytes());
+  return cudafft_fail(CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY,
+                      "a %zu-tap kernel (%u rows) on %u channels needs %zu MB of GPU memory "
+                      "(kernel spectra %zu MB, delay line %zu MB); GPU %d has %zu MB free of %zu "
+                      "MB",
+                      f->taps, f->rows, f->channels, megabytes(need), megabytes(spectra),
+                      megabytes(ring), f->device, free_bytes >> 20, total_bytes >> 20);
+}
+
+/* History to zeros: the signal rows (the block before the first is zeros) and the delay line
+ * (spectra of the blocks before the first), or the direct path's history. */
+CudafftStatus
+clear_history(CudaConvolve *f)
+{
+  f->head = 0;
+  f->current = 0;
+  if (f->d_ring)
+    CUDAFFT_CHECK(
+        cudaMemsetAsync(f->d_ring, 0, f->slots * f->channels * spectrum_row_bytes(), f->stream));
+  if (f->d_signal[0])
+    CUDAFFT_CHECK(
+        cudaMemsetAsync(f->d_signal[0], 0, f->pitch * f->channels * sizeof(float), f->stream));
+  if (f->d_history[0])
+    CUDAFFT_CHECK(cudaMemsetAsync(f->d_history[0], 0, (f->taps - 1) * f->channels * sizeof(float),
+                                  f->stream));
+  CUDAFFT_CHECK(cudaStreamSynchronize(f->stream));
+  return CUDAFFT_STATUS_OK;
+}
+
+CudafftStatus
+convolve_setup(CudaConvolve *f, const CudafftConvolveFilterSpec *spec)
+{
+  const CudafftStatus picked = cudafft_cuda_pick_device(spec->device_id, &f->device);
+  if (picked != CUDAFFT_STATUS_OK)
+    return picked;
+  CUDAFFT_CHECK(cudaSetDevice(f->device));
+  f->format = spec->format;
+  f->path = spec->path;
+  f->channels = spec->channels;
+  f->rows = spec->kernel.rows;
+  f->taps = spec->kernel.taps;
+  f->frame_bytes = spec->channels * cudafft_convolve_sample_bytes(spec->format);
+  if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
+    size_t blocks = kChunkTransforms / f->channels;
+    if (blocks > kChunkBytes / (kBlock * f->frame_bytes))
+      blocks = kChunkBytes / (kBlock * f->frame_bytes);
+    blocks = blocks < 1 ? 1 : blocks > kMaxChunkBlocks ? kMaxChunkBlocks : blocks;
+    f->chunk_frames = blocks * kBlock;
+    f->partitions = (f->taps + kBlock - 1) / kBlock;
+    /* The chunk's blocks and the P - 1 before the first must coexist in the ring. */
+    f->slots = f->partitions > 1 ? f->partitions + blocks - 1 : 0;
+    f->pitch = kBlock + f->chunk_frames;
+  } else {
+    if (f->taps > CUDAFFT_CONVOLVE_DIRECT_TAPS)
+      return cudafft_fail(CUDAFFT_STATUS_INVALID_SIZE,
+                          "the CUDA direct path takes at most %d taps, not %zu",
+                          CUDAFFT_CONVOLVE_DIRECT_TAPS, f->taps);
+    const size_t frames = kChunkSamples / f->channels;
+    f->chunk_frames = frames > 0 ? frames : 1;
+  }
+  CudafftStatus status = check_fits(f);
+  if (status != CUDAFFT_STATUS_OK)
+    return status;
+
+  CUDAFFT_CHECK(cudaStreamCreateWithFlags(&f->stream, cudaStreamNonBlocking));
+  const size_t chunk_bytes = f->chunk_frames * f->frame_bytes;
+  const size_t piece = (chunk_bytes + kMaxPieces - 1) / kMaxPieces;
+  f->piece_bytes = piece > kPieceBytes ? (piece + 4095) / 4096 * 4096 : kPieceBytes;
+  for (int i = 0; i < 2; ++i) {
+    for (cudaEvent_t &event : f->downloaded[i])
+      CUDAFFT_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    status = pinned_alloc(&f->h_in[i], chunk_bytes);
+    if (status == CUDAFFT_STATUS_OK)
+      status = pinned_alloc(&f->h_out[i], chunk_bytes);
+    if (status != CUDAFFT_STATUS_OK)
+      return status;
+  }
+  status = device_alloc(&f->d_raw, chunk_bytes, "input buffer", f->device);
+  if (status == CUDAFFT_STATUS_OK)
+    status = device_alloc(&f->d_out, chunk_bytes, "output buffer", f->device);
+  if (status != CUDAFFT_STATUS_OK)
+    return status;
+
+  if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
+    status = device_alloc((void **)&f->d_spectra, f->partitions * f->rows * spectrum_row_bytes(),
+                          "kernel spectra", f->device);
+    if (status == CUDAFFT_STATUS_OK && f->slots > 0)
+      status = device_alloc((void **)&f->d_ring, f->slots * f->channels * spectrum_row_bytes(),
+                            "delay line", f->device);
+    for (int i = 0; i < 2 && status == CUDAFFT_STATUS_OK; ++i)
+      status = device_alloc((void **)&f->d_signal[i], f->pitch * f->channels * sizeof(float),
+                            "signal rows", f->device);
+    if (status == CUDAFFT_STATUS_OK)
+      status = make_spectra(f, spec->kernel);
+  } else {
+    float *taps = taps_as_floats(spec->kernel);
+    if (!taps)
+      return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a kernel's taps");
+    status = to_device(f, (void **)&f->d_taps, taps, f->taps * f->rows * sizeof(float), "taps");
+    free(taps);
+    for (int i = 0; i < 2 && status == CUDAFFT_STATUS_OK && f->taps > 1; ++i)
+      status = device_alloc((void **)&f->d_history[i], (f->taps - 1) * f->channels * sizeof(float),
+                            "history", f->device);
+  }
+  if (status != CUDAFFT_STATUS_OK)
+    return status;
+  return clear_history(f);
+}
+
+CudafftStatus
+convolve_create(const CudafftConvolveFilterSpec *spec, void **impl)
+{
+  *impl = nullptr;
+  CudaConvolve *f = new (std::nothrow) CudaConvolve;
+  if (!f)
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a CUDA convolution");
+  const CudafftStatus status = convolve_setup(f, spec);
+  if (status != CUDAFFT_STATUS_OK) {
+    convolve_destroy(f);
+    return status;
+  }
+  *impl = f;
+  return CUDAFFT_STATUS_OK;
+}
+
+/* Copies `bytes` of input to staging pair s piece by piece, each piece's upload queued as soon as
+ * it is there (in nullptr: zeros on the device). */
+CudafftStatus
+upload_input(CudaConvolve *f, int s, const char *in, size_t bytes)
+{
+  if (!in) {
+    CUDAFFT_CHECK(cudaMemsetAsync(f->d_raw, 0, bytes, f->stream)); /* all-zero bytes: 0.0 */
+    return CUDAFFT_STATUS_OK;
+  }
+  char *staging = static_cast<char *>(f->h_in[s]);
+  char *device = static_cast<char *>(f->d_raw);
+  for (size_t at = 0; at < bytes; at += f->piece_bytes) {
+    const size_t size = bytes - at < f->piece_bytes ? bytes - at : f->piece_bytes;
+    memcpy(staging + at, in + at, size);
+    CUDAFFT_CHECK(
+        cudaMemcpyAsync(device + at, staging + at, size, cudaMemcpyHostToDevice, f->stream));
+  }
+  return CUDAFFT_STATUS_OK;
+}
+
+/* Queues the download of `bytes` of output to staging pair s, an event after each piece. */
+CudafftStatus
+download(CudaConvolve *f, int s, size_t bytes)
+{
+  char *staging = static_cast<char *>(f->h_out[s]);
+  const char *device = static_cast<const char *>(f->d_out);
+  int k = 0;
+  for (size_t at = 0; at < bytes; at += f->piece_bytes, ++k) {
+    const size_t size = bytes - at < f->piece_bytes ? bytes - at : f->piece_bytes;
+    CUDAFFT_CHECK(
+        cudaMemcpyAsync(staging + at, device + at, size, cudaMemcpyDeviceToHost, f->stream));
+    CUDAFFT_CHECK(cudaEventRecord(f->downloaded[s][k], f->stream));
+  }
+  return CUDAFFT_STATUS_OK;
+}
+
+/* Copies `bytes` of staging pair s's output to out, each piece as soon as it is downloaded. When
+ * it returns, everything queued before that download is done, so the pair is free again. */
+CudafftStatus
+collect(CudaConvolve *f, int s, char *out, size_t bytes)
+{
+  const char *staging = static_cast<const char *>(f->h_out[s]);
+  int k = 0;
+  for (size_t at = 0; at < bytes; at += f->piece_bytes, ++k) {
+    const size_t size = bytes - at < f->piece_bytes ? bytes - at : f->piece_bytes;
+    CUDAFFT_CHECK(cudaEventSynchronize(f->downloaded[s][k]));
+    memcpy(out + at, staging + at, size);
+  }
+  return CUDAFFT_STATUS_OK;
+}
+
+/* Queues the kernels of one chunk of `frames` frames, whose input is in d_raw, output to d_out. */
+CudafftStatus
+queue_kernels(CudaConvolve *f, size_t frames, float mix)
+{
+  cudaStream_t stream = f->stream;
+  if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
+    const size_t blocks = frames / kBlock;
+    float *signal = f->d_signal[f->current];
+    CUDAFFT_CHECK(cudafft_convolve_deinterleave_launch(f->format, f->d_raw, frames, f->channels,
+                                                       signal + kBlock, f->pitch,
+                                                       f->d_signal[1 - f->current], stream));
+    if (f->partitions == 1) {
+      CUDAFFT_CHECK(cudafft_convolve_fused_launch(f->format, signal, f->pitch, f->channels, blocks,
+                                                  f->d_spectra, f->rows, mix, f->d_out,
+                                                  f->d_twiddles, stream));
+    } else {
+      CUDAFFT_CHECK(cudafft_convolve_forward_launch(signal, f->pitch, f->channels, blocks,
+                                                    f->d_ring, f->slots, f->head, f->d_twiddles,
+                                                    stream));
+      CUDAFFT_CHECK(cudafft_convolve_mac_launch(
+          f->format, f->d_ring, f->slots, f->head, f->channels, blocks, f->d_spectra, f->rows,
+          f->partitions, signal, f->pitch, mix, f->d_out, f->d_twiddles, stream));
+      f->head = (f->head + blocks) % f->slots;
+    }
+    f->current = 1 - f->current;
+  } else {
+    CUDAFFT_CHECK(cudafft_convolve_direct_launch(f->format, f->d_raw, frames, f->channels,
+                                                 f->d_history[f->current], f->d_taps, f->taps,
+                                                 f->rows, mix, f->d_out, stream));
+    if (f->taps > 1) {
+      CUDAFFT_CHECK(cudafft_convolve_history_launch(
+          f->format, f->d_raw, frames, f->channels, f->d_history[f->current],
+          f->d_history[1 - f->current], f->taps - 1, stream));
+      f->current = 1 - f->current;
+    }
+  }
+  return CUDAFFT_STATUS_OK;
+}
+
+/* The chunks, staging pair i & 1 for chunk i: before chunk i reuses a pair, chunk i - 2's output
+ * is collected from it (which also means its input was uploaded). */
+CudafftStatus
+run_chunks(CudaConvolve *f, const char *in, char *out, size_t frames, float mix)
+{
+  const size_t chunk = f->chunk_frames, fb = f->frame_bytes;
+  const size_t chunks = (frames + chunk - 1) / chunk;
+  CudafftStatus status = CUDAFFT_STATUS_OK;
+  for (size_t i = 0; i < chunks && status == CUDAFFT_STATUS_OK; ++i) {
+    const int s = (int)(i & 1);
+    const size_t first = i * chunk, count = frames - first < chunk ? frames - first : chunk;
+    if (i >= 2) /* chunk i - 2 was a whole one */
+      status = collect(f, s, out + (first - 2 * chunk) * fb, chunk * fb);
+    if (status == CUDAFFT_STATUS_OK)
+      status = upload_input(f, s, in ? in + first * fb : nullptr, count * fb);
+    if (status == CUDAFFT_STATUS_OK)
+      status = queue_kernels(f, count, mix);
+    if (status == CUDAFFT_STATUS_OK)
+      status = download(f, s, count * fb);
+  }
+  for (size_t i = chunks >= 2 ? chunks - 2 : 0; i < chunks && status == CUDAFFT_STATUS_OK; ++i) {
+    const size_t first = i * chunk, count = frames - first < chunk ? frames - first : chunk;
+    status = collect(f, (int)(i & 1), out + first * fb, count * fb);
+  }
+  return status;
+}
+
+CudafftStatus
+convolve_process(void *impl, const void *in, void *out, size_t frames, float mix)
+{
+  CudaConvolve *f = static_cast<CudaConvolve *>(impl);
+  if (frames == 0)
+    return CUDAFFT_STATUS_OK;
+  if (f->path == CUDAFFT_CONVOLVE_PARTITIONED && frames % kBlock != 0)
+    return cudafft_fail(
+        CUDAFFT_STATUS_INVALID_VALUE,
+        "the partitioned CUDA convolution takes whole blocks of %zu frames, not %zu", kBlock,
+        frames);
+  CUDAFFT_CHECK(cudafft_use_device(f->device));
+  const CudafftStatus status = run_chunks(f, (const char *)in, (char *)out, frames, mix);
+  if (status != CUDAFFT_STATUS_OK) {
+    cudaStreamSynchronize(f->stream); /* nothing may still run on the buffers */
+    cudaGetLastError();
+  }
+  return status;
+}
+
+void
+convolve_reset(void *impl)
+{
+  CudaConvolve *f = static_cast<CudaConvolve *>(impl);
+  if (cudafft_use_device(f->device) == cudaSuccess)
+    clear_history(f);
+  cudaGetLastError();
+}
+
+const CudafftConvolveOps cuda_ops = {
+    convolve_create,
+    convolve_destroy,
+    convolve_process,
+    convolve_reset,
+};
+
+} // namespace
+
+extern "C" const CudafftConvolveOps *const cudafft_convolve_cuda_ops = &cuda_ops;

@@ -1,0 +1,553 @@
+/* convolve_launch.cu: the convolution's kernels, built from the block FFT's device functions.
+ *
+ * Every FFT kernel here runs one N = 4096 point real transform per thread block: the 2048-point
+ * complex block_fft (wide plan: 128 threads, 16 points each) on the even/odd sample pairs, with
+ * real_forward_post / real_inverse_pre around it, in 17 KB of static shared memory (so they run
+ * on every architecture, sm_75 included, without raising the shared-memory limit).
+ *
+ * Fusion: the partitioned path runs two kernels per chunk, forward (signal -> delay line) and MAC
+ * (delay line x kernel spectra -> inverse FFT -> mix -> interleaved output): block q's MAC needs
+ * the spectra of blocks q - 1, q - 2, ... of the same launch, which other thread blocks compute,
+ * so the two cannot share a kernel without a grid-wide barrier. The MAC's sum stays in registers
+ * and goes straight into the inverse FFT in shared memory: the accumulated spectrum never touches
+ * global memory, and nothing is carried from one output block to the next (a NaN in an input
+ * block reaches only the outputs whose sums read its slot). With one partition (P = 1) the delay
+ * line is not needed and the whole pipeline is one kernel (fused_kernel). */
+#include "convolve_launch.h"
+#include "fft_kernels.cuh"
+#include "fft_launch.h"
+
+#include <climits>
+#include <cstdint>
+
+namespace cudafft {
+
+constexpr int kConvBlock = CUDAFFT_CONVOLVE_BLOCK; /* B; also the complex transform's points */
+constexpr int kConvPitch = CUDAFFT_CONVOLVE_BIN_PITCH;
+/* Output points m >= kKeepPoint of the complex inverse hold output samples 2m, 2m + 1 >= B: the
+ * second half, which overlap-save keeps. */
+constexpr int kKeepPoint = kConvBlock / 2;
+
+static_assert(CUDAFFT_CONVOLVE_FFT_SIZE == 2 * kConvBlock, "N must be 2 B");
+static_assert(kConvPitch % 16 == 0 && kConvPitch > kConvBlock, "rows must stay 128-byte aligned");
+
+/* A frame of N real samples, 16-byte aligned (rows and block offsets are multiples of 4 floats),
+ * read as complex points z[m] = (x[2m], x[2m+1]). */
+struct ConvolveRealIn {
+  const float *x;
+};
+
+template <int P, int B, int Stride>
+__device__ __forceinline__ void
+read_points(float2 *v, ConvolveRealIn from, int j0)
+{
+  if constexpr (B % 2 == 0) {
+    /* points m, m + 1 (m even) are samples 2m .. 2m + 3: float4 m / 2 */
+    const float4 *x4 = reinterpret_cast<const float4 *>(from.x);
+#pragma unroll
+    for (int b = 0; b < B; b += 2)
+#pragma unroll
+      for (int r = 0; r < P; ++r) {
+        const float4 a = x4[(j0 + b + r * Stride) / 2];
+        v[b * P + r] = make_float2(a.x, a.y);
+        v[(b + 1) * P + r] = make_float2(a.z, a.w);
+      }
+  } else {
+    const float2 *x2 = reinterpret_cast<const float2 *>(from.x);
+#pragma unroll
+    for (int b = 0; b < B; ++b)
+#pragma unroll
+      for (int r = 0; r < P; ++r)
+        v[b * P + r] = x2[j0 + b + r * Stride];
+  }
+}
+
+/* One partition of a kernel row: `count` taps (<= B) at x, zeros after them up to N. Rows start
+ * at any tap, hence scalar loads; this runs once per kernel. */
+struct ConvolvePartitionIn {
+  const float *x;
+  int count;
+};
+
+template <int P, int B, int Stride>
+__device__ __forceinline__ void
+read_points(float2 *v, ConvolvePartitionIn from, int j0)
+{
+#pragma unroll
+  for (int b = 0; b < B; ++b)
+#pragma unroll
+    for (int r = 0; r < P; ++r) {
+      const int i = 2 * (j0 + b + r * Stride);
+      v[b * P + r] =
+          make_float2(i < from.count ? from.x[i] : 0.0f, i + 1 < from.count ? from.x[i + 1] : 0.0f);
+    }
+}
+
+/* y mixed with the dry input x. Where the dry gain is 0 (mix 1, the default) x is not used at all:
+ * 0 * Inf would turn a clean wet sample into NaN. */
+__device__ __forceinline__ float
+mixed(float y, float x, float wet_gain, float dry_gain)
+{
+  return dry_gain != 0.0f ? y * wet_gain + x * dry_gain : y * wet_gain;
+}
+
+/* The last pass's destination for an output block: point m is the conjugate of the sample pair
+ * (2m, 2m + 1) (see real_inverse_pre); the second half is mixed with the block's input and written
+ * interleaved in T, the first half (the circular wrap) dropped. */
+template <typename T> struct ConvolveMixOut {
+  T *out;           /* the block's first frame, this channel's sample; frames `channels` apart */
+  const float *dry; /* the block's input samples, this channel (8-byte aligned) */
+  int channels;
+  float wet_gain, dry_gain;
+};
+
+template <int P, int B, int Ns, typename T>
+__device__ __forceinline__ void
+write_points(ConvolveMixOut<T> to, const float2 *v, int j0)
+{
+#pragma unroll
+  for (int b = 0; b < B; ++b)
+#pragma unroll
+    for (int r = 0; r < P; ++r) {
+      const int m = j0 + b + r * Ns;
+      if (m < kKeepPoint)
+        continue;
+      const int i = 2 * (m - kKeepPoint);
+      const float2 x = *reinterpret_cast<const float2 *>(to.dry + i);
+      const size_t at = (size_t)i * to.channels;
+      to.out[at] = (T)mixed(v[b * P + r].x, x.x, to.wet_gain, to.dry_gain);
+      to.out[at + to.channels] = (T)mixed(-v[b * P + r].y, x.y, to.wet_gain, to.dry_gain);
+    }
+}
+
+/* The benchmark's destination: samples keep_from..N-1 of the block as planar floats. */
+struct ConvolvePlanarOut {
+  float *out; /* where sample keep_from goes (8-byte aligned) */
+  int keep_from;
+};
+
+template <int P, int B, int Ns>
+__device__ __forceinline__ void
+write_points(ConvolvePlanarOut to, const float2 *v, int j0)
+{
+#pragma unroll
+  for (int b = 0; b < B; ++b)
+#pragma unroll
+    for (int r = 0; r < P; ++r) {
+      const int i = 2 * (j0 + b + r * Ns);
+      if (i >= to.keep_from)
+        *reinterpret_cast<float2 *>(to.out + (i - to.keep_from)) =
+            make_float2(v[b * P + r].x, -v[b * P + r].y);
+    }
+}
+
+} // namespace cudafft
+
+using namespace cudafft;
+
+namespace {
+
+constexpr int kWide = kPlanWide;
+using Shape = FftShape<kConvBlock, kWide>;
+constexpr int kThreads = Shape::kThreads; /* per transform = per thread block */
+/* The MAC: thread t owns bin pairs (2u, 2u + 1), u = t + i kThreads, as one float4 each; thread 0
+ * also bin B. */
+constexpr int kPairs = kConvBlock / 2 / kThreads;
+static_assert(kPairs * 2 * kThreads == kConvBlock, "bin pairs must divide evenly");
+
+/* The forward real FFT of `from` into shared memory, then each bin (scaled) to bins[k]. */
+template <typename From>
+__device__ __forceinline__ void
+forward_to_bins(From from, float2 *smem, float2 *bins, float scale, const float2 *twiddles)
+{
+  const SharedRow s{smem};
+  block_fft<kConvBlock, kWide>(from, s, s, threadIdx.x, twiddles);
+  real_forward_post<kConvBlock, kWide, kThreads>(smem, threadIdx.x, twiddles, [&](int k, float2 x) {
+    bins[k] = make_float2(scale * x.x, scale * x.y);
+  });
+}
+
+/* The forward real FFT of `from`, each bin times h[k], left in shared memory for
+ * real_inverse_pre. real_forward_post hands thread t only the bins of the pairs it read itself,
+ * after reading them, so the products can overwrite the transform in place. */
+template <typename From>
+__device__ __forceinline__ void
+forward_times(From from, float2 *smem, const float2 *__restrict__ h, const float2 *twiddles)
+{
+  const SharedRow s{smem};
+  block_fft<kConvBlock, kWide>(from, s, s, threadIdx.x, twiddles);
+  real_forward_post<kConvBlock, kWide, kThreads>(
+      smem, threadIdx.x, twiddles, [&](int k, float2 x) { smem[pad(k)] = cmul(x, __ldg(&h[k])); });
+  __syncthreads();
+}
+
+/* Kernel spectra: one thread block per (row, partition). */
+__global__ void
+__launch_bounds__(kThreads)
+    spectra_kernel(const float *__restrict__ taps, int taps_count, int partitions,
+                   float2 *__restrict__ spectra, const float2 *__restrict__ twiddles)
+{
+  __shared__ float2 smem[Shape::kStride];
+  const int row = blockIdx.x / partitions, p = blockIdx.x % partitions;
+  const int first = p * kConvBlock;
+  const int count = taps_count - first < kConvBlock ? taps_count - first : kConvBlock;
+  const ConvolvePartitionIn from{taps + (size_t)row * taps_count + first, count};
+  forward_to_bins(from, smem, spectra + (size_t)blockIdx.x * kConvPitch,
+                  1.0f / CUDAFFT_CONVOLVE_FFT_SIZE, twiddles);
+}
+
+/* Forward FFTs into the delay line: thread block q channels + c takes frame q of channel c, so
+ * that a launch's consecutive blocks read rows of different channels at the same offset. */
+__global__ void
+__launch_bounds__(kThreads) forward_kernel(const float *__restrict__ signal, size_t pitch,
+                                           int channels, float2 *__restrict__ ring, int slots,
+                                           int first_slot, const float2 *__restrict__ twiddles)
+{
+  __shared__ float2 smem[Shape::kStride];
+  const int q = blockIdx.x / channels, c = blockIdx.x % channels;
+  int slot = first_slot + q;
+  if (slot >= slots)
+    slot -= slots;
+  const ConvolveRealIn from{signal + (size_t)c * pitch + (size_t)q * kConvBlock};
+  forward_to_bins(from, smem, ring + ((size_t)c * slots + slot) * kConvPitch, 1.0f, twiddles);
+}
+
+__device__ __forceinline__ float4
+cmac2(float4 acc, float4 x, float4 h)
+{
+  acc.x = fmaf(x.x, h.x, fmaf(-x.y, h.y, acc.x));
+  acc.y = fmaf(x.x, h.y, fmaf(x.y, h.x, acc.y));
+  acc.z = fmaf(x.z, h.z, fmaf(-x.w, h.w, acc.z));
+  acc.w = fmaf(x.z, h.w, fmaf(x.w, h.z, acc.w));
+  return acc;
+}
+
+/* The inverse real FFT of the bins in shared memory (complete: a barrier before), output block
+ * q of channel c mixed and written. */
+template <typename T>
+__device__ __forceinline__ void
+inverse_to_output(float2 *smem, int q, int c, int channels, const float *signal, size_t pitch,
+                  float wet_gain, float dry_gain, T *out, const float2 *twiddles)
+{
+  real_inverse_pre<kConvBlock, kWide, kThreads>(smem, threadIdx.x, twiddles);
+  const size_t frame0 = (size_t)q * kConvBlock;
+  const ConvolveMixOut<T> to{out + frame0 * channels + c,
+                             signal + (size_t)c * pitch + kConvBlock + frame0, channels, wet_gain,
+                             dry_gain};
+  const SharedRow s{smem};
+  block_fft<kConvBlock, kWide>(s, s, to, threadIdx.x, twiddles);
+}
+
+/* Multiply-accumulate over the delay line, then the inverse FFT, in one thread block per output
+ * block (q channels + c, as forward_kernel: a mono kernel's partition p is read by neighbouring
+ * blocks at about the same time, from L2). Each thread keeps its bins' sums in registers; the
+ * loads of a partition (8 float4 of X and 8 of H per thread, adjacent threads adjacent addresses)
+ * are independent, so a thread has 16 in flight. */
+template <typename T>
+__global__ void
+__launch_bounds__(kThreads)
+    mac_kernel(const float2 *__restrict__ ring, int slots, int first_slot, int channels,
+               const float2 *__restrict__ spectra, int kernel_rows, int partitions,
+               const float *__restrict__ signal, size_t pitch, float wet_gain, float dry_gain,
+               T *__restrict__ out, const float2 *__restrict__ twiddles)
+{
+  __shared__ float2 smem[Shape::kStride];
+  const int t = threadIdx.x;
+  const int q = blockIdx.x / channels, c = blockIdx.x % channels;
+  const int row = kernel_rows > 1 ? c : 0;
+  int newest = first_slot + q;
+  if (newest >= slots)
+    newest -= slots;
+  const float2 *x_rows = ring + (size_t)c * slots * kConvPitch;
+  const float2 *h_rows = spectra + (size_t)row * partitions * kConvPitch;
+  float4 acc[kPairs];
+#pragma unroll
+  for (int i = 0; i < kPairs; ++i)
+    acc[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  float2 last = make_float2(0.0f, 0.0f); /* bin B (thread 0) */
+  for (int p = 0; p < partitions; ++p) {
+    int slot = newest - p;
+    if (slot < 0)
+      slot += slots;
+    const float2 *x = x_rows + (size_t)slot * kConvPitch;
+    const float2 *h = h_rows + (size_t)p * kConvPitch;
+    const float4 *x4 = reinterpret_cast<const float4 *>(x);
+    const float4 *h4 = reinterpret_cast<const float4 *>(h);
+#pragma unroll
+    for (int i = 0; i < kPairs; ++i)
+      acc[i] = cmac2(acc[i], x4[t + i * kThreads], __ldg(&h4[t + i * kThreads]));
+    if (t == 0) {
+      const float2 xb = x[kConvBlock], hb = __ldg(&h[kConvBlock]);
+      last.x = fmaf(xb.x, hb.x, fmaf(-xb.y, hb.y, last.x));
+      last.y = fmaf(xb.x, hb.y, fmaf(xb.y, hb.x, last.y));
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < kPairs; ++i) {
+    const int k = 2 * (t + i * kThreads);
+    smem[pad(k)] = make_float2(acc[i].x, acc[i].y);
+    smem[pad(k + 1)] = make_float2(acc[i].z, acc[i].w);
+  }
+  if (t == 0)
+    smem[pad(kConvBlock)] = last;
+  __syncthreads();
+  inverse_to_output(smem, q, c, channels, signal, pitch, wet_gain, dry_gain, out, twiddles);
+}
+
+/* P = 1: forward FFT, product, inverse FFT and mix in one thread block per output block. */
+template <typename T>
+__global__ void
+__launch_bounds__(kThreads)
+    fused_kernel(const float *__restrict__ signal, size_t pitch, int channels,
+                 const float2 *__restrict__ spectra, int kernel_rows, float wet_gain,
+                 float dry_gain, T *__restrict__ out, const float2 *__restrict__ twiddles)
+{
+  __shared__ float2 smem[Shape::kStride];
+  const int q = blockIdx.x / channels, c = blockIdx.x % channels;
+  const float2 *h = spectra + (size_t)(kernel_rows > 1 ? c : 0) * kConvPitch;
+  const ConvolveRealIn from{signal + (size_t)c * pitch + (size_t)q * kConvBlock};
+  forward_times(from, smem, h, twiddles);
+  inverse_to_output(smem, q, c, channels, signal, pitch, wet_gain, dry_gain, out, twiddles);
+}
+
+__global__ void
+__launch_bounds__(kThreads)
+    fused_planar_kernel(const float *__restrict__ in, size_t in_hop,
+                        const float2 *__restrict__ spectrum, float *__restrict__ out,
+                        size_t out_hop, int keep_from, const float2 *__restrict__ twiddles)
+{
+  __shared__ float2 smem[Shape::kStride];
+  const size_t b = blockIdx.x;
+  forward_times(ConvolveRealIn{in + b * in_hop}, smem, spectrum, twiddles);
+  real_inverse_pre<kConvBlock, kWide, kThreads>(smem, threadIdx.x, twiddles);
+  const SharedRow s{smem};
+  block_fft<kConvBlock, kWide>(s, s, ConvolvePlanarOut{out + b * out_hop, keep_from}, threadIdx.x,
+                               twiddles);
+}
+
+template <typename T>
+__global__ void
+deinterleave_kernel(const T *__restrict__ raw, size_t frames, unsigned channels,
+                    float *__restrict__ signal, size_t pitch, float *__restrict__ next)
+{
+  const size_t total = frames * channels, last = frames - kConvBlock;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
+       i += (size_t)gridDim.x * blockDim.x) {
+    const size_t frame = i / channels, c = i % channels;
+    const float v = (float)raw[i];
+    signal[c * pitch + frame] = v;
+    if (next && frame >= last)
+      next[c * pitch + (frame - last)] = v;
+  }
+}
+
+/* One thread per output sample, in the interleaved order: for each k the threads of a warp read
+ * adjacent input samples (one frame k earlier), so the loads are coalesced without a planar copy.
+ * Samples before the call's first frame come from the history. */
+template <typename T>
+__global__ void
+direct_kernel(const T *__restrict__ raw, size_t total, unsigned channels,
+              const float *__restrict__ history, int history_frames, const float *__restrict__ taps,
+              int taps_count, int kernel_rows, float wet_gain, float dry_gain, T *__restrict__ out)
+{
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
+       i += (size_t)gridDim.x * blockDim.x) {
+    const size_t n = i / channels, c = i % channels;
+    const float *h = taps + (kernel_rows > 1 ? c * taps_count : 0);
+    float acc = 0.0f;
+    for (int k = 0; k < taps_count; ++k) {
+      const float x = (size_t)k <= n ? (float)raw[i - (size_t)k * channels]
+                                     : history[(history_frames - (size_t)k + n) * channels + c];
+      acc = fmaf(__ldg(&h[k]), x, acc);
+    }
+    out[i] = (T)mixed(acc, (float)raw[i], wet_gain, dry_gain);
+  }
+}
+
+/* Element i of the new history is element `frames` + i of (old history, then the call's frames). */
+template <typename T>
+__global__ void
+history_kernel(const T *__restrict__ raw, size_t frames, unsigned channels,
+               const float *__restrict__ history_in, float *__restrict__ history_out,
+               size_t history_frames)
+{
+  const size_t total = history_frames * channels;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
+       i += (size_t)gridDim.x * blockDim.x) {
+    const size_t f = i / channels, c = i % channels, g = frames + f;
+    history_out[i] = g < history_frames ? history_in[g * channels + c]
+                                        : (float)raw[(g - history_frames) * channels + c];
+  }
+}
+
+int
+grid_for(size_t total, int threads)
+{
+  const size_t wanted = (total + threads - 1) / threads;
+  return (int)(wanted < 65536 ? (wanted > 0 ? wanted : 1) : 65536);
+}
+
+/* Thread blocks per FFT launch: one per transform, kept within the grid's x limit and int. */
+bool
+launchable(size_t transforms)
+{
+  return transforms > 0 && transforms <= (size_t)INT_MAX;
+}
+
+constexpr int kFlatThreads = 256;
+
+} // namespace
+
+extern "C" size_t
+cudafft_convolve_twiddle_count(void)
+{
+  return cudafft_kernel_twiddle_count(CUDAFFT_R2C, CUDAFFT_CONVOLVE_FFT_SIZE, CUDAFFT_VARIANT_WIDE);
+}
+
+extern "C" void
+cudafft_convolve_twiddles(float *table)
+{
+  cudafft_kernel_twiddles(CUDAFFT_R2C, CUDAFFT_CONVOLVE_FFT_SIZE, CUDAFFT_VARIANT_WIDE, table);
+}
+
+extern "C" cudaError_t
+cudafft_convolve_spectra_launch(const float *taps, size_t taps_count, unsigned rows,
+                                size_t partitions, float2 *spectra, const float2 *twiddles,
+                                cudaStream_t stream)
+{
+  const size_t transforms = partitions * rows;
+  if (!launchable(transforms) || taps_count > (size_t)INT_MAX - kConvBlock ||
+      partitions * kConvBlock < taps_count)
+    return cudaErrorInvalidValue;
+  spectra_kernel<<<(unsigned)transforms, kThreads, 0, stream>>>(taps, (int)taps_count,
+                                                                (int)partitions, spectra, twiddles);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+cudafft_convolve_deinterleave_launch(CudafftConvolveFormat format, const void *raw, size_t frames,
+                                     unsigned channels, float *signal, size_t pitch, float *next,
+                                     cudaStream_t stream)
+{
+  if (next && frames < (size_t)kConvBlock)
+    return cudaErrorInvalidValue;
+  const int blocks = grid_for(frames * channels, kFlatThreads);
+  if (format == CUDAFFT_CONVOLVE_F64)
+    deinterleave_kernel<<<blocks, kFlatThreads, 0, stream>>>((const double *)raw, frames, channels,
+                                                             signal, pitch, next);
+  else
+    deinterleave_kernel<<<blocks, kFlatThreads, 0, stream>>>((const float *)raw, frames, channels,
+                                                             signal, pitch, next);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+cudafft_convolve_forward_launch(const float *signal, size_t pitch, unsigned channels, size_t blocks,
+                                float2 *ring, size_t slots, size_t first_slot,
+                                const float2 *twiddles, cudaStream_t stream)
+{
+  const size_t transforms = blocks * channels;
+  if (!launchable(transforms) || blocks > slots || first_slot >= slots || slots > INT_MAX)
+    return cudaErrorInvalidValue;
+  forward_kernel<<<(unsigned)transforms, kThreads, 0, stream>>>(
+      signal, pitch, (int)channels, ring, (int)slots, (int)first_slot, twiddles);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+cudafft_convolve_mac_launch(CudafftConvolveFormat format, const float2 *ring, size_t slots,
+                            size_t first_slot, unsigned channels, size_t blocks,
+                            const float2 *spectra, unsigned kernel_rows, size_t partitions,
+                            const float *signal, size_t pitch, float mix, void *out,
+                            const float2 *twiddles, cudaStream_t stream)
+{
+  const size_t transforms = blocks * channels;
+  if (!launchable(transforms) || blocks > slots || first_slot >= slots || slots > INT_MAX ||
+      partitions == 0 || partitions > slots)
+    return cudaErrorInvalidValue;
+  const unsigned grid = (unsigned)transforms;
+  if (format == CUDAFFT_CONVOLVE_F64)
+    mac_kernel<<<grid, kThreads, 0, stream>>>(ring, (int)slots, (int)first_slot, (int)channels,
+                                              spectra, (int)kernel_rows, (int)partitions, signal,
+                                              pitch, mix, 1.0f - mix, (double *)out, twiddles);
+  else
+    mac_kernel<<<grid, kThreads, 0, stream>>>(ring, (int)slots, (int)first_slot, (int)channels,
+                                              spectra, (int)kernel_rows, (int)partitions, signal,
+                                              pitch, mix, 1.0f - mix, (float *)out, twiddles);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+cudafft_convolve_fused_launch(CudafftConvolveFormat format, const float *signal, size_t pitch,
+                              unsigned channels, size_t blocks, const float2 *spectra,
+                              unsigned kernel_rows, float mix, void *out, const float2 *twiddles,
+                              cudaStream_t stream)
+{
+  const size_t transforms = blocks * channels;
+  if (!launchable(transforms))
+    return cudaErrorInvalidValue;
+  const unsigned grid = (unsigned)transforms;
+  if (format == CUDAFFT_CONVOLVE_F64)
+    fused_kernel<<<grid, kThreads, 0, stream>>>(signal, pitch, (int)channels, spectra,
+                                                (int)kernel_rows, mix, 1.0f - mix, (double *)out,
+                                                twiddles);
+  else
+    fused_kernel<<<grid, kThreads, 0, stream>>>(signal, pitch, (int)channels, spectra,
+                                                (int)kernel_rows, mix, 1.0f - mix, (float *)out,
+                                                twiddles);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+cudafft_convolve_fused_planar_launch(const float *in, size_t in_hop, size_t blocks,
+                                     const float2 *spectrum, float *out, size_t out_hop,
+                                     size_t keep_from, const float2 *twiddles, cudaStream_t stream)
+{
+  if (!launchable(blocks) || in_hop % 4 != 0 || out_hop % 2 != 0 || keep_from % 2 != 0 ||
+      keep_from >= CUDAFFT_CONVOLVE_FFT_SIZE)
+    return cudaErrorInvalidValue;
+  fused_planar_kernel<<<(unsigned)blocks, kThreads, 0, stream>>>(in, in_hop, spectrum, out, out_hop,
+                                                                 (int)keep_from, twiddles);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+cudafft_convolve_direct_launch(CudafftConvolveFormat format, const void *raw, size_t frames,
+                               unsigned channels, const float *history, const float *taps,
+                               size_t taps_count, unsigned kernel_rows, float mix, void *out,
+                               cudaStream_t stream)
+{
+  if (taps_count == 0 || taps_count > CUDAFFT_CONVOLVE_DIRECT_TAPS)
+    return cudaErrorInvalidValue;
+  const size_t total = frames * channels;
+  if (total == 0)
+    return cudaSuccess;
+  const int blocks = grid_for(total, kFlatThreads), history_frames = (int)taps_count - 1;
+  if (format == CUDAFFT_CONVOLVE_F64)
+    direct_kernel<<<blocks, kFlatThreads, 0, stream>>>(
+        (const double *)raw, total, channels, history, history_frames, taps, (int)taps_count,
+        (int)kernel_rows, mix, 1.0f - mix, (double *)out);
+  else
+    direct_kernel<<<blocks, kFlatThreads, 0, stream>>>(
+        (const float *)raw, total, channels, history, history_frames, taps, (int)taps_count,
+        (int)kernel_rows, mix, 1.0f - mix, (float *)out);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+cudafft_convolve_history_launch(CudafftConvolveFormat format, const void *raw, size_t frames,
+                                unsigned channels, const float *history_in, float *history_out,
+                                size_t history_frames, cudaStream_t stream)
+{
+  const size_t total = history_frames * channels;
+  if (total == 0 || history_in == history_out)
+    return cudaErrorInvalidValue;
+  const int blocks = grid_for(total, kFlatThreads);
+  if (format == CUDAFFT_CONVOLVE_F64)
+    history_kernel<<<blocks, kFlatThreads, 0, stream>>>((const double *)raw, frames, channels,
+                                                        history_in, history_out, history_frames);
+  else
+    history_kernel<<<blocks, kFlatThreads, 0, stream>>>((const float *)raw, frames, channels,
+                                                        history_in, history_out, history_frames);
+  return cudaGetLastError();
+}
