@@ -305,7 +305,15 @@ direct_process(CpuFilter *f, const void *in, void *out, size_t frames, float mix
 
 /* Partitioned path ----------------------------------------------------------------------------- */
 
-static void
+/* The multiply-accumulate is most of the partitioned path's time: on x86-64, a copy for AVX2 with
+ * FMA beside the baseline SSE2 one, picked at load time (twice the floats per instruction). */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__GLIBC__)
+#define MAC_CLONES __attribute__((target_clones("avx2,fma", "default")))
+#else
+#define MAC_CLONES
+#endif
+
+MAC_CLONES static void
 mac_first(float *restrict acc_re, float *restrict acc_im, const float *restrict x_re,
           const float *restrict x_im, const float *restrict h_re, const float *restrict h_im)
 {
@@ -315,7 +323,7 @@ mac_first(float *restrict acc_re, float *restrict acc_im, const float *restrict 
   }
 }
 
-static void
+MAC_CLONES static void
 mac_add(float *restrict acc_re, float *restrict acc_im, const float *restrict x_re,
         const float *restrict x_im, const float *restrict h_re, const float *restrict h_im)
 {
