@@ -1353,7 +1353,7 @@ main(int argc, char **argv)
   check_mix(backend);
   check_reset(backend);
   check_kernel_changes(backend);
-  check_random_scripts(backend, 40);
+  check_random_scripts(backend, 150);
   SECTION_DONE("mix, reset, kernel changes");
 
   check_nonfinite(backend, 40, NAN);
