@@ -457,7 +457,7 @@ cudafft_convolve_push(CudafftConvolve *convolve, const void *in, size_t frames, 
                           !produced ? "produced"
                           : !in     ? "in"
                                     : "out");
-  else if (frames > (SIZE_MAX - BLOCK) / fb)
+  else if (frames > SIZE_MAX / fb - BLOCK) /* so that (frames + lag) fb fits */
     status = cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
                           "cudafft_convolve_push: %zu frames is too many", frames);
   else if (overlap(in, frames * fb, out, cudafft_convolve_max_output(cv, frames) * fb))

@@ -15,12 +15,12 @@
 
 #define BLOCK ((size_t)CUDAFFT_CONVOLVE_BLOCK)
 #define FFT_SIZE ((size_t)CUDAFFT_CONVOLVE_FFT_SIZE)
-#define BINS (FFT_SIZE / 2 + 1)
-/* Floats per stored spectrum (re and im each): the bins rounded up to 64 bytes, so that every
- * spectrum is as aligned as the first (FFTW's new-array execute requires it) and the
+/* Floats per stored spectrum (re and im each): the N / 2 + 1 = 2049 bins rounded up to 64 bytes, so
+ * that every spectrum is as aligned as the first (FFTW's new-array execute requires it) and the
  * multiply-accumulate loop has a constant length that every vector width divides (gcc -O2
  * vectorizes only such loops). The padding bins stay zero. */
 #define BIN_STRIDE ((size_t)2064)
+_Static_assert(BIN_STRIDE >= FFT_SIZE / 2 + 1 && BIN_STRIDE % 16 == 0, "BIN_STRIDE");
 /* Frames the direct path converts at a time. */
 #define DIRECT_CHUNK ((size_t)1024)
 
@@ -276,6 +276,38 @@ store_sample(CudafftConvolveFormat format, void *out, size_t index, double value
 
 /* Direct path ---------------------------------------------------------------------------------- */
 
+/* The inner loops of both paths (the partitioned path's multiply-accumulate is most of its time):
+ * on x86-64, a copy for AVX2 beside the baseline SSE2 one, picked at load time (twice the values
+ * per instruction). */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__GLIBC__)
+#define CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define CLONES
+#endif
+
+/* sums[i] = sum_k coef[k] line[i + k] for i < n, k in increasing order. Eight outputs at a time
+ * with the taps outside: eight independent sums that the compiler vectorizes, where one sum at a
+ * time is a chain of dependent additions. */
+CLONES static void
+direct_sums(const double *restrict coef, size_t taps, const float *restrict line, size_t n,
+            double *restrict sums)
+{
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    double acc[8] = {0};
+    for (size_t k = 0; k < taps; k++)
+      for (size_t j = 0; j < 8; j++)
+        acc[j] += coef[k] * line[i + j + k];
+    memcpy(sums + i, acc, sizeof acc);
+  }
+  for (; i < n; i++) {
+    double acc = 0.0;
+    for (size_t k = 0; k < taps; k++)
+      acc += coef[k] * line[i + k];
+    sums[i] = acc;
+  }
+}
+
 static void
 direct_process(CpuFilter *f, const void *in, void *out, size_t frames, float mix)
 {
@@ -289,12 +321,11 @@ direct_process(CpuFilter *f, const void *in, void *out, size_t frames, float mix
       const double *coef = f->coef + (f->rows == 1 ? 0 : c) * taps;
       load_channel(f->format, in ? (const uint8_t *)in + (done * channels + c) * sample : NULL,
                    channels, n, line + history);
+      double sums[DIRECT_CHUNK];
+      direct_sums(coef, taps, line, n, sums);
       for (size_t i = 0; i < n; i++) {
-        double acc = 0.0;
-        for (size_t k = 0; k < taps; k++)
-          acc += coef[k] * line[i + k];
         /* mix 1 leaves the sum alone, so that a delta kernel gives the input back exactly */
-        const double y = mix == 1.0f ? acc : wet * acc + dry * line[history + i];
+        const double y = mix == 1.0f ? sums[i] : wet * sums[i] + dry * line[history + i];
         store_sample(f->format, out, (done + i) * channels + c, y);
       }
       memmove(line, line + n, history * sizeof *line);
@@ -305,7 +336,7 @@ direct_process(CpuFilter *f, const void *in, void *out, size_t frames, float mix
 
 /* Partitioned path ----------------------------------------------------------------------------- */
 
-static void
+CLONES static void
 mac_first(float *restrict acc_re, float *restrict acc_im, const float *restrict x_re,
           const float *restrict x_im, const float *restrict h_re, const float *restrict h_im)
 {
@@ -315,7 +346,7 @@ mac_first(float *restrict acc_re, float *restrict acc_im, const float *restrict 
   }
 }
 
-static void
+CLONES static void
 mac_add(float *restrict acc_re, float *restrict acc_im, const float *restrict x_re,
         const float *restrict x_im, const float *restrict h_re, const float *restrict h_im)
 {
