@@ -37,8 +37,9 @@ constexpr size_t kBlock = CUDAFFT_CONVOLVE_BLOCK;
 constexpr size_t kChunkTransforms = 2048;
 constexpr size_t kChunkBytes = (size_t)4 << 20;
 constexpr size_t kMaxChunkBlocks = 64;
-/* Direct chunk: interleaved samples (4 MB of F32). */
-constexpr size_t kChunkSamples = (size_t)1 << 20;
+/* Direct chunk: interleaved samples (1 MB of F32; the direct kernel needs no more to fill a GPU).
+ */
+constexpr size_t kChunkSamples = (size_t)1 << 18;
 /* Copies between host and device go in pieces of at least kPieceBytes (a DMA of that size takes
  * about as long as its setup costs on the host), at most kMaxPieces per chunk. */
 constexpr size_t kPieceBytes = (size_t)256 << 10;
