@@ -37,8 +37,9 @@ constexpr size_t kBlock = CUDAFFT_CONVOLVE_BLOCK;
 constexpr size_t kChunkTransforms = 2048;
 constexpr size_t kChunkBytes = (size_t)4 << 20;
 constexpr size_t kMaxChunkBlocks = 64;
-/* Direct chunk: interleaved samples (4 MB of F32). */
-constexpr size_t kChunkSamples = (size_t)1 << 20;
+/* Direct chunk: interleaved samples (1 MB of F32; the direct kernel needs no more to fill a GPU).
+ */
+constexpr size_t kChunkSamples = (size_t)1 << 18;
 /* Copies between host and device go in pieces of at least kPieceBytes (a DMA of that size takes
  * about as long as its setup costs on the host), at most kMaxPieces per chunk. */
 constexpr size_t kPieceBytes = (size_t)256 << 10;
@@ -92,7 +93,7 @@ sat_add(size_t a, size_t b)
 size_t
 megabytes(size_t bytes)
 {
-  return bytes == SIZE_MAX ? SIZE_MAX : bytes / (1u << 20) + (bytes % (1u << 20) != 0);
+  return bytes / (1u << 20) + (bytes % (1u << 20) != 0);
 }
 
 size_t
@@ -245,8 +246,13 @@ check_fits(const CudaConvolve *f)
   const size_t need = device_bytes(f);
   size_t free_bytes = 0, total_bytes = 0;
   CUDAFFT_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  if (need != SIZE_MAX && need <= free_bytes)
+  if (need <= free_bytes)
     return CUDAFFT_STATUS_OK;
+  if (need == SIZE_MAX)
+    return cudafft_fail(CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY,
+                        "a %zu-tap kernel (%u rows) on %u channels needs more GPU memory than can "
+                        "be addressed; GPU %d has %zu MB free",
+                        f->taps, f->rows, f->channels, f->device, free_bytes >> 20);
   const size_t ring = sat_mul(sat_mul(f->slots, f->channels), spectrum_row_bytes());
   const size_t spectra = sat_mul(sat_mul(f->partitions, f->rows), spectrum_row_bytes());
   return cudafft_fail(CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY,

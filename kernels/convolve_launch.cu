@@ -150,10 +150,20 @@ namespace {
 constexpr int kWide = kPlanWide;
 using Shape = FftShape<kConvBlock, kWide>;
 constexpr int kThreads = Shape::kThreads; /* per transform = per thread block */
-/* The MAC: thread t owns bin pairs (2u, 2u + 1), u = t + i kThreads, as one float4 each; thread 0
- * also bin B. */
-constexpr int kPairs = kConvBlock / 2 / kThreads;
-static_assert(kPairs * 2 * kThreads == kConvBlock, "bin pairs must divide evenly");
+/* The MAC kernel's inverse FFT runs the narrow plan (8 points per thread, 256 threads), so that
+ * its sums are spread over twice the threads of the wide plan: thread t owns the bin pairs
+ * (2u, 2u + 1), u = t + i kMacThreads, as one float4 each, and thread 0 also bin B. Twice the loads
+ * in flight per output block, at the same registers per thread, is what small launches (a block or
+ * two of a few channels per call) need; large ones do not mind. */
+constexpr int kNarrow = kPlanNarrow;
+using MacShape = FftShape<kConvBlock, kNarrow>;
+constexpr int kMacThreads = MacShape::kThreads;
+constexpr int kMacPairs = kConvBlock / 2 / kMacThreads;
+static_assert(kMacPairs * 2 * kMacThreads == kConvBlock, "bin pairs must divide evenly");
+static_assert(MacShape::kStride == Shape::kStride, "both plans use the same shared row");
+/* The twiddle table: the wide plan's, then the narrow plan's. */
+constexpr int kWideTwiddles = twiddle_count(kConvBlock, kWide);
+constexpr int kNarrowTwiddles = twiddle_count(kConvBlock, kNarrow);
 
 /* The forward real FFT of `from` into shared memory, then each bin (scaled) to bins[k]. */
 template <typename From>
@@ -222,30 +232,33 @@ cmac2(float4 acc, float4 x, float4 h)
   return acc;
 }
 
-/* The inverse real FFT of the bins in shared memory (complete: a barrier before), output block
- * q of channel c mixed and written. */
-template <typename T>
+/* The inverse real FFT (plan Kind) of the bins in shared memory (complete: a barrier before),
+ * output block q of channel c mixed and written. */
+template <int Kind, typename T>
 __device__ __forceinline__ void
 inverse_to_output(float2 *smem, int q, int c, int channels, const float *signal, size_t pitch,
                   float wet_gain, float dry_gain, T *out, const float2 *twiddles)
 {
-  real_inverse_pre<kConvBlock, kWide, kThreads>(smem, threadIdx.x, twiddles);
+  real_inverse_pre<kConvBlock, Kind, FftShape<kConvBlock, Kind>::kThreads>(smem, threadIdx.x,
+                                                                           twiddles);
   const size_t frame0 = (size_t)q * kConvBlock;
   const ConvolveMixOut<T> to{out + frame0 * channels + c,
                              signal + (size_t)c * pitch + kConvBlock + frame0, channels, wet_gain,
                              dry_gain};
   const SharedRow s{smem};
-  block_fft<kConvBlock, kWide>(s, s, to, threadIdx.x, twiddles);
+  block_fft<kConvBlock, Kind>(s, s, to, threadIdx.x, twiddles);
 }
 
 /* Multiply-accumulate over the delay line, then the inverse FFT, in one thread block per output
  * block (q channels + c, as forward_kernel: a mono kernel's partition p is read by neighbouring
- * blocks at about the same time, from L2). Each thread keeps its bins' sums in registers; the
- * loads of a partition (8 float4 of X and 8 of H per thread, adjacent threads adjacent addresses)
- * are independent, so a thread has 16 in flight. */
-template <typename T>
+ * blocks at about the same time, from L2, and so is a channel's slot by its blocks q and q + 1).
+ * Each thread keeps its bins' sums in registers; the loads of a partition (4 float4 of X and 4 of
+ * H per thread, adjacent threads adjacent addresses) are independent, so a thread has 8 in flight,
+ * or 8 Depth: Depth = 2, for small launches, issues two partitions' loads before their sums. The
+ * sums run over p in order either way. twiddles: the narrow plan's. */
+template <typename T, int Depth>
 __global__ void
-__launch_bounds__(kThreads)
+__launch_bounds__(kMacThreads)
     mac_kernel(const float2 *__restrict__ ring, int slots, int first_slot, int channels,
                const float2 *__restrict__ spectra, int kernel_rows, int partitions,
                const float *__restrict__ signal, size_t pitch, float wet_gain, float dry_gain,
@@ -260,38 +273,68 @@ __launch_bounds__(kThreads)
     newest -= slots;
   const float2 *x_rows = ring + (size_t)c * slots * kConvPitch;
   const float2 *h_rows = spectra + (size_t)row * partitions * kConvPitch;
-  float4 acc[kPairs];
+  /* partition p's rows: the spectrum of block q - p (slot newest - p) and H[row][p] */
+  auto x_row = [&](int p) {
+    const int slot = newest - p < 0 ? newest - p + slots : newest - p;
+    return x_rows + (size_t)slot * kConvPitch;
+  };
+  auto h_row = [&](int p) { return h_rows + (size_t)p * kConvPitch; };
+  float4 acc[kMacPairs];
 #pragma unroll
-  for (int i = 0; i < kPairs; ++i)
+  for (int i = 0; i < kMacPairs; ++i)
     acc[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
   float2 last = make_float2(0.0f, 0.0f); /* bin B (thread 0) */
-  for (int p = 0; p < partitions; ++p) {
-    int slot = newest - p;
-    if (slot < 0)
-      slot += slots;
-    const float2 *x = x_rows + (size_t)slot * kConvPitch;
-    const float2 *h = h_rows + (size_t)p * kConvPitch;
+  auto add_last = [&](const float2 *x, const float2 *h) {
+    const float2 xb = x[kConvBlock], hb = __ldg(&h[kConvBlock]);
+    last.x = fmaf(xb.x, hb.x, fmaf(-xb.y, hb.y, last.x));
+    last.y = fmaf(xb.x, hb.y, fmaf(xb.y, hb.x, last.y));
+  };
+  int p = 0;
+  if constexpr (Depth > 1) {
+    for (; p + Depth <= partitions; p += Depth) {
+      float4 xs[Depth][kMacPairs], hs[Depth][kMacPairs];
+#pragma unroll
+      for (int d = 0; d < Depth; ++d) {
+        const float4 *x4 = reinterpret_cast<const float4 *>(x_row(p + d));
+        const float4 *h4 = reinterpret_cast<const float4 *>(h_row(p + d));
+#pragma unroll
+        for (int i = 0; i < kMacPairs; ++i) {
+          xs[d][i] = x4[t + i * kMacThreads];
+          hs[d][i] = __ldg(&h4[t + i * kMacThreads]);
+        }
+      }
+#pragma unroll
+      for (int d = 0; d < Depth; ++d)
+#pragma unroll
+        for (int i = 0; i < kMacPairs; ++i)
+          acc[i] = cmac2(acc[i], xs[d][i], hs[d][i]);
+      if (t == 0)
+#pragma unroll
+        for (int d = 0; d < Depth; ++d)
+          add_last(x_row(p + d), h_row(p + d));
+    }
+  }
+  for (; p < partitions; ++p) {
+    const float2 *x = x_row(p), *h = h_row(p);
     const float4 *x4 = reinterpret_cast<const float4 *>(x);
     const float4 *h4 = reinterpret_cast<const float4 *>(h);
 #pragma unroll
-    for (int i = 0; i < kPairs; ++i)
-      acc[i] = cmac2(acc[i], x4[t + i * kThreads], __ldg(&h4[t + i * kThreads]));
-    if (t == 0) {
-      const float2 xb = x[kConvBlock], hb = __ldg(&h[kConvBlock]);
-      last.x = fmaf(xb.x, hb.x, fmaf(-xb.y, hb.y, last.x));
-      last.y = fmaf(xb.x, hb.y, fmaf(xb.y, hb.x, last.y));
-    }
+    for (int i = 0; i < kMacPairs; ++i)
+      acc[i] = cmac2(acc[i], x4[t + i * kMacThreads], __ldg(&h4[t + i * kMacThreads]));
+    if (t == 0)
+      add_last(x, h);
   }
 #pragma unroll
-  for (int i = 0; i < kPairs; ++i) {
-    const int k = 2 * (t + i * kThreads);
+  for (int i = 0; i < kMacPairs; ++i) {
+    const int k = 2 * (t + i * kMacThreads);
     smem[pad(k)] = make_float2(acc[i].x, acc[i].y);
     smem[pad(k + 1)] = make_float2(acc[i].z, acc[i].w);
   }
   if (t == 0)
     smem[pad(kConvBlock)] = last;
   __syncthreads();
-  inverse_to_output(smem, q, c, channels, signal, pitch, wet_gain, dry_gain, out, twiddles);
+  inverse_to_output<kNarrow>(smem, q, c, channels, signal, pitch, wet_gain, dry_gain, out,
+                             twiddles);
 }
 
 /* P = 1: forward FFT, product, inverse FFT and mix in one thread block per output block. */
@@ -307,7 +350,7 @@ __launch_bounds__(kThreads)
   const float2 *h = spectra + (size_t)(kernel_rows > 1 ? c : 0) * kConvPitch;
   const ConvolveRealIn from{signal + (size_t)c * pitch + (size_t)q * kConvBlock};
   forward_times(from, smem, h, twiddles);
-  inverse_to_output(smem, q, c, channels, signal, pitch, wet_gain, dry_gain, out, twiddles);
+  inverse_to_output<kWide>(smem, q, c, channels, signal, pitch, wet_gain, dry_gain, out, twiddles);
 }
 
 __global__ void
@@ -395,19 +438,24 @@ launchable(size_t transforms)
 }
 
 constexpr int kFlatThreads = 256;
+/* MAC launches of fewer transforms than this (under two thread blocks per SM on an H100) take the
+ * deeper-pipelined variant (Depth 2). */
+constexpr size_t kSmallMacLaunch = 256;
 
 } // namespace
 
 extern "C" size_t
 cudafft_convolve_twiddle_count(void)
 {
-  return cudafft_kernel_twiddle_count(CUDAFFT_R2C, CUDAFFT_CONVOLVE_FFT_SIZE, CUDAFFT_VARIANT_WIDE);
+  return (size_t)kWideTwiddles + kNarrowTwiddles;
 }
 
 extern "C" void
 cudafft_convolve_twiddles(float *table)
 {
   cudafft_kernel_twiddles(CUDAFFT_R2C, CUDAFFT_CONVOLVE_FFT_SIZE, CUDAFFT_VARIANT_WIDE, table);
+  cudafft_kernel_twiddles(CUDAFFT_R2C, CUDAFFT_CONVOLVE_FFT_SIZE, CUDAFFT_VARIANT_NARROW,
+                          table + 2 * kWideTwiddles);
 }
 
 extern "C" cudaError_t
@@ -466,14 +514,25 @@ cudafft_convolve_mac_launch(CudafftConvolveFormat format, const float2 *ring, si
       partitions == 0 || partitions > slots)
     return cudaErrorInvalidValue;
   const unsigned grid = (unsigned)transforms;
-  if (format == CUDAFFT_CONVOLVE_F64)
-    mac_kernel<<<grid, kThreads, 0, stream>>>(ring, (int)slots, (int)first_slot, (int)channels,
-                                              spectra, (int)kernel_rows, (int)partitions, signal,
-                                              pitch, mix, 1.0f - mix, (double *)out, twiddles);
-  else
-    mac_kernel<<<grid, kThreads, 0, stream>>>(ring, (int)slots, (int)first_slot, (int)channels,
-                                              spectra, (int)kernel_rows, (int)partitions, signal,
-                                              pitch, mix, 1.0f - mix, (float *)out, twiddles);
+  const bool small = transforms < kSmallMacLaunch;
+  const int w = (int)slots, f = (int)first_slot, ch = (int)channels, r = (int)kernel_rows,
+            p = (int)partitions;
+  const float2 *tw = twiddles + kWideTwiddles;
+  if (format == CUDAFFT_CONVOLVE_F64) {
+    if (small)
+      mac_kernel<double, 2><<<grid, kMacThreads, 0, stream>>>(
+          ring, w, f, ch, spectra, r, p, signal, pitch, mix, 1.0f - mix, (double *)out, tw);
+    else
+      mac_kernel<double, 1><<<grid, kMacThreads, 0, stream>>>(
+          ring, w, f, ch, spectra, r, p, signal, pitch, mix, 1.0f - mix, (double *)out, tw);
+  } else {
+    if (small)
+      mac_kernel<float, 2><<<grid, kMacThreads, 0, stream>>>(
+          ring, w, f, ch, spectra, r, p, signal, pitch, mix, 1.0f - mix, (float *)out, tw);
+    else
+      mac_kernel<float, 1><<<grid, kMacThreads, 0, stream>>>(
+          ring, w, f, ch, spectra, r, p, signal, pitch, mix, 1.0f - mix, (float *)out, tw);
+  }
   return cudaGetLastError();
 }
 

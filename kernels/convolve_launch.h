@@ -31,8 +31,8 @@ extern "C" {
 #define CUDAFFT_CONVOLVE_BINS (CUDAFFT_CONVOLVE_BLOCK + 1)
 #define CUDAFFT_CONVOLVE_BIN_PITCH (CUDAFFT_CONVOLVE_BLOCK + 16)
 
-/* The twiddle table every convolution kernel reads (complex values), to be copied to the device:
- * that of the engine's wide R2C kernel of N points. */
+/* The twiddle table every convolution launch takes (complex values), to be copied to the device:
+ * the engine's wide R2C table of N points, then its narrow one (the MAC's inverse FFT). */
 size_t cudafft_convolve_twiddle_count(void);
 void cudafft_convolve_twiddles(float *table);
 
