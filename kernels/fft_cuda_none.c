@@ -1,4 +1,5 @@
 /* fft_cuda_none.c: stands in for the CUDA backend in builds without nvcc. */
+#include "convolve_backend.h"
 #include "fft_backend.h"
 #include "spectrum_backend.h"
 #include "stft_backend.h"
@@ -14,6 +15,8 @@ cudafft_cuda_backend_device_count(void)
 const CudafftStftOps *const cudafft_stft_cuda_ops = NULL;
 
 const CudafftSpectrumOps *const cudafft_spectrum_cuda_ops = NULL;
+
+const CudafftConvolveOps *const cudafft_convolve_cuda_ops = NULL;
 
 void *
 cudafft_cuda_backend_pinned_alloc(size_t bytes)

@@ -1,0 +1,1314 @@
+/* test_convolve.c: the streaming convolution of cudafft_convolve.h against a double-precision
+ * reference of the header's formulas (the convolution sum in double; for long inputs and kernels
+ * the same sum through FFTW double, spot-checked against the direct sum), on fresh random input
+ * pushed in pieces of 1, 100, 4096, 100000 frames and random mixtures: kernels of 1 to 48000 taps
+ * on both paths, 1/2/6 channels, one kernel for all channels or one per channel, F32 and F64, the
+ * lag invariant after every push, drain with and without the tail, reset, mix, kernel changes with
+ * their crossover (between and across paths, replaced, queued, pending at a drain or reset), a
+ * delta kernel's exact output, NaN and Inf confined to the output they reach, and the statuses of
+ * invalid calls. Argument: cpu or cuda. */
+#include "cudafft_convolve.h"
+#include "test_util.h"
+
+#include <fftw3.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define B ((size_t)CUDAFFT_CONVOLVE_BLOCK)
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Relative L2 error of every window of WINDOW output frames of a channel, F32 and F64 alike (the
+ * engine is single precision inside): the issue's bound against audiofirfilter. The partitioned
+ * path's float FFTs and sums of P products give about 1e-6; the direct path's double sum only the
+ * float rounding of the input and output (6e-8). A misplaced sample, block or partition, a wrong
+ * blend or mix costs orders of magnitude more. Windows rather than the whole stream so that one
+ * wrong block cannot hide in a long stream. */
+#define TOLERANCE 1e-5
+#define WINDOW ((size_t)4096)
+/* The FFT reference against the direct sum, relative to the sum of |terms|: double rounding. */
+#define REFERENCE_TOLERANCE 1e-12
+/* Frames past the end of every output buffer that must stay poisoned. */
+#define GUARD ((size_t)17)
+
+static size_t
+min_size(size_t a, size_t b)
+{
+  return a < b ? a : b;
+}
+
+static size_t
+path_latency(size_t taps)
+{
+  return taps < CUDAFFT_CONVOLVE_DIRECT_TAPS ? 0 : B;
+}
+
+static const char *
+format_name(CudafftConvolveFormat format)
+{
+  return format == CUDAFFT_CONVOLVE_F32 ? "F32" : "F64";
+}
+
+static size_t
+sample_bytes(CudafftConvolveFormat format)
+{
+  return format == CUDAFFT_CONVOLVE_F32 ? 4 : 8;
+}
+
+/* Signals -------------------------------------------------------------------------------------- */
+
+/* Random samples in [-1, 1): exact floats for F32; for F64 with more bits than a float holds, so
+ * that the rounding to float is exercised. */
+static double *
+make_input(CudafftConvolveFormat format, size_t count)
+{
+  double *x = test_malloc(count * sizeof *x);
+  for (size_t i = 0; i < count; i++) {
+    x[i] = test_random_uniform();
+    if (format == CUDAFFT_CONVOLVE_F64)
+      x[i] += (double)(test_random_u64() >> 40) * 0x1p-50;
+  }
+  return x;
+}
+
+static double *
+make_kernel(size_t count)
+{
+  double *h = test_malloc(count * sizeof *h);
+  for (size_t i = 0; i < count; i++)
+    h[i] = test_random_uniform();
+  return h;
+}
+
+static uint8_t *
+encode(CudafftConvolveFormat format, const double *x, size_t count)
+{
+  uint8_t *data = test_malloc(count * sample_bytes(format));
+  for (size_t i = 0; i < count; i++) {
+    if (format == CUDAFFT_CONVOLVE_F32) {
+      const float v = (float)x[i];
+      memcpy(data + i * 4, &v, 4);
+    } else {
+      memcpy(data + i * 8, &x[i], 8);
+    }
+  }
+  return data;
+}
+
+static double
+decode(CudafftConvolveFormat format, const uint8_t *data, size_t i)
+{
+  if (format == CUDAFFT_CONVOLVE_F32) {
+    float v;
+    memcpy(&v, data + i * 4, 4);
+    return v;
+  }
+  double v;
+  memcpy(&v, data + i * 8, 8);
+  return v;
+}
+
+/* Quiet NaNs with a recognisable payload, in the format. */
+static const uint32_t poison32 = 0x7fc0deadu;
+static const uint64_t poison64 = 0x7ff8deaddeaddeadu;
+
+static void
+poison(CudafftConvolveFormat format, uint8_t *data, size_t count)
+{
+  for (size_t i = 0; i < count; i++) {
+    if (format == CUDAFFT_CONVOLVE_F32)
+      memcpy(data + i * 4, &poison32, 4);
+    else
+      memcpy(data + i * 8, &poison64, 8);
+  }
+}
+
+static size_t
+count_unpoisoned(CudafftConvolveFormat format, const uint8_t *data, size_t count)
+{
+  size_t changed = 0;
+  for (size_t i = 0; i < count; i++)
+    changed += format == CUDAFFT_CONVOLVE_F32 ? memcmp(data + i * 4, &poison32, 4) != 0
+                                              : memcmp(data + i * 8, &poison64, 8) != 0;
+  return changed;
+}
+
+/* The reference ---------------------------------------------------------------------------------
+ */
+
+static size_t reference_points;
+static double reference_worst;
+
+/* y[n] for start <= n < frames: sum_k h[k] x_c[n - k], x_c the channel c of x (x_frames
+ * interleaved frames), taken as 0 before `start` and from x_frames on. */
+static void
+ref_convolve(const double *h, size_t taps, const double *x, unsigned channels, unsigned c,
+             size_t x_frames, size_t start, size_t frames, double *y)
+{
+  if (start >= frames)
+    return;
+  const size_t count = frames - start;
+  const size_t inputs = x_frames > start ? x_frames - start : 0;
+#define X(m) ((m) >= start && (m) < x_frames ? x[(m)*channels + c] : 0.0)
+  if (count * taps <= ((size_t)1 << 22) || inputs == 0) {
+    for (size_t n = start; n < frames; n++) {
+      double sum = 0.0;
+      for (size_t k = 0; k < taps && k <= n - start; k++)
+        sum += h[k] * X(n - k);
+      y[n] = sum;
+    }
+    return;
+  }
+  /* linear convolution through FFTW double: a transform long enough that nothing wraps */
+  size_t size = 1;
+  while (size < inputs + taps)
+    size *= 2;
+  double *a = fftw_malloc(size * sizeof *a), *b = fftw_malloc(size * sizeof *b);
+  fftw_complex *fa = fftw_malloc((size / 2 + 1) * sizeof *fa);
+  fftw_complex *fb = fftw_malloc((size / 2 + 1) * sizeof *fb);
+  if (!a || !b || !fa || !fb)
+    test_abort("ref_convolve: no memory for %zu points", size);
+  fftw_plan pa = fftw_plan_dft_r2c_1d((int)size, a, fa, FFTW_ESTIMATE);
+  fftw_plan pb = fftw_plan_dft_r2c_1d((int)size, b, fb, FFTW_ESTIMATE);
+  fftw_plan inverse = fftw_plan_dft_c2r_1d((int)size, fa, a, FFTW_ESTIMATE);
+  for (size_t i = 0; i < size; i++) {
+    a[i] = i < inputs ? x[(start + i) * channels + c] : 0.0;
+    b[i] = i < taps ? h[i] : 0.0;
+  }
+  fftw_execute(pa);
+  fftw_execute(pb);
+  for (size_t k = 0; k <= size / 2; k++) {
+    const double re = fa[k][0] * fb[k][0] - fa[k][1] * fb[k][1];
+    const double im = fa[k][0] * fb[k][1] + fa[k][1] * fb[k][0];
+    fa[k][0] = re / (double)size;
+    fa[k][1] = im / (double)size;
+  }
+  fftw_execute(inverse);
+  for (size_t n = start; n < frames; n++)
+    y[n] = n - start < size ? a[n - start] : 0.0;
+  /* the transform against the sum itself at a few random points */
+  for (int i = 0; i < 8; i++) {
+    const size_t n = test_random_range(start, frames - 1);
+    double sum = 0.0, magnitude = 0.0;
+    for (size_t k = 0; k < taps && k <= n - start; k++) {
+      sum += h[k] * X(n - k);
+      magnitude += fabs(h[k] * X(n - k));
+    }
+    const double diff = magnitude > 0.0 ? fabs(sum - y[n]) / magnitude : fabs(y[n]);
+    reference_worst = diff > reference_worst || isnan(diff) ? diff : reference_worst;
+    reference_points++;
+  }
+#undef X
+  fftw_destroy_plan(pa);
+  fftw_destroy_plan(pb);
+  fftw_destroy_plan(inverse);
+  fftw_free(a);
+  fftw_free(b);
+  fftw_free(fa);
+  fftw_free(fb);
+}
+
+/* A kernel of a stream and the frame its crossover starts at (0 for the first: no crossover). */
+typedef struct {
+  double *h; /* rows x taps */
+  size_t taps;
+  unsigned rows;
+  size_t change;
+} RefKernel;
+
+/* The header's output for x (x_frames frames, zeros after): frames x channels values into y. Each
+ * kernel filters the input from its change point on; the output crosses over linearly during the
+ * block from a change point; mix[n] is the wet fraction of output frame n. */
+static void
+ref_stream(const RefKernel *kernels, size_t count, const double *x, unsigned channels,
+           size_t x_frames, size_t frames, const double *mix, double *y)
+{
+  double *line = test_malloc((frames + 1) * sizeof *line);
+  double *other = test_malloc((frames + 1) * sizeof *other);
+  for (unsigned c = 0; c < channels; c++) {
+    for (size_t k = 0; k < count; k++) {
+      const RefKernel *kern = &kernels[k];
+      const double *h = kern->h + (kern->rows == 1 ? 0 : c) * kern->taps;
+      const size_t start = min_size(kern->change, frames);
+      const size_t end = k + 1 < count ? min_size(kernels[k + 1].change + B, frames) : frames;
+      ref_convolve(h, kern->taps, x, channels, c, x_frames, start, end, other);
+      for (size_t n = start; n < end; n++) {
+        if (k > 0 && n < kern->change + B) {
+          const double r = (double)(n - kern->change + 1) / (double)(B + 1);
+          line[n] = (1.0 - r) * line[n] + r * other[n];
+        } else {
+          line[n] = other[n];
+        }
+      }
+    }
+    for (size_t n = 0; n < frames; n++) {
+      const double dry = n < x_frames ? x[n * channels + c] : 0.0;
+      y[n * channels + c] = mix[n] * line[n] + (1.0 - mix[n]) * dry;
+    }
+  }
+  free(line);
+  free(other);
+}
+
+/* Sessions: one engine, its output collected as doubles ----------------------------------------
+ */
+
+typedef struct {
+  CudafftConvolve *cv;
+  CudafftConvolveFormat format;
+  unsigned channels;
+  size_t frame_bytes;
+  size_t pushed, produced; /* since create, the last drain or reset */
+  double *out, *mix_of;    /* produced x channels values, and the wet fraction of each frame */
+  size_t capacity;         /* frames */
+  double mix;
+  uint8_t *buffer; /* the output of one call, with its guard */
+  size_t buffer_frames;
+  size_t calls, failures;
+  char why[512];
+  char label[256];
+} Session;
+
+static void session_fail(Session *ss, const char *format, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void
+session_fail(Session *ss, const char *format, ...)
+{
+  if (ss->failures++ == 0) {
+    va_list args;
+    va_start(args, format);
+    vsnprintf(ss->why, sizeof ss->why, format, args);
+    va_end(args);
+  }
+}
+
+static int
+session_open(Session *ss, CudafftBackend backend, const CudafftConvolveConfig *config,
+             const char *label)
+{
+  memset(ss, 0, sizeof *ss);
+  snprintf(ss->label, sizeof ss->label, "%s", label);
+  const CudafftStatus status = cudafft_convolve_create(&ss->cv, backend, -1, config);
+  if (status != CUDAFFT_STATUS_OK) {
+    test_check(0, "%s: convolve_create on %s: %s: %s", label, test_backend_name(backend),
+               cudafft_status_name(status), cudafft_last_error_message());
+    return 0;
+  }
+  ss->format = config->format;
+  ss->channels = config->channels;
+  ss->frame_bytes = config->channels * sample_bytes(config->format);
+  ss->mix = config->mix;
+  if (cudafft_convolve_get_backend(ss->cv) != backend)
+    session_fail(ss, "a %s filter, want %s",
+                 test_backend_name(cudafft_convolve_get_backend(ss->cv)),
+                 test_backend_name(backend));
+  if (cudafft_convolve_frame_bytes(ss->cv) != ss->frame_bytes)
+    session_fail(ss, "frame_bytes %zu, want %zu", cudafft_convolve_frame_bytes(ss->cv),
+                 ss->frame_bytes);
+  if (cudafft_convolve_latency(ss->cv) != path_latency(config->kernel.taps))
+    session_fail(ss, "latency %zu for %zu taps, want %zu", cudafft_convolve_latency(ss->cv),
+                 config->kernel.taps, path_latency(config->kernel.taps));
+  return 1;
+}
+
+static void
+session_close(Session *ss)
+{
+  cudafft_convolve_destroy(ss->cv);
+  free(ss->out);
+  free(ss->mix_of);
+  free(ss->buffer);
+}
+
+/* A poisoned output buffer for `frames` frames and the guard. */
+static uint8_t *
+session_buffer(Session *ss, size_t frames)
+{
+  if (frames + GUARD > ss->buffer_frames) {
+    free(ss->buffer);
+    ss->buffer_frames = frames + GUARD;
+    ss->buffer = test_malloc(ss->buffer_frames * ss->frame_bytes);
+  }
+  poison(ss->format, ss->buffer, (frames + GUARD) * ss->channels);
+  return ss->buffer;
+}
+
+/* Appends `count` frames of the call's output to the collected stream. */
+static void
+session_collect(Session *ss, size_t count)
+{
+  if (ss->produced + count > ss->capacity) {
+    size_t capacity = ss->capacity ? ss->capacity : 65536;
+    while (capacity < ss->produced + count)
+      capacity *= 2;
+    ss->out = realloc(ss->out, capacity * ss->channels * sizeof *ss->out);
+    ss->mix_of = realloc(ss->mix_of, capacity * sizeof *ss->mix_of);
+    if (!ss->out || !ss->mix_of)
+      test_abort("session_collect: no memory for %zu frames", capacity);
+    ss->capacity = capacity;
+  }
+  for (size_t i = 0; i < count; i++) {
+    for (unsigned c = 0; c < ss->channels; c++)
+      ss->out[(ss->produced + i) * ss->channels + c] =
+          decode(ss->format, ss->buffer, i * ss->channels + c);
+    ss->mix_of[ss->produced + i] = ss->mix;
+  }
+  ss->produced += count;
+}
+
+/* The header's invariant: produced + lag = pushed, lag < latency (or 0 when latency is 0). */
+static void
+session_check_lag(Session *ss, const char *after)
+{
+  const size_t lag = cudafft_convolve_lag(ss->cv), latency = cudafft_convolve_latency(ss->cv);
+  if (ss->produced + lag != ss->pushed || (latency == 0 ? lag != 0 : lag >= latency))
+    session_fail(ss, "after %s: %zu frames produced, lag %zu, latency %zu, %zu pushed", after,
+                 ss->produced, lag, latency, ss->pushed);
+}
+
+static void
+session_push(Session *ss, const uint8_t *in, size_t frames)
+{
+  const size_t max = cudafft_convolve_max_output(ss->cv, frames);
+  if (max != frames + cudafft_convolve_lag(ss->cv))
+    session_fail(ss, "max_output(%zu) %zu with lag %zu", frames, max, cudafft_convolve_lag(ss->cv));
+  uint8_t *out = session_buffer(ss, max);
+  size_t produced = SIZE_MAX;
+  const CudafftStatus status = cudafft_convolve_push(ss->cv, in, frames, out, &produced);
+  ss->calls++;
+  if (status != CUDAFFT_STATUS_OK) {
+    session_fail(ss, "push of %zu frames after %zu: %s: %s", frames, ss->pushed,
+                 cudafft_status_name(status), cudafft_last_error_message());
+    return;
+  }
+  if (produced > max) {
+    session_fail(ss, "push of %zu frames after %zu produced %zu, max_output %zu", frames,
+                 ss->pushed, produced, max);
+    return;
+  }
+  const size_t changed =
+      count_unpoisoned(ss->format, out, max * ss->channels + GUARD * ss->channels);
+  const size_t written = count_unpoisoned(ss->format, out, produced * ss->channels);
+  if (changed != written || written != produced * ss->channels)
+    session_fail(ss, "push of %zu frames after %zu: %zu values written, %zu produced x %u channels",
+                 frames, ss->pushed, changed, produced, ss->channels);
+  ss->pushed += frames;
+  session_collect(ss, produced);
+  session_check_lag(ss, "a push");
+}
+
+typedef enum {
+  PIECES_1,
+  PIECES_100,
+  PIECES_4096,
+  PIECES_100000,
+  PIECES_MIXED,
+  PIECES_COUNT_
+} Pieces;
+
+static const char *const pieces_names[PIECES_COUNT_] = {
+    "pieces of 1", "pieces of 100", "pieces of 4096", "pieces of 100000", "mixed pieces"};
+
+static size_t
+next_piece(Pieces pieces)
+{
+  switch (pieces) {
+  case PIECES_1:
+    return 1;
+  case PIECES_100:
+    return 100;
+  case PIECES_4096:
+    return 4096;
+  case PIECES_100000:
+    return 100000;
+  default:
+    break;
+  }
+  switch (test_random_range(0, 9)) {
+  case 0:
+    return 0;
+  case 1:
+    return 1;
+  case 2:
+    return test_random_range(1, 50);
+  case 3:
+    return B;
+  case 4:
+    return B - 1;
+  case 5:
+    return test_random_range(3 * B, 10 * B);
+  default:
+    return test_random_range(1, 3000);
+  }
+}
+
+/* Pushes frames [from, to) of data in pieces. */
+static void
+session_push_range(Session *ss, const uint8_t *data, size_t from, size_t to, Pieces pieces)
+{
+  size_t done = from;
+  while (done < to && ss->failures == 0) {
+    const size_t size = min_size(next_piece(pieces), to - done);
+    session_push(ss, data + done * ss->frame_bytes, size);
+    done += size;
+  }
+}
+
+/* Drains; want_tail: the taps - 1 frames the tail must add. */
+static void
+session_drain(Session *ss, int tail, size_t want_tail)
+{
+  const size_t lag = cudafft_convolve_lag(ss->cv);
+  const size_t frames = cudafft_convolve_drain_frames(ss->cv, tail);
+  if (frames != lag + (tail ? want_tail : 0))
+    session_fail(ss, "drain_frames(%d) %zu with lag %zu, want %zu", tail, frames, lag,
+                 lag + (tail ? want_tail : 0));
+  uint8_t *out = session_buffer(ss, frames);
+  size_t produced = SIZE_MAX;
+  const CudafftStatus status = cudafft_convolve_drain(ss->cv, tail, out, &produced);
+  ss->calls++;
+  if (status != CUDAFFT_STATUS_OK || produced != frames) {
+    session_fail(ss, "drain(%d) after %zu: %s, %zu frames for %zu: %s", tail, ss->pushed,
+                 cudafft_status_name(status), produced, frames, cudafft_last_error_message());
+    return;
+  }
+  const size_t changed = count_unpoisoned(ss->format, out, (frames + GUARD) * ss->channels);
+  if (changed != frames * ss->channels)
+    session_fail(ss, "drain of %zu frames: %zu values written", frames, changed);
+  session_collect(ss, frames);
+  if (cudafft_convolve_lag(ss->cv) != 0)
+    session_fail(ss, "lag %zu after a drain", cudafft_convolve_lag(ss->cv));
+}
+
+static void
+session_set_kernel(Session *ss, const double *h, size_t taps, unsigned rows)
+{
+  const CudafftConvolveKernel kernel = {.taps_data = h, .taps = taps, .rows = rows};
+  const CudafftStatus status = cudafft_convolve_set_kernel(ss->cv, &kernel);
+  ss->calls++;
+  if (status != CUDAFFT_STATUS_OK)
+    session_fail(ss, "set_kernel(%zu taps) after %zu: %s: %s", taps, ss->pushed,
+                 cudafft_status_name(status), cudafft_last_error_message());
+  session_check_lag(ss, "set_kernel");
+}
+
+static void
+session_set_mix(Session *ss, double mix)
+{
+  const CudafftStatus status = cudafft_convolve_set_mix(ss->cv, mix);
+  if (status != CUDAFFT_STATUS_OK)
+    session_fail(ss, "set_mix(%g): %s", mix, cudafft_status_name(status));
+  ss->mix = mix;
+}
+
+/* Forgets the collected output too: the next stream starts at frame 0. */
+static void
+session_restart(Session *ss)
+{
+  ss->pushed = ss->produced = 0;
+}
+
+/* Output frames [first, last) of channel c against the reference, window by window; returns the
+ * worst relative L2 error (NaN fails). */
+static double
+session_compare_range(Session *ss, const double *ref, unsigned c, size_t first, size_t last,
+                      const char *what)
+{
+  double worst = 0.0;
+  for (size_t w = first; w < last; w += WINDOW) {
+    const size_t end = min_size(w + WINDOW, last);
+    double err = 0.0, norm = 0.0;
+    for (size_t n = w; n < end; n++) {
+      const double d = ss->out[n * ss->channels + c] - ref[n * ss->channels + c];
+      err += d * d;
+      norm += ref[n * ss->channels + c] * ref[n * ss->channels + c];
+    }
+    const double rel = norm > 0.0 ? sqrt(err / norm) : err == 0.0 ? 0.0 : INFINITY;
+    if (!(rel <= TOLERANCE)) {
+      size_t at = w;
+      for (size_t n = w; n < end; n++) {
+        const double d = fabs(ss->out[n * ss->channels + c] - ref[n * ss->channels + c]);
+        if (!(d <= TOLERANCE * sqrt(norm / (double)(end - w)))) {
+          at = n;
+          break;
+        }
+      }
+      session_fail(ss,
+                   "%s: channel %u frames %zu..%zu: relative L2 error %.3g (tolerance %.0e); "
+                   "frame %zu is %.9g, reference %.9g",
+                   what, c, w, end - 1, rel, TOLERANCE, at, ss->out[at * ss->channels + c],
+                   ref[at * ss->channels + c]);
+      return INFINITY;
+    }
+    worst = rel > worst ? rel : worst;
+  }
+  return worst;
+}
+
+/* The whole collected stream against the reference for x with these kernels. */
+static double
+session_compare(Session *ss, const RefKernel *kernels, size_t count, const double *x,
+                size_t x_frames, size_t want_frames, const char *what)
+{
+  if (ss->produced != want_frames) {
+    session_fail(ss, "%s: %zu frames out for %zu in, want %zu", what, ss->produced, x_frames,
+                 want_frames);
+    return INFINITY;
+  }
+  double *ref = test_malloc((want_frames + 1) * ss->channels * sizeof *ref);
+  ref_stream(kernels, count, x, ss->channels, x_frames, want_frames, ss->mix_of, ref);
+  double worst = 0.0;
+  for (unsigned c = 0; c < ss->channels && ss->failures == 0; c++) {
+    const double e = session_compare_range(ss, ref, c, 0, want_frames, what);
+    worst = e > worst ? e : worst;
+  }
+  free(ref);
+  return worst;
+}
+
+static int
+session_report(Session *ss, double worst, const char *detail)
+{
+  return test_check(ss->failures == 0, "%s: %zu calls, worst window error %.2e%s%s%s", ss->label,
+                    ss->calls, worst, detail ? detail : "", ss->failures ? ": " : "",
+                    ss->failures ? ss->why : "");
+}
+
+/* Streams, scripted: kernel and mix changes at given frames ----------------------------------- */
+
+typedef enum { EVENT_KERNEL, EVENT_MIX } EventKind;
+
+typedef struct {
+  size_t at; /* before input frame `at` */
+  EventKind kind;
+  size_t taps; /* EVENT_KERNEL: a new random kernel */
+  double mix;  /* EVENT_MIX */
+} Event;
+
+typedef enum { END_DRAIN, END_DRAIN_TAIL, END_RESET } Ending;
+
+typedef struct {
+  CudafftConvolveFormat format;
+  unsigned channels;
+  int per_channel; /* rows = channels, else 1 */
+  size_t taps;
+  double mix;
+  size_t frames;
+  Pieces pieces;
+  Ending ending;
+  const Event *events;
+  size_t event_count;
+} Script;
+
+#define MAX_KERNELS 8
+
+/* Runs a script; then, after its drain or reset, a second short stream that must see the newest
+ * kernel with no history. */
+static void
+run_script(CudafftBackend backend, const Script *sc, const char *what)
+{
+  const unsigned rows = sc->per_channel ? sc->channels : 1;
+  char label[256];
+  snprintf(label, sizeof label, "%s: %zu taps x %u row%s, %u channel%s %s, %zu frames in %s, %s",
+           what, sc->taps, rows, rows > 1 ? "s" : "", sc->channels, sc->channels > 1 ? "s" : "",
+           format_name(sc->format), sc->frames, pieces_names[sc->pieces],
+           sc->ending == END_RESET        ? "reset"
+           : sc->ending == END_DRAIN_TAIL ? "drained with the tail"
+                                          : "drained without the tail");
+  RefKernel kernels[MAX_KERNELS];
+  size_t count = 1;
+  kernels[0] = (RefKernel){make_kernel(rows * sc->taps), sc->taps, rows, 0};
+  const CudafftConvolveConfig config = {
+      .channels = sc->channels,
+      .format = sc->format,
+      .kernel = {.taps_data = kernels[0].h, .taps = sc->taps, .rows = rows},
+      .mix = sc->mix,
+  };
+  Session ss;
+  if (!session_open(&ss, backend, &config, label)) {
+    free(kernels[0].h);
+    return;
+  }
+  double *x = make_input(sc->format, sc->frames * sc->channels);
+  uint8_t *data = encode(sc->format, x, sc->frames * sc->channels);
+
+  size_t done = 0;
+  for (size_t e = 0; e <= sc->event_count && ss.failures == 0; e++) {
+    const size_t at = e < sc->event_count ? sc->events[e].at : sc->frames;
+    session_push_range(&ss, data, done, at, sc->pieces);
+    done = at;
+    if (e == sc->event_count)
+      break;
+    const Event *ev = &sc->events[e];
+    if (ev->kind == EVENT_MIX) {
+      session_set_mix(&ss, ev->mix);
+      continue;
+    }
+    /* The header: the change point is the first multiple of B at or after the frames pushed; a
+     * change with the same change point as the previous one replaces it. */
+    const size_t change = (done + B - 1) / B * B;
+    double *h = make_kernel(rows * ev->taps);
+    if (count > 1 && kernels[count - 1].change == change) {
+      free(kernels[count - 1].h);
+      count--;
+    }
+    if (count == MAX_KERNELS)
+      test_abort("run_script: more than %d kernels", MAX_KERNELS);
+    kernels[count++] = (RefKernel){h, ev->taps, rows, change};
+    session_set_kernel(&ss, h, ev->taps, rows);
+    size_t want_latency = 0;
+    for (size_t k = 0; k < count; k++)
+      if (k == count - 1 || kernels[k + 1].change + B > done)
+        want_latency = path_latency(kernels[k].taps) > want_latency ? path_latency(kernels[k].taps)
+                                                                    : want_latency;
+    if (cudafft_convolve_latency(ss.cv) != want_latency)
+      session_fail(&ss, "latency %zu after set_kernel(%zu taps) at %zu, want %zu",
+                   cudafft_convolve_latency(ss.cv), ev->taps, done, want_latency);
+  }
+
+  const RefKernel *newest = &kernels[count - 1];
+  double worst = 0.0;
+  if (sc->ending == END_RESET) {
+    cudafft_convolve_reset(ss.cv);
+    if (cudafft_convolve_lag(ss.cv) != 0 ||
+        cudafft_convolve_latency(ss.cv) != path_latency(newest->taps))
+      session_fail(&ss, "after reset: lag %zu, latency %zu (want 0, %zu)",
+                   cudafft_convolve_lag(ss.cv), cudafft_convolve_latency(ss.cv),
+                   path_latency(newest->taps));
+    /* what came out before the reset */
+    if (ss.failures == 0)
+      worst = session_compare(&ss, kernels, count, x, sc->frames, ss.produced, "before the reset");
+  } else {
+    const int tail = sc->ending == END_DRAIN_TAIL;
+    session_drain(&ss, tail, newest->taps - 1);
+    if (ss.failures == 0)
+      worst = session_compare(&ss, kernels, count, x, sc->frames,
+                              sc->frames + (tail ? newest->taps - 1 : 0), "the stream");
+    if (cudafft_convolve_latency(ss.cv) != path_latency(newest->taps))
+      session_fail(&ss, "after the drain: latency %zu, want %zu", cudafft_convolve_latency(ss.cv),
+                   path_latency(newest->taps));
+  }
+  free(data);
+  free(x);
+
+  /* The second stream: the newest kernel alone, from zero history. */
+  session_restart(&ss);
+  const size_t frames2 = test_random_range(1, 3 * B);
+  double *x2 = make_input(sc->format, frames2 * sc->channels);
+  uint8_t *data2 = encode(sc->format, x2, frames2 * sc->channels);
+  RefKernel second = *newest;
+  second.change = 0;
+  if (ss.failures == 0) {
+    session_push_range(&ss, data2, 0, frames2, PIECES_MIXED);
+    session_drain(&ss, 1, newest->taps - 1);
+  }
+  if (ss.failures == 0) {
+    const double e = session_compare(&ss, &second, 1, x2, frames2, frames2 + newest->taps - 1,
+                                     "the next stream");
+    worst = e > worst ? e : worst;
+  }
+  free(data2);
+  free(x2);
+  char detail[64];
+  snprintf(detail, sizeof detail, " (%zu kernel%s)", count, count > 1 ? "s" : "");
+  session_report(&ss, worst, detail);
+  for (size_t k = 0; k < count; k++)
+    free(kernels[k].h);
+  session_close(&ss);
+}
+
+static void
+check_streams(CudafftBackend backend)
+{
+  static const size_t taps[] = {1, 5, 63, 64, 2048, 2049};
+  static const unsigned channels[] = {1, 2, 6};
+  size_t index = 0;
+  for (size_t t = 0; t < COUNT(taps); t++)
+    for (size_t c = 0; c < COUNT(channels); c++)
+      for (int p = 0; p < PIECES_COUNT_; p++, index++) {
+        /* more than two pieces of 100000; otherwise several blocks and partitions */
+        const size_t frames = p == PIECES_100000
+                                  ? 230000 + test_random_range(0, B)
+                                  : 4 * B + 2 * taps[t] + test_random_range(0, 2 * B);
+        const Script sc = {
+            .format = (index / 2) % 2 ? CUDAFFT_CONVOLVE_F64 : CUDAFFT_CONVOLVE_F32,
+            .channels = channels[c],
+            .per_channel = channels[c] > 1 && index % 2,
+            .taps = taps[t],
+            .mix = 1.0,
+            .frames = frames,
+            .pieces = (Pieces)p,
+            .ending = (Ending)(index % 3 == 2 ? END_DRAIN : END_DRAIN_TAIL),
+        };
+        run_script(backend, &sc, "stream");
+      }
+  /* 48000 taps (a 1 s response, 24 partitions): fewer combinations, for time */
+  const Script long_kernels[] = {
+      {CUDAFFT_CONVOLVE_F32, 1, 0, 48000, 1.0, 150000, PIECES_4096, END_DRAIN_TAIL, NULL, 0},
+      {CUDAFFT_CONVOLVE_F64, 2, 1, 48000, 1.0, 120000, PIECES_MIXED, END_DRAIN_TAIL, NULL, 0},
+      {CUDAFFT_CONVOLVE_F32, 6, 0, 48000, 1.0, 210000, PIECES_100000, END_DRAIN, NULL, 0},
+      {CUDAFFT_CONVOLVE_F32, 2, 0, 48000, 1.0, 60000, PIECES_100, END_DRAIN_TAIL, NULL, 0},
+  };
+  for (size_t i = 0; i < COUNT(long_kernels); i++)
+    run_script(backend, &long_kernels[i], "stream");
+}
+
+/* Mix: set at create and changed between pushes, on both paths. */
+static void
+check_mix(CudafftBackend backend)
+{
+  static const size_t taps[] = {5, 3000};
+  for (size_t t = 0; t < COUNT(taps); t++) {
+    const Event events[] = {
+        {1000, EVENT_MIX, 0, 0.0},
+        {5000, EVENT_MIX, 0, 1.0},
+        {9001, EVENT_MIX, 0, 0.3},
+    };
+    const Script sc = {
+        CUDAFFT_CONVOLVE_F32, 2, 0, taps[t], 0.3, 14000, PIECES_MIXED, END_DRAIN_TAIL, events,
+        COUNT(events)};
+    run_script(backend, &sc, "mix 0.3, then 0, 1, 0.3");
+    const Script zero = {CUDAFFT_CONVOLVE_F64, 1,    0, taps[t], 0.0, 9000, PIECES_100,
+                         END_DRAIN_TAIL,       NULL, 0};
+    run_script(backend, &zero, "mix 0");
+  }
+}
+
+/* Kernel changes: the crossover of the header between and across paths, replaced before its
+ * change point, queued during another, pending or under way at a drain or reset. */
+static void
+check_kernel_changes(CudafftBackend backend)
+{
+  const size_t a = 3 * B + 700; /* mid-block */
+  const Event direct_direct[] = {{a, EVENT_KERNEL, 33, 0}};
+  const Event direct_partitioned[] = {{a, EVENT_KERNEL, 3000, 0}};
+  const Event partitioned_direct[] = {{a, EVENT_KERNEL, 7, 0}};
+  const Event partitioned_partitioned[] = {{a, EVENT_KERNEL, 4097, 0}};
+  const Event on_boundary[] = {{4 * B, EVENT_KERNEL, 100, 0}, {6 * B, EVENT_KERNEL, 9, 0}};
+  const Event at_start[] = {{0, EVENT_KERNEL, 2500, 0}};
+  const Event replaced[] = {{a, EVENT_KERNEL, 5000, 0}, {a + 300, EVENT_KERNEL, 12, 0}};
+  const Event queued[] = {{a, EVENT_KERNEL, 100, 0},
+                          {4 * B + 5, EVENT_KERNEL, 20, 0},
+                          {4 * B + 900, EVENT_KERNEL, 2100, 0}};
+  const Event with_mix[] = {{a, EVENT_KERNEL, 3000, 0}, {4 * B + 100, EVENT_MIX, 0, 0.3}};
+  const Event pending_at_end[] = {{6 * B - 50, EVENT_KERNEL, 3000, 0}};
+  const Event running_at_end[] = {{5 * B - 50, EVENT_KERNEL, 40, 0}};
+  const struct {
+    size_t taps;
+    const Event *events;
+    size_t count;
+    size_t frames;
+    Ending ending;
+    const char *what;
+  } cases[] = {
+      {5, direct_direct, 1, 7 * B, END_DRAIN_TAIL, "direct to direct"},
+      {5, direct_partitioned, 1, 8 * B + 3, END_DRAIN_TAIL, "direct to partitioned"},
+      {2049, partitioned_direct, 1, 7 * B + 11, END_DRAIN_TAIL, "partitioned to direct"},
+      {2049, partitioned_partitioned, 1, 9 * B, END_DRAIN, "partitioned to partitioned"},
+      {5000, on_boundary, 2, 9 * B + 1, END_DRAIN_TAIL, "on block boundaries"},
+      {7, at_start, 1, 5 * B, END_DRAIN_TAIL, "before the first frame"},
+      {64, replaced, 2, 7 * B, END_DRAIN_TAIL, "replaced before its change point"},
+      {3000, queued, 3, 9 * B, END_DRAIN_TAIL, "changed during a crossover (queued), twice"},
+      {10, with_mix, 2, 7 * B, END_DRAIN_TAIL, "with a mix change in the crossover"},
+      {2049, pending_at_end, 1, 6 * B - 50, END_DRAIN_TAIL, "pending when drained"},
+      {5, pending_at_end, 1, 6 * B - 50, END_DRAIN, "pending when drained without the tail"},
+      {2049, running_at_end, 1, 5 * B + 200, END_DRAIN_TAIL, "under way when drained"},
+      {3000, running_at_end, 1, 5 * B + 200, END_RESET, "under way at a reset"},
+      {33, pending_at_end, 1, 6 * B - 50, END_RESET, "pending at a reset"},
+  };
+  for (size_t i = 0; i < COUNT(cases); i++)
+    for (int pieces = 0; pieces < 2; pieces++) {
+      const Script sc = {
+          .format = i % 2 ? CUDAFFT_CONVOLVE_F64 : CUDAFFT_CONVOLVE_F32,
+          .channels = (unsigned)(1 + i % 3),
+          .per_channel = i % 2,
+          .taps = cases[i].taps,
+          .mix = 1.0,
+          .frames = cases[i].frames,
+          .pieces = pieces ? PIECES_MIXED : PIECES_100,
+          .ending = cases[i].ending,
+          .events = cases[i].events,
+          .event_count = cases[i].count,
+      };
+      char what[128];
+      snprintf(what, sizeof what, "kernel change %s", cases[i].what);
+      run_script(backend, &sc, what);
+    }
+}
+
+/* A reset mid-stream (a partial block staged): the next stream sees no history. */
+static void
+check_reset(CudafftBackend backend)
+{
+  static const size_t taps[] = {5, 2049};
+  for (size_t t = 0; t < COUNT(taps); t++) {
+    const Script sc = {CUDAFFT_CONVOLVE_F32, 2,         1,    taps[t], 1.0, 3 * B + 123,
+                       PIECES_MIXED,         END_RESET, NULL, 0};
+    run_script(backend, &sc, "reset mid-block");
+  }
+}
+
+/* The delta kernel {0,0,0,0,0,1}: on the direct path the input comes back exactly, 5 frames late,
+ * with exact zeros first; zero-padded to 64 taps (partitioned) within the float FFT's error. */
+static void
+check_delta(CudafftBackend backend)
+{
+  for (int f = 0; f < CUDAFFT_CONVOLVE_FORMAT_COUNT_; f++) {
+    const CudafftConvolveFormat format = (CudafftConvolveFormat)f;
+    for (int partitioned = 0; partitioned <= 1; partitioned++) {
+      const size_t taps = partitioned ? 64 : 6, frames = 3 * B + 77;
+      const unsigned channels = 2;
+      double h[64] = {0};
+      h[5] = 1.0;
+      const CudafftConvolveConfig config = {channels, format, {h, taps, 1}, 1.0};
+      char label[128];
+      snprintf(label, sizeof label, "delta kernel (tap 5 of %zu, %s path) %s", taps,
+               partitioned ? "partitioned" : "direct", format_name(format));
+      Session ss;
+      if (!session_open(&ss, backend, &config, label))
+        continue;
+      double *x = make_input(format, frames * channels);
+      uint8_t *data = encode(format, x, frames * channels);
+      session_push_range(&ss, data, 0, frames, PIECES_MIXED);
+      session_drain(&ss, 1, taps - 1);
+      size_t inexact = 0, first_inexact = 0;
+      double worst = 0.0, worst_zero = 0.0;
+      if (ss.failures == 0 && ss.produced == frames + taps - 1) {
+        for (size_t n = 0; n < ss.produced; n++)
+          for (unsigned c = 0; c < channels; c++) {
+            const double y = ss.out[n * channels + c];
+            /* the input as the engine holds it: rounded to float */
+            const double want =
+                n >= 5 && n - 5 < frames ? (double)(float)x[(n - 5) * channels + c] : 0.0;
+            if (memcmp(&y, &want, sizeof y) != 0 && !inexact++)
+              first_inexact = n;
+            if (n < 5)
+              worst_zero = fabs(y) > worst_zero || isnan(y) ? fabs(y) : worst_zero;
+          }
+        RefKernel kern = {h, taps, 1, 0};
+        worst = session_compare(&ss, &kern, 1, x, frames, frames + taps - 1, "delta");
+      } else if (ss.failures == 0) {
+        session_fail(&ss, "%zu frames out, want %zu", ss.produced, frames + taps - 1);
+      }
+      if (!partitioned && inexact)
+        session_fail(&ss, "%zu values differ from the input's bits, the first at frame %zu",
+                     inexact, first_inexact);
+      /* The float FFT's absolute error at full-scale input is about 1e-7: the first frames must
+       * be as quiet as the tolerance relative to the input's level (rms 0.58) allows. */
+      if (partitioned && !(worst_zero <= TOLERANCE * 0.58))
+        session_fail(&ss, "the first 5 frames reach %.3g", worst_zero);
+      char detail[96];
+      snprintf(detail, sizeof detail, "; %zu values not bit-exact, first 5 frames within %.1e",
+               inexact, worst_zero);
+      session_report(&ss, worst, detail);
+      free(data);
+      free(x);
+      session_close(&ss);
+    }
+  }
+}
+
+/* NaN and Inf: one bad sample in channel 1 poisons only the output that depends on it (direct:
+ * the taps frames from it; partitioned: the P + 2 blocks from its block's start, the spectra that
+ * hold it), channel 0 never, and the output is finite and correct after it. */
+static void
+check_nonfinite(CudafftBackend backend, size_t taps, double bad)
+{
+  const unsigned channels = 2;
+  const size_t parts = (taps + B - 1) / B;
+  const size_t at = 3 * B + test_random_range(0, B - 1);
+  const size_t frames = at + (parts + 6) * B + taps;
+  char label[128];
+  snprintf(label, sizeof label, "%s at frame %zu of channel 1, %zu taps",
+           isnan(bad) ? "NaN" : "Inf", at, taps);
+  double *h = make_kernel(taps);
+  const CudafftConvolveConfig config = {channels, CUDAFFT_CONVOLVE_F32, {h, taps, 1}, 1.0};
+  Session ss;
+  if (!session_open(&ss, backend, &config, label)) {
+    free(h);
+    return;
+  }
+  double *x = make_input(config.format, frames * channels);
+  x[at * channels + 1] = bad;
+  uint8_t *data = encode(config.format, x, frames * channels);
+  x[at * channels + 1] = 0.0; /* the reference away from it */
+  session_push_range(&ss, data, 0, frames, PIECES_MIXED);
+  session_drain(&ss, 1, taps - 1);
+  const size_t total = frames + taps - 1;
+  const size_t from = taps < CUDAFFT_CONVOLVE_DIRECT_TAPS ? at : at / B * B;
+  const size_t to = taps < CUDAFFT_CONVOLVE_DIRECT_TAPS ? at + taps : (at / B + parts + 2) * B;
+  double worst = 0.0;
+  size_t poisoned = 0, nonfinite_outside = 0;
+  if (ss.failures == 0 && ss.produced == total) {
+    double *ref = test_malloc(total * channels * sizeof *ref);
+    const RefKernel kern = {h, taps, 1, 0};
+    ref_stream(&kern, 1, x, channels, frames, total, ss.mix_of, ref);
+    worst = session_compare_range(&ss, ref, 0, 0, total, "channel 0");
+    const double before = session_compare_range(&ss, ref, 1, 0, from, "channel 1 before");
+    const double after = session_compare_range(&ss, ref, 1, to, total, "channel 1 after");
+    worst = before > worst ? before : worst;
+    worst = after > worst ? after : worst;
+    for (size_t n = 0; n < total; n++) {
+      const int finite = isfinite(ss.out[n * channels + 1]) && isfinite(ss.out[n * channels]);
+      if (n >= from && n < to)
+        poisoned += !finite;
+      else
+        nonfinite_outside += !finite;
+    }
+    if (isfinite(ss.out[at * channels + 1]))
+      session_fail(&ss, "frame %zu, where the bad sample enters, is finite (%g)", at,
+                   ss.out[at * channels + 1]);
+    if (nonfinite_outside)
+      session_fail(&ss, "%zu frames outside %zu..%zu are not finite", nonfinite_outside, from,
+                   to - 1);
+    free(ref);
+  } else if (ss.failures == 0) {
+    session_fail(&ss, "%zu frames out, want %zu", ss.produced, total);
+  }
+  char detail[128];
+  snprintf(detail, sizeof detail, "; %zu non-finite frames, all within %zu..%zu", poisoned, from,
+           to - 1);
+  session_report(&ss, worst, detail);
+  free(data);
+  free(x);
+  free(h);
+  session_close(&ss);
+}
+
+/* Invalid calls ---------------------------------------------------------------------------------
+ */
+
+static void
+expect_create(CudafftStatus want, CudafftStatus also, CudafftBackend backend, int device,
+              const CudafftConvolveConfig *config, const char *what)
+{
+  CudafftConvolve *cv = (CudafftConvolve *)&cv; /* not NULL: create must clear it */
+  const CudafftStatus status = cudafft_convolve_create(&cv, backend, device, config);
+  test_check((status == want || status == also) && (status == CUDAFFT_STATUS_OK) == (cv != NULL),
+             "convolve_create %s -> %s (want %s), convolve %s%s%s", what,
+             cudafft_status_name(status), cudafft_status_name(want), cv ? "set" : "NULL",
+             status ? ": " : "", status ? cudafft_last_error_message() : "");
+  if (status == CUDAFFT_STATUS_OK)
+    cudafft_convolve_destroy(cv);
+}
+
+static void
+check_create_errors(CudafftBackend backend)
+{
+  const CudafftStatus OK = CUDAFFT_STATUS_OK, SIZE = CUDAFFT_STATUS_INVALID_SIZE;
+  const CudafftStatus VALUE = CUDAFFT_STATUS_INVALID_VALUE, NUL = CUDAFFT_STATUS_NULL_POINTER;
+  double taps[3 * 70];
+  for (size_t i = 0; i < COUNT(taps); i++)
+    taps[i] = test_random_uniform();
+  const CudafftConvolveConfig good = {2, CUDAFFT_CONVOLVE_F32, {taps, 70, 1}, 1.0};
+  CudafftConvolveConfig c;
+
+  test_check(cudafft_convolve_create(NULL, backend, -1, &good) == NUL,
+             "convolve_create with a NULL result pointer -> NULL_POINTER");
+  expect_create(NUL, NUL, backend, -1, NULL, "config NULL");
+  expect_create(OK, OK, backend, -1, &good, "70 taps stereo F32");
+  c = good, c.channels = 0;
+  expect_create(VALUE, VALUE, backend, -1, &c, "channels 0");
+  c = good, c.channels = CUDAFFT_CONVOLVE_MAX_CHANNELS + 1;
+  expect_create(VALUE, VALUE, backend, -1, &c, "channels 1025");
+  c = good, c.channels = CUDAFFT_CONVOLVE_MAX_CHANNELS, c.kernel.taps = 5;
+  expect_create(OK, OK, backend, -1, &c, "channels 1024, 5 taps");
+  c = good, c.format = CUDAFFT_CONVOLVE_FORMAT_COUNT_;
+  expect_create(VALUE, VALUE, backend, -1, &c, "format COUNT_");
+  c = good, c.format = (CudafftConvolveFormat)-1;
+  expect_create(VALUE, VALUE, backend, -1, &c, "format -1");
+  c = good, c.kernel.taps = 0;
+  expect_create(SIZE, SIZE, backend, -1, &c, "taps 0");
+  c = good, c.kernel.taps = SIZE_MAX;
+  expect_create(SIZE, SIZE, backend, -1, &c, "taps SIZE_MAX");
+  c = good, c.kernel.taps = (size_t)1 << 40;
+  expect_create(SIZE, SIZE, backend, -1, &c, "taps 2^40");
+  c = good, c.kernel.taps_data = NULL;
+  expect_create(NUL, NUL, backend, -1, &c, "taps_data NULL");
+  c = good, c.kernel.rows = 0;
+  expect_create(VALUE, VALUE, backend, -1, &c, "rows 0");
+  c = good, c.kernel.rows = 3;
+  expect_create(VALUE, VALUE, backend, -1, &c, "rows 3 for 2 channels");
+  c = good, c.kernel.rows = 2;
+  expect_create(OK, OK, backend, -1, &c, "rows 2 for 2 channels");
+  c = good, c.channels = 3, c.kernel.rows = 3;
+  expect_create(OK, OK, backend, -1, &c, "rows 3 for 3 channels");
+  c = good, c.mix = NAN;
+  expect_create(VALUE, VALUE, backend, -1, &c, "mix NaN");
+  c = good, c.mix = -0.1;
+  expect_create(VALUE, VALUE, backend, -1, &c, "mix -0.1");
+  c = good, c.mix = 1.1;
+  expect_create(VALUE, VALUE, backend, -1, &c, "mix 1.1");
+  c = good, c.mix = INFINITY;
+  expect_create(VALUE, VALUE, backend, -1, &c, "mix Inf");
+  c = good, c.mix = 0.0;
+  expect_create(OK, OK, backend, -1, &c, "mix 0");
+  taps[69] = NAN;
+  expect_create(VALUE, VALUE, backend, -1, &good, "a NaN tap");
+  taps[69] = -INFINITY;
+  expect_create(VALUE, VALUE, backend, -1, &good, "an Inf tap");
+  taps[69] = 0.5;
+  expect_create(VALUE, VALUE, (CudafftBackend)42, -1, &good, "backend 42");
+  expect_create(VALUE, VALUE, backend, -2, &good, "device -2");
+
+  /* 2^26 taps (23 minutes at 48 kHz) on 1024 channels: over 500 GB of spectra and delay lines,
+   * refused from the sizes before anything is allocated (zero pages: the taps cost no memory). */
+  const size_t huge = (size_t)1 << 26;
+  double *zeros = calloc(huge, sizeof *zeros);
+  if (zeros) {
+    c = good, c.channels = CUDAFFT_CONVOLVE_MAX_CHANNELS, c.kernel.taps_data = zeros;
+    c.kernel.taps = huge;
+    expect_create(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
+                  backend == CUDAFFT_BACKEND_CUDA ? CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY
+                                                  : CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
+                  backend, -1, &c, "2^26 taps on 1024 channels");
+    free(zeros);
+  }
+
+  CudafftConvolve *cv = NULL;
+  const CudafftBackend want_auto =
+      cudafft_cuda_device_count() > 0 ? CUDAFFT_BACKEND_CUDA : CUDAFFT_BACKEND_CPU;
+  const CudafftStatus s = cudafft_convolve_create(&cv, CUDAFFT_BACKEND_AUTO, -1, &good);
+  test_check(s == OK && cudafft_convolve_get_backend(cv) == want_auto,
+             "convolve_create AUTO -> %s, a %s filter (want %s)", cudafft_status_name(s),
+             test_backend_name(cudafft_convolve_get_backend(cv)), test_backend_name(want_auto));
+  cudafft_convolve_destroy(cv);
+
+  int sizes_ok = 1;
+  for (int f = 0; f < CUDAFFT_CONVOLVE_FORMAT_COUNT_; f++)
+    for (size_t t = 5; t <= 70; t += 65) {
+      c = good, c.format = (CudafftConvolveFormat)f, c.channels = 3, c.kernel.taps = t;
+      cv = NULL;
+      if (cudafft_convolve_create(&cv, backend, -1, &c) != OK) {
+        sizes_ok = 0;
+        continue;
+      }
+      sizes_ok &= cudafft_convolve_frame_bytes(cv) == 3 * sample_bytes(c.format) &&
+                  cudafft_convolve_latency(cv) == path_latency(t) &&
+                  cudafft_convolve_lag(cv) == 0 && cudafft_convolve_max_output(cv, 10) == 10 &&
+                  cudafft_convolve_drain_frames(cv, 0) == 0 &&
+                  cudafft_convolve_drain_frames(cv, 1) == t - 1;
+      cudafft_convolve_destroy(cv);
+    }
+  test_check(sizes_ok, "frame_bytes, latency, lag, max_output, drain_frames of new filters (F32, "
+                       "F64; 5 and 70 taps)");
+
+  cudafft_convolve_destroy(NULL);
+  cudafft_convolve_reset(NULL);
+  test_check(cudafft_convolve_frame_bytes(NULL) == 0 && cudafft_convolve_latency(NULL) == 0 &&
+                 cudafft_convolve_lag(NULL) == 0 && cudafft_convolve_max_output(NULL, 5) == 0 &&
+                 cudafft_convolve_drain_frames(NULL, 1) == 0 &&
+                 cudafft_convolve_get_backend(NULL) == CUDAFFT_BACKEND_AUTO,
+             "destroy(NULL) and reset(NULL) return; the accessors of NULL give 0 (AUTO)");
+}
+
+static void
+check_call_errors(CudafftBackend backend)
+{
+  double taps[100];
+  for (size_t i = 0; i < COUNT(taps); i++)
+    taps[i] = test_random_uniform();
+  const CudafftConvolveConfig config = {2, CUDAFFT_CONVOLVE_F32, {taps, 100, 1}, 1.0};
+  CudafftConvolve *cv = NULL;
+  if (cudafft_convolve_create(&cv, backend, -1, &config) != CUDAFFT_STATUS_OK) {
+    test_check(0, "call errors: convolve_create: %s", cudafft_last_error_message());
+    return;
+  }
+  const size_t frames = 3000;
+  float *in = test_malloc(frames * 2 * sizeof *in);
+  float *out = test_malloc((frames + B) * 2 * sizeof *out);
+  test_fill_uniform(in, frames * 2);
+  size_t produced = 7;
+  CudafftStatus s;
+
+  s = cudafft_convolve_push(NULL, in, 10, out, &produced);
+  test_check(s == CUDAFFT_STATUS_NULL_POINTER && produced == 0,
+             "push(NULL convolve) -> %s, produced %zu", cudafft_status_name(s), produced);
+  const struct {
+    const void *in;
+    size_t frames;
+    void *out;
+    int null_produced;
+    CudafftStatus want;
+    const char *what;
+  } bad[] = {
+      {NULL, 10, out, 0, CUDAFFT_STATUS_NULL_POINTER, "in NULL"},
+      {in, 10, NULL, 0, CUDAFFT_STATUS_NULL_POINTER, "out NULL"},
+      {in, 10, out, 1, CUDAFFT_STATUS_NULL_POINTER, "produced NULL"},
+      {in, SIZE_MAX, out, 0, CUDAFFT_STATUS_INVALID_VALUE, "SIZE_MAX frames"},
+      {in, SIZE_MAX / 8, out, 0, CUDAFFT_STATUS_INVALID_VALUE, "SIZE_MAX / 8 frames"},
+      {in, 100, in + 50, 0, CUDAFFT_STATUS_INVALID_VALUE, "out overlapping in"},
+      {out + 20, 100, out, 0, CUDAFFT_STATUS_INVALID_VALUE, "in overlapping out"},
+  };
+  for (size_t i = 0; i < COUNT(bad); i++) {
+    size_t ignored;
+    s = cudafft_convolve_push(cv, in, 100, out, &ignored); /* something to forget */
+    const size_t lag = cudafft_convolve_lag(cv);
+    produced = 7;
+    s = cudafft_convolve_push(cv, bad[i].in, bad[i].frames, bad[i].out,
+                              bad[i].null_produced ? NULL : &produced);
+    test_check(s == bad[i].want && (bad[i].null_produced || produced == 0) && lag > 0 &&
+                   cudafft_convolve_lag(cv) == 0,
+               "push %s -> %s (want %s), produced %zu, and it resets (lag %zu before)", bad[i].what,
+               cudafft_status_name(s), cudafft_status_name(bad[i].want), produced, lag);
+  }
+  s = cudafft_convolve_push(cv, NULL, 0, NULL, &produced);
+  test_check(s == CUDAFFT_STATUS_OK && produced == 0,
+             "push of 0 frames from NULL to NULL -> %s, produced %zu", cudafft_status_name(s),
+             produced);
+
+  /* drain */
+  size_t ignored;
+  cudafft_convolve_push(cv, in, 100, out, &ignored);
+  s = cudafft_convolve_drain(NULL, 1, out, &produced);
+  test_check(s == CUDAFFT_STATUS_NULL_POINTER && produced == 0,
+             "drain(NULL convolve) -> %s, produced %zu", cudafft_status_name(s), produced);
+  s = cudafft_convolve_drain(cv, 1, out, NULL);
+  const size_t lag_after = cudafft_convolve_lag(cv);
+  test_check(s == CUDAFFT_STATUS_NULL_POINTER && lag_after == 0,
+             "drain(produced NULL) -> %s, and it resets (lag %zu)", cudafft_status_name(s),
+             lag_after);
+  cudafft_convolve_push(cv, in, 100, out, &ignored);
+  s = cudafft_convolve_drain(cv, 0, NULL, &produced);
+  test_check(s == CUDAFFT_STATUS_NULL_POINTER && produced == 0 && cudafft_convolve_lag(cv) == 0,
+             "drain(out NULL) with 100 frames to drain -> %s, and it resets",
+             cudafft_status_name(s));
+  s = cudafft_convolve_drain(cv, 0, NULL, &produced);
+  test_check(s == CUDAFFT_STATUS_OK && produced == 0,
+             "drain(out NULL, no tail) with nothing to drain -> %s, produced %zu",
+             cudafft_status_name(s), produced);
+
+  /* set_kernel: nothing changes on invalid arguments */
+  cudafft_convolve_push(cv, in, 100, out, &ignored);
+  const size_t lag = cudafft_convolve_lag(cv);
+  const struct {
+    CudafftConvolveKernel kernel;
+    CudafftStatus want;
+    const char *what;
+  } bad_kernels[] = {
+      {{taps, 0, 1}, CUDAFFT_STATUS_INVALID_SIZE, "taps 0"},
+      {{taps, SIZE_MAX, 1}, CUDAFFT_STATUS_INVALID_SIZE, "taps SIZE_MAX"},
+      {{NULL, 10, 1}, CUDAFFT_STATUS_NULL_POINTER, "taps_data NULL"},
+      {{taps, 10, 3}, CUDAFFT_STATUS_INVALID_VALUE, "rows 3 for 2 channels"},
+      {{taps, 10, 0}, CUDAFFT_STATUS_INVALID_VALUE, "rows 0"},
+  };
+  for (size_t i = 0; i < COUNT(bad_kernels); i++) {
+    s = cudafft_convolve_set_kernel(cv, &bad_kernels[i].kernel);
+    test_check(
+        s == bad_kernels[i].want && cudafft_convolve_lag(cv) == lag &&
+            cudafft_convolve_latency(cv) == B && cudafft_convolve_drain_frames(cv, 1) == lag + 99,
+        "set_kernel %s -> %s (want %s); lag, latency and drain_frames unchanged",
+        bad_kernels[i].what, cudafft_status_name(s), cudafft_status_name(bad_kernels[i].want));
+  }
+  taps[3] = NAN;
+  const CudafftConvolveKernel nan_kernel = {taps, 10, 1};
+  s = cudafft_convolve_set_kernel(cv, &nan_kernel);
+  taps[3] = 0.25;
+  test_check(s == CUDAFFT_STATUS_INVALID_VALUE && cudafft_convolve_drain_frames(cv, 1) == lag + 99,
+             "set_kernel with a NaN tap -> %s, nothing changes", cudafft_status_name(s));
+  const CudafftConvolveKernel good_kernel = {taps, 10, 2};
+  s = cudafft_convolve_set_kernel(NULL, &good_kernel);
+  const CudafftStatus s2 = cudafft_convolve_set_kernel(cv, NULL);
+  test_check(s == CUDAFFT_STATUS_NULL_POINTER && s2 == CUDAFFT_STATUS_NULL_POINTER,
+             "set_kernel(NULL convolve) -> %s, set_kernel(NULL kernel) -> %s",
+             cudafft_status_name(s), cudafft_status_name(s2));
+
+  /* A kernel too large for memory: refused at set_kernel, which resets and keeps the old one. */
+  const size_t huge = (size_t)1 << 26;
+  double *zeros = calloc(huge, sizeof *zeros);
+  CudafftConvolve *wide = NULL;
+  const CudafftConvolveConfig wide_config = {
+      CUDAFFT_CONVOLVE_MAX_CHANNELS, CUDAFFT_CONVOLVE_F32, {taps, 100, 1}, 1.0};
+  float *wide_in = calloc(100 * CUDAFFT_CONVOLVE_MAX_CHANNELS, sizeof *wide_in);
+  float *wide_out = calloc((100 + B) * CUDAFFT_CONVOLVE_MAX_CHANNELS, sizeof *wide_out);
+  if (zeros && wide_in && wide_out &&
+      cudafft_convolve_create(&wide, backend, -1, &wide_config) == CUDAFFT_STATUS_OK) {
+    cudafft_convolve_push(wide, wide_in, 100, wide_out, &ignored);
+    const size_t wide_lag = cudafft_convolve_lag(wide);
+    const CudafftConvolveKernel huge_kernel = {zeros, huge, 1};
+    s = cudafft_convolve_set_kernel(wide, &huge_kernel);
+    test_check(
+        (s == CUDAFFT_STATUS_HOST_OUT_OF_MEMORY || s == CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY) &&
+            wide_lag == 100 && cudafft_convolve_lag(wide) == 0 &&
+            cudafft_convolve_latency(wide) == B && cudafft_convolve_drain_frames(wide, 1) == 99,
+        "set_kernel of 2^26 taps on 1024 channels -> %s (want an out-of-memory status), "
+        "resets (lag %zu, was %zu), keeps the 100-tap kernel (drain_frames %zu): %s",
+        cudafft_status_name(s), cudafft_convolve_lag(wide), wide_lag,
+        cudafft_convolve_drain_frames(wide, 1), cudafft_last_error_message());
+  } else {
+    test_check(0, "set_kernel out of memory: cannot set up the test: %s",
+               cudafft_last_error_message());
+  }
+  cudafft_convolve_destroy(wide);
+  free(zeros);
+  free(wide_in);
+  free(wide_out);
+
+  /* set_mix */
+  const double bad_mix[] = {NAN, -0.1, 1.1, INFINITY, -INFINITY};
+  int mix_ok = 1;
+  for (size_t i = 0; i < COUNT(bad_mix); i++)
+    mix_ok &= cudafft_convolve_set_mix(cv, bad_mix[i]) == CUDAFFT_STATUS_INVALID_VALUE;
+  mix_ok &= cudafft_convolve_set_mix(NULL, 0.5) == CUDAFFT_STATUS_NULL_POINTER;
+  mix_ok &= cudafft_convolve_set_mix(cv, 0.0) == CUDAFFT_STATUS_OK &&
+            cudafft_convolve_set_mix(cv, 1.0) == CUDAFFT_STATUS_OK;
+  test_check(mix_ok, "set_mix NaN, -0.1, 1.1, +-Inf -> INVALID_VALUE; NULL -> NULL_POINTER; 0 and "
+                     "1 -> OK");
+  free(in);
+  free(out);
+  cudafft_convolve_destroy(cv);
+}
+
+/* Main ------------------------------------------------------------------------------------------
+ */
+
+int
+main(int argc, char **argv)
+{
+  CudafftBackend backend = test_backend_from_args(argc, argv);
+  test_seed_init();
+  double start = test_seconds(), section = start;
+#define SECTION_DONE(name)                                                                         \
+  do {                                                                                             \
+    printf("# %s took %.2f s\n", name, test_seconds() - section);                                  \
+    fflush(stdout);                                                                                \
+    section = test_seconds();                                                                      \
+  } while (0)
+
+  check_create_errors(backend);
+  check_call_errors(backend);
+  SECTION_DONE("errors");
+
+  check_delta(backend);
+  SECTION_DONE("delta kernel");
+
+  check_streams(backend);
+  SECTION_DONE("streams against the reference");
+
+  check_mix(backend);
+  check_reset(backend);
+  check_kernel_changes(backend);
+  SECTION_DONE("mix, reset, kernel changes");
+
+  check_nonfinite(backend, 40, NAN);
+  check_nonfinite(backend, 40, INFINITY);
+  check_nonfinite(backend, 5000, NAN);
+  check_nonfinite(backend, 5000, -INFINITY);
+  check_nonfinite(backend, 2048, INFINITY);
+  SECTION_DONE("NaN and Inf");
+
+  test_check(reference_points > 0 && reference_worst <= REFERENCE_TOLERANCE,
+             "the FFT reference agrees with the direct sum at %zu random points (worst %.2e of "
+             "the sum of |terms|, tolerance %.0e)",
+             reference_points, reference_worst, REFERENCE_TOLERANCE);
+
+  printf("# %s backend, total %.2f s\n", test_backend_name(backend), test_seconds() - start);
+  return test_finish();
+}
