@@ -754,6 +754,7 @@ GST_END_TEST;
 typedef struct {
   GArray *values;
   guint buffers;
+  gsize last_values; /* in the last buffer */
 } Collected;
 
 static void
@@ -779,6 +780,7 @@ on_handoff(GstElement *sink, GstBuffer *buf, GstPad *pad, gpointer data)
   }
   gst_buffer_unmap(buf, &map);
   c->buffers++;
+  c->last_values = n;
 }
 
 typedef struct {
@@ -789,9 +791,10 @@ typedef struct {
   gsize chunk;
   guint cycles; /* NULL -> PLAYING -> EOS -> NULL cycles (0: 1) */
   /* results */
-  GArray *values; /* of the last cycle */
-  gchar *error;   /* "source: message | debug" of the first error, or NULL */
-  gchar *why;     /* what went wrong otherwise (no EOS, ...) */
+  GArray *values;    /* of the last cycle */
+  gsize last_values; /* in its last buffer */
+  gchar *error;      /* "source: message | debug" of the first error, or NULL */
+  gchar *why;        /* what went wrong otherwise (no EOS, ...) */
 } PipelineRun;
 
 static gpointer
@@ -819,7 +822,7 @@ run_pipeline(gpointer data)
   g_object_set(src, "caps", caps, NULL);
   gst_caps_unref(caps);
   g_object_set_data(G_OBJECT(sink), "f64", GINT_TO_POINTER(s->format == EU_F64));
-  Collected collected = {NULL, 0};
+  Collected collected = {NULL, 0, 0};
   g_signal_connect(sink, "handoff", G_CALLBACK(on_handoff), &collected);
   GstBus *bus = gst_element_get_bus(pipeline);
   const guint cycles = MAX(run->cycles, 1u);
@@ -861,6 +864,7 @@ run_pipeline(gpointer data)
       run->why = g_strdup_printf("cycle %u: NULL failed", cycle);
   }
   run->values = collected.values;
+  run->last_values = collected.last_values;
   gst_object_unref(bus);
   gst_object_unref(src);
   gst_object_unref(sink);
@@ -1365,9 +1369,12 @@ static const CompatRow compat_rows[] = {
 };
 
 /* The same kernel (and latency) on audiofirfilter and cudaconvolve drain-tail=false, the same
- * input: the outputs agree within 1e-5 relative L2, and have the same length. The last `taps`
- * samples are compared with the double-precision convolution instead: audiofirfilter 1.22 drains
- * multi-channel streams wrongly at EOS. */
+ * input: the outputs agree within 1e-5 relative L2, and have the same length. audiofirfilter 1.22
+ * drains multi-channel streams wrongly at EOS (its residue copy counts samples, not frames), and
+ * does not drop `latency` from a residue that is its whole output: what it pushes at EOS (its last
+ * buffer, and at least the last `taps` samples) is compared with the double-precision convolution
+ * instead. The input spans three of its blocks (4 x taps, taps - 1 of them overlap) or more, so
+ * that most of its output comes from its regular processing. */
 GST_START_TEST(test_compatible_with_audiofirfilter)
 {
   const CompatRow *r = &compat_rows[__i__];
@@ -1376,7 +1383,7 @@ GST_START_TEST(test_compatible_with_audiofirfilter)
                                eu_format_name(r->format), r->channels, r->taps, latency);
   EuRng rng;
   eu_rng_init(&rng, "compat %s", row);
-  const gsize samples = MAX(3 * r->taps, 20000u);
+  const gsize samples = MAX(r->taps * 21 / 2, 20000u);
   EuSignal signal;
   eu_signal_random(&signal, &rng, r->format, r->channels, RATE, samples);
   double *k = random_kernel(&rng, r->taps);
@@ -1399,7 +1406,9 @@ GST_START_TEST(test_compatible_with_audiofirfilter)
               row, ours.values->len, samples * ch);
   fail_unless(theirs.values->len == samples * ch, "%s: audiofirfilter gave %u values, not %zu", row,
               theirs.values->len, samples * ch);
-  const gsize body = samples - r->taps;
+  const gsize body = MIN(samples - r->taps, samples - theirs.last_values / ch);
+  fail_unless(body >= samples / 2, "%s: audiofirfilter pushed %zu of %zu samples at EOS", row,
+              theirs.last_values / ch, samples);
   GString *why = g_string_new(NULL);
   fail_unless(compare((double *)ours.values->data, (double *)theirs.values->data, body * ch, ch,
                       VALUE_TOLERANCE, why),
@@ -1407,8 +1416,9 @@ GST_START_TEST(test_compatible_with_audiofirfilter)
   double *x = element_input(&signal);
   double *want = ref_convolve(x, samples, ch, k, r->taps, 1, samples + latency);
   fail_unless(compare((double *)ours.values->data + body * ch, want + (body + latency) * ch,
-                      r->taps * ch, ch, VALUE_TOLERANCE, why),
-              "%s: the last %zu samples against the convolution: %s", row, r->taps, why->str);
+                      (samples - body) * ch, ch, VALUE_TOLERANCE, why),
+              "%s: the last %zu samples against the convolution: %s", row, samples - body,
+              why->str);
   g_string_free(why, TRUE);
   g_free(x);
   g_free(want);
