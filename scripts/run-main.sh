@@ -2,8 +2,8 @@
 # The main job: installs the dependencies, builds everything (GPU code for sm_75 to sm_90 plus PTX),
 # runs audio through the elements in real pipelines (cudafft ! cudaifft, cudaspectrum and
 # cudaconvolve; on the GPU when one is usable, else on the CPU), runs the engine demo, and
-# benchmarks the elements (both
-# backends; the GPU half where a CUDA device is present) and, with a GPU, the kernels against cuFFT.
+# benchmarks the elements (both backends; the GPU half where a CUDA device is present) and, with a
+# GPU, the kernels against cuFFT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
