@@ -987,14 +987,16 @@ GST_END_TEST;
 
 typedef struct {
   gsize taps_old, taps_new;
-  gsize at; /* input samples pushed before the change */
+  gsize at;         /* input samples pushed before the change */
+  gboolean by_file; /* the new kernel comes as an ir-location file */
 } ChangeRow;
 
 static const ChangeRow change_rows[] = {
-    {3000, 500, 10000},   /* partitioned to partitioned, mid-block */
-    {3000, 40, 8192},     /* partitioned to direct, at a block boundary */
-    {5, 3000, 7000},      /* direct to partitioned */
-    {48000, 2049, 50000}, /* long to long */
+    {3000, 500, 10000, FALSE},   /* partitioned to partitioned, mid-block */
+    {3000, 40, 8192, FALSE},     /* partitioned to direct, at a block boundary */
+    {5, 3000, 7000, FALSE},      /* direct to partitioned */
+    {48000, 2049, 50000, FALSE}, /* long to long */
+    {100, 6000, 3000, TRUE},     /* a file set while playing */
 };
 
 /* The output follows cudafft_convolve.h's crossover: the old kernel's output up to the change
@@ -1018,8 +1020,24 @@ GST_START_TEST(test_kernel_change_crossover)
   gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, 2));
   GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
   eu_push_signal(h, &signal, 0, r->at, 1000, 0, out);
-  harness_set_kernel(h, h_new, r->taps_new);
+  gchar *path = NULL;
+  if (r->by_file) {
+    float *response = g_new(float, r->taps_new);
+    for (gsize t = 0; t < r->taps_new; t++)
+      h_new[t] = response[t] = (float)h_new[t]; /* the file holds floats */
+    path = write_wav("change", response, r->taps_new, 1, RATE);
+    g_free(response);
+    GstElement *e = eu_harness_element(h, "c");
+    g_object_set(e, "ir-location", path, NULL);
+    gst_object_unref(e);
+  } else {
+    harness_set_kernel(h, h_new, r->taps_new);
+  }
   eu_push_signal(h, &signal, r->at, samples - r->at, 1000, 0, out);
+  if (path) {
+    unlink(path);
+    g_free(path);
+  }
   eu_push_eos(h, out);
 
   const gsize expected = samples + r->taps_new - 1;
@@ -1054,6 +1072,129 @@ GST_START_TEST(test_kernel_change_crossover)
   g_ptr_array_unref(out);
   gst_harness_teardown(h);
   eu_signal_clear(&signal);
+}
+GST_END_TEST;
+
+/* An ir-location that cannot be used, set while playing: a WARNING naming the file, and the old
+ * kernel goes on filtering without a break. */
+GST_START_TEST(test_bad_ir_while_playing_keeps_kernel)
+{
+  EuRng rng;
+  eu_rng_init(&rng, "bad ir while playing");
+  EuSignal signal;
+  eu_signal_random(&signal, &rng, EU_F32, 2, RATE, 20000);
+  double *k = random_kernel(&rng, 1500);
+  GstHarness *h = conv_harness(NULL);
+  GstBus *bus = eu_harness_bus(h);
+  harness_set_kernel(h, k, 1500);
+  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, 2));
+  GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
+  eu_push_signal(h, &signal, 0, 9000, 1000, 0, out);
+  gchar *path = g_strdup_printf("%s/cudaconvolve-test-%d-gone.wav", g_get_tmp_dir(), (int)getpid());
+  GstElement *e = eu_harness_element(h, "c");
+  g_object_set(e, "ir-location", path, NULL);
+  eu_push_signal(h, &signal, 9000, 11000, 1000, 0, out);
+  eu_push_eos(h, out);
+  GstMessage *msg = gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING | GST_MESSAGE_ERROR);
+  fail_unless(msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_WARNING,
+              "expected a WARNING for a missing file set while playing");
+  GError *err = NULL;
+  gst_message_parse_warning(msg, &err, NULL);
+  fail_unless(strstr(err->message, path) != NULL, "the warning does not name %s: %s", path,
+              err->message);
+  g_clear_error(&err);
+  gst_message_unref(msg);
+  const gsize expected = signal.samples + 1499;
+  double *got = read_single_run(out, &signal, 0, expected, "bad file while playing");
+  double *want = ref_convolve(signal.values, signal.samples, 2, k, 1500, 1, expected);
+  check_values(got, want, expected, 2, VALUE_TOLERANCE, "bad file while playing");
+  g_free(got);
+  g_free(want);
+  g_free(path);
+  g_free(k);
+  g_ptr_array_unref(out);
+  gst_object_unref(e);
+  gst_element_set_bus(h->element, NULL);
+  gst_object_unref(bus);
+  gst_harness_teardown(h);
+  eu_signal_clear(&signal);
+}
+GST_END_TEST;
+
+/* A kernel too large for the device (or the host): an ERROR from cudaconvolve at start that says
+ * memory, no crash. 2^25 taps (an 8-bit WAV file at 8 kHz, 32 MB) on 1024 channels: a delay line
+ * of 16384 partition spectra per channel, 275 GB, more than any GPU or host here. */
+GST_START_TEST(test_kernel_too_large_error)
+{
+  const gsize taps = (gsize)1 << 25;
+  const guint rate = 8000;
+  gchar *path = g_strdup_printf("%s/cudaconvolve-test-%d-huge.wav", g_get_tmp_dir(), (int)getpid());
+  FILE *f = fopen(path, "wb");
+  fail_unless(f != NULL);
+  guint8 header[44];
+  memcpy(header, "RIFF", 4);
+  GST_WRITE_UINT32_LE(header + 4, 36 + (guint32)taps);
+  memcpy(header + 8, "WAVEfmt ", 8);
+  GST_WRITE_UINT32_LE(header + 16, 16);
+  GST_WRITE_UINT16_LE(header + 20, 1); /* PCM, 8-bit unsigned */
+  GST_WRITE_UINT16_LE(header + 22, 1);
+  GST_WRITE_UINT32_LE(header + 24, rate);
+  GST_WRITE_UINT32_LE(header + 28, rate);
+  GST_WRITE_UINT16_LE(header + 32, 1);
+  GST_WRITE_UINT16_LE(header + 34, 8);
+  memcpy(header + 36, "data", 4);
+  GST_WRITE_UINT32_LE(header + 40, (guint32)taps);
+  fail_unless(fwrite(header, 1, 44, f) == 44);
+  guint8 *data = g_malloc(1 << 20);
+  memset(data, 128, 1 << 20);
+  data[0] = 255;
+  for (gsize done = 0; done < taps; done += 1 << 20)
+    fail_unless(fwrite(data, 1, 1 << 20, f) == 1 << 20);
+  g_free(data);
+  fclose(f);
+  gchar *element =
+      g_strdup_printf("cudaconvolve name=c backend=%s ir-location=\"%s\"", eu_backend, path);
+  EuRng rng;
+  eu_rng_init(&rng, "too large");
+  EuSignal signal;
+  eu_signal_random(&signal, &rng, EU_F32, 1024, rate, 64);
+  PipelineRun run = {.element = element, .signal = &signal, .chunk = 64};
+  run_pipeline(&run);
+  unlink(path);
+  fail_unless(run.why == NULL, "%s", run.why);
+  fail_unless(run.error != NULL, "no ERROR for a 275 GB filter");
+  gchar *lower = g_ascii_strdown(run.error, -1);
+  fail_unless(g_str_has_prefix(run.error, "c: ") && strstr(lower, "memory") != NULL,
+              "the error is not cudaconvolve's or does not say memory: %s", run.error);
+  g_free(lower);
+  pipeline_run_clear(&run);
+  g_free(element);
+  g_free(path);
+  eu_signal_clear(&signal);
+}
+GST_END_TEST;
+
+/* Segments in another format than TIME are refused with an error that says so. */
+GST_START_TEST(test_non_time_segment_refused)
+{
+  GstHarness *h = conv_harness(NULL);
+  GstBus *bus = eu_harness_bus(h);
+  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, 1));
+  GstSegment segment;
+  gst_segment_init(&segment, GST_FORMAT_BYTES);
+  GstElement *e = eu_harness_element(h, "c");
+  GstPad *sink = gst_element_get_static_pad(e, "sink");
+  /* sent to the pad itself: a push of a sticky event reports success whatever the peer says */
+  fail_if(gst_pad_send_event(sink, gst_event_new_segment(&segment)), "a BYTES segment accepted");
+  gst_object_unref(sink);
+  gst_object_unref(e);
+  gchar *text = NULL;
+  fail_unless(eu_bus_pop_error(bus, NULL, &text), "no ERROR for a BYTES segment");
+  fail_unless(strstr(text, "TIME") != NULL, "the error does not say TIME: %s", text);
+  g_free(text);
+  gst_element_set_bus(h->element, NULL);
+  gst_object_unref(bus);
+  gst_harness_teardown(h);
 }
 GST_END_TEST;
 
@@ -1452,6 +1593,9 @@ cudaconvolve_suite(void)
   tcase_add_loop_test(tc, test_bad_ir_files, 0, 5);
   tcase_add_test(tc, test_bad_kernel_refused);
   tcase_add_loop_test(tc, test_kernel_change_crossover, 0, G_N_ELEMENTS(change_rows));
+  tcase_add_test(tc, test_bad_ir_while_playing_keeps_kernel);
+  tcase_add_test(tc, test_kernel_too_large_error);
+  tcase_add_test(tc, test_non_time_segment_refused);
   tcase_add_test(tc, test_flush_resets);
   tcase_add_loop_test(tc, test_discont_and_gaps, 0, G_N_ELEMENTS(discont_rows));
   tcase_add_loop_test(tc, test_mix, 0, 6);
