@@ -394,6 +394,9 @@ ir_decode(GstCudaConvolve *self, const gchar *location, gint rate, gboolean fata
       GError *err = NULL;
       gst_message_parse_error(msg, &err, &debug);
       problem = g_strdup(err ? err->message : "decoding failed");
+      /* the message goes inside a sentence of ours */
+      for (gsize n = strlen(g_strchomp(problem)); n > 0 && problem[n - 1] == '.'; n--)
+        problem[n - 1] = '\0';
       if (err && (err->domain == GST_RESOURCE_ERROR || err->domain == GST_STREAM_ERROR)) {
         domain = err->domain;
         code = err->code;
