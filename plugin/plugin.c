@@ -1,4 +1,5 @@
 /* plugin.c: the gstcudafft plugin and its elements. */
+#include "gstcudaconvolve.h"
 #include "gstcudafft.h"
 #include "gstcudaifft.h"
 #include "gstcudaspectrum.h"
@@ -11,6 +12,7 @@ plugin_init(GstPlugin *plugin)
   gboolean ok = GST_ELEMENT_REGISTER(cudafft, plugin);
   ok &= GST_ELEMENT_REGISTER(cudaifft, plugin);
   ok &= GST_ELEMENT_REGISTER(cudaspectrum, plugin);
+  ok &= GST_ELEMENT_REGISTER(cudaconvolve, plugin);
   return ok;
 }
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The main job: installs the dependencies, builds everything (GPU code for sm_75 to sm_90 plus PTX),
-# runs audio through the elements in real pipelines (cudafft ! cudaifft, and cudaspectrum; on the
-# GPU when one is usable, else on the CPU), runs the engine demo, and benchmarks the elements (both
-# backends; the GPU half where a CUDA device is present) and, with a GPU, the kernels against cuFFT.
+# runs audio through the elements in real pipelines (cudafft ! cudaifft, cudaspectrum and
+# cudaconvolve; on the GPU when one is usable, else on the CPU), runs the engine demo, and
+# benchmarks the elements (both backends; the GPU half where a CUDA device is present) and, with a
+# GPU, the kernels against cuFFT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
@@ -27,6 +28,16 @@ gst-launch-1.0 -m audiotestsrc num-buffers=94 wave=white-noise \
   ! cudaspectrum bands=2049 interval=10000000 multi-channel=true ! fakesink 2>&1 \
   | grep -c "\"cudaspectrum0\" (element): spectrum," | sed "s/$/ spectrum messages/"
 
+echo "== cudaconvolve: 10 s of stereo through a 0.5 s impulse response file, to build/reverb.wav"
+gst-launch-1.0 -q audiotestsrc num-buffers=24 samplesperbuffer=1000 wave=pink-noise volume=0.05 \
+  ! audio/x-raw,format=F32LE,rate=48000,channels=1 ! wavenc ! filesink location=build/ir.wav
+gst-launch-1.0 -m audiotestsrc num-buffers=469 wave=sine freq=440 \
+  ! audio/x-raw,format=F32LE,rate=48000,channels=2 \
+  ! cudaconvolve ir-location=build/ir.wav mix=0.5 ! audioconvert ! wavenc \
+  ! filesink location=build/reverb.wav 2>&1 \
+  | grep -E "^Got message .*(error|warning|eos)" || true
+ls -l build/reverb.wav
+
 echo "== the FFT engine demo"
 ./build/examples/fft-demo
 
@@ -37,6 +48,10 @@ fi
 if [ -x build/bench/spectrum-bench ]; then
   echo "== cudaspectrum against spectrum"
   ./build/bench/spectrum-bench --runs 3
+fi
+if [ -x build/bench/convolve-bench ]; then
+  echo "== cudaconvolve against audiofirfilter"
+  ./build/bench/convolve-bench --runs 3
 fi
 for bench in fft-bench spectrum-kernel-bench; do
   if [ -x "build/bench/$bench" ]; then

@@ -1,0 +1,1068 @@
+/* gstcudaconvolve.c: cudaconvolve filters audio with a long FIR kernel (a filter, or the impulse
+ * response of a room) on an NVIDIA GPU, or on the CPU with backend=cpu, through the engine of
+ * kernels/cudafft_convolve.h. A drop-in for audiofirfilter: the same properties, signal and
+ * samples. */
+/**
+ * SECTION:element-cudaconvolve
+ * @title: cudaconvolve
+ *
+ * cudaconvolve convolves every channel of an audio stream with a kernel: the
+ * #GstCudaConvolve:kernel property (one row of taps for every channel, as audiofirfilter takes it)
+ * or an audio file named by #GstCudaConvolve:ir-location (an impulse response: mono for every
+ * channel, or one channel per stream channel). Kernels of 64 taps and more run a uniformly
+ * partitioned FFT convolution (2048-sample partitions, 4096-point FFTs) and add 2048 samples of
+ * latency; shorter ones run in the time domain without latency.
+ *
+ * Like audiofirfilter, #GstCudaConvolve:latency samples are dropped from the start of the output
+ * (the filter's own delay, so that a linear-phase filter lines up with its input), and output
+ * sample n is stamped as input sample n. The rate-changed signal is emitted before the first
+ * buffer of every rate, so that an application can set a kernel for it.
+ *
+ * Where it differs from audiofirfilter:
+ *
+ * * Latency: 2048 samples (0 below 64 taps) whatever the kernel length; audiofirfilter's block is
+ *   4 times the kernel length (3 s for a 48000-tap kernel at 48 kHz).
+ * * EOS: with #GstCudaConvolve:drain-tail (the default) the whole response is pushed, input length
+ *   + kernel length - 1 samples in all (minus #GstCudaConvolve:latency); drain-tail=false gives the
+ *   input's length, as audiofirfilter.
+ * * Kernel changes while playing, of any length, take effect at the next 2048-sample block
+ *   boundary with a 2048-sample linear crossfade: no click, no lost samples (audiofirfilter aborts
+ *   on a length change).
+ * * A DISCONT buffer or a timestamp gap of more than 1024 samples ends the run at its last input
+ *   sample (no tail: the tail would overlap the new run's timestamps) and starts a new one;
+ *   audiofirfilter's threshold is 5 ms.
+ * * #GstCudaConvolve:latency, changed while playing, applies from the next run (after a flush, a
+ *   discontinuity or EOS).
+ * * low-latency and drain-on-changes are accepted and have no effect.
+ *
+ * ## Example pipeline
+ * |[
+ * gst-launch-1.0 filesrc location=dry.wav ! decodebin ! audioconvert ! \
+ *     cudaconvolve ir-location=hall.wav ! audioconvert ! autoaudiosink
+ * ]|
+ */
+#include "gstcudaconvolve.h"
+
+#include "cudafft_convolve.h"
+#include "gstcudahostmemory.h"
+#include "gstcudarun.h"
+
+#include <errno.h>
+#include <gst/audio/audio.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+GST_DEBUG_CATEGORY_STATIC(gst_cuda_convolve_debug);
+#define GST_CAT_DEFAULT gst_cuda_convolve_debug
+
+enum {
+  PROP_0,
+  PROP_KERNEL,
+  PROP_LATENCY,
+  PROP_IR_LOCATION,
+  PROP_MIX,
+  PROP_DRAIN_TAIL,
+  PROP_LOW_LATENCY,
+  PROP_DRAIN_ON_CHANGES
+};
+
+enum { SIGNAL_RATE_CHANGED, LAST_SIGNAL };
+static guint signals[LAST_SIGNAL];
+
+#define DEFAULT_LATENCY 0
+#define DEFAULT_MIX 1.0
+#define DEFAULT_DRAIN_TAIL TRUE
+#define IR_DECODE_TIMEOUT (60 * GST_SECOND)
+
+typedef struct {
+  gdouble *kernel; /* the kernel property: never empty */
+  guint taps;
+  gchar *ir_location; /* NULL: none */
+  guint64 latency;
+  gdouble mix;
+  gboolean drain_tail;
+  gboolean low_latency, drain_on_changes; /* audiofirfilter's; no effect here */
+  guint serial;                           /* bumped by every change of kernel or ir-location */
+} Settings;
+
+/* A decoded impulse response file: interleaved doubles at the stream's rate. */
+typedef struct {
+  gchar *location;
+  gint rate;
+  guint channels;
+  gsize frames;
+  gdouble *data;
+} IrFile;
+
+/* A kernel for the engine: rows x taps, row-major. */
+typedef struct {
+  gdouble *data;
+  gsize taps;
+  guint rows;
+} Kernel;
+
+struct _GstCudaConvolve {
+  GstCudaBaseFilter parent;
+
+  Settings settings; /* the properties, under the object lock */
+
+  /* streaming thread only */
+  GstAudioInfo info;
+  gint signalled_rate; /* the rate rate-changed was last emitted for */
+  CudafftConvolve *engine;
+  guint engine_serial;    /* settings.serial the engine's kernel came from */
+  gdouble engine_mix;     /* the wet fraction the engine runs */
+  IrFile ir;              /* the last file decoded */
+  GstCudaRun run;         /* run.samples: input frames; run.produced: output frames pushed */
+  guint64 run_latency;    /* the latency property when the run started */
+  guint64 filtered;       /* output frames the engine wrote in the run, dropped ones included */
+  gboolean end_tail;      /* whether the drain in progress pushes the tail (EOS, segment) */
+  GstCudaOutputPool pool; /* output buffers: page-locked for the CUDA backend */
+  GstAllocator *upstream_allocator;
+
+  gint latency_frames; /* atomic: the engine's latency, as last announced */
+  gint latency_rate;   /* atomic: the rate it is counted at */
+};
+
+#define CAPS                                                                                       \
+  "audio/x-raw, format = (string) { F32LE, F64LE }, layout = (string) interleaved, "               \
+  "rate = (int) [ 1, MAX ], channels = (int) [ 1, 1024 ]"
+
+static GstStaticPadTemplate sink_template =
+    GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(CAPS));
+static GstStaticPadTemplate src_template =
+    GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(CAPS));
+
+G_DEFINE_TYPE_WITH_CODE(GstCudaConvolve, gst_cuda_convolve, GST_TYPE_CUDA_BASE_FILTER,
+                        GST_DEBUG_CATEGORY_INIT(gst_cuda_convolve_debug, "cudaconvolve", 0,
+                                                "GPU FIR filter and convolution reverb"));
+GST_ELEMENT_REGISTER_DEFINE(cudaconvolve, "cudaconvolve", GST_RANK_NONE, GST_TYPE_CUDA_CONVOLVE);
+
+/* Properties --------------------------------------------------------------------------------- */
+
+/* Reads a GValueArray of doubles; FALSE (with the reason) for an empty or non-finite kernel. */
+static gboolean
+kernel_from_value(const GValue *value, gdouble **taps, guint *n, gchar **why)
+{
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+  GValueArray *array = g_value_get_boxed(value);
+  const guint count = array ? array->n_values : 0;
+  if (count == 0) {
+    *why = g_strdup("an empty kernel has no taps");
+    return FALSE;
+  }
+  gdouble *values = g_new(gdouble, count);
+  for (guint i = 0; i < count; i++) {
+    const GValue *v = g_value_array_get_nth(array, i);
+    values[i] = G_VALUE_HOLDS_DOUBLE(v) ? g_value_get_double(v) : NAN;
+    if (!isfinite(values[i])) {
+      *why = g_strdup_printf("tap %u is not a finite number", i);
+      g_free(values);
+      return FALSE;
+    }
+  }
+  G_GNUC_END_IGNORE_DEPRECATIONS
+  *taps = values;
+  *n = count;
+  return TRUE;
+}
+
+static void
+gst_cuda_convolve_set_property(GObject *object, guint prop_id, const GValue *value,
+                               GParamSpec *pspec)
+{
+  GstCudaConvolve *self = GST_CUDA_CONVOLVE(object);
+  Settings *s = &self->settings;
+  switch (prop_id) {
+  case PROP_KERNEL: {
+    gdouble *taps = NULL;
+    guint n = 0;
+    gchar *why = NULL;
+    if (!kernel_from_value(value, &taps, &n, &why)) {
+      GST_WARNING_OBJECT(self, "kernel refused: %s", why);
+      GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
+                          ("Kernel refused (%s); keeping the previous kernel.", why), (NULL));
+      g_free(why);
+      break;
+    }
+    GST_OBJECT_LOCK(self);
+    g_free(s->kernel);
+    s->kernel = taps;
+    s->taps = n;
+    s->serial++;
+    GST_OBJECT_UNLOCK(self);
+    break;
+  }
+  case PROP_LATENCY:
+    GST_OBJECT_LOCK(self);
+    s->latency = g_value_get_uint64(value);
+    GST_OBJECT_UNLOCK(self);
+    break;
+  case PROP_IR_LOCATION: {
+    const gchar *location = g_value_get_string(value);
+    GST_OBJECT_LOCK(self);
+    g_free(s->ir_location);
+    s->ir_location = location && *location ? g_strdup(location) : NULL;
+    s->serial++;
+    GST_OBJECT_UNLOCK(self);
+    break;
+  }
+  case PROP_MIX:
+    GST_OBJECT_LOCK(self);
+    s->mix = g_value_get_double(value);
+    GST_OBJECT_UNLOCK(self);
+    break;
+  case PROP_DRAIN_TAIL:
+    GST_OBJECT_LOCK(self);
+    s->drain_tail = g_value_get_boolean(value);
+    GST_OBJECT_UNLOCK(self);
+    break;
+  case PROP_LOW_LATENCY:
+    GST_OBJECT_LOCK(self);
+    s->low_latency = g_value_get_boolean(value);
+    GST_OBJECT_UNLOCK(self);
+    break;
+  case PROP_DRAIN_ON_CHANGES:
+    GST_OBJECT_LOCK(self);
+    s->drain_on_changes = g_value_get_boolean(value);
+    GST_OBJECT_UNLOCK(self);
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+    break;
+  }
+}
+
+static void
+gst_cuda_convolve_get_property(GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  GstCudaConvolve *self = GST_CUDA_CONVOLVE(object);
+  const Settings *s = &self->settings;
+  GST_OBJECT_LOCK(self);
+  switch (prop_id) {
+  case PROP_KERNEL: {
+    G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+    GValueArray *array = g_value_array_new(s->taps);
+    GValue v = G_VALUE_INIT;
+    g_value_init(&v, G_TYPE_DOUBLE);
+    for (guint i = 0; i < s->taps; i++) {
+      g_value_set_double(&v, s->kernel[i]);
+      g_value_array_append(array, &v);
+    }
+    g_value_unset(&v);
+    g_value_take_boxed(value, array);
+    G_GNUC_END_IGNORE_DEPRECATIONS
+    break;
+  }
+  case PROP_LATENCY:
+    g_value_set_uint64(value, s->latency);
+    break;
+  case PROP_IR_LOCATION:
+    g_value_set_string(value, s->ir_location);
+    break;
+  case PROP_MIX:
+    g_value_set_double(value, s->mix);
+    break;
+  case PROP_DRAIN_TAIL:
+    g_value_set_boolean(value, s->drain_tail);
+    break;
+  case PROP_LOW_LATENCY:
+    g_value_set_boolean(value, s->low_latency);
+    break;
+  case PROP_DRAIN_ON_CHANGES:
+    g_value_set_boolean(value, s->drain_on_changes);
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+    break;
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
+/* The impulse response file ------------------------------------------------------------------ */
+
+static void
+ir_file_clear(IrFile *ir)
+{
+  g_free(ir->location);
+  g_free(ir->data);
+  memset(ir, 0, sizeof *ir);
+}
+
+/* Posts an ERROR (fatal) or a WARNING about the impulse response file. */
+static void
+post_ir_problem(GstCudaConvolve *self, gboolean fatal, GQuark domain, gint code, gchar *text,
+                gchar *debug)
+{
+  gst_element_message_full(GST_ELEMENT(self), fatal ? GST_MESSAGE_ERROR : GST_MESSAGE_WARNING,
+                           domain, code, text, debug, __FILE__, GST_FUNCTION, __LINE__);
+}
+
+/* Whether `location` can be opened, else a RESOURCE error naming it. */
+static gboolean
+ir_file_readable(GstCudaConvolve *self, const gchar *location, gboolean fatal)
+{
+  if (!g_file_test(location, G_FILE_TEST_EXISTS)) {
+    post_ir_problem(
+        self, fatal, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
+        g_strdup_printf("Impulse response file \"%s\" (ir-location) not found.", location), NULL);
+    return FALSE;
+  }
+  FILE *f = fopen(location, "rb");
+  if (!f || g_file_test(location, G_FILE_TEST_IS_DIR)) {
+    post_ir_problem(self, fatal, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
+                    g_strdup_printf("Cannot read the impulse response file \"%s\" (ir-location): "
+                                    "%s.",
+                                    location, f ? "it is a directory" : g_strerror(errno)),
+                    NULL);
+    if (f)
+      fclose(f);
+    return FALSE;
+  }
+  fclose(f);
+  return TRUE;
+}
+
+/* Appends the samples of `sample` to `data` (interleaved F64); checks that the channel count
+ * stays the same. */
+static gboolean
+ir_append(GstSample *sample, GArray *data, guint *channels)
+{
+  GstAudioInfo info;
+  GstCaps *caps = gst_sample_get_caps(sample);
+  if (!caps || !gst_audio_info_from_caps(&info, caps))
+    return FALSE;
+  if (*channels && *channels != (guint)GST_AUDIO_INFO_CHANNELS(&info))
+    return FALSE;
+  *channels = GST_AUDIO_INFO_CHANNELS(&info);
+  GstBuffer *buffer = gst_sample_get_buffer(sample);
+  GstMapInfo map;
+  if (!buffer || !gst_buffer_map(buffer, &map, GST_MAP_READ))
+    return FALSE;
+  g_array_append_vals(data, map.data, map.size / sizeof(gdouble));
+  gst_buffer_unmap(buffer, &map);
+  return TRUE;
+}
+
+/* Decodes `location` to F64 at `rate` with a sub-pipeline (any format GStreamer decodes). On
+ * failure posts an ERROR (fatal) or WARNING naming the file and the cause. */
+static gboolean
+ir_decode(GstCudaConvolve *self, const gchar *location, gint rate, gboolean fatal, IrFile *ir)
+{
+  if (!ir_file_readable(self, location, fatal))
+    return FALSE;
+  gchar *description =
+      g_strdup_printf("filesrc name=src ! decodebin ! audioconvert ! audioresample ! "
+                      "audio/x-raw, format=F64LE, layout=interleaved, rate=%d ! appsink name=sink "
+                      "sync=false wait-on-eos=false",
+                      rate);
+  GError *error = NULL;
+  GstElement *pipeline = gst_parse_launch(description, &error);
+  g_free(description);
+  if (!pipeline || error) {
+    post_ir_problem(self, fatal, GST_CORE_ERROR, GST_CORE_ERROR_MISSING_PLUGIN,
+                    g_strdup_printf("Cannot decode the impulse response file \"%s\": %s (are "
+                                    "gst-plugins-base's audioconvert and audioresample installed?)",
+                                    location, error ? error->message : "no pipeline"),
+                    NULL);
+    g_clear_error(&error);
+    if (pipeline)
+      gst_object_unref(pipeline);
+    return FALSE;
+  }
+  GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+  GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  g_object_set(src, "location", location, NULL);
+  GstBus *bus = gst_element_get_bus(pipeline);
+  GArray *data = g_array_new(FALSE, FALSE, sizeof(gdouble));
+  guint channels = 0;
+  gchar *problem = NULL, *debug = NULL;
+  GQuark domain = GST_STREAM_ERROR;
+  gint code = GST_STREAM_ERROR_DECODE;
+
+  if (gst_element_set_state(pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE)
+    problem = g_strdup("the decoding pipeline does not start");
+  while (!problem) {
+    GstMessage *msg =
+        gst_bus_timed_pop_filtered(bus, IR_DECODE_TIMEOUT, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+    if (!msg) {
+      problem = g_strdup("decoding took more than a minute");
+      break;
+    }
+    if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR) {
+      GError *err = NULL;
+      gst_message_parse_error(msg, &err, &debug);
+      problem = g_strdup(err ? err->message : "decoding failed");
+      /* the message goes inside a sentence of ours */
+      for (gsize n = strlen(g_strchomp(problem)); n > 0 && problem[n - 1] == '.'; n--)
+        problem[n - 1] = '\0';
+      if (err && (err->domain == GST_RESOURCE_ERROR || err->domain == GST_STREAM_ERROR)) {
+        domain = err->domain;
+        code = err->code;
+      }
+      g_clear_error(&err);
+      gst_message_unref(msg);
+      break;
+    }
+    gst_message_unref(msg);
+    for (;;) { /* EOS: everything decoded is queued in the appsink */
+      GstSample *sample = NULL;
+      g_signal_emit_by_name(sink, "try-pull-sample", (GstClockTime)0, &sample);
+      if (!sample)
+        break;
+      const gboolean ok = ir_append(sample, data, &channels);
+      gst_sample_unref(sample);
+      if (!ok) {
+        problem = g_strdup("the decoder's output changed format or could not be read");
+        break;
+      }
+    }
+    if (!problem && (channels == 0 || data->len < channels))
+      problem = g_strdup("it holds no audio samples");
+    break;
+  }
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(bus);
+  gst_object_unref(src);
+  gst_object_unref(sink);
+  gst_object_unref(pipeline);
+
+  if (problem) {
+    post_ir_problem(self, fatal, domain, code,
+                    g_strdup_printf("Cannot use \"%s\" as the impulse response (ir-location): %s.",
+                                    location, problem),
+                    debug);
+    g_free(problem);
+    g_array_free(data, TRUE);
+    return FALSE;
+  }
+  ir_file_clear(ir);
+  ir->location = g_strdup(location);
+  ir->rate = rate;
+  ir->channels = channels;
+  ir->frames = data->len / channels;
+  ir->data = (gdouble *)g_array_free(data, FALSE);
+  GST_INFO_OBJECT(self, "impulse response %s: %" G_GSIZE_FORMAT " frames of %u channels at %d Hz",
+                  location, ir->frames, channels, rate);
+  return TRUE;
+}
+
+/* The kernel in force ------------------------------------------------------------------------ */
+
+/* The kernel the properties ask for, for the stream's rate and channels: the ir-location file's
+ * (decoded as needed) or the kernel property's. *serial receives the settings' serial. */
+static gboolean
+current_kernel(GstCudaConvolve *self, gboolean fatal, Kernel *kernel, guint *serial)
+{
+  GST_OBJECT_LOCK(self);
+  gchar *location = g_strdup(self->settings.ir_location);
+  kernel->data = g_memdup2(self->settings.kernel, self->settings.taps * sizeof(gdouble));
+  kernel->taps = self->settings.taps;
+  kernel->rows = 1;
+  *serial = self->settings.serial;
+  GST_OBJECT_UNLOCK(self);
+  if (!location)
+    return TRUE;
+
+  g_clear_pointer(&kernel->data, g_free);
+  const gint rate = GST_AUDIO_INFO_RATE(&self->info);
+  const guint channels = GST_AUDIO_INFO_CHANNELS(&self->info);
+  gboolean ok = TRUE;
+  if (!self->ir.location || strcmp(self->ir.location, location) != 0 || self->ir.rate != rate)
+    ok = ir_decode(self, location, rate, fatal, &self->ir);
+  if (ok && self->ir.channels != 1 && self->ir.channels != channels) {
+    post_ir_problem(self, fatal, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+                    g_strdup_printf("The impulse response \"%s\" (ir-location) has %u channels but "
+                                    "the stream has %u: use a mono response (for every channel) "
+                                    "or one with %u channels (one per channel).",
+                                    location, self->ir.channels, channels, channels),
+                    NULL);
+    ok = FALSE;
+  }
+  if (ok) {
+    const guint rows = self->ir.channels;
+    const gsize taps = self->ir.frames;
+    kernel->data = g_new(gdouble, rows * taps);
+    for (guint r = 0; r < rows; r++)
+      for (gsize t = 0; t < taps; t++)
+        kernel->data[r * taps + t] = self->ir.data[t * rows + r];
+    kernel->taps = taps;
+    kernel->rows = rows;
+  }
+  g_free(location);
+  return ok;
+}
+
+static CudafftConvolveKernel
+engine_kernel(const Kernel *kernel)
+{
+  const CudafftConvolveKernel k = {
+      .taps_data = kernel->data, .taps = kernel->taps, .rows = kernel->rows};
+  return k;
+}
+
+/* Latency ------------------------------------------------------------------------------------ */
+
+/* Records the engine's latency and tells the pipeline when it changed (a kernel change across the
+ * direct and partitioned paths). */
+static void
+update_latency(GstCudaConvolve *self)
+{
+  if (!self->engine)
+    return;
+  const gint frames = (gint)cudafft_convolve_latency(self->engine);
+  const gint rate = GST_AUDIO_INFO_RATE(&self->info);
+  const gint old_frames = g_atomic_int_get(&self->latency_frames);
+  const gint old_rate = g_atomic_int_get(&self->latency_rate);
+  g_atomic_int_set(&self->latency_frames, frames);
+  g_atomic_int_set(&self->latency_rate, rate);
+  if (frames != old_frames || rate != old_rate) {
+    GST_DEBUG_OBJECT(self, "latency %d samples at %d Hz", frames, rate);
+    gst_element_post_message(GST_ELEMENT(self), gst_message_new_latency(GST_OBJECT(self)));
+  }
+}
+
+static GstClockTime
+gst_cuda_convolve_get_latency(GstCudaBaseFilter *filter)
+{
+  GstCudaConvolve *self = GST_CUDA_CONVOLVE(filter);
+  const gint frames = g_atomic_int_get(&self->latency_frames);
+  const gint rate = g_atomic_int_get(&self->latency_rate);
+  return rate > 0 ? gst_util_uint64_scale_int_round(frames, GST_SECOND, rate) : 0;
+}
+
+/* The engine --------------------------------------------------------------------------------- */
+
+typedef struct {
+  GstCudaConvolve *self;
+  CudafftConvolveConfig config;
+} CreateArgs;
+
+static CudafftStatus
+create_convolve(gpointer user_data, CudafftBackend backend, int device_id, CudafftBackend *actual)
+{
+  CreateArgs *args = user_data;
+  GstCudaConvolve *self = args->self;
+  const CudafftStatus status =
+      cudafft_convolve_create(&self->engine, backend, device_id, &args->config);
+  *actual = self->engine ? cudafft_convolve_get_backend(self->engine) : backend;
+  return status;
+}
+
+static gboolean
+uses_gpu(const GstCudaConvolve *self)
+{
+  return self->engine && cudafft_convolve_get_backend(self->engine) == CUDAFFT_BACKEND_CUDA;
+}
+
+static void
+close_engine(GstCudaConvolve *self)
+{
+  gst_cuda_output_pool_clear(&self->pool);
+  cudafft_convolve_destroy(self->engine);
+  self->engine = NULL;
+  gst_cuda_run_reset(&self->run);
+}
+
+static gdouble
+current_mix(GstCudaConvolve *self)
+{
+  GST_OBJECT_LOCK(self);
+  const gdouble mix = self->settings.mix;
+  GST_OBJECT_UNLOCK(self);
+  return mix;
+}
+
+/* Makes the engine for self->info and the kernel in force. */
+static gboolean
+open_engine(GstCudaConvolve *self)
+{
+  close_engine(self);
+  Kernel kernel;
+  guint serial;
+  if (!current_kernel(self, TRUE, &kernel, &serial))
+    return FALSE;
+  CreateArgs args = {.self = self};
+  args.config.channels = GST_AUDIO_INFO_CHANNELS(&self->info);
+  args.config.format = GST_AUDIO_INFO_FORMAT(&self->info) == GST_AUDIO_FORMAT_F64
+                           ? CUDAFFT_CONVOLVE_F64
+                           : CUDAFFT_CONVOLVE_F32;
+  args.config.kernel = engine_kernel(&kernel);
+  args.config.mix = current_mix(self);
+  const gboolean ok = gst_cuda_base_filter_create_engine(GST_CUDA_BASE_FILTER(self),
+                                                         "the convolution", create_convolve, &args);
+  g_free(kernel.data);
+  if (!ok)
+    return FALSE;
+  self->engine_serial = serial;
+  self->engine_mix = args.config.mix;
+  GST_INFO_OBJECT(self, "%" G_GSIZE_FORMAT " taps x %u rows, %u channels, latency %zu samples",
+                  kernel.taps, kernel.rows, args.config.channels,
+                  cudafft_convolve_latency(self->engine));
+  update_latency(self);
+  return TRUE;
+}
+
+static gboolean
+gst_cuda_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps)
+{
+  GstCudaConvolve *self = GST_CUDA_CONVOLVE(trans);
+  (void)outcaps;
+  GstAudioInfo info;
+  if (!gst_audio_info_from_caps(&info, incaps)) {
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot read the input caps."),
+                      ("%" GST_PTR_FORMAT, incaps));
+    return FALSE;
+  }
+  if (GST_AUDIO_INFO_RATE(&info) != self->signalled_rate) {
+    /* before the kernel is read, so that a handler can set one for this rate */
+    self->signalled_rate = GST_AUDIO_INFO_RATE(&info);
+    g_signal_emit(self, signals[SIGNAL_RATE_CHANGED], 0, self->signalled_rate);
+  }
+  if (self->engine && gst_audio_info_is_equal(&info, &self->info))
+    return TRUE; /* a renegotiation to the same caps keeps the stream going */
+  self->info = info;
+  return open_engine(self);
+}
+
+/* Runs ---------------------------------------------------------------------------------------- */
+
+static gsize
+frame_bytes(const GstCudaConvolve *self)
+{
+  return GST_AUDIO_INFO_BPF(&self->info);
+}
+
+static GstBuffer *
+output_buffer(GstCudaConvolve *self, gsize frames)
+{
+  /* equal input buffers give this many frames give or take a block: keep that to spare */
+  GstBuffer *buffer = gst_cuda_output_pool_acquire(&self->pool, GST_BASE_TRANSFORM_SRC_PAD(self),
+                                                   uses_gpu(self), frames * frame_bytes(self),
+                                                   CUDAFFT_CONVOLVE_BLOCK * frame_bytes(self));
+  if (!buffer)
+    GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
+                      ("Cannot allocate an output buffer of %" G_GSIZE_FORMAT " samples.", frames),
+                      (NULL));
+  return buffer;
+}
+
+/* `buffer` holds output frames [filtered, filtered + count) of the run (the engine's numbering):
+ * drops what is still to drop of the latency property's samples, stamps the rest and counts it.
+ * Returns the buffer, or NULL (unreffed) when nothing is left. */
+static GstBuffer *
+finish_output(GstCudaConvolve *self, GstBuffer *buffer, guint64 filtered, guint64 count)
+{
+  GstCudaRun *run = &self->run;
+  const guint64 skip = self->run_latency > filtered ? MIN(self->run_latency - filtered, count) : 0;
+  count -= skip;
+  if (count == 0) {
+    gst_buffer_unref(buffer);
+    return NULL;
+  }
+  const gsize bpf = frame_bytes(self);
+  gst_buffer_resize(buffer, skip * bpf, count * bpf);
+  gst_cuda_run_stamp(run, buffer, run->produced, count);
+  GST_BUFFER_OFFSET(buffer) = run->produced;
+  GST_BUFFER_OFFSET_END(buffer) = run->produced + count;
+  if (run->produced == 0)
+    GST_BUFFER_FLAG_SET(buffer, GST_BUFFER_FLAG_DISCONT);
+  run->produced += count;
+  return buffer;
+}
+
+/* Ends the run: pushes the output still in the engine, up to the last input sample shifted by the
+ * latency property (audiofirfilter's length) or, with `tail`, up to the end of the kernel's
+ * response; then the engine starts afresh. */
+static GstFlowReturn
+end_run(GstCudaConvolve *self, gboolean tail)
+{
+  GstCudaRun *run = &self->run;
+  GstFlowReturn ret = GST_FLOW_OK;
+  if (run->active && self->engine && run->samples > 0) {
+    const guint64 length = run->samples, latency = self->run_latency;
+    /* the response ends at length + taps - 1; past it the output is zeros */
+    const guint64 response_end = self->filtered + cudafft_convolve_drain_frames(self->engine, 1);
+    const guint64 end = tail ? MAX(response_end, length + latency) : length + latency;
+    const int engine_tail = end > length;
+    const gsize drained = cudafft_convolve_drain_frames(self->engine, engine_tail);
+    const gsize frames = MAX(drained, end - self->filtered);
+    GstBuffer *buffer = frames > 0 ? output_buffer(self, frames) : NULL;
+    GstMapInfo map;
+    if (frames > 0 && !buffer) {
+      ret = GST_FLOW_ERROR;
+    } else if (buffer && !gst_buffer_map(buffer, &map, GST_MAP_WRITE)) {
+      GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map an output buffer."), (NULL));
+      gst_buffer_unref(buffer);
+      ret = GST_FLOW_ERROR;
+    } else if (buffer) {
+      size_t produced = 0;
+      const CudafftStatus status =
+          cudafft_convolve_drain(self->engine, engine_tail, map.data, &produced);
+      if (status == CUDAFFT_STATUS_OK && produced < frames)
+        memset(map.data + produced * frame_bytes(self), 0, (frames - produced) * frame_bytes(self));
+      gst_buffer_unmap(buffer, &map);
+      if (status != CUDAFFT_STATUS_OK) {
+        gst_cuda_base_filter_post_error(GST_CUDA_BASE_FILTER(self), status,
+                                        "cudafft_convolve_drain");
+        gst_buffer_unref(buffer);
+        ret = GST_FLOW_ERROR;
+      } else {
+        GST_DEBUG_OBJECT(self,
+                         "run of %" G_GUINT64_FORMAT " samples ends%s: %" G_GUINT64_FORMAT
+                         " output samples in all",
+                         length, tail ? " with the tail" : "", end - MIN(end, latency));
+        buffer = finish_output(self, buffer, self->filtered, end - self->filtered);
+        if (buffer)
+          ret = gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer);
+      }
+    }
+  }
+  if (self->engine)
+    cudafft_convolve_reset(self->engine);
+  gst_cuda_run_reset(run);
+  self->filtered = 0;
+  return ret;
+}
+
+/* Filters one input buffer's frames into *out (NULL when none came out yet). */
+static GstFlowReturn
+filter(GstCudaConvolve *self, const void *data, gsize frames, GstBuffer **out)
+{
+  *out = NULL;
+  const size_t most = cudafft_convolve_max_output(self->engine, frames);
+  GstBuffer *buffer = most > 0 ? output_buffer(self, most) : NULL;
+  if (most > 0 && !buffer)
+    return GST_FLOW_ERROR;
+  GstMapInfo map = GST_MAP_INFO_INIT;
+  if (buffer && !gst_buffer_map(buffer, &map, GST_MAP_WRITE)) {
+    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map an output buffer."), (NULL));
+    gst_buffer_unref(buffer);
+    return GST_FLOW_ERROR;
+  }
+  size_t produced = 0;
+  const CudafftStatus status =
+      cudafft_convolve_push(self->engine, data, frames, map.data, &produced);
+  if (buffer)
+    gst_buffer_unmap(buffer, &map);
+  if (status != CUDAFFT_STATUS_OK) {
+    gst_cuda_base_filter_post_error(GST_CUDA_BASE_FILTER(self), status, "cudafft_convolve_push");
+    if (buffer)
+      gst_buffer_unref(buffer);
+    return GST_FLOW_ERROR;
+  }
+  const guint64 first = self->filtered;
+  self->filtered += produced;
+  self->run.samples += frames;
+  if (buffer && produced > 0)
+    *out = finish_output(self, buffer, first, produced);
+  else if (buffer)
+    gst_buffer_unref(buffer);
+  return GST_FLOW_OK;
+}
+
+/* Applies kernel, ir-location and mix changes made while streaming: a new kernel crosses over at
+ * the engine's next block boundary; one that cannot be used leaves the old one with a warning. */
+static void
+apply_settings(GstCudaConvolve *self)
+{
+  GST_OBJECT_LOCK(self);
+  const guint serial = self->settings.serial;
+  const gdouble mix = self->settings.mix;
+  GST_OBJECT_UNLOCK(self);
+  if (serial != self->engine_serial) {
+    Kernel kernel;
+    guint read_serial;
+    if (current_kernel(self, FALSE, &kernel, &read_serial)) {
+      const CudafftConvolveKernel k = engine_kernel(&kernel);
+      const CudafftStatus status = cudafft_convolve_set_kernel(self->engine, &k);
+      if (status == CUDAFFT_STATUS_OK) {
+        GST_DEBUG_OBJECT(self, "new kernel of %" G_GSIZE_FORMAT " taps x %u rows", kernel.taps,
+                         kernel.rows);
+      } else {
+        GST_ELEMENT_WARNING(self, RESOURCE, NO_SPACE_LEFT,
+                            ("Cannot use the new kernel (%" G_GSIZE_FORMAT
+                             " taps); keeping the previous one: %s",
+                             kernel.taps, cudafft_last_error_message()),
+                            ("%s", cudafft_status_name(status)));
+        /* a failed set_kernel forgets the input: what the run still held is lost */
+        gst_cuda_run_reset(&self->run);
+        self->filtered = 0;
+      }
+      update_latency(self);
+    }
+    g_free(kernel.data);
+    self->engine_serial = read_serial; /* a bad one is not retried at every buffer */
+  }
+  if (mix != self->engine_mix) {
+    if (cudafft_convolve_set_mix(self->engine, mix) == CUDAFFT_STATUS_OK)
+      self->engine_mix = mix;
+  }
+}
+
+static GstFlowReturn
+gst_cuda_convolve_generate_output(GstBaseTransform *trans, GstBuffer **outbuf)
+{
+  GstCudaConvolve *self = GST_CUDA_CONVOLVE(trans);
+  GstBuffer *inbuf = trans->queued_buf;
+  trans->queued_buf = NULL;
+  *outbuf = NULL;
+  if (!inbuf)
+    return GST_FLOW_OK;
+  if (!self->engine) {
+    gst_buffer_unref(inbuf);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+
+  apply_settings(self);
+  GstFlowReturn ret = GST_FLOW_OK;
+  if (self->run.active && !gst_cuda_run_continues(&self->run, inbuf, CUDAFFT_CONVOLVE_BLOCK / 2)) {
+    GST_DEBUG_OBJECT(self, "discontinuity at %" GST_TIME_FORMAT "; ending the run",
+                     GST_TIME_ARGS(GST_BUFFER_PTS(inbuf)));
+    ret = end_run(self, FALSE);
+  }
+  if (ret == GST_FLOW_OK && !self->run.active) {
+    gst_cuda_run_start(&self->run, inbuf, trans->segment.start, GST_AUDIO_INFO_RATE(&self->info));
+    self->filtered = 0;
+    GST_OBJECT_LOCK(self);
+    self->run_latency = self->settings.latency;
+    GST_OBJECT_UNLOCK(self);
+  }
+  GstMapInfo map;
+  if (ret == GST_FLOW_OK && gst_buffer_map(inbuf, &map, GST_MAP_READ)) {
+    if (map.size % frame_bytes(self) != 0) {
+      GST_ELEMENT_ERROR(self, STREAM, FORMAT,
+                        ("A buffer of %" G_GSIZE_FORMAT
+                         " bytes does not hold whole frames of %" G_GSIZE_FORMAT " bytes.",
+                         map.size, frame_bytes(self)),
+                        (NULL));
+      ret = GST_FLOW_ERROR;
+    } else {
+      ret = filter(self, map.data, map.size / frame_bytes(self), outbuf);
+    }
+    gst_buffer_unmap(inbuf, &map);
+    if (ret == GST_FLOW_OK)
+      update_latency(self); /* a crossover between paths ends during a push */
+  } else if (ret == GST_FLOW_OK) {
+    GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot read an input buffer."), (NULL));
+    ret = GST_FLOW_ERROR;
+  }
+  gst_buffer_unref(inbuf);
+  return ret;
+}
+
+/* Events ------------------------------------------------------------------------------------- */
+
+/* The base class drains before EOS, a new segment and new caps: the first two end the stream (the
+ * tail as drain-tail says), new caps only the run (no tail, which would overlap the next run). */
+static gboolean
+gst_cuda_convolve_sink_event(GstBaseTransform *trans, GstEvent *event)
+{
+  GstCudaConvolve *self = GST_CUDA_CONVOLVE(trans);
+  const GstEventType type = GST_EVENT_TYPE(event);
+  GST_OBJECT_LOCK(self);
+  self->end_tail =
+      (type == GST_EVENT_EOS || type == GST_EVENT_SEGMENT) && self->settings.drain_tail;
+  GST_OBJECT_UNLOCK(self);
+  const gboolean ok =
+      GST_BASE_TRANSFORM_CLASS(gst_cuda_convolve_parent_class)->sink_event(trans, event);
+  self->end_tail = FALSE;
+  return ok;
+}
+
+static GstFlowReturn
+gst_cuda_convolve_drain(GstCudaBaseFilter *filter)
+{
+  GstCudaConvolve *self = GST_CUDA_CONVOLVE(filter);
+  return end_run(self, self->end_tail);
+}
+
+static void
+gst_cuda_convolve_flush(GstCudaBaseFilter *filter)
+{
+  GstCudaConvolve *self = GST_CUDA_CONVOLVE(filter);
+  if (self->engine)
+    cudafft_convolve_reset(self->engine);
+  gst_cuda_run_reset(&self->run);
+  self->filtered = 0;
+}
+
+/* Upstream may allocate its buffers from page-locked memory, which the GPU reads at full speed. */
+static gboolean
+gst_cuda_convolve_propose_allocation(GstBaseTransform *trans, GstQuery *decide_query,
+                                     GstQuery *query)
+{
+  GstCudaConvolve *self = GST_CUDA_CONVOLVE(trans);
+  (void)decide_query;
+  if (uses_gpu(self)) {
+    if (!self->upstream_allocator)
+      self->upstream_allocator = gst_cuda_host_allocator_new(TRUE);
+    gst_query_add_allocation_param(query, self->upstream_allocator, NULL);
+  }
+  return TRUE;
+}
+
+static void
+gst_cuda_convolve_close(GstCudaBaseFilter *filter)
+{
+  GstCudaConvolve *self = GST_CUDA_CONVOLVE(filter);
+  close_engine(self);
+  ir_file_clear(&self->ir);
+}
+
+/* A missing or unreadable ir-location fails the start, with an error naming the file. */
+static gboolean
+gst_cuda_convolve_start(GstBaseTransform *trans)
+{
+  GstCudaConvolve *self = GST_CUDA_CONVOLVE(trans);
+  gst_cuda_run_reset(&self->run);
+  gst_audio_info_init(&self->info);
+  self->signalled_rate = 0;
+  self->filtered = 0;
+  g_atomic_int_set(&self->latency_frames, 0);
+  g_atomic_int_set(&self->latency_rate, 0);
+  GST_OBJECT_LOCK(self);
+  gchar *location = g_strdup(self->settings.ir_location);
+  GST_OBJECT_UNLOCK(self);
+  const gboolean ok = !location || ir_file_readable(self, location, TRUE);
+  g_free(location);
+  return ok;
+}
+
+static void
+gst_cuda_convolve_finalize(GObject *object)
+{
+  GstCudaConvolve *self = GST_CUDA_CONVOLVE(object);
+  close_engine(self);
+  ir_file_clear(&self->ir);
+  if (self->upstream_allocator)
+    gst_object_unref(self->upstream_allocator);
+  g_free(self->settings.kernel);
+  g_free(self->settings.ir_location);
+  G_OBJECT_CLASS(gst_cuda_convolve_parent_class)->finalize(object);
+}
+
+static void
+gst_cuda_convolve_class_init(GstCudaConvolveClass *klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS(klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
+  GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS(klass);
+  GstCudaBaseFilterClass *filter_class = GST_CUDA_BASE_FILTER_CLASS(klass);
+
+  gobject_class->set_property = gst_cuda_convolve_set_property;
+  gobject_class->get_property = gst_cuda_convolve_get_property;
+  gobject_class->finalize = gst_cuda_convolve_finalize;
+
+  const GParamFlags playing =
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING;
+  g_object_class_install_property(
+      gobject_class, PROP_KERNEL,
+      g_param_spec_value_array(
+          "kernel", "Filter kernel",
+          "The FIR filter's taps (impulse response), the same for every channel; default {1.0}. "
+          "An empty array or a non-finite tap is refused with a warning and the previous kernel "
+          "stays. Changes while playing, to any length, take effect at the next 2048-sample block "
+          "boundary with a 2048-sample crossfade. Ignored while ir-location is set",
+          g_param_spec_double("element", "Filter kernel element", "One tap of the filter kernel",
+                              -G_MAXDOUBLE, G_MAXDOUBLE, 0.0,
+                              G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+          playing));
+  g_object_class_install_property(
+      gobject_class, PROP_LATENCY,
+      g_param_spec_uint64(
+          "latency", "Filter latency",
+          "Samples dropped from the start of the output: the kernel's own delay (e.g. (taps - "
+          "1) / 2 for a linear-phase filter), so that the output lines up with the input; output "
+          "sample n is stamped as input sample n. As audiofirfilter's; changes apply from the "
+          "next run (start, flush, discontinuity, EOS)",
+          0, G_MAXUINT64, DEFAULT_LATENCY, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_IR_LOCATION,
+      g_param_spec_string(
+          "ir-location", "Impulse response file",
+          "An audio file (any format GStreamer decodes) holding the impulse response, resampled "
+          "to the stream's rate, sample values as decoded (no normalisation): mono filters every "
+          "channel, N channels for an N-channel stream filter channel i with channel i. When set "
+          "it takes precedence over kernel. A file that cannot be used is an error at start; "
+          "while playing, a warning and the previous kernel stays",
+          NULL, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_MIX,
+      g_param_spec_double("mix", "Wet/dry mix",
+                          "Fraction of filtered (wet) signal in the output, 0 to 1; the rest is "
+                          "the input (dry). Changes apply from the next buffer",
+                          0.0, 1.0, DEFAULT_MIX, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_DRAIN_TAIL,
+      g_param_spec_boolean(
+          "drain-tail", "Drain the tail",
+          "At EOS (and a new segment), push the whole response: input length + kernel length - "
+          "1 samples in all, minus latency. FALSE: as many samples as came in, as audiofirfilter",
+          DEFAULT_DRAIN_TAIL, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_LOW_LATENCY,
+      g_param_spec_boolean("low-latency", "Low latency",
+                           "Accepted for compatibility with audiofirfilter; no effect: the "
+                           "latency is always 2048 samples (0 for kernels under 64 taps)",
+                           FALSE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property(
+      gobject_class, PROP_DRAIN_ON_CHANGES,
+      g_param_spec_boolean("drain-on-changes", "Drain on changes",
+                           "Accepted for compatibility with audiofirfilter; no effect: a kernel "
+                           "change crosses over at a block boundary without draining or losing "
+                           "samples",
+                           TRUE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstCudaConvolve::rate-changed:
+   * @filter: the element
+   * @rate: the new sample rate
+   *
+   * Emitted from the streaming thread when the sample rate becomes known or changes, before any
+   * buffer at that rate is filtered, so that a handler can set a kernel for it (as
+   * audiofirfilter's).
+   */
+  signals[SIGNAL_RATE_CHANGED] =
+      g_signal_new("rate-changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                   G_TYPE_NONE, 1, G_TYPE_INT);
+
+  gst_element_class_add_static_pad_template(element_class, &sink_template);
+  gst_element_class_add_static_pad_template(element_class, &src_template);
+  gst_element_class_set_static_metadata(
+      element_class, "CUDA FIR filter and convolution reverb", "Filter/Effect/Audio",
+      "Convolves audio with a long FIR kernel (the kernel property, or an impulse response file "
+      "in ir-location) on an NVIDIA GPU (or the CPU): uniformly partitioned FFT convolution, a "
+      "drop-in for audiofirfilter (same properties, rate-changed signal and samples). Unlike "
+      "audiofirfilter: the latency is 2048 samples (0 below 64 taps) instead of 4x the kernel "
+      "length; at EOS the tail is pushed (drain-tail); the kernel may change to any length "
+      "while playing (crossfaded at a block boundary); a DISCONT or a timestamp gap of more "
+      "than 1024 samples ends the run at its last input sample",
+      "gst-cudafft developers");
+
+  trans_class->passthrough_on_same_caps = FALSE;
+  trans_class->start = GST_DEBUG_FUNCPTR(gst_cuda_convolve_start);
+  trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_cuda_convolve_set_caps);
+  trans_class->generate_output = GST_DEBUG_FUNCPTR(gst_cuda_convolve_generate_output);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_cuda_convolve_sink_event);
+  trans_class->propose_allocation = GST_DEBUG_FUNCPTR(gst_cuda_convolve_propose_allocation);
+  filter_class->close = gst_cuda_convolve_close;
+  filter_class->drain = gst_cuda_convolve_drain;
+  filter_class->flush = gst_cuda_convolve_flush;
+  filter_class->get_latency = gst_cuda_convolve_get_latency;
+  filter_class->memory_hint = "use a shorter kernel or impulse response, or fewer channels";
+}
+
+static void
+gst_cuda_convolve_init(GstCudaConvolve *self)
+{
+  self->settings.kernel = g_new(gdouble, 1);
+  self->settings.kernel[0] = 1.0;
+  self->settings.taps = 1;
+  self->settings.latency = DEFAULT_LATENCY;
+  self->settings.mix = DEFAULT_MIX;
+  self->settings.drain_tail = DEFAULT_DRAIN_TAIL;
+  self->settings.drain_on_changes = TRUE;
+  gst_cuda_run_reset(&self->run);
+}
