@@ -52,6 +52,19 @@ cudafft_use_device(int device)
   return cudaSetDevice(device);
 }
 
+/* Whether ptr is page-locked host memory (cudaHostAlloc'd or registered), which copies reach by
+ * DMA directly: the backends then skip their own pinned staging. */
+static inline bool
+cudafft_is_pinned(const void *ptr)
+{
+  cudaPointerAttributes attributes;
+  if (cudaPointerGetAttributes(&attributes, ptr) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return attributes.type == cudaMemoryTypeHost;
+}
+
 /* The device a backend object runs on: device_id, or device 0 for -1; NO_DEVICE with a message
  * when there is none or no such one. */
 static inline CudafftStatus

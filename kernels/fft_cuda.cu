@@ -301,17 +301,6 @@ ensure_slots(CudafftPlan *plan, CudaPlan *p, size_t transforms)
   return CUDAFFT_STATUS_OK;
 }
 
-bool
-is_pinned(const void *ptr)
-{
-  cudaPointerAttributes attributes;
-  if (cudaPointerGetAttributes(&attributes, ptr) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  return attributes.type == cudaMemoryTypeHost;
-}
-
 /* The host entry point: chunk c goes through slot c % 2. The host copies chunk c into pinned
  * memory while the GPU still transforms chunk c - 1; uploads, transforms and downloads run on
  * three streams, ordered by the slots' events, so that a download overlaps the next upload. The
@@ -329,7 +318,7 @@ pipeline(CudafftPlan *plan, CudaPlan *p, CudafftDirection direction, const char 
   CudafftStatus status = ensure_slots(plan, p, chunk);
   if (status != CUDAFFT_STATUS_OK)
     return status;
-  const bool in_pinned = is_pinned(in), out_pinned = is_pinned(out);
+  const bool in_pinned = cudafft_is_pinned(in), out_pinned = cudafft_is_pinned(out);
   const size_t chunks = (batch + chunk - 1) / chunk;
   for (size_t c = 0; c <= chunks; ++c) {
     if (c < chunks) {
