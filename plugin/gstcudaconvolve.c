@@ -786,9 +786,13 @@ apply_settings(GstCudaConvolve *self)
                              " taps); keeping the previous one: %s",
                              kernel.taps, cudafft_last_error_message()),
                             ("%s", cudafft_status_name(status)));
-        /* a failed set_kernel forgets the input: what the run still held is lost */
-        gst_cuda_run_reset(&self->run);
-        self->filtered = 0;
+        /* out of memory, set_kernel resets the filter (an invalid kernel changes nothing): what
+         * the run still held is lost, and the next buffer starts a new run */
+        if (self->run.active &&
+            self->run.samples - self->filtered != cudafft_convolve_lag(self->engine)) {
+          gst_cuda_run_reset(&self->run);
+          self->filtered = 0;
+        }
       }
       update_latency(self);
     }
