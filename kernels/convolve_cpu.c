@@ -15,12 +15,12 @@
 
 #define BLOCK ((size_t)CUDAFFT_CONVOLVE_BLOCK)
 #define FFT_SIZE ((size_t)CUDAFFT_CONVOLVE_FFT_SIZE)
-#define BINS (FFT_SIZE / 2 + 1)
-/* Floats per stored spectrum (re and im each): the bins rounded up to 64 bytes, so that every
- * spectrum is as aligned as the first (FFTW's new-array execute requires it) and the
+/* Floats per stored spectrum (re and im each): the N / 2 + 1 = 2049 bins rounded up to 64 bytes, so
+ * that every spectrum is as aligned as the first (FFTW's new-array execute requires it) and the
  * multiply-accumulate loop has a constant length that every vector width divides (gcc -O2
  * vectorizes only such loops). The padding bins stay zero. */
 #define BIN_STRIDE ((size_t)2064)
+_Static_assert(BIN_STRIDE >= FFT_SIZE / 2 + 1 && BIN_STRIDE % 16 == 0, "BIN_STRIDE");
 /* Frames the direct path converts at a time. */
 #define DIRECT_CHUNK ((size_t)1024)
 
