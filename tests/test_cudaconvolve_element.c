@@ -442,8 +442,9 @@ typedef struct {
 } CountRow;
 
 static const CountRow count_rows[] = {
-    {5, TRUE, 0},       {5, FALSE, 0},       {3000, TRUE, 0}, {3000, FALSE, 0},
-    {3001, TRUE, 1500}, {3001, FALSE, 1500}, {40, FALSE, 20}, {100, TRUE, 500},
+    {5, TRUE, 0},        {5, FALSE, 0},       {3000, TRUE, 0}, {3000, FALSE, 0},
+    {3001, TRUE, 1500},  {3001, FALSE, 1500}, {40, FALSE, 20}, {100, TRUE, 500},
+    {3000, TRUE, 20000}, {5, FALSE, 20000}, /* beyond the response: zeros */
 };
 
 /* drain-tail: input + taps - 1 - latency samples (the whole response); without: the input's
