@@ -89,6 +89,8 @@ typedef struct {
 /* A decoded impulse response file: interleaved doubles at the stream's rate. */
 typedef struct {
   gchar *location;
+  guint
+      serial; /* the settings' serial it was decoded for: setting the same file again rereads it */
   gint rate;
   guint channels;
   gsize frames;
@@ -469,8 +471,11 @@ current_kernel(GstCudaConvolve *self, gboolean fatal, Kernel *kernel, guint *ser
   const gint rate = GST_AUDIO_INFO_RATE(&self->info);
   const guint channels = GST_AUDIO_INFO_CHANNELS(&self->info);
   gboolean ok = TRUE;
-  if (!self->ir.location || strcmp(self->ir.location, location) != 0 || self->ir.rate != rate)
+  if (!self->ir.location || strcmp(self->ir.location, location) != 0 || self->ir.rate != rate ||
+      self->ir.serial != *serial) {
     ok = ir_decode(self, location, rate, fatal, &self->ir);
+    self->ir.serial = *serial;
+  }
   if (ok && self->ir.channels != 1 && self->ir.channels != channels) {
     post_ir_problem(self, fatal, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
                     g_strdup_printf("The impulse response \"%s\" (ir-location) has %u channels but "
