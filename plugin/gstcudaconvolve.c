@@ -89,8 +89,7 @@ typedef struct {
 /* A decoded impulse response file: interleaved doubles at the stream's rate. */
 typedef struct {
   gchar *location;
-  guint
-      serial; /* the settings' serial it was decoded for: setting the same file again rereads it */
+  guint serial; /* the settings' serial it was decoded for (the same path set again: reread) */
   gint rate;
   guint channels;
   gsize frames;
