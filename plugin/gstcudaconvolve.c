@@ -74,6 +74,9 @@ static guint signals[LAST_SIGNAL];
 #define DEFAULT_MIX 1.0
 #define DEFAULT_DRAIN_TAIL TRUE
 #define IR_DECODE_TIMEOUT (60 * GST_SECOND)
+/* Samples (all channels) a response file may decode to: 1 GiB of doubles, 6 hours of mono at
+ * 48 kHz, far beyond a room; longer files are refused rather than exhausting memory. */
+#define IR_MAX_VALUES ((gsize)1 << 27)
 
 typedef struct {
   gdouble *kernel; /* the kernel property: never empty */
@@ -418,6 +421,13 @@ ir_decode(GstCudaConvolve *self, const gchar *location, gint rate, gboolean fata
         problem = g_strdup("the decoder's output changed format or could not be read");
         break;
       }
+      if (data->len > IR_MAX_VALUES) {
+        problem = g_strdup_printf("it is longer than %" G_GSIZE_FORMAT " samples",
+                                  IR_MAX_VALUES / channels);
+        domain = GST_STREAM_ERROR;
+        code = GST_STREAM_ERROR_FORMAT;
+        break;
+      }
     }
     if (!problem && (channels == 0 || data->len < channels))
       problem = g_strdup("it holds no audio samples");
@@ -487,7 +497,16 @@ current_kernel(GstCudaConvolve *self, gboolean fatal, Kernel *kernel, guint *ser
   if (ok) {
     const guint rows = self->ir.channels;
     const gsize taps = self->ir.frames;
-    kernel->data = g_new(gdouble, rows * taps);
+    kernel->data = g_try_new(gdouble, rows * taps);
+    if (!kernel->data) {
+      post_ir_problem(self, fatal, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NO_SPACE_LEFT,
+                      g_strdup_printf("Out of memory for the impulse response \"%s\" "
+                                      "(ir-location), %" G_GSIZE_FORMAT " samples x %u channels.",
+                                      location, taps, rows),
+                      NULL);
+      g_free(location);
+      return FALSE;
+    }
     for (guint r = 0; r < rows; r++)
       for (gsize t = 0; t < taps; t++)
         kernel->data[r * taps + t] = self->ir.data[t * rows + r];
