@@ -5,7 +5,8 @@
  * counts with and without drain-tail; the latency property; timestamps, offsets and flags;
  * latency query and message; rate-changed; ir-location files (mono, per channel, resampled, bad
  * ones); kernel changes while playing against the crossover formula of cudafft_convolve.h;
- * flush, DISCONT and gaps; mix; NaN confinement; state cycles; two instances at once; and
+ * flush, DISCONT, gaps and new caps; mix; NaN confinement; state cycles; two instances at once;
+ * a kernel too large for the machine; non-TIME segments; and
  * GStreamer's audiofirfilter run side by side on the same input. One behaviour per test. */
 #include "element_util.h"
 
@@ -1345,6 +1346,48 @@ GST_START_TEST(test_discont_and_gaps)
 }
 GST_END_TEST;
 
+/* New caps (format and channels) end the run at its last input sample and start a new one with a
+ * new filter, which keeps the kernel. */
+GST_START_TEST(test_caps_change_new_run)
+{
+  EuRng rng;
+  eu_rng_init(&rng, "caps change");
+  EuSignal one, two;
+  eu_signal_random(&one, &rng, EU_F32, 1, RATE, 6000);
+  eu_signal_random(&two, &rng, EU_F64, 2, 44100, 5000);
+  double *k = random_kernel(&rng, 2100);
+  GstHarness *h = conv_harness(NULL);
+  harness_set_kernel(h, k, 2100);
+  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, 1));
+  GPtrArray *out1 = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
+  GPtrArray *out2 = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
+  eu_push_signal(h, &one, 0, one.samples, 1000, 0, out1);
+  gst_harness_set_src_caps(h, eu_raw_caps(EU_F64, 44100, 2));
+  eu_pull_all(h, out1); /* the end of the first run goes out before the new caps */
+  const GstClockTime start_two = eu_sample_time(0, one.samples, RATE);
+  eu_push_signal(h, &two, 0, two.samples, 700, start_two, out2);
+  eu_push_eos(h, out2);
+  double *got1 = read_single_run(out1, &one, 0, one.samples, "first caps");
+  double *got2 = read_single_run(out2, &two, start_two, two.samples + 2099, "second caps");
+  double *want1 = ref_convolve(one.values, one.samples, 1, k, 2100, 1, one.samples);
+  double *x2 = element_input(&two);
+  double *want2 = ref_convolve(x2, two.samples, 2, k, 2100, 1, two.samples + 2099);
+  check_values(got1, want1, one.samples, 1, VALUE_TOLERANCE, "first caps");
+  check_values(got2, want2, two.samples + 2099, 2, VALUE_TOLERANCE, "second caps");
+  g_free(got1);
+  g_free(got2);
+  g_free(want1);
+  g_free(want2);
+  g_free(x2);
+  g_free(k);
+  g_ptr_array_unref(out1);
+  g_ptr_array_unref(out2);
+  gst_harness_teardown(h);
+  eu_signal_clear(&one);
+  eu_signal_clear(&two);
+}
+GST_END_TEST;
+
 /* mix ----------------------------------------------------------------------------------------- */
 
 /* y = mix * (h * x) + (1 - mix) * x; mix 0 gives the input back (delayed by nothing). */
@@ -1621,6 +1664,7 @@ cudaconvolve_suite(void)
   tcase_add_test(tc, test_non_time_segment_refused);
   tcase_add_test(tc, test_flush_resets);
   tcase_add_loop_test(tc, test_discont_and_gaps, 0, G_N_ELEMENTS(discont_rows));
+  tcase_add_test(tc, test_caps_change_new_run);
   tcase_add_loop_test(tc, test_mix, 0, 6);
   tcase_add_loop_test(tc, test_nan_confined, 0, 2);
   tcase_add_test(tc, test_state_cycles);
