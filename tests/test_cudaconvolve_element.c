@@ -6,8 +6,8 @@
  * latency query and message; rate-changed; ir-location files (mono, per channel, resampled, bad
  * ones); kernel changes while playing against the crossover formula of cudafft_convolve.h;
  * flush, DISCONT, gaps and new caps; mix; NaN confinement; state cycles; two instances at once;
- * a kernel too large for the machine; non-TIME segments; and
- * GStreamer's audiofirfilter run side by side on the same input. One behaviour per test. */
+ * a kernel too large for the machine; non-TIME segments; and GStreamer's audiofirfilter run side
+ * by side on the same input. One behaviour per test. */
 #include "element_util.h"
 
 #include <fftw3.h>
