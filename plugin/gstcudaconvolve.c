@@ -74,6 +74,9 @@ static guint signals[LAST_SIGNAL];
 #define DEFAULT_MIX 1.0
 #define DEFAULT_DRAIN_TAIL TRUE
 #define IR_DECODE_TIMEOUT (60 * GST_SECOND)
+/* Samples (all channels) a response file may decode to: 1 GiB of doubles, 6 hours of mono at
+ * 48 kHz, far beyond a room; longer files are refused rather than exhausting memory. */
+#define IR_MAX_VALUES ((gsize)1 << 27)
 
 typedef struct {
   gdouble *kernel; /* the kernel property: never empty */
@@ -89,6 +92,7 @@ typedef struct {
 /* A decoded impulse response file: interleaved doubles at the stream's rate. */
 typedef struct {
   gchar *location;
+  guint serial; /* the settings' serial it was decoded for (the same path set again: reread) */
   gint rate;
   guint channels;
   gsize frames;
@@ -417,6 +421,13 @@ ir_decode(GstCudaConvolve *self, const gchar *location, gint rate, gboolean fata
         problem = g_strdup("the decoder's output changed format or could not be read");
         break;
       }
+      if (data->len > IR_MAX_VALUES) {
+        problem = g_strdup_printf("it is longer than %" G_GSIZE_FORMAT " samples",
+                                  IR_MAX_VALUES / channels);
+        domain = GST_STREAM_ERROR;
+        code = GST_STREAM_ERROR_FORMAT;
+        break;
+      }
     }
     if (!problem && (channels == 0 || data->len < channels))
       problem = g_strdup("it holds no audio samples");
@@ -469,8 +480,11 @@ current_kernel(GstCudaConvolve *self, gboolean fatal, Kernel *kernel, guint *ser
   const gint rate = GST_AUDIO_INFO_RATE(&self->info);
   const guint channels = GST_AUDIO_INFO_CHANNELS(&self->info);
   gboolean ok = TRUE;
-  if (!self->ir.location || strcmp(self->ir.location, location) != 0 || self->ir.rate != rate)
+  if (!self->ir.location || strcmp(self->ir.location, location) != 0 || self->ir.rate != rate ||
+      self->ir.serial != *serial) {
     ok = ir_decode(self, location, rate, fatal, &self->ir);
+    self->ir.serial = *serial;
+  }
   if (ok && self->ir.channels != 1 && self->ir.channels != channels) {
     post_ir_problem(self, fatal, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
                     g_strdup_printf("The impulse response \"%s\" (ir-location) has %u channels but "
@@ -483,7 +497,16 @@ current_kernel(GstCudaConvolve *self, gboolean fatal, Kernel *kernel, guint *ser
   if (ok) {
     const guint rows = self->ir.channels;
     const gsize taps = self->ir.frames;
-    kernel->data = g_new(gdouble, rows * taps);
+    kernel->data = g_try_new(gdouble, rows * taps);
+    if (!kernel->data) {
+      post_ir_problem(self, fatal, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NO_SPACE_LEFT,
+                      g_strdup_printf("Out of memory for the impulse response \"%s\" "
+                                      "(ir-location), %" G_GSIZE_FORMAT " samples x %u channels.",
+                                      location, taps, rows),
+                      NULL);
+      g_free(location);
+      return FALSE;
+    }
     for (guint r = 0; r < rows; r++)
       for (gsize t = 0; t < taps; t++)
         kernel->data[r * taps + t] = self->ir.data[t * rows + r];
@@ -672,25 +695,47 @@ finish_output(GstCudaConvolve *self, GstBuffer *buffer, guint64 filtered, guint6
   return buffer;
 }
 
+/* Pushes zeros as output frames [first, first + count) of the run (the engine's numbering), in
+ * buffers of a few blocks: what lies past the kernel's response when the latency property reaches
+ * beyond it. */
+static GstFlowReturn
+push_zeros(GstCudaConvolve *self, guint64 first, guint64 count)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+  while (count > 0 && ret == GST_FLOW_OK) {
+    const gsize n = (gsize)MIN(count, (guint64)16 * CUDAFFT_CONVOLVE_BLOCK);
+    GstBuffer *buffer = output_buffer(self, n);
+    if (!buffer)
+      return GST_FLOW_ERROR;
+    gst_buffer_memset(buffer, 0, 0, n * frame_bytes(self));
+    buffer = finish_output(self, buffer, first, n);
+    if (buffer)
+      ret = gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer);
+    first += n;
+    count -= n;
+  }
+  return ret;
+}
+
 /* Ends the run: pushes the output still in the engine, up to the last input sample shifted by the
  * latency property (audiofirfilter's length) or, with `tail`, up to the end of the kernel's
- * response; then the engine starts afresh. */
+ * response (zeros after it where the latency reaches further); then the engine starts afresh. */
 static GstFlowReturn
 end_run(GstCudaConvolve *self, gboolean tail)
 {
   GstCudaRun *run = &self->run;
   GstFlowReturn ret = GST_FLOW_OK;
   if (run->active && self->engine && run->samples > 0) {
-    const guint64 length = run->samples, latency = self->run_latency;
-    /* the response ends at length + taps - 1; past it the output is zeros */
-    const guint64 response_end = self->filtered + cudafft_convolve_drain_frames(self->engine, 1);
-    const guint64 end = tail ? MAX(response_end, length + latency) : length + latency;
+    const guint64 length = run->samples, latency = self->run_latency, filtered = self->filtered;
+    /* the response ends at length + taps - 1; a latency that large only drops everything */
+    const guint64 response_end = filtered + cudafft_convolve_drain_frames(self->engine, 1);
+    const guint64 shifted = latency > G_MAXUINT64 - length ? G_MAXUINT64 : length + latency;
+    const guint64 end = tail ? MAX(response_end, shifted) : shifted;
     const int engine_tail = end > length;
     const gsize drained = cudafft_convolve_drain_frames(self->engine, engine_tail);
-    const gsize frames = MAX(drained, end - self->filtered);
-    GstBuffer *buffer = frames > 0 ? output_buffer(self, frames) : NULL;
+    GstBuffer *buffer = drained > 0 ? output_buffer(self, drained) : NULL;
     GstMapInfo map;
-    if (frames > 0 && !buffer) {
+    if (drained > 0 && !buffer) {
       ret = GST_FLOW_ERROR;
     } else if (buffer && !gst_buffer_map(buffer, &map, GST_MAP_WRITE)) {
       GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map an output buffer."), (NULL));
@@ -700,8 +745,6 @@ end_run(GstCudaConvolve *self, gboolean tail)
       size_t produced = 0;
       const CudafftStatus status =
           cudafft_convolve_drain(self->engine, engine_tail, map.data, &produced);
-      if (status == CUDAFFT_STATUS_OK && produced < frames)
-        memset(map.data + produced * frame_bytes(self), 0, (frames - produced) * frame_bytes(self));
       gst_buffer_unmap(buffer, &map);
       if (status != CUDAFFT_STATUS_OK) {
         gst_cuda_base_filter_post_error(GST_CUDA_BASE_FILTER(self), status,
@@ -709,15 +752,18 @@ end_run(GstCudaConvolve *self, gboolean tail)
         gst_buffer_unref(buffer);
         ret = GST_FLOW_ERROR;
       } else {
-        GST_DEBUG_OBJECT(self,
-                         "run of %" G_GUINT64_FORMAT " samples ends%s: %" G_GUINT64_FORMAT
-                         " output samples in all",
-                         length, tail ? " with the tail" : "", end - MIN(end, latency));
-        buffer = finish_output(self, buffer, self->filtered, end - self->filtered);
+        buffer = finish_output(self, buffer, filtered, MIN(end - filtered, produced));
         if (buffer)
           ret = gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer);
       }
     }
+    const guint64 zeros_from = MAX(filtered + drained, latency);
+    if (ret == GST_FLOW_OK && end > zeros_from)
+      ret = push_zeros(self, zeros_from, end - zeros_from);
+    GST_DEBUG_OBJECT(self,
+                     "run of %" G_GUINT64_FORMAT " samples ends%s: %" G_GUINT64_FORMAT
+                     " output samples in all",
+                     length, tail ? " with the tail" : "", run->produced);
   }
   if (self->engine)
     cudafft_convolve_reset(self->engine);
@@ -786,9 +832,13 @@ apply_settings(GstCudaConvolve *self)
                              " taps); keeping the previous one: %s",
                              kernel.taps, cudafft_last_error_message()),
                             ("%s", cudafft_status_name(status)));
-        /* a failed set_kernel forgets the input: what the run still held is lost */
-        gst_cuda_run_reset(&self->run);
-        self->filtered = 0;
+        /* out of memory, set_kernel resets the filter (an invalid kernel changes nothing): what
+         * the run still held is lost, and the next buffer starts a new run */
+        if (self->run.active &&
+            self->run.samples - self->filtered != cudafft_convolve_lag(self->engine)) {
+          gst_cuda_run_reset(&self->run);
+          self->filtered = 0;
+        }
       }
       update_latency(self);
     }
