@@ -22,7 +22,7 @@
  * short run is dominated by that last block; the table marks such rows ("< 1 block").
  *
  * Usage: convolve-bench [--runs R] [--seconds S] [--max-wall W] [--buffer N] [--channels C,..]
- *          [--ir-seconds T,..] [--elements cuda,cpu,audiofirfilter]
+ *          [--ir-seconds T,..] [--elements cuda,cpu,audiofirfilter] [--pinned-input]
  *   Without --channels/--ir-seconds: 2 and 8 channels x 1 and 10 s responses, and 64 channels x
  *   2 s. The cuda element is skipped, saying why, where there is no CUDA device.
  *   Needs the plugin: GST_PLUGIN_PATH=<build>/plugin build/bench/convolve-bench
@@ -318,16 +318,34 @@ measure(const Case *c, const Element *e, GValueArray *kernel, GstBuffer **input,
   return ok;
 }
 
-/* Random samples in [-1, 1), N_INPUT buffers of buffer_frames frames. */
+static gboolean pinned_input = FALSE;
+
+static void
+free_pinned(gpointer data)
+{
+  cudafft_pinned_free(data, 1);
+}
+
+/* Random samples in [-1, 1), N_INPUT buffers of buffer_frames frames, in plain memory or (with
+ * --pinned-input) page-locked, as an upstream element gets them when it allocates from what
+ * cudaconvolve proposes in the allocation query. */
 static void
 make_input(GstBuffer **input, guint channels)
 {
-  const gsize count = (gsize)buffer_frames * channels;
+  const gsize count = (gsize)buffer_frames * channels, bytes = count * sizeof(float);
   for (int b = 0; b < N_INPUT; b++) {
-    float *samples = g_new(float, count);
+    int pinned = 0;
+    float *samples = pinned_input ? cudafft_pinned_alloc(bytes, 1, &pinned) : NULL;
+    if (pinned) {
+      input[b] = gst_buffer_new_wrapped_full(0, samples, bytes, 0, bytes, samples, free_pinned);
+    } else {
+      if (samples)
+        cudafft_pinned_free(samples, 0);
+      samples = g_new(float, count);
+      input[b] = gst_buffer_new_wrapped(samples, bytes);
+    }
     for (gsize i = 0; i < count; i++)
       samples[i] = (float)(2.0 * g_random_double() - 1.0);
-    input[b] = gst_buffer_new_wrapped(samples, count * sizeof(float));
   }
 }
 
@@ -388,7 +406,7 @@ usage(const char *name)
 {
   fprintf(stderr,
           "usage: %s [--runs R] [--seconds S] [--max-wall W] [--buffer N] [--channels C,..] "
-          "[--ir-seconds T,..] [--elements cuda,cpu,audiofirfilter]\n",
+          "[--ir-seconds T,..] [--elements cuda,cpu,audiofirfilter] [--pinned-input]\n",
           name);
 }
 
@@ -404,6 +422,10 @@ main(int argc, char **argv)
   gboolean wanted[N_ELEMENTS] = {TRUE, TRUE, TRUE};
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(arg, "--pinned-input")) {
+      pinned_input = TRUE;
+      continue;
+    }
     gboolean good = value != NULL;
     if (!good)
       ;
@@ -463,10 +485,11 @@ main(int argc, char **argv)
   }
 
   print_machine();
-  printf("settings: F32LE %d Hz interleaved, buffers of %u frames, up to %.1f s of audio a run "
+  printf("settings: F32LE %d Hz interleaved, %s input buffers of %u frames, up to %.1f s of audio "
+         "a run "
          "(less where a run would take over %.1f s wall: marked 'capped'), median of %d runs; "
          "kernels of decaying noise; elements:",
-         RATE, buffer_frames, seconds, max_wall, runs);
+         RATE, pinned_input ? "page-locked" : "plain", buffer_frames, seconds, max_wall, runs);
   for (int e = 0; e < N_ELEMENTS; e++)
     if (wanted[e])
       printf(" %s", elements[e].label);
