@@ -53,7 +53,7 @@ if [ -x build/bench/convolve-bench ]; then
   echo "== cudaconvolve against audiofirfilter"
   ./build/bench/convolve-bench --runs 3
 fi
-for bench in fft-bench spectrum-kernel-bench; do
+for bench in fft-bench spectrum-kernel-bench convolve-kernel-bench; do
   if [ -x "build/bench/$bench" ]; then
     status=0
     "./build/bench/$bench" || status=$?
