@@ -644,6 +644,18 @@ constexpr size_t kSmallMacLaunch = 256;
 
 } // namespace
 
+#define CONVOLVE_STR_(x) #x
+#define CONVOLVE_STR(x) CONVOLVE_STR_(x)
+#define CONVOLVE_ITEM(name) #name "=" CONVOLVE_STR(name) " "
+
+extern "C" const char *
+cudafft_convolve_kernel_variant(void)
+{
+  return CONVOLVE_ITEM(CONVOLVE_STAGED_STORES) CONVOLVE_ITEM(CONVOLVE_FUSED_REAL_STEPS)
+      CONVOLVE_ITEM(CONVOLVE_FUSED_MIN_BLOCKS) CONVOLVE_ITEM(CONVOLVE_MAC_MIN_BLOCKS)
+          CONVOLVE_ITEM(CONVOLVE_MAC_DEPTH);
+}
+
 extern "C" size_t
 cudafft_convolve_twiddle_count(void)
 {
