@@ -20,12 +20,6 @@
  * kernels the forward transform's real post-step, the product and the inverse's real pre-step are
  * one step in registers (forward_times_pre): these kernels are bound by shared-memory traffic
  * (Nsight Compute on the planar one: L1 91% busy, DRAM 53%). */
-#include "convolve_launch.h"
-#include "fft_kernels.cuh"
-#include "fft_launch.h"
-
-#include <climits>
-#include <cstdint>
 
 /* Build-time variants, so that one GPU run can time them (meson setup ... -Dcuda_args=-DNAME=V):
  * CONVOLVE_STAGED_STORES: 1: the inverse FFT's kept half goes through shared memory and out in
@@ -40,6 +34,9 @@
  *   uncapped, 7 blocks for the planar one; the spectrum's fused kernel went 0.181 -> 0.169 ms on
  *   an H100 at 8 x 128 threads. MAC (256 threads): uncapped it takes 46 registers (5 blocks); 4
  *   would let it take 64 (4 blocks), 5 changes nothing but spills in Depth 2, 6 spills.
+ * CONVOLVE_TWIDDLE_PRODUCTS: 1: the FFT passes load a quarter of their twiddles and multiply the
+ *   rest out (CUDAFFT_TWIDDLE_PRODUCTS in fft_kernels.cuh: less L1 traffic, a little more
+ *   arithmetic and rounding); 0: every twiddle from the table.
  * CONVOLVE_MAC_DEPTH: the MAC's Depth (partitions' loads in flight per thread) for launches large
  *   enough to fill the device; small ones take 2 either way. The MAC is latency-bound on its
  *   loads (Nsight Compute: 40 cycles per issued instruction, DRAM 14%): 2 doubles the loads in
@@ -56,6 +53,10 @@
 #ifndef CONVOLVE_MAC_MIN_BLOCKS
 #define CONVOLVE_MAC_MIN_BLOCKS 0
 #endif
+#ifndef CONVOLVE_TWIDDLE_PRODUCTS
+#define CONVOLVE_TWIDDLE_PRODUCTS 0
+#endif
+#define CUDAFFT_TWIDDLE_PRODUCTS CONVOLVE_TWIDDLE_PRODUCTS
 #ifndef CONVOLVE_MAC_DEPTH
 #define CONVOLVE_MAC_DEPTH 1
 #endif
@@ -69,6 +70,13 @@
 #else
 #define CONVOLVE_MAC_BOUNDS __launch_bounds__(kMacThreads)
 #endif
+
+#include "convolve_launch.h"
+#include "fft_kernels.cuh"
+#include "fft_launch.h"
+
+#include <climits>
+#include <cstdint>
 
 namespace cudafft {
 
@@ -653,7 +661,7 @@ cudafft_convolve_kernel_variant(void)
 {
   return CONVOLVE_ITEM(CONVOLVE_STAGED_STORES) CONVOLVE_ITEM(CONVOLVE_FUSED_REAL_STEPS)
       CONVOLVE_ITEM(CONVOLVE_FUSED_MIN_BLOCKS) CONVOLVE_ITEM(CONVOLVE_MAC_MIN_BLOCKS)
-          CONVOLVE_ITEM(CONVOLVE_MAC_DEPTH);
+          CONVOLVE_ITEM(CONVOLVE_MAC_DEPTH) CONVOLVE_ITEM(CONVOLVE_TWIDDLE_PRODUCTS);
 }
 
 extern "C" size_t
