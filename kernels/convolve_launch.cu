@@ -164,13 +164,15 @@ template <int P, int B, int Ns, typename T>
 __device__ __forceinline__ void
 write_points(ConvolveMixOut<T> to, const float2 *v, int j0)
 {
+  static_assert(kKeepPoint % Ns == 0, "the kept points must be whole radix rows");
 #pragma unroll
   for (int b = 0; b < B; ++b)
 #pragma unroll
     for (int r = 0; r < P; ++r) {
-      const int m = j0 + b + r * Ns;
-      if (m < kKeepPoint)
+      /* m < kKeepPoint iff r Ns < kKeepPoint (j0 + b < Ns): a constant, as in ConvolveStageOut */
+      if (r * Ns < kKeepPoint)
         continue;
+      const int m = j0 + b + r * Ns;
       const int i = 2 * (m - kKeepPoint);
       const float2 x = *reinterpret_cast<const float2 *>(to.dry + i);
       const size_t at = (size_t)i * to.channels;
@@ -179,22 +181,27 @@ write_points(ConvolveMixOut<T> to, const float2 *v, int j0)
     }
 }
 
-/* The benchmark's unstaged destination: samples keep_from..N-1 of the block as planar floats. */
-struct ConvolvePlanarOut {
+/* The benchmark's unstaged destination: samples keep_from..N-1 of the block as planar floats.
+ * Keep >= 0: keep_from / 2, known at compile time (as in ConvolveStageOut). */
+template <int Keep> struct ConvolvePlanarOut {
   float *out; /* where sample keep_from goes (8-byte aligned) */
   int keep_from;
 };
 
-template <int P, int B, int Ns>
+template <int P, int B, int Ns, int Keep>
 __device__ __forceinline__ void
-write_points(ConvolvePlanarOut to, const float2 *v, int j0)
+write_points(ConvolvePlanarOut<Keep> to, const float2 *v, int j0)
 {
+  static_assert(Keep < 0 || Keep % Ns == 0, "the kept points must be whole radix rows");
 #pragma unroll
   for (int b = 0; b < B; ++b)
 #pragma unroll
     for (int r = 0; r < P; ++r) {
+      if constexpr (Keep >= 0)
+        if (r * Ns < Keep)
+          continue;
       const int i = 2 * (j0 + b + r * Ns);
-      if (i >= to.keep_from)
+      if (Keep >= 0 || i >= to.keep_from)
         *reinterpret_cast<float2 *>(to.out + (i - to.keep_from)) =
             make_float2(v[b * P + r].x, -v[b * P + r].y);
     }
@@ -548,8 +555,9 @@ fused_kernel(const float *__restrict__ signal, size_t pitch, int channels,
                                   twiddles);
 }
 
-/* Staged: Keep as ConvolveStageOut's (the kept points' start: keep_from / 2), the output 16-byte
- * aligned and keep_from a multiple of 4, so that float4 k of the stage is float4 k of the row. */
+/* Keep: the kept points' start keep_from / 2 where it is a constant, else -1 (ConvolveStageOut,
+ * ConvolvePlanarOut). Staged: the output 16-byte aligned and keep_from a multiple of 4, so that
+ * float4 k of the stage is float4 k of the row. */
 template <bool Staged, int Keep>
 __global__ void CONVOLVE_FUSED_BOUNDS
 fused_planar_kernel(const float *__restrict__ in, size_t in_hop,
@@ -571,8 +579,8 @@ fused_planar_kernel(const float *__restrict__ in, size_t in_hop,
     for (int k = threadIdx.x; k < count; k += kThreads)
       o4[k] = y4[k];
   } else {
-    block_fft<kConvBlock, kWide>(s, s, ConvolvePlanarOut{out + b * out_hop, keep_from}, threadIdx.x,
-                                 twiddles);
+    block_fft<kConvBlock, kWide>(s, s, ConvolvePlanarOut<Keep>{out + b * out_hop, keep_from},
+                                 threadIdx.x, twiddles);
   }
 }
 
@@ -790,18 +798,27 @@ cudafft_convolve_fused_planar_launch(const float *in, size_t in_hop, size_t bloc
   const bool staged = CONVOLVE_STAGED_STORES && keep_from % 4 == 0 && out_hop % 4 == 0 &&
                       reinterpret_cast<uintptr_t>(out) % 16 == 0;
   /* the benchmark's two cuttings get the kept half's start as a constant */
-  if (staged && keep_from == 0)
-    fused_planar_kernel<true, 0>
-        <<<grid, kThreads, 0, stream>>>(in, in_hop, spectrum, out, out_hop, keep, twiddles);
-  else if (staged && keep_from == kConvBlock)
-    fused_planar_kernel<true, kKeepPoint>
-        <<<grid, kThreads, 0, stream>>>(in, in_hop, spectrum, out, out_hop, keep, twiddles);
-  else if (staged)
+  if (keep_from == 0) {
+    if (staged)
+      fused_planar_kernel<true, 0>
+          <<<grid, kThreads, 0, stream>>>(in, in_hop, spectrum, out, out_hop, keep, twiddles);
+    else
+      fused_planar_kernel<false, 0>
+          <<<grid, kThreads, 0, stream>>>(in, in_hop, spectrum, out, out_hop, keep, twiddles);
+  } else if (keep_from == kConvBlock) {
+    if (staged)
+      fused_planar_kernel<true, kKeepPoint>
+          <<<grid, kThreads, 0, stream>>>(in, in_hop, spectrum, out, out_hop, keep, twiddles);
+    else
+      fused_planar_kernel<false, kKeepPoint>
+          <<<grid, kThreads, 0, stream>>>(in, in_hop, spectrum, out, out_hop, keep, twiddles);
+  } else if (staged) {
     fused_planar_kernel<true, -1>
         <<<grid, kThreads, 0, stream>>>(in, in_hop, spectrum, out, out_hop, keep, twiddles);
-  else
+  } else {
     fused_planar_kernel<false, -1>
         <<<grid, kThreads, 0, stream>>>(in, in_hop, spectrum, out, out_hop, keep, twiddles);
+  }
   return cudaGetLastError();
 }
 
