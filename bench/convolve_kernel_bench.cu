@@ -391,6 +391,7 @@ main(int argc, char **argv)
   cufftGetVersion(&cufft_version);
   printf("device: %s (sm_%d%d, %d SMs), CUDA runtime %d, cuFFT %d\n", prop.name, prop.major,
          prop.minor, prop.multiProcessorCount, runtime, cufft_version);
+  printf("kernels: %s\n", cudafft_convolve_kernel_variant());
 
   const size_t samples = b.blocks * kN + kB;
   CHECK_CUDA(cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));

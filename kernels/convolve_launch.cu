@@ -12,7 +12,65 @@
  * and goes straight into the inverse FFT in shared memory: the accumulated spectrum never touches
  * global memory, and nothing is carried from one output block to the next (a NaN in an input
  * block reaches only the outputs whose sums read its slot). With one partition (P = 1) the delay
- * line is not needed and the whole pipeline is one kernel (fused_kernel). */
+ * line is not needed and the whole pipeline is one kernel (fused_kernel).
+ *
+ * Output: the inverse transform's last pass writes the kept half to shared memory, and the block
+ * then writes it out in runs of adjacent samples (16 bytes a thread for mono and planar output):
+ * written straight from the pass, each thread's samples were two frames apart. In the fused
+ * kernels the forward transform's real post-step, the product and the inverse's real pre-step are
+ * one step in registers (forward_times_pre): these kernels are bound by shared-memory traffic
+ * (Nsight Compute on the planar one: L1 91% busy, DRAM 53%). */
+
+/* Build-time variants, so that one GPU run can time them (meson setup ... -Dcuda_args=-DNAME=V):
+ * CONVOLVE_STAGED_STORES: 1: the inverse FFT's kept half goes through shared memory and out in
+ *   coalesced runs (ConvolveStageOut); 0: its last pass writes global memory itself.
+ * CONVOLVE_FUSED_REAL_STEPS: 1: the fused kernels run the forward transform's real post-step, the
+ *   product and the inverse's real pre-step in registers, in one step (forward_times_pre); 0: as
+ *   three steps through shared memory.
+ * CONVOLVE_FUSED_MIN_BLOCKS, CONVOLVE_MAC_MIN_BLOCKS: the thread blocks per multiprocessor that
+ *   __launch_bounds__ asks ptxas to fit, which caps the registers (65536 / (threads x blocks)).
+ *   0: only the thread count (1 is not the same: ptxas then takes up to 126 registers). Fused
+ *   kernels (128 threads): 8 -> 64 registers (a few bytes spilled in some) against 63..72
+ *   uncapped, 7 blocks for the planar one; the spectrum's fused kernel went 0.181 -> 0.169 ms on
+ *   an H100 at 8 x 128 threads. MAC (256 threads): uncapped it takes 46 registers (5 blocks); 4
+ *   would let it take 64 (4 blocks), 5 changes nothing but spills in Depth 2, 6 spills.
+ * CONVOLVE_TWIDDLE_PRODUCTS: 1: the FFT passes load a quarter of their twiddles and multiply the
+ *   rest out (CUDAFFT_TWIDDLE_PRODUCTS in fft_kernels.cuh: less L1 traffic, a little more
+ *   arithmetic and rounding); 0: every twiddle from the table.
+ * CONVOLVE_MAC_DEPTH: the MAC's Depth (partitions' loads in flight per thread) for launches large
+ *   enough to fill the device; small ones take 2 either way. The MAC is latency-bound on its
+ *   loads (Nsight Compute: 40 cycles per issued instruction, DRAM 14%): 2 doubles the loads in
+ *   flight per thread at 60 registers (4 blocks instead of 5). */
+#ifndef CONVOLVE_STAGED_STORES
+#define CONVOLVE_STAGED_STORES 1
+#endif
+#ifndef CONVOLVE_FUSED_REAL_STEPS
+#define CONVOLVE_FUSED_REAL_STEPS 1
+#endif
+#ifndef CONVOLVE_FUSED_MIN_BLOCKS
+#define CONVOLVE_FUSED_MIN_BLOCKS 8
+#endif
+#ifndef CONVOLVE_MAC_MIN_BLOCKS
+#define CONVOLVE_MAC_MIN_BLOCKS 0
+#endif
+#ifndef CONVOLVE_TWIDDLE_PRODUCTS
+#define CONVOLVE_TWIDDLE_PRODUCTS 0
+#endif
+#define CUDAFFT_TWIDDLE_PRODUCTS CONVOLVE_TWIDDLE_PRODUCTS
+#ifndef CONVOLVE_MAC_DEPTH
+#define CONVOLVE_MAC_DEPTH 1
+#endif
+#if CONVOLVE_FUSED_MIN_BLOCKS > 0
+#define CONVOLVE_FUSED_BOUNDS __launch_bounds__(kThreads, CONVOLVE_FUSED_MIN_BLOCKS)
+#else
+#define CONVOLVE_FUSED_BOUNDS __launch_bounds__(kThreads)
+#endif
+#if CONVOLVE_MAC_MIN_BLOCKS > 0
+#define CONVOLVE_MAC_BOUNDS __launch_bounds__(kMacThreads, CONVOLVE_MAC_MIN_BLOCKS)
+#else
+#define CONVOLVE_MAC_BOUNDS __launch_bounds__(kMacThreads)
+#endif
+
 #include "convolve_launch.h"
 #include "fft_kernels.cuh"
 #include "fft_launch.h"
@@ -93,7 +151,8 @@ mixed(float y, float x, float wet_gain, float dry_gain)
 
 /* The last pass's destination for an output block: point m is the conjugate of the sample pair
  * (2m, 2m + 1) (see real_inverse_pre); the second half is mixed with the block's input and written
- * interleaved in T, the first half (the circular wrap) dropped. */
+ * interleaved in T, the first half (the circular wrap) dropped. The unstaged form
+ * (CONVOLVE_STAGED_STORES=0): each thread writes its own points' samples, two frames apart. */
 template <typename T> struct ConvolveMixOut {
   T *out;           /* the block's first frame, this channel's sample; frames `channels` apart */
   const float *dry; /* the block's input samples, this channel (8-byte aligned) */
@@ -105,13 +164,15 @@ template <int P, int B, int Ns, typename T>
 __device__ __forceinline__ void
 write_points(ConvolveMixOut<T> to, const float2 *v, int j0)
 {
+  static_assert(kKeepPoint % Ns == 0, "the kept points must be whole radix rows");
 #pragma unroll
   for (int b = 0; b < B; ++b)
 #pragma unroll
     for (int r = 0; r < P; ++r) {
-      const int m = j0 + b + r * Ns;
-      if (m < kKeepPoint)
+      /* m < kKeepPoint iff r Ns < kKeepPoint (j0 + b < Ns): a constant, as in ConvolveStageOut */
+      if (r * Ns < kKeepPoint)
         continue;
+      const int m = j0 + b + r * Ns;
       const int i = 2 * (m - kKeepPoint);
       const float2 x = *reinterpret_cast<const float2 *>(to.dry + i);
       const size_t at = (size_t)i * to.channels;
@@ -120,25 +181,77 @@ write_points(ConvolveMixOut<T> to, const float2 *v, int j0)
     }
 }
 
-/* The benchmark's destination: samples keep_from..N-1 of the block as planar floats. */
-struct ConvolvePlanarOut {
+/* The benchmark's unstaged destination: samples keep_from..N-1 of the block as planar floats.
+ * Keep >= 0: keep_from / 2, known at compile time (as in ConvolveStageOut). */
+template <int Keep> struct ConvolvePlanarOut {
   float *out; /* where sample keep_from goes (8-byte aligned) */
   int keep_from;
 };
 
-template <int P, int B, int Ns>
+template <int P, int B, int Ns, int Keep>
 __device__ __forceinline__ void
-write_points(ConvolvePlanarOut to, const float2 *v, int j0)
+write_points(ConvolvePlanarOut<Keep> to, const float2 *v, int j0)
 {
+  static_assert(Keep < 0 || Keep % Ns == 0, "the kept points must be whole radix rows");
 #pragma unroll
   for (int b = 0; b < B; ++b)
 #pragma unroll
     for (int r = 0; r < P; ++r) {
+      if constexpr (Keep >= 0)
+        if (r * Ns < Keep)
+          continue;
       const int i = 2 * (j0 + b + r * Ns);
-      if (i >= to.keep_from)
+      if (Keep >= 0 || i >= to.keep_from)
         *reinterpret_cast<float2 *>(to.out + (i - to.keep_from)) =
             make_float2(v[b * P + r].x, -v[b * P + r].y);
     }
+}
+
+/* The staged destination (CONVOLVE_STAGED_STORES=1): the last pass writes the kept points m >=
+ * first, conjugated, to stage[m - first], a plain row in shared memory that then holds the kept
+ * output samples in order; after a barrier the block writes them out in runs of adjacent samples
+ * (16 bytes a thread where the layout allows). The last pass's own global stores were 8 bytes a
+ * thread, two frames apart when interleaved, and Nsight Compute counted half of each stored sector
+ * wasted. The pass writes runs of adjacent points and the copy reads runs of 16 bytes: neither
+ * conflicts in the banks. Keep >= 0: first == Keep, a multiple of the last pass's Ns, so that a
+ * point j + r Ns (j < Ns in the last pass) is kept iff r Ns >= Keep, known at compile time: the
+ * dropped half's outputs are neither stored nor computed. Keep < 0: first known at run time only
+ * (even). */
+template <int Keep> struct ConvolveStageOut {
+  float2 *stage;
+  int first;
+};
+
+template <int P, int B, int Ns, int Keep>
+__device__ __forceinline__ void
+write_points(ConvolveStageOut<Keep> to, const float2 *v, int j0)
+{
+  static_assert(Keep < 0 || Keep % Ns == 0, "the kept points must be whole radix rows");
+#pragma unroll
+  for (int r = 0; r < P; ++r) {
+    if constexpr (Keep >= 0)
+      if (r * Ns < Keep)
+        continue;
+    if constexpr (B % 2 == 0) {
+      /* j0, Ns and first even: the pair (m, m + 1) is kept or dropped as one, 16-byte aligned */
+#pragma unroll
+      for (int b = 0; b < B; b += 2) {
+        const int m = j0 + b + r * Ns;
+        if (Keep < 0 && m < to.first)
+          continue;
+        const float2 a = v[b * P + r], c = v[(b + 1) * P + r];
+        *reinterpret_cast<float4 *>(to.stage + (m - to.first)) = make_float4(a.x, -a.y, c.x, -c.y);
+      }
+    } else {
+#pragma unroll
+      for (int b = 0; b < B; ++b) {
+        const int m = j0 + b + r * Ns;
+        if (Keep < 0 && m < to.first)
+          continue;
+        to.stage[m - to.first] = conj(v[b * P + r]);
+      }
+    }
+  }
 }
 
 } // namespace cudafft
@@ -177,18 +290,57 @@ forward_to_bins(From from, float2 *smem, float2 *bins, float scale, const float2
   });
 }
 
-/* The forward real FFT of `from`, each bin times h[k], left in shared memory for
- * real_inverse_pre. real_forward_post hands thread t only the bins of the pairs it read itself,
- * after reading them, so the products can overwrite the transform in place. */
+/* The forward real FFT of `from`, each bin times h[k], then real_inverse_pre's step on the
+ * products, left in shared memory for the inverse block_fft (a barrier at the end). The bin pair
+ * (k, N - k) that real_forward_post gives a thread is the pair real_inverse_pre needs for the same
+ * k, so one thread does both in registers, in place: no other thread touches the pair, and the
+ * products never make a round trip through shared memory (one write, one read and a barrier fewer
+ * per transform, in kernels bound by shared-memory traffic), and w[k] is loaded once for both.
+ * The arithmetic is theirs, operation for operation (CONVOLVE_FUSED_REAL_STEPS=0: the two steps
+ * apart, as they are in fft_kernels.cuh). */
 template <typename From>
 __device__ __forceinline__ void
-forward_times(From from, float2 *smem, const float2 *__restrict__ h, const float2 *twiddles)
+forward_times_pre(From from, float2 *smem, const float2 *__restrict__ h, const float2 *twiddles)
 {
+  constexpr int N = kConvBlock;
   const SharedRow s{smem};
-  block_fft<kConvBlock, kWide>(from, s, s, threadIdx.x, twiddles);
-  real_forward_post<kConvBlock, kWide, kThreads>(
+  block_fft<N, kWide>(from, s, s, threadIdx.x, twiddles);
+#if CONVOLVE_FUSED_REAL_STEPS
+  const float2 *w = twiddles + real_twiddle_offset(N, kWide);
+#pragma unroll
+  for (int i = 0; i < N / 2 / kThreads; ++i) {
+    const int k = threadIdx.x + i * kThreads;
+    if (k == 0) {
+      const float2 z = smem[0], m = smem[pad(N / 2)];
+      const float y0 = cmul(make_float2(z.x + z.y, 0.0f), __ldg(&h[0])).x;
+      const float yn = cmul(make_float2(z.x - z.y, 0.0f), __ldg(&h[N])).x;
+      const float2 ym = cmul(conj(m), __ldg(&h[N / 2])); /* X[N/2] = conj(Z[N/2]) */
+      smem[0] = make_float2(y0 + yn, -(y0 - yn));
+      smem[pad(N / 2)] = make_float2(2.0f * ym.x, 2.0f * ym.y);
+      continue;
+    }
+    const float2 a = smem[pad(k)], b = conj(smem[pad(N - k)]);
+    const float2 wk = __ldg(&w[k]);
+    /* real_forward_post */
+    const float2 e = make_float2(0.5f * (a.x + b.x), 0.5f * (a.y + b.y));
+    const float2 o = make_float2(0.5f * (a.y - b.y), -0.5f * (a.x - b.x));
+    const float2 wo = cmul(wk, o);
+    const float2 yk = cmul(e + wo, __ldg(&h[k]));
+    const float2 ynk = cmul(conj(e - wo), __ldg(&h[N - k]));
+    /* real_inverse_pre */
+    const float2 xnk = conj(ynk);
+    const float2 sum = yk + xnk, diff = yk - xnk;
+    const float2 q = cmul(conj(wk), diff);
+    smem[pad(k)] = conj(make_float2(sum.x - q.y, sum.y + q.x));
+    smem[pad(N - k)] = conj(make_float2(sum.x + q.y, q.x - sum.y));
+  }
+  __syncthreads();
+#else
+  real_forward_post<N, kWide, kThreads>(
       smem, threadIdx.x, twiddles, [&](int k, float2 x) { smem[pad(k)] = cmul(x, __ldg(&h[k])); });
   __syncthreads();
+  real_inverse_pre<N, kWide, kThreads>(smem, threadIdx.x, twiddles);
+#endif
 }
 
 /* Kernel spectra: one thread block per (row, partition). */
@@ -232,21 +384,72 @@ cmac2(float4 acc, float4 x, float4 h)
   return acc;
 }
 
+/* The staged kept half y[0..B) (shared memory, complete) mixed with the block's input `dry` and
+ * written from `out` on, frames `channels` apart. Mono: float4 runs of 4 frames, adjacent threads
+ * adjacent 16 bytes (F64: two 16-byte stores); interleaved channels: one frame per thread, adjacent
+ * threads adjacent frames (a thread block holds one channel, so a stored sector is shared with the
+ * other channels' blocks). The input is read only where its gain is not 0 (see mixed()). */
+template <int Threads, typename T>
+__device__ __forceinline__ void
+store_mixed(const float *y, T *out, const float *dry, int channels, float wet_gain, float dry_gain)
+{
+  const int t = threadIdx.x;
+  const bool with_dry = dry_gain != 0.0f;
+  if (channels == 1 &&
+      ((reinterpret_cast<uintptr_t>(out) | reinterpret_cast<uintptr_t>(dry)) & 15) == 0) {
+    const float4 *y4 = reinterpret_cast<const float4 *>(y);
+    const float4 *x4 = reinterpret_cast<const float4 *>(dry);
+#pragma unroll
+    for (int i = 0; i < kConvBlock / 4 / Threads; ++i) {
+      const int k = t + i * Threads;
+      const float4 a = y4[k];
+      const float4 x = with_dry ? x4[k] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      const float4 v =
+          make_float4(mixed(a.x, x.x, wet_gain, dry_gain), mixed(a.y, x.y, wet_gain, dry_gain),
+                      mixed(a.z, x.z, wet_gain, dry_gain), mixed(a.w, x.w, wet_gain, dry_gain));
+      if constexpr (sizeof(T) == sizeof(float)) {
+        reinterpret_cast<float4 *>(out)[k] = v;
+      } else {
+        double2 *o2 = reinterpret_cast<double2 *>(out) + 2 * k;
+        o2[0] = make_double2(v.x, v.y);
+        o2[1] = make_double2(v.z, v.w);
+      }
+    }
+  } else {
+#pragma unroll 4
+    for (int i = 0; i < kConvBlock / Threads; ++i) {
+      const int f = t + i * Threads;
+      const float x = with_dry ? dry[f] : 0.0f;
+      out[(size_t)f * channels] = (T)mixed(y[f], x, wet_gain, dry_gain);
+    }
+  }
+}
+
 /* The inverse real FFT (plan Kind) of the bins in shared memory (complete: a barrier before),
  * output block q of channel c mixed and written. */
-template <int Kind, typename T>
+template <int Kind, bool Pre, typename T>
 __device__ __forceinline__ void
 inverse_to_output(float2 *smem, int q, int c, int channels, const float *signal, size_t pitch,
                   float wet_gain, float dry_gain, T *out, const float2 *twiddles)
 {
-  real_inverse_pre<kConvBlock, Kind, FftShape<kConvBlock, Kind>::kThreads>(smem, threadIdx.x,
-                                                                           twiddles);
+  constexpr int kKindThreads = FftShape<kConvBlock, Kind>::kThreads;
+  if constexpr (Pre)
+    real_inverse_pre<kConvBlock, Kind, kKindThreads>(smem, threadIdx.x, twiddles);
   const size_t frame0 = (size_t)q * kConvBlock;
-  const ConvolveMixOut<T> to{out + frame0 * channels + c,
-                             signal + (size_t)c * pitch + kConvBlock + frame0, channels, wet_gain,
-                             dry_gain};
+  T *block_out = out + frame0 * channels + c;
+  const float *dry = signal + (size_t)c * pitch + kConvBlock + frame0;
   const SharedRow s{smem};
+#if CONVOLVE_STAGED_STORES
+  /* the last pass reads all of smem before its barrier, so the stage may overwrite it */
+  block_fft<kConvBlock, Kind>(s, s, ConvolveStageOut<kKeepPoint>{smem, kKeepPoint}, threadIdx.x,
+                              twiddles);
+  __syncthreads();
+  store_mixed<kKindThreads>(reinterpret_cast<const float *>(smem), block_out, dry, channels,
+                            wet_gain, dry_gain);
+#else
+  const ConvolveMixOut<T> to{block_out, dry, channels, wet_gain, dry_gain};
   block_fft<kConvBlock, Kind>(s, s, to, threadIdx.x, twiddles);
+#endif
 }
 
 /* Multiply-accumulate over the delay line, then the inverse FFT, in one thread block per output
@@ -257,12 +460,11 @@ inverse_to_output(float2 *smem, int q, int c, int channels, const float *signal,
  * or 8 Depth: Depth = 2, for small launches, issues two partitions' loads before their sums. The
  * sums run over p in order either way. twiddles: the narrow plan's. */
 template <typename T, int Depth>
-__global__ void
-__launch_bounds__(kMacThreads)
-    mac_kernel(const float2 *__restrict__ ring, int slots, int first_slot, int channels,
-               const float2 *__restrict__ spectra, int kernel_rows, int partitions,
-               const float *__restrict__ signal, size_t pitch, float wet_gain, float dry_gain,
-               T *__restrict__ out, const float2 *__restrict__ twiddles)
+__global__ void CONVOLVE_MAC_BOUNDS
+mac_kernel(const float2 *__restrict__ ring, int slots, int first_slot, int channels,
+           const float2 *__restrict__ spectra, int kernel_rows, int partitions,
+           const float *__restrict__ signal, size_t pitch, float wet_gain, float dry_gain,
+           T *__restrict__ out, const float2 *__restrict__ twiddles)
 {
   __shared__ float2 smem[Shape::kStride];
   const int t = threadIdx.x;
@@ -333,39 +535,53 @@ __launch_bounds__(kMacThreads)
   if (t == 0)
     smem[pad(kConvBlock)] = last;
   __syncthreads();
-  inverse_to_output<kNarrow>(smem, q, c, channels, signal, pitch, wet_gain, dry_gain, out,
-                             twiddles);
+  inverse_to_output<kNarrow, true>(smem, q, c, channels, signal, pitch, wet_gain, dry_gain, out,
+                                   twiddles);
 }
 
 /* P = 1: forward FFT, product, inverse FFT and mix in one thread block per output block. */
 template <typename T>
-__global__ void
-__launch_bounds__(kThreads)
-    fused_kernel(const float *__restrict__ signal, size_t pitch, int channels,
-                 const float2 *__restrict__ spectra, int kernel_rows, float wet_gain,
-                 float dry_gain, T *__restrict__ out, const float2 *__restrict__ twiddles)
+__global__ void CONVOLVE_FUSED_BOUNDS
+fused_kernel(const float *__restrict__ signal, size_t pitch, int channels,
+             const float2 *__restrict__ spectra, int kernel_rows, float wet_gain, float dry_gain,
+             T *__restrict__ out, const float2 *__restrict__ twiddles)
 {
   __shared__ float2 smem[Shape::kStride];
   const int q = blockIdx.x / channels, c = blockIdx.x % channels;
   const float2 *h = spectra + (size_t)(kernel_rows > 1 ? c : 0) * kConvPitch;
   const ConvolveRealIn from{signal + (size_t)c * pitch + (size_t)q * kConvBlock};
-  forward_times(from, smem, h, twiddles);
-  inverse_to_output<kWide>(smem, q, c, channels, signal, pitch, wet_gain, dry_gain, out, twiddles);
+  forward_times_pre(from, smem, h, twiddles);
+  inverse_to_output<kWide, false>(smem, q, c, channels, signal, pitch, wet_gain, dry_gain, out,
+                                  twiddles);
 }
 
-__global__ void
-__launch_bounds__(kThreads)
-    fused_planar_kernel(const float *__restrict__ in, size_t in_hop,
-                        const float2 *__restrict__ spectrum, float *__restrict__ out,
-                        size_t out_hop, int keep_from, const float2 *__restrict__ twiddles)
+/* Keep: the kept points' start keep_from / 2 where it is a constant, else -1 (ConvolveStageOut,
+ * ConvolvePlanarOut). Staged: the output 16-byte aligned and keep_from a multiple of 4, so that
+ * float4 k of the stage is float4 k of the row. */
+template <bool Staged, int Keep>
+__global__ void CONVOLVE_FUSED_BOUNDS
+fused_planar_kernel(const float *__restrict__ in, size_t in_hop,
+                    const float2 *__restrict__ spectrum, float *__restrict__ out, size_t out_hop,
+                    int keep_from, const float2 *__restrict__ twiddles)
 {
   __shared__ float2 smem[Shape::kStride];
   const size_t b = blockIdx.x;
-  forward_times(ConvolveRealIn{in + b * in_hop}, smem, spectrum, twiddles);
-  real_inverse_pre<kConvBlock, kWide, kThreads>(smem, threadIdx.x, twiddles);
+  forward_times_pre(ConvolveRealIn{in + b * in_hop}, smem, spectrum, twiddles);
   const SharedRow s{smem};
-  block_fft<kConvBlock, kWide>(s, s, ConvolvePlanarOut{out + b * out_hop, keep_from}, threadIdx.x,
-                               twiddles);
+  if constexpr (Staged) {
+    const int first = Keep >= 0 ? Keep : keep_from / 2;
+    block_fft<kConvBlock, kWide>(s, s, ConvolveStageOut<Keep>{smem, first}, threadIdx.x, twiddles);
+    __syncthreads();
+    const float4 *y4 = reinterpret_cast<const float4 *>(smem);
+    float4 *o4 = reinterpret_cast<float4 *>(out + b * out_hop);
+    const int count = (CUDAFFT_CONVOLVE_FFT_SIZE - 2 * first) / 4;
+#pragma unroll 8
+    for (int k = threadIdx.x; k < count; k += kThreads)
+      o4[k] = y4[k];
+  } else {
+    block_fft<kConvBlock, kWide>(s, s, ConvolvePlanarOut<Keep>{out + b * out_hop, keep_from},
+                                 threadIdx.x, twiddles);
+  }
 }
 
 template <typename T>
@@ -443,6 +659,18 @@ constexpr int kFlatThreads = 256;
 constexpr size_t kSmallMacLaunch = 256;
 
 } // namespace
+
+#define CONVOLVE_STR_(x) #x
+#define CONVOLVE_STR(x) CONVOLVE_STR_(x)
+#define CONVOLVE_ITEM(name) #name "=" CONVOLVE_STR(name) " "
+
+extern "C" const char *
+cudafft_convolve_kernel_variant(void)
+{
+  return CONVOLVE_ITEM(CONVOLVE_STAGED_STORES) CONVOLVE_ITEM(CONVOLVE_FUSED_REAL_STEPS)
+      CONVOLVE_ITEM(CONVOLVE_FUSED_MIN_BLOCKS) CONVOLVE_ITEM(CONVOLVE_MAC_MIN_BLOCKS)
+          CONVOLVE_ITEM(CONVOLVE_MAC_DEPTH) CONVOLVE_ITEM(CONVOLVE_TWIDDLE_PRODUCTS);
+}
 
 extern "C" size_t
 cudafft_convolve_twiddle_count(void)
@@ -523,14 +751,14 @@ cudafft_convolve_mac_launch(CudafftConvolveFormat format, const float2 *ring, si
       mac_kernel<double, 2><<<grid, kMacThreads, 0, stream>>>(
           ring, w, f, ch, spectra, r, p, signal, pitch, mix, 1.0f - mix, (double *)out, tw);
     else
-      mac_kernel<double, 1><<<grid, kMacThreads, 0, stream>>>(
+      mac_kernel<double, CONVOLVE_MAC_DEPTH><<<grid, kMacThreads, 0, stream>>>(
           ring, w, f, ch, spectra, r, p, signal, pitch, mix, 1.0f - mix, (double *)out, tw);
   } else {
     if (small)
       mac_kernel<float, 2><<<grid, kMacThreads, 0, stream>>>(
           ring, w, f, ch, spectra, r, p, signal, pitch, mix, 1.0f - mix, (float *)out, tw);
     else
-      mac_kernel<float, 1><<<grid, kMacThreads, 0, stream>>>(
+      mac_kernel<float, CONVOLVE_MAC_DEPTH><<<grid, kMacThreads, 0, stream>>>(
           ring, w, f, ch, spectra, r, p, signal, pitch, mix, 1.0f - mix, (float *)out, tw);
   }
   return cudaGetLastError();
@@ -565,8 +793,32 @@ cudafft_convolve_fused_planar_launch(const float *in, size_t in_hop, size_t bloc
   if (!launchable(blocks) || in_hop % 4 != 0 || out_hop % 2 != 0 || keep_from % 2 != 0 ||
       keep_from >= CUDAFFT_CONVOLVE_FFT_SIZE)
     return cudaErrorInvalidValue;
-  fused_planar_kernel<<<(unsigned)blocks, kThreads, 0, stream>>>(in, in_hop, spectrum, out, out_hop,
-                                                                 (int)keep_from, twiddles);
+  const unsigned grid = (unsigned)blocks;
+  const int keep = (int)keep_from;
+  const bool staged = CONVOLVE_STAGED_STORES && keep_from % 4 == 0 && out_hop % 4 == 0 &&
+                      reinterpret_cast<uintptr_t>(out) % 16 == 0;
+  /* the benchmark's two cuttings get the kept half's start as a constant */
+  if (keep_from == 0) {
+    if (staged)
+      fused_planar_kernel<true, 0>
+          <<<grid, kThreads, 0, stream>>>(in, in_hop, spectrum, out, out_hop, keep, twiddles);
+    else
+      fused_planar_kernel<false, 0>
+          <<<grid, kThreads, 0, stream>>>(in, in_hop, spectrum, out, out_hop, keep, twiddles);
+  } else if (keep_from == kConvBlock) {
+    if (staged)
+      fused_planar_kernel<true, kKeepPoint>
+          <<<grid, kThreads, 0, stream>>>(in, in_hop, spectrum, out, out_hop, keep, twiddles);
+    else
+      fused_planar_kernel<false, kKeepPoint>
+          <<<grid, kThreads, 0, stream>>>(in, in_hop, spectrum, out, out_hop, keep, twiddles);
+  } else if (staged) {
+    fused_planar_kernel<true, -1>
+        <<<grid, kThreads, 0, stream>>>(in, in_hop, spectrum, out, out_hop, keep, twiddles);
+  } else {
+    fused_planar_kernel<false, -1>
+        <<<grid, kThreads, 0, stream>>>(in, in_hop, spectrum, out, out_hop, keep, twiddles);
+  }
   return cudaGetLastError();
 }
 

@@ -36,6 +36,10 @@ extern "C" {
 size_t cudafft_convolve_twiddle_count(void);
 void cudafft_convolve_twiddles(float *table);
 
+/* The build-time variant of the kernels (convolve_launch.cu's CONVOLVE_* macros), as one line of
+ * NAME=VALUE pairs, for benchmark logs. */
+const char *cudafft_convolve_kernel_variant(void);
+
 /* Kernel partition spectra: taps is rows x taps_count floats (device, row-major); partition p of
  * row r (taps p B .. p B + B - 1, zeros past the end) zero-padded to N points, transformed, scaled
  * by 1/N, to spectra (rows x partitions spectrum rows). */
