@@ -22,8 +22,11 @@
  * (Nsight Compute on the planar one: L1 91% busy, DRAM 53%). */
 
 /* Build-time variants, so that one GPU run can time them (meson setup ... -Dcuda_args=-DNAME=V):
- * CONVOLVE_STAGED_STORES: 1: the inverse FFT's kept half goes through shared memory and out in
- *   coalesced runs (ConvolveStageOut); 0: its last pass writes global memory itself.
+ * CONVOLVE_STAGED_STORES (fused kernels), CONVOLVE_MAC_STAGED_STORES (MAC): 1: the inverse FFT's
+ *   kept half goes through shared memory and out in coalesced runs (ConvolveStageOut); 0: its last
+ *   pass writes global memory itself. Measured on an H100 (convolve-kernel-bench): staging took
+ *   the fused kernel from 2.12x to 2.25x cuFFT's time on independent blocks, but the partitioned
+ *   chain (64 channels, 2 s) from 0.260 to 0.293 ms, hence one switch each.
  * CONVOLVE_FUSED_REAL_STEPS: 1: the fused kernels run the forward transform's real post-step, the
  *   product and the inverse's real pre-step in registers, in one step (forward_times_pre); 0: as
  *   three steps through shared memory.
@@ -37,6 +40,10 @@
  * CONVOLVE_TWIDDLE_PRODUCTS: 1: the FFT passes load a quarter of their twiddles and multiply the
  *   rest out (CUDAFFT_TWIDDLE_PRODUCTS in fft_kernels.cuh: less L1 traffic, a little more
  *   arithmetic and rounding); 0: every twiddle from the table.
+ * The defaults are the fastest measured on an H100 for the partitioned chain, which the element
+ * runs (bench/RESULTS.md): fused kernels uncapped (8 blocks: 2.25x cuFFT on independent blocks,
+ * uncapped 2.38x) and staged, the MAC unstaged, twiddles from the table (products: fused 2.42x, but
+ * the chain 0.260 -> 0.291 ms).
  * CONVOLVE_MAC_DEPTH: the MAC's Depth (partitions' loads in flight per thread) for launches large
  *   enough to fill the device; small ones take 2 either way. The MAC is latency-bound on its
  *   loads (Nsight Compute: 40 cycles per issued instruction, DRAM 14%): 2 doubles the loads in
@@ -44,11 +51,14 @@
 #ifndef CONVOLVE_STAGED_STORES
 #define CONVOLVE_STAGED_STORES 1
 #endif
+#ifndef CONVOLVE_MAC_STAGED_STORES
+#define CONVOLVE_MAC_STAGED_STORES 0
+#endif
 #ifndef CONVOLVE_FUSED_REAL_STEPS
 #define CONVOLVE_FUSED_REAL_STEPS 1
 #endif
 #ifndef CONVOLVE_FUSED_MIN_BLOCKS
-#define CONVOLVE_FUSED_MIN_BLOCKS 8
+#define CONVOLVE_FUSED_MIN_BLOCKS 0
 #endif
 #ifndef CONVOLVE_MAC_MIN_BLOCKS
 #define CONVOLVE_MAC_MIN_BLOCKS 0
@@ -427,7 +437,7 @@ store_mixed(const float *y, T *out, const float *dry, int channels, float wet_ga
 
 /* The inverse real FFT (plan Kind) of the bins in shared memory (complete: a barrier before),
  * output block q of channel c mixed and written. */
-template <int Kind, bool Pre, typename T>
+template <int Kind, bool Pre, bool Staged, typename T>
 __device__ __forceinline__ void
 inverse_to_output(float2 *smem, int q, int c, int channels, const float *signal, size_t pitch,
                   float wet_gain, float dry_gain, T *out, const float2 *twiddles)
@@ -439,17 +449,17 @@ inverse_to_output(float2 *smem, int q, int c, int channels, const float *signal,
   T *block_out = out + frame0 * channels + c;
   const float *dry = signal + (size_t)c * pitch + kConvBlock + frame0;
   const SharedRow s{smem};
-#if CONVOLVE_STAGED_STORES
-  /* the last pass reads all of smem before its barrier, so the stage may overwrite it */
-  block_fft<kConvBlock, Kind>(s, s, ConvolveStageOut<kKeepPoint>{smem, kKeepPoint}, threadIdx.x,
-                              twiddles);
-  __syncthreads();
-  store_mixed<kKindThreads>(reinterpret_cast<const float *>(smem), block_out, dry, channels,
-                            wet_gain, dry_gain);
-#else
-  const ConvolveMixOut<T> to{block_out, dry, channels, wet_gain, dry_gain};
-  block_fft<kConvBlock, Kind>(s, s, to, threadIdx.x, twiddles);
-#endif
+  if constexpr (Staged) {
+    /* the last pass reads all of smem before its barrier, so the stage may overwrite it */
+    block_fft<kConvBlock, Kind>(s, s, ConvolveStageOut<kKeepPoint>{smem, kKeepPoint}, threadIdx.x,
+                                twiddles);
+    __syncthreads();
+    store_mixed<kKindThreads>(reinterpret_cast<const float *>(smem), block_out, dry, channels,
+                              wet_gain, dry_gain);
+  } else {
+    const ConvolveMixOut<T> to{block_out, dry, channels, wet_gain, dry_gain};
+    block_fft<kConvBlock, Kind>(s, s, to, threadIdx.x, twiddles);
+  }
 }
 
 /* Multiply-accumulate over the delay line, then the inverse FFT, in one thread block per output
@@ -535,8 +545,8 @@ mac_kernel(const float2 *__restrict__ ring, int slots, int first_slot, int chann
   if (t == 0)
     smem[pad(kConvBlock)] = last;
   __syncthreads();
-  inverse_to_output<kNarrow, true>(smem, q, c, channels, signal, pitch, wet_gain, dry_gain, out,
-                                   twiddles);
+  inverse_to_output<kNarrow, true, CONVOLVE_MAC_STAGED_STORES>(smem, q, c, channels, signal, pitch,
+                                                               wet_gain, dry_gain, out, twiddles);
 }
 
 /* P = 1: forward FFT, product, inverse FFT and mix in one thread block per output block. */
@@ -551,8 +561,8 @@ fused_kernel(const float *__restrict__ signal, size_t pitch, int channels,
   const float2 *h = spectra + (size_t)(kernel_rows > 1 ? c : 0) * kConvPitch;
   const ConvolveRealIn from{signal + (size_t)c * pitch + (size_t)q * kConvBlock};
   forward_times_pre(from, smem, h, twiddles);
-  inverse_to_output<kWide, false>(smem, q, c, channels, signal, pitch, wet_gain, dry_gain, out,
-                                  twiddles);
+  inverse_to_output<kWide, false, CONVOLVE_STAGED_STORES>(smem, q, c, channels, signal, pitch,
+                                                          wet_gain, dry_gain, out, twiddles);
 }
 
 /* Keep: the kept points' start keep_from / 2 where it is a constant, else -1 (ConvolveStageOut,
@@ -667,9 +677,10 @@ constexpr size_t kSmallMacLaunch = 256;
 extern "C" const char *
 cudafft_convolve_kernel_variant(void)
 {
-  return CONVOLVE_ITEM(CONVOLVE_STAGED_STORES) CONVOLVE_ITEM(CONVOLVE_FUSED_REAL_STEPS)
-      CONVOLVE_ITEM(CONVOLVE_FUSED_MIN_BLOCKS) CONVOLVE_ITEM(CONVOLVE_MAC_MIN_BLOCKS)
-          CONVOLVE_ITEM(CONVOLVE_MAC_DEPTH) CONVOLVE_ITEM(CONVOLVE_TWIDDLE_PRODUCTS);
+  return CONVOLVE_ITEM(CONVOLVE_STAGED_STORES) CONVOLVE_ITEM(CONVOLVE_MAC_STAGED_STORES)
+      CONVOLVE_ITEM(CONVOLVE_FUSED_REAL_STEPS) CONVOLVE_ITEM(CONVOLVE_FUSED_MIN_BLOCKS)
+          CONVOLVE_ITEM(CONVOLVE_MAC_MIN_BLOCKS) CONVOLVE_ITEM(CONVOLVE_MAC_DEPTH)
+              CONVOLVE_ITEM(CONVOLVE_TWIDDLE_PRODUCTS);
 }
 
 extern "C" size_t
