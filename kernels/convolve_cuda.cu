@@ -263,8 +263,10 @@ make_spectra(CudaConvolve *f, const CudafftConvolveKernel &kernel)
   float *d_taps = nullptr;
   status = to_device(f, (void **)&d_taps, taps, kernel.taps * kernel.rows * sizeof(float), "taps");
   free(taps);
-  if (status != CUDAFFT_STATUS_OK)
+  if (status != CUDAFFT_STATUS_OK) {
+    cudaFree(d_taps); /* to_device() may fail after the allocation (nullptr: nothing) */
     return status;
+  }
   cudaError_t error = cudafft_convolve_spectra_launch(
       d_taps, kernel.taps, kernel.rows, f->partitions, f->d_spectra, f->d_twiddles, f->stream);
   if (error == cudaSuccess)
