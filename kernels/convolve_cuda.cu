@@ -20,8 +20,10 @@
  *   - partitioned, P = 1: deinterleave, the fused kernel (forward, product, inverse, mix);
  *   - direct: the direct kernel on the interleaved input, the history update;
  *   event computed;
- * - download stream: once computed, d_out to pinned staging (or to the caller's page-locked
- *   buffer), an event downloaded after each piece.
+ * - download stream: once computed, d_out to pinned staging, an event downloaded after each
+ *   piece (or to the caller's page-locked buffer in one piece).
+ * Waits for the pair's previous chunk are queued only where that chunk was in the same call: a
+ * call returns with all its work done.
  * The host copies between the caller's buffers and pinned staging bound the speed through the
  * element (64 channels of F32 at 500x real time move 6 GB/s each way), so they overlap everything
  * else they can: the upload and the download go in pieces, each piece's DMA running while the host
@@ -58,7 +60,7 @@ constexpr int kMaxPieces = 16;
 /* Chunks per call: a call is cut into up to kPipelineChunks chunks, so that even a single push
  * pipelines (one chunk would upload, compute and download one after the other), but into none
  * smaller than kMinChunkBytes of input (rounded up to whole blocks on the partitioned path). A
- * chunk costs the host about fifteen API calls (events, waits, launches, copies: 20-40 us) and adds
+ * chunk costs the host about a dozen API calls (events, waits, launches, copies: 20-40 us) and adds
  * a few us of dependency latency to each stream; its copies at 256 KB take about as long (10-20 us
  * of DMA, 25-50 us of host copy into staging), so a smaller chunk would mostly add overhead. Thus
  * 64 channels of F32 (512 KB a block) run a 2-block push as 2 chunks of 1 block, 8 channels take 4
@@ -133,17 +135,14 @@ spectrum_row_bytes()
   return CUDAFFT_CONVOLVE_BIN_PITCH * sizeof(float2);
 }
 
-/* Waits for everything queued on the three streams (those made so far); the first failure. */
-cudaError_t
+/* Waits for everything queued on the three streams (those made so far), best effort: for release
+ * and recovery, where any error is cleared afterwards. */
+void
 synchronize_all(CudaConvolve *f)
 {
-  cudaError_t first = cudaSuccess;
-  for (cudaStream_t stream : {f->upload, f->stream, f->download}) {
-    const cudaError_t error = stream ? cudaStreamSynchronize(stream) : cudaSuccess;
-    if (first == cudaSuccess)
-      first = error;
-  }
-  return first;
+  for (cudaStream_t stream : {f->upload, f->stream, f->download})
+    if (stream)
+      cudaStreamSynchronize(stream);
 }
 
 void
@@ -437,22 +436,25 @@ convolve_create(const CudafftConvolveFilterSpec *spec, void **impl)
   return CUDAFFT_STATUS_OK;
 }
 
-/* Queues chunk input of `bytes` to pair s's d_raw on the upload stream once the pair's previous
- * kernels have read it: from the caller's buffer directly where that is page-locked, else piece by
- * piece through pinned staging, each piece's upload queued as soon as it is there (in nullptr:
+/* Queues chunk input of `bytes` to pair s's d_raw on the upload stream, once the pair's previous
+ * kernels have read it where `reused` (an earlier chunk of this call used the pair; those of
+ * earlier calls are done): from the caller's buffer directly where that is page-locked, else piece
+ * by piece through pinned staging, each piece's upload queued as soon as it is there (in nullptr:
  * zeros). */
 CudafftStatus
-upload_input(CudaConvolve *f, int s, const char *in, size_t bytes, bool in_pinned)
+upload_input(CudaConvolve *f, int s, const char *in, size_t bytes, bool in_pinned, bool reused)
 {
   Pair &pair = f->pairs[s];
   char *device = static_cast<char *>(pair.d_raw);
-  CUDAFFT_CHECK(cudaStreamWaitEvent(f->upload, pair.computed, 0));
+  if (reused)
+    CUDAFFT_CHECK(cudaStreamWaitEvent(f->upload, pair.computed, 0));
   if (!in) {
     CUDAFFT_CHECK(cudaMemsetAsync(device, 0, bytes, f->upload)); /* all-zero bytes: 0.0 */
   } else if (in_pinned) {
     CUDAFFT_CHECK(cudaMemcpyAsync(device, in, bytes, cudaMemcpyHostToDevice, f->upload));
   } else {
-    CUDAFFT_CHECK(cudaEventSynchronize(pair.uploaded)); /* the pair's last upload left h_in */
+    if (reused) /* the pair's last upload must have left h_in */
+      CUDAFFT_CHECK(cudaEventSynchronize(pair.uploaded));
     char *staging = static_cast<char *>(pair.h_in);
     for (size_t at = 0; at < bytes; at += f->piece_bytes) {
       const size_t size = bytes - at < f->piece_bytes ? bytes - at : f->piece_bytes;
@@ -466,18 +468,20 @@ upload_input(CudaConvolve *f, int s, const char *in, size_t bytes, bool in_pinne
 }
 
 /* Queues the download of `bytes` of pair s's output on the download stream once its kernels are
- * done, an event after each piece, to staging; to `direct` instead where that is the caller's
- * page-locked output. The caller has collected the pair's previous output from staging. */
+ * done, to staging in pieces, an event after each (collect() copies each piece out as soon as it
+ * is there); to `direct` instead, in one piece, where that is the caller's page-locked output. The
+ * caller has collected the pair's previous output from staging. */
 CudafftStatus
 download(CudaConvolve *f, int s, size_t bytes, char *direct)
 {
   Pair &pair = f->pairs[s];
   char *staging = direct ? direct : static_cast<char *>(pair.h_out);
   const char *device = static_cast<const char *>(pair.d_out);
+  const size_t piece_bytes = direct ? bytes : f->piece_bytes;
   CUDAFFT_CHECK(cudaStreamWaitEvent(f->download, pair.computed, 0));
   int k = 0;
-  for (size_t at = 0; at < bytes; at += f->piece_bytes, ++k) {
-    const size_t size = bytes - at < f->piece_bytes ? bytes - at : f->piece_bytes;
+  for (size_t at = 0; at < bytes; at += piece_bytes, ++k) {
+    const size_t size = bytes - at < piece_bytes ? bytes - at : piece_bytes;
     CUDAFFT_CHECK(
         cudaMemcpyAsync(staging + at, device + at, size, cudaMemcpyDeviceToHost, f->download));
     CUDAFFT_CHECK(cudaEventRecord(pair.downloaded[k], f->download));
@@ -486,35 +490,37 @@ download(CudaConvolve *f, int s, size_t bytes, char *direct)
   return CUDAFFT_STATUS_OK;
 }
 
-/* Copies `bytes` of pair s's output to out, each piece as soon as it is downloaded (only waits
- * where the download went to out directly). When it returns, the pair's chunk is done on every
- * stream: its download waited for its kernels, which waited for its upload. */
+/* Copies `bytes` of pair s's last output to out, each piece as soon as it is downloaded (only
+ * waits where the download went to out directly). When it returns, the pair's chunk is done on
+ * every stream: its download waited for its kernels, which waited for its upload. */
 CudafftStatus
 collect(CudaConvolve *f, int s, char *out, size_t bytes, bool out_pinned)
 {
   const Pair &pair = f->pairs[s];
+  if (out_pinned) {
+    CUDAFFT_CHECK(cudaEventSynchronize(pair.downloaded[pair.pieces - 1]));
+    return CUDAFFT_STATUS_OK;
+  }
   const char *staging = static_cast<const char *>(pair.h_out);
   int k = 0;
   for (size_t at = 0; at < bytes; at += f->piece_bytes, ++k) {
     const size_t size = bytes - at < f->piece_bytes ? bytes - at : f->piece_bytes;
-    if (out_pinned && at + size < bytes)
-      continue; /* the last piece's event covers the others */
     CUDAFFT_CHECK(cudaEventSynchronize(pair.downloaded[k]));
-    if (!out_pinned)
-      memcpy(out + at, staging + at, size);
+    memcpy(out + at, staging + at, size);
   }
   return CUDAFFT_STATUS_OK;
 }
 
 /* Queues the kernels of one chunk of `frames` frames on the compute stream, from pair s's d_raw
- * once uploaded, to its d_out once the pair's previous download has left it. */
+ * once uploaded, to its d_out once the pair's previous download has left it (where `reused`, as
+ * in upload_input()). */
 CudafftStatus
-queue_kernels(CudaConvolve *f, int s, size_t frames, float mix)
+queue_kernels(CudaConvolve *f, int s, size_t frames, float mix, bool reused)
 {
   Pair &pair = f->pairs[s];
   cudaStream_t stream = f->stream;
   CUDAFFT_CHECK(cudaStreamWaitEvent(stream, pair.uploaded, 0));
-  if (pair.pieces > 0)
+  if (reused)
     CUDAFFT_CHECK(cudaStreamWaitEvent(stream, pair.downloaded[pair.pieces - 1], 0));
   if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
     const size_t blocks = frames / kBlock;
@@ -578,9 +584,9 @@ run_chunks(CudaConvolve *f, const char *in, char *out, size_t frames, float mix)
   for (size_t i = 0; i < chunks && status == CUDAFFT_STATUS_OK; ++i) {
     const int s = (int)(i & 1);
     const size_t first = i * chunk, count = frames - first < chunk ? frames - first : chunk;
-    status = upload_input(f, s, in ? in + first * fb : nullptr, count * fb, in_pinned);
+    status = upload_input(f, s, in ? in + first * fb : nullptr, count * fb, in_pinned, i >= 2);
     if (status == CUDAFFT_STATUS_OK)
-      status = queue_kernels(f, s, count, mix);
+      status = queue_kernels(f, s, count, mix, i >= 2);
     if (status == CUDAFFT_STATUS_OK && i >= 2) /* chunk i - 2 was a whole one */
       status = collect(f, s, out + (first - 2 * chunk) * fb, chunk * fb, out_pinned);
     if (status == CUDAFFT_STATUS_OK)
@@ -618,7 +624,7 @@ convolve_reset(void *impl)
 {
   CudaConvolve *f = static_cast<CudaConvolve *>(impl);
   if (cudafft_use_device(f->device) == cudaSuccess) {
-    synchronize_all(f); /* process() returns with nothing in flight, even when it fails */
+    synchronize_all(f); /* nothing may overlap the clearing (process() leaves none in flight) */
     clear_history(f);
   }
   cudaGetLastError();
