@@ -65,7 +65,9 @@ constexpr int kMaxPieces = 16;
  * of DMA, 25-50 us of host copy into staging), so a smaller chunk would mostly add overhead. Thus
  * 64 channels of F32 (512 KB a block) run a 2-block push as 2 chunks of 1 block, 8 channels take 4
  * blocks a chunk and stereo (16 KB a block) stays in one chunk up to 16 blocks. Four chunks leave
- * a quarter of a call's copies unoverlapped at each end; more would save little and cost more. */
+ * a quarter of a call's copies unoverlapped at each end; more would save little and cost more.
+ * CUDAFFT_CONVOLVE_CHUNKS and CUDAFFT_CONVOLVE_MIN_CHUNK_KB override the two when a filter is made,
+ * for measurements (as CUDAFFT_VARIANT does for the FFT). */
 constexpr size_t kPipelineChunks = 4;
 constexpr size_t kMinChunkBytes = (size_t)256 << 10;
 
@@ -92,6 +94,7 @@ struct CudaConvolve {
   size_t frame_bytes = 0;
   size_t chunk_frames = 0;
   size_t piece_bytes = 0;
+  size_t pipeline_chunks = kPipelineChunks, min_chunk_bytes = kMinChunkBytes;
 
   /* partitioned */
   size_t partitions = 0;
@@ -337,6 +340,18 @@ clear_history(CudaConvolve *f)
   return CUDAFFT_STATUS_OK;
 }
 
+/* An environment variable's value in lo..hi, else `otherwise`. */
+size_t
+env_size(const char *name, size_t otherwise, size_t lo, size_t hi)
+{
+  const char *text = getenv(name);
+  if (!text || !*text)
+    return otherwise;
+  char *end = nullptr;
+  const unsigned long long value = strtoull(text, &end, 10);
+  return *end == '\0' && value >= lo && value <= hi ? (size_t)value : otherwise;
+}
+
 CudafftStatus
 convolve_setup(CudaConvolve *f, const CudafftConvolveFilterSpec *spec)
 {
@@ -350,6 +365,9 @@ convolve_setup(CudaConvolve *f, const CudafftConvolveFilterSpec *spec)
   f->rows = spec->kernel.rows;
   f->taps = spec->kernel.taps;
   f->frame_bytes = spec->channels * cudafft_convolve_sample_bytes(spec->format);
+  f->pipeline_chunks = env_size("CUDAFFT_CONVOLVE_CHUNKS", kPipelineChunks, 1, 64);
+  f->min_chunk_bytes =
+      env_size("CUDAFFT_CONVOLVE_MIN_CHUNK_KB", kMinChunkBytes >> 10, 1, (size_t)1 << 20) << 10;
   if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
     size_t blocks = kChunkTransforms / f->channels;
     if (blocks > kChunkBytes / (kBlock * f->frame_bytes))
@@ -563,8 +581,8 @@ call_chunk_frames(const CudaConvolve *f, size_t frames)
 {
   const size_t unit = f->path == CUDAFFT_CONVOLVE_PARTITIONED ? kBlock : 1;
   const size_t unit_bytes = unit * f->frame_bytes;
-  size_t units = (frames / unit + kPipelineChunks - 1) / kPipelineChunks;
-  const size_t least = (kMinChunkBytes + unit_bytes - 1) / unit_bytes;
+  size_t units = (frames / unit + f->pipeline_chunks - 1) / f->pipeline_chunks;
+  const size_t least = (f->min_chunk_bytes + unit_bytes - 1) / unit_bytes;
   units = units > least ? units : least;
   return units < f->chunk_frames / unit ? units * unit : f->chunk_frames;
 }
