@@ -5,18 +5,30 @@
  * and a message.
  *
  * A process() call runs in chunks of at most chunk_frames frames (whole blocks on the partitioned
- * path). Per chunk, on the filter's stream: upload (from pinned staging), then
- * - partitioned, P > 1: deinterleave into the signal rows (and the last block into the next
- *   chunk's), forward FFTs into the delay line, the MAC + inverse FFT + mix kernel writing
- *   interleaved output (3 kernels);
- * - partitioned, P = 1: deinterleave, the fused kernel (forward, product, inverse, mix);
- * - direct: the direct kernel on the interleaved input, the history update;
- * then download to pinned staging. The host copies between the caller's buffers and pinned
- * staging bound the speed through the element (64 channels of F32 at 500x real time move 6 GB/s
- * each way), so they overlap everything else they can: the upload and the download go in pieces,
- * each piece's DMA running while the host copies the next (or previous) one, and two staging pairs
- * alternate between chunks, so that the host copies of chunk i's input and chunk i - 2's output
- * overlap the device's work on chunk i - 1. */
+ * path; call_chunk_frames() picks the size per call), chunk i through pair i & 1 (pinned staging
+ * and device input and output buffers). Each chunk goes through three streams, so that the upload
+ * of chunk i + 1, the kernels of chunk i and the download of chunk i - 1 overlap (PCIe is full
+ * duplex):
+ * - upload stream: once the pair's previous kernels are done (event computed), the input from
+ *   pinned staging (or from the caller's page-locked buffer) to the pair's d_raw; event uploaded;
+ * - compute stream, which keeps the chunks in order (the delay line, the signal rows with the
+ *   carried block and the direct path's history depend on it): once the chunk is uploaded and the
+ *   pair's previous download is done (event downloaded), the kernels from d_raw to d_out:
+ *   - partitioned, P > 1: deinterleave into the signal rows (and the last block into the next
+ *     chunk's), forward FFTs into the delay line, the MAC + inverse FFT + mix kernel writing
+ *     interleaved output (3 kernels);
+ *   - partitioned, P = 1: deinterleave, the fused kernel (forward, product, inverse, mix);
+ *   - direct: the direct kernel on the interleaved input, the history update;
+ *   event computed;
+ * - download stream: once computed, d_out to pinned staging, an event downloaded after each
+ *   piece (or to the caller's page-locked buffer in one piece).
+ * Waits for the pair's previous chunk are queued only where that chunk was in the same call: a
+ * call returns with all its work done.
+ * The host copies between the caller's buffers and pinned staging bound the speed through the
+ * element (64 channels of F32 at 500x real time move 6 GB/s each way), so they overlap everything
+ * else they can: the upload and the download go in pieces, each piece's DMA running while the host
+ * copies the next (or previous) one, and the host copies chunk i's input in before it copies chunk
+ * i - 2's output out of the same pair, while the device works on chunk i - 1. */
 #include "convolve_backend.h"
 #include "convolve_launch.h"
 #include "cuda_check.cuh"
@@ -25,6 +37,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <new>
 
 namespace {
@@ -44,12 +57,36 @@ constexpr size_t kChunkSamples = (size_t)1 << 18;
  * about as long as its setup costs on the host), at most kMaxPieces per chunk. */
 constexpr size_t kPieceBytes = (size_t)256 << 10;
 constexpr int kMaxPieces = 16;
+/* Chunks per call: a call is cut into up to kPipelineChunks chunks, so that even a single push
+ * pipelines (one chunk would upload, compute and download one after the other), but into none
+ * smaller than kMinChunkBytes of input (rounded up to whole blocks on the partitioned path). A
+ * chunk costs the host about a dozen API calls (events, waits, launches, copies: 20-40 us) and adds
+ * a few us of dependency latency to each stream; its copies at 256 KB take about as long (10-20 us
+ * of DMA, 25-50 us of host copy into staging), so a smaller chunk would mostly add overhead. Thus
+ * 64 channels of F32 (512 KB a block) run a 2-block push as 2 chunks of 1 block, 8 channels take 4
+ * blocks a chunk and stereo (16 KB a block) stays in one chunk up to 16 blocks. Four chunks leave
+ * a quarter of a call's copies unoverlapped at each end; more would save little and cost more.
+ * CUDAFFT_CONVOLVE_CHUNKS and CUDAFFT_CONVOLVE_MIN_CHUNK_KB override the two when a filter is made,
+ * for measurements (as CUDAFFT_VARIANT does for the FFT). */
+constexpr size_t kPipelineChunks = 4;
+constexpr size_t kMinChunkBytes = (size_t)256 << 10;
+
+/* One of two sets of chunk buffers that alternate between chunks. */
+struct Pair {
+  void *h_in = nullptr, *h_out = nullptr; /* pinned staging, chunk_frames frames each */
+  void *d_raw = nullptr, *d_out = nullptr;
+  cudaEvent_t uploaded = nullptr; /* d_raw holds the chunk's input; h_in is free again */
+  cudaEvent_t computed = nullptr; /* d_raw is free again, d_out holds the chunk's output */
+  /* piece k of d_out is in h_out (or the caller's buffer); the last one frees d_out */
+  cudaEvent_t downloaded[kMaxPieces] = {};
+  int pieces = 0; /* downloads queued by the pair's last chunk */
+};
 
 struct CudaConvolve {
   int device = 0;
-  cudaStream_t stream = nullptr;
-  /* downloaded[i][k]: piece k of staging pair i's output is in h_out[i] */
-  cudaEvent_t downloaded[2][kMaxPieces] = {};
+  cudaStream_t stream = nullptr; /* compute */
+  cudaStream_t upload = nullptr, download = nullptr;
+  Pair pairs[2];
   CudafftConvolveFormat format = CUDAFFT_CONVOLVE_F32;
   CudafftConvolvePath path = CUDAFFT_CONVOLVE_DIRECT;
   unsigned channels = 0, rows = 0;
@@ -57,8 +94,7 @@ struct CudaConvolve {
   size_t frame_bytes = 0;
   size_t chunk_frames = 0;
   size_t piece_bytes = 0;
-  void *h_in[2] = {}, *h_out[2] = {}; /* pinned, chunk_frames frames each */
-  void *d_raw = nullptr, *d_out = nullptr;
+  size_t pipeline_chunks = kPipelineChunks, min_chunk_bytes = kMinChunkBytes;
 
   /* partitioned */
   size_t partitions = 0;
@@ -102,6 +138,23 @@ spectrum_row_bytes()
   return CUDAFFT_CONVOLVE_BIN_PITCH * sizeof(float2);
 }
 
+/* Waits for everything queued on the three streams (those made so far), best effort: for release
+ * and recovery, where any error is cleared afterwards. */
+void
+synchronize_all(CudaConvolve *f)
+{
+  for (cudaStream_t stream : {f->upload, f->stream, f->download})
+    if (stream)
+      cudaStreamSynchronize(stream);
+}
+
+void
+destroy_event(cudaEvent_t event)
+{
+  if (event)
+    cudaEventDestroy(event);
+}
+
 void
 convolve_destroy(void *impl)
 {
@@ -109,26 +162,28 @@ convolve_destroy(void *impl)
   if (!f)
     return;
   cudaSetDevice(f->device); /* best effort: release after any failure, sticky ones too */
-  if (f->stream)
-    cudaStreamSynchronize(f->stream);
-  for (int i = 0; i < 2; ++i) {
-    for (cudaEvent_t event : f->downloaded[i])
-      if (event)
-        cudaEventDestroy(event);
-    cudaFreeHost(f->h_in[i]);
-    cudaFreeHost(f->h_out[i]);
-    cudaFree(f->d_history[i]);
+  synchronize_all(f);
+  for (Pair &pair : f->pairs) {
+    destroy_event(pair.uploaded);
+    destroy_event(pair.computed);
+    for (cudaEvent_t event : pair.downloaded)
+      destroy_event(event);
+    cudaFreeHost(pair.h_in);
+    cudaFreeHost(pair.h_out);
+    cudaFree(pair.d_raw);
+    cudaFree(pair.d_out);
   }
-  cudaFree(f->d_raw);
-  cudaFree(f->d_out);
+  cudaFree(f->d_history[0]);
+  cudaFree(f->d_history[1]);
   cudaFree(f->d_twiddles);
   cudaFree(f->d_spectra);
   cudaFree(f->d_ring);
   cudaFree(f->d_signal[0]);
   cudaFree(f->d_signal[1]);
   cudaFree(f->d_taps);
-  if (f->stream)
-    cudaStreamDestroy(f->stream);
+  for (cudaStream_t stream : {f->upload, f->stream, f->download})
+    if (stream)
+      cudaStreamDestroy(stream);
   cudaGetLastError();
   delete f;
 }
@@ -210,8 +265,10 @@ make_spectra(CudaConvolve *f, const CudafftConvolveKernel &kernel)
   float *d_taps = nullptr;
   status = to_device(f, (void **)&d_taps, taps, kernel.taps * kernel.rows * sizeof(float), "taps");
   free(taps);
-  if (status != CUDAFFT_STATUS_OK)
+  if (status != CUDAFFT_STATUS_OK) {
+    cudaFree(d_taps); /* to_device() may fail after the allocation (nullptr: nothing) */
     return status;
+  }
   cudaError_t error = cudafft_convolve_spectra_launch(
       d_taps, kernel.taps, kernel.rows, f->partitions, f->d_spectra, f->d_twiddles, f->stream);
   if (error == cudaSuccess)
@@ -226,7 +283,7 @@ make_spectra(CudaConvolve *f, const CudafftConvolveKernel &kernel)
 size_t
 device_bytes(const CudaConvolve *f)
 {
-  size_t need = sat_mul(2 * f->chunk_frames, f->frame_bytes); /* raw in, out */
+  size_t need = sat_mul(4 * f->chunk_frames, f->frame_bytes); /* raw in, out: two pairs */
   if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
     need = sat_add(need, sat_mul(sat_mul(f->partitions, f->rows), spectrum_row_bytes()));
     need = sat_add(need, sat_mul(sat_mul(f->slots, f->channels), spectrum_row_bytes()));
@@ -283,6 +340,18 @@ clear_history(CudaConvolve *f)
   return CUDAFFT_STATUS_OK;
 }
 
+/* An environment variable's value in lo..hi, else `otherwise`. */
+size_t
+env_size(const char *name, size_t otherwise, size_t lo, size_t hi)
+{
+  const char *text = getenv(name);
+  if (!text || !*text)
+    return otherwise;
+  char *end = nullptr;
+  const unsigned long long value = strtoull(text, &end, 10);
+  return *end == '\0' && value >= lo && value <= hi ? (size_t)value : otherwise;
+}
+
 CudafftStatus
 convolve_setup(CudaConvolve *f, const CudafftConvolveFilterSpec *spec)
 {
@@ -296,6 +365,9 @@ convolve_setup(CudaConvolve *f, const CudafftConvolveFilterSpec *spec)
   f->rows = spec->kernel.rows;
   f->taps = spec->kernel.taps;
   f->frame_bytes = spec->channels * cudafft_convolve_sample_bytes(spec->format);
+  f->pipeline_chunks = env_size("CUDAFFT_CONVOLVE_CHUNKS", kPipelineChunks, 1, 64);
+  f->min_chunk_bytes =
+      env_size("CUDAFFT_CONVOLVE_MIN_CHUNK_KB", kMinChunkBytes >> 10, 1, (size_t)1 << 20) << 10;
   if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
     size_t blocks = kChunkTransforms / f->channels;
     if (blocks > kChunkBytes / (kBlock * f->frame_bytes))
@@ -319,23 +391,26 @@ convolve_setup(CudaConvolve *f, const CudafftConvolveFilterSpec *spec)
     return status;
 
   CUDAFFT_CHECK(cudaStreamCreateWithFlags(&f->stream, cudaStreamNonBlocking));
+  CUDAFFT_CHECK(cudaStreamCreateWithFlags(&f->upload, cudaStreamNonBlocking));
+  CUDAFFT_CHECK(cudaStreamCreateWithFlags(&f->download, cudaStreamNonBlocking));
   const size_t chunk_bytes = f->chunk_frames * f->frame_bytes;
   const size_t piece = (chunk_bytes + kMaxPieces - 1) / kMaxPieces;
   f->piece_bytes = piece > kPieceBytes ? (piece + 4095) / 4096 * 4096 : kPieceBytes;
-  for (int i = 0; i < 2; ++i) {
-    for (cudaEvent_t &event : f->downloaded[i])
+  for (Pair &pair : f->pairs) {
+    CUDAFFT_CHECK(cudaEventCreateWithFlags(&pair.uploaded, cudaEventDisableTiming));
+    CUDAFFT_CHECK(cudaEventCreateWithFlags(&pair.computed, cudaEventDisableTiming));
+    for (cudaEvent_t &event : pair.downloaded)
       CUDAFFT_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-    status = pinned_alloc(&f->h_in[i], chunk_bytes);
+    status = pinned_alloc(&pair.h_in, chunk_bytes);
     if (status == CUDAFFT_STATUS_OK)
-      status = pinned_alloc(&f->h_out[i], chunk_bytes);
+      status = pinned_alloc(&pair.h_out, chunk_bytes);
+    if (status == CUDAFFT_STATUS_OK)
+      status = device_alloc(&pair.d_raw, chunk_bytes, "input buffers", f->device);
+    if (status == CUDAFFT_STATUS_OK)
+      status = device_alloc(&pair.d_out, chunk_bytes, "output buffers", f->device);
     if (status != CUDAFFT_STATUS_OK)
       return status;
   }
-  status = device_alloc(&f->d_raw, chunk_bytes, "input buffer", f->device);
-  if (status == CUDAFFT_STATUS_OK)
-    status = device_alloc(&f->d_out, chunk_bytes, "output buffer", f->device);
-  if (status != CUDAFFT_STATUS_OK)
-    return status;
 
   if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
     status = device_alloc((void **)&f->d_spectra, f->partitions * f->rows * spectrum_row_bytes(),
@@ -379,80 +454,101 @@ convolve_create(const CudafftConvolveFilterSpec *spec, void **impl)
   return CUDAFFT_STATUS_OK;
 }
 
-/* Copies `bytes` of input to staging pair s piece by piece, each piece's upload queued as soon as
- * it is there (in nullptr: zeros on the device). Page-locked input goes up directly. */
+/* Queues chunk input of `bytes` to pair s's d_raw on the upload stream, once the pair's previous
+ * kernels have read it where `reused` (an earlier chunk of this call used the pair; those of
+ * earlier calls are done): from the caller's buffer directly where that is page-locked, else piece
+ * by piece through pinned staging, each piece's upload queued as soon as it is there (in nullptr:
+ * zeros). */
 CudafftStatus
-upload_input(CudaConvolve *f, int s, const char *in, size_t bytes, bool in_pinned)
+upload_input(CudaConvolve *f, int s, const char *in, size_t bytes, bool in_pinned, bool reused)
 {
+  Pair &pair = f->pairs[s];
+  char *device = static_cast<char *>(pair.d_raw);
+  if (reused)
+    CUDAFFT_CHECK(cudaStreamWaitEvent(f->upload, pair.computed, 0));
   if (!in) {
-    CUDAFFT_CHECK(cudaMemsetAsync(f->d_raw, 0, bytes, f->stream)); /* all-zero bytes: 0.0 */
-    return CUDAFFT_STATUS_OK;
+    CUDAFFT_CHECK(cudaMemsetAsync(device, 0, bytes, f->upload)); /* all-zero bytes: 0.0 */
+  } else if (in_pinned) {
+    CUDAFFT_CHECK(cudaMemcpyAsync(device, in, bytes, cudaMemcpyHostToDevice, f->upload));
+  } else {
+    if (reused) /* the pair's last upload must have left h_in */
+      CUDAFFT_CHECK(cudaEventSynchronize(pair.uploaded));
+    char *staging = static_cast<char *>(pair.h_in);
+    for (size_t at = 0; at < bytes; at += f->piece_bytes) {
+      const size_t size = bytes - at < f->piece_bytes ? bytes - at : f->piece_bytes;
+      memcpy(staging + at, in + at, size);
+      CUDAFFT_CHECK(
+          cudaMemcpyAsync(device + at, staging + at, size, cudaMemcpyHostToDevice, f->upload));
+    }
   }
-  if (in_pinned) {
-    CUDAFFT_CHECK(cudaMemcpyAsync(f->d_raw, in, bytes, cudaMemcpyHostToDevice, f->stream));
-    return CUDAFFT_STATUS_OK;
-  }
-  char *staging = static_cast<char *>(f->h_in[s]);
-  char *device = static_cast<char *>(f->d_raw);
-  for (size_t at = 0; at < bytes; at += f->piece_bytes) {
-    const size_t size = bytes - at < f->piece_bytes ? bytes - at : f->piece_bytes;
-    memcpy(staging + at, in + at, size);
-    CUDAFFT_CHECK(
-        cudaMemcpyAsync(device + at, staging + at, size, cudaMemcpyHostToDevice, f->stream));
-  }
+  CUDAFFT_CHECK(cudaEventRecord(pair.uploaded, f->upload));
   return CUDAFFT_STATUS_OK;
 }
 
-/* Queues the download of `bytes` of output to staging pair s, an event after each piece; to
- * `direct` instead where that is the caller's page-locked output. */
+/* Queues the download of `bytes` of pair s's output on the download stream once its kernels are
+ * done, to staging in pieces, an event after each (collect() copies each piece out as soon as it
+ * is there); to `direct` instead, in one piece, where that is the caller's page-locked output. The
+ * caller has collected the pair's previous output from staging. */
 CudafftStatus
 download(CudaConvolve *f, int s, size_t bytes, char *direct)
 {
-  char *staging = direct ? direct : static_cast<char *>(f->h_out[s]);
-  const char *device = static_cast<const char *>(f->d_out);
+  Pair &pair = f->pairs[s];
+  char *staging = direct ? direct : static_cast<char *>(pair.h_out);
+  const char *device = static_cast<const char *>(pair.d_out);
+  const size_t piece_bytes = direct ? bytes : f->piece_bytes;
+  CUDAFFT_CHECK(cudaStreamWaitEvent(f->download, pair.computed, 0));
   int k = 0;
-  for (size_t at = 0; at < bytes; at += f->piece_bytes, ++k) {
-    const size_t size = bytes - at < f->piece_bytes ? bytes - at : f->piece_bytes;
+  for (size_t at = 0; at < bytes; at += piece_bytes, ++k) {
+    const size_t size = bytes - at < piece_bytes ? bytes - at : piece_bytes;
     CUDAFFT_CHECK(
-        cudaMemcpyAsync(staging + at, device + at, size, cudaMemcpyDeviceToHost, f->stream));
-    CUDAFFT_CHECK(cudaEventRecord(f->downloaded[s][k], f->stream));
+        cudaMemcpyAsync(staging + at, device + at, size, cudaMemcpyDeviceToHost, f->download));
+    CUDAFFT_CHECK(cudaEventRecord(pair.downloaded[k], f->download));
+    pair.pieces = k + 1;
   }
   return CUDAFFT_STATUS_OK;
 }
 
-/* Copies `bytes` of staging pair s's output to out, each piece as soon as it is downloaded (only
- * waits where the download went to out directly). When it returns, everything queued before that
- * download is done, so the pair is free again. */
+/* Copies `bytes` of pair s's last output to out, each piece as soon as it is downloaded (only
+ * waits where the download went to out directly). When it returns, the pair's chunk is done on
+ * every stream: its download waited for its kernels, which waited for its upload. */
 CudafftStatus
 collect(CudaConvolve *f, int s, char *out, size_t bytes, bool out_pinned)
 {
-  const char *staging = static_cast<const char *>(f->h_out[s]);
+  const Pair &pair = f->pairs[s];
+  if (out_pinned) {
+    CUDAFFT_CHECK(cudaEventSynchronize(pair.downloaded[pair.pieces - 1]));
+    return CUDAFFT_STATUS_OK;
+  }
+  const char *staging = static_cast<const char *>(pair.h_out);
   int k = 0;
   for (size_t at = 0; at < bytes; at += f->piece_bytes, ++k) {
     const size_t size = bytes - at < f->piece_bytes ? bytes - at : f->piece_bytes;
-    if (out_pinned && at + size < bytes)
-      continue; /* the last piece's event covers the others */
-    CUDAFFT_CHECK(cudaEventSynchronize(f->downloaded[s][k]));
-    if (!out_pinned)
-      memcpy(out + at, staging + at, size);
+    CUDAFFT_CHECK(cudaEventSynchronize(pair.downloaded[k]));
+    memcpy(out + at, staging + at, size);
   }
   return CUDAFFT_STATUS_OK;
 }
 
-/* Queues the kernels of one chunk of `frames` frames, whose input is in d_raw, output to d_out. */
+/* Queues the kernels of one chunk of `frames` frames on the compute stream, from pair s's d_raw
+ * once uploaded, to its d_out once the pair's previous download has left it (where `reused`, as
+ * in upload_input()). */
 CudafftStatus
-queue_kernels(CudaConvolve *f, size_t frames, float mix)
+queue_kernels(CudaConvolve *f, int s, size_t frames, float mix, bool reused)
 {
+  Pair &pair = f->pairs[s];
   cudaStream_t stream = f->stream;
+  CUDAFFT_CHECK(cudaStreamWaitEvent(stream, pair.uploaded, 0));
+  if (reused)
+    CUDAFFT_CHECK(cudaStreamWaitEvent(stream, pair.downloaded[pair.pieces - 1], 0));
   if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
     const size_t blocks = frames / kBlock;
     float *signal = f->d_signal[f->current];
-    CUDAFFT_CHECK(cudafft_convolve_deinterleave_launch(f->format, f->d_raw, frames, f->channels,
+    CUDAFFT_CHECK(cudafft_convolve_deinterleave_launch(f->format, pair.d_raw, frames, f->channels,
                                                        signal + kBlock, f->pitch,
                                                        f->d_signal[1 - f->current], stream));
     if (f->partitions == 1) {
       CUDAFFT_CHECK(cudafft_convolve_fused_launch(f->format, signal, f->pitch, f->channels, blocks,
-                                                  f->d_spectra, f->rows, mix, f->d_out,
+                                                  f->d_spectra, f->rows, mix, pair.d_out,
                                                   f->d_twiddles, stream));
     } else {
       CUDAFFT_CHECK(cudafft_convolve_forward_launch(signal, f->pitch, f->channels, blocks,
@@ -460,30 +556,44 @@ queue_kernels(CudaConvolve *f, size_t frames, float mix)
                                                     stream));
       CUDAFFT_CHECK(cudafft_convolve_mac_launch(
           f->format, f->d_ring, f->slots, f->head, f->channels, blocks, f->d_spectra, f->rows,
-          f->partitions, signal, f->pitch, mix, f->d_out, f->d_twiddles, stream));
+          f->partitions, signal, f->pitch, mix, pair.d_out, f->d_twiddles, stream));
       f->head = (f->head + blocks) % f->slots;
     }
     f->current = 1 - f->current;
   } else {
-    CUDAFFT_CHECK(cudafft_convolve_direct_launch(f->format, f->d_raw, frames, f->channels,
+    CUDAFFT_CHECK(cudafft_convolve_direct_launch(f->format, pair.d_raw, frames, f->channels,
                                                  f->d_history[f->current], f->d_taps, f->taps,
-                                                 f->rows, mix, f->d_out, stream));
+                                                 f->rows, mix, pair.d_out, stream));
     if (f->taps > 1) {
       CUDAFFT_CHECK(cudafft_convolve_history_launch(
-          f->format, f->d_raw, frames, f->channels, f->d_history[f->current],
+          f->format, pair.d_raw, frames, f->channels, f->d_history[f->current],
           f->d_history[1 - f->current], f->taps - 1, stream));
       f->current = 1 - f->current;
     }
   }
+  CUDAFFT_CHECK(cudaEventRecord(pair.computed, stream));
   return CUDAFFT_STATUS_OK;
 }
 
-/* The chunks, staging pair i & 1 for chunk i: before chunk i reuses a pair, chunk i - 2's output
- * is collected from it (which also means its input was uploaded). */
+/* Frames per chunk for a call of `frames` frames (kPipelineChunks says why). */
+size_t
+call_chunk_frames(const CudaConvolve *f, size_t frames)
+{
+  const size_t unit = f->path == CUDAFFT_CONVOLVE_PARTITIONED ? kBlock : 1;
+  const size_t unit_bytes = unit * f->frame_bytes;
+  size_t units = (frames / unit + f->pipeline_chunks - 1) / f->pipeline_chunks;
+  const size_t least = (f->min_chunk_bytes + unit_bytes - 1) / unit_bytes;
+  units = units > least ? units : least;
+  return units < f->chunk_frames / unit ? units * unit : f->chunk_frames;
+}
+
+/* The chunks, pair i & 1 for chunk i. Before chunk i's download reuses a pair's staging, chunk
+ * i - 2's output is collected from it; the host copies chunk i's input in before that, so that
+ * they overlap chunk i - 2's download. */
 CudafftStatus
 run_chunks(CudaConvolve *f, const char *in, char *out, size_t frames, float mix)
 {
-  const size_t chunk = f->chunk_frames, fb = f->frame_bytes;
+  const size_t chunk = call_chunk_frames(f, frames), fb = f->frame_bytes;
   const size_t chunks = (frames + chunk - 1) / chunk;
   /* Page-locked caller buffers (the element's output pool; input from an upstream that took the
    * element's allocator) skip the host copies through staging, which otherwise bound the speed. */
@@ -492,12 +602,11 @@ run_chunks(CudaConvolve *f, const char *in, char *out, size_t frames, float mix)
   for (size_t i = 0; i < chunks && status == CUDAFFT_STATUS_OK; ++i) {
     const int s = (int)(i & 1);
     const size_t first = i * chunk, count = frames - first < chunk ? frames - first : chunk;
-    if (i >= 2) /* chunk i - 2 was a whole one */
+    status = upload_input(f, s, in ? in + first * fb : nullptr, count * fb, in_pinned, i >= 2);
+    if (status == CUDAFFT_STATUS_OK)
+      status = queue_kernels(f, s, count, mix, i >= 2);
+    if (status == CUDAFFT_STATUS_OK && i >= 2) /* chunk i - 2 was a whole one */
       status = collect(f, s, out + (first - 2 * chunk) * fb, chunk * fb, out_pinned);
-    if (status == CUDAFFT_STATUS_OK)
-      status = upload_input(f, s, in ? in + first * fb : nullptr, count * fb, in_pinned);
-    if (status == CUDAFFT_STATUS_OK)
-      status = queue_kernels(f, count, mix);
     if (status == CUDAFFT_STATUS_OK)
       status = download(f, s, count * fb, out_pinned ? out + first * fb : nullptr);
   }
@@ -522,7 +631,7 @@ convolve_process(void *impl, const void *in, void *out, size_t frames, float mix
   CUDAFFT_CHECK(cudafft_use_device(f->device));
   const CudafftStatus status = run_chunks(f, (const char *)in, (char *)out, frames, mix);
   if (status != CUDAFFT_STATUS_OK) {
-    cudaStreamSynchronize(f->stream); /* nothing may still run on the buffers */
+    synchronize_all(f); /* nothing may still run on the buffers, the caller's included */
     cudaGetLastError();
   }
   return status;
@@ -532,8 +641,10 @@ void
 convolve_reset(void *impl)
 {
   CudaConvolve *f = static_cast<CudaConvolve *>(impl);
-  if (cudafft_use_device(f->device) == cudaSuccess)
+  if (cudafft_use_device(f->device) == cudaSuccess) {
+    synchronize_all(f); /* nothing may overlap the clearing (process() leaves none in flight) */
     clear_history(f);
+  }
   cudaGetLastError();
 }
 
