@@ -97,7 +97,6 @@ struct CudaConvolve {
   size_t chunk_frames = 0;
   size_t piece_bytes = 0;
   size_t pipeline_chunks = kPipelineChunks, min_chunk_bytes = kMinChunkBytes;
-  bool one_stream = true; /* a call of one chunk runs on the compute stream alone */
 
   /* partitioned */
   size_t partitions = 0;
@@ -369,7 +368,6 @@ convolve_setup(CudaConvolve *f, const CudafftConvolveFilterSpec *spec)
   f->taps = spec->kernel.taps;
   f->frame_bytes = spec->channels * cudafft_convolve_sample_bytes(spec->format);
   f->pipeline_chunks = env_size("CUDAFFT_CONVOLVE_CHUNKS", kPipelineChunks, 1, 64);
-  f->one_stream = env_size("CUDAFFT_CONVOLVE_ONE_STREAM", 1, 0, 1) != 0;
   f->min_chunk_bytes =
       env_size("CUDAFFT_CONVOLVE_MIN_CHUNK_KB", kMinChunkBytes >> 10, 1, (size_t)1 << 20) << 10;
   if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
@@ -464,18 +462,16 @@ convolve_create(const CudafftConvolveFilterSpec *spec, void **impl)
  * by piece through pinned staging, each piece's upload queued as soon as it is there (in nullptr:
  * zeros). */
 CudafftStatus
-upload_input(CudaConvolve *f, int s, const char *in, size_t bytes, bool in_pinned, bool reused,
-             bool one)
+upload_input(CudaConvolve *f, int s, const char *in, size_t bytes, bool in_pinned, bool reused)
 {
   Pair &pair = f->pairs[s];
   char *device = static_cast<char *>(pair.d_raw);
-  cudaStream_t stream = one ? f->stream : f->upload;
   if (reused)
-    CUDAFFT_CHECK(cudaStreamWaitEvent(stream, pair.computed, 0));
+    CUDAFFT_CHECK(cudaStreamWaitEvent(f->upload, pair.computed, 0));
   if (!in) {
-    CUDAFFT_CHECK(cudaMemsetAsync(device, 0, bytes, stream)); /* all-zero bytes: 0.0 */
+    CUDAFFT_CHECK(cudaMemsetAsync(device, 0, bytes, f->upload)); /* all-zero bytes: 0.0 */
   } else if (in_pinned) {
-    CUDAFFT_CHECK(cudaMemcpyAsync(device, in, bytes, cudaMemcpyHostToDevice, stream));
+    CUDAFFT_CHECK(cudaMemcpyAsync(device, in, bytes, cudaMemcpyHostToDevice, f->upload));
   } else {
     if (reused) /* the pair's last upload must have left h_in */
       CUDAFFT_CHECK(cudaEventSynchronize(pair.uploaded));
@@ -484,11 +480,10 @@ upload_input(CudaConvolve *f, int s, const char *in, size_t bytes, bool in_pinne
       const size_t size = bytes - at < f->piece_bytes ? bytes - at : f->piece_bytes;
       memcpy(staging + at, in + at, size);
       CUDAFFT_CHECK(
-          cudaMemcpyAsync(device + at, staging + at, size, cudaMemcpyHostToDevice, stream));
+          cudaMemcpyAsync(device + at, staging + at, size, cudaMemcpyHostToDevice, f->upload));
     }
   }
-  if (!one) /* on one stream the kernels follow the upload anyway */
-    CUDAFFT_CHECK(cudaEventRecord(pair.uploaded, stream));
+  CUDAFFT_CHECK(cudaEventRecord(pair.uploaded, f->upload));
   return CUDAFFT_STATUS_OK;
 }
 
@@ -497,20 +492,19 @@ upload_input(CudaConvolve *f, int s, const char *in, size_t bytes, bool in_pinne
  * is there); to `direct` instead, in one piece, where that is the caller's page-locked output. The
  * caller has collected the pair's previous output from staging. */
 CudafftStatus
-download(CudaConvolve *f, int s, size_t bytes, char *direct, bool one)
+download(CudaConvolve *f, int s, size_t bytes, char *direct)
 {
   Pair &pair = f->pairs[s];
   char *staging = direct ? direct : static_cast<char *>(pair.h_out);
   const char *device = static_cast<const char *>(pair.d_out);
   const size_t piece_bytes = direct ? bytes : f->piece_bytes;
-  cudaStream_t stream = one ? f->stream : f->download;
-  if (!one)
-    CUDAFFT_CHECK(cudaStreamWaitEvent(stream, pair.computed, 0));
+  CUDAFFT_CHECK(cudaStreamWaitEvent(f->download, pair.computed, 0));
   int k = 0;
   for (size_t at = 0; at < bytes; at += piece_bytes, ++k) {
     const size_t size = bytes - at < piece_bytes ? bytes - at : piece_bytes;
-    CUDAFFT_CHECK(cudaMemcpyAsync(staging + at, device + at, size, cudaMemcpyDeviceToHost, stream));
-    CUDAFFT_CHECK(cudaEventRecord(pair.downloaded[k], stream));
+    CUDAFFT_CHECK(
+        cudaMemcpyAsync(staging + at, device + at, size, cudaMemcpyDeviceToHost, f->download));
+    CUDAFFT_CHECK(cudaEventRecord(pair.downloaded[k], f->download));
     pair.pieces = k + 1;
   }
   return CUDAFFT_STATUS_OK;
@@ -541,12 +535,11 @@ collect(CudaConvolve *f, int s, char *out, size_t bytes, bool out_pinned)
  * once uploaded, to its d_out once the pair's previous download has left it (where `reused`, as
  * in upload_input()). */
 CudafftStatus
-queue_kernels(CudaConvolve *f, int s, size_t frames, float mix, bool reused, bool one)
+queue_kernels(CudaConvolve *f, int s, size_t frames, float mix, bool reused)
 {
   Pair &pair = f->pairs[s];
   cudaStream_t stream = f->stream;
-  if (!one)
-    CUDAFFT_CHECK(cudaStreamWaitEvent(stream, pair.uploaded, 0));
+  CUDAFFT_CHECK(cudaStreamWaitEvent(stream, pair.uploaded, 0));
   if (reused)
     CUDAFFT_CHECK(cudaStreamWaitEvent(stream, pair.downloaded[pair.pieces - 1], 0));
   if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
@@ -580,8 +573,7 @@ queue_kernels(CudaConvolve *f, int s, size_t frames, float mix, bool reused, boo
       f->current = 1 - f->current;
     }
   }
-  if (!one)
-    CUDAFFT_CHECK(cudaEventRecord(pair.computed, stream));
+  CUDAFFT_CHECK(cudaEventRecord(pair.computed, stream));
   return CUDAFFT_STATUS_OK;
 }
 
@@ -608,21 +600,17 @@ run_chunks(CudaConvolve *f, const char *in, char *out, size_t frames, float mix)
   /* Page-locked caller buffers (the element's output pool; input from an upstream that took the
    * element's allocator) skip the host copies through staging, which otherwise bound the speed. */
   const bool in_pinned = in && cudafft_is_pinned(in), out_pinned = cudafft_is_pinned(out);
-  /* One chunk has nothing to overlap: on the compute stream alone it saves the events between the
-   * streams, their API calls and the scheduling hops, which small pushes (a stereo buffer of 4096
-   * frames: about 60 us in all) feel. Earlier calls left nothing running on any stream. */
-  const bool one = chunks == 1 && f->one_stream;
   CudafftStatus status = CUDAFFT_STATUS_OK;
   for (size_t i = 0; i < chunks && status == CUDAFFT_STATUS_OK; ++i) {
     const int s = (int)(i & 1);
     const size_t first = i * chunk, count = frames - first < chunk ? frames - first : chunk;
-    status = upload_input(f, s, in ? in + first * fb : nullptr, count * fb, in_pinned, i >= 2, one);
+    status = upload_input(f, s, in ? in + first * fb : nullptr, count * fb, in_pinned, i >= 2);
     if (status == CUDAFFT_STATUS_OK)
-      status = queue_kernels(f, s, count, mix, i >= 2, one);
+      status = queue_kernels(f, s, count, mix, i >= 2);
     if (status == CUDAFFT_STATUS_OK && i >= 2) /* chunk i - 2 was a whole one */
       status = collect(f, s, out + (first - 2 * chunk) * fb, chunk * fb, out_pinned);
     if (status == CUDAFFT_STATUS_OK)
-      status = download(f, s, count * fb, out_pinned ? out + first * fb : nullptr, one);
+      status = download(f, s, count * fb, out_pinned ? out + first * fb : nullptr);
   }
   for (size_t i = chunks >= 2 ? chunks - 2 : 0; i < chunks && status == CUDAFFT_STATUS_OK; ++i) {
     const size_t first = i * chunk, count = frames - first < chunk ? frames - first : chunk;
