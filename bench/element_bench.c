@@ -13,6 +13,7 @@
  *   Without --channels/--buffer it runs 2 and 64 channels at 4096-sample buffers and 64 channels
  *   at 48000-sample buffers. --pinned-input puts the input in page-locked memory, as an upstream
  *   element gets it when it allocates from what cudafft proposes in the allocation query. */
+#include "bench_util.h"
 #include "cudafft.h"
 
 #include <gst/app/gstappsrc.h>
@@ -50,19 +51,12 @@ on_output(GstPad *pad, GstPadProbeInfo *info, gpointer data)
   return GST_PAD_PROBE_OK;
 }
 
-static int
-compare_doubles(const void *a, const void *b)
-{
-  const double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 static double
 percentile(GArray *values, double q)
 {
   if (values->len == 0)
     return 0.0;
-  qsort(values->data, values->len, sizeof(double), compare_doubles);
+  qsort(values->data, values->len, sizeof(double), bench_compare_doubles);
   size_t i = (size_t)(q * (values->len - 1) + 0.5);
   return g_array_index(values, double, i);
 }

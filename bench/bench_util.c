@@ -1,0 +1,97 @@
+/* bench_util.c: see bench_util.h. */
+#include "bench_util.h"
+
+#include "cudafft.h"
+
+#ifdef BENCH_UTIL_CUDART
+#include <cuda_runtime_api.h>
+#endif
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int
+bench_compare_doubles(const void *a, const void *b)
+{
+  const double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+double
+bench_median(double *values, int n)
+{
+  qsort(values, n, sizeof(double), bench_compare_doubles);
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+int
+bench_parse_list(const char *text, double *values, int max)
+{
+  gchar **parts = g_strsplit(text, ",", -1);
+  int n = 0;
+  for (gchar **p = parts; *p; p++) {
+    char *end;
+    const double v = g_ascii_strtod(*p, &end);
+    if (end == *p || *end || n == max) {
+      n = 0;
+      break;
+    }
+    values[n++] = v;
+  }
+  g_strfreev(parts);
+  return n;
+}
+
+gboolean
+bench_wait_for(GstBus *bus, GstMessageType type, GstClockTime timeout, const char *what)
+{
+  GstMessage *msg = gst_bus_timed_pop_filtered(bus, timeout, type | GST_MESSAGE_ERROR);
+  const gboolean ok = msg && GST_MESSAGE_TYPE(msg) != GST_MESSAGE_ERROR;
+  if (!msg)
+    fprintf(stderr, "pipeline error: no %s within %" G_GUINT64_FORMAT " s\n", what,
+            timeout / GST_SECOND);
+  else if (!ok) {
+    GError *err = NULL;
+    gchar *debug = NULL;
+    gst_message_parse_error(msg, &err, &debug);
+    fprintf(stderr, "pipeline error from %s: %s\n  (%s)\n", GST_OBJECT_NAME(GST_MESSAGE_SRC(msg)),
+            err->message, debug ? debug : "no details");
+    g_error_free(err);
+    g_free(debug);
+  }
+  if (msg)
+    gst_message_unref(msg);
+  return ok;
+}
+
+void
+bench_print_machine(const char *cuda_element)
+{
+  const int devices = cudafft_cuda_device_count();
+  if (devices == 0)
+    printf("device: no CUDA device (%s is skipped)\n", cuda_element);
+  else {
+#ifdef BENCH_UTIL_CUDART
+    struct cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess)
+      printf("device: %s (sm_%d%d, %d SMs), %d CUDA device(s), device 0 used\n", prop.name,
+             prop.major, prop.minor, prop.multiProcessorCount, devices);
+    else
+#endif
+      printf("device: %d CUDA device(s), device 0 used\n", devices);
+  }
+  gchar *cpuinfo = NULL;
+  char *model = NULL;
+  if (g_file_get_contents("/proc/cpuinfo", &cpuinfo, NULL, NULL)) {
+    char *line = strstr(cpuinfo, "model name");
+    char *colon = line ? strchr(line, ':') : NULL;
+    if (colon) {
+      model = colon + 2;
+      model[strcspn(model, "\n")] = '\0';
+    }
+  }
+  printf("host: %s, %u threads; %s\n", model ? model : "unknown CPU", g_get_num_processors(),
+         gst_version_string());
+  g_free(cpuinfo);
+}
