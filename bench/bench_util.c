@@ -43,6 +43,40 @@ bench_parse_list(const char *text, double *values, int max)
   return n;
 }
 
+static const char *
+element_key(const char *const *first, size_t stride, int e)
+{
+  return *(const char *const *)((const char *)first + (size_t)e * stride);
+}
+
+gboolean
+bench_parse_elements(const char *value, const char *const *first, size_t stride, int n,
+                     gboolean *wanted)
+{
+  gchar **names = g_strsplit(value, ",", -1);
+  gboolean good = TRUE;
+  for (int e = 0; e < n; e++)
+    wanted[e] = g_strv_contains((const gchar *const *)names, element_key(first, stride, e));
+  for (gchar **name = names; *name; name++) {
+    gboolean known = FALSE;
+    for (int e = 0; e < n; e++)
+      known |= !strcmp(*name, element_key(first, stride, e));
+    good &= known;
+  }
+  g_strfreev(names);
+  return good;
+}
+
+GstFlowReturn
+bench_push(GstAppSrc *src, GstBuffer *data, guint64 first_frame, guint frames, gint rate)
+{
+  GstBuffer *b = gst_buffer_copy(data);
+  GST_BUFFER_PTS(b) = gst_util_uint64_scale_int(first_frame, GST_SECOND, rate);
+  GST_BUFFER_DURATION(b) =
+      gst_util_uint64_scale_int(first_frame + frames, GST_SECOND, rate) - GST_BUFFER_PTS(b);
+  return gst_app_src_push_buffer(src, b);
+}
+
 gboolean
 bench_wait_for(GstBus *bus, GstMessageType type, GstClockTime timeout, const char *what)
 {

@@ -4,6 +4,7 @@
 #ifndef CUDAFFT_BENCH_UTIL_H
 #define CUDAFFT_BENCH_UTIL_H
 
+#include <gst/app/gstappsrc.h>
 #include <gst/gst.h>
 
 /* qsort's comparison for doubles, ascending. */
@@ -14,6 +15,17 @@ double bench_median(double *values, int n);
 
 /* Parses a comma list of numbers into values (at most max); the count, 0 on a bad list. */
 int bench_parse_list(const char *text, double *values, int max);
+
+/* Parses --elements: a comma list of the keys of n elements, each a struct whose `const char *`
+ * key stands `stride` bytes after the previous one's (first: the first element's). Sets wanted[e]
+ * for each element named; FALSE where the list names an unknown one. */
+gboolean bench_parse_elements(const char *value, const char *const *first, size_t stride, int n,
+                              gboolean *wanted);
+
+/* Pushes `data` again as the `frames` frames from first_frame on, timestamped at `rate`; the memory
+ * is shared, only the metadata is new. */
+GstFlowReturn bench_push(GstAppSrc *src, GstBuffer *data, guint64 first_frame, guint frames,
+                         gint rate);
 
 /* Pops the next message of `type` or an error; prints the error. */
 gboolean bench_wait_for(GstBus *bus, GstMessageType type, GstClockTime timeout, const char *what);

@@ -102,16 +102,6 @@ typedef struct {
   gint64 start;    /* monotonic us of the first timed push */
 } Pusher;
 
-static void
-push(GstAppSrc *src, GstBuffer *data, guint64 first_frame, GstFlowReturn *ret)
-{
-  GstBuffer *b = gst_buffer_copy(data); /* shares the memory; only the metadata is new */
-  GST_BUFFER_PTS(b) = gst_util_uint64_scale_int(first_frame, GST_SECOND, RATE);
-  GST_BUFFER_DURATION(b) =
-      gst_util_uint64_scale_int(first_frame + buffer_frames, GST_SECOND, RATE) - GST_BUFFER_PTS(b);
-  *ret = gst_app_src_push_buffer(src, b);
-}
-
 /* In its own thread, so that a pipeline error (seen by the main thread on the bus, which then
  * stops the pipeline) also ends a push blocked on a full appsrc. */
 static gpointer
@@ -121,7 +111,8 @@ push_all(gpointer data)
   GstFlowReturn ret = GST_FLOW_OK;
   p->start = g_get_monotonic_time();
   for (guint64 i = 0; i < p->buffers && ret == GST_FLOW_OK; i++)
-    push(p->src, p->input[(i + 1) % N_INPUT], (i + 1) * buffer_frames, &ret);
+    ret = bench_push(p->src, p->input[(i + 1) % N_INPUT], (i + 1) * buffer_frames, buffer_frames,
+                     RATE);
   if (ret == GST_FLOW_OK)
     gst_app_src_end_of_stream(p->src);
   return NULL;
@@ -180,7 +171,8 @@ run_once(const Case *c, const Element *e, GValueArray *kernel, GstBuffer **input
   gboolean ok = gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE;
   GstFlowReturn ret = GST_FLOW_OK;
   if (ok)
-    push(src, input[0], 0, &ret); /* warm-up: caps, engine, kernel spectra */
+    ret = bench_push(src, input[0], 0, buffer_frames,
+                     RATE); /* warm-up: caps, engine, kernel spectra */
   ok = ok && ret == GST_FLOW_OK;
   GstPad *srcpad = gst_element_get_static_pad(el, "src");
   for (int waited = 0; ok && !gst_pad_has_current_caps(srcpad); waited++) {
@@ -351,18 +343,9 @@ main(int argc, char **argv)
       good = (n_channels = bench_parse_list(value, channels, 8)) > 0;
     else if (!strcmp(arg, "--ir-seconds"))
       good = (n_ir = bench_parse_list(value, ir_seconds, 8)) > 0;
-    else if (!strcmp(arg, "--elements")) {
-      gchar **names = g_strsplit(value, ",", -1);
-      for (int e = 0; e < N_ELEMENTS; e++)
-        wanted[e] = g_strv_contains((const gchar *const *)names, elements[e].key);
-      for (gchar **n = names; *n; n++) {
-        gboolean known = FALSE;
-        for (int e = 0; e < N_ELEMENTS; e++)
-          known |= !strcmp(*n, elements[e].key);
-        good &= known;
-      }
-      g_strfreev(names);
-    } else
+    else if (!strcmp(arg, "--elements"))
+      good = bench_parse_elements(value, &elements[0].key, sizeof elements[0], N_ELEMENTS, wanted);
+    else
       good = FALSE;
     if (!good) {
       usage(argv[0]);

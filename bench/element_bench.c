@@ -79,16 +79,6 @@ wait_for(GstElement *pipeline, GstMessageType type)
   return ok;
 }
 
-static void
-push(GstAppSrc *src, GstBuffer *data, guint64 first_sample, guint samples)
-{
-  GstBuffer *b = gst_buffer_copy(data); /* shares the memory; only the metadata is new */
-  GST_BUFFER_PTS(b) = gst_util_uint64_scale_int(first_sample, GST_SECOND, RATE);
-  GST_BUFFER_DURATION(b) =
-      gst_util_uint64_scale_int(first_sample + samples, GST_SECOND, RATE) - GST_BUFFER_PTS(b);
-  gst_app_src_push_buffer(src, b);
-}
-
 static gboolean pinned_input = FALSE;
 
 static void
@@ -129,7 +119,7 @@ timed_pushes(GstElement *pipeline, GstAppSrc *src, GstBuffer *data, guint buffer
   const gint64 start = g_get_monotonic_time();
   guint64 position = buffer_samples;
   for (guint64 done = 0; done < total; done += buffer_samples, position += buffer_samples)
-    push(src, data, position, buffer_samples);
+    bench_push(src, data, position, buffer_samples, RATE);
   gst_app_src_end_of_stream(src);
   const gboolean ok = wait_for(pipeline, GST_MESSAGE_EOS);
   const double wall = (g_get_monotonic_time() - start) / 1e6;
@@ -164,7 +154,7 @@ run_once(const char *backend, int channels, guint buffer_samples, double seconds
   GstBuffer *data = make_input(bytes);
 
   gst_element_set_state(pipeline, GST_STATE_PLAYING);
-  push(src, data, 0, buffer_samples); /* warm-up: caps, engine, first frames */
+  bench_push(src, data, 0, buffer_samples, RATE); /* warm-up: caps, engine, first frames */
   double wall = -1.0;
   if (gst_element_get_state(pipeline, NULL, NULL, 30 * GST_SECOND) == GST_STATE_CHANGE_SUCCESS) {
     g_usleep(200000);

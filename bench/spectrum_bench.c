@@ -164,16 +164,6 @@ typedef struct {
   gint counted_then; /* messages before the timed pushes */
 } Pusher;
 
-static void
-push(GstAppSrc *src, GstBuffer *data, guint64 first_frame, GstFlowReturn *ret)
-{
-  GstBuffer *b = gst_buffer_copy(data); /* shares the memory; only the metadata is new */
-  GST_BUFFER_PTS(b) = gst_util_uint64_scale_int(first_frame, GST_SECOND, RATE);
-  GST_BUFFER_DURATION(b) =
-      gst_util_uint64_scale_int(first_frame + buffer_frames, GST_SECOND, RATE) - GST_BUFFER_PTS(b);
-  *ret = gst_app_src_push_buffer(src, b);
-}
-
 /* In its own thread, so that a pipeline error (seen by the main thread on the bus, which then
  * stops the pipeline) also ends a push blocked on a full appsrc. */
 static gpointer
@@ -184,7 +174,8 @@ push_all(gpointer data)
   p->counted_then = g_atomic_int_get(&p->counter->count);
   p->start = g_get_monotonic_time();
   for (guint64 i = 0; i < p->buffers && ret == GST_FLOW_OK; i++)
-    push(p->src, p->input[(i + 1) % N_INPUT], (i + 1) * buffer_frames, &ret);
+    ret = bench_push(p->src, p->input[(i + 1) % N_INPUT], (i + 1) * buffer_frames, buffer_frames,
+                     RATE);
   if (ret == GST_FLOW_OK)
     gst_app_src_end_of_stream(p->src);
   return NULL;
@@ -245,7 +236,8 @@ run_once(const Case *c, const Element *e, GstBuffer **input, guint64 buffers, Ru
   gboolean ok = gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE;
   GstFlowReturn ret = GST_FLOW_OK;
   if (ok)
-    push(src, input[0], 0, &ret); /* warm-up: caps, engine, the first messages */
+    ret = bench_push(src, input[0], 0, buffer_frames,
+                     RATE); /* warm-up: caps, engine, the first messages */
   ok = ok && ret == GST_FLOW_OK &&
        bench_wait_for(bus, GST_MESSAGE_ASYNC_DONE, 60 * GST_SECOND, "preroll");
   ok = ok &&
@@ -415,18 +407,9 @@ main(int argc, char **argv)
       good = (n_intervals = bench_parse_list(value, intervals, 8)) > 0;
     else if (!strcmp(arg, "--multi"))
       good = (n_multis = bench_parse_list(value, multis, 8)) > 0;
-    else if (!strcmp(arg, "--elements")) {
-      gchar **names = g_strsplit(value, ",", -1);
-      for (int e = 0; e < N_ELEMENTS; e++)
-        wanted[e] = g_strv_contains((const gchar *const *)names, elements[e].key);
-      for (gchar **n = names; *n; n++) {
-        gboolean known = FALSE;
-        for (int e = 0; e < N_ELEMENTS; e++)
-          known |= !strcmp(*n, elements[e].key);
-        good &= known;
-      }
-      g_strfreev(names);
-    } else
+    else if (!strcmp(arg, "--elements"))
+      good = bench_parse_elements(value, &elements[0].key, sizeof elements[0], N_ELEMENTS, wanted);
+    else
       good = FALSE;
     if (!good) {
       usage(argv[0]);
