@@ -67,6 +67,32 @@ bench_parse_elements(const char *value, const char *const *first, size_t stride,
   return good;
 }
 
+static void
+free_pinned(gpointer data)
+{
+  cudafft_pinned_free(data, 1);
+}
+
+GstBuffer *
+bench_random_input(gsize count, gboolean pinned)
+{
+  const gsize bytes = count * sizeof(float);
+  int is_pinned = 0;
+  float *samples = pinned ? cudafft_pinned_alloc(bytes, 1, &is_pinned) : NULL;
+  GstBuffer *buffer;
+  if (is_pinned)
+    buffer = gst_buffer_new_wrapped_full(0, samples, bytes, 0, bytes, samples, free_pinned);
+  else {
+    if (samples)
+      cudafft_pinned_free(samples, 0);
+    samples = g_new(float, count);
+    buffer = gst_buffer_new_wrapped(samples, bytes);
+  }
+  for (gsize i = 0; i < count; i++)
+    samples[i] = (float)(2.0 * g_random_double() - 1.0);
+  return buffer;
+}
+
 GstFlowReturn
 bench_push(GstAppSrc *src, GstBuffer *data, guint64 first_frame, guint frames, gint rate)
 {

@@ -22,6 +22,11 @@ int bench_parse_list(const char *text, double *values, int max);
 gboolean bench_parse_elements(const char *value, const char *const *first, size_t stride, int n,
                               gboolean *wanted);
 
+/* `count` random samples in [-1, 1): in page-locked memory where `pinned` asks for it and a CUDA
+ * device can give it (as an upstream element gets them from what our elements propose in the
+ * allocation query), in plain memory otherwise. */
+GstBuffer *bench_random_input(gsize count, gboolean pinned);
+
 /* Pushes `data` again as the `frames` frames from first_frame on, timestamped at `rate`; the memory
  * is shared, only the metadata is new. */
 GstFlowReturn bench_push(GstAppSrc *src, GstBuffer *data, guint64 first_frame, guint frames,

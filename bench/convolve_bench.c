@@ -272,33 +272,14 @@ measure(const Case *c, const Element *e, GValueArray *kernel, GstBuffer **input,
 
 static gboolean pinned_input = FALSE;
 
-static void
-free_pinned(gpointer data)
-{
-  cudafft_pinned_free(data, 1);
-}
-
 /* Random samples in [-1, 1), N_INPUT buffers of buffer_frames frames, in plain memory or (with
  * --pinned-input) page-locked, as an upstream element gets them when it allocates from what
  * cudaconvolve proposes in the allocation query. */
 static void
 make_input(GstBuffer **input, guint channels)
 {
-  const gsize count = (gsize)buffer_frames * channels, bytes = count * sizeof(float);
-  for (int b = 0; b < N_INPUT; b++) {
-    int pinned = 0;
-    float *samples = pinned_input ? cudafft_pinned_alloc(bytes, 1, &pinned) : NULL;
-    if (pinned) {
-      input[b] = gst_buffer_new_wrapped_full(0, samples, bytes, 0, bytes, samples, free_pinned);
-    } else {
-      if (samples)
-        cudafft_pinned_free(samples, 0);
-      samples = g_new(float, count);
-      input[b] = gst_buffer_new_wrapped(samples, bytes);
-    }
-    for (gsize i = 0; i < count; i++)
-      samples[i] = (float)(2.0 * g_random_double() - 1.0);
-  }
+  for (int b = 0; b < N_INPUT; b++)
+    input[b] = bench_random_input((gsize)buffer_frames * channels, pinned_input);
 }
 
 /* ---- command line and the table ---- */

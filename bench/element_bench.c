@@ -81,32 +81,6 @@ wait_for(GstElement *pipeline, GstMessageType type)
 
 static gboolean pinned_input = FALSE;
 
-static void
-free_pinned(gpointer data)
-{
-  cudafft_pinned_free(data, 1);
-}
-
-/* The input: random samples in plain or page-locked memory. */
-static GstBuffer *
-make_input(gsize bytes)
-{
-  int pinned = 0;
-  float *samples = pinned_input ? cudafft_pinned_alloc(bytes, 1, &pinned) : NULL;
-  GstBuffer *buffer;
-  if (pinned)
-    buffer = gst_buffer_new_wrapped_full(0, samples, bytes, 0, bytes, samples, free_pinned);
-  else {
-    if (samples)
-      cudafft_pinned_free(samples, 0);
-    samples = g_malloc(bytes);
-    buffer = gst_buffer_new_wrapped(samples, bytes);
-  }
-  for (gsize i = 0; i < bytes / sizeof(float); i++)
-    samples[i] = (float)(2.0 * g_random_double() - 1.0);
-  return buffer;
-}
-
 /* Pushes `seconds` of audio after the warm-up buffer, then EOS; returns the wall seconds from the
  * first push to EOS at the sink, or < 0 on failure. */
 static double
@@ -150,8 +124,7 @@ run_once(const char *backend, int channels, guint buffer_samples, double seconds
   GstPad *sink_pad = gst_element_get_static_pad(fft, "sink");
   GstPad *src_pad = gst_element_get_static_pad(fft, "src");
 
-  const gsize bytes = (gsize)buffer_samples * channels * sizeof(float);
-  GstBuffer *data = make_input(bytes);
+  GstBuffer *data = bench_random_input((gsize)buffer_samples * channels, pinned_input);
 
   gst_element_set_state(pipeline, GST_STATE_PLAYING);
   bench_push(src, data, 0, buffer_samples, RATE); /* warm-up: caps, engine, first frames */

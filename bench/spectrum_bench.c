@@ -350,13 +350,8 @@ measure(const Case *c, const Element *e, GstBuffer **input, double seconds, doub
 static void
 make_input(GstBuffer **input, guint channels)
 {
-  const gsize count = (gsize)buffer_frames * channels;
-  for (int b = 0; b < N_INPUT; b++) {
-    float *samples = g_new(float, count);
-    for (gsize i = 0; i < count; i++)
-      samples[i] = (float)(2.0 * g_random_double() - 1.0);
-    input[b] = gst_buffer_new_wrapped(samples, count * sizeof(float));
-  }
+  for (int b = 0; b < N_INPUT; b++)
+    input[b] = bench_random_input((gsize)buffer_frames * channels, FALSE);
 }
 
 /* ---- command line and the table ---- */
