@@ -27,14 +27,11 @@
  *   2 s. The cuda element is skipped, saying why, where there is no CUDA device.
  *   Needs the plugin: GST_PLUGIN_PATH=<build>/plugin build/bench/convolve-bench
  * Exit status: 0, or 1 when a pipeline failed or an element put out the wrong number of samples. */
+#include "bench_util.h"
 #include "cudafft.h"
 
 #include <gst/app/gstappsrc.h>
 #include <gst/gst.h>
-
-#ifdef CONVOLVE_BENCH_CUDART
-#include <cuda_runtime_api.h>
-#endif
 
 #include <math.h>
 #include <stdio.h>
@@ -105,16 +102,6 @@ typedef struct {
   gint64 start;    /* monotonic us of the first timed push */
 } Pusher;
 
-static void
-push(GstAppSrc *src, GstBuffer *data, guint64 first_frame, GstFlowReturn *ret)
-{
-  GstBuffer *b = gst_buffer_copy(data); /* shares the memory; only the metadata is new */
-  GST_BUFFER_PTS(b) = gst_util_uint64_scale_int(first_frame, GST_SECOND, RATE);
-  GST_BUFFER_DURATION(b) =
-      gst_util_uint64_scale_int(first_frame + buffer_frames, GST_SECOND, RATE) - GST_BUFFER_PTS(b);
-  *ret = gst_app_src_push_buffer(src, b);
-}
-
 /* In its own thread, so that a pipeline error (seen by the main thread on the bus, which then
  * stops the pipeline) also ends a push blocked on a full appsrc. */
 static gpointer
@@ -124,33 +111,11 @@ push_all(gpointer data)
   GstFlowReturn ret = GST_FLOW_OK;
   p->start = g_get_monotonic_time();
   for (guint64 i = 0; i < p->buffers && ret == GST_FLOW_OK; i++)
-    push(p->src, p->input[(i + 1) % N_INPUT], (i + 1) * buffer_frames, &ret);
+    ret = bench_push(p->src, p->input[(i + 1) % N_INPUT], (i + 1) * buffer_frames, buffer_frames,
+                     RATE);
   if (ret == GST_FLOW_OK)
     gst_app_src_end_of_stream(p->src);
   return NULL;
-}
-
-/* Pops the next message of `type` or an error; prints the error. */
-static gboolean
-wait_for(GstBus *bus, GstMessageType type, GstClockTime timeout, const char *what)
-{
-  GstMessage *msg = gst_bus_timed_pop_filtered(bus, timeout, type | GST_MESSAGE_ERROR);
-  const gboolean ok = msg && GST_MESSAGE_TYPE(msg) != GST_MESSAGE_ERROR;
-  if (!msg)
-    fprintf(stderr, "pipeline error: no %s within %" G_GUINT64_FORMAT " s\n", what,
-            timeout / GST_SECOND);
-  else if (!ok) {
-    GError *err = NULL;
-    gchar *debug = NULL;
-    gst_message_parse_error(msg, &err, &debug);
-    fprintf(stderr, "pipeline error from %s: %s\n  (%s)\n", GST_OBJECT_NAME(GST_MESSAGE_SRC(msg)),
-            err->message, debug ? debug : "no details");
-    g_error_free(err);
-    g_free(debug);
-  }
-  if (msg)
-    gst_message_unref(msg);
-  return ok;
 }
 
 /* Counts the frames that reach the sink, to check that nothing is lost. */
@@ -206,7 +171,8 @@ run_once(const Case *c, const Element *e, GValueArray *kernel, GstBuffer **input
   gboolean ok = gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE;
   GstFlowReturn ret = GST_FLOW_OK;
   if (ok)
-    push(src, input[0], 0, &ret); /* warm-up: caps, engine, kernel spectra */
+    ret = bench_push(src, input[0], 0, buffer_frames,
+                     RATE); /* warm-up: caps, engine, kernel spectra */
   ok = ok && ret == GST_FLOW_OK;
   GstPad *srcpad = gst_element_get_static_pad(el, "src");
   for (int waited = 0; ok && !gst_pad_has_current_caps(srcpad); waited++) {
@@ -234,7 +200,7 @@ run_once(const Case *c, const Element *e, GValueArray *kernel, GstBuffer **input
     gst_query_unref(query);
     Pusher p = {src, input, buffers, 0};
     GThread *thread = g_thread_new("push", push_all, &p);
-    ok = wait_for(bus, GST_MESSAGE_EOS, EOS_TIMEOUT_S * GST_SECOND, "EOS");
+    ok = bench_wait_for(bus, GST_MESSAGE_EOS, EOS_TIMEOUT_S * GST_SECOND, "EOS");
     out->wall = (g_get_monotonic_time() - p.start) / 1e6;
     if (!ok)
       gst_element_set_state(pipeline, GST_STATE_NULL); /* unblocks the pusher */
@@ -253,20 +219,6 @@ run_once(const Case *c, const Element *e, GValueArray *kernel, GstBuffer **input
 }
 
 /* ---- one case and element ---- */
-
-static int
-compare_doubles(const void *a, const void *b)
-{
-  const double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double
-median(double *values, int n)
-{
-  qsort(values, n, sizeof(double), compare_doubles);
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
 
 typedef struct {
   double audio_s;  /* per timed run */
@@ -311,7 +263,7 @@ measure(const Case *c, const Element *e, GValueArray *kernel, GstBuffer **input,
   }
   if (ok) {
     f->audio_s = buffers * buffer_frames / (double)RATE;
-    f->realtime = f->audio_s / median(walls, runs);
+    f->realtime = f->audio_s / bench_median(walls, runs);
     f->latency = r.latency;
   }
   g_free(walls);
@@ -320,86 +272,17 @@ measure(const Case *c, const Element *e, GValueArray *kernel, GstBuffer **input,
 
 static gboolean pinned_input = FALSE;
 
-static void
-free_pinned(gpointer data)
-{
-  cudafft_pinned_free(data, 1);
-}
-
 /* Random samples in [-1, 1), N_INPUT buffers of buffer_frames frames, in plain memory or (with
  * --pinned-input) page-locked, as an upstream element gets them when it allocates from what
  * cudaconvolve proposes in the allocation query. */
 static void
 make_input(GstBuffer **input, guint channels)
 {
-  const gsize count = (gsize)buffer_frames * channels, bytes = count * sizeof(float);
-  for (int b = 0; b < N_INPUT; b++) {
-    int pinned = 0;
-    float *samples = pinned_input ? cudafft_pinned_alloc(bytes, 1, &pinned) : NULL;
-    if (pinned) {
-      input[b] = gst_buffer_new_wrapped_full(0, samples, bytes, 0, bytes, samples, free_pinned);
-    } else {
-      if (samples)
-        cudafft_pinned_free(samples, 0);
-      samples = g_new(float, count);
-      input[b] = gst_buffer_new_wrapped(samples, bytes);
-    }
-    for (gsize i = 0; i < count; i++)
-      samples[i] = (float)(2.0 * g_random_double() - 1.0);
-  }
+  for (int b = 0; b < N_INPUT; b++)
+    input[b] = bench_random_input((gsize)buffer_frames * channels, pinned_input);
 }
 
 /* ---- command line and the table ---- */
-
-/* Parses a comma list of numbers into values (at most max); the count, 0 on a bad list. */
-static int
-parse_list(const char *text, double *values, int max)
-{
-  gchar **parts = g_strsplit(text, ",", -1);
-  int n = 0;
-  for (gchar **p = parts; *p; p++) {
-    char *end;
-    const double v = g_ascii_strtod(*p, &end);
-    if (end == *p || *end || n == max) {
-      n = 0;
-      break;
-    }
-    values[n++] = v;
-  }
-  g_strfreev(parts);
-  return n;
-}
-
-static void
-print_machine(void)
-{
-  const int devices = cudafft_cuda_device_count();
-  if (devices == 0)
-    printf("device: no CUDA device (cudaconvolve(cuda) is skipped)\n");
-  else {
-#ifdef CONVOLVE_BENCH_CUDART
-    struct cudaDeviceProp prop;
-    if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess)
-      printf("device: %s (sm_%d%d, %d SMs), %d CUDA device(s), device 0 used\n", prop.name,
-             prop.major, prop.minor, prop.multiProcessorCount, devices);
-    else
-#endif
-      printf("device: %d CUDA device(s), device 0 used\n", devices);
-  }
-  gchar *cpuinfo = NULL;
-  char *model = NULL;
-  if (g_file_get_contents("/proc/cpuinfo", &cpuinfo, NULL, NULL)) {
-    char *line = strstr(cpuinfo, "model name");
-    char *colon = line ? strchr(line, ':') : NULL;
-    if (colon) {
-      model = colon + 2;
-      model[strcspn(model, "\n")] = '\0';
-    }
-  }
-  printf("host: %s, %u threads; %s\n", model ? model : "unknown CPU", g_get_num_processors(),
-         gst_version_string());
-  g_free(cpuinfo);
-}
 
 static void
 usage(const char *name)
@@ -438,21 +321,12 @@ main(int argc, char **argv)
     else if (!strcmp(arg, "--buffer"))
       good = (buffer_frames = (guint)atoi(value)) >= 1;
     else if (!strcmp(arg, "--channels"))
-      good = (n_channels = parse_list(value, channels, 8)) > 0;
+      good = (n_channels = bench_parse_list(value, channels, 8)) > 0;
     else if (!strcmp(arg, "--ir-seconds"))
-      good = (n_ir = parse_list(value, ir_seconds, 8)) > 0;
-    else if (!strcmp(arg, "--elements")) {
-      gchar **names = g_strsplit(value, ",", -1);
-      for (int e = 0; e < N_ELEMENTS; e++)
-        wanted[e] = g_strv_contains((const gchar *const *)names, elements[e].key);
-      for (gchar **n = names; *n; n++) {
-        gboolean known = FALSE;
-        for (int e = 0; e < N_ELEMENTS; e++)
-          known |= !strcmp(*n, elements[e].key);
-        good &= known;
-      }
-      g_strfreev(names);
-    } else
+      good = (n_ir = bench_parse_list(value, ir_seconds, 8)) > 0;
+    else if (!strcmp(arg, "--elements"))
+      good = bench_parse_elements(value, &elements[0].key, sizeof elements[0], N_ELEMENTS, wanted);
+    else
       good = FALSE;
     if (!good) {
       usage(argv[0]);
@@ -484,7 +358,7 @@ main(int argc, char **argv)
         cases[n_cases++] = (Case){(guint)channels[ci], ir_seconds[ii]};
   }
 
-  print_machine();
+  bench_print_machine("cudaconvolve(cuda)");
   printf("settings: F32LE %d Hz interleaved, %s input buffers of %u frames, up to %.1f s of audio "
          "a run "
          "(less where a run would take over %.1f s wall: marked 'capped'), median of %d runs; "

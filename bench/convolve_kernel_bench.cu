@@ -28,6 +28,8 @@
  * Usage: convolve-kernel-bench [--runs N] [--blocks N] */
 #include "convolve_launch.h"
 
+#include "kernel_bench.cuh"
+
 #include <cuda_runtime.h>
 #include <cufft.h>
 
@@ -38,23 +40,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <vector>
-
-#define CHECK_CUDA(call)                                                                           \
-  do {                                                                                             \
-    const cudaError_t e_ = (call);                                                                 \
-    if (e_ != cudaSuccess) {                                                                       \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));       \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
-#define CHECK_CUFFT(call)                                                                          \
-  do {                                                                                             \
-    const cufftResult r_ = (call);                                                                 \
-    if (r_ != CUFFT_SUCCESS) {                                                                     \
-      fprintf(stderr, "%s:%d: %s: cuFFT error %d\n", __FILE__, __LINE__, #call, (int)r_);          \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
 
 namespace {
 
@@ -202,51 +187,6 @@ cufft_overlap(Bench *b)
   run_cufft(b, 1);
 }
 
-/* Medians of each function's runs: every round runs each once, in turn, so that clock and
- * temperature drift touch all of them alike. */
-void
-time_medians(Bench *b, const RunFn *fns, int count, int runs, float *medians)
-{
-  cudaEvent_t start, stop;
-  CHECK_CUDA(cudaEventCreate(&start));
-  CHECK_CUDA(cudaEventCreate(&stop));
-  for (int i = 0; i < 10; ++i)
-    for (int f = 0; f < count; ++f)
-      fns[f](b);
-  CHECK_CUDA(cudaStreamSynchronize(b->stream));
-  std::vector<std::vector<float>> ms(count, std::vector<float>(runs));
-  for (int i = 0; i < runs; ++i)
-    for (int f = 0; f < count; ++f) {
-      CHECK_CUDA(cudaEventRecord(start, b->stream));
-      fns[f](b);
-      CHECK_CUDA(cudaEventRecord(stop, b->stream));
-      CHECK_CUDA(cudaEventSynchronize(stop));
-      CHECK_CUDA(cudaEventElapsedTime(&ms[f][i], start, stop));
-    }
-  for (int f = 0; f < count; ++f) {
-    std::sort(ms[f].begin(), ms[f].end());
-    medians[f] = ms[f][runs / 2];
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-}
-
-std::vector<float>
-download(const float *d, size_t count)
-{
-  std::vector<float> h(count);
-  CHECK_CUDA(cudaMemcpy(h.data(), d, count * sizeof(float), cudaMemcpyDeviceToHost));
-  return h;
-}
-
-size_t
-parse_size(const char *text)
-{
-  char *end = nullptr;
-  const unsigned long long v = strtoull(text, &end, 10);
-  return end != text && *end == '\0' ? (size_t)v : 0;
-}
-
 /* Accumulates |got - want|^2 and |want|^2 for a relative L2 error. */
 struct RelL2 {
   double err = 0, ref = 0;
@@ -386,11 +326,7 @@ main(int argc, char **argv)
   }
   cudaDeviceProp prop;
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
-  int runtime = 0, cufft_version = 0;
-  cudaRuntimeGetVersion(&runtime);
-  cufftGetVersion(&cufft_version);
-  printf("device: %s (sm_%d%d, %d SMs), CUDA runtime %d, cuFFT %d\n", prop.name, prop.major,
-         prop.minor, prop.multiProcessorCount, runtime, cufft_version);
+  print_device(prop);
   printf("kernels: %s\n", cudafft_convolve_kernel_variant());
 
   const size_t samples = b.blocks * kN + kB;

@@ -13,6 +13,7 @@
  *   Without --channels/--buffer it runs 2 and 64 channels at 4096-sample buffers and 64 channels
  *   at 48000-sample buffers. --pinned-input puts the input in page-locked memory, as an upstream
  *   element gets it when it allocates from what cudafft proposes in the allocation query. */
+#include "bench_util.h"
 #include "cudafft.h"
 
 #include <gst/app/gstappsrc.h>
@@ -50,19 +51,12 @@ on_output(GstPad *pad, GstPadProbeInfo *info, gpointer data)
   return GST_PAD_PROBE_OK;
 }
 
-static int
-compare_doubles(const void *a, const void *b)
-{
-  const double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 static double
 percentile(GArray *values, double q)
 {
   if (values->len == 0)
     return 0.0;
-  qsort(values->data, values->len, sizeof(double), compare_doubles);
+  qsort(values->data, values->len, sizeof(double), bench_compare_doubles);
   size_t i = (size_t)(q * (values->len - 1) + 0.5);
   return g_array_index(values, double, i);
 }
@@ -85,43 +79,7 @@ wait_for(GstElement *pipeline, GstMessageType type)
   return ok;
 }
 
-static void
-push(GstAppSrc *src, GstBuffer *data, guint64 first_sample, guint samples)
-{
-  GstBuffer *b = gst_buffer_copy(data); /* shares the memory; only the metadata is new */
-  GST_BUFFER_PTS(b) = gst_util_uint64_scale_int(first_sample, GST_SECOND, RATE);
-  GST_BUFFER_DURATION(b) =
-      gst_util_uint64_scale_int(first_sample + samples, GST_SECOND, RATE) - GST_BUFFER_PTS(b);
-  gst_app_src_push_buffer(src, b);
-}
-
 static gboolean pinned_input = FALSE;
-
-static void
-free_pinned(gpointer data)
-{
-  cudafft_pinned_free(data, 1);
-}
-
-/* The input: random samples in plain or page-locked memory. */
-static GstBuffer *
-make_input(gsize bytes)
-{
-  int pinned = 0;
-  float *samples = pinned_input ? cudafft_pinned_alloc(bytes, 1, &pinned) : NULL;
-  GstBuffer *buffer;
-  if (pinned)
-    buffer = gst_buffer_new_wrapped_full(0, samples, bytes, 0, bytes, samples, free_pinned);
-  else {
-    if (samples)
-      cudafft_pinned_free(samples, 0);
-    samples = g_malloc(bytes);
-    buffer = gst_buffer_new_wrapped(samples, bytes);
-  }
-  for (gsize i = 0; i < bytes / sizeof(float); i++)
-    samples[i] = (float)(2.0 * g_random_double() - 1.0);
-  return buffer;
-}
 
 /* Pushes `seconds` of audio after the warm-up buffer, then EOS; returns the wall seconds from the
  * first push to EOS at the sink, or < 0 on failure. */
@@ -135,7 +93,7 @@ timed_pushes(GstElement *pipeline, GstAppSrc *src, GstBuffer *data, guint buffer
   const gint64 start = g_get_monotonic_time();
   guint64 position = buffer_samples;
   for (guint64 done = 0; done < total; done += buffer_samples, position += buffer_samples)
-    push(src, data, position, buffer_samples);
+    bench_push(src, data, position, buffer_samples, RATE);
   gst_app_src_end_of_stream(src);
   const gboolean ok = wait_for(pipeline, GST_MESSAGE_EOS);
   const double wall = (g_get_monotonic_time() - start) / 1e6;
@@ -166,11 +124,10 @@ run_once(const char *backend, int channels, guint buffer_samples, double seconds
   GstPad *sink_pad = gst_element_get_static_pad(fft, "sink");
   GstPad *src_pad = gst_element_get_static_pad(fft, "src");
 
-  const gsize bytes = (gsize)buffer_samples * channels * sizeof(float);
-  GstBuffer *data = make_input(bytes);
+  GstBuffer *data = bench_random_input((gsize)buffer_samples * channels, pinned_input);
 
   gst_element_set_state(pipeline, GST_STATE_PLAYING);
-  push(src, data, 0, buffer_samples); /* warm-up: caps, engine, first frames */
+  bench_push(src, data, 0, buffer_samples, RATE); /* warm-up: caps, engine, first frames */
   double wall = -1.0;
   if (gst_element_get_state(pipeline, NULL, NULL, 30 * GST_SECOND) == GST_STATE_CHANGE_SUCCESS) {
     g_usleep(200000);

@@ -14,6 +14,7 @@
  *   --sweep also times each kernel variant (wide, pairs, narrow: see fft_launch.h) at every
  *   batch, besides the one the engine picks. */
 #define _POSIX_C_SOURCE 200809L
+#include "bench_check.h"
 #include "cudafft.h"
 
 #include <cuda_runtime_api.h>
@@ -28,22 +29,6 @@
 
 #define ERROR_TRANSFORMS 64
 
-#define CHECK_CUDA(call)                                                                           \
-  do {                                                                                             \
-    cudaError_t e_ = (call);                                                                       \
-    if (e_ != cudaSuccess) {                                                                       \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));       \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
-#define CHECK_CUFFT(call)                                                                          \
-  do {                                                                                             \
-    cufftResult r_ = (call);                                                                       \
-    if (r_ != CUFFT_SUCCESS) {                                                                     \
-      fprintf(stderr, "%s:%d: %s: cuFFT error %d\n", __FILE__, __LINE__, #call, (int)r_);          \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
 #define CHECK_OURS(call)                                                                           \
   do {                                                                                             \
     CudafftStatus s_ = (call);                                                                     \

@@ -19,6 +19,8 @@
 #include "spectrum_launch.h"
 #include "spectrum_values.h"
 
+#include "kernel_bench.cuh"
+
 #include <cuda_runtime.h>
 #include <cufft.h>
 
@@ -28,23 +30,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <vector>
-
-#define CHECK_CUDA(call)                                                                           \
-  do {                                                                                             \
-    const cudaError_t e_ = (call);                                                                 \
-    if (e_ != cudaSuccess) {                                                                       \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));       \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
-#define CHECK_CUFFT(call)                                                                          \
-  do {                                                                                             \
-    const cufftResult r_ = (call);                                                                 \
-    if (r_ != CUFFT_SUCCESS) {                                                                     \
-      fprintf(stderr, "%s:%d: %s: cuFFT error %d\n", __FILE__, __LINE__, #call, (int)r_);          \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
 
 namespace {
 
@@ -150,51 +135,6 @@ run_cufft(Bench *b)
 
 using RunFn = void (*)(Bench *);
 
-/* Medians of each function's runs: every round runs each once, in turn, so that clock and
- * temperature drift touch all of them alike. */
-void
-time_medians(Bench *b, const RunFn *fns, int count, int runs, float *medians)
-{
-  cudaEvent_t start, stop;
-  CHECK_CUDA(cudaEventCreate(&start));
-  CHECK_CUDA(cudaEventCreate(&stop));
-  for (int i = 0; i < 10; ++i)
-    for (int f = 0; f < count; ++f)
-      fns[f](b);
-  CHECK_CUDA(cudaStreamSynchronize(b->stream));
-  std::vector<std::vector<float>> ms(count, std::vector<float>(runs));
-  for (int i = 0; i < runs; ++i)
-    for (int f = 0; f < count; ++f) {
-      CHECK_CUDA(cudaEventRecord(start, b->stream));
-      fns[f](b);
-      CHECK_CUDA(cudaEventRecord(stop, b->stream));
-      CHECK_CUDA(cudaEventSynchronize(stop));
-      CHECK_CUDA(cudaEventElapsedTime(&ms[f][i], start, stop));
-    }
-  for (int f = 0; f < count; ++f) {
-    std::sort(ms[f].begin(), ms[f].end());
-    medians[f] = ms[f][runs / 2];
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-}
-
-std::vector<float>
-download(const float *d, size_t count)
-{
-  std::vector<float> h(count);
-  CHECK_CUDA(cudaMemcpy(h.data(), d, count * sizeof(float), cudaMemcpyDeviceToHost));
-  return h;
-}
-
-size_t
-parse_size(const char *text)
-{
-  char *end = nullptr;
-  const unsigned long long v = strtoull(text, &end, 10);
-  return end != text && *end == '\0' ? (size_t)v : 0;
-}
-
 } // namespace
 
 int
@@ -239,14 +179,10 @@ main(int argc, char **argv)
             b.n, cudafft_spectrum_fused_smem(b.n), prop.name, prop.sharedMemPerBlockOptin);
     return 77;
   }
-  int runtime = 0, cufft_version = 0;
-  cudaRuntimeGetVersion(&runtime);
-  cufftGetVersion(&cufft_version);
   b.bands = b.n / 2 + 1;
   b.slots = (b.frames + kFftsPerSlot - 1) / kFftsPerSlot;
   b.norm_db = (float)(20.0 * log10((double)b.n));
-  printf("device: %s (sm_%d%d, %d SMs), CUDA runtime %d, cuFFT %d\n", prop.name, prop.major,
-         prop.minor, prop.multiProcessorCount, runtime, cufft_version);
+  print_device(prop);
   printf("%zu frames of %zu points back to back, %zu bands per row, threshold %d dB; median of "
          "%d runs\n",
          b.frames, b.n, b.bands, kThreshold, runs);

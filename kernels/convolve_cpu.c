@@ -6,6 +6,7 @@
 
 #include "convolve_backend.h"
 #include "fft_backend.h"
+#include "size_check.h"
 
 #include <fftw3.h>
 #include <stdint.h>
@@ -46,37 +47,6 @@ typedef struct {
   float *time;            /* the inverse transform's output */
   fftwf_plan forward, inverse;
 } CpuFilter;
-
-/* *out = a b; 0 where that overflows. */
-static int
-mul_size(size_t a, size_t b, size_t *out)
-{
-  if (b != 0 && a > SIZE_MAX / b)
-    return 0;
-  *out = a * b;
-  return 1;
-}
-
-/* *out = a b + c; 0 where that overflows. */
-static int
-mul_add_size(size_t a, size_t b, size_t c, size_t *out)
-{
-  size_t product;
-  if (!mul_size(a, b, &product) || product > SIZE_MAX - c)
-    return 0;
-  *out = product + c;
-  return 1;
-}
-
-static size_t
-physical_memory(void)
-{
-  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
-  size_t bytes;
-  if (pages <= 0 || page_size <= 0 || !mul_size((size_t)pages, (size_t)page_size, &bytes))
-    return SIZE_MAX; /* unknown: leave it to the allocations */
-  return bytes;
-}
 
 /* Refuses, before anything is allocated, a filter whose memory exceeds the machine's: allocations
  * that large may succeed under overcommit and end in an OOM kill when touched. */

@@ -33,6 +33,7 @@
 #include "convolve_launch.h"
 #include "cuda_check.cuh"
 #include "fft_backend.h"
+#include "size_check.h"
 
 #include <cstdint>
 #include <cstdlib>
@@ -114,25 +115,6 @@ struct CudaConvolve {
 
   int current = 0; /* which d_signal, d_history the next chunk reads */
 };
-
-/* Saturating size arithmetic for the memory estimate: SIZE_MAX stands for "too large to count". */
-size_t
-sat_mul(size_t a, size_t b)
-{
-  return b != 0 && a > SIZE_MAX / b ? SIZE_MAX : a * b;
-}
-
-size_t
-sat_add(size_t a, size_t b)
-{
-  return a > SIZE_MAX - b ? SIZE_MAX : a + b;
-}
-
-size_t
-megabytes(size_t bytes)
-{
-  return bytes / (1u << 20) + (bytes % (1u << 20) != 0);
-}
 
 size_t
 spectrum_row_bytes()

@@ -4,6 +4,7 @@
 #define _DEFAULT_SOURCE /* sysconf's _SC_PHYS_PAGES */
 
 #include "fft_backend.h"
+#include "size_check.h"
 #include "spectrum_backend.h"
 
 #include <math.h>
@@ -28,33 +29,6 @@ typedef struct {
   CudafftSpectrumFft *ffts;
   size_t fft_capacity;
 } Analyser;
-
-static size_t
-min_size(size_t a, size_t b)
-{
-  return a < b ? a : b;
-}
-
-/* *out = a b; 0 where that overflows. */
-static int
-mul_size(size_t a, size_t b, size_t *out)
-{
-  if (b != 0 && a > SIZE_MAX / b)
-    return 0;
-  *out = a * b;
-  return 1;
-}
-
-/* *out = a b + c; 0 where that overflows. */
-static int
-mul_add_size(size_t a, size_t b, size_t c, size_t *out)
-{
-  size_t product;
-  if (!mul_size(a, b, &product) || product > SIZE_MAX - c)
-    return 0;
-  *out = product + c;
-  return 1;
-}
 
 static CudafftStatus
 check_options(const CudafftSpectrumOptions *options)
@@ -84,16 +58,6 @@ check_config(const CudafftSpectrumConfig *config)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "unknown spectrum sample format %d",
                         (int)config->format);
   return check_options(&config->options);
-}
-
-static size_t
-physical_memory(void)
-{
-  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
-  size_t bytes;
-  if (pages <= 0 || page_size <= 0 || !mul_size((size_t)pages, (size_t)page_size, &bytes))
-    return SIZE_MAX; /* unknown: leave it to the allocations */
-  return bytes;
 }
 
 /* Refuses, before anything is allocated, a configuration whose host memory exceeds the machine's:

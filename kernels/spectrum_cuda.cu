@@ -7,6 +7,7 @@
 #include "fft_backend.h"
 #include "spectrum_backend.h"
 #include "spectrum_launch.h"
+#include "size_check.h"
 
 #include <cufft.h>
 
@@ -84,31 +85,6 @@ cufft_failure(cufftResult result, const char *call, size_t nfft, int line)
     if (sp_result_ != CUFFT_SUCCESS)                                                               \
       return cufft_failure(sp_result_, #call, nfft, __LINE__);                                     \
   } while (0)
-
-/* Saturating size arithmetic for the memory estimate: SIZE_MAX stands for "too large to count". */
-size_t
-sat_mul(size_t a, size_t b)
-{
-  return b != 0 && a > SIZE_MAX / b ? SIZE_MAX : a * b;
-}
-
-size_t
-sat_add(size_t a, size_t b)
-{
-  return a > SIZE_MAX - b ? SIZE_MAX : a + b;
-}
-
-size_t
-min_size(size_t a, size_t b)
-{
-  return a < b ? a : b;
-}
-
-size_t
-megabytes(size_t bytes)
-{
-  return bytes / (1u << 20) + (bytes % (1u << 20) != 0);
-}
 
 void
 spectrum_fini(CudafftSpectrum *spectrum)

@@ -945,11 +945,8 @@ gst_cuda_convolve_propose_allocation(GstBaseTransform *trans, GstQuery *decide_q
 {
   GstCudaConvolve *self = GST_CUDA_CONVOLVE(trans);
   (void)decide_query;
-  if (uses_gpu(self)) {
-    if (!self->upstream_allocator)
-      self->upstream_allocator = gst_cuda_host_allocator_new(TRUE);
-    gst_query_add_allocation_param(query, self->upstream_allocator, NULL);
-  }
+  if (uses_gpu(self))
+    gst_cuda_host_allocator_propose(&self->upstream_allocator, query);
   return TRUE;
 }
 

@@ -574,11 +574,8 @@ gst_cuda_fft_propose_allocation(GstBaseTransform *trans, GstQuery *decide_query,
 {
   GstCudaFft *self = GST_CUDA_FFT(trans);
   (void)decide_query;
-  if (uses_gpu(self)) {
-    if (!self->upstream_allocator)
-      self->upstream_allocator = gst_cuda_host_allocator_new(TRUE);
-    gst_query_add_allocation_param(query, self->upstream_allocator, NULL);
-  }
+  if (uses_gpu(self))
+    gst_cuda_host_allocator_propose(&self->upstream_allocator, query);
   return TRUE;
 }
 

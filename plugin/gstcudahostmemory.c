@@ -106,6 +106,14 @@ gst_cuda_host_allocator_new(gboolean pinned)
   return GST_ALLOCATOR(self);
 }
 
+void
+gst_cuda_host_allocator_propose(GstAllocator **allocator, GstQuery *query)
+{
+  if (!*allocator)
+    *allocator = gst_cuda_host_allocator_new(TRUE);
+  gst_query_add_allocation_param(query, *allocator, NULL);
+}
+
 GstBufferPool *
 gst_cuda_host_pool_new(gboolean pinned, GstCaps *caps, guint size)
 {

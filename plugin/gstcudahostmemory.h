@@ -17,6 +17,11 @@ G_DECLARE_FINAL_TYPE(GstCudaHostAllocator, gst_cuda_host_allocator, GST, CUDA_HO
 /* pinned: page-locked memory where a CUDA device is usable; FALSE gives plain aligned memory. */
 GstAllocator *gst_cuda_host_allocator_new(gboolean pinned);
 
+/* Offers upstream, in an ALLOCATION query, page-locked memory for its buffers (which the GPU reads
+ * at full speed). The allocator is made in *allocator on first use and kept there for the next
+ * query; its owner unrefs it. */
+void gst_cuda_host_allocator_propose(GstAllocator **allocator, GstQuery *query);
+
 /* An active pool of buffers of `size` bytes from that allocator; NULL on failure. */
 GstBufferPool *gst_cuda_host_pool_new(gboolean pinned, GstCaps *caps, guint size);
 

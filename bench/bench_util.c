@@ -1,0 +1,157 @@
+/* bench_util.c: see bench_util.h. */
+#include "bench_util.h"
+
+#include "cudafft.h"
+
+#ifdef BENCH_UTIL_CUDART
+#include <cuda_runtime_api.h>
+#endif
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int
+bench_compare_doubles(const void *a, const void *b)
+{
+  const double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+double
+bench_median(double *values, int n)
+{
+  qsort(values, n, sizeof(double), bench_compare_doubles);
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+int
+bench_parse_list(const char *text, double *values, int max)
+{
+  gchar **parts = g_strsplit(text, ",", -1);
+  int n = 0;
+  for (gchar **p = parts; *p; p++) {
+    char *end;
+    const double v = g_ascii_strtod(*p, &end);
+    if (end == *p || *end || n == max) {
+      n = 0;
+      break;
+    }
+    values[n++] = v;
+  }
+  g_strfreev(parts);
+  return n;
+}
+
+static const char *
+element_key(const char *const *first, size_t stride, int e)
+{
+  return *(const char *const *)((const char *)first + (size_t)e * stride);
+}
+
+gboolean
+bench_parse_elements(const char *value, const char *const *first, size_t stride, int n,
+                     gboolean *wanted)
+{
+  gchar **names = g_strsplit(value, ",", -1);
+  gboolean good = TRUE;
+  for (int e = 0; e < n; e++)
+    wanted[e] = g_strv_contains((const gchar *const *)names, element_key(first, stride, e));
+  for (gchar **name = names; *name; name++) {
+    gboolean known = FALSE;
+    for (int e = 0; e < n; e++)
+      known |= !strcmp(*name, element_key(first, stride, e));
+    good &= known;
+  }
+  g_strfreev(names);
+  return good;
+}
+
+static void
+free_pinned(gpointer data)
+{
+  cudafft_pinned_free(data, 1);
+}
+
+GstBuffer *
+bench_random_input(gsize count, gboolean pinned)
+{
+  const gsize bytes = count * sizeof(float);
+  int is_pinned = 0;
+  float *samples = pinned ? cudafft_pinned_alloc(bytes, 1, &is_pinned) : NULL;
+  GstBuffer *buffer;
+  if (is_pinned)
+    buffer = gst_buffer_new_wrapped_full(0, samples, bytes, 0, bytes, samples, free_pinned);
+  else {
+    if (samples)
+      cudafft_pinned_free(samples, 0);
+    samples = g_new(float, count);
+    buffer = gst_buffer_new_wrapped(samples, bytes);
+  }
+  for (gsize i = 0; i < count; i++)
+    samples[i] = (float)(2.0 * g_random_double() - 1.0);
+  return buffer;
+}
+
+GstFlowReturn
+bench_push(GstAppSrc *src, GstBuffer *data, guint64 first_frame, guint frames, gint rate)
+{
+  GstBuffer *b = gst_buffer_copy(data);
+  GST_BUFFER_PTS(b) = gst_util_uint64_scale_int(first_frame, GST_SECOND, rate);
+  GST_BUFFER_DURATION(b) =
+      gst_util_uint64_scale_int(first_frame + frames, GST_SECOND, rate) - GST_BUFFER_PTS(b);
+  return gst_app_src_push_buffer(src, b);
+}
+
+gboolean
+bench_wait_for(GstBus *bus, GstMessageType type, GstClockTime timeout, const char *what)
+{
+  GstMessage *msg = gst_bus_timed_pop_filtered(bus, timeout, type | GST_MESSAGE_ERROR);
+  const gboolean ok = msg && GST_MESSAGE_TYPE(msg) != GST_MESSAGE_ERROR;
+  if (!msg)
+    fprintf(stderr, "pipeline error: no %s within %" G_GUINT64_FORMAT " s\n", what,
+            timeout / GST_SECOND);
+  else if (!ok) {
+    GError *err = NULL;
+    gchar *debug = NULL;
+    gst_message_parse_error(msg, &err, &debug);
+    fprintf(stderr, "pipeline error from %s: %s\n  (%s)\n", GST_OBJECT_NAME(GST_MESSAGE_SRC(msg)),
+            err->message, debug ? debug : "no details");
+    g_error_free(err);
+    g_free(debug);
+  }
+  if (msg)
+    gst_message_unref(msg);
+  return ok;
+}
+
+void
+bench_print_machine(const char *cuda_element)
+{
+  const int devices = cudafft_cuda_device_count();
+  if (devices == 0)
+    printf("device: no CUDA device (%s is skipped)\n", cuda_element);
+  else {
+#ifdef BENCH_UTIL_CUDART
+    struct cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess)
+      printf("device: %s (sm_%d%d, %d SMs), %d CUDA device(s), device 0 used\n", prop.name,
+             prop.major, prop.minor, prop.multiProcessorCount, devices);
+    else
+#endif
+      printf("device: %d CUDA device(s), device 0 used\n", devices);
+  }
+  gchar *cpuinfo = NULL;
+  char *model = NULL;
+  if (g_file_get_contents("/proc/cpuinfo", &cpuinfo, NULL, NULL)) {
+    char *line = strstr(cpuinfo, "model name");
+    char *colon = line ? strchr(line, ':') : NULL;
+    if (colon) {
+      model = colon + 2;
+      model[strcspn(model, "\n")] = '\0';
+    }
+  }
+  printf("host: %s, %u threads; %s\n", model ? model : "unknown CPU", g_get_num_processors(),
+         gst_version_string());
+  g_free(cpuinfo);
+}

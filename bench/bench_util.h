@@ -1,0 +1,42 @@
+/* bench_util.h: what the GStreamer benches (convolve-bench, spectrum-bench, element-bench) share:
+ * the median of the timed runs, the comma lists of the command line, waiting on the bus and the
+ * machine line at the top of each table. */
+#ifndef CUDAFFT_BENCH_UTIL_H
+#define CUDAFFT_BENCH_UTIL_H
+
+#include <gst/app/gstappsrc.h>
+#include <gst/gst.h>
+
+/* qsort's comparison for doubles, ascending. */
+int bench_compare_doubles(const void *a, const void *b);
+
+/* The median of n values (n > 0); sorts them in place. */
+double bench_median(double *values, int n);
+
+/* Parses a comma list of numbers into values (at most max); the count, 0 on a bad list. */
+int bench_parse_list(const char *text, double *values, int max);
+
+/* Parses --elements: a comma list of the keys of n elements, each a struct whose `const char *`
+ * key stands `stride` bytes after the previous one's (first: the first element's). Sets wanted[e]
+ * for each element named; FALSE where the list names an unknown one. */
+gboolean bench_parse_elements(const char *value, const char *const *first, size_t stride, int n,
+                              gboolean *wanted);
+
+/* `count` random samples in [-1, 1): in page-locked memory where `pinned` asks for it and a CUDA
+ * device can give it (as an upstream element gets them from what our elements propose in the
+ * allocation query), in plain memory otherwise. */
+GstBuffer *bench_random_input(gsize count, gboolean pinned);
+
+/* Pushes `data` again as the `frames` frames from first_frame on, timestamped at `rate`; the memory
+ * is shared, only the metadata is new. */
+GstFlowReturn bench_push(GstAppSrc *src, GstBuffer *data, guint64 first_frame, guint frames,
+                         gint rate);
+
+/* Pops the next message of `type` or an error; prints the error. */
+gboolean bench_wait_for(GstBus *bus, GstMessageType type, GstClockTime timeout, const char *what);
+
+/* Prints the GPU (named through the CUDA runtime where the CUDA backend is built) and the host;
+ * `cuda_element` is what the table leaves out where there is no CUDA device. */
+void bench_print_machine(const char *cuda_element);
+
+#endif
