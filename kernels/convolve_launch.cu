@@ -649,13 +649,6 @@ history_kernel(const T *__restrict__ raw, size_t frames, unsigned channels,
   }
 }
 
-int
-grid_for(size_t total, int threads)
-{
-  const size_t wanted = (total + threads - 1) / threads;
-  return (int)(wanted < 65536 ? (wanted > 0 ? wanted : 1) : 65536);
-}
-
 /* Thread blocks per FFT launch: one per transform, kept within the grid's x limit and int. */
 bool
 launchable(size_t transforms)

@@ -502,6 +502,15 @@ real_inverse_pre(float2 *s, int t, const float2 *__restrict__ twiddles)
   __syncthreads();
 }
 
+/* Thread blocks for a grid-stride kernel over `total` elements: one per `threads` elements, at
+ * least 1, at most 65536 (the loops stride over the rest). */
+inline int
+grid_for(size_t total, int threads)
+{
+  const size_t wanted = (total + threads - 1) / threads;
+  return (int)(wanted < 65536 ? (wanted > 0 ? wanted : 1) : 65536);
+}
+
 } // namespace cudafft
 
 #endif

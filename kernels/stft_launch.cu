@@ -151,13 +151,6 @@ overlap_add_kernel(int n, int hop, int channels, int frames, const float *__rest
   }
 }
 
-int
-grid_for(size_t total, int threads)
-{
-  const size_t wanted = (total + threads - 1) / threads;
-  return (int)(wanted < 65536 ? (wanted > 0 ? wanted : 1) : 65536);
-}
-
 struct FusedKernels {
   size_t smem;
   int block_threads, per_block;
