@@ -180,30 +180,6 @@ stretch_at(const CudafftConvolve *cv, int *blockwise, size_t *left)
     *left = (crossing ? cv->change + BLOCK : cv->change) - cv->pushed;
 }
 
-static double
-read_sample(CudafftConvolveFormat format, const uint8_t *p)
-{
-  if (format == CUDAFFT_CONVOLVE_F32) {
-    float v;
-    memcpy(&v, p, sizeof v);
-    return v;
-  }
-  double v;
-  memcpy(&v, p, sizeof v);
-  return v;
-}
-
-static void
-write_sample(CudafftConvolveFormat format, uint8_t *p, double value)
-{
-  if (format == CUDAFFT_CONVOLVE_F32) {
-    const float v = (float)value;
-    memcpy(p, &v, sizeof v);
-  } else {
-    memcpy(p, &value, sizeof value);
-  }
-}
-
 /* out = (1 - r) out + r scratch, r = (n - change + 1) / (BLOCK + 1) for frame n from `first`. */
 static void
 blend(const CudafftConvolve *cv, uint8_t *out, size_t frames, size_t first)
@@ -214,9 +190,9 @@ blend(const CudafftConvolve *cv, uint8_t *out, size_t frames, size_t first)
     uint8_t *o = out + i * cv->frame_bytes;
     const uint8_t *s = cv->scratch + i * cv->frame_bytes;
     for (unsigned c = 0; c < cv->channels; c++) {
-      const double y_old = read_sample(cv->format, o + c * bytes);
-      const double y_new = read_sample(cv->format, s + c * bytes);
-      write_sample(cv->format, o + c * bytes, (1.0 - r) * y_old + r * y_new);
+      const double y_old = cudafft_convolve_read_sample(cv->format, o + c * bytes);
+      const double y_new = cudafft_convolve_read_sample(cv->format, s + c * bytes);
+      cudafft_convolve_write_sample(cv->format, o + c * bytes, (1.0 - r) * y_old + r * y_new);
     }
   }
 }

@@ -11,6 +11,8 @@
 
 #include "cudafft_convolve.h"
 
+#include <string.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -51,6 +53,32 @@ static inline size_t
 cudafft_convolve_sample_bytes(CudafftConvolveFormat format)
 {
   return format == CUDAFFT_CONVOLVE_F64 ? 8 : format == CUDAFFT_CONVOLVE_F32 ? 4 : 0;
+}
+
+/* One sample at p in `format` (any alignment), as a double. */
+static inline double
+cudafft_convolve_read_sample(CudafftConvolveFormat format, const void *p)
+{
+  if (format == CUDAFFT_CONVOLVE_F32) {
+    float v;
+    memcpy(&v, p, sizeof v);
+    return v;
+  }
+  double v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+/* Stores value at p in `format` (any alignment), rounded to float for F32. */
+static inline void
+cudafft_convolve_write_sample(CudafftConvolveFormat format, void *p, double value)
+{
+  if (format == CUDAFFT_CONVOLVE_F32) {
+    const float v = (float)value;
+    memcpy(p, &v, sizeof v);
+  } else {
+    memcpy(p, &value, sizeof value);
+  }
 }
 
 #ifdef __cplusplus

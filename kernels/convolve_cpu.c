@@ -219,29 +219,19 @@ load_channel(CudafftConvolveFormat format, const void *in, size_t stride, size_t
 {
   if (!in) {
     memset(dst, 0, count * sizeof *dst);
-  } else if (format == CUDAFFT_CONVOLVE_F32) {
-    const uint8_t *src = in;
-    for (size_t i = 0; i < count; i++)
-      memcpy(&dst[i], src + i * stride * sizeof(float), sizeof(float));
-  } else {
-    const uint8_t *src = in;
-    for (size_t i = 0; i < count; i++) {
-      double v;
-      memcpy(&v, src + i * stride * sizeof(double), sizeof v);
-      dst[i] = (float)v;
-    }
+    return;
   }
+  const uint8_t *src = in;
+  const size_t step = stride * cudafft_convolve_sample_bytes(format);
+  for (size_t i = 0; i < count; i++)
+    dst[i] = (float)cudafft_convolve_read_sample(format, src + i * step);
 }
 
 static void
 store_sample(CudafftConvolveFormat format, void *out, size_t index, double value)
 {
-  if (format == CUDAFFT_CONVOLVE_F32) {
-    const float v = (float)value;
-    memcpy((uint8_t *)out + index * sizeof v, &v, sizeof v);
-  } else {
-    memcpy((uint8_t *)out + index * sizeof value, &value, sizeof value);
-  }
+  cudafft_convolve_write_sample(
+      format, (uint8_t *)out + index * cudafft_convolve_sample_bytes(format), value);
 }
 
 /* Direct path ---------------------------------------------------------------------------------- */
