@@ -372,20 +372,13 @@ update_options(GstCudaSpectrum *self, const Settings *s)
 static void
 append_floats(GValue *container, gboolean list, const float *values, size_t count)
 {
-  if (list) {
-    for (size_t i = 0; i < count; i++) {
-      GValue v = G_VALUE_INIT;
-      g_value_init(&v, G_TYPE_FLOAT);
-      g_value_set_float(&v, values[i]);
-      gst_value_list_append_and_take_value(container, &v);
-    }
-  } else {
-    for (size_t i = 0; i < count; i++) {
-      GValue v = G_VALUE_INIT;
-      g_value_init(&v, G_TYPE_FLOAT);
-      g_value_set_float(&v, values[i]);
-      gst_value_array_append_and_take_value(container, &v);
-    }
+  void (*const append)(GValue *, GValue *) =
+      list ? gst_value_list_append_and_take_value : gst_value_array_append_and_take_value;
+  for (size_t i = 0; i < count; i++) {
+    GValue v = G_VALUE_INIT;
+    g_value_init(&v, G_TYPE_FLOAT);
+    g_value_set_float(&v, values[i]);
+    append(container, &v);
   }
 }
 
