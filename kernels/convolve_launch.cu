@@ -37,13 +37,11 @@
  *   uncapped, 7 blocks for the planar one; the spectrum's fused kernel went 0.181 -> 0.169 ms on
  *   an H100 at 8 x 128 threads. MAC (256 threads): uncapped it takes 46 registers (5 blocks); 4
  *   would let it take 64 (4 blocks), 5 changes nothing but spills in Depth 2, 6 spills.
- * CONVOLVE_TWIDDLE_PRODUCTS: 1: the FFT passes load a quarter of their twiddles and multiply the
- *   rest out (CUDAFFT_TWIDDLE_PRODUCTS in fft_kernels.cuh: less L1 traffic, a little more
- *   arithmetic and rounding); 0: every twiddle from the table.
  * The defaults are the fastest measured on an H100 for the partitioned chain, which the element
  * runs (bench/RESULTS.md): fused kernels uncapped (8 blocks: 2.25x cuFFT on independent blocks,
- * uncapped 2.38x) and staged, the MAC unstaged, twiddles from the table (products: fused 2.42x, but
- * the chain 0.260 -> 0.291 ms).
+ * uncapped 2.38x) and staged, the MAC unstaged. (A variant that derived most twiddles as products
+ * of four table rows, for less L1 traffic, took the fused kernel to 2.42x but the chain from 0.260
+ * to 0.291 ms, and was dropped.)
  * CONVOLVE_MAC_DEPTH: the MAC's Depth (partitions' loads in flight per thread) for launches large
  *   enough to fill the device; small ones take 2 either way. The MAC is latency-bound on its
  *   loads (Nsight Compute: 40 cycles per issued instruction, DRAM 14%): 2 doubles the loads in
@@ -63,10 +61,6 @@
 #ifndef CONVOLVE_MAC_MIN_BLOCKS
 #define CONVOLVE_MAC_MIN_BLOCKS 0
 #endif
-#ifndef CONVOLVE_TWIDDLE_PRODUCTS
-#define CONVOLVE_TWIDDLE_PRODUCTS 0
-#endif
-#define CUDAFFT_TWIDDLE_PRODUCTS CONVOLVE_TWIDDLE_PRODUCTS
 #ifndef CONVOLVE_MAC_DEPTH
 #define CONVOLVE_MAC_DEPTH 1
 #endif
@@ -672,8 +666,7 @@ cudafft_convolve_kernel_variant(void)
 {
   return CONVOLVE_ITEM(CONVOLVE_STAGED_STORES) CONVOLVE_ITEM(CONVOLVE_MAC_STAGED_STORES)
       CONVOLVE_ITEM(CONVOLVE_FUSED_REAL_STEPS) CONVOLVE_ITEM(CONVOLVE_FUSED_MIN_BLOCKS)
-          CONVOLVE_ITEM(CONVOLVE_MAC_MIN_BLOCKS) CONVOLVE_ITEM(CONVOLVE_MAC_DEPTH)
-              CONVOLVE_ITEM(CONVOLVE_TWIDDLE_PRODUCTS);
+          CONVOLVE_ITEM(CONVOLVE_MAC_MIN_BLOCKS) CONVOLVE_ITEM(CONVOLVE_MAC_DEPTH);
 }
 
 extern "C" size_t

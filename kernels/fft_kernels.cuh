@@ -346,35 +346,6 @@ write_points(GlobalOut to, const float2 *v, int j0)
   }
 }
 
-/* CUDAFFT_TWIDDLE_PRODUCTS (define it before including this file; 0 by default): a pass's
- * twiddles W^(r k), r = 1..P-1, from the table's rows r = 1, 2, 4, 8 only, the others as products
- * of those (W^(r k) = W^(h k) W^((r - h) k), h the highest power of two in r: at most three
- * products deep, a few float rounding units more). For kernels bound by L1 traffic: a radix-16
- * pass loads 4 twiddles a butterfly instead of 15. */
-#ifndef CUDAFFT_TWIDDLE_PRODUCTS
-#define CUDAFFT_TWIDDLE_PRODUCTS 0
-#endif
-
-/* x[r] *= W^(r k) for r = 1..P-1, tw: the pass's table from column k (rows Ns apart). */
-template <int P>
-__device__ __forceinline__ void
-twiddle_products(float2 *x, const float2 *__restrict__ tw, int ns)
-{
-  float2 w[P];
-#pragma unroll
-  for (int r = 1; r < P; r *= 2)
-    w[r] = __ldg(&tw[(r - 1) * ns]);
-#pragma unroll
-  for (int r = 3; r < P; ++r)
-    if ((r & (r - 1)) != 0) {
-      const int h = 1 << log2_of(r);
-      w[r] = cmul(w[h], w[r - h]);
-    }
-#pragma unroll
-  for (int r = 1; r < P; ++r)
-    x[r] = cmul(x[r], w[r]);
-}
-
 template <typename T> constexpr bool kIsShared = false;
 template <> constexpr bool kIsShared<SharedRow> = true;
 
@@ -403,13 +374,9 @@ stockham_passes(From from, SharedRow smem, To to, int t, const float2 *__restric
 #pragma unroll
       for (int b = 0; b < B; ++b) {
         const int k = (j0 + b) & (Ns - 1);
-#if CUDAFFT_TWIDDLE_PRODUCTS
-        twiddle_products<P>(&v[b * P], tw + k, Ns);
-#else
 #pragma unroll
         for (int r = 1; r < P; ++r)
           v[b * P + r] = cmul(v[b * P + r], __ldg(&tw[(r - 1) * Ns + k]));
-#endif
       }
     }
 #pragma unroll
