@@ -12,7 +12,9 @@
  *
  * Usage: fft-bench [--size N] [--runs R] [--sweep] [--kind c2c|r2c] [--batch B]
  *   --sweep also times each kernel variant (wide, pairs, narrow: see fft_launch.h) at every
- *   batch, besides the one the engine picks. */
+ *   batch, besides the one the engine picks.
+ * CUDAFFT_LAUNCH=runtime in the environment makes the engine launch through the runtime (<<<>>>)
+ * instead of the driver's cuLaunchKernel, for comparing the two (bench/RESULTS.md). */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_check.h"
 #include "cudafft.h"

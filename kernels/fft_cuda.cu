@@ -45,6 +45,8 @@ struct CudaPlan {
   void *d_scratch = nullptr;
   size_t scratch_bytes = 0;
   int forced_variant = -1; /* CUDAFFT_VARIANT (benchmarks): wide, pairs or narrow */
+  CudafftKernel kernels[CUDAFFT_VARIANT_COUNT] = {};
+  bool runtime_launch = false; /* CUDAFFT_LAUNCH=runtime (benchmarks): launch through the runtime */
 };
 
 CudafftStatus
@@ -147,6 +149,9 @@ setup(CudafftPlan *plan, CudaPlan *p)
    * (16384-point C2C on sm_86/sm_89; on sm_75 also 8192-point C2C and 16384-point real
    * transforms), cuFFT runs the plan instead. CUDAFFT_FORCE_CUFFT=1 takes that
    * path anywhere, so that it can be tested on any GPU. */
+  const char *launch = getenv("CUDAFFT_LAUNCH");
+  p->runtime_launch = launch && strcmp(launch, "runtime") == 0;
+
   const char *force = getenv("CUDAFFT_FORCE_CUFFT");
   p->use_cufft = force && strcmp(force, "1") == 0;
   for (int v = 0; v < CUDAFFT_VARIANT_COUNT; ++v) {
@@ -162,6 +167,7 @@ setup(CudafftPlan *plan, CudaPlan *p)
   for (int v = 0; v < CUDAFFT_VARIANT_COUNT; ++v) {
     const CudafftVariant variant = (CudafftVariant)v;
     CUDAFFT_CHECK(cudafft_kernel_prepare(plan->kind, plan->n, variant));
+    CUDAFFT_CHECK(cudafft_kernel_resolve(plan->kind, plan->n, variant, &p->kernels[v]));
     const size_t table_bytes =
         cudafft_kernel_twiddle_count(plan->kind, plan->n, variant) * sizeof(float2);
     float *table = (float *)malloc(table_bytes); /* up to 200 KB: not for a thread's stack */
@@ -264,9 +270,14 @@ enqueue(CudafftPlan *plan, CudaPlan *p, CudafftDirection direction, const void *
   const size_t out_bytes = cudafft_output_floats(plan->kind, plan->n) * sizeof(float);
   for (size_t done = 0; done < batch; done += kMaxLaunchBatch) {
     const size_t count = batch - done < kMaxLaunchBatch ? batch - done : kMaxLaunchBatch;
-    CUDAFFT_CHECK(cudafft_kernel_launch(
-        plan->kind, plan->n, variant, direction, (const char *)in + done * in_bytes,
-        (char *)out + done * out_bytes, (int)count, scale, p->d_twiddles[variant], p->stream));
+    const void *from = (const char *)in + done * in_bytes;
+    void *to = (char *)out + done * out_bytes;
+    if (p->runtime_launch)
+      CUDAFFT_CHECK(cudafft_kernel_launch(plan->kind, plan->n, variant, direction, from, to,
+                                          (int)count, scale, p->d_twiddles[variant], p->stream));
+    else
+      CUDAFFT_CHECK(cudafft_kernel_run(&p->kernels[variant], direction, from, to, (int)count, scale,
+                                       p->d_twiddles[variant], p->stream));
   }
   return CUDAFFT_STATUS_OK;
 }

@@ -3,6 +3,9 @@
 #include "fft_kernels.cuh"
 #include "fft_launch.h"
 
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
 #include <cmath>
 
 using namespace cudafft;
@@ -261,6 +264,64 @@ cudafft_kernel_launch(CudafftKind kind, size_t n, CudafftVariant variant,
   if (!v)
     return cudaErrorInvalidValue;
   return v->launch(direction, in, out, batch, scale, twiddles, stream);
+}
+
+/* The runtime error a driver launch error stands for (the codes of the two enums are not
+ * promised to agree). */
+static cudaError_t
+runtime_error_of(CUresult result)
+{
+  switch (result) {
+  case CUDA_SUCCESS:
+    return cudaSuccess;
+  case CUDA_ERROR_INVALID_VALUE:
+    return cudaErrorInvalidValue;
+  case CUDA_ERROR_OUT_OF_MEMORY:
+    return cudaErrorMemoryAllocation;
+  case CUDA_ERROR_INVALID_HANDLE:
+    return cudaErrorInvalidResourceHandle;
+  case CUDA_ERROR_INVALID_CONTEXT:
+    return cudaErrorDeviceUninitialized;
+  case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
+    return cudaErrorLaunchOutOfResources;
+  case CUDA_ERROR_ILLEGAL_ADDRESS:
+    return cudaErrorIllegalAddress;
+  case CUDA_ERROR_NO_DEVICE:
+    return cudaErrorNoDevice;
+  default:
+    return cudaErrorLaunchFailure;
+  }
+}
+
+extern "C" cudaError_t
+cudafft_kernel_resolve(CudafftKind kind, size_t n, CudafftVariant variant, CudafftKernel *kernel)
+{
+  const Variant *v = variant_for(kind, n, variant);
+  if (!v)
+    return cudaErrorInvalidValue;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  cudaError_t error = cudaGetDriverEntryPointByVersion("cuLaunchKernel", &kernel->driver_launch,
+                                                       4000, cudaEnableDefault, &found);
+  if (error == cudaSuccess && found != cudaDriverEntryPointSuccess)
+    error = cudaErrorSymbolNotFound;
+  if (error == cudaSuccess)
+    error = cudaGetFuncBySymbol(&kernel->function, v->kernel);
+  kernel->shape = v->shape;
+  return error;
+}
+
+extern "C" cudaError_t
+cudafft_kernel_run(const CudafftKernel *kernel, CudafftDirection direction, const void *in,
+                   void *out, int batch, float scale, const float2 *twiddles, cudaStream_t stream)
+{
+  const CudafftKernelShape &shape = kernel->shape;
+  const unsigned blocks = (unsigned)((batch + shape.per_block - 1) / shape.per_block);
+  float sign = direction == CUDAFFT_INVERSE ? -1.0f : 1.0f;
+  void *args[] = {&in, &out, &batch, &sign, &scale, &twiddles};
+  const auto launch = reinterpret_cast<PFN_cuLaunchKernel_v4000>(kernel->driver_launch);
+  return runtime_error_of(launch((CUfunction)kernel->function, blocks, 1, 1,
+                                 (unsigned)shape.block_threads, 1, 1, (unsigned)shape.smem_bytes,
+                                 (CUstream)stream, args, nullptr));
 }
 
 extern "C" cudaError_t

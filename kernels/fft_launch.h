@@ -44,6 +44,24 @@ cudaError_t cudafft_kernel_launch(CudafftKind kind, size_t n, CudafftVariant var
                                   CudafftDirection direction, const void *in, void *out, int batch,
                                   float scale, const float2 *twiddles, cudaStream_t stream);
 
+/* A kernel resolved on one device, for cudafft_kernel_run(). */
+typedef struct {
+  cudaFunction_t function; /* the kernel in the context of the device current at resolve time */
+  void *driver_launch;     /* the driver's cuLaunchKernel */
+  CudafftKernelShape shape;
+} CudafftKernel;
+
+/* Resolves the kernel for (kind, n, variant) on the current device. */
+cudaError_t cudafft_kernel_resolve(CudafftKind kind, size_t n, CudafftVariant variant,
+                                   CudafftKernel *kernel);
+
+/* Queues what cudafft_kernel_launch() queues, through the driver's cuLaunchKernel with the
+ * resolved function: the runtime's launch looks the function up behind its host stub on every
+ * call, which small batches feel. The kernel's device must be current. */
+cudaError_t cudafft_kernel_run(const CudafftKernel *kernel, CudafftDirection direction,
+                               const void *in, void *out, int batch, float scale,
+                               const float2 *twiddles, cudaStream_t stream);
+
 /* data[i] *= scale for count floats (the cuFFT fallback's normalisation). */
 cudaError_t cudafft_scale_launch(float *data, size_t count, float scale, cudaStream_t stream);
 
