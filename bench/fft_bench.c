@@ -10,9 +10,11 @@
  * 4-byte cudaMemsetAsync (launch and event overhead, no work), and each library's host-side cost
  * per call (queueing 1000 batch-64 calls back to back, timed on the host).
  *
- * Usage: fft-bench [--size N] [--runs R] [--sweep] [--kind c2c|r2c] [--batch B]
- *   --sweep also times each kernel variant (wide, pairs, narrow: see fft_launch.h) at every
- *   batch, besides the one the engine picks.
+ * Usage: fft-bench [--size N] [--runs R] [--sweep] [--kind c2c|r2c] [--batch B] [--calls K]
+ *   --batch B times that batch alone (any count); --calls K queues K calls per timed run
+ *   (default 1: one call's latency; see calls_per_run).
+ *   --sweep also times each kernel variant (wide, pairs, narrow, products: fft_launch.h) at
+ *   every batch, besides the one the engine picks.
  * CUDAFFT_LAUNCH=runtime in the environment makes the engine launch through the runtime (<<<>>>)
  * instead of the driver's cuLaunchKernel, for comparing the two (bench/RESULTS.md). */
 #define _POSIX_C_SOURCE 200809L
@@ -43,6 +45,11 @@
 
 typedef void (*RunFn)(void *ctx);
 
+/* Calls queued back to back inside one timed run (--calls); a run's time is divided by it. With
+ * 1, each run is one call's latency from the host's launch to the end of its work; with more, the
+ * device time per call of a stream kept busy, host launch cost hidden behind the work before. */
+static int calls_per_run = 1;
+
 static int
 compare_floats(const void *a, const void *b)
 {
@@ -68,11 +75,14 @@ time_medians(RunFn fn_a, cudaStream_t stream_a, RunFn fn_b, cudaStream_t stream_
   for (int i = 0; i < runs; ++i) {
     for (int which = 0; which < 2; ++which) {
       cudaStream_t stream = which ? stream_b : stream_a;
+      float *ms = which ? &ms_b[i] : &ms_a[i];
       CHECK_CUDA(cudaEventRecord(start, stream));
-      (which ? fn_b : fn_a)(ctx);
+      for (int c = 0; c < calls_per_run; ++c)
+        (which ? fn_b : fn_a)(ctx);
       CHECK_CUDA(cudaEventRecord(stop, stream));
       CHECK_CUDA(cudaEventSynchronize(stop));
-      CHECK_CUDA(cudaEventElapsedTime(which ? &ms_b[i] : &ms_a[i], start, stop));
+      CHECK_CUDA(cudaEventElapsedTime(ms, start, stop));
+      *ms /= (float)calls_per_run;
     }
   }
   qsort(ms_a, runs, sizeof(float), compare_floats);
@@ -219,8 +229,8 @@ bench_one(CudafftKind kind, size_t n, size_t batch, int runs, int sweep)
   CHECK_CUFFT(cufftSetStream(b.cufft, cufft_stream));
   const size_t checked = batch < ERROR_TRANSFORMS ? batch : ERROR_TRANSFORMS;
 
-  const char *variants[4] = {NULL, "wide", "pairs", "narrow"};
-  for (int v = 0; v < (sweep ? 4 : 1); ++v) {
+  const char *variants[5] = {NULL, "wide", "pairs", "narrow", "products"};
+  for (int v = 0; v < (sweep ? 5 : 1); ++v) {
     if (variants[v])
       setenv("CUDAFFT_VARIANT", variants[v], 1);
     else
@@ -277,14 +287,20 @@ main(int argc, char **argv)
       only_kind = argv[++i];
     else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
       only_batch = strtoul(argv[++i], NULL, 10);
+    else if (!strcmp(argv[i], "--calls") && i + 1 < argc)
+      calls_per_run = atoi(argv[++i]);
     else {
-      fprintf(stderr, "usage: %s [--size N] [--runs R] [--sweep] [--kind c2c|r2c] [--batch B]\n",
+      fprintf(stderr,
+              "usage: %s [--size N] [--runs R] [--sweep] [--kind c2c|r2c] [--batch B] "
+              "[--calls K]\n",
               argv[0]);
       return 2;
     }
   }
   if (runs < 1)
     runs = 1;
+  if (calls_per_run < 1)
+    calls_per_run = 1;
   if (cudafft_cuda_device_count() == 0) {
     fprintf(stderr, "fft-bench: no CUDA device: %s\n", "the benchmark needs a GPU");
     return 77;
@@ -294,18 +310,20 @@ main(int argc, char **argv)
   int runtime = 0, cufft_version = 0;
   cudaRuntimeGetVersion(&runtime);
   cufftGetVersion(&cufft_version);
-  printf("device: %s (sm_%d%d, %d SMs, L2 %d MB), CUDA runtime %d, cuFFT %d; median of %d runs\n",
+  printf("device: %s (sm_%d%d, %d SMs, L2 %d MB), CUDA runtime %d, cuFFT %d; median of %d runs "
+         "of %d call%s each (time per call)\n",
          prop.name, prop.major, prop.minor, prop.multiProcessorCount, prop.l2CacheSize >> 20,
-         runtime, cufft_version, runs);
+         runtime, cufft_version, runs, calls_per_run, calls_per_run == 1 ? "" : "s");
   srand(12345);
   print_overheads(n, runs);
-  const size_t batches[] = {64, 1024, 16384};
+  /* --batch B runs that batch alone, whatever it is */
+  const size_t batches[] = {only_batch ? only_batch : 64, 1024, 16384};
+  const int batch_count = only_batch ? 1 : 3;
   const CudafftKind kinds[] = {CUDAFFT_C2C, CUDAFFT_R2C};
   const char *kind_names[] = {"c2c", "r2c"};
   for (int k = 0; k < 2; ++k)
-    for (int i = 0; i < 3; ++i)
-      if ((!only_kind || !strcmp(only_kind, kind_names[k])) &&
-          (!only_batch || only_batch == batches[i]))
+    for (int i = 0; i < batch_count; ++i)
+      if (!only_kind || !strcmp(only_kind, kind_names[k]))
         bench_one(kinds[k], n, batches[i], runs, sweep);
   return 0;
 }

@@ -44,7 +44,7 @@ struct CudaPlan {
   size_t cufft_batch = 0;
   void *d_scratch = nullptr;
   size_t scratch_bytes = 0;
-  int forced_variant = -1; /* CUDAFFT_VARIANT (benchmarks): wide, pairs or narrow */
+  int forced_variant = -1; /* CUDAFFT_VARIANT (benchmarks): wide, pairs, narrow or products */
   CudafftKernel kernels[CUDAFFT_VARIANT_COUNT] = {};
   bool runtime_launch = false; /* CUDAFFT_LAUNCH=runtime (benchmarks): launch through the runtime */
 };
@@ -139,7 +139,8 @@ setup(CudafftPlan *plan, CudaPlan *p)
     CUDAFFT_CHECK(cudaEventCreateWithFlags(&s.downloaded, cudaEventDisableTiming));
   }
 
-  static const char *const variant_names[CUDAFFT_VARIANT_COUNT] = {"wide", "pairs", "narrow"};
+  static const char *const variant_names[CUDAFFT_VARIANT_COUNT] = {"wide", "pairs", "narrow",
+                                                                   "products"};
   const char *forced = getenv("CUDAFFT_VARIANT");
   for (int v = 0; forced && v < CUDAFFT_VARIANT_COUNT; ++v)
     if (strcmp(forced, variant_names[v]) == 0)
@@ -262,10 +263,10 @@ enqueue(CudafftPlan *plan, CudaPlan *p, CudafftDirection direction, const void *
 {
   if (p->use_cufft)
     return cufft_execute(plan, p, direction, in, out, batch, scale);
-  /* The wide variant was as fast as the others or faster at every batch measured (bench/RESULTS.md,
-   * --sweep); the others stay for measurements through CUDAFFT_VARIANT. */
+  /* The products variant was as fast as the others or faster at every batch measured
+   * (bench/RESULTS.md, --sweep); the others stay for measurements through CUDAFFT_VARIANT. */
   const CudafftVariant variant =
-      p->forced_variant >= 0 ? (CudafftVariant)p->forced_variant : CUDAFFT_VARIANT_WIDE;
+      p->forced_variant >= 0 ? (CudafftVariant)p->forced_variant : CUDAFFT_VARIANT_PRODUCTS;
   const size_t in_bytes = cudafft_input_floats(plan->kind, plan->n) * sizeof(float);
   const size_t out_bytes = cudafft_output_floats(plan->kind, plan->n) * sizeof(float);
   for (size_t done = 0; done < batch; done += kMaxLaunchBatch) {

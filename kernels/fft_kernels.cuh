@@ -21,6 +21,8 @@
 
 #include <cuda_runtime.h>
 
+#include <type_traits>
+
 namespace cudafft {
 
 __host__ __device__ constexpr int
@@ -181,6 +183,18 @@ mul_w16(float2 a, int m)
     return make_float2((a.y - a.x) * h, -(a.x + a.y) * h);
   default:
     return cmul(a, make_float2(-c, -s));
+  }
+}
+
+/* f(std::integral_constant<int, I>) for I = Begin..End-1: a loop whose index is a template constant
+ * in the body. */
+template <int Begin, int End, typename F>
+__device__ __forceinline__ void
+static_for(F &&f)
+{
+  if constexpr (Begin < End) {
+    f(std::integral_constant<int, Begin>{});
+    static_for<Begin + 1, End>(f);
   }
 }
 
@@ -346,14 +360,68 @@ write_points(GlobalOut to, const float2 *v, int j0)
   }
 }
 
+/* How a pass multiplies its butterflies' inputs by their twiddles W_(Ns P)^(k r), r = 1..P-1,
+ * k = (j0 + b) mod Ns. TableTwiddles reads each from the variant's table (laid out
+ * [pass][r - 1][k]). */
+struct TableTwiddles {
+  const float2 *__restrict__ table;
+
+  template <int N, int Kind, int Pass, int P, int B, int Ns>
+  __device__ __forceinline__ void
+  apply(float2 *v, int j0) const
+  {
+    const float2 *tw = table + pass_twiddle_offset(N, Kind, Pass);
+#pragma unroll
+    for (int b = 0; b < B; ++b) {
+      const int k = (j0 + b) & (Ns - 1);
+#pragma unroll
+      for (int r = 1; r < P; ++r)
+        v[b * P + r] = cmul(v[b * P + r], __ldg(&tw[(r - 1) * Ns + k]));
+    }
+  }
+};
+
+/* ProductTwiddles reads only rows r = 1, 2, 4, 8 and makes the others as products of those
+ * (W^(r k) = W^(h k) W^((r - h) k), h the highest power of two in r: at most three products
+ * deep, a few float rounding units more): a radix-16 pass reads 4 twiddles a butterfly instead
+ * of 15. The engine's kernels are bound by traffic through L1 and shared memory, of which these
+ * loads are a large part (R2C of 1024 x 4096 on an H100: 0.0134 -> 0.0121 ms, bench/RESULTS.md). */
+struct ProductTwiddles {
+  const float2 *__restrict__ table;
+
+  template <int N, int Kind, int Pass, int P, int B, int Ns>
+  __device__ __forceinline__ void
+  apply(float2 *v, int j0) const
+  {
+    const float2 *tw = table + pass_twiddle_offset(N, Kind, Pass);
+#pragma unroll
+    for (int b = 0; b < B; ++b) {
+      const int k = (j0 + b) & (Ns - 1);
+      float2 w[P];
+#pragma unroll
+      for (int r = 1; r < P; r *= 2)
+        w[r] = __ldg(&tw[(r - 1) * Ns + k]);
+#pragma unroll
+      for (int r = 3; r < P; ++r)
+        if ((r & (r - 1)) != 0) {
+          const int h = 1 << log2_of(r);
+          w[r] = cmul(w[h], w[r - h]);
+        }
+#pragma unroll
+      for (int r = 1; r < P; ++r)
+        v[b * P + r] = cmul(v[b * P + r], w[r]);
+    }
+  }
+};
+
 template <typename T> constexpr bool kIsShared = false;
 template <> constexpr bool kIsShared<SharedRow> = true;
 
 /* Pass `Pass` of the variant's plan, then the passes after it. A pass that reads shared memory
  * waits at a barrier before it overwrites it; a pass that writes shared memory ends with one. */
-template <int N, int Kind, int Pass, int Ns, typename From, typename To>
+template <int N, int Kind, int Pass, int Ns, typename From, typename To, typename Twiddles>
 __device__ __forceinline__ void
-stockham_passes(From from, SharedRow smem, To to, int t, const float2 *__restrict__ twiddles)
+stockham_passes(From from, SharedRow smem, To to, int t, const Twiddles &twiddles)
 {
   constexpr RadixPlan kPlan = make_radix_plan(N, Kind);
   if constexpr (Pass < kPlan.passes) {
@@ -369,16 +437,8 @@ stockham_passes(From from, SharedRow smem, To to, int t, const float2 *__restric
       read_points<P, B, N / P>(v, smem, j0);
     if constexpr (!kFirst || kIsShared<From>)
       __syncthreads();
-    if constexpr (Ns > 1) {
-      const float2 *tw = twiddles + pass_twiddle_offset(N, Kind, Pass);
-#pragma unroll
-      for (int b = 0; b < B; ++b) {
-        const int k = (j0 + b) & (Ns - 1);
-#pragma unroll
-        for (int r = 1; r < P; ++r)
-          v[b * P + r] = cmul(v[b * P + r], __ldg(&tw[(r - 1) * Ns + k]));
-      }
-    }
+    if constexpr (Ns > 1)
+      twiddles.template apply<N, Kind, Pass, P, B, Ns>(v, j0);
 #pragma unroll
     for (int b = 0; b < B; ++b)
       dft<P>(&v[b * P]);
@@ -405,36 +465,98 @@ template <int N, int Kind, typename From, typename To>
 __device__ __forceinline__ void
 block_fft(From from, SharedRow smem, To to, int t, const float2 *__restrict__ twiddles)
 {
+  stockham_passes<N, Kind, 0, 1>(from, smem, to, t, TableTwiddles{twiddles});
+}
+
+/* block_fft with the twiddles made as products (ProductTwiddles). */
+template <int N, int Kind, typename From, typename To>
+__device__ __forceinline__ void
+block_fft(From from, SharedRow smem, To to, int t, ProductTwiddles twiddles)
+{
   stockham_passes<N, Kind, 0, 1>(from, smem, to, t, twiddles);
 }
+
+/* cos and sin of x, |x| <= pi/2, by their Taylor series in double precision: twiddle constants
+ * fixed at compile time. */
+__host__ __device__ constexpr double
+taylor_cos(double x)
+{
+  double term = 1.0, sum = 1.0;
+  for (int n = 1; n < 24; ++n) {
+    term *= -x * x / ((2.0 * n - 1.0) * (2.0 * n));
+    sum += term;
+  }
+  return sum;
+}
+
+__host__ __device__ constexpr double
+taylor_sin(double x)
+{
+  double term = x, sum = x;
+  for (int n = 1; n < 24; ++n) {
+    term *= -x * x / ((2.0 * n) * (2.0 * n + 1.0));
+    sum += term;
+  }
+  return sum;
+}
+
+/* The real steps' twiddle W_2N^k for k = t + i Threads. From the table, one load per k; or, with
+ * Products, W_2N^t (one load per thread) times W_2N^(i Threads), a compile-time constant. */
+template <int N, int Threads, bool Products> struct RealTwiddles {
+  const float2 *__restrict__ w; /* the table's W_2N^k, k = 0..N/2 */
+  float2 wt;
+
+  __device__ __forceinline__
+  RealTwiddles(const float2 *__restrict__ w_, int t)
+      : w(w_)
+  {
+    if constexpr (Products)
+      wt = __ldg(&w[t]);
+  }
+
+  template <int I>
+  __device__ __forceinline__ float2
+  get(int k) const
+  {
+    if constexpr (!Products) {
+      return __ldg(&w[k]);
+    } else if constexpr (I == 0) {
+      return wt;
+    } else {
+      constexpr double angle = -3.14159265358979323846 * (double)(I * Threads) / (double)N;
+      constexpr float c = (float)taylor_cos(angle), s = (float)taylor_sin(angle);
+      return cmul(wt, make_float2(c, s));
+    }
+  }
+};
 
 /* The spectrum X[0..N] of 2N real samples x from Z = FFT_N(z), z[m] = x[2m] + i x[2m+1], which
  * block_fft left at s. Thread t of the transform's Threads handles the bin pairs (k, N - k) for
  * k = t, t + Threads, ... < N/2 (unrolled, so that all their loads are in flight together) and
  * thread 0 also bins 0, N/2 and N; emit(k, X_k) receives each bin once. */
-template <int N, int Kind, int Threads, typename Emit>
+template <int N, int Kind, int Threads, bool Products = false, typename Emit>
 __device__ __forceinline__ void
 real_forward_post(const float2 *s, int t, const float2 *__restrict__ twiddles, Emit emit)
 {
   static_assert((N / 2) % Threads == 0, "pairs must divide evenly among the threads");
-  const float2 *w = twiddles + real_twiddle_offset(N, Kind);
-#pragma unroll
-  for (int i = 0; i < N / 2 / Threads; ++i) {
+  const RealTwiddles<N, Threads, Products> w(twiddles + real_twiddle_offset(N, Kind), t);
+  static_for<0, N / 2 / Threads>([&](auto step) {
+    constexpr int i = decltype(step)::value;
     const int k = t + i * Threads;
     if (k == 0) {
       const float2 z = s[0], h = s[pad(N / 2)];
       emit(0, make_float2(z.x + z.y, 0.0f));
       emit(N, make_float2(z.x - z.y, 0.0f));
       emit(N / 2, conj(h)); /* X[N/2] = conj(Z[N/2]): the general formula at k = N/2 */
-      continue;
+      return;
     }
     const float2 a = s[pad(k)], b = conj(s[pad(N - k)]);
     const float2 e = make_float2(0.5f * (a.x + b.x), 0.5f * (a.y + b.y));
     const float2 o = make_float2(0.5f * (a.y - b.y), -0.5f * (a.x - b.x)); /* (a - b) / 2i */
-    const float2 wo = cmul(__ldg(&w[k]), o);
+    const float2 wo = cmul(w.template get<i>(k), o);
     emit(k, e + wo);
     emit(N - k, conj(e - wo));
-  }
+  });
 }
 
 /* The inverse of real_forward_post: turns the bins X[0..N] at s into conj(Z), in place, where
@@ -442,30 +564,30 @@ real_forward_post(const float2 *s, int t, const float2 *__restrict__ twiddles, E
  * yields the conjugate of the unnormalised inverse of Z, whose real and imaginary parts are the
  * even and odd output samples. The imaginary parts of bins 0 and N are ignored. Same division of
  * the pairs among threads as real_forward_post. Ends with a barrier. */
-template <int N, int Kind, int Threads>
+template <int N, int Kind, int Threads, bool Products = false>
 __device__ __forceinline__ void
 real_inverse_pre(float2 *s, int t, const float2 *__restrict__ twiddles)
 {
   static_assert((N / 2) % Threads == 0, "pairs must divide evenly among the threads");
-  const float2 *w = twiddles + real_twiddle_offset(N, Kind);
-#pragma unroll
-  for (int i = 0; i < N / 2 / Threads; ++i) {
+  const RealTwiddles<N, Threads, Products> w(twiddles + real_twiddle_offset(N, Kind), t);
+  static_for<0, N / 2 / Threads>([&](auto step) {
+    constexpr int i = decltype(step)::value;
     const int k = t + i * Threads;
     if (k == 0) {
       const float a = s[0].x, c = s[pad(N)].x;
       s[0] = make_float2(a + c, -(a - c));
       s[pad(N / 2)] =
           make_float2(2.0f * s[pad(N / 2)].x, 2.0f * s[pad(N / 2)].y); /* conj(2 conj X) */
-      continue;
+      return;
     }
     const float2 xk = s[pad(k)], xnk = conj(s[pad(N - k)]);
     const float2 sum = xk + xnk, diff = xk - xnk;
-    const float2 q = cmul(conj(__ldg(&w[k])), diff);
+    const float2 q = cmul(conj(w.template get<i>(k)), diff);
     const float2 zk = make_float2(sum.x - q.y, sum.y + q.x);  /* sum + i q */
     const float2 znk = make_float2(sum.x + q.y, q.x - sum.y); /* conj(sum) + i conj(q) */
     s[pad(k)] = conj(zk);
     s[pad(N - k)] = conj(znk);
-  }
+  });
   __syncthreads();
 }
 

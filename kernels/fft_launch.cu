@@ -19,9 +19,21 @@ constexpr int kC2cMinBlocks = BlockThreads >= 1024 ? 1 : 1024 / BlockThreads;
 
 namespace {
 
+/* The pass twiddles a kernel hands block_fft: products of a few table rows (the products
+ * variant) or all read from the table. */
+template <bool Products>
+__device__ __forceinline__ auto
+twiddles_for(const float2 *__restrict__ table)
+{
+  if constexpr (Products)
+    return ProductTwiddles{table};
+  else
+    return table;
+}
+
 /* C2C: in and out may be the same buffer (every read of a transform precedes its writes, with
  * barriers between), so they are not __restrict__. */
-template <int N, int Kind>
+template <int N, int Kind, bool Products>
 __global__ void
 __launch_bounds__(FftShape<N, Kind>::kBlockThreads, kC2cMinBlocks<FftShape<N, Kind>::kBlockThreads>)
     c2c_kernel(const float2 *in, float2 *out, int batch, float sign, float scale,
@@ -32,11 +44,11 @@ __launch_bounds__(FftShape<N, Kind>::kBlockThreads, kC2cMinBlocks<FftShape<N, Ki
   const size_t row = ctx.transform;
   const GlobalIn from{in + row * N, sign};
   const GlobalOut to{ctx.active ? out + row * N : nullptr, scale, sign};
-  block_fft<N, Kind>(from, ctx.smem, to, ctx.t, twiddles);
+  block_fft<N, Kind>(from, ctx.smem, to, ctx.t, twiddles_for<Products>(twiddles));
 }
 
 /* R2C of 2N real points: the row is N complex points z[m] = x[2m] + i x[2m+1]. */
-template <int N, int Kind>
+template <int N, int Kind, bool Products>
 __global__ void
 __launch_bounds__(FftShape<N, Kind>::kBlockThreads)
     r2c_kernel(const float2 *__restrict__ in, float2 *__restrict__ out, int batch, float /* sign */,
@@ -46,17 +58,18 @@ __launch_bounds__(FftShape<N, Kind>::kBlockThreads)
   extern __shared__ float2 smem[];
   BlockRow<N, Kind> ctx(smem, batch);
   const size_t row = ctx.transform;
-  block_fft<N, Kind>(GlobalIn{in + row * N, 1.0f}, ctx.smem, ctx.smem, ctx.t, twiddles);
+  block_fft<N, Kind>(GlobalIn{in + row * N, 1.0f}, ctx.smem, ctx.smem, ctx.t,
+                     twiddles_for<Products>(twiddles));
   if (!ctx.active)
     return;
   float2 *bins = out + row * (N + 1);
-  real_forward_post<N, Kind, S::kThreads>(ctx.smem.s, ctx.t, twiddles, [&](int k, float2 x) {
-    bins[k] = make_float2(scale * x.x, scale * x.y);
-  });
+  real_forward_post<N, Kind, S::kThreads, Products>(
+      ctx.smem.s, ctx.t, twiddles,
+      [&](int k, float2 x) { bins[k] = make_float2(scale * x.x, scale * x.y); });
 }
 
 /* C2R to 2N real points. Rows of N + 1 bins are 8-byte aligned only, hence 8-byte loads. */
-template <int N, int Kind>
+template <int N, int Kind, bool Products>
 __global__ void
 __launch_bounds__(FftShape<N, Kind>::kBlockThreads)
     c2r_kernel(const float2 *__restrict__ in, float2 *__restrict__ out, int batch, float /* sign */,
@@ -74,9 +87,9 @@ __launch_bounds__(FftShape<N, Kind>::kBlockThreads)
       ctx.smem.s[pad(N)] = bins[N];
   }
   __syncthreads();
-  real_inverse_pre<N, Kind, S::kThreads>(ctx.smem.s, ctx.t, twiddles);
+  real_inverse_pre<N, Kind, S::kThreads, Products>(ctx.smem.s, ctx.t, twiddles);
   const GlobalOut to{ctx.active ? out + (size_t)ctx.transform * N : nullptr, scale, -1.0f};
-  block_fft<N, Kind>(ctx.smem, ctx.smem, to, ctx.t, twiddles);
+  block_fft<N, Kind>(ctx.smem, ctx.smem, to, ctx.t, twiddles_for<Products>(twiddles));
 }
 
 __global__ void
@@ -125,44 +138,47 @@ make_variant()
           launch<N, Kind, Kernel>};
 }
 
-template <int N, int Kind>
+template <int N, int Kind, bool Products>
 Variant
 c2c_variant()
 {
-  return make_variant<N, Kind, c2c_kernel<N, Kind>>();
+  return make_variant<N, Kind, c2c_kernel<N, Kind, Products>>();
 }
 
-template <int N, int Kind>
+template <int N, int Kind, bool Products>
 Variant
 r2c_variant()
 {
-  return make_variant<N, Kind, r2c_kernel<N, Kind>>();
+  return make_variant<N, Kind, r2c_kernel<N, Kind, Products>>();
 }
 
-template <int N, int Kind>
+template <int N, int Kind, bool Products>
 Variant
 c2r_variant()
 {
-  return make_variant<N, Kind, c2r_kernel<N, Kind>>();
+  return make_variant<N, Kind, c2r_kernel<N, Kind, Products>>();
 }
 
 /* Every kernel of one variant, by kind and size: C2C runs N = n, the real kinds N = n / 2. */
-template <int Kind>
+template <int Kind, bool Products>
 const Variant *
 find_variant(CudafftKind kind, size_t n)
 {
-  static const Variant c2c[] = {c2c_variant<256, Kind>(),  c2c_variant<512, Kind>(),
-                                c2c_variant<1024, Kind>(), c2c_variant<2048, Kind>(),
-                                c2c_variant<4096, Kind>(), c2c_variant<8192, Kind>(),
-                                c2c_variant<16384, Kind>()};
-  static const Variant r2c[] = {r2c_variant<128, Kind>(),  r2c_variant<256, Kind>(),
-                                r2c_variant<512, Kind>(),  r2c_variant<1024, Kind>(),
-                                r2c_variant<2048, Kind>(), r2c_variant<4096, Kind>(),
-                                r2c_variant<8192, Kind>()};
-  static const Variant c2r[] = {c2r_variant<128, Kind>(),  c2r_variant<256, Kind>(),
-                                c2r_variant<512, Kind>(),  c2r_variant<1024, Kind>(),
-                                c2r_variant<2048, Kind>(), c2r_variant<4096, Kind>(),
-                                c2r_variant<8192, Kind>()};
+  static const Variant c2c[] = {
+      c2c_variant<256, Kind, Products>(),  c2c_variant<512, Kind, Products>(),
+      c2c_variant<1024, Kind, Products>(), c2c_variant<2048, Kind, Products>(),
+      c2c_variant<4096, Kind, Products>(), c2c_variant<8192, Kind, Products>(),
+      c2c_variant<16384, Kind, Products>()};
+  static const Variant r2c[] = {
+      r2c_variant<128, Kind, Products>(),  r2c_variant<256, Kind, Products>(),
+      r2c_variant<512, Kind, Products>(),  r2c_variant<1024, Kind, Products>(),
+      r2c_variant<2048, Kind, Products>(), r2c_variant<4096, Kind, Products>(),
+      r2c_variant<8192, Kind, Products>()};
+  static const Variant c2r[] = {
+      c2r_variant<128, Kind, Products>(),  c2r_variant<256, Kind, Products>(),
+      c2r_variant<512, Kind, Products>(),  c2r_variant<1024, Kind, Products>(),
+      c2r_variant<2048, Kind, Products>(), c2r_variant<4096, Kind, Products>(),
+      c2r_variant<8192, Kind, Products>()};
   int index = 0; /* log2(n) - log2(CUDAFFT_MIN_SIZE) */
   while (((size_t)CUDAFFT_MIN_SIZE << index) < n)
     ++index;
@@ -184,11 +200,13 @@ variant_for(CudafftKind kind, size_t n, CudafftVariant variant)
 {
   switch (variant) {
   case CUDAFFT_VARIANT_WIDE:
-    return find_variant<kPlanWide>(kind, n);
+    return find_variant<kPlanWide, false>(kind, n);
   case CUDAFFT_VARIANT_PAIRS:
-    return find_variant<kPlanPairs>(kind, n);
+    return find_variant<kPlanPairs, false>(kind, n);
   case CUDAFFT_VARIANT_NARROW:
-    return find_variant<kPlanNarrow>(kind, n);
+    return find_variant<kPlanNarrow, false>(kind, n);
+  case CUDAFFT_VARIANT_PRODUCTS:
+    return find_variant<kPlanWide, true>(kind, n);
   default:
     return nullptr;
   }
