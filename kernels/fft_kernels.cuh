@@ -417,6 +417,26 @@ struct ProductTwiddles {
 template <typename T> constexpr bool kIsShared = false;
 template <> constexpr bool kIsShared<SharedRow> = true;
 
+/* The last pass's destination when its points are wanted both in shared memory and, for the
+ * thread that computed them, in registers: where the last pass has one butterfly a thread
+ * (P = R), thread t of the N/R leaves points t + (N/R) r in kept[r], r = 0..R-1. */
+struct SharedKeep {
+  float2 *s;
+  float2 *kept;
+};
+template <> constexpr bool kIsShared<SharedKeep> = true;
+
+template <int P, int B, int Ns>
+__device__ __forceinline__ void
+write_points(SharedKeep to, const float2 *v, int j0)
+{
+  static_assert(B == 1, "SharedKeep needs one butterfly a thread in the last pass");
+  write_points<P, B, Ns>(SharedRow{to.s}, v, j0);
+#pragma unroll
+  for (int r = 0; r < P; ++r)
+    to.kept[r] = v[r];
+}
+
 /* Pass `Pass` of the variant's plan, then the passes after it. A pass that reads shared memory
  * waits at a barrier before it overwrites it; a pass that writes shared memory ends with one. */
 template <int N, int Kind, int Pass, int Ns, typename From, typename To, typename Twiddles>
@@ -533,30 +553,42 @@ template <int N, int Threads, bool Products> struct RealTwiddles {
 /* The spectrum X[0..N] of 2N real samples x from Z = FFT_N(z), z[m] = x[2m] + i x[2m+1], which
  * block_fft left at s. Thread t of the transform's Threads handles the bin pairs (k, N - k) for
  * k = t, t + Threads, ... < N/2 (unrolled, so that all their loads are in flight together) and
- * thread 0 also bins 0, N/2 and N; emit(k, X_k) receives each bin once. */
+ * thread 0 also bins 0, N/2 and N; emit(k, X_k) receives each bin once. kept: NULL, or where the
+ * last pass left the thread's own Z[k], k = t + i Threads, at kept[i] (SharedKeep, with Threads =
+ * N/R), so that only the partners Z[N - k] come from shared memory. */
 template <int N, int Kind, int Threads, bool Products = false, typename Emit>
 __device__ __forceinline__ void
-real_forward_post(const float2 *s, int t, const float2 *__restrict__ twiddles, Emit emit)
+real_forward_post(const float2 *s, const float2 *kept, int t, const float2 *__restrict__ twiddles,
+                  Emit emit)
 {
   static_assert((N / 2) % Threads == 0, "pairs must divide evenly among the threads");
   const RealTwiddles<N, Threads, Products> w(twiddles + real_twiddle_offset(N, Kind), t);
   static_for<0, N / 2 / Threads>([&](auto step) {
     constexpr int i = decltype(step)::value;
     const int k = t + i * Threads;
+    const float2 a = kept ? kept[i] : s[pad(k)];
     if (k == 0) {
-      const float2 z = s[0], h = s[pad(N / 2)];
-      emit(0, make_float2(z.x + z.y, 0.0f));
-      emit(N, make_float2(z.x - z.y, 0.0f));
+      const float2 h = s[pad(N / 2)];
+      emit(0, make_float2(a.x + a.y, 0.0f));
+      emit(N, make_float2(a.x - a.y, 0.0f));
       emit(N / 2, conj(h)); /* X[N/2] = conj(Z[N/2]): the general formula at k = N/2 */
       return;
     }
-    const float2 a = s[pad(k)], b = conj(s[pad(N - k)]);
+    const float2 b = conj(s[pad(N - k)]);
     const float2 e = make_float2(0.5f * (a.x + b.x), 0.5f * (a.y + b.y));
     const float2 o = make_float2(0.5f * (a.y - b.y), -0.5f * (a.x - b.x)); /* (a - b) / 2i */
     const float2 wo = cmul(w.template get<i>(k), o);
     emit(k, e + wo);
     emit(N - k, conj(e - wo));
   });
+}
+
+/* The same with every Z[k] from shared memory. */
+template <int N, int Kind, int Threads, bool Products = false, typename Emit>
+__device__ __forceinline__ void
+real_forward_post(const float2 *s, int t, const float2 *__restrict__ twiddles, Emit emit)
+{
+  real_forward_post<N, Kind, Threads, Products>(s, nullptr, t, twiddles, emit);
 }
 
 /* The inverse of real_forward_post: turns the bins X[0..N] at s into conj(Z), in place, where
