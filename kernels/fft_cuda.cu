@@ -145,14 +145,13 @@ setup(CudafftPlan *plan, CudaPlan *p)
   for (int v = 0; forced && v < CUDAFFT_VARIANT_COUNT; ++v)
     if (strcmp(forced, variant_names[v]) == 0)
       p->forced_variant = v;
+  const char *launch = getenv("CUDAFFT_LAUNCH");
+  p->runtime_launch = launch && strcmp(launch, "runtime") == 0;
 
   /* Our kernels hold a whole transform in shared memory; where the GPU offers too little
    * (16384-point C2C on sm_86/sm_89; on sm_75 also 8192-point C2C and 16384-point real
    * transforms), cuFFT runs the plan instead. CUDAFFT_FORCE_CUFFT=1 takes that
    * path anywhere, so that it can be tested on any GPU. */
-  const char *launch = getenv("CUDAFFT_LAUNCH");
-  p->runtime_launch = launch && strcmp(launch, "runtime") == 0;
-
   const char *force = getenv("CUDAFFT_FORCE_CUFFT");
   p->use_cufft = force && strcmp(force, "1") == 0;
   for (int v = 0; v < CUDAFFT_VARIANT_COUNT; ++v) {

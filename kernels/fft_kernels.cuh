@@ -12,7 +12,9 @@
  * Twiddles: each variant has its own table, computed in double precision on the host and rounded
  * once (cudafft_kernel_twiddles()), laid out [pass][r - 1][k] so that a warp's twiddle loads are
  * adjacent; this keeps the error a few float rounding units (not the ~1e-6 of __sincosf) and the
- * loads coalesced.
+ * loads coalesced. A pass reads all of its twiddles from the table (TableTwiddles) or only rows
+ * 1, 2, 4, 8 and multiplies the rest from them (ProductTwiddles), which trades loads for a few
+ * rounding units.
  *
  * Shared-memory layout: point i of a transform lives at pad(i) = i + i/16, which spreads the
  * first pass's strided writes over distinct banks. */

@@ -13,11 +13,10 @@ extern "C" {
 
 /* The variants of every kernel (see RadixPlanKind in fft_kernels.cuh). */
 typedef enum {
-  CUDAFFT_VARIANT_WIDE = 0,   /* 16 points per thread, radix 16, twiddles read from the table */
-  CUDAFFT_VARIANT_PAIRS = 1,  /* 16 points per thread, radix 8 at the ends: 16-byte accesses */
-  CUDAFFT_VARIANT_NARROW = 2, /* 8 points per thread, twice the threads per transform */
-  CUDAFFT_VARIANT_PRODUCTS =
-      3, /* wide, twiddles made from 4 table rows a pass: the one plans use */
+  CUDAFFT_VARIANT_WIDE = 0,     /* 16 points per thread, radix 16, twiddles read from the table */
+  CUDAFFT_VARIANT_PAIRS = 1,    /* 16 points per thread, radix 8 at the ends: 16-byte accesses */
+  CUDAFFT_VARIANT_NARROW = 2,   /* 8 points per thread, twice the threads per transform */
+  CUDAFFT_VARIANT_PRODUCTS = 3, /* wide, twiddles made from 4 rows a pass: the plans' choice */
   CUDAFFT_VARIANT_COUNT = 4
 } CudafftVariant;
 
