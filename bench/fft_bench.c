@@ -229,8 +229,10 @@ bench_one(CudafftKind kind, size_t n, size_t batch, int runs, int sweep)
   CHECK_CUFFT(cufftSetStream(b.cufft, cufft_stream));
   const size_t checked = batch < ERROR_TRANSFORMS ? batch : ERROR_TRANSFORMS;
 
-  const char *variants[5] = {NULL, "wide", "pairs", "narrow", "products"};
-  for (int v = 0; v < (sweep ? 5 : 1); ++v) {
+  /* NULL: the engine's own choice; the names: CUDAFFT_VARIANT's values (fft_cuda.cu) */
+  const char *variants[] = {NULL, "wide", "pairs", "narrow", "products"};
+  const size_t variant_count = sweep ? sizeof variants / sizeof *variants : 1;
+  for (size_t v = 0; v < variant_count; ++v) {
     if (variants[v])
       setenv("CUDAFFT_VARIANT", variants[v], 1);
     else
