@@ -15,8 +15,10 @@
  *   (default 1: one call's latency; see calls_per_run).
  *   --sweep also times each kernel variant (wide, pairs, narrow, products: fft_launch.h) at
  *   every batch, besides the one the engine picks.
- * CUDAFFT_LAUNCH=runtime in the environment makes the engine launch through the runtime (<<<>>>)
- * instead of the driver's cuLaunchKernel, for comparing the two (bench/RESULTS.md). */
+ * The engine launches its kernels through CUDA graphs it caches per plan (kernels/fft_graph.h);
+ * CUDAFFT_LAUNCH=driver or =runtime in the environment makes it launch through the driver's
+ * cuLaunchKernel or the runtime's <<<>>> instead, for comparison (bench/launch-bench shows what
+ * each path costs a call). */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_check.h"
 #include "cudafft.h"

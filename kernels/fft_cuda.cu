@@ -3,6 +3,7 @@
  * cannot hold a transform. Every CUDA call is checked; a failure becomes a status and a message. */
 #include "cuda_check.cuh"
 #include "fft_backend.h"
+#include "fft_graph.h"
 #include "fft_launch.h"
 
 #include <cufft.h>
@@ -30,6 +31,11 @@ struct Slot {
   cudaEvent_t downloaded = nullptr; /* d_out is free again, h_out holds results */
 };
 
+/* How the plan queues its kernels: through cached CUDA graphs (fft_graph.h), which cost the host
+ * least per call; or, for comparison in benchmarks (CUDAFFT_LAUNCH=driver|runtime), through the
+ * driver's cuLaunchKernel or the runtime's <<<>>>. */
+enum class LaunchPath { Graph, Driver, Runtime };
+
 struct CudaPlan {
   int device = 0;
   cudaStream_t stream = nullptr; /* compute; the one cudafft_plan_get_cuda_stream() returns */
@@ -46,7 +52,8 @@ struct CudaPlan {
   size_t scratch_bytes = 0;
   int forced_variant = -1; /* CUDAFFT_VARIANT (benchmarks): wide, pairs, narrow or products */
   CudafftKernel kernels[CUDAFFT_VARIANT_COUNT] = {};
-  bool runtime_launch = false; /* CUDAFFT_LAUNCH=runtime (benchmarks): launch through the runtime */
+  LaunchPath launch_path = LaunchPath::Graph;
+  CudafftGraphCache graphs = {};
 };
 
 CudafftStatus
@@ -106,6 +113,7 @@ cuda_fini(CudafftPlan *plan)
     if (s.downloaded)
       cudaEventDestroy(s.downloaded);
   }
+  cudafft_graph_cache_clear(&p->graphs);
   if (p->cufft_made)
     cufftDestroy(p->cufft);
   cudaFree(p->d_scratch);
@@ -146,7 +154,10 @@ setup(CudafftPlan *plan, CudaPlan *p)
     if (strcmp(forced, variant_names[v]) == 0)
       p->forced_variant = v;
   const char *launch = getenv("CUDAFFT_LAUNCH");
-  p->runtime_launch = launch && strcmp(launch, "runtime") == 0;
+  if (launch && strcmp(launch, "driver") == 0)
+    p->launch_path = LaunchPath::Driver;
+  else if (launch && strcmp(launch, "runtime") == 0)
+    p->launch_path = LaunchPath::Runtime;
 
   /* Our kernels hold a whole transform in shared memory; where the GPU offers too little
    * (16384-point C2C on sm_86/sm_89; on sm_75 also 8192-point C2C and 16384-point real
@@ -272,12 +283,21 @@ enqueue(CudafftPlan *plan, CudaPlan *p, CudafftDirection direction, const void *
     const size_t count = batch - done < kMaxLaunchBatch ? batch - done : kMaxLaunchBatch;
     const void *from = (const char *)in + done * in_bytes;
     void *to = (char *)out + done * out_bytes;
-    if (p->runtime_launch)
-      CUDAFFT_CHECK(cudafft_kernel_launch(plan->kind, plan->n, variant, direction, from, to,
-                                          (int)count, scale, p->d_twiddles[variant], p->stream));
-    else
+    const float2 *twiddles = p->d_twiddles[variant];
+    switch (p->launch_path) {
+    case LaunchPath::Graph:
+      CUDAFFT_CHECK(cudafft_graph_run(&p->graphs, &p->kernels[variant], direction, from, to,
+                                      (int)count, scale, twiddles, p->stream));
+      break;
+    case LaunchPath::Driver:
       CUDAFFT_CHECK(cudafft_kernel_run(&p->kernels[variant], direction, from, to, (int)count, scale,
-                                       p->d_twiddles[variant], p->stream));
+                                       twiddles, p->stream));
+      break;
+    case LaunchPath::Runtime:
+      CUDAFFT_CHECK(cudafft_kernel_launch(plan->kind, plan->n, variant, direction, from, to,
+                                          (int)count, scale, twiddles, p->stream));
+      break;
+    }
   }
   return CUDAFFT_STATUS_OK;
 }

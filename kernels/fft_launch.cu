@@ -128,10 +128,9 @@ launch(CudafftDirection dir, const void *in, void *out, int batch, float scale, 
        cudaStream_t stream)
 {
   using S = FftShape<N, Kind>;
-  const int blocks = (batch + S::kPerBlock - 1) / S::kPerBlock;
-  const float sign = dir == CUDAFFT_INVERSE ? -1.0f : 1.0f;
-  Kernel<<<blocks, S::kBlockThreads, S::kSmemBytes, stream>>>((const float2 *)in, (float2 *)out,
-                                                              batch, sign, scale, tw);
+  const CudafftKernelShape shape = {S::kBlockThreads, S::kPerBlock, S::kSmemBytes};
+  Kernel<<<cudafft_kernel_blocks(&shape, batch), S::kBlockThreads, S::kSmemBytes, stream>>>(
+      (const float2 *)in, (float2 *)out, batch, cudafft_direction_sign(dir), scale, tw);
   return cudaGetLastError();
 }
 
@@ -333,6 +332,7 @@ cudafft_kernel_resolve(CudafftKind kind, size_t n, CudafftVariant variant, Cudaf
     error = cudaErrorSymbolNotFound;
   if (error == cudaSuccess)
     error = cudaGetFuncBySymbol(&kernel->function, v->kernel);
+  kernel->entry = v->kernel;
   kernel->shape = v->shape;
   return error;
 }
@@ -342,13 +342,12 @@ cudafft_kernel_run(const CudafftKernel *kernel, CudafftDirection direction, cons
                    void *out, int batch, float scale, const float2 *twiddles, cudaStream_t stream)
 {
   const CudafftKernelShape &shape = kernel->shape;
-  const unsigned blocks = (unsigned)((batch + shape.per_block - 1) / shape.per_block);
-  float sign = direction == CUDAFFT_INVERSE ? -1.0f : 1.0f;
+  float sign = cudafft_direction_sign(direction);
   void *args[] = {&in, &out, &batch, &sign, &scale, &twiddles};
   const auto launch = reinterpret_cast<PFN_cuLaunchKernel_v4000>(kernel->driver_launch);
-  return runtime_error_of(launch((CUfunction)kernel->function, blocks, 1, 1,
-                                 (unsigned)shape.block_threads, 1, 1, (unsigned)shape.smem_bytes,
-                                 (CUstream)stream, args, nullptr));
+  return runtime_error_of(launch((CUfunction)kernel->function, cudafft_kernel_blocks(&shape, batch),
+                                 1, 1, (unsigned)shape.block_threads, 1, 1,
+                                 (unsigned)shape.smem_bytes, (CUstream)stream, args, nullptr));
 }
 
 extern "C" cudaError_t

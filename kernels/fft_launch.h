@@ -45,9 +45,24 @@ cudaError_t cudafft_kernel_launch(CudafftKind kind, size_t n, CudafftVariant var
                                   CudafftDirection direction, const void *in, void *out, int batch,
                                   float scale, const float2 *twiddles, cudaStream_t stream);
 
-/* A kernel resolved on one device, for cudafft_kernel_run(). */
+/* Thread blocks of a launch of batch transforms. */
+static inline unsigned
+cudafft_kernel_blocks(const CudafftKernelShape *shape, int batch)
+{
+  return (unsigned)((batch + shape->per_block - 1) / shape->per_block);
+}
+
+/* The kernels' sign argument: the inverse runs as the forward transform of conjugates. */
+static inline float
+cudafft_direction_sign(CudafftDirection direction)
+{
+  return direction == CUDAFFT_INVERSE ? -1.0f : 1.0f;
+}
+
+/* A kernel resolved on one device, for cudafft_kernel_run() and fft_graph.h. */
 typedef struct {
   cudaFunction_t function; /* the kernel in the context of the device current at resolve time */
+  const void *entry;       /* the kernel's host-side entry, as the runtime and graph APIs take it */
   void *driver_launch;     /* the driver's cuLaunchKernel */
   CudafftKernelShape shape;
 } CudafftKernel;

@@ -20,7 +20,7 @@ grep -E "^ *[0-9]+/[0-9]+ " "$logdir/tests.log" | grep -v " OK " || true
 cp build-gpu/meson-logs/testlog.txt "$logdir/" 2>/dev/null
 export GST_PLUGIN_PATH=$PWD/build-gpu/plugin GST_REGISTRY_1_0=$PWD/build-gpu/gst-registry.bin
 gst-inspect-1.0 cudafft > /dev/null
-for bench in ${BENCH-fft-bench element-bench spectrum-kernel-bench spectrum-bench convolve-kernel-bench convolve-bench}; do
+for bench in ${BENCH-fft-bench launch-bench element-bench spectrum-kernel-bench spectrum-bench convolve-kernel-bench convolve-bench}; do
   [ -x "build-gpu/bench/$bench" ] || continue
   echo "== $bench" | tee "$logdir/$bench.log"
   "build-gpu/bench/$bench" ${BENCH_ARGS:-} >> "$logdir/$bench.log" 2>&1
