@@ -56,6 +56,16 @@ struct CudaPlan {
   CudafftGraphCache graphs = {};
 };
 
+/* Whether variant v's twiddle table is an earlier variant's (setup() uploads one table once). */
+bool
+shared_table_of(const CudaPlan *p, int v)
+{
+  for (int w = 0; w < v; ++w)
+    if (p->d_twiddles[w] && p->d_twiddles[w] == p->d_twiddles[v])
+      return true;
+  return false;
+}
+
 CudafftStatus
 cufft_failure(cufftResult result, const char *call, int line)
 {
@@ -117,8 +127,9 @@ cuda_fini(CudafftPlan *plan)
   if (p->cufft_made)
     cufftDestroy(p->cufft);
   cudaFree(p->d_scratch);
-  for (float2 *table : p->d_twiddles)
-    cudaFree(table);
+  for (int v = 0; v < CUDAFFT_VARIANT_COUNT; ++v)
+    if (!shared_table_of(p, v))
+      cudaFree(p->d_twiddles[v]);
   if (p->stream)
     cudaStreamDestroy(p->stream);
   if (p->upload)
@@ -179,16 +190,24 @@ setup(CudafftPlan *plan, CudaPlan *p)
     const CudafftVariant variant = (CudafftVariant)v;
     CUDAFFT_CHECK(cudafft_kernel_prepare(plan->kind, plan->n, variant));
     CUDAFFT_CHECK(cudafft_kernel_resolve(plan->kind, plan->n, variant, &p->kernels[v]));
+    const int table = cudafft_kernel_table_id(plan->kind, plan->n, variant);
+    int same = 0; /* an earlier variant that reads the same table */
+    while (same < v && cudafft_kernel_table_id(plan->kind, plan->n, (CudafftVariant)same) != table)
+      ++same;
+    if (same < v) {
+      p->d_twiddles[v] = p->d_twiddles[same];
+      continue;
+    }
     const size_t table_bytes =
         cudafft_kernel_twiddle_count(plan->kind, plan->n, variant) * sizeof(float2);
-    float *table = (float *)malloc(table_bytes); /* up to 200 KB: not for a thread's stack */
-    if (!table)
+    float *values = (float *)malloc(table_bytes); /* up to 200 KB: not for a thread's stack */
+    if (!values)
       return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a twiddle table");
-    cudafft_kernel_twiddles(plan->kind, plan->n, variant, table);
+    cudafft_kernel_twiddles(plan->kind, plan->n, variant, values);
     cudaError_t error = cudaMalloc(&p->d_twiddles[v], table_bytes);
     if (error == cudaSuccess)
-      error = cudaMemcpy(p->d_twiddles[v], table, table_bytes, cudaMemcpyHostToDevice);
-    free(table);
+      error = cudaMemcpy(p->d_twiddles[v], values, table_bytes, cudaMemcpyHostToDevice);
+    free(values);
     if (error != cudaSuccess)
       return cudafft_cuda_failure(error, "uploading a twiddle table", __FILE__, __LINE__);
   }

@@ -127,9 +127,12 @@ cudafft_graph_run(CudafftGraphCache *cache, const CudafftKernel *kernel, Cudafft
     return cudafft_kernel_run(kernel, direction, in, out, batch, scale, twiddles, stream);
   const CudafftGraphKey key = {kernel, direction, in, out, batch, scale, twiddles};
   CudafftGraphEntry *entry = nullptr;
-  error = entry_for(cache, key, &entry);
-  if (error != cudaSuccess)
-    return error;
+  if (entry_for(cache, key, &entry) != cudaSuccess) {
+    /* no graph for this call (out of memory, say): the plain launch still does the work, and
+     * reports the error itself if it is one that stays */
+    cudaGetLastError();
+    return cudafft_kernel_run(kernel, direction, in, out, batch, scale, twiddles, stream);
+  }
   entry->used = ++cache->clock;
   return cudaGraphLaunch(entry->exec, stream);
 }

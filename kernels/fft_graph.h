@@ -46,9 +46,10 @@ typedef struct {
 } CudafftGraphCache;
 
 /* Queues what cudafft_kernel_run() queues, on stream, through the cache's graph for these
- * arguments (made or updated first where none matches). A stream that is being captured gets a
- * plain launch (cudafft_kernel_run), so that the capture records the kernel itself. The kernel's
- * device must be current. */
+ * arguments (made or updated first where none matches). Two cases get the plain launch
+ * (cudafft_kernel_run) instead: a stream that is being captured, so that the capture records the
+ * kernel itself, and a call for which no graph could be made. The kernel's device must be
+ * current. */
 cudaError_t cudafft_graph_run(CudafftGraphCache *cache, const CudafftKernel *kernel,
                               CudafftDirection direction, const void *in, void *out, int batch,
                               float scale, const float2 *twiddles, cudaStream_t stream);

@@ -6,6 +6,7 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include <atomic>
 #include <cmath>
 
 using namespace cudafft;
@@ -251,6 +252,13 @@ cudafft_kernel_twiddle_count(CudafftKind kind, size_t n, CudafftVariant variant)
   return v ? (size_t)twiddle_count(v->n_complex, v->plan_kind) : 0;
 }
 
+extern "C" int
+cudafft_kernel_table_id(CudafftKind kind, size_t n, CudafftVariant variant)
+{
+  const Variant *v = variant_for(kind, n, variant);
+  return v ? v->plan_kind : -1;
+}
+
 extern "C" void
 cudafft_kernel_twiddles(CudafftKind kind, size_t n, CudafftVariant variant, float *table)
 {
@@ -319,17 +327,33 @@ runtime_error_of(CUresult result)
   }
 }
 
+/* The driver's cuLaunchKernel, looked up by the first plan that finds it and kept for the
+ * process; a failed lookup is not kept, so that the next plan asks again. Plans may be made on
+ * several threads at once: both would find the same entry. */
+static cudaError_t
+driver_launch_entry(void **entry)
+{
+  static std::atomic<void *> kept{nullptr};
+  *entry = kept.load(std::memory_order_acquire);
+  if (*entry)
+    return cudaSuccess;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  cudaError_t error =
+      cudaGetDriverEntryPointByVersion("cuLaunchKernel", entry, 4000, cudaEnableDefault, &found);
+  if (error == cudaSuccess && found != cudaDriverEntryPointSuccess)
+    error = cudaErrorSymbolNotFound;
+  if (error == cudaSuccess)
+    kept.store(*entry, std::memory_order_release);
+  return error;
+}
+
 extern "C" cudaError_t
 cudafft_kernel_resolve(CudafftKind kind, size_t n, CudafftVariant variant, CudafftKernel *kernel)
 {
   const Variant *v = variant_for(kind, n, variant);
   if (!v)
     return cudaErrorInvalidValue;
-  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-  cudaError_t error = cudaGetDriverEntryPointByVersion("cuLaunchKernel", &kernel->driver_launch,
-                                                       4000, cudaEnableDefault, &found);
-  if (error == cudaSuccess && found != cudaDriverEntryPointSuccess)
-    error = cudaErrorSymbolNotFound;
+  cudaError_t error = driver_launch_entry(&kernel->driver_launch);
   if (error == cudaSuccess)
     error = cudaGetFuncBySymbol(&kernel->function, v->kernel);
   kernel->entry = v->kernel;

@@ -39,6 +39,10 @@ cudaError_t cudafft_kernel_prepare(CudafftKind kind, size_t n, CudafftVariant va
 size_t cudafft_kernel_twiddle_count(CudafftKind kind, size_t n, CudafftVariant variant);
 void cudafft_kernel_twiddles(CudafftKind kind, size_t n, CudafftVariant variant, float *table);
 
+/* Which table the variant reads: variants of one (kind, n) with the same id read equal tables, so
+ * that one upload serves them (wide and products follow the same radix plan). -1 for none. */
+int cudafft_kernel_table_id(CudafftKind kind, size_t n, CudafftVariant variant);
+
 /* Queues batch transforms on stream. in, out: 16-byte aligned device memory in the layouts of
  * cudafft.h. twiddles: the device copy of the variant's table. */
 cudaError_t cudafft_kernel_launch(CudafftKind kind, size_t n, CudafftVariant variant,
