@@ -19,7 +19,11 @@
  * identity.
  *
  * Streams: each CUDA plan owns one CUDA stream. cudafft_execute_device() queues the work on it and
- * returns without waiting; cudafft_execute() returns when the output is in host memory.
+ * returns without waiting; cudafft_execute() returns when the output is in host memory. A plan
+ * queues its kernels through CUDA graphs that it keeps for the buffers, batch and scale of its
+ * last few calls (the cheapest launch for the host), so that repeated calls on the same buffers
+ * cost least; the plan's stream may also be captured into a graph of the caller's
+ * (cudaStreamBeginCapture), which then records the transform's kernel.
  *
  * Threads: one plan must not be used by two threads at once; different plans may be used from
  * different threads concurrently. The functions that take no plan are thread-safe. The CPU

@@ -1,9 +1,9 @@
 /* fft_graph.h: launching a plan's kernel through executable CUDA graphs, kept per plan and reused
  * for calls with the same arguments. Internal to kernels/ (it speaks CUDA types).
  *
- * Why: on the project's H100 machine, cudaGraphLaunch of a one-kernel graph costs the host 1.9 us
- * where cuLaunchKernel of the same kernel costs 3.9-4.5 us, and at small batches that host time is
- * most of a call's latency (bench/RESULTS.md, "Launch through CUDA graphs"). */
+ * Why: on the project's H100 machine, cudaGraphLaunch of a one-kernel graph costs the host about
+ * 2 us where cuLaunchKernel of the same kernel costs about 4 us, and at small batches that host
+ * time is most of a call's latency (bench/RESULTS.md, "Launch through cached CUDA graphs"). */
 #ifndef CUDAFFT_FFT_GRAPH_H
 #define CUDAFFT_FFT_GRAPH_H
 
