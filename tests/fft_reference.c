@@ -7,6 +7,13 @@
 #include <stdio.h>
 #include <string.h>
 
+const FftTransform fft_transforms[FFT_TRANSFORM_COUNT] = {
+    {CUDAFFT_C2C, CUDAFFT_FORWARD},
+    {CUDAFFT_C2C, CUDAFFT_INVERSE},
+    {CUDAFFT_R2C, CUDAFFT_FORWARD},
+    {CUDAFFT_C2R, CUDAFFT_INVERSE},
+};
+
 size_t
 fft_layout_floats(CudafftKind kind, size_t n, int input)
 {

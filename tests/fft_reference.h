@@ -11,6 +11,16 @@
  * untouched: callers allocate them. */
 #define FFT_GUARD_FLOATS 64
 
+/* A transform the plans run: a kind and the direction it runs in. */
+typedef struct {
+  CudafftKind kind;
+  CudafftDirection direction;
+} FftTransform;
+
+/* Every one of them: C2C forward and inverse, R2C (forward), C2R (inverse). */
+#define FFT_TRANSFORM_COUNT 4
+extern const FftTransform fft_transforms[FFT_TRANSFORM_COUNT];
+
 /* Floats per transform on the input (input = 1) or output (input = 0) side, from the layouts in
  * cudafft.h; worked out here independently of the library, so that a test can compare. */
 size_t fft_layout_floats(CudafftKind kind, size_t n, int input);

@@ -13,22 +13,10 @@ static const size_t batches[] = {1, 7, 64, 1000};
 #define SCALED_BATCH 7
 #define ROUND_TRIP_BATCH 64
 
-typedef struct {
-  CudafftKind kind;
-  CudafftDirection direction;
-} Transform;
-
-static const Transform transforms[] = {
-    {CUDAFFT_C2C, CUDAFFT_FORWARD},
-    {CUDAFFT_C2C, CUDAFFT_INVERSE},
-    {CUDAFFT_R2C, CUDAFFT_FORWARD},
-    {CUDAFFT_C2R, CUDAFFT_INVERSE},
-};
-
 /* Fresh random input for one (transform, n, batch): the run with scale 1 and, at SCALED_BATCH, the
  * same input with scale 1/n against the same reference scaled. */
 static void
-check_batch(CudafftPlan *plan, const Transform *t, size_t n, size_t batch)
+check_batch(CudafftPlan *plan, const FftTransform *t, size_t n, size_t batch)
 {
   const size_t in_count = batch * fft_layout_floats(t->kind, n, 1);
   const size_t out_count = batch * fft_layout_floats(t->kind, n, 0);
@@ -98,13 +86,13 @@ main(int argc, char **argv)
     CudafftPlan *r2c = fft_create_plan(backend, CUDAFFT_R2C, n);
     CudafftPlan *c2r = fft_create_plan(backend, CUDAFFT_C2R, n);
 
-    for (size_t t = 0; t < sizeof transforms / sizeof transforms[0]; t++) {
-      CudafftKind kind = transforms[t].kind;
+    for (size_t t = 0; t < FFT_TRANSFORM_COUNT; t++) {
+      CudafftKind kind = fft_transforms[t].kind;
       CudafftPlan *plan = kind == CUDAFFT_C2C ? c2c : kind == CUDAFFT_R2C ? r2c : c2r;
       if (!plan)
         continue; /* its creation already failed */
       for (size_t b = 0; b < sizeof batches / sizeof batches[0]; b++)
-        check_batch(plan, &transforms[t], n, batches[b]);
+        check_batch(plan, &fft_transforms[t], n, batches[b]);
     }
     if (c2c)
       check_round_trip(c2c, c2c, n);

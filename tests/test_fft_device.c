@@ -20,18 +20,6 @@
 #define PAIRS 6
 #define MAX_BATCH 64
 
-typedef struct {
-  CudafftKind kind;
-  CudafftDirection direction;
-} Transform;
-
-static const Transform transforms[] = {
-    {CUDAFFT_C2C, CUDAFFT_FORWARD},
-    {CUDAFFT_C2C, CUDAFFT_INVERSE},
-    {CUDAFFT_R2C, CUDAFFT_FORWARD},
-    {CUDAFFT_C2R, CUDAFFT_INVERSE},
-};
-
 /* One buffer pair's call: its input on the host, the expected output, and the device buffers. */
 typedef struct {
   float *h_in, *h_out;
@@ -50,7 +38,7 @@ cuda_ok(cudaError_t error, const char *what)
 
 /* Fresh input for call (uploaded), a poisoned output, and the reference. */
 static int
-prepare(Call *call, const Transform *t, size_t batch, float scale)
+prepare(Call *call, const FftTransform *t, size_t batch, float scale)
 {
   const size_t in_count = batch * fft_layout_floats(t->kind, N, 1);
   const size_t out_count = batch * fft_layout_floats(t->kind, N, 0);
@@ -72,7 +60,7 @@ prepare(Call *call, const Transform *t, size_t batch, float scale)
 
 /* Downloads call's output (with the guard after it) and checks every value. */
 static void
-verify(const Call *call, const Transform *t, const char *label)
+verify(const Call *call, const FftTransform *t, const char *label)
 {
   const size_t out_count = call->batch * fft_layout_floats(t->kind, N, 0);
   if (!cuda_ok(cudaMemcpy(call->h_out, call->d_out, (out_count + FFT_GUARD_FLOATS) * sizeof(float),
@@ -90,7 +78,7 @@ verify(const Call *call, const Transform *t, const char *label)
 }
 
 static int
-execute(CudafftPlan *plan, const Transform *t, const Call *call)
+execute(CudafftPlan *plan, const FftTransform *t, const Call *call)
 {
   const CudafftStatus status =
       cudafft_execute_device(plan, t->direction, call->d_in, call->d_out, call->batch, call->scale);
@@ -114,7 +102,7 @@ scale_of(int c)
 }
 
 static void
-check_transform(CudafftPlan *plan, const Transform *t, Call *calls)
+check_transform(CudafftPlan *plan, const FftTransform *t, Call *calls)
 {
   const char *name = test_transform_name(t->kind, t->direction);
   char label[128];
@@ -189,11 +177,11 @@ main(void)
             "cudaMalloc"))
       return test_finish();
   }
-  for (size_t i = 0; i < sizeof transforms / sizeof transforms[0]; ++i) {
-    CudafftPlan *plan = fft_create_plan(CUDAFFT_BACKEND_CUDA, transforms[i].kind, N);
+  for (size_t i = 0; i < FFT_TRANSFORM_COUNT; ++i) {
+    CudafftPlan *plan = fft_create_plan(CUDAFFT_BACKEND_CUDA, fft_transforms[i].kind, N);
     if (!plan)
       continue;
-    check_transform(plan, &transforms[i], calls);
+    check_transform(plan, &fft_transforms[i], calls);
     cudafft_plan_destroy(plan);
   }
   for (int c = 0; c < PAIRS; ++c) {
