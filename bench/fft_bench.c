@@ -35,16 +35,6 @@
 
 #define ERROR_TRANSFORMS 64
 
-#define CHECK_OURS(call)                                                                           \
-  do {                                                                                             \
-    CudafftStatus s_ = (call);                                                                     \
-    if (s_ != CUDAFFT_STATUS_OK) {                                                                 \
-      fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call, cudafft_status_name(s_),   \
-              cudafft_last_error_message());                                                       \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
-
 typedef void (*RunFn)(void *ctx);
 
 /* Calls queued back to back inside one timed run (--calls); a run's time is divided by it. With

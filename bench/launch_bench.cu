@@ -51,16 +51,6 @@ struct Bench {
 };
 
 void
-check_ours(CudafftStatus status)
-{
-  if (status != CUDAFFT_STATUS_OK) {
-    fprintf(stderr, "launch-bench: %s: %s\n", cudafft_status_name(status),
-            cudafft_last_error_message());
-    exit(1);
-  }
-}
-
-void
 empty_driver(Bench &b)
 {
   int batch = b.batch;
@@ -96,26 +86,26 @@ memset4(Bench &b)
 void
 ours(Bench &b)
 {
-  check_ours(cudafft_execute_device(b.graph_plan, CUDAFFT_FORWARD, b.in, b.out, b.batch, 1.0f));
+  CHECK_OURS(cudafft_execute_device(b.graph_plan, CUDAFFT_FORWARD, b.in, b.out, b.batch, 1.0f));
 }
 
 void
 ours_driver(Bench &b)
 {
-  check_ours(cudafft_execute_device(b.driver_plan, CUDAFFT_FORWARD, b.in, b.out, b.batch, 1.0f));
+  CHECK_OURS(cudafft_execute_device(b.driver_plan, CUDAFFT_FORWARD, b.in, b.out, b.batch, 1.0f));
 }
 
 void
 ours_runtime(Bench &b)
 {
-  check_ours(cudafft_execute_device(b.runtime_plan, CUDAFFT_FORWARD, b.in, b.out, b.batch, 1.0f));
+  CHECK_OURS(cudafft_execute_device(b.runtime_plan, CUDAFFT_FORWARD, b.in, b.out, b.batch, 1.0f));
 }
 
 void
 ours_rotating(Bench &b)
 {
   b.next = (b.next + 1) % kRotating;
-  check_ours(cudafft_execute_device(b.graph_plan, CUDAFFT_FORWARD, b.in, b.rotating[b.next],
+  CHECK_OURS(cudafft_execute_device(b.graph_plan, CUDAFFT_FORWARD, b.in, b.rotating[b.next],
                                     b.batch, 1.0f));
 }
 
@@ -148,7 +138,7 @@ plan_with_launch(const char *path)
   else
     unsetenv("CUDAFFT_LAUNCH");
   CudafftPlan *plan = nullptr;
-  check_ours(cudafft_plan_create(&plan, CUDAFFT_BACKEND_CUDA, -1, CUDAFFT_C2C, kN));
+  CHECK_OURS(cudafft_plan_create(&plan, CUDAFFT_BACKEND_CUDA, -1, CUDAFFT_C2C, kN));
   unsetenv("CUDAFFT_LAUNCH");
   return plan;
 }
