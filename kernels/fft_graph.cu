@@ -10,29 +10,24 @@ same_key(const CudafftGraphKey &a, const CudafftGraphKey &b)
          a.batch == b.batch && a.scale == b.scale && a.twiddles == b.twiddles;
 }
 
-/* The kernel node's parameters for key. args receives the argument values that kernelParams
- * points at; the graph API copies them, so it need only outlive the call that takes params. */
+/* The kernel node's parameters for key. The graph API copies the argument values that
+ * params.kernelParams points at, so this need only outlive the call that takes it. */
 struct NodeParams {
-  const void *in;
-  void *out;
-  int batch;
-  float sign, scale;
-  const float2 *twiddles;
-  void *args[6];
+  CudafftKernelArgs args;
   cudaKernelNodeParams params;
 
-  explicit NodeParams(const CudafftGraphKey &key)
-      : in(key.in), out(key.out), batch(key.batch), sign(cudafft_direction_sign(key.direction)),
-        scale(key.scale), twiddles(key.twiddles), args{&in, &out, &batch, &sign, &scale, &twiddles},
-        params()
+  explicit NodeParams(const CudafftGraphKey &key) : params()
   {
     const CudafftKernel &kernel = *key.kernel;
+    cudafft_kernel_args(&args, key.direction, key.in, key.out, key.batch, key.scale, key.twiddles);
     params.func = const_cast<void *>(kernel.entry);
     params.gridDim = dim3(cudafft_kernel_blocks(&kernel.shape, key.batch));
     params.blockDim = dim3((unsigned)kernel.shape.block_threads);
     params.sharedMemBytes = (unsigned)kernel.shape.smem_bytes;
-    params.kernelParams = args;
+    params.kernelParams = args.params;
   }
+  NodeParams(const NodeParams &) = delete; /* params point into args */
+  NodeParams &operator=(const NodeParams &) = delete;
 };
 
 void

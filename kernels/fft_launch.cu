@@ -366,12 +366,13 @@ cudafft_kernel_run(const CudafftKernel *kernel, CudafftDirection direction, cons
                    void *out, int batch, float scale, const float2 *twiddles, cudaStream_t stream)
 {
   const CudafftKernelShape &shape = kernel->shape;
-  float sign = cudafft_direction_sign(direction);
-  void *args[] = {&in, &out, &batch, &sign, &scale, &twiddles};
+  CudafftKernelArgs args;
+  cudafft_kernel_args(&args, direction, in, out, batch, scale, twiddles);
   const auto launch = reinterpret_cast<PFN_cuLaunchKernel_v4000>(kernel->driver_launch);
   return runtime_error_of(launch((CUfunction)kernel->function, cudafft_kernel_blocks(&shape, batch),
                                  1, 1, (unsigned)shape.block_threads, 1, 1,
-                                 (unsigned)shape.smem_bytes, (CUstream)stream, args, nullptr));
+                                 (unsigned)shape.smem_bytes, (CUstream)stream, args.params,
+                                 nullptr));
 }
 
 extern "C" cudaError_t

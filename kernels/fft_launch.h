@@ -63,6 +63,37 @@ cudafft_direction_sign(CudafftDirection direction)
   return direction == CUDAFFT_INVERSE ? -1.0f : 1.0f;
 }
 
+/* The values of an engine kernel's parameters, in their order (in, out, batch, sign, scale,
+ * twiddles), and params pointing at each, as cuLaunchKernel and graph kernel nodes take them.
+ * params points into the struct itself: fill it in place with cudafft_kernel_args() and do not
+ * copy it. */
+typedef struct {
+  const void *in;
+  void *out;
+  int batch;
+  float sign, scale;
+  const float2 *twiddles;
+  void *params[6];
+} CudafftKernelArgs;
+
+static inline void
+cudafft_kernel_args(CudafftKernelArgs *args, CudafftDirection direction, const void *in, void *out,
+                    int batch, float scale, const float2 *twiddles)
+{
+  args->in = in;
+  args->out = out;
+  args->batch = batch;
+  args->sign = cudafft_direction_sign(direction);
+  args->scale = scale;
+  args->twiddles = twiddles;
+  args->params[0] = &args->in;
+  args->params[1] = &args->out;
+  args->params[2] = &args->batch;
+  args->params[3] = &args->sign;
+  args->params[4] = &args->scale;
+  args->params[5] = &args->twiddles;
+}
+
 /* A kernel resolved on one device, for cudafft_kernel_run() and fft_graph.h. */
 typedef struct {
   cudaFunction_t function; /* the kernel in the context of the device current at resolve time */
