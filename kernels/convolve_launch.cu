@@ -94,34 +94,12 @@ static_assert(CUDAFFT_CONVOLVE_FFT_SIZE == 2 * kConvBlock, "N must be 2 B");
 static_assert(kConvPitch % 16 == 0 && kConvPitch > kConvBlock, "rows must stay 128-byte aligned");
 
 /* A frame of N real samples, 16-byte aligned (rows and block offsets are multiples of 4 floats),
- * read as complex points z[m] = (x[2m], x[2m+1]). */
-struct ConvolveRealIn {
-  const float *x;
-};
-
-template <int P, int B, int Stride>
-__device__ __forceinline__ void
-read_points(float2 *v, ConvolveRealIn from, int j0)
+ * read as complex points z[m] = (x[2m], x[2m+1]): in memory that is a row of N/2 complex points,
+ * which the FFT's own reader takes (16-byte loads where a thread reads adjacent points). */
+__device__ __forceinline__ GlobalIn
+real_frame(const float *x)
 {
-  if constexpr (B % 2 == 0) {
-    /* points m, m + 1 (m even) are samples 2m .. 2m + 3: float4 m / 2 */
-    const float4 *x4 = reinterpret_cast<const float4 *>(from.x);
-#pragma unroll
-    for (int b = 0; b < B; b += 2)
-#pragma unroll
-      for (int r = 0; r < P; ++r) {
-        const float4 a = x4[(j0 + b + r * Stride) / 2];
-        v[b * P + r] = make_float2(a.x, a.y);
-        v[(b + 1) * P + r] = make_float2(a.z, a.w);
-      }
-  } else {
-    const float2 *x2 = reinterpret_cast<const float2 *>(from.x);
-#pragma unroll
-    for (int b = 0; b < B; ++b)
-#pragma unroll
-      for (int r = 0; r < P; ++r)
-        v[b * P + r] = x2[j0 + b + r * Stride];
-  }
+  return GlobalIn{reinterpret_cast<const float2 *>(x), 1.0f};
 }
 
 /* One partition of a kernel row: `count` taps (<= B) at x, zeros after them up to N. Rows start
@@ -374,7 +352,7 @@ __launch_bounds__(kThreads) forward_kernel(const float *__restrict__ signal, siz
   int slot = first_slot + q;
   if (slot >= slots)
     slot -= slots;
-  const ConvolveRealIn from{signal + (size_t)c * pitch + (size_t)q * kConvBlock};
+  const GlobalIn from = real_frame(signal + (size_t)c * pitch + (size_t)q * kConvBlock);
   forward_to_bins(from, smem, ring + ((size_t)c * slots + slot) * kConvPitch, 1.0f, twiddles);
 }
 
@@ -553,7 +531,7 @@ fused_kernel(const float *__restrict__ signal, size_t pitch, int channels,
   __shared__ float2 smem[Shape::kStride];
   const int q = blockIdx.x / channels, c = blockIdx.x % channels;
   const float2 *h = spectra + (size_t)(kernel_rows > 1 ? c : 0) * kConvPitch;
-  const ConvolveRealIn from{signal + (size_t)c * pitch + (size_t)q * kConvBlock};
+  const GlobalIn from = real_frame(signal + (size_t)c * pitch + (size_t)q * kConvBlock);
   forward_times_pre(from, smem, h, twiddles);
   inverse_to_output<kWide, false, CONVOLVE_STAGED_STORES>(smem, q, c, channels, signal, pitch,
                                                           wet_gain, dry_gain, out, twiddles);
@@ -570,7 +548,7 @@ fused_planar_kernel(const float *__restrict__ in, size_t in_hop,
 {
   __shared__ float2 smem[Shape::kStride];
   const size_t b = blockIdx.x;
-  forward_times_pre(ConvolveRealIn{in + b * in_hop}, smem, spectrum, twiddles);
+  forward_times_pre(real_frame(in + b * in_hop), smem, spectrum, twiddles);
   const SharedRow s{smem};
   if constexpr (Staged) {
     const int first = Keep >= 0 ? Keep : keep_from / 2;
