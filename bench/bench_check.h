@@ -3,7 +3,7 @@
 #ifndef CUDAFFT_BENCH_CHECK_H
 #define CUDAFFT_BENCH_CHECK_H
 
-#include "cudafft.h"
+#include <cudafft/fft.h>
 
 #include <cuda_runtime_api.h>
 #include <cufft.h>

@@ -1,7 +1,7 @@
 /* bench_util.c: see bench_util.h. */
 #include "bench_util.h"
 
-#include "cudafft.h"
+#include <cudafft/fft.h>
 
 #ifdef BENCH_UTIL_CUDART
 #include <cuda_runtime_api.h>

@@ -28,7 +28,7 @@
  *   Needs the plugin: GST_PLUGIN_PATH=<build>/plugin build/bench/convolve-bench
  * Exit status: 0, or 1 when a pipeline failed or an element put out the wrong number of samples. */
 #include "bench_util.h"
-#include "cudafft.h"
+#include <cudafft/fft.h>
 
 #include <gst/app/gstappsrc.h>
 #include <gst/gst.h>

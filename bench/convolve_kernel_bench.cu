@@ -26,7 +26,7 @@
  * sums over 47 partitions stay near 1e-6). No CUDA device: exit 77.
  *
  * Usage: convolve-kernel-bench [--runs N] [--blocks N] */
-#include "convolve_launch.h"
+#include "convolve_kernels.h"
 
 #include "kernel_bench.cuh"
 
@@ -136,7 +136,7 @@ run_partitioned_blocks(Bench *b, size_t blocks)
 {
   CHECK_CUDA(cudafft_convolve_forward_launch(b->d_rows, b->pitch, kChannels, blocks, b->d_ring,
                                              b->slots, 0, b->d_twiddles, b->stream));
-  CHECK_CUDA(cudafft_convolve_mac_launch(CUDAFFT_CONVOLVE_F32, b->d_ring, b->slots, 0, kChannels,
+  CHECK_CUDA(cudafft_convolve_mac_launch(CUDAFFT_SAMPLE_F32, b->d_ring, b->slots, 0, kChannels,
                                          blocks, b->d_long_spectra, 1, b->partitions, b->d_rows,
                                          b->pitch, 1.0f, b->d_out, b->d_twiddles, b->stream));
 }
@@ -146,7 +146,7 @@ run_partitioned_blocks(Bench *b, size_t blocks)
 void
 run_chain_blocks(Bench *b, size_t blocks)
 {
-  CHECK_CUDA(cudafft_convolve_deinterleave_launch(CUDAFFT_CONVOLVE_F32, b->d_raw, blocks * kB,
+  CHECK_CUDA(cudafft_convolve_deinterleave_launch(CUDAFFT_SAMPLE_F32, b->d_raw, blocks * kB,
                                                   kChannels, b->d_rows + kB, b->pitch,
                                                   b->d_next_rows, b->stream));
   run_partitioned_blocks(b, blocks);

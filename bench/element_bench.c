@@ -14,7 +14,7 @@
  *   at 48000-sample buffers. --pinned-input puts the input in page-locked memory, as an upstream
  *   element gets it when it allocates from what cudafft proposes in the allocation query. */
 #include "bench_util.h"
-#include "cudafft.h"
+#include <cudafft/fft.h>
 
 #include <gst/app/gstappsrc.h>
 #include <gst/gst.h>

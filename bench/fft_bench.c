@@ -21,7 +21,7 @@
  * each path costs a call). */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_check.h"
-#include "cudafft.h"
+#include <cudafft/fft.h>
 
 #include <cuda_runtime_api.h>
 #include <cufft.h>

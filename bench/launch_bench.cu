@@ -14,7 +14,7 @@
  *
  * Usage: launch-bench [--batch B] [--runs R] (defaults 64 and 300) */
 #include "bench_check.h"
-#include "cudafft.h"
+#include <cudafft/fft.h>
 
 #include <cuda.h>
 #include <cudaTypedefs.h>

@@ -25,7 +25,7 @@
  *   Needs the plugin: GST_PLUGIN_PATH=<build>/plugin build/bench/spectrum-bench
  * Exit status: 0, or 1 when a pipeline failed or its messages were wrong (count or shape). */
 #include "bench_util.h"
-#include "cudafft.h"
+#include <cudafft/fft.h>
 
 #include <gst/app/gstappsrc.h>
 #include <gst/gst.h>

@@ -16,7 +16,7 @@
  * means stray from cuFFT's by as much. No CUDA device: exit 77.
  *
  * Usage: spectrum-kernel-bench [--runs N] [--frames N] [--size N] */
-#include "spectrum_launch.h"
+#include "spectrum_kernels.h"
 #include "spectrum_values.h"
 
 #include "kernel_bench.cuh"

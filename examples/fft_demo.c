@@ -3,7 +3,7 @@
  * back into audio (C2R) and checks both: the tones land in their bins and the round trip returns
  * the input. Backend AUTO: the GPU when one is usable, otherwise FFTW on the CPU. */
 #define _POSIX_C_SOURCE 200809L
-#include "cudafft.h"
+#include <cudafft/fft.h>
 
 #include <math.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
 #ifndef GST_CUDA_BASE_FILTER_H
 #define GST_CUDA_BASE_FILTER_H
 
-#include "cudafft.h"
+#include <cudafft/common.h>
 
 #include <gst/base/gstbasetransform.h>
 #include <gst/gst.h>

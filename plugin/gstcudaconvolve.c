@@ -43,7 +43,7 @@
  */
 #include "gstcudaconvolve.h"
 
-#include "cudafft_convolve.h"
+#include <cudafft/convolve.h>
 #include "gstcudahostmemory.h"
 #include "gstcudarun.h"
 
@@ -609,8 +609,8 @@ open_engine(GstCudaConvolve *self)
   CreateArgs args = {.self = self};
   args.config.channels = GST_AUDIO_INFO_CHANNELS(&self->info);
   args.config.format = GST_AUDIO_INFO_FORMAT(&self->info) == GST_AUDIO_FORMAT_F64
-                           ? CUDAFFT_CONVOLVE_F64
-                           : CUDAFFT_CONVOLVE_F32;
+                           ? CUDAFFT_SAMPLE_F64
+                           : CUDAFFT_SAMPLE_F32;
   args.config.kernel = engine_kernel(&kernel);
   args.config.mix = current_mix(self);
   const gboolean ok = gst_cuda_base_filter_create_engine(GST_CUDA_BASE_FILTER(self),

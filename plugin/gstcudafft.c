@@ -13,7 +13,7 @@
  * way audio encoders mark their priming and padding; cudaifft drops exactly those. */
 #include "gstcudafft.h"
 
-#include "cudafft_stft.h"
+#include <cudafft/stft.h>
 #include "gstcudafftcaps.h"
 #include "gstcudahostmemory.h"
 #include "gstcudarun.h"

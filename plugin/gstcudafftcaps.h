@@ -10,7 +10,7 @@
 #ifndef GST_CUDA_FFT_CAPS_H
 #define GST_CUDA_FFT_CAPS_H
 
-#include "cudafft_stft.h"
+#include <cudafft/stft.h>
 
 #include <gst/gst.h>
 

@@ -1,7 +1,7 @@
 /* gstcudahostmemory.c: see the header. */
 #include "gstcudahostmemory.h"
 
-#include "cudafft.h"
+#include <cudafft/common.h>
 
 typedef struct {
   GstMemory mem;

@@ -8,7 +8,7 @@
  * the end of a run: its frames and the overlap-add tail go out together. */
 #include "gstcudaifft.h"
 
-#include "cudafft_stft.h"
+#include <cudafft/stft.h>
 #include "gstcudafftcaps.h"
 #include "gstcudahostmemory.h"
 #include "gstcudarun.h"

@@ -68,7 +68,7 @@
  */
 #include "gstcudaspectrum.h"
 
-#include "cudafft_spectrum.h"
+#include <cudafft/spectrum.h>
 #include "gstcudafanout.h"
 
 #include <gst/audio/audio.h>
@@ -97,7 +97,7 @@ enum {
 #define DEFAULT_MULTI_CHANNEL FALSE
 
 /* The widest frame the caps allow: 1024 channels of F64. */
-#define MAX_FRAME_BYTES (CUDAFFT_SPECTRUM_MAX_CHANNELS * 8)
+#define MAX_FRAME_BYTES (CUDAFFT_MAX_CHANNELS * 8)
 
 typedef struct {
   gboolean post_messages;
@@ -275,20 +275,20 @@ create_spectrum(gpointer user_data, CudafftBackend backend, int device_id, Cudaf
   return status;
 }
 
-static CudafftSpectrumFormat
+static CudafftSampleFormat
 format_of(GstAudioFormat format)
 {
   switch (format) {
   case GST_AUDIO_FORMAT_S16LE:
-    return CUDAFFT_SPECTRUM_S16;
+    return CUDAFFT_SAMPLE_S16;
   case GST_AUDIO_FORMAT_S24LE:
-    return CUDAFFT_SPECTRUM_S24;
+    return CUDAFFT_SAMPLE_S24;
   case GST_AUDIO_FORMAT_S32LE:
-    return CUDAFFT_SPECTRUM_S32;
+    return CUDAFFT_SAMPLE_S32;
   case GST_AUDIO_FORMAT_F64LE:
-    return CUDAFFT_SPECTRUM_F64;
+    return CUDAFFT_SAMPLE_F64;
   default:
-    return CUDAFFT_SPECTRUM_F32;
+    return CUDAFFT_SAMPLE_F32;
   }
 }
 

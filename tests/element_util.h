@@ -6,7 +6,7 @@
 #ifndef CUDAFFT_ELEMENT_UTIL_H
 #define CUDAFFT_ELEMENT_UTIL_H
 
-#include "cudafft_stft.h"
+#include <cudafft/stft.h>
 
 #include <gst/audio/audio.h>
 #include <gst/check/gstcheck.h>

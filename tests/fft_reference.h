@@ -3,7 +3,7 @@
 #ifndef CUDAFFT_FFT_REFERENCE_H
 #define CUDAFFT_FFT_REFERENCE_H
 
-#include "cudafft.h"
+#include <cudafft/fft.h>
 
 #include <stddef.h>
 

@@ -7,7 +7,7 @@
  * their crossover (between and across paths, replaced, queued, pending at a drain or reset), a
  * delta kernel's exact output, NaN and Inf confined to the output they reach, and the statuses of
  * invalid calls. Argument: cpu or cuda. */
-#include "cudafft_convolve.h"
+#include <cudafft/convolve.h>
 #include "test_util.h"
 
 #include <fftw3.h>
@@ -46,16 +46,19 @@ path_latency(size_t taps)
   return taps < CUDAFFT_CONVOLVE_DIRECT_TAPS ? 0 : B;
 }
 
+/* The formats the convolution takes. */
+static const CudafftSampleFormat formats[2] = {CUDAFFT_SAMPLE_F32, CUDAFFT_SAMPLE_F64};
+
 static const char *
-format_name(CudafftConvolveFormat format)
+format_name(CudafftSampleFormat format)
 {
-  return format == CUDAFFT_CONVOLVE_F32 ? "F32" : "F64";
+  return format == CUDAFFT_SAMPLE_F32 ? "F32" : "F64";
 }
 
 static size_t
-sample_bytes(CudafftConvolveFormat format)
+sample_bytes(CudafftSampleFormat format)
 {
-  return format == CUDAFFT_CONVOLVE_F32 ? 4 : 8;
+  return format == CUDAFFT_SAMPLE_F32 ? 4 : 8;
 }
 
 /* Signals -------------------------------------------------------------------------------------- */
@@ -63,12 +66,12 @@ sample_bytes(CudafftConvolveFormat format)
 /* Random samples in [-1, 1): exact floats for F32; for F64 with more bits than a float holds, so
  * that the rounding to float is exercised. */
 static double *
-make_input(CudafftConvolveFormat format, size_t count)
+make_input(CudafftSampleFormat format, size_t count)
 {
   double *x = test_malloc(count * sizeof *x);
   for (size_t i = 0; i < count; i++) {
     x[i] = test_random_uniform();
-    if (format == CUDAFFT_CONVOLVE_F64)
+    if (format == CUDAFFT_SAMPLE_F64)
       x[i] += (double)(test_random_u64() >> 40) * 0x1p-50;
   }
   return x;
@@ -84,11 +87,11 @@ make_kernel(size_t count)
 }
 
 static uint8_t *
-encode(CudafftConvolveFormat format, const double *x, size_t count)
+encode(CudafftSampleFormat format, const double *x, size_t count)
 {
   uint8_t *data = test_malloc(count * sample_bytes(format));
   for (size_t i = 0; i < count; i++) {
-    if (format == CUDAFFT_CONVOLVE_F32) {
+    if (format == CUDAFFT_SAMPLE_F32) {
       const float v = (float)x[i];
       memcpy(data + i * 4, &v, 4);
     } else {
@@ -99,9 +102,9 @@ encode(CudafftConvolveFormat format, const double *x, size_t count)
 }
 
 static double
-decode(CudafftConvolveFormat format, const uint8_t *data, size_t i)
+decode(CudafftSampleFormat format, const uint8_t *data, size_t i)
 {
-  if (format == CUDAFFT_CONVOLVE_F32) {
+  if (format == CUDAFFT_SAMPLE_F32) {
     float v;
     memcpy(&v, data + i * 4, 4);
     return v;
@@ -116,10 +119,10 @@ static const uint32_t poison32 = 0x7fc0deadu;
 static const uint64_t poison64 = 0x7ff8deaddeaddeadu;
 
 static void
-poison(CudafftConvolveFormat format, uint8_t *data, size_t count)
+poison(CudafftSampleFormat format, uint8_t *data, size_t count)
 {
   for (size_t i = 0; i < count; i++) {
-    if (format == CUDAFFT_CONVOLVE_F32)
+    if (format == CUDAFFT_SAMPLE_F32)
       memcpy(data + i * 4, &poison32, 4);
     else
       memcpy(data + i * 8, &poison64, 8);
@@ -127,12 +130,12 @@ poison(CudafftConvolveFormat format, uint8_t *data, size_t count)
 }
 
 static size_t
-count_unpoisoned(CudafftConvolveFormat format, const uint8_t *data, size_t count)
+count_unpoisoned(CudafftSampleFormat format, const uint8_t *data, size_t count)
 {
   size_t changed = 0;
   for (size_t i = 0; i < count; i++)
-    changed += format == CUDAFFT_CONVOLVE_F32 ? memcmp(data + i * 4, &poison32, 4) != 0
-                                              : memcmp(data + i * 8, &poison64, 8) != 0;
+    changed += format == CUDAFFT_SAMPLE_F32 ? memcmp(data + i * 4, &poison32, 4) != 0
+                                            : memcmp(data + i * 8, &poison64, 8) != 0;
   return changed;
 }
 
@@ -264,7 +267,7 @@ ref_stream(const RefKernel *kernels, size_t count, const double *x, unsigned cha
 
 typedef struct {
   CudafftConvolve *cv;
-  CudafftConvolveFormat format;
+  CudafftSampleFormat format;
   unsigned channels;
   size_t frame_bytes;
   size_t pushed, produced; /* since create, the last drain or reset */
@@ -610,7 +613,7 @@ typedef struct {
 typedef enum { END_DRAIN, END_DRAIN_TAIL, END_RESET } Ending;
 
 typedef struct {
-  CudafftConvolveFormat format;
+  CudafftSampleFormat format;
   unsigned channels;
   int per_channel; /* rows = channels, else 1 */
   size_t taps;
@@ -753,7 +756,7 @@ check_streams(CudafftBackend backend)
                                   ? 230000 + test_random_range(0, B)
                                   : 4 * B + 2 * taps[t] + test_random_range(0, 2 * B);
         const Script sc = {
-            .format = (index / 2) % 2 ? CUDAFFT_CONVOLVE_F64 : CUDAFFT_CONVOLVE_F32,
+            .format = (index / 2) % 2 ? CUDAFFT_SAMPLE_F64 : CUDAFFT_SAMPLE_F32,
             .channels = channels[c],
             .per_channel = channels[c] > 1 && index % 2,
             .taps = taps[t],
@@ -766,10 +769,10 @@ check_streams(CudafftBackend backend)
       }
   /* 48000 taps (a 1 s response, 24 partitions): fewer combinations, for time */
   const Script long_kernels[] = {
-      {CUDAFFT_CONVOLVE_F32, 1, 0, 48000, 1.0, 150000, PIECES_4096, END_DRAIN_TAIL, NULL, 0},
-      {CUDAFFT_CONVOLVE_F64, 2, 1, 48000, 1.0, 120000, PIECES_MIXED, END_DRAIN_TAIL, NULL, 0},
-      {CUDAFFT_CONVOLVE_F32, 6, 0, 48000, 1.0, 210000, PIECES_100000, END_DRAIN, NULL, 0},
-      {CUDAFFT_CONVOLVE_F32, 2, 0, 48000, 1.0, 60000, PIECES_100, END_DRAIN_TAIL, NULL, 0},
+      {CUDAFFT_SAMPLE_F32, 1, 0, 48000, 1.0, 150000, PIECES_4096, END_DRAIN_TAIL, NULL, 0},
+      {CUDAFFT_SAMPLE_F64, 2, 1, 48000, 1.0, 120000, PIECES_MIXED, END_DRAIN_TAIL, NULL, 0},
+      {CUDAFFT_SAMPLE_F32, 6, 0, 48000, 1.0, 210000, PIECES_100000, END_DRAIN, NULL, 0},
+      {CUDAFFT_SAMPLE_F32, 2, 0, 48000, 1.0, 60000, PIECES_100, END_DRAIN_TAIL, NULL, 0},
   };
   for (size_t i = 0; i < COUNT(long_kernels); i++)
     run_script(backend, &long_kernels[i], "stream");
@@ -787,11 +790,11 @@ check_mix(CudafftBackend backend)
         {9001, EVENT_MIX, 0, 0.3},
     };
     const Script sc = {
-        CUDAFFT_CONVOLVE_F32, 2, 0, taps[t], 0.3, 14000, PIECES_MIXED, END_DRAIN_TAIL, events,
+        CUDAFFT_SAMPLE_F32, 2, 0, taps[t], 0.3, 14000, PIECES_MIXED, END_DRAIN_TAIL, events,
         COUNT(events)};
     run_script(backend, &sc, "mix 0.3, then 0, 1, 0.3");
-    const Script zero = {CUDAFFT_CONVOLVE_F64, 1,    0, taps[t], 0.0, 9000, PIECES_100,
-                         END_DRAIN_TAIL,       NULL, 0};
+    const Script zero = {CUDAFFT_SAMPLE_F64, 1,    0, taps[t], 0.0, 9000, PIECES_100,
+                         END_DRAIN_TAIL,     NULL, 0};
     run_script(backend, &zero, "mix 0");
   }
 }
@@ -841,7 +844,7 @@ check_kernel_changes(CudafftBackend backend)
   for (size_t i = 0; i < COUNT(cases); i++)
     for (int pieces = 0; pieces < 2; pieces++) {
       const Script sc = {
-          .format = i % 2 ? CUDAFFT_CONVOLVE_F64 : CUDAFFT_CONVOLVE_F32,
+          .format = i % 2 ? CUDAFFT_SAMPLE_F64 : CUDAFFT_SAMPLE_F32,
           .channels = (unsigned)(1 + i % 3),
           .per_channel = i % 2,
           .taps = cases[i].taps,
@@ -884,7 +887,7 @@ check_random_scripts(CudafftBackend backend, size_t count)
                           (double)test_random_range(0, 10) / 10.0};
     }
     const Script sc = {
-        .format = (CudafftConvolveFormat)test_random_range(0, 1),
+        .format = formats[test_random_range(0, 1)],
         .channels = (unsigned)test_random_range(1, 3),
         .per_channel = (int)test_random_range(0, 1),
         .taps = test_random_range(0, 1) ? test_random_range(1, 63) : test_random_range(64, 6000),
@@ -907,8 +910,8 @@ check_reset(CudafftBackend backend)
 {
   static const size_t taps[] = {5, 2049};
   for (size_t t = 0; t < COUNT(taps); t++) {
-    const Script sc = {CUDAFFT_CONVOLVE_F32, 2,         1,    taps[t], 1.0, 3 * B + 123,
-                       PIECES_MIXED,         END_RESET, NULL, 0};
+    const Script sc = {CUDAFFT_SAMPLE_F32, 2,         1,    taps[t], 1.0, 3 * B + 123,
+                       PIECES_MIXED,       END_RESET, NULL, 0};
     run_script(backend, &sc, "reset mid-block");
   }
 }
@@ -918,8 +921,8 @@ check_reset(CudafftBackend backend)
 static void
 check_delta(CudafftBackend backend)
 {
-  for (int f = 0; f < CUDAFFT_CONVOLVE_FORMAT_COUNT_; f++) {
-    const CudafftConvolveFormat format = (CudafftConvolveFormat)f;
+  for (int f = 0; f < 2; f++) {
+    const CudafftSampleFormat format = formats[f];
     for (int partitioned = 0; partitioned <= 1; partitioned++) {
       const size_t taps = partitioned ? 64 : 6, frames = 3 * B + 77;
       const unsigned channels = 2;
@@ -987,7 +990,7 @@ check_nonfinite(CudafftBackend backend, size_t taps, double bad)
   snprintf(label, sizeof label, "%s at frame %zu of channel 1, %zu taps",
            isnan(bad) ? "NaN" : "Inf", at, taps);
   double *h = make_kernel(taps);
-  const CudafftConvolveConfig config = {channels, CUDAFFT_CONVOLVE_F32, {h, taps, 1}, 1.0};
+  const CudafftConvolveConfig config = {channels, CUDAFFT_SAMPLE_F32, {h, taps, 1}, 1.0};
   Session ss;
   if (!session_open(&ss, backend, &config, label)) {
     free(h);
@@ -1065,7 +1068,7 @@ check_create_errors(CudafftBackend backend)
   double taps[3 * 70];
   for (size_t i = 0; i < COUNT(taps); i++)
     taps[i] = test_random_uniform();
-  const CudafftConvolveConfig good = {2, CUDAFFT_CONVOLVE_F32, {taps, 70, 1}, 1.0};
+  const CudafftConvolveConfig good = {2, CUDAFFT_SAMPLE_F32, {taps, 70, 1}, 1.0};
   CudafftConvolveConfig c;
 
   test_check(cudafft_convolve_create(NULL, backend, -1, &good) == NUL,
@@ -1074,13 +1077,13 @@ check_create_errors(CudafftBackend backend)
   expect_create(OK, OK, backend, -1, &good, "70 taps stereo F32");
   c = good, c.channels = 0;
   expect_create(VALUE, VALUE, backend, -1, &c, "channels 0");
-  c = good, c.channels = CUDAFFT_CONVOLVE_MAX_CHANNELS + 1;
+  c = good, c.channels = CUDAFFT_MAX_CHANNELS + 1;
   expect_create(VALUE, VALUE, backend, -1, &c, "channels 1025");
-  c = good, c.channels = CUDAFFT_CONVOLVE_MAX_CHANNELS, c.kernel.taps = 5;
+  c = good, c.channels = CUDAFFT_MAX_CHANNELS, c.kernel.taps = 5;
   expect_create(OK, OK, backend, -1, &c, "channels 1024, 5 taps");
-  c = good, c.format = CUDAFFT_CONVOLVE_FORMAT_COUNT_;
+  c = good, c.format = CUDAFFT_SAMPLE_COUNT_;
   expect_create(VALUE, VALUE, backend, -1, &c, "format COUNT_");
-  c = good, c.format = (CudafftConvolveFormat)-1;
+  c = good, c.format = (CudafftSampleFormat)-1;
   expect_create(VALUE, VALUE, backend, -1, &c, "format -1");
   c = good, c.kernel.taps = 0;
   expect_create(SIZE, SIZE, backend, -1, &c, "taps 0");
@@ -1121,7 +1124,7 @@ check_create_errors(CudafftBackend backend)
   const size_t huge = (size_t)1 << 26;
   double *zeros = calloc(huge, sizeof *zeros);
   if (zeros) {
-    c = good, c.channels = CUDAFFT_CONVOLVE_MAX_CHANNELS, c.kernel.taps_data = zeros;
+    c = good, c.channels = CUDAFFT_MAX_CHANNELS, c.kernel.taps_data = zeros;
     c.kernel.taps = huge;
     expect_create(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
                   backend == CUDAFFT_BACKEND_CUDA ? CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY
@@ -1140,9 +1143,9 @@ check_create_errors(CudafftBackend backend)
   cudafft_convolve_destroy(cv);
 
   int sizes_ok = 1;
-  for (int f = 0; f < CUDAFFT_CONVOLVE_FORMAT_COUNT_; f++)
+  for (int f = 0; f < 2; f++)
     for (size_t t = 5; t <= 70; t += 65) {
-      c = good, c.format = (CudafftConvolveFormat)f, c.channels = 3, c.kernel.taps = t;
+      c = good, c.format = formats[f], c.channels = 3, c.kernel.taps = t;
       cv = NULL;
       if (cudafft_convolve_create(&cv, backend, -1, &c) != OK) {
         sizes_ok = 0;
@@ -1173,7 +1176,7 @@ check_call_errors(CudafftBackend backend)
   double taps[100];
   for (size_t i = 0; i < COUNT(taps); i++)
     taps[i] = test_random_uniform();
-  const CudafftConvolveConfig config = {2, CUDAFFT_CONVOLVE_F32, {taps, 100, 1}, 1.0};
+  const CudafftConvolveConfig config = {2, CUDAFFT_SAMPLE_F32, {taps, 100, 1}, 1.0};
   CudafftConvolve *cv = NULL;
   if (cudafft_convolve_create(&cv, backend, -1, &config) != CUDAFFT_STATUS_OK) {
     test_check(0, "call errors: convolve_create: %s", cudafft_last_error_message());
@@ -1283,9 +1286,9 @@ check_call_errors(CudafftBackend backend)
   double *zeros = calloc(huge, sizeof *zeros);
   CudafftConvolve *wide = NULL;
   const CudafftConvolveConfig wide_config = {
-      CUDAFFT_CONVOLVE_MAX_CHANNELS, CUDAFFT_CONVOLVE_F32, {taps, 100, 1}, 1.0};
-  float *wide_in = calloc(100 * CUDAFFT_CONVOLVE_MAX_CHANNELS, sizeof *wide_in);
-  float *wide_out = calloc((100 + B) * CUDAFFT_CONVOLVE_MAX_CHANNELS, sizeof *wide_out);
+      CUDAFFT_MAX_CHANNELS, CUDAFFT_SAMPLE_F32, {taps, 100, 1}, 1.0};
+  float *wide_in = calloc(100 * CUDAFFT_MAX_CHANNELS, sizeof *wide_in);
+  float *wide_out = calloc((100 + B) * CUDAFFT_MAX_CHANNELS, sizeof *wide_out);
   if (zeros && wide_in && wide_out &&
       cudafft_convolve_create(&wide, backend, -1, &wide_config) == CUDAFFT_STATUS_OK) {
     cudafft_convolve_push(wide, wide_in, 100, wide_out, &ignored);

@@ -7,7 +7,7 @@
  * phase, with random input pushed in awkward pieces and early stops; also a known sine level,
  * finish, reset, options changed mid-stream, NaN and Inf confined to their FFT windows, and the
  * statuses of invalid calls. Argument: cpu or cuda. */
-#include "cudafft_spectrum.h"
+#include <cudafft/spectrum.h>
 #include "fft_reference.h"
 #include "test_util.h"
 
@@ -52,9 +52,8 @@ static const double pi = 3.14159265358979323846;
  * same, though a GPU may add them in another order. */
 #define SAME_TOLERANCE 1e-4
 
-static const char *const format_names[CUDAFFT_SPECTRUM_FORMAT_COUNT_] = {"S16", "S24", "S32", "F32",
-                                                                         "F64"};
-static const size_t format_bytes[CUDAFFT_SPECTRUM_FORMAT_COUNT_] = {2, 3, 4, 4, 8};
+static const char *const format_names[CUDAFFT_SAMPLE_COUNT_] = {"S16", "S24", "S32", "F32", "F64"};
+static const size_t format_bytes[CUDAFFT_SAMPLE_COUNT_] = {2, 3, 4, 4, 8};
 
 static size_t
 min_size(size_t a, size_t b)
@@ -66,7 +65,7 @@ min_size(size_t a, size_t b)
 
 /* Random frames at the given amplitude (a fraction of full scale), in the format's bytes. */
 static uint8_t *
-make_signal(CudafftSpectrumFormat format, unsigned channels, size_t frames, double amplitude)
+make_signal(CudafftSampleFormat format, unsigned channels, size_t frames, double amplitude)
 {
   const size_t count = frames * channels, bytes = format_bytes[format];
   uint8_t *data = test_malloc(count * bytes);
@@ -74,24 +73,24 @@ make_signal(CudafftSpectrumFormat format, unsigned channels, size_t frames, doub
     uint8_t *p = data + i * bytes;
     const double u = test_random_uniform() * amplitude;
     switch (format) {
-    case CUDAFFT_SPECTRUM_S16: {
+    case CUDAFFT_SAMPLE_S16: {
       const int16_t v = (int16_t)lrint(u * 32767.0);
       memcpy(p, &v, 2);
       break;
     }
-    case CUDAFFT_SPECTRUM_S24: {
+    case CUDAFFT_SAMPLE_S24: {
       const int32_t v = (int32_t)lrint(u * 8388607.0);
       p[0] = (uint8_t)(v & 0xff);
       p[1] = (uint8_t)((v >> 8) & 0xff);
       p[2] = (uint8_t)((v >> 16) & 0xff);
       break;
     }
-    case CUDAFFT_SPECTRUM_S32: {
+    case CUDAFFT_SAMPLE_S32: {
       const int32_t v = (int32_t)llrint(u * 2147483647.0);
       memcpy(p, &v, 4);
       break;
     }
-    case CUDAFFT_SPECTRUM_F32: {
+    case CUDAFFT_SAMPLE_F32: {
       const float v = (float)u;
       memcpy(p, &v, 4);
       break;
@@ -115,26 +114,26 @@ set_f32(uint8_t *data, unsigned channels, size_t frame, unsigned channel, float 
 
 /* The header's scaling, restated in double. */
 static double
-ref_sample(CudafftSpectrumFormat format, const uint8_t *p)
+ref_sample(CudafftSampleFormat format, const uint8_t *p)
 {
   switch (format) {
-  case CUDAFFT_SPECTRUM_S16: {
+  case CUDAFFT_SAMPLE_S16: {
     int16_t v;
     memcpy(&v, p, 2);
     return v / 32767.0;
   }
-  case CUDAFFT_SPECTRUM_S24: {
+  case CUDAFFT_SAMPLE_S24: {
     int32_t v = p[0] | (p[1] << 8) | (p[2] << 16);
     if (v >= 0x800000)
       v -= 0x1000000;
     return v / 8388607.0;
   }
-  case CUDAFFT_SPECTRUM_S32: {
+  case CUDAFFT_SAMPLE_S32: {
     int32_t v;
     memcpy(&v, p, 4);
     return v / 2147483647.0;
   }
-  case CUDAFFT_SPECTRUM_F32: {
+  case CUDAFFT_SAMPLE_F32: {
     float v;
     memcpy(&v, p, 4);
     return v;
@@ -723,7 +722,7 @@ session_report(Session *ss, const char *what)
 }
 
 static CudafftSpectrumConfig
-make_config(size_t bands, unsigned channels, unsigned rate, CudafftSpectrumFormat format,
+make_config(size_t bands, unsigned channels, unsigned rate, CudafftSampleFormat format,
             int multi_channel, uint64_t interval_ns, int threshold, int phase)
 {
   CudafftSpectrumConfig config = {
@@ -757,7 +756,7 @@ describe(const CudafftSpectrumConfig *c, char *label, size_t size)
 typedef struct {
   size_t bands;
   unsigned channels, rate;
-  CudafftSpectrumFormat format;
+  CudafftSampleFormat format;
   int multi_channel;
   uint64_t interval_ns;
   int threshold, phase;
@@ -771,35 +770,35 @@ typedef struct {
  * without one) and with a carry (interval x rate not a whole number of frames). */
 static const StreamCase stream_cases[] = {
     /* nfft 2, 8 frames: four FFTs per interval */
-    {2, 1, 8000, CUDAFFT_SPECTRUM_S16, 0, 1 * MS, -60, 1, 12000, 1.0},
+    {2, 1, 8000, CUDAFFT_SAMPLE_S16, 0, 1 * MS, -60, 1, 12000, 1.0},
     /* nfft 4, 44.1 frames: carry; S24 with odd frame counts */
-    {3, 3, 44100, CUDAFFT_SPECTRUM_S24, 1, 1 * MS, -90, 0, 20001, 0.1},
+    {3, 3, 44100, CUDAFFT_SAMPLE_S24, 1, 1 * MS, -90, 0, 20001, 0.1},
     /* nfft 254, 480 frames: one FFT and a remainder */
-    {128, 2, 48000, CUDAFFT_SPECTRUM_S32, 0, 10 * MS, -60, 1, 60000, 1.0},
+    {128, 2, 48000, CUDAFFT_SAMPLE_S32, 0, 10 * MS, -60, 1, 60000, 1.0},
     /* nfft 256 (power of two), 44.1 frames: one FFT at each interval's end, windows overlapping */
-    {129, 8, 44100, CUDAFFT_SPECTRUM_F32, 1, 1 * MS, -90, 1, 20000, 0.3},
+    {129, 8, 44100, CUDAFFT_SAMPLE_F32, 1, 1 * MS, -90, 1, 20000, 0.3},
     /* nfft 256, 0.441 frames: intervals of one frame and sometimes two */
-    {129, 1, 44100, CUDAFFT_SPECTRUM_S16, 0, 10000, -60, 1, 4000, 1.0},
+    {129, 1, 44100, CUDAFFT_SAMPLE_S16, 0, 10000, -60, 1, 4000, 1.0},
     /* nfft 510, 441 frames: shorter than nfft */
-    {256, 3, 22050, CUDAFFT_SPECTRUM_S32, 1, 20 * MS, -60, 1, 25000, 0.5},
+    {256, 3, 22050, CUDAFFT_SAMPLE_S32, 1, 20 * MS, -60, 1, 25000, 0.5},
     /* nfft 1024, 144 frames */
-    {513, 2, 48000, CUDAFFT_SPECTRUM_S24, 1, 3 * MS, -90, 1, 20001, 0.05},
+    {513, 2, 48000, CUDAFFT_SAMPLE_S24, 1, 3 * MS, -90, 1, 20001, 0.05},
     /* nfft 1998, 4800 frames: two FFTs and a remainder; a very low threshold */
-    {1000, 2, 96000, CUDAFFT_SPECTRUM_F64, 1, 50 * MS, -300, 1, 60000, 1.0},
+    {1000, 2, 96000, CUDAFFT_SAMPLE_F64, 1, 50 * MS, -300, 1, 60000, 1.0},
     /* nfft 4096, 4410 frames, quiet: typical levels near -60 dB, so that about half are clamped */
-    {2049, 3, 44100, CUDAFFT_SPECTRUM_S16, 0, 100 * MS, -60, 0, 60000, 0.3},
+    {2049, 3, 44100, CUDAFFT_SAMPLE_S16, 0, 100 * MS, -60, 0, 60000, 0.3},
     /* nfft 4096, exactly nfft frames per interval */
-    {2049, 8, 4096, CUDAFFT_SPECTRUM_F32, 0, NS_PER_SECOND, -90, 1, 30000, 1.0},
+    {2049, 8, 4096, CUDAFFT_SAMPLE_F32, 0, NS_PER_SECOND, -90, 1, 30000, 1.0},
     /* nfft 8192, 308.7 frames */
-    {4097, 1, 44100, CUDAFFT_SPECTRUM_F64, 0, 7 * MS, -90, 1, 40000, 1.0},
+    {4097, 1, 44100, CUDAFFT_SAMPLE_F64, 0, 7 * MS, -90, 1, 40000, 1.0},
     /* nfft 9998, 17640 frames */
-    {5000, 1, 44100, CUDAFFT_SPECTRUM_F32, 0, 400 * MS, -300, 1, 200000, 1.0},
+    {5000, 1, 44100, CUDAFFT_SAMPLE_F32, 0, 400 * MS, -300, 1, 200000, 1.0},
     /* nfft 16384, 48000 frames: two FFTs and a remainder */
-    {8193, 2, 48000, CUDAFFT_SPECTRUM_F32, 0, NS_PER_SECOND, -90, 1, 300000, 1.0},
+    {8193, 2, 48000, CUDAFFT_SAMPLE_F32, 0, NS_PER_SECOND, -90, 1, 300000, 1.0},
     /* nfft 32768, 13230 frames: shorter than nfft */
-    {16385, 1, 44100, CUDAFFT_SPECTRUM_S24, 0, 300 * MS, -60, 1, 70001, 1.0},
+    {16385, 1, 44100, CUDAFFT_SAMPLE_S24, 0, 300 * MS, -60, 1, 70001, 1.0},
     /* nfft 32768, 96000 frames */
-    {16385, 2, 192000, CUDAFFT_SPECTRUM_F64, 1, 500 * MS, -300, 0, 600000, 1.0},
+    {16385, 2, 192000, CUDAFFT_SAMPLE_F64, 1, 500 * MS, -300, 0, 600000, 1.0},
 };
 
 static void
@@ -839,7 +838,7 @@ check_sine_level(CudafftBackend backend)
     const size_t k = bins[b];
     /* 4096 frames at 32 kHz: 128 ms */
     const CudafftSpectrumConfig config =
-        make_config(bands, 1, 32000, CUDAFFT_SPECTRUM_F32, 0, 128 * MS, -90, 1);
+        make_config(bands, 1, 32000, CUDAFFT_SAMPLE_F32, 0, 128 * MS, -90, 1);
     char label[160];
     snprintf(label, sizeof label, "sine at bin %zu (bands=%zu F32 mono, interval = nfft)", k,
              bands);
@@ -907,7 +906,7 @@ check_finish(CudafftBackend backend)
 {
   /* nfft 256, 4410 frames per interval */
   const CudafftSpectrumConfig config =
-      make_config(129, 2, 44100, CUDAFFT_SPECTRUM_S16, 0, 100 * MS, -90, 1);
+      make_config(129, 2, 44100, CUDAFFT_SAMPLE_S16, 0, 100 * MS, -90, 1);
   Session ss;
   if (!session_open(&ss, backend, &config, "finish (bands=129 S16 stereo mixed, 4410 frames)"))
     return;
@@ -951,7 +950,7 @@ check_reset(CudafftBackend backend)
 {
   /* nfft 512, 44.1 frames per interval */
   const CudafftSpectrumConfig config =
-      make_config(257, 2, 44100, CUDAFFT_SPECTRUM_F32, 1, 1 * MS, -90, 1);
+      make_config(257, 2, 44100, CUDAFFT_SAMPLE_F32, 1, 1 * MS, -90, 1);
   Session ss;
   CudafftSpectrum *fresh = NULL;
   if (!session_open(&ss, backend, &config, "reset (bands=257 F32 stereo multi, 44.1 frames)"))
@@ -1027,7 +1026,7 @@ check_options_changes(CudafftBackend backend)
 {
   /* nfft 256, 480 frames per interval, quiet: levels near -73 dB, so that -60 and -90 differ */
   const CudafftSpectrumConfig config =
-      make_config(129, 1, 48000, CUDAFFT_SPECTRUM_F32, 0, 10 * MS, -60, 0);
+      make_config(129, 1, 48000, CUDAFFT_SAMPLE_F32, 0, 10 * MS, -60, 0);
   const size_t frames = 20000;
   uint8_t *data = make_signal(config.format, config.channels, frames, 0.01);
   const size_t fb = 4;
@@ -1130,7 +1129,7 @@ check_nonfinite(CudafftBackend backend, float bad, int multi_channel, uint64_t i
 {
   /* nfft 256 */
   const CudafftSpectrumConfig config =
-      make_config(129, 2, 48000, CUDAFFT_SPECTRUM_F32, multi_channel, interval_ns, -90, 1);
+      make_config(129, 2, 48000, CUDAFFT_SAMPLE_F32, multi_channel, interval_ns, -90, 1);
   char label[160];
   snprintf(label, sizeof label, "one %s sample: bands=129 F32 stereo %s, interval %.4g frames",
            isnan(bad) ? "NaN" : "Inf", multi_channel ? "multi" : "mixed",
@@ -1173,7 +1172,7 @@ static void
 check_create_errors(CudafftBackend backend)
 {
   const CudafftSpectrumConfig good =
-      make_config(129, 2, 48000, CUDAFFT_SPECTRUM_F32, 0, 10 * MS, -60, 0);
+      make_config(129, 2, 48000, CUDAFFT_SAMPLE_F32, 0, 10 * MS, -60, 0);
   CudafftSpectrumConfig c;
   const CudafftStatus OK = CUDAFFT_STATUS_OK, SIZE = CUDAFFT_STATUS_INVALID_SIZE;
   const CudafftStatus VALUE = CUDAFFT_STATUS_INVALID_VALUE, NUL = CUDAFFT_STATUS_NULL_POINTER;
@@ -1194,17 +1193,17 @@ check_create_errors(CudafftBackend backend)
   expect_create_status(OK, OK, backend, -1, &c, "bands 2");
   c = good, c.channels = 0;
   expect_create_status(VALUE, VALUE, backend, -1, &c, "channels 0");
-  c = good, c.channels = CUDAFFT_SPECTRUM_MAX_CHANNELS + 1;
+  c = good, c.channels = CUDAFFT_MAX_CHANNELS + 1;
   expect_create_status(VALUE, VALUE, backend, -1, &c, "channels MAX + 1");
-  c = good, c.channels = CUDAFFT_SPECTRUM_MAX_CHANNELS, c.multi_channel = 1, c.bands = 3;
+  c = good, c.channels = CUDAFFT_MAX_CHANNELS, c.multi_channel = 1, c.bands = 3;
   expect_create_status(OK, OK, backend, -1, &c, "channels MAX multi, bands 3");
   c = good, c.rate = 0;
   expect_create_status(VALUE, VALUE, backend, -1, &c, "rate 0");
   c = good, c.rate = UINT_MAX, c.options.interval_ns = UINT64_MAX;
   expect_create_status(OK, OK, backend, -1, &c, "rate UINT_MAX, interval UINT64_MAX");
-  c = good, c.format = CUDAFFT_SPECTRUM_FORMAT_COUNT_;
+  c = good, c.format = CUDAFFT_SAMPLE_COUNT_;
   expect_create_status(VALUE, VALUE, backend, -1, &c, "format COUNT_");
-  c = good, c.format = (CudafftSpectrumFormat)-1;
+  c = good, c.format = (CudafftSampleFormat)-1;
   expect_create_status(VALUE, VALUE, backend, -1, &c, "format -1");
   c = good, c.options.interval_ns = 0;
   expect_create_status(VALUE, VALUE, backend, -1, &c, "interval 0");
@@ -1218,7 +1217,7 @@ check_create_errors(CudafftBackend backend)
   expect_create_status(VALUE, VALUE, backend, -2, &good, "device -2");
   /* Terabytes: refused from the sizes, before any allocation (the CUDA backend may refuse it for
    * its device first). */
-  c = good, c.bands = CUDAFFT_SPECTRUM_MAX_BANDS, c.channels = CUDAFFT_SPECTRUM_MAX_CHANNELS;
+  c = good, c.bands = CUDAFFT_SPECTRUM_MAX_BANDS, c.channels = CUDAFFT_MAX_CHANNELS;
   c.multi_channel = 1;
   expect_create_status(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
                        backend == CUDAFFT_BACKEND_CUDA ? CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY
@@ -1235,9 +1234,9 @@ check_create_errors(CudafftBackend backend)
   cudafft_spectrum_destroy(sp);
 
   int sizes_ok = 1;
-  for (int f = 0; f < CUDAFFT_SPECTRUM_FORMAT_COUNT_; f++)
+  for (int f = 0; f < CUDAFFT_SAMPLE_COUNT_; f++)
     for (int multi = 0; multi <= 1; multi++) {
-      c = good, c.format = (CudafftSpectrumFormat)f, c.channels = 3, c.multi_channel = multi;
+      c = good, c.format = (CudafftSampleFormat)f, c.channels = 3, c.multi_channel = multi;
       sp = NULL;
       if (cudafft_spectrum_create(&sp, backend, -1, &c) != OK) {
         sizes_ok = 0;
@@ -1268,7 +1267,7 @@ check_call_errors(CudafftBackend backend)
 {
   /* nfft 256, 480 frames */
   const CudafftSpectrumConfig config =
-      make_config(129, 2, 48000, CUDAFFT_SPECTRUM_S16, 0, 10 * MS, INT_MIN, 1);
+      make_config(129, 2, 48000, CUDAFFT_SAMPLE_S16, 0, 10 * MS, INT_MIN, 1);
   CudafftSpectrum *sp = NULL;
   if (cudafft_spectrum_create(&sp, backend, -1, &config) != CUDAFFT_STATUS_OK) {
     test_check(0, "call errors: spectrum_create: %s", cudafft_last_error_message());

@@ -4,7 +4,7 @@
  * value checked; zeros from in == NULL, reset, NaN confined to its frames; synthesis against the
  * header's formula in double and as the inverse of analysis; the window values, which window and
  * hop pairs synthesis supports, and the statuses of invalid calls. Argument: cpu or cuda. */
-#include "cudafft_stft.h"
+#include <cudafft/stft.h>
 #include "fft_reference.h"
 #include "test_util.h"
 
@@ -243,8 +243,7 @@ make_signal(CudafftSampleFormat format, size_t count, double *x)
       x[i] = v;
       break;
     }
-    case CUDAFFT_SAMPLE_F64:
-    case CUDAFFT_SAMPLE_COUNT_: {
+    default: {                                      /* F64 */
       double v = (double)(r >> 11) * 0x1p-52 - 1.0; /* 53 random bits, more than float holds */
       memcpy(dst, &v, sizeof v);
       x[i] = v;

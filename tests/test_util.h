@@ -4,7 +4,7 @@
 #ifndef CUDAFFT_TEST_UTIL_H
 #define CUDAFFT_TEST_UTIL_H
 
-#include "cudafft.h"
+#include <cudafft/fft.h>
 
 #include <stddef.h>
 #include <stdint.h>

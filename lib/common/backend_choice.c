@@ -1,0 +1,57 @@
+/* backend_choice.c: see the header. */
+#include "backend_choice.h"
+
+#include "cuda_host.h"
+
+CudafftStatus
+cudafft_check_backend(CudafftBackend backend, int device_id)
+{
+  if (backend != CUDAFFT_BACKEND_AUTO && backend != CUDAFFT_BACKEND_CUDA &&
+      backend != CUDAFFT_BACKEND_CPU)
+    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "unknown backend %d", (int)backend);
+  if (device_id < -1)
+    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
+                        "CUDA device id %d is negative (use -1 for automatic)", device_id);
+  return CUDAFFT_STATUS_OK;
+}
+
+CudafftStatus
+cudafft_no_cuda_backend(void)
+{
+  return cudafft_fail(CUDAFFT_STATUS_BACKEND_UNAVAILABLE,
+                      "this build of cudafft has no CUDA backend (built without nvcc)");
+}
+
+CudafftStatus
+cudafft_create_on_backend(CudafftBackend requested, CudafftTryBackend try_backend, void *context,
+                          CudafftBackend *actual)
+{
+  CudafftBackend backend = requested == CUDAFFT_BACKEND_AUTO ? CUDAFFT_BACKEND_CUDA : requested;
+  CudafftStatus status = try_backend(context, backend);
+  /* AUTO goes on to the CPU where the GPU is missing or not built in, and only then: a GPU that
+   * fails otherwise (out of memory, say) is an error the caller must see. */
+  if (requested == CUDAFFT_BACKEND_AUTO &&
+      (status == CUDAFFT_STATUS_NO_DEVICE || status == CUDAFFT_STATUS_BACKEND_UNAVAILABLE)) {
+    backend = CUDAFFT_BACKEND_CPU;
+    status = try_backend(context, backend);
+  }
+  if (status == CUDAFFT_STATUS_OK && actual)
+    *actual = backend;
+  return status;
+}
+
+int
+cudafft_has_cuda_backend(void)
+{
+  return CUDAFFT_HAVE_CUDA;
+}
+
+int
+cudafft_cuda_device_count(void)
+{
+#if CUDAFFT_HAVE_CUDA
+  return cudafft_cuda_host_device_count();
+#else
+  return 0;
+#endif
+}

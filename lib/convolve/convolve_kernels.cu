@@ -1,0 +1,838 @@
+/* convolve_kernels.cu: the convolution's kernels, built from the block FFT's device functions.
+ *
+ * Every FFT kernel here runs one N = 4096 point real transform per thread block: the 2048-point
+ * complex block_fft (wide plan: 128 threads, 16 points each) on the even/odd sample pairs, with
+ * real_forward_post / real_inverse_pre around it, in 17 KB of static shared memory (so they run
+ * on every architecture, sm_75 included, without raising the shared-memory limit).
+ *
+ * Fusion: the partitioned path runs two kernels per chunk, forward (signal -> delay line) and MAC
+ * (delay line x kernel spectra -> inverse FFT -> mix -> interleaved output): block q's MAC needs
+ * the spectra of blocks q - 1, q - 2, ... of the same launch, which other thread blocks compute,
+ * so the two cannot share a kernel without a grid-wide barrier. The MAC's sum stays in registers
+ * and goes straight into the inverse FFT in shared memory: the accumulated spectrum never touches
+ * global memory, and nothing is carried from one output block to the next (a NaN in an input
+ * block reaches only the outputs whose sums read its slot). With one partition (P = 1) the delay
+ * line is not needed and the whole pipeline is one kernel (fused_kernel).
+ *
+ * Output: the inverse transform's last pass writes the kept half to shared memory, and the block
+ * then writes it out in runs of adjacent samples (16 bytes a thread for mono and planar output):
+ * written straight from the pass, each thread's samples were two frames apart. In the fused
+ * kernels the forward transform's real post-step, the product and the inverse's real pre-step are
+ * one step in registers (forward_times_pre): these kernels are bound by shared-memory traffic
+ * (Nsight Compute on the planar one: L1 91% busy, DRAM 53%). */
+
+/* Build-time variants, so that one GPU run can time them (meson setup ... -Dcuda_args=-DNAME=V):
+ * CONVOLVE_STAGED_STORES (fused kernels), CONVOLVE_MAC_STAGED_STORES (MAC): 1: the inverse FFT's
+ *   kept half goes through shared memory and out in coalesced runs (ConvolveStageOut); 0: its last
+ *   pass writes global memory itself. Measured on an H100 (convolve-kernel-bench): staging took
+ *   the fused kernel from 2.12x to 2.25x cuFFT's time on independent blocks, but the partitioned
+ *   chain (64 channels, 2 s) from 0.260 to 0.293 ms, hence one switch each.
+ * CONVOLVE_FUSED_REAL_STEPS: 1: the fused kernels run the forward transform's real post-step, the
+ *   product and the inverse's real pre-step in registers, in one step (forward_times_pre); 0: as
+ *   three steps through shared memory.
+ * CONVOLVE_FUSED_MIN_BLOCKS, CONVOLVE_MAC_MIN_BLOCKS: the thread blocks per multiprocessor that
+ *   __launch_bounds__ asks ptxas to fit, which caps the registers (65536 / (threads x blocks)).
+ *   0: only the thread count (1 is not the same: ptxas then takes up to 126 registers). Fused
+ *   kernels (128 threads): 8 -> 64 registers (a few bytes spilled in some) against 63..72
+ *   uncapped, 7 blocks for the planar one; the spectrum's fused kernel went 0.181 -> 0.169 ms on
+ *   an H100 at 8 x 128 threads. MAC (256 threads): uncapped it takes 46 registers (5 blocks); 4
+ *   would let it take 64 (4 blocks), 5 changes nothing but spills in Depth 2, 6 spills.
+ * The defaults are the fastest measured on an H100 for the partitioned chain, which the element
+ * runs (bench/RESULTS.md): fused kernels uncapped (8 blocks: 2.25x cuFFT on independent blocks,
+ * uncapped 2.38x) and staged, the MAC unstaged. (A variant that derived most twiddles as products
+ * of four table rows, for less L1 traffic, took the fused kernel to 2.42x but the chain from 0.260
+ * to 0.291 ms, and was dropped.)
+ * CONVOLVE_MAC_DEPTH: the MAC's Depth (partitions' loads in flight per thread) for launches large
+ *   enough to fill the device; small ones take 2 either way. The MAC is latency-bound on its
+ *   loads (Nsight Compute: 40 cycles per issued instruction, DRAM 14%): 2 doubles the loads in
+ *   flight per thread at 60 registers (4 blocks instead of 5). */
+#ifndef CONVOLVE_STAGED_STORES
+#define CONVOLVE_STAGED_STORES 1
+#endif
+#ifndef CONVOLVE_MAC_STAGED_STORES
+#define CONVOLVE_MAC_STAGED_STORES 0
+#endif
+#ifndef CONVOLVE_FUSED_REAL_STEPS
+#define CONVOLVE_FUSED_REAL_STEPS 1
+#endif
+#ifndef CONVOLVE_FUSED_MIN_BLOCKS
+#define CONVOLVE_FUSED_MIN_BLOCKS 0
+#endif
+#ifndef CONVOLVE_MAC_MIN_BLOCKS
+#define CONVOLVE_MAC_MIN_BLOCKS 0
+#endif
+#ifndef CONVOLVE_MAC_DEPTH
+#define CONVOLVE_MAC_DEPTH 1
+#endif
+#if CONVOLVE_FUSED_MIN_BLOCKS > 0
+#define CONVOLVE_FUSED_BOUNDS __launch_bounds__(kThreads, CONVOLVE_FUSED_MIN_BLOCKS)
+#else
+#define CONVOLVE_FUSED_BOUNDS __launch_bounds__(kThreads)
+#endif
+#if CONVOLVE_MAC_MIN_BLOCKS > 0
+#define CONVOLVE_MAC_BOUNDS __launch_bounds__(kMacThreads, CONVOLVE_MAC_MIN_BLOCKS)
+#else
+#define CONVOLVE_MAC_BOUNDS __launch_bounds__(kMacThreads)
+#endif
+
+#include "block_fft.cuh"
+#include "convolve_kernels.h"
+#include "twiddles.h"
+
+#include <climits>
+#include <cstdint>
+
+namespace cudafft {
+
+constexpr int kConvBlock = CUDAFFT_CONVOLVE_BLOCK; /* B; also the complex transform's points */
+constexpr int kConvPitch = CUDAFFT_CONVOLVE_BIN_PITCH;
+/* Output points m >= kKeepPoint of the complex inverse hold output samples 2m, 2m + 1 >= B: the
+ * second half, which overlap-save keeps. */
+constexpr int kKeepPoint = kConvBlock / 2;
+
+static_assert(CUDAFFT_CONVOLVE_FFT_SIZE == 2 * kConvBlock, "N must be 2 B");
+static_assert(kConvPitch % 16 == 0 && kConvPitch > kConvBlock, "rows must stay 128-byte aligned");
+
+/* A frame of N real samples, 16-byte aligned (rows and block offsets are multiples of 4 floats),
+ * read as complex points z[m] = (x[2m], x[2m+1]): in memory that is a row of N/2 complex points,
+ * which the FFT's own reader takes (16-byte loads where a thread reads adjacent points). */
+__device__ __forceinline__ GlobalIn
+real_frame(const float *x)
+{
+  return GlobalIn{reinterpret_cast<const float2 *>(x), 1.0f};
+}
+
+/* One partition of a kernel row: `count` taps (<= B) at x, zeros after them up to N. Rows start
+ * at any tap, hence scalar loads; this runs once per kernel. */
+struct ConvolvePartitionIn {
+  const float *x;
+  int count;
+};
+
+template <int P, int B, int Stride>
+__device__ __forceinline__ void
+read_points(float2 *v, ConvolvePartitionIn from, int j0)
+{
+#pragma unroll
+  for (int b = 0; b < B; ++b)
+#pragma unroll
+    for (int r = 0; r < P; ++r) {
+      const int i = 2 * (j0 + b + r * Stride);
+      v[b * P + r] =
+          make_float2(i < from.count ? from.x[i] : 0.0f, i + 1 < from.count ? from.x[i + 1] : 0.0f);
+    }
+}
+
+/* y mixed with the dry input x. Where the dry gain is 0 (mix 1, the default) x is not used at all:
+ * 0 * Inf would turn a clean wet sample into NaN. */
+__device__ __forceinline__ float
+mixed(float y, float x, float wet_gain, float dry_gain)
+{
+  return dry_gain != 0.0f ? y * wet_gain + x * dry_gain : y * wet_gain;
+}
+
+/* The last pass's destination for an output block: point m is the conjugate of the sample pair
+ * (2m, 2m + 1) (see real_inverse_pre); the second half is mixed with the block's input and written
+ * interleaved in T, the first half (the circular wrap) dropped. The unstaged form
+ * (CONVOLVE_STAGED_STORES=0): each thread writes its own points' samples, two frames apart. */
+template <typename T> struct ConvolveMixOut {
+  T *out;           /* the block's first frame, this channel's sample; frames `channels` apart */
+  const float *dry; /* the block's input samples, this channel (8-byte aligned) */
+  int channels;
+  float wet_gain, dry_gain;
+};
+
+template <int P, int B, int Ns, typename T>
+__device__ __forceinline__ void
+write_points(ConvolveMixOut<T> to, const float2 *v, int j0)
+{
+  static_assert(kKeepPoint % Ns == 0, "the kept points must be whole radix rows");
+#pragma unroll
+  for (int b = 0; b < B; ++b)
+#pragma unroll
+    for (int r = 0; r < P; ++r) {
+      /* m < kKeepPoint iff r Ns < kKeepPoint (j0 + b < Ns): a constant, as in ConvolveStageOut */
+      if (r * Ns < kKeepPoint)
+        continue;
+      const int m = j0 + b + r * Ns;
+      const int i = 2 * (m - kKeepPoint);
+      const float2 x = *reinterpret_cast<const float2 *>(to.dry + i);
+      const size_t at = (size_t)i * to.channels;
+      to.out[at] = (T)mixed(v[b * P + r].x, x.x, to.wet_gain, to.dry_gain);
+      to.out[at + to.channels] = (T)mixed(-v[b * P + r].y, x.y, to.wet_gain, to.dry_gain);
+    }
+}
+
+/* The benchmark's unstaged destination: samples keep_from..N-1 of the block as planar floats.
+ * Keep >= 0: keep_from / 2, known at compile time (as in ConvolveStageOut). */
+template <int Keep> struct ConvolvePlanarOut {
+  float *out; /* where sample keep_from goes (8-byte aligned) */
+  int keep_from;
+};
+
+template <int P, int B, int Ns, int Keep>
+__device__ __forceinline__ void
+write_points(ConvolvePlanarOut<Keep> to, const float2 *v, int j0)
+{
+  static_assert(Keep < 0 || Keep % Ns == 0, "the kept points must be whole radix rows");
+#pragma unroll
+  for (int b = 0; b < B; ++b)
+#pragma unroll
+    for (int r = 0; r < P; ++r) {
+      if constexpr (Keep >= 0)
+        if (r * Ns < Keep)
+          continue;
+      const int i = 2 * (j0 + b + r * Ns);
+      if (Keep >= 0 || i >= to.keep_from)
+        *reinterpret_cast<float2 *>(to.out + (i - to.keep_from)) =
+            make_float2(v[b * P + r].x, -v[b * P + r].y);
+    }
+}
+
+/* The staged destination (CONVOLVE_STAGED_STORES=1): the last pass writes the kept points m >=
+ * first, conjugated, to stage[m - first], a plain row in shared memory that then holds the kept
+ * output samples in order; after a barrier the block writes them out in runs of adjacent samples
+ * (16 bytes a thread where the layout allows). The last pass's own global stores were 8 bytes a
+ * thread, two frames apart when interleaved, and Nsight Compute counted half of each stored sector
+ * wasted. The pass writes runs of adjacent points and the copy reads runs of 16 bytes: neither
+ * conflicts in the banks. Keep >= 0: first == Keep, a multiple of the last pass's Ns, so that a
+ * point j + r Ns (j < Ns in the last pass) is kept iff r Ns >= Keep, known at compile time: the
+ * dropped half's outputs are neither stored nor computed. Keep < 0: first known at run time only
+ * (even). */
+template <int Keep> struct ConvolveStageOut {
+  float2 *stage;
+  int first;
+};
+
+template <int P, int B, int Ns, int Keep>
+__device__ __forceinline__ void
+write_points(ConvolveStageOut<Keep> to, const float2 *v, int j0)
+{
+  static_assert(Keep < 0 || Keep % Ns == 0, "the kept points must be whole radix rows");
+#pragma unroll
+  for (int r = 0; r < P; ++r) {
+    if constexpr (Keep >= 0)
+      if (r * Ns < Keep)
+        continue;
+    if constexpr (B % 2 == 0) {
+      /* j0, Ns and first even: the pair (m, m + 1) is kept or dropped as one, 16-byte aligned */
+#pragma unroll
+      for (int b = 0; b < B; b += 2) {
+        const int m = j0 + b + r * Ns;
+        if (Keep < 0 && m < to.first)
+          continue;
+        const float2 a = v[b * P + r], c = v[(b + 1) * P + r];
+        *reinterpret_cast<float4 *>(to.stage + (m - to.first)) = make_float4(a.x, -a.y, c.x, -c.y);
+      }
+    } else {
+#pragma unroll
+      for (int b = 0; b < B; ++b) {
+        const int m = j0 + b + r * Ns;
+        if (Keep < 0 && m < to.first)
+          continue;
+        to.stage[m - to.first] = conj(v[b * P + r]);
+      }
+    }
+  }
+}
+
+} // namespace cudafft
+
+using namespace cudafft;
+
+namespace {
+
+constexpr int kWide = kPlanWide;
+using Shape = FftShape<kConvBlock, kWide>;
+constexpr int kThreads = Shape::kThreads; /* per transform = per thread block */
+/* The MAC kernel's inverse FFT runs the narrow plan (8 points per thread, 256 threads), so that
+ * its sums are spread over twice the threads of the wide plan: thread t owns the bin pairs
+ * (2u, 2u + 1), u = t + i kMacThreads, as one float4 each, and thread 0 also bin B. Twice the loads
+ * in flight per output block, at the same registers per thread, is what small launches (a block or
+ * two of a few channels per call) need; large ones do not mind. */
+constexpr int kNarrow = kPlanNarrow;
+using MacShape = FftShape<kConvBlock, kNarrow>;
+constexpr int kMacThreads = MacShape::kThreads;
+constexpr int kMacPairs = kConvBlock / 2 / kMacThreads;
+static_assert(kMacPairs * 2 * kMacThreads == kConvBlock, "bin pairs must divide evenly");
+static_assert(MacShape::kStride == Shape::kStride, "both plans use the same shared row");
+/* The twiddle table: the wide plan's, then the narrow plan's. */
+constexpr int kWideTwiddles = twiddle_count(kConvBlock, kWide);
+constexpr int kNarrowTwiddles = twiddle_count(kConvBlock, kNarrow);
+
+/* The forward real FFT of `from` into shared memory, then each bin (scaled) to bins[k]. */
+template <typename From>
+__device__ __forceinline__ void
+forward_to_bins(From from, float2 *smem, float2 *bins, float scale, const float2 *twiddles)
+{
+  const SharedRow s{smem};
+  block_fft<kConvBlock, kWide>(from, s, s, threadIdx.x, twiddles);
+  real_forward_post<kConvBlock, kWide, kThreads>(smem, threadIdx.x, twiddles, [&](int k, float2 x) {
+    bins[k] = make_float2(scale * x.x, scale * x.y);
+  });
+}
+
+/* The forward real FFT of `from`, each bin times h[k], then real_inverse_pre's step on the
+ * products, left in shared memory for the inverse block_fft (a barrier at the end). The bin pair
+ * (k, N - k) that real_forward_post gives a thread is the pair real_inverse_pre needs for the same
+ * k, so one thread does both in registers, in place: no other thread touches the pair, and the
+ * products never make a round trip through shared memory (one write, one read and a barrier fewer
+ * per transform, in kernels bound by shared-memory traffic), and w[k] is loaded once for both.
+ * The arithmetic is theirs, operation for operation (CONVOLVE_FUSED_REAL_STEPS=0: the two steps
+ * apart, as they are in fft_kernels.cuh). */
+template <typename From>
+__device__ __forceinline__ void
+forward_times_pre(From from, float2 *smem, const float2 *__restrict__ h, const float2 *twiddles)
+{
+  constexpr int N = kConvBlock;
+  const SharedRow s{smem};
+  block_fft<N, kWide>(from, s, s, threadIdx.x, twiddles);
+#if CONVOLVE_FUSED_REAL_STEPS
+  const float2 *w = twiddles + real_twiddle_offset(N, kWide);
+#pragma unroll
+  for (int i = 0; i < N / 2 / kThreads; ++i) {
+    const int k = threadIdx.x + i * kThreads;
+    if (k == 0) {
+      const float2 z = smem[0], m = smem[pad(N / 2)];
+      const float y0 = cmul(make_float2(z.x + z.y, 0.0f), __ldg(&h[0])).x;
+      const float yn = cmul(make_float2(z.x - z.y, 0.0f), __ldg(&h[N])).x;
+      const float2 ym = cmul(conj(m), __ldg(&h[N / 2])); /* X[N/2] = conj(Z[N/2]) */
+      smem[0] = make_float2(y0 + yn, -(y0 - yn));
+      smem[pad(N / 2)] = make_float2(2.0f * ym.x, 2.0f * ym.y);
+      continue;
+    }
+    const float2 a = smem[pad(k)], b = conj(smem[pad(N - k)]);
+    const float2 wk = __ldg(&w[k]);
+    /* real_forward_post */
+    const float2 e = make_float2(0.5f * (a.x + b.x), 0.5f * (a.y + b.y));
+    const float2 o = make_float2(0.5f * (a.y - b.y), -0.5f * (a.x - b.x));
+    const float2 wo = cmul(wk, o);
+    const float2 yk = cmul(e + wo, __ldg(&h[k]));
+    const float2 ynk = cmul(conj(e - wo), __ldg(&h[N - k]));
+    /* real_inverse_pre */
+    const float2 xnk = conj(ynk);
+    const float2 sum = yk + xnk, diff = yk - xnk;
+    const float2 q = cmul(conj(wk), diff);
+    smem[pad(k)] = conj(make_float2(sum.x - q.y, sum.y + q.x));
+    smem[pad(N - k)] = conj(make_float2(sum.x + q.y, q.x - sum.y));
+  }
+  __syncthreads();
+#else
+  real_forward_post<N, kWide, kThreads>(
+      smem, threadIdx.x, twiddles, [&](int k, float2 x) { smem[pad(k)] = cmul(x, __ldg(&h[k])); });
+  __syncthreads();
+  real_inverse_pre<N, kWide, kThreads>(smem, threadIdx.x, twiddles);
+#endif
+}
+
+/* Kernel spectra: one thread block per (row, partition). */
+__global__ void
+__launch_bounds__(kThreads)
+    spectra_kernel(const float *__restrict__ taps, int taps_count, int partitions,
+                   float2 *__restrict__ spectra, const float2 *__restrict__ twiddles)
+{
+  __shared__ float2 smem[Shape::kStride];
+  const int row = blockIdx.x / partitions, p = blockIdx.x % partitions;
+  const int first = p * kConvBlock;
+  const int count = taps_count - first < kConvBlock ? taps_count - first : kConvBlock;
+  const ConvolvePartitionIn from{taps + (size_t)row * taps_count + first, count};
+  forward_to_bins(from, smem, spectra + (size_t)blockIdx.x * kConvPitch,
+                  1.0f / CUDAFFT_CONVOLVE_FFT_SIZE, twiddles);
+}
+
+/* Forward FFTs into the delay line: thread block q channels + c takes frame q of channel c, so
+ * that a launch's consecutive blocks read rows of different channels at the same offset. */
+__global__ void
+__launch_bounds__(kThreads) forward_kernel(const float *__restrict__ signal, size_t pitch,
+                                           int channels, float2 *__restrict__ ring, int slots,
+                                           int first_slot, const float2 *__restrict__ twiddles)
+{
+  __shared__ float2 smem[Shape::kStride];
+  const int q = blockIdx.x / channels, c = blockIdx.x % channels;
+  int slot = first_slot + q;
+  if (slot >= slots)
+    slot -= slots;
+  const GlobalIn from = real_frame(signal + (size_t)c * pitch + (size_t)q * kConvBlock);
+  forward_to_bins(from, smem, ring + ((size_t)c * slots + slot) * kConvPitch, 1.0f, twiddles);
+}
+
+__device__ __forceinline__ float4
+cmac2(float4 acc, float4 x, float4 h)
+{
+  acc.x = fmaf(x.x, h.x, fmaf(-x.y, h.y, acc.x));
+  acc.y = fmaf(x.x, h.y, fmaf(x.y, h.x, acc.y));
+  acc.z = fmaf(x.z, h.z, fmaf(-x.w, h.w, acc.z));
+  acc.w = fmaf(x.z, h.w, fmaf(x.w, h.z, acc.w));
+  return acc;
+}
+
+/* The staged kept half y[0..B) (shared memory, complete) mixed with the block's input `dry` and
+ * written from `out` on, frames `channels` apart. Mono: float4 runs of 4 frames, adjacent threads
+ * adjacent 16 bytes (F64: two 16-byte stores); interleaved channels: one frame per thread, adjacent
+ * threads adjacent frames (a thread block holds one channel, so a stored sector is shared with the
+ * other channels' blocks). The input is read only where its gain is not 0 (see mixed()). */
+template <int Threads, typename T>
+__device__ __forceinline__ void
+store_mixed(const float *y, T *out, const float *dry, int channels, float wet_gain, float dry_gain)
+{
+  const int t = threadIdx.x;
+  const bool with_dry = dry_gain != 0.0f;
+  if (channels == 1 &&
+      ((reinterpret_cast<uintptr_t>(out) | reinterpret_cast<uintptr_t>(dry)) & 15) == 0) {
+    const float4 *y4 = reinterpret_cast<const float4 *>(y);
+    const float4 *x4 = reinterpret_cast<const float4 *>(dry);
+#pragma unroll
+    for (int i = 0; i < kConvBlock / 4 / Threads; ++i) {
+      const int k = t + i * Threads;
+      const float4 a = y4[k];
+      const float4 x = with_dry ? x4[k] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      const float4 v =
+          make_float4(mixed(a.x, x.x, wet_gain, dry_gain), mixed(a.y, x.y, wet_gain, dry_gain),
+                      mixed(a.z, x.z, wet_gain, dry_gain), mixed(a.w, x.w, wet_gain, dry_gain));
+      if constexpr (sizeof(T) == sizeof(float)) {
+        reinterpret_cast<float4 *>(out)[k] = v;
+      } else {
+        double2 *o2 = reinterpret_cast<double2 *>(out) + 2 * k;
+        o2[0] = make_double2(v.x, v.y);
+        o2[1] = make_double2(v.z, v.w);
+      }
+    }
+  } else {
+#pragma unroll 4
+    for (int i = 0; i < kConvBlock / Threads; ++i) {
+      const int f = t + i * Threads;
+      const float x = with_dry ? dry[f] : 0.0f;
+      out[(size_t)f * channels] = (T)mixed(y[f], x, wet_gain, dry_gain);
+    }
+  }
+}
+
+/* The inverse real FFT (plan Kind) of the bins in shared memory (complete: a barrier before),
+ * output block q of channel c mixed and written. */
+template <int Kind, bool Pre, bool Staged, typename T>
+__device__ __forceinline__ void
+inverse_to_output(float2 *smem, int q, int c, int channels, const float *signal, size_t pitch,
+                  float wet_gain, float dry_gain, T *out, const float2 *twiddles)
+{
+  constexpr int kKindThreads = FftShape<kConvBlock, Kind>::kThreads;
+  if constexpr (Pre)
+    real_inverse_pre<kConvBlock, Kind, kKindThreads>(smem, threadIdx.x, twiddles);
+  const size_t frame0 = (size_t)q * kConvBlock;
+  T *block_out = out + frame0 * channels + c;
+  const float *dry = signal + (size_t)c * pitch + kConvBlock + frame0;
+  const SharedRow s{smem};
+  if constexpr (Staged) {
+    /* the last pass reads all of smem before its barrier, so the stage may overwrite it */
+    block_fft<kConvBlock, Kind>(s, s, ConvolveStageOut<kKeepPoint>{smem, kKeepPoint}, threadIdx.x,
+                                twiddles);
+    __syncthreads();
+    store_mixed<kKindThreads>(reinterpret_cast<const float *>(smem), block_out, dry, channels,
+                              wet_gain, dry_gain);
+  } else {
+    const ConvolveMixOut<T> to{block_out, dry, channels, wet_gain, dry_gain};
+    block_fft<kConvBlock, Kind>(s, s, to, threadIdx.x, twiddles);
+  }
+}
+
+/* Multiply-accumulate over the delay line, then the inverse FFT, in one thread block per output
+ * block (q channels + c, as forward_kernel: a mono kernel's partition p is read by neighbouring
+ * blocks at about the same time, from L2, and so is a channel's slot by its blocks q and q + 1).
+ * Each thread keeps its bins' sums in registers; the loads of a partition (4 float4 of X and 4 of
+ * H per thread, adjacent threads adjacent addresses) are independent, so a thread has 8 in flight,
+ * or 8 Depth: Depth = 2, for small launches, issues two partitions' loads before their sums. The
+ * sums run over p in order either way. twiddles: the narrow plan's. */
+template <typename T, int Depth>
+__global__ void CONVOLVE_MAC_BOUNDS
+mac_kernel(const float2 *__restrict__ ring, int slots, int first_slot, int channels,
+           const float2 *__restrict__ spectra, int kernel_rows, int partitions,
+           const float *__restrict__ signal, size_t pitch, float wet_gain, float dry_gain,
+           T *__restrict__ out, const float2 *__restrict__ twiddles)
+{
+  __shared__ float2 smem[Shape::kStride];
+  const int t = threadIdx.x;
+  const int q = blockIdx.x / channels, c = blockIdx.x % channels;
+  const int row = kernel_rows > 1 ? c : 0;
+  int newest = first_slot + q;
+  if (newest >= slots)
+    newest -= slots;
+  const float2 *x_rows = ring + (size_t)c * slots * kConvPitch;
+  const float2 *h_rows = spectra + (size_t)row * partitions * kConvPitch;
+  /* partition p's rows: the spectrum of block q - p (slot newest - p) and H[row][p] */
+  auto x_row = [&](int p) {
+    const int slot = newest - p < 0 ? newest - p + slots : newest - p;
+    return x_rows + (size_t)slot * kConvPitch;
+  };
+  auto h_row = [&](int p) { return h_rows + (size_t)p * kConvPitch; };
+  float4 acc[kMacPairs];
+#pragma unroll
+  for (int i = 0; i < kMacPairs; ++i)
+    acc[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  float2 last = make_float2(0.0f, 0.0f); /* bin B (thread 0) */
+  auto add_last = [&](const float2 *x, const float2 *h) {
+    const float2 xb = x[kConvBlock], hb = __ldg(&h[kConvBlock]);
+    last.x = fmaf(xb.x, hb.x, fmaf(-xb.y, hb.y, last.x));
+    last.y = fmaf(xb.x, hb.y, fmaf(xb.y, hb.x, last.y));
+  };
+  int p = 0;
+  if constexpr (Depth > 1) {
+    for (; p + Depth <= partitions; p += Depth) {
+      float4 xs[Depth][kMacPairs], hs[Depth][kMacPairs];
+#pragma unroll
+      for (int d = 0; d < Depth; ++d) {
+        const float4 *x4 = reinterpret_cast<const float4 *>(x_row(p + d));
+        const float4 *h4 = reinterpret_cast<const float4 *>(h_row(p + d));
+#pragma unroll
+        for (int i = 0; i < kMacPairs; ++i) {
+          xs[d][i] = x4[t + i * kMacThreads];
+          hs[d][i] = __ldg(&h4[t + i * kMacThreads]);
+        }
+      }
+#pragma unroll
+      for (int d = 0; d < Depth; ++d)
+#pragma unroll
+        for (int i = 0; i < kMacPairs; ++i)
+          acc[i] = cmac2(acc[i], xs[d][i], hs[d][i]);
+      if (t == 0)
+#pragma unroll
+        for (int d = 0; d < Depth; ++d)
+          add_last(x_row(p + d), h_row(p + d));
+    }
+  }
+  for (; p < partitions; ++p) {
+    const float2 *x = x_row(p), *h = h_row(p);
+    const float4 *x4 = reinterpret_cast<const float4 *>(x);
+    const float4 *h4 = reinterpret_cast<const float4 *>(h);
+#pragma unroll
+    for (int i = 0; i < kMacPairs; ++i)
+      acc[i] = cmac2(acc[i], x4[t + i * kMacThreads], __ldg(&h4[t + i * kMacThreads]));
+    if (t == 0)
+      add_last(x, h);
+  }
+#pragma unroll
+  for (int i = 0; i < kMacPairs; ++i) {
+    const int k = 2 * (t + i * kMacThreads);
+    smem[pad(k)] = make_float2(acc[i].x, acc[i].y);
+    smem[pad(k + 1)] = make_float2(acc[i].z, acc[i].w);
+  }
+  if (t == 0)
+    smem[pad(kConvBlock)] = last;
+  __syncthreads();
+  inverse_to_output<kNarrow, true, CONVOLVE_MAC_STAGED_STORES>(smem, q, c, channels, signal, pitch,
+                                                               wet_gain, dry_gain, out, twiddles);
+}
+
+/* P = 1: forward FFT, product, inverse FFT and mix in one thread block per output block. */
+template <typename T>
+__global__ void CONVOLVE_FUSED_BOUNDS
+fused_kernel(const float *__restrict__ signal, size_t pitch, int channels,
+             const float2 *__restrict__ spectra, int kernel_rows, float wet_gain, float dry_gain,
+             T *__restrict__ out, const float2 *__restrict__ twiddles)
+{
+  __shared__ float2 smem[Shape::kStride];
+  const int q = blockIdx.x / channels, c = blockIdx.x % channels;
+  const float2 *h = spectra + (size_t)(kernel_rows > 1 ? c : 0) * kConvPitch;
+  const GlobalIn from = real_frame(signal + (size_t)c * pitch + (size_t)q * kConvBlock);
+  forward_times_pre(from, smem, h, twiddles);
+  inverse_to_output<kWide, false, CONVOLVE_STAGED_STORES>(smem, q, c, channels, signal, pitch,
+                                                          wet_gain, dry_gain, out, twiddles);
+}
+
+/* Keep: the kept points' start keep_from / 2 where it is a constant, else -1 (ConvolveStageOut,
+ * ConvolvePlanarOut). Staged: the output 16-byte aligned and keep_from a multiple of 4, so that
+ * float4 k of the stage is float4 k of the row. */
+template <bool Staged, int Keep>
+__global__ void CONVOLVE_FUSED_BOUNDS
+fused_planar_kernel(const float *__restrict__ in, size_t in_hop,
+                    const float2 *__restrict__ spectrum, float *__restrict__ out, size_t out_hop,
+                    int keep_from, const float2 *__restrict__ twiddles)
+{
+  __shared__ float2 smem[Shape::kStride];
+  const size_t b = blockIdx.x;
+  forward_times_pre(real_frame(in + b * in_hop), smem, spectrum, twiddles);
+  const SharedRow s{smem};
+  if constexpr (Staged) {
+    const int first = Keep >= 0 ? Keep : keep_from / 2;
+    block_fft<kConvBlock, kWide>(s, s, ConvolveStageOut<Keep>{smem, first}, threadIdx.x, twiddles);
+    __syncthreads();
+    const float4 *y4 = reinterpret_cast<const float4 *>(smem);
+    float4 *o4 = reinterpret_cast<float4 *>(out + b * out_hop);
+    const int count = (CUDAFFT_CONVOLVE_FFT_SIZE - 2 * first) / 4;
+#pragma unroll 8
+    for (int k = threadIdx.x; k < count; k += kThreads)
+      o4[k] = y4[k];
+  } else {
+    block_fft<kConvBlock, kWide>(s, s, ConvolvePlanarOut<Keep>{out + b * out_hop, keep_from},
+                                 threadIdx.x, twiddles);
+  }
+}
+
+template <typename T>
+__global__ void
+deinterleave_kernel(const T *__restrict__ raw, size_t frames, unsigned channels,
+                    float *__restrict__ signal, size_t pitch, float *__restrict__ next)
+{
+  const size_t total = frames * channels, last = frames - kConvBlock;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
+       i += (size_t)gridDim.x * blockDim.x) {
+    const size_t frame = i / channels, c = i % channels;
+    const float v = (float)raw[i];
+    signal[c * pitch + frame] = v;
+    if (next && frame >= last)
+      next[c * pitch + (frame - last)] = v;
+  }
+}
+
+/* One thread per output sample, in the interleaved order: for each k the threads of a warp read
+ * adjacent input samples (one frame k earlier), so the loads are coalesced without a planar copy.
+ * Samples before the call's first frame come from the history. */
+template <typename T>
+__global__ void
+direct_kernel(const T *__restrict__ raw, size_t total, unsigned channels,
+              const float *__restrict__ history, int history_frames, const float *__restrict__ taps,
+              int taps_count, int kernel_rows, float wet_gain, float dry_gain, T *__restrict__ out)
+{
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
+       i += (size_t)gridDim.x * blockDim.x) {
+    const size_t n = i / channels, c = i % channels;
+    const float *h = taps + (kernel_rows > 1 ? c * taps_count : 0);
+    float acc = 0.0f;
+    for (int k = 0; k < taps_count; ++k) {
+      const float x = (size_t)k <= n ? (float)raw[i - (size_t)k * channels]
+                                     : history[(history_frames - (size_t)k + n) * channels + c];
+      acc = fmaf(__ldg(&h[k]), x, acc);
+    }
+    out[i] = (T)mixed(acc, (float)raw[i], wet_gain, dry_gain);
+  }
+}
+
+/* Element i of the new history is element `frames` + i of (old history, then the call's frames). */
+template <typename T>
+__global__ void
+history_kernel(const T *__restrict__ raw, size_t frames, unsigned channels,
+               const float *__restrict__ history_in, float *__restrict__ history_out,
+               size_t history_frames)
+{
+  const size_t total = history_frames * channels;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
+       i += (size_t)gridDim.x * blockDim.x) {
+    const size_t f = i / channels, c = i % channels, g = frames + f;
+    history_out[i] = g < history_frames ? history_in[g * channels + c]
+                                        : (float)raw[(g - history_frames) * channels + c];
+  }
+}
+
+/* Thread blocks per FFT launch: one per transform, kept within the grid's x limit and int. */
+bool
+launchable(size_t transforms)
+{
+  return transforms > 0 && transforms <= (size_t)INT_MAX;
+}
+
+constexpr int kFlatThreads = 256;
+/* MAC launches of fewer transforms than this (under two thread blocks per SM on an H100) take the
+ * deeper-pipelined variant (Depth 2). */
+constexpr size_t kSmallMacLaunch = 256;
+
+} // namespace
+
+#define CONVOLVE_STR_(x) #x
+#define CONVOLVE_STR(x) CONVOLVE_STR_(x)
+#define CONVOLVE_ITEM(name) #name "=" CONVOLVE_STR(name) " "
+
+extern "C" const char *
+cudafft_convolve_kernel_variant(void)
+{
+  return CONVOLVE_ITEM(CONVOLVE_STAGED_STORES) CONVOLVE_ITEM(CONVOLVE_MAC_STAGED_STORES)
+      CONVOLVE_ITEM(CONVOLVE_FUSED_REAL_STEPS) CONVOLVE_ITEM(CONVOLVE_FUSED_MIN_BLOCKS)
+          CONVOLVE_ITEM(CONVOLVE_MAC_MIN_BLOCKS) CONVOLVE_ITEM(CONVOLVE_MAC_DEPTH);
+}
+
+extern "C" size_t
+cudafft_convolve_twiddle_count(void)
+{
+  return (size_t)kWideTwiddles + kNarrowTwiddles;
+}
+
+extern "C" void
+cudafft_convolve_twiddles(float *table)
+{
+  cudafft_twiddle_table(CUDAFFT_CONVOLVE_FFT_SIZE / 2, kWide, table);
+  cudafft_twiddle_table(CUDAFFT_CONVOLVE_FFT_SIZE / 2, kNarrow, table + 2 * kWideTwiddles);
+}
+
+extern "C" cudaError_t
+cudafft_convolve_spectra_launch(const float *taps, size_t taps_count, unsigned rows,
+                                size_t partitions, float2 *spectra, const float2 *twiddles,
+                                cudaStream_t stream)
+{
+  const size_t transforms = partitions * rows;
+  if (!launchable(transforms) || taps_count > (size_t)INT_MAX - kConvBlock ||
+      partitions * kConvBlock < taps_count)
+    return cudaErrorInvalidValue;
+  spectra_kernel<<<(unsigned)transforms, kThreads, 0, stream>>>(taps, (int)taps_count,
+                                                                (int)partitions, spectra, twiddles);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+cudafft_convolve_deinterleave_launch(CudafftSampleFormat format, const void *raw, size_t frames,
+                                     unsigned channels, float *signal, size_t pitch, float *next,
+                                     cudaStream_t stream)
+{
+  if (next && frames < (size_t)kConvBlock)
+    return cudaErrorInvalidValue;
+  const int blocks = grid_for(frames * channels, kFlatThreads);
+  if (format == CUDAFFT_SAMPLE_F64)
+    deinterleave_kernel<<<blocks, kFlatThreads, 0, stream>>>((const double *)raw, frames, channels,
+                                                             signal, pitch, next);
+  else
+    deinterleave_kernel<<<blocks, kFlatThreads, 0, stream>>>((const float *)raw, frames, channels,
+                                                             signal, pitch, next);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+cudafft_convolve_forward_launch(const float *signal, size_t pitch, unsigned channels, size_t blocks,
+                                float2 *ring, size_t slots, size_t first_slot,
+                                const float2 *twiddles, cudaStream_t stream)
+{
+  const size_t transforms = blocks * channels;
+  if (!launchable(transforms) || blocks > slots || first_slot >= slots || slots > INT_MAX)
+    return cudaErrorInvalidValue;
+  forward_kernel<<<(unsigned)transforms, kThreads, 0, stream>>>(
+      signal, pitch, (int)channels, ring, (int)slots, (int)first_slot, twiddles);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+cudafft_convolve_mac_launch(CudafftSampleFormat format, const float2 *ring, size_t slots,
+                            size_t first_slot, unsigned channels, size_t blocks,
+                            const float2 *spectra, unsigned kernel_rows, size_t partitions,
+                            const float *signal, size_t pitch, float mix, void *out,
+                            const float2 *twiddles, cudaStream_t stream)
+{
+  const size_t transforms = blocks * channels;
+  if (!launchable(transforms) || blocks > slots || first_slot >= slots || slots > INT_MAX ||
+      partitions == 0 || partitions > slots)
+    return cudaErrorInvalidValue;
+  const unsigned grid = (unsigned)transforms;
+  const bool small = transforms < kSmallMacLaunch;
+  const int w = (int)slots, f = (int)first_slot, ch = (int)channels, r = (int)kernel_rows,
+            p = (int)partitions;
+  const float2 *tw = twiddles + kWideTwiddles;
+  if (format == CUDAFFT_SAMPLE_F64) {
+    if (small)
+      mac_kernel<double, 2><<<grid, kMacThreads, 0, stream>>>(
+          ring, w, f, ch, spectra, r, p, signal, pitch, mix, 1.0f - mix, (double *)out, tw);
+    else
+      mac_kernel<double, CONVOLVE_MAC_DEPTH><<<grid, kMacThreads, 0, stream>>>(
+          ring, w, f, ch, spectra, r, p, signal, pitch, mix, 1.0f - mix, (double *)out, tw);
+  } else {
+    if (small)
+      mac_kernel<float, 2><<<grid, kMacThreads, 0, stream>>>(
+          ring, w, f, ch, spectra, r, p, signal, pitch, mix, 1.0f - mix, (float *)out, tw);
+    else
+      mac_kernel<float, CONVOLVE_MAC_DEPTH><<<grid, kMacThreads, 0, stream>>>(
+          ring, w, f, ch, spectra, r, p, signal, pitch, mix, 1.0f - mix, (float *)out, tw);
+  }
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+cudafft_convolve_fused_launch(CudafftSampleFormat format, const float *signal, size_t pitch,
+                              unsigned channels, size_t blocks, const float2 *spectra,
+                              unsigned kernel_rows, float mix, void *out, const float2 *twiddles,
+                              cudaStream_t stream)
+{
+  const size_t transforms = blocks * channels;
+  if (!launchable(transforms))
+    return cudaErrorInvalidValue;
+  const unsigned grid = (unsigned)transforms;
+  if (format == CUDAFFT_SAMPLE_F64)
+    fused_kernel<<<grid, kThreads, 0, stream>>>(signal, pitch, (int)channels, spectra,
+                                                (int)kernel_rows, mix, 1.0f - mix, (double *)out,
+                                                twiddles);
+  else
+    fused_kernel<<<grid, kThreads, 0, stream>>>(signal, pitch, (int)channels, spectra,
+                                                (int)kernel_rows, mix, 1.0f - mix, (float *)out,
+                                                twiddles);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+cudafft_convolve_fused_planar_launch(const float *in, size_t in_hop, size_t blocks,
+                                     const float2 *spectrum, float *out, size_t out_hop,
+                                     size_t keep_from, const float2 *twiddles, cudaStream_t stream)
+{
+  if (!launchable(blocks) || in_hop % 4 != 0 || out_hop % 2 != 0 || keep_from % 2 != 0 ||
+      keep_from >= CUDAFFT_CONVOLVE_FFT_SIZE)
+    return cudaErrorInvalidValue;
+  const unsigned grid = (unsigned)blocks;
+  const int keep = (int)keep_from;
+  const bool staged = CONVOLVE_STAGED_STORES && keep_from % 4 == 0 && out_hop % 4 == 0 &&
+                      reinterpret_cast<uintptr_t>(out) % 16 == 0;
+  /* the benchmark's two cuttings get the kept half's start as a constant */
+  if (keep_from == 0) {
+    if (staged)
+      fused_planar_kernel<true, 0>
+          <<<grid, kThreads, 0, stream>>>(in, in_hop, spectrum, out, out_hop, keep, twiddles);
+    else
+      fused_planar_kernel<false, 0>
+          <<<grid, kThreads, 0, stream>>>(in, in_hop, spectrum, out, out_hop, keep, twiddles);
+  } else if (keep_from == kConvBlock) {
+    if (staged)
+      fused_planar_kernel<true, kKeepPoint>
+          <<<grid, kThreads, 0, stream>>>(in, in_hop, spectrum, out, out_hop, keep, twiddles);
+    else
+      fused_planar_kernel<false, kKeepPoint>
+          <<<grid, kThreads, 0, stream>>>(in, in_hop, spectrum, out, out_hop, keep, twiddles);
+  } else if (staged) {
+    fused_planar_kernel<true, -1>
+        <<<grid, kThreads, 0, stream>>>(in, in_hop, spectrum, out, out_hop, keep, twiddles);
+  } else {
+    fused_planar_kernel<false, -1>
+        <<<grid, kThreads, 0, stream>>>(in, in_hop, spectrum, out, out_hop, keep, twiddles);
+  }
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+cudafft_convolve_direct_launch(CudafftSampleFormat format, const void *raw, size_t frames,
+                               unsigned channels, const float *history, const float *taps,
+                               size_t taps_count, unsigned kernel_rows, float mix, void *out,
+                               cudaStream_t stream)
+{
+  if (taps_count == 0 || taps_count > CUDAFFT_CONVOLVE_DIRECT_TAPS)
+    return cudaErrorInvalidValue;
+  const size_t total = frames * channels;
+  if (total == 0)
+    return cudaSuccess;
+  const int blocks = grid_for(total, kFlatThreads), history_frames = (int)taps_count - 1;
+  if (format == CUDAFFT_SAMPLE_F64)
+    direct_kernel<<<blocks, kFlatThreads, 0, stream>>>(
+        (const double *)raw, total, channels, history, history_frames, taps, (int)taps_count,
+        (int)kernel_rows, mix, 1.0f - mix, (double *)out);
+  else
+    direct_kernel<<<blocks, kFlatThreads, 0, stream>>>(
+        (const float *)raw, total, channels, history, history_frames, taps, (int)taps_count,
+        (int)kernel_rows, mix, 1.0f - mix, (float *)out);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+cudafft_convolve_history_launch(CudafftSampleFormat format, const void *raw, size_t frames,
+                                unsigned channels, const float *history_in, float *history_out,
+                                size_t history_frames, cudaStream_t stream)
+{
+  const size_t total = history_frames * channels;
+  if (total == 0 || history_in == history_out)
+    return cudaErrorInvalidValue;
+  const int blocks = grid_for(total, kFlatThreads);
+  if (format == CUDAFFT_SAMPLE_F64)
+    history_kernel<<<blocks, kFlatThreads, 0, stream>>>((const double *)raw, frames, channels,
+                                                        history_in, history_out, history_frames);
+  else
+    history_kernel<<<blocks, kFlatThreads, 0, stream>>>((const float *)raw, frames, channels,
+                                                        history_in, history_out, history_frames);
+  return cudaGetLastError();
+}

@@ -1,0 +1,18 @@
+/* fftw_planner.h: what every CPU backend shares: FFTW's planner behind one process-wide lock.
+ * Internal to the library.
+ *
+ * FFTW's planner (every fftwf_plan_* and fftwf_destroy_plan call) is not thread-safe, while the
+ * API lets engine objects be created and destroyed from different threads: every CPU backend
+ * plans through this lock. Executing a plan needs no lock. */
+#ifndef CUDAFFT_FFTW_PLANNER_H
+#define CUDAFFT_FFTW_PLANNER_H
+
+#include <fftw3.h>
+
+void cudafft_fftw_planner_lock(void);
+void cudafft_fftw_planner_unlock(void);
+
+/* fftwf_destroy_plan under the lock; NULL allowed. */
+void cudafft_fftw_destroy(fftwf_plan plan);
+
+#endif

@@ -1,0 +1,88 @@
+/* cuda_check.cuh: how the CUDA backends turn a failed CUDA call into a status and a message.
+ * Internal to kernels/; for .cu files only. */
+#ifndef CUDAFFT_CUDA_CHECK_CUH
+#define CUDAFFT_CUDA_CHECK_CUH
+
+#include "errors.h"
+
+#include <cuda_runtime.h>
+
+/* The status a CUDA error stands for, with the call, the place and CUDA's own words recorded for
+ * cudafft_last_error_message(). A non-sticky error is cleared so that the caller's next CUDA call
+ * is not blamed for it. */
+static inline CudafftStatus
+cudafft_cuda_failure(cudaError_t error, const char *call, const char *file, int line)
+{
+  CudafftStatus status = CUDAFFT_STATUS_CUDA_ERROR;
+  switch (error) {
+  case cudaErrorMemoryAllocation:
+    status = CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY;
+    break;
+  case cudaErrorNoDevice:
+  case cudaErrorInsufficientDriver:
+  case cudaErrorInvalidDevice:
+  case cudaErrorDevicesUnavailable:
+  case cudaErrorCallRequiresNewerDriver:
+    status = CUDAFFT_STATUS_NO_DEVICE;
+    break;
+  default:
+    break;
+  }
+  cudaGetLastError();
+  return cudafft_fail(status, "%s failed (%s:%d): %s (%s)", call, file, line,
+                      cudaGetErrorString(error), cudaGetErrorName(error));
+}
+
+/* Returns the status from the enclosing function when `call` fails. */
+#define CUDAFFT_CHECK(call)                                                                        \
+  do {                                                                                             \
+    const cudaError_t cudafft_error_ = (call);                                                     \
+    if (cudafft_error_ != cudaSuccess)                                                             \
+      return cudafft_cuda_failure(cudafft_error_, #call, __FILE__, __LINE__);                      \
+  } while (0)
+
+/* Makes `device` current; skips the call when it already is, since this runs on every call into
+ * a backend object and small batches feel every microsecond. */
+static inline cudaError_t
+cudafft_use_device(int device)
+{
+  int current = -1;
+  if (cudaGetDevice(&current) == cudaSuccess && current == device)
+    return cudaSuccess;
+  return cudaSetDevice(device);
+}
+
+/* Whether ptr is page-locked host memory (cudaHostAlloc'd or registered), which copies reach by
+ * DMA directly: the backends then skip their own pinned staging. */
+static inline bool
+cudafft_is_pinned(const void *ptr)
+{
+  cudaPointerAttributes attributes;
+  if (cudaPointerGetAttributes(&attributes, ptr) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return attributes.type == cudaMemoryTypeHost;
+}
+
+/* The device a backend object runs on: device_id, or device 0 for -1; NO_DEVICE with a message
+ * when there is none or no such one. */
+static inline CudafftStatus
+cudafft_cuda_pick_device(int device_id, int *device)
+{
+  int count = 0;
+  const cudaError_t error = cudaGetDeviceCount(&count);
+  if (error != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    return cudafft_fail(CUDAFFT_STATUS_NO_DEVICE, "no CUDA device found (cudaGetDeviceCount: %s)",
+                        error != cudaSuccess ? cudaGetErrorString(error) : "0 devices");
+  }
+  *device = device_id < 0 ? 0 : device_id;
+  if (*device >= count)
+    return cudafft_fail(CUDAFFT_STATUS_NO_DEVICE,
+                        "CUDA device %d does not exist: this machine has %d (0 to %d)", *device,
+                        count, count - 1);
+  return CUDAFFT_STATUS_OK;
+}
+
+#endif

@@ -1,0 +1,29 @@
+/* cuda_host.h: what the library's C code may ask of the CUDA runtime, in plain C types: device
+ * count and page-locked host memory. Defined in cuda_host.cu, which only CUDA builds compile:
+ * callers check CUDAFFT_HAVE_CUDA (cudafft_config.h) first. Internal to the library. */
+#ifndef CUDAFFT_CUDA_HOST_H
+#define CUDAFFT_CUDA_HOST_H
+
+#include <cudafft/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Usable CUDA devices; 0 where there is none or no driver. */
+int cudafft_cuda_host_device_count(void);
+
+/* Page-locked host memory usable by every device (the elements' buffers may meet engines on any
+ * device); NULL where it cannot be had. */
+void *cudafft_cuda_host_pinned_alloc(size_t bytes);
+void cudafft_cuda_host_pinned_free(void *ptr);
+
+/* Page-locked host memory allocated with `device` current: HOST_OUT_OF_MEMORY (or the device's
+ * failure) with the size in the message where it cannot be had. */
+CudafftStatus cudafft_cuda_host_alloc(int device, size_t bytes, void **ptr);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

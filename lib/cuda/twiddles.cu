@@ -1,0 +1,40 @@
+/* twiddles.cu: the block FFT's twiddle tables (twiddles.h). */
+#include "block_fft.cuh"
+#include "twiddles.h"
+
+#include <cmath>
+
+using namespace cudafft;
+
+extern "C" size_t
+cudafft_twiddle_count(int n_complex, int plan_kind)
+{
+  return (size_t)twiddle_count(n_complex, plan_kind);
+}
+
+extern "C" void
+cudafft_twiddle_table(int n_complex, int plan_kind, float *table)
+{
+  const double two_pi = 6.283185307179586476925286766559;
+  const RadixPlan plan = make_radix_plan(n_complex, plan_kind);
+  size_t o = 0;
+  /* the pass twiddles W_(Ns P)^(k r), in the order pass_twiddle_offset() counts them */
+  for (int i = 0, ns = 1; i < plan.passes; ns *= plan.radix[i], ++i) {
+    if (ns == 1)
+      continue;
+    for (int r = 1; r < plan.radix[i]; ++r)
+      for (int k = 0; k < ns; ++k) {
+        const double angle = -two_pi * ((double)k * r) / ((double)ns * plan.radix[i]);
+        table[2 * o] = (float)cos(angle);
+        table[2 * o + 1] = (float)sin(angle);
+        ++o;
+      }
+  }
+  /* then W_2N^k for the real transforms' post- and pre-processing */
+  for (int k = 0; k <= n_complex / 2; ++k) {
+    const double angle = -two_pi * k / (2.0 * n_complex);
+    table[2 * o] = (float)cos(angle);
+    table[2 * o + 1] = (float)sin(angle);
+    ++o;
+  }
+}

@@ -1,0 +1,112 @@
+/* cudafft/common.h: what every engine of the cudafft library shares: statuses and error messages,
+ * the choice of backend, sample formats, and host memory for fast copies to the GPU.
+ *
+ * The library is plain C behind its headers and knows nothing of GLib or GStreamer; its CUDA
+ * backend (where built in) runs on NVIDIA GPUs, its CPU backend on FFTW. Every engine (block FFT
+ * plans, cudafft/fft.h; streaming STFT, cudafft/stft.h; interval spectra, cudafft/spectrum.h;
+ * streaming FIR filters, cudafft/convolve.h) takes the same backend argument and returns the same
+ * statuses.
+ *
+ * Errors: every function returns a status; none prints, aborts or exits. The detail of the last
+ * failure on the calling thread (which call failed, with CUDA's own words) is available from
+ * cudafft_last_error_message(). Functions that take an engine object require a non-NULL one unless
+ * they say otherwise; every destroy function accepts NULL.
+ *
+ * Threads: one engine object must not be used by two threads at once; different objects may be
+ * used from different threads concurrently. The functions that take no object are thread-safe.
+ * The CPU backends serialise their own calls into FFTW's planner; an application that also plans
+ * with FFTW on other threads must hold off while cudafft objects are created or destroyed.
+ */
+#ifndef CUDAFFT_COMMON_H
+#define CUDAFFT_COMMON_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Marks the library's public functions: the only symbols the shared library exports. */
+#if defined(__GNUC__)
+#define CUDAFFT_API __attribute__((visibility("default")))
+#else
+#define CUDAFFT_API
+#endif
+
+/* The transform sizes of the FFT engine and of the STFT: the powers of two from CUDAFFT_MIN_SIZE
+ * to CUDAFFT_MAX_SIZE. This is the one place they are written. */
+#define CUDAFFT_MIN_SIZE 256
+#define CUDAFFT_MAX_SIZE 16384
+
+/* The most channels any engine takes. */
+#define CUDAFFT_MAX_CHANNELS 1024
+
+typedef enum {
+  CUDAFFT_STATUS_OK = 0,
+  CUDAFFT_STATUS_INVALID_SIZE,  /* a size out of its range (transform size, bands, taps) */
+  CUDAFFT_STATUS_INVALID_BATCH, /* batch is 0, or so large that byte counts overflow */
+  CUDAFFT_STATUS_NULL_POINTER,  /* a required pointer is NULL */
+  CUDAFFT_STATUS_INVALID_VALUE, /* an argument out of its range (direction, alignment...) */
+  CUDAFFT_STATUS_UNSUPPORTED,   /* the call does not exist for this backend, or these settings
+                                   cannot run on it */
+  CUDAFFT_STATUS_NO_DEVICE,     /* no usable CUDA device (none, no driver, bad device id) */
+  CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY,
+  CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
+  CUDAFFT_STATUS_CUDA_ERROR,          /* any other CUDA failure; see cudafft_last_error_message() */
+  CUDAFFT_STATUS_BACKEND_UNAVAILABLE, /* the backend was not built into this library */
+  CUDAFFT_STATUS_COUNT_               /* not a status: the number of statuses */
+} CudafftStatus;
+
+typedef enum {
+  CUDAFFT_BACKEND_AUTO = 0, /* CUDA when the device is usable, otherwise CPU (also when the
+                               requested device id does not exist) */
+  CUDAFFT_BACKEND_CUDA,
+  CUDAFFT_BACKEND_CPU,
+} CudafftBackend;
+
+/* Interleaved samples, native (little-endian) byte order; S24 is packed (3 bytes). How integers
+ * become values is each engine's to say (its header states it); which formats an engine takes
+ * too. */
+typedef enum {
+  CUDAFFT_SAMPLE_S16 = 0,
+  CUDAFFT_SAMPLE_S24,
+  CUDAFFT_SAMPLE_S32,
+  CUDAFFT_SAMPLE_F32,
+  CUDAFFT_SAMPLE_F64,
+  CUDAFFT_SAMPLE_COUNT_ /* not a format */
+} CudafftSampleFormat;
+
+/* A short lower-case name for each status ("invalid transform size", "no usable CUDA device",
+ * ...); never NULL. */
+CUDAFFT_API const char *cudafft_status_name(CudafftStatus status);
+
+/* What the last failed call on this thread said in detail; "" if none failed yet. Successful
+ * calls leave it unchanged; the text stays valid until the next failing call on this thread. */
+CUDAFFT_API const char *cudafft_last_error_message(void);
+
+/* Number of usable CUDA devices: 0 when there is none, no driver, or no CUDA backend built in. */
+CUDAFFT_API int cudafft_cuda_device_count(void);
+
+/* Whether this library was built with the CUDA backend. */
+CUDAFFT_API int cudafft_has_cuda_backend(void);
+
+/* Bytes of one sample of `format` (2, 3, 4, 4, 8); 0 for an unknown format. */
+CUDAFFT_API size_t cudafft_sample_bytes(CudafftSampleFormat format);
+
+/* The format's name as GStreamer writes it ("S16LE", "S24LE", "S32LE", "F32LE", "F64LE"); "?"
+ * for an unknown one. */
+CUDAFFT_API const char *cudafft_sample_format_name(CudafftSampleFormat format);
+
+/* Host memory that needs no engine object, for buffers that outlive any one object (the GStreamer
+ * elements' buffer pools): page-locked when want_pinned is set and a CUDA device is usable (copies
+ * to and from it run at full bus speed and asynchronously), otherwise plain 64-byte aligned
+ * memory. *pinned (may be NULL) says which it got; pass it back to cudafft_pinned_free(). NULL when
+ * out of memory. */
+CUDAFFT_API void *cudafft_pinned_alloc(size_t bytes, int want_pinned, int *pinned);
+CUDAFFT_API void cudafft_pinned_free(void *ptr, int pinned);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CUDAFFT_COMMON_H */
