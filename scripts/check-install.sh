@@ -3,12 +3,13 @@
 # build-tests) into a staging folder (STAGING, default $BUILDDIR/staging, emptied first), then,
 # from the staged files only:
 #  - gst-inspect-1.0 of every element with no other plugin path (GST_PLUGIN_SYSTEM_PATH_1_0 empty),
-#    GST_PLUGIN_PATH at the staged plugin folder, a fresh registry, and LD_LIBRARY_PATH unset: the
-#    plugin must find the staged libcudafft through its RUNPATH ($ORIGIN/.., plugin/meson.build);
+#    GST_PLUGIN_PATH at the staged plugin folder, a fresh registry, and no folder holding a
+#    libcudafft in LD_LIBRARY_PATH: the plugin must find the staged libcudafft through its RUNPATH
+#    ($ORIGIN/.., plugin/meson.build);
 #  - scripts/check_install_fft.c and examples/fft_demo.c compiled against the staged headers and
 #    library through the staged cudafft.pc (PKG_CONFIG_SYSROOT_DIR puts the staging folder in front
-#    of its paths) and run with LD_LIBRARY_PATH at the staged libdir, as any application needs
-#    where the library is not in the system's library path.
+#    of its paths) and run with the staged libdir in front of LD_LIBRARY_PATH, as any application
+#    needs where the library is not in the system's library path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
@@ -40,10 +41,22 @@ if [ "$(realpath -ms "$(awk '{ print $3 }' <<< "$found")")" != "$libdir/libcudaf
   exit 1
 fi
 
+# LD_LIBRARY_PATH less any folder with a libcudafft in it (it would win over the RUNPATH); the rest
+# stays, for GStreamer where it is not installed in the system (scripts/run-gpu.sh's bundle).
+no_cudafft_path=()
+while IFS= read -r -d: folder; do
+  [ -n "$folder" ] && [ ! -e "$folder/libcudafft.so.0" ] && no_cudafft_path+=("$folder")
+done <<< "${LD_LIBRARY_PATH:-}:"
+if [ ${#no_cudafft_path[@]} = 0 ]; then
+  unset LD_LIBRARY_PATH
+else
+  LD_LIBRARY_PATH=$(IFS=:; echo "${no_cudafft_path[*]}")
+fi
+
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for element in "${elements[@]}"; do
-  env -u LD_LIBRARY_PATH -u GST_PLUGIN_PATH_1_0 GST_PLUGIN_SYSTEM_PATH_1_0= GST_PLUGIN_SYSTEM_PATH= \
+  env -u GST_PLUGIN_PATH_1_0 GST_PLUGIN_SYSTEM_PATH_1_0= GST_PLUGIN_SYSTEM_PATH= \
     GST_PLUGIN_PATH="$(dirname "$plugin")" GST_REGISTRY_1_0="$work/registry.bin" \
     gst-inspect-1.0 "$element" > "$work/$element.txt" 2>&1 ||
     { cat "$work/$element.txt"; echo "check-install: gst-inspect-1.0 $element failed" >&2; exit 1; }
@@ -63,7 +76,7 @@ for program in scripts/check_install_fft.c examples/fft_demo.c; do
   name=$(basename "$program" .c)
   # shellcheck disable=SC2086 # the flags are words
   cc -std=c11 -Wall -Wextra -Werror -o "$work/$name" "$program" $flags -lm
-  LD_LIBRARY_PATH=$libdir "$work/$name" > "$work/$name.txt" 2>&1 ||
+  LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$work/$name" > "$work/$name.txt" 2>&1 ||
     { cat "$work/$name.txt"; echo "check-install: $name failed" >&2; exit 1; }
   tail -1 "$work/$name.txt"
 done
