@@ -10,15 +10,11 @@
  * 4-byte cudaMemsetAsync (launch and event overhead, no work), and each library's host-side cost
  * per call (queueing 1000 batch-64 calls back to back, timed on the host).
  *
- * Usage: fft-bench [--size N] [--runs R] [--sweep] [--kind c2c|r2c] [--batch B] [--calls K]
+ * Usage: fft-bench [--size N] [--runs R] [--kind c2c|r2c] [--batch B] [--calls K]
  *   --batch B times that batch alone (any count); --calls K queues K calls per timed run
  *   (default 1: one call's latency; see calls_per_run).
- *   --sweep also times each kernel variant (wide, pairs, narrow, products: fft_launch.h) at
- *   every batch, besides the one the engine picks.
- * The engine launches its kernels through CUDA graphs it caches per plan (kernels/fft_graph.h);
- * CUDAFFT_LAUNCH=driver or =runtime in the environment makes it launch through the driver's
- * cuLaunchKernel or the runtime's <<<>>> instead, for comparison (bench/launch-bench shows what
- * each path costs a call). */
+ * The engine launches its kernel through CUDA graphs it caches per plan (lib/cuda/kernel_launch.h);
+ * bench/launch-bench shows what that costs a call beside the other ways of launching. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_check.h"
 #include <cudafft/fft.h>
@@ -198,7 +194,7 @@ print_overheads(size_t n, int runs)
 }
 
 static void
-bench_one(CudafftKind kind, size_t n, size_t batch, int runs, int sweep)
+bench_one(CudafftKind kind, size_t n, size_t batch, int runs)
 {
   const size_t in_floats = (kind == CUDAFFT_C2C ? 2 * n : n) * batch;
   const size_t out_floats = (kind == CUDAFFT_C2C ? 2 * n : n + 2) * batch;
@@ -221,40 +217,29 @@ bench_one(CudafftKind kind, size_t n, size_t batch, int runs, int sweep)
   CHECK_CUFFT(cufftSetStream(b.cufft, cufft_stream));
   const size_t checked = batch < ERROR_TRANSFORMS ? batch : ERROR_TRANSFORMS;
 
-  /* NULL: the engine's own choice; the names: CUDAFFT_VARIANT's values (fft_cuda.cu) */
-  const char *variants[] = {NULL, "wide", "pairs", "narrow", "products"};
-  const size_t variant_count = sweep ? sizeof variants / sizeof *variants : 1;
-  for (size_t v = 0; v < variant_count; ++v) {
-    if (variants[v])
-      setenv("CUDAFFT_VARIANT", variants[v], 1);
-    else
-      unsetenv("CUDAFFT_VARIANT");
-    CHECK_OURS(cudafft_plan_create(&b.plan, CUDAFFT_BACKEND_CUDA, -1, kind, n));
-    cudaStream_t ours_stream = cudafft_plan_get_cuda_stream(b.plan);
-    float ours_ms, cufft_ms;
-    time_medians(run_ours, ours_stream, run_cufft, cufft_stream, &b, runs, &ours_ms, &cufft_ms);
-    /* the error of each, from a fresh run into a NaN-poisoned output: unwritten values show */
-    CHECK_CUDA(cudaMemset(b.d_out, 0xff, out_floats * sizeof(float)));
-    CHECK_CUDA(cudaDeviceSynchronize());
-    run_cufft(&b);
-    CHECK_CUDA(cudaDeviceSynchronize()); /* the plans' streams do not wait for the legacy one */
-    CHECK_CUDA(cudaMemcpy(h_out, b.d_out, out_floats * sizeof(float), cudaMemcpyDeviceToHost));
-    const double cufft_err = error_vs_double(kind, n, h_in, h_out, checked);
-    CHECK_CUDA(cudaMemset(b.d_out, 0xff, out_floats * sizeof(float)));
-    CHECK_CUDA(cudaDeviceSynchronize());
-    run_ours(&b);
-    CHECK_CUDA(cudaDeviceSynchronize());
-    CHECK_CUDA(cudaMemcpy(h_out, b.d_out, out_floats * sizeof(float), cudaMemcpyDeviceToHost));
-    const double ours_err = error_vs_double(kind, n, h_in, h_out, checked);
-    printf("%-4s %6zu x %-5zu %-6s ours %8.4f ms %7.0f GB/s  cuFFT %8.4f ms %7.0f GB/s  "
-           "ratio %5.2fx  err ours %.2e cuFFT %.2e (%.2fx)\n",
-           name, batch, n, variants[v] ? variants[v] : "auto", ours_ms, bytes / ours_ms / 1e6,
-           cufft_ms, bytes / cufft_ms / 1e6, cufft_ms / ours_ms, ours_err, cufft_err,
-           ours_err / cufft_err);
-    fflush(stdout);
-    cudafft_plan_destroy(b.plan);
-  }
-  unsetenv("CUDAFFT_VARIANT");
+  CHECK_OURS(cudafft_plan_create(&b.plan, CUDAFFT_BACKEND_CUDA, -1, kind, n));
+  cudaStream_t ours_stream = cudafft_plan_get_cuda_stream(b.plan);
+  float ours_ms, cufft_ms;
+  time_medians(run_ours, ours_stream, run_cufft, cufft_stream, &b, runs, &ours_ms, &cufft_ms);
+  /* the error of each, from a fresh run into a NaN-poisoned output: unwritten values show */
+  CHECK_CUDA(cudaMemset(b.d_out, 0xff, out_floats * sizeof(float)));
+  CHECK_CUDA(cudaDeviceSynchronize());
+  run_cufft(&b);
+  CHECK_CUDA(cudaDeviceSynchronize()); /* the plans' streams do not wait for the legacy one */
+  CHECK_CUDA(cudaMemcpy(h_out, b.d_out, out_floats * sizeof(float), cudaMemcpyDeviceToHost));
+  const double cufft_err = error_vs_double(kind, n, h_in, h_out, checked);
+  CHECK_CUDA(cudaMemset(b.d_out, 0xff, out_floats * sizeof(float)));
+  CHECK_CUDA(cudaDeviceSynchronize());
+  run_ours(&b);
+  CHECK_CUDA(cudaDeviceSynchronize());
+  CHECK_CUDA(cudaMemcpy(h_out, b.d_out, out_floats * sizeof(float), cudaMemcpyDeviceToHost));
+  const double ours_err = error_vs_double(kind, n, h_in, h_out, checked);
+  printf("%-4s %6zu x %-5zu ours %8.4f ms %7.0f GB/s  cuFFT %8.4f ms %7.0f GB/s  "
+         "ratio %5.2fx  err ours %.2e cuFFT %.2e (%.2fx)\n",
+         name, batch, n, ours_ms, bytes / ours_ms / 1e6, cufft_ms, bytes / cufft_ms / 1e6,
+         cufft_ms / ours_ms, ours_err, cufft_err, ours_err / cufft_err);
+  fflush(stdout);
+  cudafft_plan_destroy(b.plan);
   cufftDestroy(b.cufft);
   cudaStreamDestroy(cufft_stream);
   cudaFree(b.d_in);
@@ -267,7 +252,7 @@ int
 main(int argc, char **argv)
 {
   size_t n = 4096;
-  int runs = 50, sweep = 0;
+  int runs = 50;
   const char *only_kind = NULL;
   size_t only_batch = 0;
   for (int i = 1; i < argc; ++i) {
@@ -275,8 +260,6 @@ main(int argc, char **argv)
       n = strtoul(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
       runs = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--sweep"))
-      sweep = 1;
     else if (!strcmp(argv[i], "--kind") && i + 1 < argc)
       only_kind = argv[++i];
     else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
@@ -284,9 +267,7 @@ main(int argc, char **argv)
     else if (!strcmp(argv[i], "--calls") && i + 1 < argc)
       calls_per_run = atoi(argv[++i]);
     else {
-      fprintf(stderr,
-              "usage: %s [--size N] [--runs R] [--sweep] [--kind c2c|r2c] [--batch B] "
-              "[--calls K]\n",
+      fprintf(stderr, "usage: %s [--size N] [--runs R] [--kind c2c|r2c] [--batch B] [--calls K]\n",
               argv[0]);
       return 2;
     }
@@ -318,6 +299,6 @@ main(int argc, char **argv)
   for (int k = 0; k < 2; ++k)
     for (int i = 0; i < batch_count; ++i)
       if (!only_kind || !strcmp(only_kind, kind_names[k]))
-        bench_one(kinds[k], n, batches[i], runs, sweep);
+        bench_one(kinds[k], n, batches[i], runs);
   return 0;
 }

@@ -8,12 +8,13 @@
  *    call when 200 are queued back to back.
  * Rows: a 4-byte cudaMemsetAsync (the floor of any call); an empty kernel of the batch's grid
  * launched through the driver (cuLaunchKernel), the runtime (<<<>>>) and a one-node CUDA graph;
- * the engine's C2C plan of 4096 points at the batch through its default path (cached graphs),
- * through CUDAFFT_LAUNCH=driver and =runtime, and through its graphs with the output rotating over
- * six buffers (more than a plan caches graphs for, so that every call rewrites a graph); and cuFFT.
+ * the engine's C2C plan of 4096 points at the batch through its cached graphs, and through them
+ * with the output rotating over six buffers (more than a plan caches graphs for, so that every call
+ * rewrites a cached graph's kernel arguments); and cuFFT.
  *
  * Usage: launch-bench [--batch B] [--runs R] (defaults 64 and 300) */
 #include "bench_check.h"
+#include "kernel_launch.h"
 #include <cudafft/fft.h>
 
 #include <cuda.h>
@@ -31,6 +32,8 @@ namespace {
 
 constexpr int kN = 4096;
 constexpr int kRotating = 6;
+static_assert(kRotating > CUDAFFT_GRAPH_ENTRIES,
+              "the rotating row must miss the plan's graph cache");
 
 __global__ void
 empty_kernel(const float2 *, float2 *, int, float, float, const float2 *)
@@ -42,8 +45,8 @@ struct Bench {
   float2 *in = nullptr, *out = nullptr;
   float2 *rotating[kRotating] = {};
   int next = 0;
-  CudafftPlan *graph_plan = nullptr, *driver_plan = nullptr, *runtime_plan = nullptr;
-  cudaStream_t stream = nullptr; /* the default plan's; every row but the other plans' runs here */
+  CudafftPlan *plan = nullptr;
+  cudaStream_t stream = nullptr; /* the plan's; every row runs here */
   cufftHandle cufft = 0;
   CUfunction empty = nullptr;
   PFN_cuLaunchKernel_v4000 launch = nullptr;
@@ -86,27 +89,15 @@ memset4(Bench &b)
 void
 ours(Bench &b)
 {
-  CHECK_OURS(cudafft_execute_device(b.graph_plan, CUDAFFT_FORWARD, b.in, b.out, b.batch, 1.0f));
-}
-
-void
-ours_driver(Bench &b)
-{
-  CHECK_OURS(cudafft_execute_device(b.driver_plan, CUDAFFT_FORWARD, b.in, b.out, b.batch, 1.0f));
-}
-
-void
-ours_runtime(Bench &b)
-{
-  CHECK_OURS(cudafft_execute_device(b.runtime_plan, CUDAFFT_FORWARD, b.in, b.out, b.batch, 1.0f));
+  CHECK_OURS(cudafft_execute_device(b.plan, CUDAFFT_FORWARD, b.in, b.out, b.batch, 1.0f));
 }
 
 void
 ours_rotating(Bench &b)
 {
   b.next = (b.next + 1) % kRotating;
-  CHECK_OURS(cudafft_execute_device(b.graph_plan, CUDAFFT_FORWARD, b.in, b.rotating[b.next],
-                                    b.batch, 1.0f));
+  CHECK_OURS(
+      cudafft_execute_device(b.plan, CUDAFFT_FORWARD, b.in, b.rotating[b.next], b.batch, 1.0f));
 }
 
 void
@@ -118,7 +109,6 @@ cufft(Bench &b)
 struct Row {
   const char *name;
   void (*call)(Bench &);
-  cudaStream_t stream;
 };
 
 double
@@ -127,20 +117,6 @@ now_us()
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-/* A plan whose launch path is CUDAFFT_LAUNCH=path (NULL: the default). */
-CudafftPlan *
-plan_with_launch(const char *path)
-{
-  if (path)
-    setenv("CUDAFFT_LAUNCH", path, 1);
-  else
-    unsetenv("CUDAFFT_LAUNCH");
-  CudafftPlan *plan = nullptr;
-  CHECK_OURS(cudafft_plan_create(&plan, CUDAFFT_BACKEND_CUDA, -1, CUDAFFT_C2C, kN));
-  unsetenv("CUDAFFT_LAUNCH");
-  return plan;
 }
 
 } // namespace
@@ -183,10 +159,8 @@ main(int argc, char **argv)
     x = make_float2(2.0f * rand() / RAND_MAX - 1.0f, 2.0f * rand() / RAND_MAX - 1.0f);
   CHECK_CUDA(cudaMemcpy(b.in, host.data(), count * sizeof(float2), cudaMemcpyHostToDevice));
 
-  b.graph_plan = plan_with_launch(nullptr);
-  b.driver_plan = plan_with_launch("driver");
-  b.runtime_plan = plan_with_launch("runtime");
-  b.stream = (cudaStream_t)cudafft_plan_get_cuda_stream(b.graph_plan);
+  CHECK_OURS(cudafft_plan_create(&b.plan, CUDAFFT_BACKEND_CUDA, -1, CUDAFFT_C2C, kN));
+  b.stream = (cudaStream_t)cudafft_plan_get_cuda_stream(b.plan);
   CHECK_CUFFT(cufftPlan1d(&b.cufft, kN, CUFFT_C2C, b.batch));
   CHECK_CUFFT(cufftSetStream(b.cufft, b.stream));
   cudaDriverEntryPointQueryResult found;
@@ -200,18 +174,14 @@ main(int argc, char **argv)
   CHECK_CUDA(cudaGraphInstantiate(&b.empty_graph, graph, 0));
   CHECK_CUDA(cudaGraphDestroy(graph));
 
-  const cudaStream_t driver_stream = (cudaStream_t)cudafft_plan_get_cuda_stream(b.driver_plan);
-  const cudaStream_t runtime_stream = (cudaStream_t)cudafft_plan_get_cuda_stream(b.runtime_plan);
   const Row rows[] = {
-      {"memset 4 B", memset4, b.stream},
-      {"empty kernel, cuLaunchKernel", empty_driver, b.stream},
-      {"empty kernel, <<<>>>", empty_runtime, b.stream},
-      {"empty kernel, graph", empty_graph, b.stream},
-      {"ours (cached graphs)", ours, b.stream},
-      {"ours, CUDAFFT_LAUNCH=driver", ours_driver, driver_stream},
-      {"ours, CUDAFFT_LAUNCH=runtime", ours_runtime, runtime_stream},
-      {"ours, 6 outputs rotating", ours_rotating, b.stream},
-      {"cuFFT", cufft, b.stream},
+      {"memset 4 B", memset4},
+      {"empty kernel, cuLaunchKernel", empty_driver},
+      {"empty kernel, <<<>>>", empty_runtime},
+      {"empty kernel, graph", empty_graph},
+      {"ours (cached graphs)", ours},
+      {"ours, 6 outputs rotating", ours_rotating},
+      {"cuFFT", cufft},
   };
   const int row_count = sizeof rows / sizeof *rows;
 
@@ -225,9 +195,9 @@ main(int argc, char **argv)
   CHECK_CUDA(cudaDeviceSynchronize());
   for (int r = 0; r < runs; ++r)
     for (int i = 0; i < row_count; ++i) {
-      CHECK_CUDA(cudaEventRecord(start, rows[i].stream));
+      CHECK_CUDA(cudaEventRecord(start, b.stream));
       rows[i].call(b);
-      CHECK_CUDA(cudaEventRecord(stop, rows[i].stream));
+      CHECK_CUDA(cudaEventRecord(stop, b.stream));
       CHECK_CUDA(cudaEventSynchronize(stop));
       float ms;
       CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
@@ -241,18 +211,18 @@ main(int argc, char **argv)
     std::sort(t.begin(), t.end());
     std::vector<double> one;
     for (int r = 0; r < 200; ++r) {
-      CHECK_CUDA(cudaStreamSynchronize(rows[i].stream));
+      CHECK_CUDA(cudaStreamSynchronize(b.stream));
       const double before = now_us();
       rows[i].call(b);
       one.push_back(now_us() - before);
     }
     std::sort(one.begin(), one.end());
-    CHECK_CUDA(cudaStreamSynchronize(rows[i].stream));
+    CHECK_CUDA(cudaStreamSynchronize(b.stream));
     const double before = now_us();
     for (int q = 0; q < 200; ++q)
       rows[i].call(b);
     const double queued = (now_us() - before) / 200;
-    CHECK_CUDA(cudaStreamSynchronize(rows[i].stream));
+    CHECK_CUDA(cudaStreamSynchronize(b.stream));
     printf("%-30s %8.2f %8.2f %8.2f   %8.2f %8.2f\n", rows[i].name, t[runs / 2], t[runs / 10],
            t[runs * 9 / 10], one[100], queued);
   }
@@ -261,9 +231,7 @@ main(int argc, char **argv)
   cudaEventDestroy(stop);
   cudaGraphExecDestroy(b.empty_graph);
   cufftDestroy(b.cufft);
-  cudafft_plan_destroy(b.graph_plan);
-  cudafft_plan_destroy(b.driver_plan);
-  cudafft_plan_destroy(b.runtime_plan);
+  cudafft_plan_destroy(b.plan);
   cudaFree(b.in);
   cudaFree(b.out);
   for (float2 *buffer : b.rotating)

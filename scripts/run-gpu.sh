@@ -1,28 +1,159 @@
 #!/usr/bin/env bash
-# On a GPU machine without GStreamer (such as the project's device machine): build for one
-# architecture with the bundle made by ../shared/gpu/make-gst-bundle .gst-bundle, run the whole
-# suite (nothing may skip there), then the benchmarks named in BENCH (default: all). Logs go to
-# LOGDIR (default $OUT when set, else build-gpu/logs). CUDA_ARCH (default 90) picks the build.
+# Everything GPU-side in one command, on a GPU machine without GStreamer (such as the project's
+# device machine), with the bundle made by ../shared/gpu/make-gst-bundle .gst-bundle:
+#  1. build for one architecture (CUDA_ARCH, default 90) in build-gpu, from scratch;
+#  2. the whole suite (nothing may skip there);
+#  3. with SANITIZE=1, compute-sanitizer over the library's CUDA test programs, side by side:
+#     memcheck with --leak-check full over fft-accuracy, fft-device, fft-signals, stft, spectrum
+#     and convolve (with the cuda argument), racecheck over fft-device; each capped at
+#     SANITIZE_TIMEOUT seconds (default 300); one summary line per program;
+#  4. the installed files checked from a staging folder (scripts/check-install.sh; the demo there
+#     runs on the GPU);
+#  5. the benchmarks, one after the other on a quiet GPU, each with the arguments of its entry in
+#     bench/RESULTS.md (the list below); BENCH="fft-bench launch-bench" picks some (BENCH= none),
+#     BENCH_ARGS, when set, replaces every picked benchmark's own arguments.
+# Logs go to LOGDIR (default $OUT when set, else build-gpu/logs); each step prints how long it
+# took. The exit status is 1 when any step failed.
+# shellcheck disable=SC2317 # the functions run through step
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 source .gst-bundle/activate
 source scripts/env.sh
 logdir=${LOGDIR:-${OUT:-build-gpu/logs}}
+logdir=$(realpath -m "$logdir")
+failed=0
+
+# The benchmarks and their arguments: the commands of bench/RESULTS.md.
+benchmarks=(
+  "fft-bench --runs 100"
+  "launch-bench --runs 100"
+  "element-bench --runs 5"
+  "element-bench --runs 5 --pinned-input --channels 64 --backend cuda"
+  "spectrum-kernel-bench"
+  "spectrum-bench --runs 3"
+  "convolve-kernel-bench --runs 50"
+  "convolve-bench --runs 3 --max-wall 4"
+)
+default_bench=$(for b in "${benchmarks[@]}"; do echo "${b%% *}"; done | uniq | xargs)
+
+# step NAME COMMAND...: runs it, prints its time (and a failure), counts failures.
+step() {
+  local name=$1 started=$SECONDS status=0
+  shift
+  "$@" || status=$?
+  [ "$status" = 0 ] || { echo "!! $name failed (exit $status)"; failed=1; }
+  echo "== $name: $((SECONDS - started)) s"
+  return "$status"
+}
+
+build() {
+  rm -rf build-gpu
+  mkdir -p "$logdir"
+  { meson setup build-gpu -Dcuda-arch="${CUDA_ARCH:-90}" && ninja -C build-gpu; } \
+    > "$logdir/build.log" 2>&1 || { tail -50 "$logdir/build.log"; return 1; }
+}
+
+suite() {
+  local status=0
+  meson test -C build-gpu --print-errorlogs > "$logdir/tests.log" 2>&1 || status=$?
+  python3 scripts/summarize-tests.py build-gpu/meson-logs/testlog.json | tee -a "$logdir/tests.log"
+  grep -E "^ *[0-9]+/[0-9]+ " "$logdir/tests.log" | grep -v " OK " || true
+  cp build-gpu/meson-logs/testlog.txt "$logdir/" 2>/dev/null
+  return "$status"
+}
+
+# sanitize TOOL PROGRAM [ARG]: one compute-sanitizer run in the background, its log in LOGDIR.
+sanitize() {
+  local tool=$1 program=$2 arg=${3:-}
+  local log=$logdir/sanitize-$tool-$program${arg:+-$arg}.log
+  local extra=()
+  [ "$tool" = memcheck ] && extra=(--leak-check full)
+  (
+    started=$SECONDS
+    status=0
+    timeout -k 10 "${SANITIZE_TIMEOUT:-300}" "$sanitizer" --tool "$tool" "${extra[@]}" \
+      --error-exitcode 3 "build-gpu/tests/$program" ${arg:+"$arg"} > "$log" 2>&1 || status=$?
+    summary=$(grep -E "^=+ .*SUMMARY" "$log" | sed 's/^=* //' | paste -sd ';' -)
+    case $status in
+    0) verdict=clean ;;
+    3) verdict="SANITIZER ERRORS" ;;
+    77) verdict="SKIPPED: no device" ;;
+    124) verdict="TIMED OUT after ${SANITIZE_TIMEOUT:-300} s" ;;
+    *) verdict="FAILED (exit $status)" ;;
+    esac
+    printf '%-9s %-28s %-20s %4d s  %s\n' "$tool" "$program $arg" "$verdict" \
+      $((SECONDS - started)) "$summary" > "$log.summary"
+    exit "$status"
+  ) &
+}
+
+sanitizers() {
+  local pids=() status=0
+  sanitizer=$(command -v compute-sanitizer)
+  for candidate in "$(dirname "$(command -v nvcc)")/compute-sanitizer" \
+    /usr/local/cuda/compute-sanitizer/compute-sanitizer; do
+    [ -n "$sanitizer" ] || { [ -x "$candidate" ] && sanitizer=$candidate; }
+  done
+  [ -n "$sanitizer" ] || { echo "compute-sanitizer: not found beside nvcc nor on PATH"; return 1; }
+  for program in test_fft_accuracy test_fft_signals test_stft test_spectrum test_convolve; do
+    sanitize memcheck "$program" cuda
+    pids+=($!)
+  done
+  sanitize memcheck test_fft_device
+  pids+=($!)
+  sanitize racecheck test_fft_device
+  pids+=($!)
+  for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+  cat "$logdir"/sanitize-*.log.summary | tee "$logdir/sanitize.txt"
+  rm -f "$logdir"/sanitize-*.log.summary
+  return "$status"
+}
+
+install_check() {
+  local status=0
+  BUILDDIR=build-gpu STAGING=build-gpu/staging bash scripts/check-install.sh \
+    > "$logdir/install-check.log" 2>&1 || status=$?
+  tail -1 "$logdir/install-check.log"
+  return "$status"
+}
+
+benchmark() {
+  local entry=$1 name=${1%% *} args=
+  [ "$entry" != "$name" ] && args=${entry#* }
+  [ -n "${BENCH_ARGS+set}" ] && args=$BENCH_ARGS
+  if [ ! -x "build-gpu/bench/$name" ]; then
+    echo "$name: not built" | tee -a "$logdir/$name.log"
+    return 1
+  fi
+  local status=0
+  echo "== $name $args" | tee -a "$logdir/$name.log"
+  # shellcheck disable=SC2086 # the arguments are words
+  "build-gpu/bench/$name" $args >> "$logdir/$name.log" 2>&1 || status=$?
+  echo "exit $status" >> "$logdir/$name.log"
+  return "$status"
+}
+
+started=$SECONDS
 mkdir -p "$logdir"
-rm -rf build-gpu
-{ meson setup build-gpu -Dcuda-arch="${CUDA_ARCH:-90}" && ninja -C build-gpu; } \
-  > "$logdir/build.log" 2>&1 || { tail -50 "$logdir/build.log"; exit 1; }
+step build build || { echo "== total: $((SECONDS - started)) s"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$logdir/device.txt"
 git log -1 --format=%H 2>/dev/null | tee -a "$logdir/device.txt"
-meson test -C build-gpu --print-errorlogs > "$logdir/tests.log" 2>&1
-python3 scripts/summarize-tests.py build-gpu/meson-logs/testlog.json | tee -a "$logdir/tests.log"
-grep -E "^ *[0-9]+/[0-9]+ " "$logdir/tests.log" | grep -v " OK " || true
-cp build-gpu/meson-logs/testlog.txt "$logdir/" 2>/dev/null
+step suite suite
+if [ "${SANITIZE:-0}" = 1 ]; then
+  step compute-sanitizer sanitizers
+fi
+step install-check install_check
 export GST_PLUGIN_PATH=$PWD/build-gpu/plugin GST_REGISTRY_1_0=$PWD/build-gpu/gst-registry.bin
-gst-inspect-1.0 cudafft > /dev/null
-for bench in ${BENCH-fft-bench launch-bench element-bench spectrum-kernel-bench spectrum-bench convolve-kernel-bench convolve-bench}; do
-  [ -x "build-gpu/bench/$bench" ] || continue
-  echo "== $bench" | tee "$logdir/$bench.log"
-  "build-gpu/bench/$bench" ${BENCH_ARGS:-} >> "$logdir/$bench.log" 2>&1
-  echo "exit $?" >> "$logdir/$bench.log"
+gst-inspect-1.0 cudafft > /dev/null || { echo "!! the build's plugin does not load"; failed=1; }
+rm -f "$logdir"/*-bench.log
+for name in ${BENCH-$default_bench}; do
+  picked=0
+  for entry in "${benchmarks[@]}"; do
+    [ "${entry%% *}" = "$name" ] || continue
+    picked=1
+    step "$entry" benchmark "$entry"
+  done
+  [ "$picked" = 1 ] || step "$name" benchmark "$name"
 done
+echo "== total: $((SECONDS - started)) s"
+exit "$failed"
