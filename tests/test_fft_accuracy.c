@@ -1,5 +1,9 @@
 /* test_fft_accuracy.c: every size, several batch counts and every transform against FFTW double
- * precision on random input, plus forward-inverse round trips. Argument: cpu or cuda. */
+ * precision on random input, plus forward-inverse round trips. On the CUDA backend all of it runs
+ * twice: on our own kernels, and on cuFFT, the path the backend takes by itself where a GPU's
+ * shared memory cannot hold a transform (forced here through the library's internal
+ * cudafft_plan_create_spec(), so that the shipped path is checked on every GPU), with the same
+ * checks and tolerances. Argument: cpu or cuda. */
 #include "fft_reference.h"
 #include "test_util.h"
 
@@ -14,9 +18,10 @@ static const size_t batches[] = {1, 7, 64, 1000};
 #define ROUND_TRIP_BATCH 64
 
 /* Fresh random input for one (transform, n, batch): the run with scale 1 and, at SCALED_BATCH, the
- * same input with scale 1/n against the same reference scaled. */
+ * same input with scale 1/n against the same reference scaled. path: "" or the label of the plans'
+ * path. */
 static void
-check_batch(CudafftPlan *plan, const FftTransform *t, size_t n, size_t batch)
+check_batch(CudafftPlan *plan, const FftTransform *t, size_t n, size_t batch, const char *path)
 {
   const size_t in_count = batch * fft_layout_floats(t->kind, n, 1);
   const size_t out_count = batch * fft_layout_floats(t->kind, n, 0);
@@ -26,14 +31,14 @@ check_batch(CudafftPlan *plan, const FftTransform *t, size_t n, size_t batch)
   const char *name = test_transform_name(t->kind, t->direction);
   char label[160];
 
-  TestRng rng = test_rng("n=%zu batch=%zu %s", n, batch, name);
+  TestRng rng = test_rng("%sn=%zu batch=%zu %s", path, n, batch, name);
   test_rng_fill(&rng, in, in_count);
   if (fft_reference(t->kind, t->direction, n, in, batch, ref) != 0)
     test_abort("FFTW double could not plan n=%zu %s", n, name);
-  snprintf(label, sizeof label, "n=%zu batch=%zu %s scale=1", n, batch, name);
+  snprintf(label, sizeof label, "%sn=%zu batch=%zu %s scale=1", path, n, batch, name);
   fft_check_execute(plan, t->direction, in, out, batch, 1.0f, ref, fft_tolerance(n), label);
   if (batch == SCALED_BATCH) {
-    snprintf(label, sizeof label, "n=%zu batch=%zu %s scale=1/n", n, batch, name);
+    snprintf(label, sizeof label, "%sn=%zu batch=%zu %s scale=1/n", path, n, batch, name);
     fft_check_execute(plan, t->direction, in, out, batch, 1.0f / (float)n, ref, fft_tolerance(n),
                       label);
   }
@@ -45,7 +50,7 @@ check_batch(CudafftPlan *plan, const FftTransform *t, size_t n, size_t batch)
 /* Forward (scale 1) then inverse (scale 1/n) must give the input back: C2C with one plan, R2C
  * then C2R with two. */
 static void
-check_round_trip(CudafftPlan *forward, CudafftPlan *inverse, size_t n)
+check_round_trip(CudafftPlan *forward, CudafftPlan *inverse, size_t n, const char *path)
 {
   const size_t batch = ROUND_TRIP_BATCH;
   const size_t count = batch * cudafft_plan_input_floats(forward);
@@ -58,7 +63,7 @@ check_round_trip(CudafftPlan *forward, CudafftPlan *inverse, size_t n)
       cudafft_plan_get_kind(forward) == CUDAFFT_C2C ? "C2C forward, C2C inverse" : "R2C, C2R";
   char why[256], label[160];
 
-  snprintf(label, sizeof label, "n=%zu batch=%zu round trip %s scale 1/n", n, batch, name);
+  snprintf(label, sizeof label, "%sn=%zu batch=%zu round trip %s scale 1/n", path, n, batch, name);
   TestRng rng = test_rng("%s", label);
   test_rng_fill(&rng, in, count);
   /* fft_check_execute compares with scale * expected: n * in, exact in double, is the input. */
@@ -75,24 +80,26 @@ check_round_trip(CudafftPlan *forward, CudafftPlan *inverse, size_t n)
   free(expected);
 }
 
-/* Every transform and batch of size n, and the round trips. */
+/* Every transform and batch of size n, and the round trips, on plans of one path. */
 static void
-check_size(CudafftBackend backend, size_t n)
+check_size(CudafftBackend backend, size_t n, int force_cufft)
 {
+  const char *path = force_cufft ? "cuFFT path: " : "";
   CudafftPlan *plans[3];
   for (CudafftKind kind = CUDAFFT_C2C; kind <= CUDAFFT_C2R; kind++)
-    plans[kind] = fft_create_plan(backend, kind, n);
+    plans[kind] =
+        force_cufft ? fft_create_plan_spec(backend, kind, n, 1) : fft_create_plan(backend, kind, n);
   for (size_t t = 0; t < FFT_TRANSFORM_COUNT; t++) {
     CudafftPlan *plan = plans[fft_transforms[t].kind];
     if (!plan)
       continue; /* its creation already failed */
     for (size_t b = 0; b < sizeof batches / sizeof batches[0]; b++)
-      check_batch(plan, &fft_transforms[t], n, batches[b]);
+      check_batch(plan, &fft_transforms[t], n, batches[b], path);
   }
   if (plans[CUDAFFT_C2C])
-    check_round_trip(plans[CUDAFFT_C2C], plans[CUDAFFT_C2C], n);
+    check_round_trip(plans[CUDAFFT_C2C], plans[CUDAFFT_C2C], n, path);
   if (plans[CUDAFFT_R2C] && plans[CUDAFFT_C2R])
-    check_round_trip(plans[CUDAFFT_R2C], plans[CUDAFFT_C2R], n);
+    check_round_trip(plans[CUDAFFT_R2C], plans[CUDAFFT_C2R], n, path);
   for (CudafftKind kind = CUDAFFT_C2C; kind <= CUDAFFT_C2R; kind++)
     cudafft_plan_destroy(plans[kind]);
 }
@@ -104,7 +111,9 @@ main(int argc, char **argv)
   for (size_t n = CUDAFFT_MIN_SIZE; n <= CUDAFFT_MAX_SIZE; n *= 2) {
     char section[32];
     snprintf(section, sizeof section, "n=%zu", n);
-    check_size(backend, n);
+    check_size(backend, n, 0);
+    if (backend == CUDAFFT_BACKEND_CUDA)
+      check_size(backend, n, 1);
     test_section_done(section);
   }
   return test_finish();
