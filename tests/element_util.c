@@ -1,219 +1,101 @@
 /* element_util.c: see element_util.h. */
 #include "element_util.h"
 
-#include <fftw3.h>
-#include <inttypes.h>
+#include "stft_reference.h"
+
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <sys/resource.h>
 
 const char *eu_backend = "cpu";
-static uint64_t run_seed;
 
 /* Setup ------------------------------------------------------------------------------------- */
-
-/* Whether cudafft_cuda_device_count() > 0, asked in a child process: check forks every test (the
- * default CK_FORK=yes), and a process that has initialised the CUDA runtime cannot use it in a
- * forked child (cudaErrorInitializationError), so this process must not touch CUDA itself. */
-static gboolean
-cuda_device_present(void)
-{
-  fflush(NULL);
-  const pid_t pid = fork();
-  if (pid < 0)
-    return cudafft_cuda_device_count() > 0; /* cannot fork: check will not fork either */
-  if (pid == 0)
-    _exit(cudafft_cuda_device_count() > 0 ? 0 : 1);
-  int status = 0;
-  if (waitpid(pid, &status, 0) != pid)
-    return FALSE;
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
 
 void
 eu_init(int *argc, char ***argv)
 {
-  const char *backend = *argc >= 2 ? (*argv)[1] : NULL;
-  if (!backend || (strcmp(backend, "cpu") != 0 && strcmp(backend, "cuda") != 0)) {
-    fprintf(stderr, "usage: %s cpu|cuda\n", (*argv)[0]);
-    exit(2);
-  }
-  eu_backend = strcmp(backend, "cpu") == 0 ? "cpu" : "cuda";
-  if (strcmp(eu_backend, "cuda") == 0 && !cuda_device_present()) {
-    /* Every test of the program runs on the CUDA backend: with no device all of them would be
-     * skipped, which is the program's skip. */
-    printf("SKIP: no CUDA device (cudafft_cuda_device_count() == 0): %s\n",
-           cudafft_has_cuda_backend()
-               ? "the CUDA backend is built in but finds no usable device or driver"
-               : "this build has no CUDA backend (configured without nvcc)");
-    fflush(stdout);
-    exit(EU_EXIT_SKIP);
-  }
-  /* Leaves argv[1] where it is: gst_check_init only removes the options it knows. */
+  /* test_begin reads argv[1]; gst_check_init leaves it where it is (it removes only the options
+   * it knows). */
+  eu_backend = test_begin(*argc > 2 ? 2 : *argc, *argv) == CUDAFFT_BACKEND_CPU ? "cpu" : "cuda";
   gst_check_init(argc, argv);
+}
 
-  const char *env = g_getenv("CUDAFFT_TEST_SEED");
-  if (env && *env) {
-    char *end;
-    run_seed = g_ascii_strtoull(env, &end, 0);
-    if (*end != '\0') {
-      fprintf(stderr, "CUDAFFT_TEST_SEED=%s is not a number\n", env);
-      exit(2);
-    }
-  } else {
-    FILE *urandom = fopen("/dev/urandom", "rb");
-    if (!urandom || fread(&run_seed, sizeof run_seed, 1, urandom) != 1)
-      run_seed = (uint64_t)g_get_real_time() ^ ((uint64_t)g_get_monotonic_time() << 20);
-    if (urandom)
-      fclose(urandom);
-  }
-  printf("backend: %s\nseed: 0x%016" PRIx64 " (CUDAFFT_TEST_SEED=0x%016" PRIx64
-         " reproduces this run)\n",
-         eu_backend, run_seed, run_seed);
-  fflush(stdout);
+Suite *
+eu_suite(const char *name, TCase **tc)
+{
+  Suite *suite = suite_create(name);
+  *tc = tcase_create(name);
+  tcase_set_timeout(*tc, 300);
+  suite_add_tcase(suite, *tc);
+  return suite;
 }
 
 int
-eu_run(Suite *suite, const char *name)
+eu_run(Suite *suite)
 {
-  const double t0 = g_get_monotonic_time() * 1e-6;
-  int failed = gst_check_run_suite(suite, name, __FILE__);
-  printf("%s (%s): %s in %.1f s\n", name, eu_backend, failed ? "FAILED" : "passed",
-         g_get_monotonic_time() * 1e-6 - t0);
-  fflush(stdout);
-  return failed ? 1 : 0;
-}
-
-/* Random numbers (splitmix64) ------------------------------------------------------------------ */
-
-uint64_t
-eu_seed(void)
-{
-  return run_seed;
-}
-
-void
-eu_rng_init(EuRng *rng, const char *label_format, ...)
-{
-  va_list args;
-  va_start(args, label_format);
-  gchar *label = g_strdup_vprintf(label_format, args);
-  va_end(args);
-  uint64_t h = 0xcbf29ce484222325u;
-  for (const char *p = label; *p; p++)
-    h = (h ^ (unsigned char)*p) * 0x100000001b3u;
-  g_free(label);
-  rng->state = run_seed ^ h;
-}
-
-uint64_t
-eu_rng_u64(EuRng *rng)
-{
-  uint64_t z = (rng->state += 0x9e3779b97f4a7c15u);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-  return z ^ (z >> 31);
-}
-
-double
-eu_rng_uniform(EuRng *rng)
-{
-  return (double)(eu_rng_u64(rng) >> 40) * (2.0 / 16777216.0) - 1.0;
+  /* gst_check_run_suite() without its closing line: the harness's report line says it, with the
+   * counts. */
+  SRunner *runner = srunner_create(suite);
+  gchar *xml = NULL;
+  if (g_getenv("GST_CHECK_XML")) {
+    xml = g_strdup_printf("%s.check.xml", test_program());
+    srunner_set_xml(runner, xml);
+  }
+  srunner_run_all(runner, CK_NORMAL);
+  const int run = srunner_ntests_run(runner), failed = srunner_ntests_failed(runner);
+  srunner_free(runner);
+  g_free(xml);
+  test_count((unsigned)(run - failed), (unsigned)failed);
+  return test_finish();
 }
 
 guint
-eu_rng_range(EuRng *rng, guint lo, guint hi)
+eu_state_cycles(guint default_cycles)
 {
-  return lo + (guint)(eu_rng_u64(rng) % ((uint64_t)hi - lo + 1));
+  const char *env = g_getenv("CUDAFFT_TEST_STATE_CYCLES");
+  return env && atoi(env) > 0 ? (guint)atoi(env) : default_cycles;
+}
+
+void
+eu_run_threads(GThreadFunc func, gpointer items, gsize item_size, guint count)
+{
+  GThread **threads = g_new(GThread *, count);
+  for (guint i = 0; i < count; i++)
+    threads[i] = g_thread_new("test", func, (guint8 *)items + i * item_size);
+  for (guint i = 0; i < count; i++)
+    g_thread_join(threads[i]);
+  g_free(threads);
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
+void
+eu_limit_address_space(guint gib)
+{
+  const char *fork_mode = g_getenv("CK_FORK");
+  if (strcmp(eu_backend, "cpu") != 0 || (fork_mode && strcmp(fork_mode, "no") == 0) || SANITIZED)
+    return;
+  struct rlimit limit = {(rlim_t)gib << 30, (rlim_t)gib << 30};
+  setrlimit(RLIMIT_AS, &limit);
 }
 
 /* Signals ------------------------------------------------------------------------------------ */
 
-const char *
-eu_format_name(EuFormat format)
-{
-  static const char *const names[EU_FORMAT_COUNT] = {"S16LE", "S32LE", "F32LE", "F64LE"};
-  return (unsigned)format < EU_FORMAT_COUNT ? names[format] : "(bad format)";
-}
-
-gsize
-eu_format_bytes(EuFormat format)
-{
-  static const gsize bytes[EU_FORMAT_COUNT] = {2, 4, 4, 8};
-  return bytes[format];
-}
-
-void
-eu_signal_random(EuSignal *signal, EuRng *rng, EuFormat format, guint channels, guint rate,
-                 gsize samples)
-{
-  const gsize count = samples * channels;
-  signal->format = format;
-  signal->channels = channels;
-  signal->rate = rate;
-  signal->samples = samples;
-  signal->raw = g_malloc(count * eu_format_bytes(format) + 1);
-  signal->values = g_malloc(count * sizeof(double) + 1);
-  for (gsize i = 0; i < count; i++) {
-    const uint64_t r = eu_rng_u64(rng);
-    switch (format) {
-    case EU_S16: {
-      const int16_t v = (int16_t)(uint16_t)(r >> 48);
-      memcpy(signal->raw + 2 * i, &v, 2);
-      signal->values[i] = v / 32768.0;
-      break;
-    }
-    case EU_S32: {
-      const int32_t v = (int32_t)(uint32_t)(r >> 32);
-      memcpy(signal->raw + 4 * i, &v, 4);
-      signal->values[i] = v / 2147483648.0;
-      break;
-    }
-    case EU_F32: {
-      const float v = (float)((double)(r >> 40) * (2.0 / 16777216.0) - 1.0);
-      memcpy(signal->raw + 4 * i, &v, 4);
-      signal->values[i] = v;
-      break;
-    }
-    default: {
-      /* 53 random bits: more than the element's float arithmetic keeps. */
-      const double v = (double)(r >> 11) * (2.0 / 9007199254740992.0) - 1.0;
-      memcpy(signal->raw + 8 * i, &v, 8);
-      signal->values[i] = v;
-      break;
-    }
-    }
-  }
-}
-
-void
-eu_signal_slice(EuSignal *slice, const EuSignal *signal, gsize first, gsize count)
-{
-  const gsize frame_bytes = eu_format_bytes(signal->format) * signal->channels;
-  *slice = *signal;
-  slice->samples = count;
-  slice->raw = g_memdup2(signal->raw + first * frame_bytes, count * frame_bytes + 1);
-  slice->values = g_memdup2(signal->values + first * signal->channels,
-                            count * signal->channels * sizeof(double) + 1);
-}
-
-void
-eu_signal_clear(EuSignal *signal)
-{
-  g_free(signal->raw);
-  g_free(signal->values);
-  memset(signal, 0, sizeof *signal);
-}
-
 GstCaps *
-eu_raw_caps(EuFormat format, guint rate, guint channels)
+eu_raw_caps(CudafftSampleFormat format, guint rate, guint channels)
 {
   GstCaps *caps = gst_caps_new_simple(
-      "audio/x-raw", "format", G_TYPE_STRING, eu_format_name(format), "layout", G_TYPE_STRING,
+      "audio/x-raw", "format", G_TYPE_STRING, test_format_name(format), "layout", G_TYPE_STRING,
       "interleaved", "rate", G_TYPE_INT, (int)rate, "channels", G_TYPE_INT, (int)channels, NULL);
   if (channels > 2)
     gst_caps_set_simple(
@@ -261,6 +143,14 @@ eu_harness_bus(GstHarness *h)
   return bus;
 }
 
+void
+eu_harness_teardown(GstHarness *h, GstBus *bus)
+{
+  gst_element_set_bus(h->element, NULL);
+  gst_object_unref(bus);
+  gst_harness_teardown(h);
+}
+
 gboolean
 eu_bus_pop_error(GstBus *bus, GError **error, gchar **text)
 {
@@ -288,10 +178,12 @@ eu_sample_time(GstClockTime start, guint64 s, guint rate)
 }
 
 GstBuffer *
-eu_signal_buffer(const EuSignal *signal, gsize first, gsize count, GstClockTime start)
+eu_signal_buffer(const TestSignal *signal, gsize first, gsize count, GstClockTime start)
 {
-  const gsize frame_bytes = eu_format_bytes(signal->format) * signal->channels;
-  GstBuffer *buf = gst_buffer_new_memdup(signal->raw + first * frame_bytes, count * frame_bytes);
+  const gsize frame_bytes = test_signal_frame_bytes(signal);
+  GstBuffer *buf =
+      count ? gst_buffer_new_memdup(signal->raw + first * frame_bytes, count * frame_bytes)
+            : gst_buffer_new();
   if (GST_CLOCK_TIME_IS_VALID(start)) {
     GST_BUFFER_PTS(buf) = eu_sample_time(start, first, signal->rate);
     GST_BUFFER_DURATION(buf) =
@@ -300,6 +192,29 @@ eu_signal_buffer(const EuSignal *signal, gsize first, gsize count, GstClockTime 
   GST_BUFFER_OFFSET(buf) = first;
   GST_BUFFER_OFFSET_END(buf) = first + count;
   return buf;
+}
+
+GPtrArray *
+eu_buffer_list(void)
+{
+  return g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
+}
+
+void
+eu_harness_signal_caps(GstHarness *h, const TestSignal *signal)
+{
+  gst_harness_set_src_caps(h, eu_raw_caps(signal->format, signal->rate, signal->channels));
+}
+
+void
+eu_flush(GstHarness *h, GPtrArray *out)
+{
+  fail_unless(gst_harness_push_event(h, gst_event_new_flush_start()));
+  fail_unless(gst_harness_push_event(h, gst_event_new_flush_stop(TRUE)));
+  eu_pull_all(h, out);
+  GstSegment segment;
+  gst_segment_init(&segment, GST_FORMAT_TIME);
+  fail_unless(gst_harness_push_event(h, gst_event_new_segment(&segment)));
 }
 
 void
@@ -315,7 +230,7 @@ eu_pull_all(GstHarness *h, GPtrArray *out)
 }
 
 void
-eu_push_signal(GstHarness *h, const EuSignal *signal, gsize first, gsize count, gsize chunk,
+eu_push_signal(GstHarness *h, const TestSignal *signal, gsize first, gsize count, gsize chunk,
                GstClockTime start, GPtrArray *out)
 {
   for (gsize done = 0; done < count;) {
@@ -399,33 +314,9 @@ double *
 eu_reference_frames(const EuFft *fft, const double *values, guint channels, gsize samples,
                     gsize frames)
 {
-  const guint n = fft->fft_size, bins = eu_bins(n), lead = eu_lead(fft);
-  double *window = fftw_malloc(n * sizeof(double));
-  double *in = fftw_malloc(n * sizeof(double));
-  fftw_complex *out = fftw_malloc(bins * sizeof(fftw_complex));
-  double *ref = g_malloc((frames * channels * bins * 2 + 1) * sizeof(double));
-  fftw_plan plan = fftw_plan_dft_r2c_1d((int)n, in, out, FFTW_ESTIMATE);
-  for (guint i = 0; i < n; i++)
-    window[i] = cudafft_window_value(fft->window, n, i);
-  for (gsize f = 0; f < frames; f++)
-    for (guint c = 0; c < channels; c++) {
-      for (guint i = 0; i < n; i++) {
-        /* position on the run's zero-padded timeline */
-        const int64_t s = (int64_t)(f * fft->hop + i) - lead;
-        const double x = s >= 0 && (gsize)s < samples ? values[(gsize)s * channels + c] : 0.0;
-        in[i] = window[i] * x;
-      }
-      fftw_execute(plan);
-      double *dst = ref + ((f * channels + c) * bins) * 2;
-      for (guint k = 0; k < bins; k++) {
-        dst[2 * k] = out[k][0];
-        dst[2 * k + 1] = out[k][1];
-      }
-    }
-  fftw_destroy_plan(plan);
-  fftw_free(window);
-  fftw_free(in);
-  fftw_free(out);
+  double *ref = g_malloc((frames * channels * eu_bins(fft->fft_size) * 2 + 1) * sizeof(double));
+  stft_reference_frames(fft->fft_size, fft->hop, fft->window, values, channels, samples,
+                        eu_lead(fft), frames, ref);
   return ref;
 }
 
@@ -682,7 +573,7 @@ eu_check_fft_runs(GPtrArray *bufs, guint *index, const EuFft *fft, guint channel
 }
 
 gboolean
-eu_check_roundtrip(GPtrArray *bufs, const EuSignal *input, GstClockTime start, double *error,
+eu_check_roundtrip(GPtrArray *bufs, const TestSignal *input, GstClockTime start, double *error,
                    GString *why)
 {
   const gsize first = 0;
@@ -690,11 +581,11 @@ eu_check_roundtrip(GPtrArray *bufs, const EuSignal *input, GstClockTime start, d
 }
 
 gboolean
-eu_check_roundtrip_runs(GPtrArray *bufs, const EuSignal *input, const gsize *first,
+eu_check_roundtrip_runs(GPtrArray *bufs, const TestSignal *input, const gsize *first,
                         const GstClockTime *start, guint n_runs, double *error, GString *why)
 {
   const guint channels = input->channels;
-  const gsize total = input->samples;
+  const gsize total = input->frames;
   gsize s = 0;
   double err2 = 0.0, ref2 = 0.0;
   gsize nonfinite = 0;

@@ -1,10 +1,14 @@
-/* element_util.h: what the element tests share: the backend argument and its skip rule, a main()
- * around gst-check's suite runner, a seeded random source, test signals in every input format,
- * GstHarness helpers, and the FFTW (double) reference for the cudafft frames with the checker that
- * holds a stream of output buffers to the element contract (values, framing, timestamps, offsets,
- * flags, clipping meta). */
+/* element_util.h: what the element tests share beyond the harness, random streams and signals of
+ * the library tests (test_harness.h, test_random.h, test_signal.h): a main() around gst-check's
+ * suite runner that reports through test_harness.h, GstHarness helpers, and the checker that holds
+ * a stream of cudafft output buffers to the element contract (values against stft_reference.h,
+ * framing, timestamps, offsets, flags, clipping meta). */
 #ifndef CUDAFFT_ELEMENT_UTIL_H
 #define CUDAFFT_ELEMENT_UTIL_H
+
+#include "test_harness.h"
+#include "test_random.h"
+#include "test_signal.h"
 
 #include <cudafft/stft.h>
 
@@ -13,8 +17,6 @@
 #include <gst/check/gstharness.h>
 #include <gst/gst.h>
 #include <stdint.h>
-
-#define EU_EXIT_SKIP 77
 
 /* Tolerances (see element_util.c for why). */
 #define EU_FRAME_TOLERANCE 3e-6 /* relative L2 over one buffer's complex values */
@@ -25,49 +27,38 @@
 /* "cpu" or "cuda": the element property backend= of every element under test. */
 extern const char *eu_backend;
 
-/* Reads argv[1] (cpu|cuda; exits 2 on anything else, 77 with the reason for cuda without a
- * device), runs gst_check_init, seeds the random source (printing the seed) and prints the line
- * that says what runs. */
+/* test_begin() (the backend argument, the skip rule, the seed), then gst_check_init. */
 void eu_init(int *argc, char ***argv);
-/* Runs the suite (gst-check's runner: CK_FORK, GST_CHECKS, ... apply) and returns the exit
- * status: 0 when every test passed, 1 otherwise. */
-int eu_run(Suite *suite, const char *name);
+/* A suite of one test case named `name` (each test may take 300 s); *tc receives the case. */
+Suite *eu_suite(const char *name, TCase **tc);
+/* Runs the suite (gst-check's runner: CK_FORK, GST_CHECKS, GST_CHECK_XML... apply), counts its
+ * tests into the harness and returns test_finish(). */
+int eu_run(Suite *suite);
+/* The main() of an element test: its suite, built by `make_suite`. */
+#define EU_MAIN(make_suite)                                                                        \
+  int main(int argc, char **argv)                                                                  \
+  {                                                                                                \
+    eu_init(&argc, &argv);                                                                         \
+    return eu_run(make_suite());                                                                   \
+  }
 
-/* Random numbers: each test (or table row) derives its own stream from the run's seed and a label,
- * so that a row replays alone and does not depend on which tests ran before it. */
-typedef struct {
-  uint64_t state;
-} EuRng;
-uint64_t eu_seed(void);
-void eu_rng_init(EuRng *rng, const char *label_format, ...) G_GNUC_PRINTF(2, 3);
-uint64_t eu_rng_u64(EuRng *rng);
-double eu_rng_uniform(EuRng *rng); /* [-1, 1), 24 bits */
-guint eu_rng_range(EuRng *rng, guint lo, guint hi);
+/* NULL-PLAYING cycles a state-cycle test runs: CUDAFFT_TEST_STATE_CYCLES, else `default_cycles`.
+ */
+guint eu_state_cycles(guint default_cycles);
+/* Limits this test's address space to `gib` GiB where that is safe and meaningful: on the CPU
+ * backend, in a forked test (CK_FORK is not "no": the limit stays with the test's own process),
+ * and not under AddressSanitizer (which reserves terabytes of address space for itself, so a
+ * sanitized run relies on the engine's own memory check alone). An allocation the engine's check
+ * should have refused then fails at once instead of being granted lazily. */
+void eu_limit_address_space(guint gib);
 
-/* Input signals ------------------------------------------------------------------------------ */
+/* Runs func on each of count items (item_size bytes apart from items on) in threads of their own,
+ * all at once, and returns when every one has returned. */
+void eu_run_threads(GThreadFunc func, gpointer items, gsize item_size, guint count);
 
-typedef enum { EU_S16 = 0, EU_S32, EU_F32, EU_F64, EU_FORMAT_COUNT } EuFormat;
-const char *eu_format_name(EuFormat format); /* "S16LE", ... */
-gsize eu_format_bytes(EuFormat format);
-
-typedef struct {
-  EuFormat format;
-  guint channels;
-  guint rate;
-  gsize samples;  /* per channel */
-  guint8 *raw;    /* interleaved, in format */
-  double *values; /* interleaved: the value the element must read for each raw sample */
-} EuSignal;
-
-/* Random full-scale samples. */
-void eu_signal_random(EuSignal *signal, EuRng *rng, EuFormat format, guint channels, guint rate,
-                      gsize samples);
-/* The samples [first, first + count) as its own signal (a copy). */
-void eu_signal_slice(EuSignal *slice, const EuSignal *signal, gsize first, gsize count);
-void eu_signal_clear(EuSignal *signal);
 /* audio/x-raw caps; more than two channels get GStreamer's fallback channel-mask (up to 8) or
  * none (0: unpositioned), as audio caps must carry one beyond stereo. */
-GstCaps *eu_raw_caps(EuFormat format, guint rate, guint channels);
+GstCaps *eu_raw_caps(CudafftSampleFormat format, guint rate, guint channels);
 
 /* Harness helpers ---------------------------------------------------------------------------- */
 
@@ -78,15 +69,27 @@ GstHarness *eu_harness_new(const char *format, ...) G_GNUC_PRINTF(1, 2);
 GstElement *eu_harness_element(GstHarness *h, const char *name);
 /* A bus on the harnessed element, so that its messages (errors) can be read. */
 GstBus *eu_harness_bus(GstHarness *h);
+/* Detaches and drops the bus of eu_harness_bus(), then tears the harness down. */
+void eu_harness_teardown(GstHarness *h, GstBus *bus);
 /* The first ERROR message on the bus (NULL if none); *text receives "message | debug". */
 gboolean eu_bus_pop_error(GstBus *bus, GError **error, gchar **text);
 
 /* The timestamp of sample s of a run that started at start: start + s/rate, rounded. */
 GstClockTime eu_sample_time(GstClockTime start, guint64 s, guint rate);
 
-/* One buffer of samples [first, first + count) of signal, with PTS start + first/rate and the
- * matching duration (no timestamps when start is GST_CLOCK_TIME_NONE). */
-GstBuffer *eu_signal_buffer(const EuSignal *signal, gsize first, gsize count, GstClockTime start);
+/* One buffer of samples [first, first + count) of signal (count may be 0), with PTS
+ * start + first/rate and the matching duration (no timestamps when start is GST_CLOCK_TIME_NONE),
+ * OFFSET first and OFFSET_END first + count. */
+GstBuffer *eu_signal_buffer(const TestSignal *signal, gsize first, gsize count, GstClockTime start);
+
+/* An empty array that owns the buffers put in it. */
+GPtrArray *eu_buffer_list(void);
+/* Sets the harness's source caps to the signal's (eu_raw_caps). */
+void eu_harness_signal_caps(GstHarness *h, const TestSignal *signal);
+
+/* A flush: FLUSH_START, FLUSH_STOP (both must be accepted), what comes out meanwhile into out
+ * (may be NULL: dropped), then a new TIME segment from 0. */
+void eu_flush(GstHarness *h, GPtrArray *out);
 
 /* Moves every buffer waiting on the harness sink into out. */
 void eu_pull_all(GstHarness *h, GPtrArray *out);
@@ -94,7 +97,7 @@ void eu_pull_all(GstHarness *h, GPtrArray *out);
 /* Pushes samples [first, first + count) in buffers of `chunk` samples, stamped from start, pulling
  * the output after each push into out (may be NULL: output left queued). Fails the test on a flow
  * other than OK. */
-void eu_push_signal(GstHarness *h, const EuSignal *signal, gsize first, gsize count, gsize chunk,
+void eu_push_signal(GstHarness *h, const TestSignal *signal, gsize first, gsize count, gsize chunk,
                     GstClockTime start, GPtrArray *out);
 /* Pushes EOS (must be accepted) and pulls the rest. */
 void eu_push_eos(GstHarness *h, GPtrArray *out);
@@ -123,8 +126,8 @@ gsize eu_frames_complete(const EuFft *fft, gsize samples);
 gsize eu_tail_zeros(const EuFft *fft, gsize samples);
 
 /* The complex spectra of the first `frames` frames of a run over values (interleaved, channels),
- * in double precision: frames x channels x bins x (re, im). NaN/Inf samples are read as they are.
- */
+ * in double precision (stft_reference_frames with the run's lead): frames x channels x bins x
+ * (re, im). NaN/Inf samples are read as they are. */
 double *eu_reference_frames(const EuFft *fft, const double *values, guint channels, gsize samples,
                             gsize frames);
 
@@ -154,12 +157,12 @@ gboolean eu_check_fft_runs(GPtrArray *bufs, guint *index, const EuFft *fft, guin
 
 /* Round trips: the F32 samples of raw output buffers, checked against the input: all of them, in
  * order, within EU_ROUNDTRIP_TOLERANCE, each buffer stamped start + s/rate. */
-gboolean eu_check_roundtrip(GPtrArray *bufs, const EuSignal *input, GstClockTime start,
+gboolean eu_check_roundtrip(GPtrArray *bufs, const TestSignal *input, GstClockTime start,
                             double *error, GString *why);
 /* The same where the input was cut into runs: run r starts at input sample first[r] (first[0] is
  * 0), at time start[r], and its samples are stamped from there (start[r] + (s - first[r])/rate).
  * No output buffer may straddle two runs. */
-gboolean eu_check_roundtrip_runs(GPtrArray *bufs, const EuSignal *input, const gsize *first,
+gboolean eu_check_roundtrip_runs(GPtrArray *bufs, const TestSignal *input, const gsize *first,
                                  const GstClockTime *start, guint n_runs, double *error,
                                  GString *why);
 

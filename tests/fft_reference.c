@@ -1,5 +1,6 @@
 /* fft_reference.c: see fft_reference.h. */
 #include "fft_reference.h"
+#include "fft_backend.h"
 #include "test_util.h"
 
 #include <fftw3.h>
@@ -97,14 +98,14 @@ fft_rel_l2_error(const float *out, const double *ref, size_t count, double ref_s
   return ref2 > 0.0 ? sqrt(err2 / ref2) : sqrt(err2);
 }
 
-CudafftPlan *
-fft_create_plan(CudafftBackend backend, CudafftKind kind, size_t n)
+/* What fft_create_plan checks of a new plan; path names the way it was made. */
+static CudafftPlan *
+checked_plan(CudafftStatus status, CudafftPlan *plan, CudafftBackend backend, CudafftKind kind,
+             size_t n, const char *path)
 {
   const char *kind_name = test_kind_name(kind);
-  CudafftPlan *plan = NULL;
-  CudafftStatus status = cudafft_plan_create(&plan, backend, -1, kind, n);
   if (status != CUDAFFT_STATUS_OK || !plan) {
-    test_check(0, "n=%zu %s: plan_create on %s: %s: %s", n, kind_name, test_backend_name(backend),
+    test_check(0, "n=%zu %s: %s on %s: %s: %s", n, kind_name, path, test_backend_name(backend),
                cudafft_status_name(status), cudafft_last_error_message());
     return NULL;
   }
@@ -115,14 +116,32 @@ fft_create_plan(CudafftBackend backend, CudafftKind kind, size_t n)
                       cudafft_plan_get_size(plan) == n &&
                       in_floats == fft_layout_floats(kind, n, 1) &&
                       out_floats == fft_layout_floats(kind, n, 0),
-                  "n=%zu %s: plan_create on %s gives a %s plan of size %zu, %zu -> %zu floats "
-                  "per transform",
-                  n, kind_name, test_backend_name(backend), test_backend_name(got),
+                  "n=%zu %s: %s on %s gives a %s plan of size %zu, %zu -> %zu floats per "
+                  "transform",
+                  n, kind_name, path, test_backend_name(backend), test_backend_name(got),
                   cudafft_plan_get_size(plan), in_floats, out_floats)) {
     cudafft_plan_destroy(plan);
     return NULL;
   }
   return plan;
+}
+
+CudafftPlan *
+fft_create_plan(CudafftBackend backend, CudafftKind kind, size_t n)
+{
+  CudafftPlan *plan = NULL;
+  const CudafftStatus status = cudafft_plan_create(&plan, backend, -1, kind, n);
+  return checked_plan(status, plan, backend, kind, n, "plan_create");
+}
+
+CudafftPlan *
+fft_create_plan_spec(CudafftBackend backend, CudafftKind kind, size_t n, int force_cufft)
+{
+  const CudafftFftSpec spec = {.kind = kind, .n = n, .device_id = -1, .force_cufft = force_cufft};
+  CudafftPlan *plan = NULL;
+  const CudafftStatus status = cudafft_plan_create_spec(&plan, backend, &spec);
+  return checked_plan(status, plan, backend, kind, n,
+                      force_cufft ? "plan_create_spec (cuFFT path)" : "plan_create_spec");
 }
 
 int

@@ -42,6 +42,11 @@ double fft_rel_l2_error(const float *out, const double *ref, size_t count, doubl
  * that the plan runs on that backend with the asked kind, size and layout. NULL if any failed: on
  * a machine that has the backend, a plan that cannot be made is a failure, never a skip. */
 CudafftPlan *fft_create_plan(CudafftBackend backend, CudafftKind kind, size_t n);
+/* The same through the library's internal cudafft_plan_create_spec(); force_cufft: the CUDA
+ * backend runs the plan on cuFFT, the path it takes by itself where its kernels do not fit the
+ * GPU's shared memory (lib/fft/fft_backend.h). */
+CudafftPlan *fft_create_plan_spec(CudafftBackend backend, CudafftKind kind, size_t n,
+                                  int force_cufft);
 
 /* Runs cudafft_execute(plan, direction, in, out, batch, scale) with out and the
  * FFT_GUARD_FLOATS after it poisoned (only the guard when in == out) and checks what every run

@@ -8,9 +8,10 @@
  * delta kernel's exact output, NaN and Inf confined to the output they reach, and the statuses of
  * invalid calls. Argument: cpu or cuda. */
 #include <cudafft/convolve.h>
+#include "convolve_reference.h"
+#include "test_signal.h"
 #include "test_util.h"
 
-#include <fftw3.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -49,69 +50,24 @@ path_latency(size_t taps)
 /* The formats the convolution takes. */
 static const CudafftSampleFormat formats[2] = {CUDAFFT_SAMPLE_F32, CUDAFFT_SAMPLE_F64};
 
-static const char *
-format_name(CudafftSampleFormat format)
-{
-  return format == CUDAFFT_SAMPLE_F32 ? "F32" : "F64";
-}
-
-static size_t
-sample_bytes(CudafftSampleFormat format)
-{
-  return format == CUDAFFT_SAMPLE_F32 ? 4 : 8;
-}
-
 /* Signals -------------------------------------------------------------------------------------- */
 
-/* Random samples in [-1, 1): exact floats for F32; for F64 with more bits than a float holds, so
- * that the rounding to float is exercised. */
-static double *
-make_input(CudafftSampleFormat format, size_t count)
+/* Random samples, full scale: exact floats for F32; for F64 with more bits than a float holds, so
+ * that the rounding to float is exercised. The values are the samples' own. */
+static void
+make_input(TestSignal *input, TestRng *rng, CudafftSampleFormat format, unsigned channels,
+           size_t frames)
 {
-  double *x = test_malloc(count * sizeof *x);
-  for (size_t i = 0; i < count; i++) {
-    x[i] = test_random_uniform();
-    if (format == CUDAFFT_SAMPLE_F64)
-      x[i] += (double)(test_random_u64() >> 40) * 0x1p-50;
-  }
-  return x;
+  test_signal_random(input, rng, format, channels, 0, frames, TEST_READ_POW2);
 }
 
 static double *
-make_kernel(size_t count)
+make_kernel(TestRng *rng, size_t count)
 {
   double *h = test_malloc(count * sizeof *h);
   for (size_t i = 0; i < count; i++)
-    h[i] = test_random_uniform();
+    h[i] = test_rng_uniform(rng);
   return h;
-}
-
-static uint8_t *
-encode(CudafftSampleFormat format, const double *x, size_t count)
-{
-  uint8_t *data = test_malloc(count * sample_bytes(format));
-  for (size_t i = 0; i < count; i++) {
-    if (format == CUDAFFT_SAMPLE_F32) {
-      const float v = (float)x[i];
-      memcpy(data + i * 4, &v, 4);
-    } else {
-      memcpy(data + i * 8, &x[i], 8);
-    }
-  }
-  return data;
-}
-
-static double
-decode(CudafftSampleFormat format, const uint8_t *data, size_t i)
-{
-  if (format == CUDAFFT_SAMPLE_F32) {
-    float v;
-    memcpy(&v, data + i * 4, 4);
-    return v;
-  }
-  double v;
-  memcpy(&v, data + i * 8, 8);
-  return v;
 }
 
 /* Quiet NaNs with a recognisable payload, in the format. */
@@ -139,129 +95,6 @@ count_unpoisoned(CudafftSampleFormat format, const uint8_t *data, size_t count)
   return changed;
 }
 
-/* The reference ---------------------------------------------------------------------------------
- */
-
-static size_t reference_points;
-static double reference_worst;
-
-/* y[n] for start <= n < frames: sum_k h[k] x_c[n - k], x_c the channel c of x (x_frames
- * interleaved frames), taken as 0 before `start` and from x_frames on. */
-static void
-ref_convolve(const double *h, size_t taps, const double *x, unsigned channels, unsigned c,
-             size_t x_frames, size_t start, size_t frames, double *y)
-{
-  if (start >= frames)
-    return;
-  const size_t count = frames - start;
-  const size_t inputs = x_frames > start ? x_frames - start : 0;
-#define X(m) ((m) >= start && (m) < x_frames ? x[(m)*channels + c] : 0.0)
-  if (count * taps <= ((size_t)1 << 22) || inputs == 0) {
-    for (size_t n = start; n < frames; n++) {
-      double sum = 0.0;
-      for (size_t k = 0; k < taps && k <= n - start; k++)
-        sum += h[k] * X(n - k);
-      y[n] = sum;
-    }
-    return;
-  }
-  /* linear convolution through FFTW double: a transform long enough that nothing wraps */
-  size_t size = 1;
-  while (size < inputs + taps)
-    size *= 2;
-  double *a = fftw_malloc(size * sizeof *a), *b = fftw_malloc(size * sizeof *b);
-  fftw_complex *fa = fftw_malloc((size / 2 + 1) * sizeof *fa);
-  fftw_complex *fb = fftw_malloc((size / 2 + 1) * sizeof *fb);
-  if (!a || !b || !fa || !fb)
-    test_abort("ref_convolve: no memory for %zu points", size);
-  fftw_plan pa = fftw_plan_dft_r2c_1d((int)size, a, fa, FFTW_ESTIMATE);
-  fftw_plan pb = fftw_plan_dft_r2c_1d((int)size, b, fb, FFTW_ESTIMATE);
-  fftw_plan inverse = fftw_plan_dft_c2r_1d((int)size, fa, a, FFTW_ESTIMATE);
-  for (size_t i = 0; i < size; i++) {
-    a[i] = i < inputs ? x[(start + i) * channels + c] : 0.0;
-    b[i] = i < taps ? h[i] : 0.0;
-  }
-  fftw_execute(pa);
-  fftw_execute(pb);
-  for (size_t k = 0; k <= size / 2; k++) {
-    const double re = fa[k][0] * fb[k][0] - fa[k][1] * fb[k][1];
-    const double im = fa[k][0] * fb[k][1] + fa[k][1] * fb[k][0];
-    fa[k][0] = re / (double)size;
-    fa[k][1] = im / (double)size;
-  }
-  fftw_execute(inverse);
-  for (size_t n = start; n < frames; n++)
-    y[n] = n - start < size ? a[n - start] : 0.0;
-  /* The transform against the sum itself at a few random points. Its rounding error is relative
-   * to the norms of the whole kernel and input (the bound of |y[n]| by Cauchy-Schwarz), not to the
-   * terms of one output. */
-  double h_norm = 0.0, x_norm = 0.0;
-  for (size_t k = 0; k < taps; k++)
-    h_norm += h[k] * h[k];
-  for (size_t i = 0; i < inputs; i++)
-    x_norm += x[(start + i) * channels + c] * x[(start + i) * channels + c];
-  const double bound = sqrt(h_norm * x_norm);
-  for (int i = 0; i < 8; i++) {
-    const size_t n = test_random_range(start, frames - 1);
-    double sum = 0.0;
-    for (size_t k = 0; k < taps && k <= n - start; k++)
-      sum += h[k] * X(n - k);
-    const double diff = bound > 0.0 ? fabs(sum - y[n]) / bound : fabs(y[n]);
-    reference_worst = diff > reference_worst || isnan(diff) ? diff : reference_worst;
-    reference_points++;
-  }
-#undef X
-  fftw_destroy_plan(pa);
-  fftw_destroy_plan(pb);
-  fftw_destroy_plan(inverse);
-  fftw_free(a);
-  fftw_free(b);
-  fftw_free(fa);
-  fftw_free(fb);
-}
-
-/* A kernel of a stream and the frame its crossover starts at (0 for the first: no crossover). */
-typedef struct {
-  double *h; /* rows x taps */
-  size_t taps;
-  unsigned rows;
-  size_t change;
-} RefKernel;
-
-/* The header's output for x (x_frames frames, zeros after): frames x channels values into y. Each
- * kernel filters the input from its change point on; the output crosses over linearly during the
- * block from a change point; mix[n] is the wet fraction of output frame n. */
-static void
-ref_stream(const RefKernel *kernels, size_t count, const double *x, unsigned channels,
-           size_t x_frames, size_t frames, const double *mix, double *y)
-{
-  double *line = test_malloc((frames + 1) * sizeof *line);
-  double *other = test_malloc((frames + 1) * sizeof *other);
-  for (unsigned c = 0; c < channels; c++) {
-    for (size_t k = 0; k < count; k++) {
-      const RefKernel *kern = &kernels[k];
-      const double *h = kern->h + (kern->rows == 1 ? 0 : c) * kern->taps;
-      const size_t start = min_size(kern->change, frames);
-      const size_t end = k + 1 < count ? min_size(kernels[k + 1].change + B, frames) : frames;
-      ref_convolve(h, kern->taps, x, channels, c, x_frames, start, end, other);
-      for (size_t n = start; n < end; n++) {
-        if (k > 0 && n < kern->change + B) {
-          const double r = (double)(n - kern->change + 1) / (double)(B + 1);
-          line[n] = (1.0 - r) * line[n] + r * other[n];
-        } else {
-          line[n] = other[n];
-        }
-      }
-    }
-    for (size_t n = 0; n < frames; n++) {
-      const double dry = n < x_frames ? x[n * channels + c] : 0.0;
-      y[n * channels + c] = mix[n] * line[n] + (1.0 - mix[n]) * dry;
-    }
-  }
-  free(line);
-  free(other);
-}
-
 /* Sessions: one engine, its output collected as doubles ----------------------------------------
  */
 
@@ -277,15 +110,12 @@ typedef struct {
   uint8_t *buffer; /* the output of one call, with its guard */
   size_t buffer_frames;
   size_t calls, failures;
+  TestRng rng; /* the session's piece sizes and signals */
   char why[512];
   char label[256];
 } Session;
 
-static void session_fail(Session *ss, const char *format, ...)
-#ifdef __GNUC__
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+static void session_fail(Session *ss, const char *format, ...) TEST_PRINTF(2, 3);
 
 static void
 session_fail(Session *ss, const char *format, ...)
@@ -304,6 +134,7 @@ session_open(Session *ss, CudafftBackend backend, const CudafftConvolveConfig *c
 {
   memset(ss, 0, sizeof *ss);
   snprintf(ss->label, sizeof ss->label, "%s", label);
+  ss->rng = test_rng("%s", label);
   const CudafftStatus status = cudafft_convolve_create(&ss->cv, backend, -1, config);
   if (status != CUDAFFT_STATUS_OK) {
     test_check(0, "%s: convolve_create on %s: %s: %s", label, test_backend_name(backend),
@@ -312,7 +143,7 @@ session_open(Session *ss, CudafftBackend backend, const CudafftConvolveConfig *c
   }
   ss->format = config->format;
   ss->channels = config->channels;
-  ss->frame_bytes = config->channels * sample_bytes(config->format);
+  ss->frame_bytes = config->channels * test_sample_bytes(config->format);
   ss->mix = config->mix;
   if (cudafft_convolve_get_backend(ss->cv) != backend)
     session_fail(ss, "a %s filter, want %s",
@@ -366,7 +197,7 @@ session_collect(Session *ss, size_t count)
   for (size_t i = 0; i < count; i++) {
     for (unsigned c = 0; c < ss->channels; c++)
       ss->out[(ss->produced + i) * ss->channels + c] =
-          decode(ss->format, ss->buffer, i * ss->channels + c);
+          test_sample_value(ss->format, ss->buffer, i * ss->channels + c, TEST_READ_POW2);
     ss->mix_of[ss->produced + i] = ss->mix;
   }
   ss->produced += count;
@@ -426,7 +257,7 @@ static const char *const pieces_names[PIECES_COUNT_] = {
     "pieces of 1", "pieces of 100", "pieces of 4096", "pieces of 100000", "mixed pieces"};
 
 static size_t
-next_piece(Pieces pieces)
+next_piece(TestRng *rng, Pieces pieces)
 {
   switch (pieces) {
   case PIECES_1:
@@ -440,21 +271,21 @@ next_piece(Pieces pieces)
   default:
     break;
   }
-  switch (test_random_range(0, 9)) {
+  switch (test_rng_range(rng, 0, 9)) {
   case 0:
     return 0;
   case 1:
     return 1;
   case 2:
-    return test_random_range(1, 50);
+    return test_rng_range(rng, 1, 50);
   case 3:
     return B;
   case 4:
     return B - 1;
   case 5:
-    return test_random_range(3 * B, 10 * B);
+    return test_rng_range(rng, 3 * B, 10 * B);
   default:
-    return test_random_range(1, 3000);
+    return test_rng_range(rng, 1, 3000);
   }
 }
 
@@ -464,7 +295,7 @@ session_push_range(Session *ss, const uint8_t *data, size_t from, size_t to, Pie
 {
   size_t done = from;
   while (done < to && ss->failures == 0) {
-    const size_t size = min_size(next_piece(pieces), to - done);
+    const size_t size = min_size(next_piece(&ss->rng, pieces), to - done);
     session_push(ss, data + done * ss->frame_bytes, size);
     done += size;
   }
@@ -572,7 +403,7 @@ session_compare_range(Session *ss, const double *ref, unsigned c, size_t first, 
 
 /* The whole collected stream against the reference for x with these kernels. */
 static double
-session_compare(Session *ss, const RefKernel *kernels, size_t count, const double *x,
+session_compare(Session *ss, const ConvolveRefKernel *kernels, size_t count, const double *x,
                 size_t x_frames, size_t want_frames, const char *what)
 {
   if (ss->produced != want_frames) {
@@ -581,7 +412,8 @@ session_compare(Session *ss, const RefKernel *kernels, size_t count, const doubl
     return INFINITY;
   }
   double *ref = test_malloc((want_frames + 1) * ss->channels * sizeof *ref);
-  ref_stream(kernels, count, x, ss->channels, x_frames, want_frames, ss->mix_of, ref);
+  convolve_reference_stream(kernels, count, B, x, ss->channels, x_frames, want_frames, ss->mix_of,
+                            ref);
   double worst = 0.0;
   for (unsigned c = 0; c < ss->channels && ss->failures == 0; c++) {
     const double e = session_compare_range(ss, ref, c, 0, want_frames, what);
@@ -636,13 +468,14 @@ run_script(CudafftBackend backend, const Script *sc, const char *what)
   char label[256];
   snprintf(label, sizeof label, "%s: %zu taps x %u row%s, %u channel%s %s, %zu frames in %s, %s",
            what, sc->taps, rows, rows > 1 ? "s" : "", sc->channels, sc->channels > 1 ? "s" : "",
-           format_name(sc->format), sc->frames, pieces_names[sc->pieces],
+           test_format_name(sc->format), sc->frames, pieces_names[sc->pieces],
            sc->ending == END_RESET        ? "reset"
            : sc->ending == END_DRAIN_TAIL ? "drained with the tail"
                                           : "drained without the tail");
-  RefKernel kernels[MAX_KERNELS];
+  TestRng kernel_rng = test_rng("%s kernels", label);
+  ConvolveRefKernel kernels[MAX_KERNELS];
   size_t count = 1;
-  kernels[0] = (RefKernel){make_kernel(rows * sc->taps), sc->taps, rows, 0};
+  kernels[0] = (ConvolveRefKernel){make_kernel(&kernel_rng, rows * sc->taps), sc->taps, rows, 0};
   const CudafftConvolveConfig config = {
       .channels = sc->channels,
       .format = sc->format,
@@ -651,11 +484,13 @@ run_script(CudafftBackend backend, const Script *sc, const char *what)
   };
   Session ss;
   if (!session_open(&ss, backend, &config, label)) {
-    free(kernels[0].h);
+    free((void *)kernels[0].h);
     return;
   }
-  double *x = make_input(sc->format, sc->frames * sc->channels);
-  uint8_t *data = encode(sc->format, x, sc->frames * sc->channels);
+  TestSignal input;
+  make_input(&input, &ss.rng, sc->format, sc->channels, sc->frames);
+  const double *x = input.values;
+  const uint8_t *data = input.raw;
 
   size_t done = 0;
   for (size_t e = 0; e <= sc->event_count && ss.failures == 0; e++) {
@@ -672,14 +507,14 @@ run_script(CudafftBackend backend, const Script *sc, const char *what)
     /* The header: the change point is the first multiple of B at or after the frames pushed; a
      * change with the same change point as the previous one replaces it. */
     const size_t change = (done + B - 1) / B * B;
-    double *h = make_kernel(rows * ev->taps);
+    double *h = make_kernel(&kernel_rng, rows * ev->taps);
     if (count > 1 && kernels[count - 1].change == change) {
-      free(kernels[count - 1].h);
+      free((void *)kernels[count - 1].h);
       count--;
     }
     if (count == MAX_KERNELS)
       test_abort("run_script: more than %d kernels", MAX_KERNELS);
-    kernels[count++] = (RefKernel){h, ev->taps, rows, change};
+    kernels[count++] = (ConvolveRefKernel){h, ev->taps, rows, change};
     session_set_kernel(&ss, h, ev->taps, rows);
     size_t want_latency = 0;
     for (size_t k = 0; k < count; k++)
@@ -691,7 +526,7 @@ run_script(CudafftBackend backend, const Script *sc, const char *what)
                    cudafft_convolve_latency(ss.cv), ev->taps, done, want_latency);
   }
 
-  const RefKernel *newest = &kernels[count - 1];
+  const ConvolveRefKernel *newest = &kernels[count - 1];
   double worst = 0.0;
   if (sc->ending == END_RESET) {
     cudafft_convolve_reset(ss.cv);
@@ -713,32 +548,30 @@ run_script(CudafftBackend backend, const Script *sc, const char *what)
       session_fail(&ss, "after the drain: latency %zu, want %zu", cudafft_convolve_latency(ss.cv),
                    path_latency(newest->taps));
   }
-  free(data);
-  free(x);
+  test_signal_clear(&input);
 
   /* The second stream: the newest kernel alone, from zero history. */
   session_restart(&ss);
-  const size_t frames2 = test_random_range(1, 3 * B);
-  double *x2 = make_input(sc->format, frames2 * sc->channels);
-  uint8_t *data2 = encode(sc->format, x2, frames2 * sc->channels);
-  RefKernel second = *newest;
+  const size_t frames2 = test_rng_range(&ss.rng, 1, 3 * B);
+  TestSignal input2;
+  make_input(&input2, &ss.rng, sc->format, sc->channels, frames2);
+  ConvolveRefKernel second = *newest;
   second.change = 0;
   if (ss.failures == 0) {
-    session_push_range(&ss, data2, 0, frames2, PIECES_MIXED);
+    session_push_range(&ss, input2.raw, 0, frames2, PIECES_MIXED);
     session_drain(&ss, 1, newest->taps - 1);
   }
   if (ss.failures == 0) {
-    const double e = session_compare(&ss, &second, 1, x2, frames2, frames2 + newest->taps - 1,
-                                     "the next stream");
+    const double e = session_compare(&ss, &second, 1, input2.values, frames2,
+                                     frames2 + newest->taps - 1, "the next stream");
     worst = e > worst ? e : worst;
   }
-  free(data2);
-  free(x2);
+  test_signal_clear(&input2);
   char detail[64];
   snprintf(detail, sizeof detail, " (%zu kernel%s)", count, count > 1 ? "s" : "");
   session_report(&ss, worst, detail);
   for (size_t k = 0; k < count; k++)
-    free(kernels[k].h);
+    free((void *)kernels[k].h);
   session_close(&ss);
 }
 
@@ -747,14 +580,15 @@ check_streams(CudafftBackend backend)
 {
   static const size_t taps[] = {1, 5, 63, 64, 2048, 2049};
   static const unsigned channels[] = {1, 2, 6};
+  TestRng rng = test_rng("stream lengths");
   size_t index = 0;
   for (size_t t = 0; t < COUNT(taps); t++)
     for (size_t c = 0; c < COUNT(channels); c++)
       for (int p = 0; p < PIECES_COUNT_; p++, index++) {
         /* more than two pieces of 100000; otherwise several blocks and partitions */
         const size_t frames = p == PIECES_100000
-                                  ? 230000 + test_random_range(0, B)
-                                  : 4 * B + 2 * taps[t] + test_random_range(0, 2 * B);
+                                  ? 230000 + test_rng_range(&rng, 0, B)
+                                  : 4 * B + 2 * taps[t] + test_rng_range(&rng, 0, 2 * B);
         const Script sc = {
             .format = (index / 2) % 2 ? CUDAFFT_SAMPLE_F64 : CUDAFFT_SAMPLE_F32,
             .channels = channels[c],
@@ -867,12 +701,13 @@ static void
 check_random_scripts(CudafftBackend backend, size_t count)
 {
   for (size_t i = 0; i < count; i++) {
+    TestRng rng = test_rng("random script %zu", i);
     Event events[6];
-    const size_t frames = test_random_range(2 * B, 12 * B);
-    const size_t event_count = test_random_range(1, COUNT(events));
+    const size_t frames = test_rng_range(&rng, 2 * B, 12 * B);
+    const size_t event_count = test_rng_range(&rng, 1, COUNT(events));
     size_t at[COUNT(events)];
     for (size_t e = 0; e < event_count; e++)
-      at[e] = test_random_range(0, frames);
+      at[e] = test_rng_range(&rng, 0, frames);
     for (size_t e = 1; e < event_count; e++) /* sorted */
       for (size_t j = e; j > 0 && at[j - 1] > at[j]; j--) {
         const size_t t = at[j];
@@ -880,21 +715,22 @@ check_random_scripts(CudafftBackend backend, size_t count)
         at[j - 1] = t;
       }
     for (size_t e = 0; e < event_count; e++) {
-      const int mix = test_random_range(0, 3) == 0;
+      const int mix = test_rng_range(&rng, 0, 3) == 0;
       const size_t taps =
-          test_random_range(0, 1) ? test_random_range(1, 63) : test_random_range(64, 6000);
+          test_rng_range(&rng, 0, 1) ? test_rng_range(&rng, 1, 63) : test_rng_range(&rng, 64, 6000);
       events[e] = (Event){at[e], mix ? EVENT_MIX : EVENT_KERNEL, taps,
-                          (double)test_random_range(0, 10) / 10.0};
+                          (double)test_rng_range(&rng, 0, 10) / 10.0};
     }
     const Script sc = {
-        .format = formats[test_random_range(0, 1)],
-        .channels = (unsigned)test_random_range(1, 3),
-        .per_channel = (int)test_random_range(0, 1),
-        .taps = test_random_range(0, 1) ? test_random_range(1, 63) : test_random_range(64, 6000),
-        .mix = (double)test_random_range(0, 10) / 10.0,
+        .format = formats[test_rng_range(&rng, 0, 1)],
+        .channels = (unsigned)test_rng_range(&rng, 1, 3),
+        .per_channel = (int)test_rng_range(&rng, 0, 1),
+        .taps = test_rng_range(&rng, 0, 1) ? test_rng_range(&rng, 1, 63)
+                                           : test_rng_range(&rng, 64, 6000),
+        .mix = (double)test_rng_range(&rng, 0, 10) / 10.0,
         .frames = frames,
-        .pieces = (Pieces)test_random_range(0, PIECES_COUNT_ - 1),
-        .ending = (Ending)test_random_range(0, 2),
+        .pieces = (Pieces)test_rng_range(&rng, 0, PIECES_COUNT_ - 1),
+        .ending = (Ending)test_rng_range(&rng, 0, 2),
         .events = events,
         .event_count = event_count,
     };
@@ -931,13 +767,14 @@ check_delta(CudafftBackend backend)
       const CudafftConvolveConfig config = {channels, format, {h, taps, 1}, 1.0};
       char label[128];
       snprintf(label, sizeof label, "delta kernel (tap 5 of %zu, %s path) %s", taps,
-               partitioned ? "partitioned" : "direct", format_name(format));
+               partitioned ? "partitioned" : "direct", test_format_name(format));
       Session ss;
       if (!session_open(&ss, backend, &config, label))
         continue;
-      double *x = make_input(format, frames * channels);
-      uint8_t *data = encode(format, x, frames * channels);
-      session_push_range(&ss, data, 0, frames, PIECES_MIXED);
+      TestSignal input;
+      make_input(&input, &ss.rng, format, channels, frames);
+      const double *x = input.values;
+      session_push_range(&ss, input.raw, 0, frames, PIECES_MIXED);
       session_drain(&ss, 1, taps - 1);
       size_t inexact = 0, first_inexact = 0;
       double worst = 0.0, worst_zero = 0.0;
@@ -953,7 +790,7 @@ check_delta(CudafftBackend backend)
             if (n < 5)
               worst_zero = fabs(y) > worst_zero || isnan(y) ? fabs(y) : worst_zero;
           }
-        RefKernel kern = {h, taps, 1, 0};
+        ConvolveRefKernel kern = {h, taps, 1, 0};
         worst = session_compare(&ss, &kern, 1, x, frames, frames + taps - 1, "delta");
       } else if (ss.failures == 0) {
         session_fail(&ss, "%zu frames out, want %zu", ss.produced, frames + taps - 1);
@@ -969,8 +806,7 @@ check_delta(CudafftBackend backend)
       snprintf(detail, sizeof detail, "; %zu values not bit-exact, first 5 frames within %.1e",
                inexact, worst_zero);
       session_report(&ss, worst, detail);
-      free(data);
-      free(x);
+      test_signal_clear(&input);
       session_close(&ss);
     }
   }
@@ -984,23 +820,25 @@ check_nonfinite(CudafftBackend backend, size_t taps, double bad)
 {
   const unsigned channels = 2;
   const size_t parts = (taps + B - 1) / B;
-  const size_t at = 3 * B + test_random_range(0, B - 1);
+  TestRng rng = test_rng("%s in %zu taps", isnan(bad) ? "NaN" : bad > 0 ? "Inf" : "-Inf", taps);
+  const size_t at = 3 * B + test_rng_range(&rng, 0, B - 1);
   const size_t frames = at + (parts + 6) * B + taps;
   char label[128];
   snprintf(label, sizeof label, "%s at frame %zu of channel 1, %zu taps",
            isnan(bad) ? "NaN" : "Inf", at, taps);
-  double *h = make_kernel(taps);
+  double *h = make_kernel(&rng, taps);
   const CudafftConvolveConfig config = {channels, CUDAFFT_SAMPLE_F32, {h, taps, 1}, 1.0};
   Session ss;
   if (!session_open(&ss, backend, &config, label)) {
     free(h);
     return;
   }
-  double *x = make_input(config.format, frames * channels);
-  x[at * channels + 1] = bad;
-  uint8_t *data = encode(config.format, x, frames * channels);
-  x[at * channels + 1] = 0.0; /* the reference away from it */
-  session_push_range(&ss, data, 0, frames, PIECES_MIXED);
+  TestSignal input;
+  make_input(&input, &ss.rng, config.format, channels, frames);
+  test_signal_set(&input, at, 1, bad);
+  input.values[at * channels + 1] = 0.0; /* the reference away from it */
+  const double *x = input.values;
+  session_push_range(&ss, input.raw, 0, frames, PIECES_MIXED);
   session_drain(&ss, 1, taps - 1);
   const size_t total = frames + taps - 1;
   const size_t from = taps < CUDAFFT_CONVOLVE_DIRECT_TAPS ? at : at / B * B;
@@ -1009,8 +847,8 @@ check_nonfinite(CudafftBackend backend, size_t taps, double bad)
   size_t poisoned = 0, nonfinite_outside = 0;
   if (ss.failures == 0 && ss.produced == total) {
     double *ref = test_malloc(total * channels * sizeof *ref);
-    const RefKernel kern = {h, taps, 1, 0};
-    ref_stream(&kern, 1, x, channels, frames, total, ss.mix_of, ref);
+    const ConvolveRefKernel kern = {h, taps, 1, 0};
+    convolve_reference_stream(&kern, 1, B, x, channels, frames, total, ss.mix_of, ref);
     worst = session_compare_range(&ss, ref, 0, 0, total, "channel 0");
     const double before = session_compare_range(&ss, ref, 1, 0, from, "channel 1 before");
     const double after = session_compare_range(&ss, ref, 1, to, total, "channel 1 after");
@@ -1037,8 +875,7 @@ check_nonfinite(CudafftBackend backend, size_t taps, double bad)
   snprintf(detail, sizeof detail, "; %zu non-finite frames, all within %zu..%zu", poisoned, from,
            to - 1);
   session_report(&ss, worst, detail);
-  free(data);
-  free(x);
+  test_signal_clear(&input);
   free(h);
   session_close(&ss);
 }
@@ -1052,10 +889,7 @@ expect_create(CudafftStatus want, CudafftStatus also, CudafftBackend backend, in
 {
   CudafftConvolve *cv = (CudafftConvolve *)&cv; /* not NULL: create must clear it */
   const CudafftStatus status = cudafft_convolve_create(&cv, backend, device, config);
-  test_check((status == want || status == also) && (status == CUDAFFT_STATUS_OK) == (cv != NULL),
-             "convolve_create %s -> %s (want %s), convolve %s%s%s", what,
-             cudafft_status_name(status), cudafft_status_name(want), cv ? "set" : "NULL",
-             status ? ": " : "", status ? cudafft_last_error_message() : "");
+  test_check_create(status, cv, want, also, "convolve_create", what);
   if (status == CUDAFFT_STATUS_OK)
     cudafft_convolve_destroy(cv);
 }
@@ -1066,8 +900,9 @@ check_create_errors(CudafftBackend backend)
   const CudafftStatus OK = CUDAFFT_STATUS_OK, SIZE = CUDAFFT_STATUS_INVALID_SIZE;
   const CudafftStatus VALUE = CUDAFFT_STATUS_INVALID_VALUE, NUL = CUDAFFT_STATUS_NULL_POINTER;
   double taps[3 * 70];
+  TestRng rng = test_rng("create errors");
   for (size_t i = 0; i < COUNT(taps); i++)
-    taps[i] = test_random_uniform();
+    taps[i] = test_rng_uniform(&rng);
   const CudafftConvolveConfig good = {2, CUDAFFT_SAMPLE_F32, {taps, 70, 1}, 1.0};
   CudafftConvolveConfig c;
 
@@ -1151,7 +986,7 @@ check_create_errors(CudafftBackend backend)
         sizes_ok = 0;
         continue;
       }
-      sizes_ok &= cudafft_convolve_frame_bytes(cv) == 3 * sample_bytes(c.format) &&
+      sizes_ok &= cudafft_convolve_frame_bytes(cv) == 3 * test_sample_bytes(c.format) &&
                   cudafft_convolve_latency(cv) == path_latency(t) &&
                   cudafft_convolve_lag(cv) == 0 && cudafft_convolve_max_output(cv, 10) == 10 &&
                   cudafft_convolve_drain_frames(cv, 0) == 0 &&
@@ -1174,8 +1009,9 @@ static void
 check_call_errors(CudafftBackend backend)
 {
   double taps[100];
+  TestRng rng = test_rng("call errors");
   for (size_t i = 0; i < COUNT(taps); i++)
-    taps[i] = test_random_uniform();
+    taps[i] = test_rng_uniform(&rng);
   const CudafftConvolveConfig config = {2, CUDAFFT_SAMPLE_F32, {taps, 100, 1}, 1.0};
   CudafftConvolve *cv = NULL;
   if (cudafft_convolve_create(&cv, backend, -1, &config) != CUDAFFT_STATUS_OK) {
@@ -1185,7 +1021,7 @@ check_call_errors(CudafftBackend backend)
   const size_t frames = 3000;
   float *in = test_malloc(frames * 2 * sizeof *in);
   float *out = test_malloc((frames + B) * 2 * sizeof *out);
-  test_fill_uniform(in, frames * 2);
+  test_rng_fill(&rng, in, frames * 2);
   size_t produced = 7;
   CudafftStatus s;
 
@@ -1333,44 +1169,37 @@ check_call_errors(CudafftBackend backend)
 int
 main(int argc, char **argv)
 {
-  CudafftBackend backend = test_backend_from_args(argc, argv);
-  test_seed_init();
-  double start = test_seconds(), section = start;
-#define SECTION_DONE(name)                                                                         \
-  do {                                                                                             \
-    printf("# %s took %.2f s\n", name, test_seconds() - section);                                  \
-    fflush(stdout);                                                                                \
-    section = test_seconds();                                                                      \
-  } while (0)
+  const CudafftBackend backend = test_begin(argc, argv);
 
   check_create_errors(backend);
   check_call_errors(backend);
-  SECTION_DONE("errors");
+  test_section_done("errors");
 
   check_delta(backend);
-  SECTION_DONE("delta kernel");
+  test_section_done("delta kernel");
 
   check_streams(backend);
-  SECTION_DONE("streams against the reference");
+  test_section_done("streams against the reference");
 
   check_mix(backend);
   check_reset(backend);
   check_kernel_changes(backend);
   check_random_scripts(backend, 150);
-  SECTION_DONE("mix, reset, kernel changes");
+  test_section_done("mix, reset, kernel changes");
 
   check_nonfinite(backend, 40, NAN);
   check_nonfinite(backend, 40, INFINITY);
   check_nonfinite(backend, 5000, NAN);
   check_nonfinite(backend, 5000, -INFINITY);
   check_nonfinite(backend, 2048, INFINITY);
-  SECTION_DONE("NaN and Inf");
+  test_section_done("NaN and Inf");
 
+  size_t reference_points;
+  double reference_worst;
+  convolve_reference_audit(&reference_points, &reference_worst);
   test_check(reference_points > 0 && reference_worst <= REFERENCE_TOLERANCE,
              "the FFT reference agrees with the direct sum at %zu random points (worst %.2e of "
              "|h| |x|, tolerance %.0e)",
              reference_points, reference_worst, REFERENCE_TOLERANCE);
-
-  printf("# %s backend, total %.2f s\n", test_backend_name(backend), test_seconds() - start);
   return test_finish();
 }

@@ -8,29 +8,21 @@
  * flush, DISCONT, gaps and new caps; mix; NaN confinement; state cycles; two instances at once;
  * a kernel too large for the machine; non-TIME segments; and GStreamer's audiofirfilter run side
  * by side on the same input. One behaviour per test. */
+#include "convolve_reference.h"
 #include "element_util.h"
 
-#include <fftw3.h>
+#include <cudafft/convolve.h>
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
-
-#define BLOCK 2048 /* CUDAFFT_CONVOLVE_BLOCK: partition, block and latency of long kernels */
-#define DIRECT_TAPS 64
+#define BLOCK CUDAFFT_CONVOLVE_BLOCK /* partition, block and latency of long kernels */
+#define DIRECT_TAPS CUDAFFT_CONVOLVE_DIRECT_TAPS
+/* The input values the element reads: F64 samples are rounded to float (cudafft/convolve.h). */
+#define READ TEST_READ_F64_AS_FLOAT
 #define RATE 48000
 
 /* The engine computes in float: each output sample sums `taps` products rounded at 6e-8, through
@@ -74,92 +66,22 @@ harness_set_kernel(GstHarness *h, const double *taps, gsize n)
 
 /* A random kernel: uniform taps under a decaying envelope (a reverb's shape) for long kernels. */
 static double *
-random_kernel(EuRng *rng, gsize taps)
+random_kernel(TestRng *rng, gsize taps)
 {
   double *h = g_new(double, taps);
   for (gsize k = 0; k < taps; k++)
-    h[k] = eu_rng_uniform(rng) * (taps > 256 ? exp(-4.0 * (double)k / (double)taps) : 1.0);
+    h[k] = test_rng_uniform(rng) * (taps > 256 ? exp(-4.0 * (double)k / (double)taps) : 1.0);
   return h;
-}
-
-/* The input values the element reads: F64 samples are rounded to float (cudafft_convolve.h). */
-static double *
-element_input(const EuSignal *s)
-{
-  const gsize n = s->samples * s->channels;
-  double *x = g_new(double, n + 1);
-  for (gsize i = 0; i < n; i++)
-    x[i] = s->format == EU_F64 ? (double)(float)s->values[i] : s->values[i];
-  return x;
-}
-
-/* y[n] = sum_k h_c[k] x_c[n - k] in double precision for n < out_len, channels interleaved; h has
- * hrows rows (1: every channel). Term by term where that is quick, else through FFTW in double
- * (its error, ~1e-15 relative, is far below what is checked). */
-static double *
-ref_convolve(const double *x, gsize len, guint channels, const double *h, gsize taps, guint hrows,
-             gsize out_len)
-{
-  double *y = g_new0(double, out_len *channels + 1);
-  if ((double)taps * (double)len < 3e7) {
-    for (guint c = 0; c < channels; c++) {
-      const double *hc = h + (hrows > 1 ? c * taps : 0);
-      for (gsize n = 0; n < out_len; n++) {
-        double acc = 0.0;
-        const gsize k0 = n >= len ? n - len + 1 : 0;
-        for (gsize k = k0; k < taps && k <= n; k++)
-          acc += hc[k] * x[(n - k) * channels + c];
-        y[n * channels + c] = acc;
-      }
-    }
-    return y;
-  }
-  gsize size = 1;
-  while (size < len + taps)
-    size *= 2;
-  const gsize bins = size / 2 + 1;
-  double *in = fftw_malloc(size * sizeof(double));
-  fftw_complex *xs = fftw_malloc(bins * sizeof(fftw_complex));
-  fftw_complex *hs = fftw_malloc(bins * sizeof(fftw_complex));
-  fftw_plan forward = fftw_plan_dft_r2c_1d((int)size, in, xs, FFTW_ESTIMATE);
-  fftw_plan backward = fftw_plan_dft_c2r_1d((int)size, xs, in, FFTW_ESTIMATE);
-  for (guint c = 0; c < channels; c++) {
-    if (c == 0 || hrows > 1) {
-      memset(in, 0, size * sizeof(double));
-      memcpy(in, h + (hrows > 1 ? c * taps : 0), taps * sizeof(double));
-      fftw_execute(forward);
-      memcpy(hs, xs, bins * sizeof(fftw_complex));
-    }
-    memset(in, 0, size * sizeof(double));
-    for (gsize n = 0; n < len; n++)
-      in[n] = x[n * channels + c];
-    fftw_execute(forward);
-    for (gsize k = 0; k < bins; k++) {
-      const double re = xs[k][0] * hs[k][0] - xs[k][1] * hs[k][1];
-      const double im = xs[k][0] * hs[k][1] + xs[k][1] * hs[k][0];
-      xs[k][0] = re / (double)size;
-      xs[k][1] = im / (double)size;
-    }
-    fftw_execute(backward);
-    for (gsize n = 0; n < out_len && n < len + taps - 1; n++)
-      y[n * channels + c] = in[n];
-  }
-  fftw_destroy_plan(forward);
-  fftw_destroy_plan(backward);
-  fftw_free(in);
-  fftw_free(xs);
-  fftw_free(hs);
-  return y;
 }
 
 /* Reads one run's output buffers from bufs[*index] on (the first flagged DISCONT, up to the next
  * DISCONT): checks PTS = start + s / rate, the exact duration, OFFSET/OFFSET_END = sample counts
  * of the run, whole frames; appends the samples (as doubles) to `values`. */
 static gboolean
-read_run(GPtrArray *bufs, guint *index, EuFormat format, guint channels, guint rate,
+read_run(GPtrArray *bufs, guint *index, CudafftSampleFormat format, guint channels, guint rate,
          GstClockTime start, GArray *values, GString *why)
 {
-  const gsize bytes = eu_format_bytes(format), frame = bytes * channels;
+  const gsize bytes = test_sample_bytes(format), frame = bytes * channels;
   guint64 s = 0;
   const guint first = *index;
   for (guint b = first; b < bufs->len; b++) {
@@ -202,7 +124,7 @@ read_run(GPtrArray *bufs, guint *index, EuFormat format, guint channels, guint r
     fail_unless(gst_buffer_map(buf, &map, GST_MAP_READ));
     for (gsize i = 0; i < count * channels; i++) {
       double v;
-      if (format == EU_F64) {
+      if (format == CUDAFFT_SAMPLE_F64) {
         memcpy(&v, map.data + i * 8, 8);
       } else {
         float f;
@@ -259,18 +181,18 @@ compare(const double *got, const double *want, gsize count, guint channels, doub
 /* Pushes `signal` whole through a harness (buffers of `chunk`, stamped from `start`), then EOS,
  * and returns its output buffers. */
 static GPtrArray *
-run_harness(GstHarness *h, const EuSignal *signal, gsize chunk, GstClockTime start)
+run_harness(GstHarness *h, const TestSignal *signal, gsize chunk, GstClockTime start)
 {
-  gst_harness_set_src_caps(h, eu_raw_caps(signal->format, signal->rate, signal->channels));
-  GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
-  eu_push_signal(h, signal, 0, signal->samples, chunk, start, out);
+  eu_harness_signal_caps(h, signal);
+  GPtrArray *out = eu_buffer_list();
+  eu_push_signal(h, signal, 0, signal->frames, chunk, start, out);
   eu_push_eos(h, out);
   return out;
 }
 
 /* Reads the whole output as one run stamped from `start`; checks its length. */
 static double *
-read_single_run(GPtrArray *out, const EuSignal *signal, GstClockTime start, gsize expected,
+read_single_run(GPtrArray *out, const TestSignal *signal, GstClockTime start, gsize expected,
                 const char *row)
 {
   GArray *values = g_array_new(FALSE, FALSE, sizeof(double));
@@ -360,18 +282,18 @@ typedef struct {
   gsize taps;
   guint channels;
   gsize chunk;
-  EuFormat format;
+  CudafftSampleFormat format;
   gsize samples;
 } ValueRow;
 
 static const ValueRow value_rows[] = {
-    {1, 1, 100, EU_F32, 20000},        {1, 2, 1, EU_F64, 3000},
-    {5, 2, 100, EU_F32, 20000},        {5, 6, 4096, EU_F64, 30000},
-    {63, 1, 1, EU_F32, 5000},          {63, 6, 100000, EU_F32, 150000},
-    {64, 2, 100, EU_F64, 20000},       {64, 1, 4096, EU_F32, 30000},
-    {2048, 1, 4096, EU_F32, 30000},    {2048, 6, 100, EU_F64, 20000},
-    {2049, 2, 100000, EU_F32, 150000}, {2049, 1, 1, EU_F64, 6000},
-    {48000, 2, 4096, EU_F32, 120000},  {48000, 1, 100000, EU_F64, 150000},
+    {1, 1, 100, CUDAFFT_SAMPLE_F32, 20000},        {1, 2, 1, CUDAFFT_SAMPLE_F64, 3000},
+    {5, 2, 100, CUDAFFT_SAMPLE_F32, 20000},        {5, 6, 4096, CUDAFFT_SAMPLE_F64, 30000},
+    {63, 1, 1, CUDAFFT_SAMPLE_F32, 5000},          {63, 6, 100000, CUDAFFT_SAMPLE_F32, 150000},
+    {64, 2, 100, CUDAFFT_SAMPLE_F64, 20000},       {64, 1, 4096, CUDAFFT_SAMPLE_F32, 30000},
+    {2048, 1, 4096, CUDAFFT_SAMPLE_F32, 30000},    {2048, 6, 100, CUDAFFT_SAMPLE_F64, 20000},
+    {2049, 2, 100000, CUDAFFT_SAMPLE_F32, 150000}, {2049, 1, 1, CUDAFFT_SAMPLE_F64, 6000},
+    {48000, 2, 4096, CUDAFFT_SAMPLE_F32, 120000},  {48000, 1, 100000, CUDAFFT_SAMPLE_F64, 150000},
 };
 
 /* The whole output (drain-tail: input + taps - 1 samples) equals the convolution, with the
@@ -380,11 +302,10 @@ GST_START_TEST(test_matches_convolution)
 {
   const ValueRow *r = &value_rows[__i__];
   gchar *row = g_strdup_printf("%zu taps, %u channels, %s, buffers of %zu", r->taps, r->channels,
-                               eu_format_name(r->format), r->chunk);
-  EuRng rng;
-  eu_rng_init(&rng, "values %s", row);
-  EuSignal signal;
-  eu_signal_random(&signal, &rng, r->format, r->channels, RATE, r->samples);
+                               test_format_name(r->format), r->chunk);
+  TestRng rng = test_rng("values %s", row);
+  TestSignal signal;
+  test_signal_random(&signal, &rng, r->format, r->channels, RATE, r->samples, READ);
   double *h = random_kernel(&rng, r->taps);
   GstHarness *h_ = conv_harness(NULL);
   harness_set_kernel(h_, h, r->taps);
@@ -396,16 +317,15 @@ GST_START_TEST(test_matches_convolution)
   gst_caps_unref(out_caps);
   const gsize expected = r->samples + r->taps - 1;
   double *got = read_single_run(out, &signal, 0, expected, row);
-  double *x = element_input(&signal);
-  double *want = ref_convolve(x, r->samples, r->channels, h, r->taps, 1, expected);
+  const double *x = signal.values;
+  double *want = convolve_reference(h, r->taps, 1, x, r->channels, r->samples, expected);
   check_values(got, want, expected, r->channels, VALUE_TOLERANCE, row);
   g_free(got);
-  g_free(want);
-  g_free(x);
+  free(want);
   g_free(h);
   g_ptr_array_unref(out);
   gst_harness_teardown(h_);
-  eu_signal_clear(&signal);
+  test_signal_clear(&signal);
   g_free(row);
 }
 GST_END_TEST;
@@ -414,23 +334,22 @@ GST_END_TEST;
  * rounded to float), and with latency=5 the input itself. */
 GST_START_TEST(test_delta_kernel_exact)
 {
-  const EuFormat format = __i__ & 1 ? EU_F64 : EU_F32;
+  const CudafftSampleFormat format = __i__ & 1 ? CUDAFFT_SAMPLE_F64 : CUDAFFT_SAMPLE_F32;
   const guint latency = __i__ & 2 ? 5 : 0;
   const guint channels = 2;
   const gsize samples = 10000;
-  EuRng rng;
-  eu_rng_init(&rng, "delta %d", __i__);
-  EuSignal signal;
-  eu_signal_random(&signal, &rng, format, channels, RATE, samples);
+  TestRng rng = test_rng("delta %d", __i__);
+  TestSignal signal;
+  test_signal_random(&signal, &rng, format, channels, RATE, samples, READ);
   gchar *props = g_strdup_printf("latency=%u", latency);
   GstHarness *h = conv_harness(props);
   const double delta[6] = {0, 0, 0, 0, 0, 1};
   harness_set_kernel(h, delta, 6);
   GPtrArray *out = run_harness(h, &signal, 777, 0);
   const gsize expected = samples + 5 - latency;
-  gchar *row = g_strdup_printf("%s latency %u", eu_format_name(format), latency);
+  gchar *row = g_strdup_printf("%s latency %u", test_format_name(format), latency);
   double *got = read_single_run(out, &signal, 0, expected, row);
-  double *x = element_input(&signal);
+  const double *x = signal.values;
   for (gsize n = 0; n < expected; n++)
     for (guint c = 0; c < channels; c++) {
       const gint64 src = (gint64)n + latency - 5;
@@ -439,12 +358,11 @@ GST_START_TEST(test_delta_kernel_exact)
                   row, n, c, got[n * channels + c], want);
     }
   g_free(got);
-  g_free(x);
   g_free(row);
   g_free(props);
   g_ptr_array_unref(out);
   gst_harness_teardown(h);
-  eu_signal_clear(&signal);
+  test_signal_clear(&signal);
 }
 GST_END_TEST;
 
@@ -470,11 +388,10 @@ GST_START_TEST(test_counts_and_latency_property)
   const CountRow *r = &count_rows[__i__];
   gchar *row = g_strdup_printf("%zu taps, drain-tail=%d, latency=%" G_GUINT64_FORMAT, r->taps,
                                r->drain_tail, r->latency);
-  EuRng rng;
-  eu_rng_init(&rng, "counts %s", row);
-  const gsize samples = 9000 + eu_rng_range(&rng, 0, 3000);
-  EuSignal signal;
-  eu_signal_random(&signal, &rng, EU_F32, 1, RATE, samples);
+  TestRng rng = test_rng("counts %s", row);
+  const gsize samples = 9000 + test_rng_range(&rng, 0, 3000);
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, 1, RATE, samples, READ);
   double *h = random_kernel(&rng, r->taps);
   gchar *props = g_strdup_printf("drain-tail=%s latency=%" G_GUINT64_FORMAT,
                                  r->drain_tail ? "true" : "false", r->latency);
@@ -485,16 +402,17 @@ GST_START_TEST(test_counts_and_latency_property)
   const gsize full = samples + r->taps - 1;
   const gsize expected = r->drain_tail ? MAX(full, samples + r->latency) - r->latency : samples;
   double *got = read_single_run(out, &signal, start, expected, row);
-  double *want_full = ref_convolve(signal.values, samples, 1, h, r->taps, 1, expected + r->latency);
+  double *want_full =
+      convolve_reference(h, r->taps, 1, signal.values, 1, samples, expected + r->latency);
   check_values(got, want_full + r->latency, expected, 1, VALUE_TOLERANCE, row);
-  g_free(want_full);
+  free(want_full);
   g_free(got);
   g_free(h);
   g_free(props);
   g_free(row);
   g_ptr_array_unref(out);
   gst_harness_teardown(hh);
-  eu_signal_clear(&signal);
+  test_signal_clear(&signal);
 }
 GST_END_TEST;
 
@@ -503,21 +421,20 @@ GST_END_TEST;
 GST_START_TEST(test_timestamps_from_sample_counts)
 {
   const guint rate = 44100;
-  EuRng rng;
-  eu_rng_init(&rng, "timestamps");
-  EuSignal signal;
-  eu_signal_random(&signal, &rng, EU_F32, 2, rate, 44100 * 3);
+  TestRng rng = test_rng("timestamps");
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, 2, rate, 44100 * 3, READ);
   double *h = random_kernel(&rng, 700);
   GstHarness *hh = conv_harness(NULL);
   harness_set_kernel(hh, h, 700);
   const GstClockTime start = 1500 * GST_MSECOND + 7;
   GPtrArray *out = run_harness(hh, &signal, 333, start);
-  double *got = read_single_run(out, &signal, start, signal.samples + 699, "timestamps");
+  double *got = read_single_run(out, &signal, start, signal.frames + 699, "timestamps");
   g_free(got);
   g_free(h);
   g_ptr_array_unref(out);
   gst_harness_teardown(hh);
-  eu_signal_clear(&signal);
+  test_signal_clear(&signal);
 }
 GST_END_TEST;
 
@@ -549,16 +466,15 @@ pop_latency_message(GstBus *bus)
 GST_START_TEST(test_latency_query_and_message)
 {
   const guint rate = 32000;
-  EuRng rng;
-  eu_rng_init(&rng, "latency");
-  EuSignal signal;
-  eu_signal_random(&signal, &rng, EU_F32, 1, rate, 30000);
+  TestRng rng = test_rng("latency");
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, 1, rate, 30000, READ);
   double *long_kernel = random_kernel(&rng, 3000);
   double *short_kernel = random_kernel(&rng, 5);
   GstHarness *h = conv_harness(NULL);
   GstBus *bus = eu_harness_bus(h);
   harness_set_kernel(h, long_kernel, 3000);
-  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, rate, 1));
+  eu_harness_signal_caps(h, &signal);
   eu_push_signal(h, &signal, 0, 5000, 1000, 0, NULL);
   const GstClockTime block = gst_util_uint64_scale_int_round(BLOCK, GST_SECOND, rate);
   fail_unless_equals_uint64(query_latency(h), block);
@@ -573,12 +489,10 @@ GST_START_TEST(test_latency_query_and_message)
   eu_push_signal(h, &signal, 25000, 5000, 1000, 0, NULL);
   fail_unless(pop_latency_message(bus), "no LATENCY message after the kernel got long");
   fail_unless_equals_uint64(query_latency(h), block);
-  gst_element_set_bus(h->element, NULL);
-  gst_object_unref(bus);
-  gst_harness_teardown(h);
+  eu_harness_teardown(h, bus);
   g_free(long_kernel);
   g_free(short_kernel);
-  eu_signal_clear(&signal);
+  test_signal_clear(&signal);
 }
 GST_END_TEST;
 
@@ -604,10 +518,9 @@ on_rate_changed(GstElement *element, gint rate, gpointer data)
  * very first samples. */
 GST_START_TEST(test_rate_changed_sets_kernel)
 {
-  EuRng rng;
-  eu_rng_init(&rng, "rate-changed");
-  EuSignal signal;
-  eu_signal_random(&signal, &rng, EU_F32, 1, 22050, 4000);
+  TestRng rng = test_rng("rate-changed");
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, 1, 22050, 4000, READ);
   GstHarness *h = conv_harness(NULL);
   GstElement *e = eu_harness_element(h, "c");
   RateSeen seen = {0, 0};
@@ -617,14 +530,14 @@ GST_START_TEST(test_rate_changed_sets_kernel)
   fail_unless_equals_int(seen.rate, 22050);
   double *got = read_single_run(out, &signal, 0, 4002, "rate-changed");
   const double taps[3] = {22050 / 100000.0, 0.5, -0.25};
-  double *want = ref_convolve(signal.values, 4000, 1, taps, 3, 1, 4002);
+  double *want = convolve_reference(taps, 3, 1, signal.values, 1, 4000, 4002);
   check_values(got, want, 4002, 1, VALUE_TOLERANCE, "rate-changed");
   g_free(got);
-  g_free(want);
+  free(want);
   g_ptr_array_unref(out);
   gst_object_unref(e);
   gst_harness_teardown(h);
-  eu_signal_clear(&signal);
+  test_signal_clear(&signal);
 }
 GST_END_TEST;
 
@@ -660,11 +573,11 @@ write_wav(const char *label, const float *samples, gsize frames, guint channels,
 
 /* A response of `taps` frames x `channels`, exact in float. */
 static float *
-random_response(EuRng *rng, gsize taps, guint channels)
+random_response(TestRng *rng, gsize taps, guint channels)
 {
   float *r = g_new(float, taps *channels);
   for (gsize i = 0; i < taps * channels; i++)
-    r[i] = (float)(eu_rng_uniform(rng) * exp(-3.0 * (double)(i / channels) / (double)taps));
+    r[i] = (float)(test_rng_uniform(rng) * exp(-3.0 * (double)(i / channels) / (double)taps));
   return r;
 }
 
@@ -674,40 +587,39 @@ GST_START_TEST(test_ir_location_files)
   const guint file_channels = __i__ == 0 ? 1 : 2;
   const guint channels = 2;
   const gsize taps = 2500;
-  EuRng rng;
-  eu_rng_init(&rng, "ir %u", file_channels);
+  TestRng rng = test_rng("ir %u", file_channels);
   float *response = random_response(&rng, taps, file_channels);
   gchar *path =
       write_wav(file_channels == 1 ? "mono" : "stereo", response, taps, file_channels, RATE);
-  EuSignal signal;
-  eu_signal_random(&signal, &rng, EU_F32, channels, RATE, 20000);
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, channels, RATE, 20000, READ);
   GstHarness *h = conv_harness(NULL);
   GstElement *e = eu_harness_element(h, "c");
   const double ignored[2] = {0.5, 0.5};
   set_kernel(e, ignored, 2); /* ir-location wins */
   g_object_set(e, "ir-location", path, NULL);
   GPtrArray *out = run_harness(h, &signal, 4096, 0);
-  const gsize expected = signal.samples + taps - 1;
+  const gsize expected = signal.frames + taps - 1;
   gchar *row = g_strdup_printf("%u-channel response file", file_channels);
   double *got = read_single_run(out, &signal, 0, expected, row);
   double *rows = g_new(double, taps *file_channels);
   for (guint c = 0; c < file_channels; c++)
     for (gsize t = 0; t < taps; t++)
       rows[c * taps + t] = response[t * file_channels + c];
-  double *want =
-      ref_convolve(signal.values, signal.samples, channels, rows, taps, file_channels, expected);
+  double *want = convolve_reference(rows, taps, file_channels, signal.values, channels,
+                                    signal.frames, expected);
   check_values(got, want, expected, channels, VALUE_TOLERANCE, row);
   unlink(path);
   g_free(path);
   g_free(row);
   g_free(got);
-  g_free(want);
+  free(want);
   g_free(rows);
   g_free(response);
   g_ptr_array_unref(out);
   gst_object_unref(e);
   gst_harness_teardown(h);
-  eu_signal_clear(&signal);
+  test_signal_clear(&signal);
 }
 GST_END_TEST;
 
@@ -720,11 +632,11 @@ GST_START_TEST(test_ir_location_resampled)
   for (gsize t = 0; t < taps; t++) /* a smooth pulse around 300, which resampling keeps */
     response[t] = (float)exp(-0.5 * pow(((double)t - 300.0) / 20.0, 2.0));
   gchar *path = write_wav("24k", response, taps, 1, 24000);
-  EuSignal signal;
-  signal.format = EU_F32;
+  TestSignal signal;
+  signal.format = CUDAFFT_SAMPLE_F32;
   signal.channels = 1;
   signal.rate = RATE;
-  signal.samples = 8000;
+  signal.frames = 8000;
   signal.raw = g_malloc0(8000 * 4);
   signal.values = g_malloc0(8000 * sizeof(double));
   const float one = 1.0f;
@@ -737,7 +649,7 @@ GST_START_TEST(test_ir_location_resampled)
   GArray *values = g_array_new(FALSE, FALSE, sizeof(double));
   GString *why = g_string_new(NULL);
   guint index = 0;
-  fail_unless(read_run(out, &index, EU_F32, 1, RATE, 0, values, why), "%s", why->str);
+  fail_unless(read_run(out, &index, CUDAFFT_SAMPLE_F32, 1, RATE, 0, values, why), "%s", why->str);
   const gsize frames = values->len;
   /* audioresample's length for 1200 input samples at 2x: 2400, give or take its filter edge */
   fail_unless(frames >= 8000 + 2400 - 1 - 8 && frames <= 8000 + 2400 - 1 + 8,
@@ -759,7 +671,7 @@ GST_START_TEST(test_ir_location_resampled)
   g_ptr_array_unref(out);
   gst_object_unref(e);
   gst_harness_teardown(h);
-  eu_signal_clear(&signal);
+  test_signal_clear(&signal);
 }
 GST_END_TEST;
 
@@ -803,7 +715,7 @@ typedef struct {
   const char *element;  /* launch text of the element under test, named "c" */
   const double *kernel; /* set on "c" when not NULL */
   gsize taps;
-  const EuSignal *signal;
+  const TestSignal *signal;
   gsize chunk;
   guint cycles; /* NULL -> PLAYING -> EOS -> NULL cycles (0: 1) */
   /* results */
@@ -817,7 +729,7 @@ static gpointer
 run_pipeline(gpointer data)
 {
   PipelineRun *run = data;
-  const EuSignal *s = run->signal;
+  const TestSignal *s = run->signal;
   gchar *description = g_strdup_printf(
       "appsrc name=src format=time ! %s ! fakesink name=sink sync=false signal-handoffs=true",
       run->element);
@@ -837,7 +749,7 @@ run_pipeline(gpointer data)
   GstCaps *caps = eu_raw_caps(s->format, s->rate, s->channels);
   g_object_set(src, "caps", caps, NULL);
   gst_caps_unref(caps);
-  g_object_set_data(G_OBJECT(sink), "f64", GINT_TO_POINTER(s->format == EU_F64));
+  g_object_set_data(G_OBJECT(sink), "f64", GINT_TO_POINTER(s->format == CUDAFFT_SAMPLE_F64));
   Collected collected = {NULL, 0, 0};
   g_signal_connect(sink, "handoff", G_CALLBACK(on_handoff), &collected);
   GstBus *bus = gst_element_get_bus(pipeline);
@@ -848,8 +760,8 @@ run_pipeline(gpointer data)
     collected.values = g_array_new(FALSE, FALSE, sizeof(double));
     collected.buffers = 0;
     if (gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE) {
-      for (gsize done = 0; done < s->samples;) {
-        const gsize n = MIN(run->chunk, s->samples - done);
+      for (gsize done = 0; done < s->frames;) {
+        const gsize n = MIN(run->chunk, s->frames - done);
         GstFlowReturn flow;
         GstBuffer *buf = eu_signal_buffer(s, done, n, 0);
         g_signal_emit_by_name(src, "push-buffer", buf, &flow);
@@ -936,10 +848,10 @@ GST_START_TEST(test_bad_ir_files)
   }
   gchar *element =
       g_strdup_printf("cudaconvolve name=c backend=%s ir-location=\"%s\"", eu_backend, path);
-  EuRng rng;
-  eu_rng_init(&rng, "bad %d", kind);
-  EuSignal signal;
-  eu_signal_random(&signal, &rng, EU_F32, kind == BAD_CHANNELS ? 3 : 2, RATE, 4000);
+  TestRng rng = test_rng("bad %d", kind);
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, kind == BAD_CHANNELS ? 3 : 2, RATE, 4000,
+                     READ);
   PipelineRun run = {.element = element, .signal = &signal, .chunk = 1000};
   run_pipeline(&run);
   fail_unless(run.why == NULL, "%s file: %s", names[kind], run.why);
@@ -957,7 +869,7 @@ GST_START_TEST(test_bad_ir_files)
     unlink(path);
   g_free(path);
   g_free(element);
-  eu_signal_clear(&signal);
+  test_signal_clear(&signal);
 }
 GST_END_TEST;
 
@@ -980,22 +892,19 @@ GST_START_TEST(test_bad_kernel_refused)
               kernel->n_values);
   g_value_array_free(kernel);
   G_GNUC_END_IGNORE_DEPRECATIONS
-  EuRng rng;
-  eu_rng_init(&rng, "bad kernel");
-  EuSignal signal;
-  eu_signal_random(&signal, &rng, EU_F32, 1, RATE, 5000);
+  TestRng rng = test_rng("bad kernel");
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, 1, RATE, 5000, READ);
   GPtrArray *out = run_harness(h, &signal, 1000, 0);
   double *got = read_single_run(out, &signal, 0, 5002, "after refused kernels");
-  double *want = ref_convolve(signal.values, 5000, 1, good, 3, 1, 5002);
+  double *want = convolve_reference(good, 3, 1, signal.values, 1, 5000, 5002);
   check_values(got, want, 5002, 1, VALUE_TOLERANCE, "after refused kernels");
   g_free(got);
-  g_free(want);
+  free(want);
   g_ptr_array_unref(out);
-  gst_element_set_bus(h->element, NULL);
-  gst_object_unref(bus);
   gst_object_unref(e);
-  gst_harness_teardown(h);
-  eu_signal_clear(&signal);
+  eu_harness_teardown(h, bus);
+  test_signal_clear(&signal);
 }
 GST_END_TEST;
 
@@ -1024,17 +933,16 @@ GST_START_TEST(test_kernel_change_crossover)
   const ChangeRow *r = &change_rows[__i__];
   gchar *row =
       g_strdup_printf("%zu -> %zu taps after %zu samples", r->taps_old, r->taps_new, r->at);
-  EuRng rng;
-  eu_rng_init(&rng, "change %s", row);
+  TestRng rng = test_rng("change %s", row);
   const gsize samples = r->at + 20000;
-  EuSignal signal;
-  eu_signal_random(&signal, &rng, EU_F32, 2, RATE, samples);
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, 2, RATE, samples, READ);
   double *h_old = random_kernel(&rng, r->taps_old);
   double *h_new = random_kernel(&rng, r->taps_new);
   GstHarness *h = conv_harness(NULL);
   harness_set_kernel(h, h_old, r->taps_old);
-  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, 2));
-  GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
+  eu_harness_signal_caps(h, &signal);
+  GPtrArray *out = eu_buffer_list();
   eu_push_signal(h, &signal, 0, r->at, 1000, 0, out);
   gchar *path = NULL;
   if (r->by_file) {
@@ -1058,36 +966,20 @@ GST_START_TEST(test_kernel_change_crossover)
 
   const gsize expected = samples + r->taps_new - 1;
   double *got = read_single_run(out, &signal, 0, expected, row);
-  const gsize s = (r->at + BLOCK - 1) / BLOCK * BLOCK;
-  double *y_old = ref_convolve(signal.values, samples, 2, h_old, r->taps_old, 1, expected);
-  double *x_new = g_memdup2(signal.values, samples * 2 * sizeof(double));
-  memset(x_new, 0, s * 2 * sizeof(double)); /* the new kernel's history starts at s */
-  double *y_new = ref_convolve(x_new, samples, 2, h_new, r->taps_new, 1, expected);
+  /* the change point: the first block boundary at or after the samples pushed */
+  const ConvolveRefKernel kernels[2] = {
+      {h_old, r->taps_old, 1, 0}, {h_new, r->taps_new, 1, (r->at + BLOCK - 1) / BLOCK * BLOCK}};
   double *want = g_new(double, expected * 2);
-  for (gsize n = 0; n < expected; n++)
-    for (guint c = 0; c < 2; c++) {
-      const gsize i = n * 2 + c;
-      if (n < s) {
-        want[i] = y_old[i];
-      } else if (n < s + BLOCK) {
-        const double ratio = (double)(n - s + 1) / (BLOCK + 1);
-        want[i] = (1 - ratio) * y_old[i] + ratio * y_new[i];
-      } else {
-        want[i] = y_new[i];
-      }
-    }
+  convolve_reference_stream(kernels, 2, BLOCK, signal.values, 2, samples, expected, NULL, want);
   check_values(got, want, expected, 2, VALUE_TOLERANCE, row);
   g_free(got);
   g_free(want);
-  g_free(y_old);
-  g_free(y_new);
-  g_free(x_new);
   g_free(h_old);
   g_free(h_new);
   g_free(row);
   g_ptr_array_unref(out);
   gst_harness_teardown(h);
-  eu_signal_clear(&signal);
+  test_signal_clear(&signal);
 }
 GST_END_TEST;
 
@@ -1095,16 +987,15 @@ GST_END_TEST;
  * kernel goes on filtering without a break. */
 GST_START_TEST(test_bad_ir_while_playing_keeps_kernel)
 {
-  EuRng rng;
-  eu_rng_init(&rng, "bad ir while playing");
-  EuSignal signal;
-  eu_signal_random(&signal, &rng, EU_F32, 2, RATE, 20000);
+  TestRng rng = test_rng("bad ir while playing");
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, 2, RATE, 20000, READ);
   double *k = random_kernel(&rng, 1500);
   GstHarness *h = conv_harness(NULL);
   GstBus *bus = eu_harness_bus(h);
   harness_set_kernel(h, k, 1500);
-  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, 2));
-  GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
+  eu_harness_signal_caps(h, &signal);
+  GPtrArray *out = eu_buffer_list();
   eu_push_signal(h, &signal, 0, 9000, 1000, 0, out);
   gchar *path = g_strdup_printf("%s/cudaconvolve-test-%d-gone.wav", g_get_tmp_dir(), (int)getpid());
   GstElement *e = eu_harness_element(h, "c");
@@ -1120,20 +1011,18 @@ GST_START_TEST(test_bad_ir_while_playing_keeps_kernel)
               err->message);
   g_clear_error(&err);
   gst_message_unref(msg);
-  const gsize expected = signal.samples + 1499;
+  const gsize expected = signal.frames + 1499;
   double *got = read_single_run(out, &signal, 0, expected, "bad file while playing");
-  double *want = ref_convolve(signal.values, signal.samples, 2, k, 1500, 1, expected);
+  double *want = convolve_reference(k, 1500, 1, signal.values, 2, signal.frames, expected);
   check_values(got, want, expected, 2, VALUE_TOLERANCE, "bad file while playing");
   g_free(got);
-  g_free(want);
+  free(want);
   g_free(path);
   g_free(k);
   g_ptr_array_unref(out);
   gst_object_unref(e);
-  gst_element_set_bus(h->element, NULL);
-  gst_object_unref(bus);
-  gst_harness_teardown(h);
-  eu_signal_clear(&signal);
+  eu_harness_teardown(h, bus);
+  test_signal_clear(&signal);
 }
 GST_END_TEST;
 
@@ -1142,16 +1031,9 @@ GST_END_TEST;
  * of 16384 partition spectra per channel, 275 GB, more than any GPU or host here. */
 GST_START_TEST(test_kernel_too_large_error)
 {
-  const char *fork_mode = g_getenv("CK_FORK");
-  if (strcmp(eu_backend, "cpu") == 0 && !(fork_mode && strcmp(fork_mode, "no") == 0) &&
-      !SANITIZED) {
-    /* this test's own process: on a host with more memory than the filter needs (the engine
-     * refuses only what exceeds the machine's), the allocation fails at once instead of being
-     * granted lazily. AddressSanitizer reserves terabytes of address space for itself, so a
-     * sanitized run relies on the engine's check alone. */
-    struct rlimit limit = {(rlim_t)16 << 30, (rlim_t)16 << 30};
-    setrlimit(RLIMIT_AS, &limit);
-  }
+  /* on a host with more memory than the filter needs (the engine refuses only what exceeds the
+   * machine's), the allocation fails at once instead of being granted lazily */
+  eu_limit_address_space(16);
   const gsize taps = (gsize)1 << 25;
   const guint rate = 8000;
   gchar *path = g_strdup_printf("%s/cudaconvolve-test-%d-huge.wav", g_get_tmp_dir(), (int)getpid());
@@ -1180,10 +1062,9 @@ GST_START_TEST(test_kernel_too_large_error)
   fclose(f);
   gchar *element =
       g_strdup_printf("cudaconvolve name=c backend=%s ir-location=\"%s\"", eu_backend, path);
-  EuRng rng;
-  eu_rng_init(&rng, "too large");
-  EuSignal signal;
-  eu_signal_random(&signal, &rng, EU_F32, 1024, rate, 64);
+  TestRng rng = test_rng("too large");
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, 1024, rate, 64, READ);
   PipelineRun run = {.element = element, .signal = &signal, .chunk = 64};
   run_pipeline(&run);
   unlink(path);
@@ -1196,7 +1077,7 @@ GST_START_TEST(test_kernel_too_large_error)
   pipeline_run_clear(&run);
   g_free(element);
   g_free(path);
-  eu_signal_clear(&signal);
+  test_signal_clear(&signal);
 }
 GST_END_TEST;
 
@@ -1205,7 +1086,7 @@ GST_START_TEST(test_non_time_segment_refused)
 {
   GstHarness *h = conv_harness(NULL);
   GstBus *bus = eu_harness_bus(h);
-  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, 1));
+  gst_harness_set_src_caps(h, eu_raw_caps(CUDAFFT_SAMPLE_F32, RATE, 1));
   GstSegment segment;
   gst_segment_init(&segment, GST_FORMAT_BYTES);
   GstElement *e = eu_harness_element(h, "c");
@@ -1218,9 +1099,7 @@ GST_START_TEST(test_non_time_segment_refused)
   fail_unless(eu_bus_pop_error(bus, NULL, &text), "no ERROR for a BYTES segment");
   fail_unless(strstr(text, "TIME") != NULL, "the error does not say TIME: %s", text);
   g_free(text);
-  gst_element_set_bus(h->element, NULL);
-  gst_object_unref(bus);
-  gst_harness_teardown(h);
+  eu_harness_teardown(h, bus);
 }
 GST_END_TEST;
 
@@ -1229,37 +1108,31 @@ GST_END_TEST;
 /* FLUSH_STOP forgets the input: the data after it is filtered as a stream of its own. */
 GST_START_TEST(test_flush_resets)
 {
-  EuRng rng;
-  eu_rng_init(&rng, "flush");
-  EuSignal before, after;
-  eu_signal_random(&before, &rng, EU_F32, 2, RATE, 7000);
-  eu_signal_random(&after, &rng, EU_F32, 2, RATE, 9000);
+  TestRng rng = test_rng("flush");
+  TestSignal before, after;
+  test_signal_random(&before, &rng, CUDAFFT_SAMPLE_F32, 2, RATE, 7000, READ);
+  test_signal_random(&after, &rng, CUDAFFT_SAMPLE_F32, 2, RATE, 9000, READ);
   double *k = random_kernel(&rng, 3000);
   GstHarness *h = conv_harness(NULL);
   harness_set_kernel(h, k, 3000);
-  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, 2));
-  eu_push_signal(h, &before, 0, before.samples, 1000, 0, NULL);
-  fail_unless(gst_harness_push_event(h, gst_event_new_flush_start()));
-  fail_unless(gst_harness_push_event(h, gst_event_new_flush_stop(TRUE)));
-  eu_pull_all(h, NULL);
-  GstSegment segment;
-  gst_segment_init(&segment, GST_FORMAT_TIME);
-  fail_unless(gst_harness_push_event(h, gst_event_new_segment(&segment)));
-  GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
+  eu_harness_signal_caps(h, &before);
+  eu_push_signal(h, &before, 0, before.frames, 1000, 0, NULL);
+  eu_flush(h, NULL);
+  GPtrArray *out = eu_buffer_list();
   const GstClockTime start = 10 * GST_SECOND;
-  eu_push_signal(h, &after, 0, after.samples, 1000, start, out);
+  eu_push_signal(h, &after, 0, after.frames, 1000, start, out);
   eu_push_eos(h, out);
-  const gsize expected = after.samples + 2999;
+  const gsize expected = after.frames + 2999;
   double *got = read_single_run(out, &after, start, expected, "after the flush");
-  double *want = ref_convolve(after.values, after.samples, 2, k, 3000, 1, expected);
+  double *want = convolve_reference(k, 3000, 1, after.values, 2, after.frames, expected);
   check_values(got, want, expected, 2, VALUE_TOLERANCE, "after the flush");
   g_free(got);
-  g_free(want);
+  free(want);
   g_free(k);
   g_ptr_array_unref(out);
   gst_harness_teardown(h);
-  eu_signal_clear(&before);
-  eu_signal_clear(&after);
+  test_signal_clear(&before);
+  test_signal_clear(&after);
 }
 GST_END_TEST;
 
@@ -1281,19 +1154,18 @@ static const DiscontRow discont_rows[] = {
 GST_START_TEST(test_discont_and_gaps)
 {
   const DiscontRow *r = &discont_rows[__i__];
-  EuRng rng;
-  eu_rng_init(&rng, "discont %s", r->name);
-  EuSignal one, two;
-  eu_signal_random(&one, &rng, EU_F32, 1, RATE, 9000);
-  eu_signal_random(&two, &rng, EU_F32, 1, RATE, 7000);
+  TestRng rng = test_rng("discont %s", r->name);
+  TestSignal one, two;
+  test_signal_random(&one, &rng, CUDAFFT_SAMPLE_F32, 1, RATE, 9000, READ);
+  test_signal_random(&two, &rng, CUDAFFT_SAMPLE_F32, 1, RATE, 7000, READ);
   double *k = random_kernel(&rng, 2500);
   GstHarness *h = conv_harness(NULL);
   harness_set_kernel(h, k, 2500);
-  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, 1));
-  GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
-  eu_push_signal(h, &one, 0, one.samples, 1000, 0, out);
-  const GstClockTime start_two = eu_sample_time(0, one.samples + r->gap, RATE);
-  for (gsize done = 0; done < two.samples; done += 1000) {
+  eu_harness_signal_caps(h, &one);
+  GPtrArray *out = eu_buffer_list();
+  eu_push_signal(h, &one, 0, one.frames, 1000, 0, out);
+  const GstClockTime start_two = eu_sample_time(0, one.frames + r->gap, RATE);
+  for (gsize done = 0; done < two.frames; done += 1000) {
     GstBuffer *buf = eu_signal_buffer(&two, done, 1000, start_two);
     if (done == 0 && r->flag)
       GST_BUFFER_FLAG_SET(buf, GST_BUFFER_FLAG_DISCONT);
@@ -1306,36 +1178,37 @@ GST_START_TEST(test_discont_and_gaps)
   if (r->new_run) {
     GArray *a = g_array_new(FALSE, FALSE, sizeof(double));
     GArray *b = g_array_new(FALSE, FALSE, sizeof(double));
-    fail_unless(read_run(out, &index, EU_F32, 1, RATE, 0, a, why), "%s: run 1: %s", r->name,
-                why->str);
-    fail_unless(read_run(out, &index, EU_F32, 1, RATE, start_two, b, why), "%s: run 2: %s", r->name,
-                why->str);
+    fail_unless(read_run(out, &index, CUDAFFT_SAMPLE_F32, 1, RATE, 0, a, why), "%s: run 1: %s",
+                r->name, why->str);
+    fail_unless(read_run(out, &index, CUDAFFT_SAMPLE_F32, 1, RATE, start_two, b, why),
+                "%s: run 2: %s", r->name, why->str);
     fail_unless(index == out->len, "%s: more than two runs", r->name);
-    fail_unless(a->len == one.samples, "%s: run 1 has %u samples, expected %zu", r->name, a->len,
-                one.samples);
-    fail_unless(b->len == two.samples + 2499, "%s: run 2 has %u samples, expected %zu", r->name,
-                b->len, two.samples + 2499);
-    double *want_a = ref_convolve(one.values, one.samples, 1, k, 2500, 1, one.samples);
-    double *want_b = ref_convolve(two.values, two.samples, 1, k, 2500, 1, two.samples + 2499);
+    fail_unless(a->len == one.frames, "%s: run 1 has %u samples, expected %zu", r->name, a->len,
+                one.frames);
+    fail_unless(b->len == two.frames + 2499, "%s: run 2 has %u samples, expected %zu", r->name,
+                b->len, two.frames + 2499);
+    double *want_a = convolve_reference(k, 2500, 1, one.values, 1, one.frames, one.frames);
+    double *want_b = convolve_reference(k, 2500, 1, two.values, 1, two.frames, two.frames + 2499);
     check_values((double *)a->data, want_a, a->len, 1, VALUE_TOLERANCE, "run 1");
     check_values((double *)b->data, want_b, b->len, 1, VALUE_TOLERANCE, "run 2");
-    g_free(want_a);
-    g_free(want_b);
+    free(want_a);
+    free(want_b);
     g_array_free(a, TRUE);
     g_array_free(b, TRUE);
   } else {
     GArray *all = g_array_new(FALSE, FALSE, sizeof(double));
-    fail_unless(read_run(out, &index, EU_F32, 1, RATE, 0, all, why), "%s: %s", r->name, why->str);
+    fail_unless(read_run(out, &index, CUDAFFT_SAMPLE_F32, 1, RATE, 0, all, why), "%s: %s", r->name,
+                why->str);
     fail_unless(index == out->len, "%s: the jitter started a new run", r->name);
-    const gsize total = one.samples + two.samples;
+    const gsize total = one.frames + two.frames;
     fail_unless(all->len == total + 2499, "%s: %u samples, expected %zu", r->name, all->len,
                 total + 2499);
     double *x = g_new(double, total);
-    memcpy(x, one.values, one.samples * sizeof(double));
-    memcpy(x + one.samples, two.values, two.samples * sizeof(double));
-    double *want = ref_convolve(x, total, 1, k, 2500, 1, total + 2499);
+    memcpy(x, one.values, one.frames * sizeof(double));
+    memcpy(x + one.frames, two.values, two.frames * sizeof(double));
+    double *want = convolve_reference(k, 2500, 1, x, 1, total, total + 2499);
     check_values((double *)all->data, want, all->len, 1, VALUE_TOLERANCE, r->name);
-    g_free(want);
+    free(want);
     g_free(x);
     g_array_free(all, TRUE);
   }
@@ -1343,8 +1216,8 @@ GST_START_TEST(test_discont_and_gaps)
   g_free(k);
   g_ptr_array_unref(out);
   gst_harness_teardown(h);
-  eu_signal_clear(&one);
-  eu_signal_clear(&two);
+  test_signal_clear(&one);
+  test_signal_clear(&two);
 }
 GST_END_TEST;
 
@@ -1352,41 +1225,39 @@ GST_END_TEST;
  * new filter, which keeps the kernel. */
 GST_START_TEST(test_caps_change_new_run)
 {
-  EuRng rng;
-  eu_rng_init(&rng, "caps change");
-  EuSignal one, two;
-  eu_signal_random(&one, &rng, EU_F32, 1, RATE, 6000);
-  eu_signal_random(&two, &rng, EU_F64, 2, 44100, 5000);
+  TestRng rng = test_rng("caps change");
+  TestSignal one, two;
+  test_signal_random(&one, &rng, CUDAFFT_SAMPLE_F32, 1, RATE, 6000, READ);
+  test_signal_random(&two, &rng, CUDAFFT_SAMPLE_F64, 2, 44100, 5000, READ);
   double *k = random_kernel(&rng, 2100);
   GstHarness *h = conv_harness(NULL);
   harness_set_kernel(h, k, 2100);
-  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, 1));
-  GPtrArray *out1 = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
-  GPtrArray *out2 = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
-  eu_push_signal(h, &one, 0, one.samples, 1000, 0, out1);
-  gst_harness_set_src_caps(h, eu_raw_caps(EU_F64, 44100, 2));
+  eu_harness_signal_caps(h, &one);
+  GPtrArray *out1 = eu_buffer_list();
+  GPtrArray *out2 = eu_buffer_list();
+  eu_push_signal(h, &one, 0, one.frames, 1000, 0, out1);
+  eu_harness_signal_caps(h, &two);
   eu_pull_all(h, out1); /* the end of the first run goes out before the new caps */
-  const GstClockTime start_two = eu_sample_time(0, one.samples, RATE);
-  eu_push_signal(h, &two, 0, two.samples, 700, start_two, out2);
+  const GstClockTime start_two = eu_sample_time(0, one.frames, RATE);
+  eu_push_signal(h, &two, 0, two.frames, 700, start_two, out2);
   eu_push_eos(h, out2);
-  double *got1 = read_single_run(out1, &one, 0, one.samples, "first caps");
-  double *got2 = read_single_run(out2, &two, start_two, two.samples + 2099, "second caps");
-  double *want1 = ref_convolve(one.values, one.samples, 1, k, 2100, 1, one.samples);
-  double *x2 = element_input(&two);
-  double *want2 = ref_convolve(x2, two.samples, 2, k, 2100, 1, two.samples + 2099);
-  check_values(got1, want1, one.samples, 1, VALUE_TOLERANCE, "first caps");
-  check_values(got2, want2, two.samples + 2099, 2, VALUE_TOLERANCE, "second caps");
+  double *got1 = read_single_run(out1, &one, 0, one.frames, "first caps");
+  double *got2 = read_single_run(out2, &two, start_two, two.frames + 2099, "second caps");
+  double *want1 = convolve_reference(k, 2100, 1, one.values, 1, one.frames, one.frames);
+  const double *x2 = two.values;
+  double *want2 = convolve_reference(k, 2100, 1, x2, 2, two.frames, two.frames + 2099);
+  check_values(got1, want1, one.frames, 1, VALUE_TOLERANCE, "first caps");
+  check_values(got2, want2, two.frames + 2099, 2, VALUE_TOLERANCE, "second caps");
   g_free(got1);
   g_free(got2);
-  g_free(want1);
-  g_free(want2);
-  g_free(x2);
+  free(want1);
+  free(want2);
   g_free(k);
   g_ptr_array_unref(out1);
   g_ptr_array_unref(out2);
   gst_harness_teardown(h);
-  eu_signal_clear(&one);
-  eu_signal_clear(&two);
+  test_signal_clear(&one);
+  test_signal_clear(&two);
 }
 GST_END_TEST;
 
@@ -1399,29 +1270,33 @@ GST_START_TEST(test_mix)
   const double mix = mixes[__i__ % 3];
   const gsize taps = __i__ < 3 ? 9 : 3000;
   gchar *row = g_strdup_printf("mix %g, %zu taps", mix, taps);
-  EuRng rng;
-  eu_rng_init(&rng, "mix %s", row);
-  EuSignal signal;
-  eu_signal_random(&signal, &rng, EU_F32, 2, RATE, 12000);
+  TestRng rng = test_rng("mix %s", row);
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, 2, RATE, 12000, READ);
   double *k = random_kernel(&rng, taps);
   gchar *props = g_strdup_printf("mix=%g", mix);
   GstHarness *h = conv_harness(props);
   harness_set_kernel(h, k, taps);
   GPtrArray *out = run_harness(h, &signal, 1024, 0);
-  const gsize expected = signal.samples + taps - 1;
+  const gsize expected = signal.frames + taps - 1;
   double *got = read_single_run(out, &signal, 0, expected, row);
-  double *want = ref_convolve(signal.values, signal.samples, 2, k, taps, 1, expected);
-  for (gsize i = 0; i < expected * 2; i++)
-    want[i] = mix * want[i] + (1 - mix) * (i < signal.samples * 2 ? signal.values[i] : 0.0);
+  const ConvolveRefKernel kernel = {k, taps, 1, 0};
+  double *mix_of = g_new(double, expected);
+  for (gsize n = 0; n < expected; n++)
+    mix_of[n] = mix;
+  double *want = g_new(double, expected * 2);
+  convolve_reference_stream(&kernel, 1, BLOCK, signal.values, 2, signal.frames, expected, mix_of,
+                            want);
   check_values(got, want, expected, 2, VALUE_TOLERANCE, row);
   g_free(got);
   g_free(want);
+  g_free(mix_of);
   g_free(k);
   g_free(props);
   g_free(row);
   g_ptr_array_unref(out);
   gst_harness_teardown(h);
-  eu_signal_clear(&signal);
+  test_signal_clear(&signal);
 }
 GST_END_TEST;
 
@@ -1432,11 +1307,10 @@ GST_END_TEST;
 GST_START_TEST(test_nan_confined)
 {
   const gsize taps = __i__ == 0 ? 3000 : 20;
-  EuRng rng;
-  eu_rng_init(&rng, "nan %zu", taps);
-  EuSignal signal;
+  TestRng rng = test_rng("nan %zu", taps);
+  TestSignal signal;
   const gsize samples = 40000, at = 10001;
-  eu_signal_random(&signal, &rng, EU_F32, 2, RATE, samples);
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, 2, RATE, samples, READ);
   const float nan = NAN;
   memcpy(signal.raw + (at * 2 + 1) * 4, &nan, 4); /* channel 1 */
   double *k = random_kernel(&rng, taps);
@@ -1446,7 +1320,7 @@ GST_START_TEST(test_nan_confined)
   const gsize expected = samples + taps - 1;
   double *got = read_single_run(out, &signal, 0, expected, "NaN");
   signal.values[at * 2 + 1] = 0.0; /* the reference where the NaN does not reach */
-  double *want = ref_convolve(signal.values, samples, 2, k, taps, 1, expected);
+  double *want = convolve_reference(k, taps, 1, signal.values, 2, samples, expected);
   /* reachable: [at, at + taps) exactly; the FFT path spreads it over the blocks around that */
   const gsize lo = taps < DIRECT_TAPS ? at : at / BLOCK * BLOCK;
   const gsize hi = taps < DIRECT_TAPS ? at + taps : (at + taps + 2 * BLOCK) / BLOCK * BLOCK;
@@ -1461,37 +1335,29 @@ GST_START_TEST(test_nan_confined)
                     want[n * 2 + c], at);
     }
   g_free(got);
-  g_free(want);
+  free(want);
   g_free(k);
   g_ptr_array_unref(out);
   gst_harness_teardown(h);
-  eu_signal_clear(&signal);
+  test_signal_clear(&signal);
 }
 GST_END_TEST;
 
 /* States, instances -------------------------------------------------------------------------- */
 
-static guint
-state_cycles(void)
-{
-  const char *env = g_getenv("CUDAFFT_TEST_STATE_CYCLES");
-  return env && atoi(env) > 0 ? (guint)atoi(env) : 20;
-}
-
 /* Every NULL -> PLAYING -> EOS -> NULL cycle gives the whole output again (the engine, the pool and
  * the decoded response released and made anew each time). */
 GST_START_TEST(test_state_cycles)
 {
-  EuRng rng;
-  eu_rng_init(&rng, "cycles");
+  TestRng rng = test_rng("cycles");
   float *response = random_response(&rng, 2100, 1);
   gchar *path = write_wav("cycles", response, 2100, 1, RATE);
-  EuSignal signal;
-  eu_signal_random(&signal, &rng, EU_F32, 2, RATE, 5000);
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, 2, RATE, 5000, READ);
   gchar *element =
       g_strdup_printf("cudaconvolve name=c backend=%s ir-location=\"%s\"", eu_backend, path);
   PipelineRun run = {
-      .element = element, .signal = &signal, .chunk = 1024, .cycles = state_cycles()};
+      .element = element, .signal = &signal, .chunk = 1024, .cycles = eu_state_cycles(20)};
   run_pipeline(&run);
   fail_unless(run.why == NULL && run.error == NULL, "%s%s", run.why ? run.why : "",
               run.error ? run.error : "");
@@ -1501,16 +1367,16 @@ GST_START_TEST(test_state_cycles)
   double *rows = g_new(double, 2100);
   for (gsize t = 0; t < 2100; t++)
     rows[t] = response[t];
-  double *want = ref_convolve(signal.values, 5000, 2, rows, 2100, 1, expected);
+  double *want = convolve_reference(rows, 2100, 1, signal.values, 2, 5000, expected);
   check_values((double *)run.values->data, want, expected, 2, VALUE_TOLERANCE, "last cycle");
-  g_free(want);
+  free(want);
   g_free(rows);
   pipeline_run_clear(&run);
   unlink(path);
   g_free(path);
   g_free(response);
   g_free(element);
-  eu_signal_clear(&signal);
+  test_signal_clear(&signal);
 }
 GST_END_TEST;
 
@@ -1518,44 +1384,38 @@ GST_END_TEST;
  * own convolution. */
 GST_START_TEST(test_two_instances_no_cross_talk)
 {
-  EuRng rng;
-  eu_rng_init(&rng, "two instances");
-  EuSignal signals[2];
-  eu_signal_random(&signals[0], &rng, EU_F32, 1, RATE, 30000);
-  eu_signal_random(&signals[1], &rng, EU_F64, 6, RATE, 20000);
+  TestRng rng = test_rng("two instances");
+  TestSignal signals[2];
+  test_signal_random(&signals[0], &rng, CUDAFFT_SAMPLE_F32, 1, RATE, 30000, READ);
+  test_signal_random(&signals[1], &rng, CUDAFFT_SAMPLE_F64, 6, RATE, 20000, READ);
   const gsize taps[2] = {4100, 33};
   double *kernels[2] = {random_kernel(&rng, taps[0]), random_kernel(&rng, taps[1])};
   gchar *element = g_strdup_printf("cudaconvolve name=c backend=%s", eu_backend);
   PipelineRun runs[2] = {{0}};
-  GThread *threads[2];
-  for (int p = 0; p < 2; p++) {
-    runs[p].element = element;
-    runs[p].kernel = kernels[p];
-    runs[p].taps = taps[p];
-    runs[p].signal = &signals[p];
-    runs[p].chunk = p ? 1500 : 4096;
-    runs[p].cycles = 3;
-    threads[p] = g_thread_new("pipeline", run_pipeline, &runs[p]);
-  }
   for (int p = 0; p < 2; p++)
-    g_thread_join(threads[p]);
+    runs[p] = (PipelineRun){.element = element,
+                            .kernel = kernels[p],
+                            .taps = taps[p],
+                            .signal = &signals[p],
+                            .chunk = p ? 1500 : 4096,
+                            .cycles = 3};
+  eu_run_threads(run_pipeline, runs, sizeof runs[0], 2);
   for (int p = 0; p < 2; p++) {
-    const EuSignal *s = &signals[p];
+    const TestSignal *s = &signals[p];
     fail_unless(runs[p].why == NULL && runs[p].error == NULL, "pipeline %d: %s%s", p,
                 runs[p].why ? runs[p].why : "", runs[p].error ? runs[p].error : "");
-    const gsize expected = s->samples + taps[p] - 1;
+    const gsize expected = s->frames + taps[p] - 1;
     fail_unless(runs[p].values->len == expected * s->channels,
                 "pipeline %d: %u values, expected %zu", p, runs[p].values->len,
                 expected * s->channels);
-    double *x = element_input(s);
-    double *want = ref_convolve(x, s->samples, s->channels, kernels[p], taps[p], 1, expected);
+    const double *x = s->values;
+    double *want = convolve_reference(kernels[p], taps[p], 1, x, s->channels, s->frames, expected);
     check_values((double *)runs[p].values->data, want, expected, s->channels, VALUE_TOLERANCE,
                  p ? "pipeline 1" : "pipeline 0");
-    g_free(want);
-    g_free(x);
+    free(want);
     pipeline_run_clear(&runs[p]);
     g_free(kernels[p]);
-    eu_signal_clear(&signals[p]);
+    test_signal_clear(&signals[p]);
   }
   g_free(element);
 }
@@ -1564,17 +1424,18 @@ GST_END_TEST;
 /* audiofirfilter side by side ---------------------------------------------------------------- */
 
 typedef struct {
-  EuFormat format;
+  CudafftSampleFormat format;
   guint channels;
   gsize taps;
   gboolean latency; /* latency = (taps - 1) / 2 on both */
 } CompatRow;
 
 static const CompatRow compat_rows[] = {
-    {EU_F32, 1, 3000, FALSE},  {EU_F64, 1, 3000, FALSE},  {EU_F32, 2, 3000, FALSE},
-    {EU_F64, 2, 3000, FALSE},  {EU_F32, 2, 3000, TRUE},   {EU_F64, 1, 3000, TRUE},
-    {EU_F32, 2, 48000, FALSE}, {EU_F64, 1, 48000, FALSE}, {EU_F32, 1, 48000, TRUE},
-    {EU_F64, 2, 48000, TRUE},
+    {CUDAFFT_SAMPLE_F32, 1, 3000, FALSE},  {CUDAFFT_SAMPLE_F64, 1, 3000, FALSE},
+    {CUDAFFT_SAMPLE_F32, 2, 3000, FALSE},  {CUDAFFT_SAMPLE_F64, 2, 3000, FALSE},
+    {CUDAFFT_SAMPLE_F32, 2, 3000, TRUE},   {CUDAFFT_SAMPLE_F64, 1, 3000, TRUE},
+    {CUDAFFT_SAMPLE_F32, 2, 48000, FALSE}, {CUDAFFT_SAMPLE_F64, 1, 48000, FALSE},
+    {CUDAFFT_SAMPLE_F32, 1, 48000, TRUE},  {CUDAFFT_SAMPLE_F64, 2, 48000, TRUE},
 };
 
 /* The same kernel (and latency) on audiofirfilter and cudaconvolve drain-tail=false, the same
@@ -1589,12 +1450,11 @@ GST_START_TEST(test_compatible_with_audiofirfilter)
   const CompatRow *r = &compat_rows[__i__];
   const guint64 latency = r->latency ? (r->taps - 1) / 2 : 0;
   gchar *row = g_strdup_printf("%s, %u channels, %zu taps, latency %" G_GUINT64_FORMAT,
-                               eu_format_name(r->format), r->channels, r->taps, latency);
-  EuRng rng;
-  eu_rng_init(&rng, "compat %s", row);
+                               test_format_name(r->format), r->channels, r->taps, latency);
+  TestRng rng = test_rng("compat %s", row);
   const gsize samples = MAX(r->taps * 21 / 2, 20000u);
-  EuSignal signal;
-  eu_signal_random(&signal, &rng, r->format, r->channels, RATE, samples);
+  TestSignal signal;
+  test_signal_random(&signal, &rng, r->format, r->channels, RATE, samples, READ);
   double *k = random_kernel(&rng, r->taps);
   gchar *ours_text = g_strdup_printf("cudaconvolve name=c backend=%s drain-tail=false "
                                      "latency=%" G_GUINT64_FORMAT,
@@ -1622,32 +1482,29 @@ GST_START_TEST(test_compatible_with_audiofirfilter)
   fail_unless(compare((double *)ours.values->data, (double *)theirs.values->data, body * ch, ch,
                       VALUE_TOLERANCE, why),
               "%s: against audiofirfilter: %s", row, why->str);
-  double *x = element_input(&signal);
-  double *want = ref_convolve(x, samples, ch, k, r->taps, 1, samples + latency);
+  const double *x = signal.values;
+  double *want = convolve_reference(k, r->taps, 1, x, ch, samples, samples + latency);
   fail_unless(compare((double *)ours.values->data + body * ch, want + (body + latency) * ch,
                       (samples - body) * ch, ch, VALUE_TOLERANCE, why),
               "%s: the last %zu samples against the convolution: %s", row, samples - body,
               why->str);
   g_string_free(why, TRUE);
-  g_free(x);
-  g_free(want);
+  free(want);
   pipeline_run_clear(&ours);
   pipeline_run_clear(&theirs);
   g_free(ours_text);
   g_free(theirs_text);
   g_free(k);
   g_free(row);
-  eu_signal_clear(&signal);
+  test_signal_clear(&signal);
 }
 GST_END_TEST;
 
 static Suite *
 cudaconvolve_suite(void)
 {
-  Suite *s = suite_create("cudaconvolve");
-  TCase *tc = tcase_create("cudaconvolve");
-  tcase_set_timeout(tc, 300);
-  suite_add_tcase(s, tc);
+  TCase *tc;
+  Suite *s = eu_suite("cudaconvolve", &tc);
   tcase_add_test(tc, test_metadata);
   tcase_add_test(tc, test_properties_match_audiofirfilter);
   tcase_add_loop_test(tc, test_matches_convolution, 0, G_N_ELEMENTS(value_rows));
@@ -1675,9 +1532,4 @@ cudaconvolve_suite(void)
   return s;
 }
 
-int
-main(int argc, char **argv)
-{
-  eu_init(&argc, &argv);
-  return eu_run(cudaconvolve_suite(), "cudaconvolve_element");
-}
+EU_MAIN(cudaconvolve_suite)

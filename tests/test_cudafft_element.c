@@ -38,17 +38,17 @@ enum_nick(GObject *object, const char *property)
 
 /* Pushes a whole signal in chunks, EOS, and checks the output as one drained run. */
 static void
-check_one_run(const EuFft *fft, guint hop_property, const EuSignal *signal, gsize chunk,
+check_one_run(const EuFft *fft, guint hop_property, const TestSignal *signal, gsize chunk,
               GstClockTime start, const char *row)
 {
   GstHarness *h = fft_harness(fft, hop_property);
-  gst_harness_set_src_caps(h, eu_raw_caps(signal->format, signal->rate, signal->channels));
-  GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
-  eu_push_signal(h, signal, 0, signal->samples, chunk, start, out);
+  eu_harness_signal_caps(h, signal);
+  GPtrArray *out = eu_buffer_list();
+  eu_push_signal(h, signal, 0, signal->frames, chunk, start, out);
   eu_push_eos(h, out);
   GString *why = g_string_new(NULL);
   guint index = 0;
-  const EuRun run = {signal->values, signal->samples, GST_CLOCK_TIME_IS_VALID(start) ? start : 0,
+  const EuRun run = {signal->values, signal->frames, GST_CLOCK_TIME_IS_VALID(start) ? start : 0,
                      TRUE};
   gboolean ok = eu_check_fft_runs(out, &index, fft, signal->channels, signal->rate, &run, 1, why);
   fail_unless(ok, "%s: %s", row, why->str);
@@ -160,14 +160,14 @@ GST_START_TEST(test_caps_and_bins)
                                                : caps_rows[i].fft_size / 2,
                      caps_rows[i].window, caps_rows[i].representation};
   const guint channels = caps_rows[i].channels;
-  EuRng rng;
-  eu_rng_init(&rng, "caps %u", i);
-  EuSignal signal;
-  eu_signal_random(&signal, &rng, EU_F32, channels, 44100, fft.fft_size);
+  TestRng rng = test_rng("caps %u", i);
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, channels, 44100, fft.fft_size,
+                     TEST_READ_POW2);
   GstHarness *h = fft_harness(&fft, caps_rows[i].hop_property);
-  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, 44100, channels));
-  GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
-  eu_push_signal(h, &signal, 0, signal.samples, signal.samples, 0, out);
+  eu_harness_signal_caps(h, &signal);
+  GPtrArray *out = eu_buffer_list();
+  eu_push_signal(h, &signal, 0, signal.frames, signal.frames, 0, out);
   fail_unless(out->len > 0, "no frame after fft-size samples");
 
   GstCaps *caps = gst_pad_get_current_caps(h->sinkpad);
@@ -196,7 +196,7 @@ GST_START_TEST(test_caps_and_bins)
   gst_caps_unref(caps);
   g_ptr_array_unref(out);
   gst_harness_teardown(h);
-  eu_signal_clear(&signal);
+  test_signal_clear(&signal);
 }
 GST_END_TEST;
 
@@ -204,7 +204,7 @@ GST_START_TEST(test_too_many_channels_refused)
 {
   const EuFft fft = {256, 128, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_COMPLEX};
   GstHarness *h = fft_harness(&fft, 0);
-  gst_harness_set_src_caps(h, eu_raw_caps(EU_S16, RATE, 1025));
+  gst_harness_set_src_caps(h, eu_raw_caps(CUDAFFT_SAMPLE_S16, RATE, 1025));
   GstBuffer *buf = gst_buffer_new_allocate(NULL, 1025 * 2 * 300, NULL);
   gst_buffer_memset(buf, 0, 0, 1025 * 2 * 300);
   GST_BUFFER_PTS(buf) = 0;
@@ -219,31 +219,42 @@ GST_END_TEST;
 /* Frame values ----------------------------------------------------------------------------- */
 
 static const struct {
-  EuFormat format;
+  CudafftSampleFormat format;
   guint channels;
   CudafftWindow window;
   CudafftRepresentation representation;
   guint fft_size, hop; /* hop 0: the property left at 0 (fft_size / 2) */
   gsize chunk, samples;
 } value_rows[] = {
-    {EU_S16, 1, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_COMPLEX, 1024, 0, 1000, 5003},
-    {EU_S32, 2, CUDAFFT_WINDOW_HAMMING, CUDAFFT_REPRESENTATION_MAGNITUDE, 512, 128, 17, 3001},
-    {EU_F32, 3, CUDAFFT_WINDOW_BLACKMAN, CUDAFFT_REPRESENTATION_POWER, 2048, 1024, 4096, 20000},
-    {EU_F64, 8, CUDAFFT_WINDOW_BLACKMAN_HARRIS, CUDAFFT_REPRESENTATION_DB, 256, 64, 1, 1500},
-    {EU_F32, 1, CUDAFFT_WINDOW_RECTANGULAR, CUDAFFT_REPRESENTATION_COMPLEX, 16384, 8192, 100000,
-     150000},
-    {EU_S16, 8, CUDAFFT_WINDOW_RECTANGULAR, CUDAFFT_REPRESENTATION_MAGNITUDE, 4096, 1000, 4096,
-     30000},
-    {EU_F64, 2, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_COMPLEX, 8192, 2048, 100000, 100000},
-    {EU_S32, 3, CUDAFFT_WINDOW_BLACKMAN_HARRIS, CUDAFFT_REPRESENTATION_DB, 1024, 256, 17, 4000},
-    {EU_F32, 2, CUDAFFT_WINDOW_HAMMING, CUDAFFT_REPRESENTATION_POWER, 256, 256, 1000, 7000},
-    {EU_S16, 3, CUDAFFT_WINDOW_BLACKMAN, CUDAFFT_REPRESENTATION_DB, 4096, 3000, 1, 9000},
-    {EU_F64, 1, CUDAFFT_WINDOW_HAMMING, CUDAFFT_REPRESENTATION_MAGNITUDE, 16384, 0, 4096, 40000},
-    {EU_S32, 8, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_POWER, 2048, 512, 1000, 12000},
-    {EU_F32, 8, CUDAFFT_WINDOW_BLACKMAN_HARRIS, CUDAFFT_REPRESENTATION_COMPLEX, 512, 384, 100000,
+    {CUDAFFT_SAMPLE_S16, 1, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_COMPLEX, 1024, 0, 1000,
+     5003},
+    {CUDAFFT_SAMPLE_S32, 2, CUDAFFT_WINDOW_HAMMING, CUDAFFT_REPRESENTATION_MAGNITUDE, 512, 128, 17,
+     3001},
+    {CUDAFFT_SAMPLE_F32, 3, CUDAFFT_WINDOW_BLACKMAN, CUDAFFT_REPRESENTATION_POWER, 2048, 1024, 4096,
+     20000},
+    {CUDAFFT_SAMPLE_F64, 8, CUDAFFT_WINDOW_BLACKMAN_HARRIS, CUDAFFT_REPRESENTATION_DB, 256, 64, 1,
+     1500},
+    {CUDAFFT_SAMPLE_F32, 1, CUDAFFT_WINDOW_RECTANGULAR, CUDAFFT_REPRESENTATION_COMPLEX, 16384, 8192,
+     100000, 150000},
+    {CUDAFFT_SAMPLE_S16, 8, CUDAFFT_WINDOW_RECTANGULAR, CUDAFFT_REPRESENTATION_MAGNITUDE, 4096,
+     1000, 4096, 30000},
+    {CUDAFFT_SAMPLE_F64, 2, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_COMPLEX, 8192, 2048, 100000,
      100000},
+    {CUDAFFT_SAMPLE_S32, 3, CUDAFFT_WINDOW_BLACKMAN_HARRIS, CUDAFFT_REPRESENTATION_DB, 1024, 256,
+     17, 4000},
+    {CUDAFFT_SAMPLE_F32, 2, CUDAFFT_WINDOW_HAMMING, CUDAFFT_REPRESENTATION_POWER, 256, 256, 1000,
+     7000},
+    {CUDAFFT_SAMPLE_S16, 3, CUDAFFT_WINDOW_BLACKMAN, CUDAFFT_REPRESENTATION_DB, 4096, 3000, 1,
+     9000},
+    {CUDAFFT_SAMPLE_F64, 1, CUDAFFT_WINDOW_HAMMING, CUDAFFT_REPRESENTATION_MAGNITUDE, 16384, 0,
+     4096, 40000},
+    {CUDAFFT_SAMPLE_S32, 8, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_POWER, 2048, 512, 1000,
+     12000},
+    {CUDAFFT_SAMPLE_F32, 8, CUDAFFT_WINDOW_BLACKMAN_HARRIS, CUDAFFT_REPRESENTATION_COMPLEX, 512,
+     384, 100000, 100000},
     /* the most channels the caps allow */
-    {EU_S16, 1024, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_COMPLEX, 256, 0, 1000, 1500},
+    {CUDAFFT_SAMPLE_S16, 1024, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_COMPLEX, 256, 0, 1000,
+     1500},
 };
 
 GST_START_TEST(test_frame_values)
@@ -255,16 +266,15 @@ GST_START_TEST(test_frame_values)
   gchar *row =
       g_strdup_printf("%s %u ch, %s, %s, fft-size %u hop %u, %zu samples in buffers of "
                       "%zu",
-                      eu_format_name(value_rows[i].format), value_rows[i].channels,
+                      test_format_name(value_rows[i].format), value_rows[i].channels,
                       eu_window_nick(fft.window), eu_representation_nick(fft.representation),
                       fft.fft_size, fft.hop, value_rows[i].samples, value_rows[i].chunk);
-  EuRng rng;
-  eu_rng_init(&rng, "values %u", i);
-  EuSignal signal;
-  eu_signal_random(&signal, &rng, value_rows[i].format, value_rows[i].channels, RATE,
-                   value_rows[i].samples);
+  TestRng rng = test_rng("values %u", i);
+  TestSignal signal;
+  test_signal_random(&signal, &rng, value_rows[i].format, value_rows[i].channels, RATE,
+                     value_rows[i].samples, TEST_READ_POW2);
   check_one_run(&fft, value_rows[i].hop, &signal, value_rows[i].chunk, 0, row);
-  eu_signal_clear(&signal);
+  test_signal_clear(&signal);
   g_free(row);
 }
 GST_END_TEST;
@@ -274,19 +284,18 @@ GST_END_TEST;
 GST_START_TEST(test_frames_pushed_when_complete)
 {
   const EuFft fft = {1024, 256, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_COMPLEX};
-  EuRng rng;
-  eu_rng_init(&rng, "as soon as complete");
-  EuSignal signal;
-  eu_signal_random(&signal, &rng, EU_F32, 2, RATE, 20000);
+  TestRng rng = test_rng("as soon as complete");
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, 2, RATE, 20000, TEST_READ_POW2);
   GstHarness *h = fft_harness(&fft, fft.hop);
-  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, 2));
-  GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
+  eu_harness_signal_caps(h, &signal);
+  GPtrArray *out = eu_buffer_list();
   const gsize frame_bytes = eu_frame_floats(&fft, 2) * sizeof(float);
   gsize pushed = 0, bytes = 0;
   guint seen = 0;
-  while (pushed < signal.samples) {
-    const gsize want = eu_rng_range(&rng, 1, 700); /* (not inside MIN: it would draw twice) */
-    const gsize n = MIN(want, signal.samples - pushed);
+  while (pushed < signal.frames) {
+    const gsize want = test_rng_range(&rng, 1, 700); /* (not inside MIN: it would draw twice) */
+    const gsize n = MIN(want, signal.frames - pushed);
     eu_push_signal(h, &signal, pushed, n, n, 0, out);
     pushed += n;
     for (; seen < out->len; seen++)
@@ -296,13 +305,13 @@ GST_START_TEST(test_frames_pushed_when_complete)
   eu_push_eos(h, out);
   GString *why = g_string_new(NULL);
   guint index = 0;
-  const EuRun run = {signal.values, signal.samples, 0, TRUE};
+  const EuRun run = {signal.values, signal.frames, 0, TRUE};
   fail_unless(eu_check_fft_runs(out, &index, &fft, 2, RATE, &run, 1, why), "%s", why->str);
   fail_unless_equals_int(index, out->len);
   g_string_free(why, TRUE);
   g_ptr_array_unref(out);
   gst_harness_teardown(h);
-  eu_signal_clear(&signal);
+  test_signal_clear(&signal);
 }
 GST_END_TEST;
 
@@ -326,26 +335,26 @@ GST_START_TEST(test_timestamps_offsets_flags_clipping)
   const guint i = __i__;
   const EuFft fft = {time_rows[i].fft_size, time_rows[i].hop, CUDAFFT_WINDOW_HANN,
                      CUDAFFT_REPRESENTATION_MAGNITUDE};
-  EuRng rng;
-  eu_rng_init(&rng, "time %u", i);
-  EuSignal signal;
-  eu_signal_random(&signal, &rng, EU_S16, 2, time_rows[i].rate, time_rows[i].samples);
+  TestRng rng = test_rng("time %u", i);
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_S16, 2, time_rows[i].rate, time_rows[i].samples,
+                     TEST_READ_POW2);
   GstHarness *h = fft_harness(&fft, fft.hop);
-  gst_harness_set_src_caps(h, eu_raw_caps(EU_S16, time_rows[i].rate, 2));
+  eu_harness_signal_caps(h, &signal);
   if (time_rows[i].segment_start) {
     GstSegment segment;
     gst_segment_init(&segment, GST_FORMAT_TIME);
     segment.start = segment.time = segment.position = time_rows[i].segment_start;
     fail_unless(gst_harness_push_event(h, gst_event_new_segment(&segment)));
   }
-  GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
-  eu_push_signal(h, &signal, 0, signal.samples, time_rows[i].chunk, time_rows[i].start, out);
+  GPtrArray *out = eu_buffer_list();
+  eu_push_signal(h, &signal, 0, signal.frames, time_rows[i].chunk, time_rows[i].start, out);
   eu_push_eos(h, out);
   const GstClockTime start =
       GST_CLOCK_TIME_IS_VALID(time_rows[i].start) ? time_rows[i].start : time_rows[i].segment_start;
   GString *why = g_string_new(NULL);
   guint index = 0;
-  const EuRun run = {signal.values, signal.samples, start, TRUE};
+  const EuRun run = {signal.values, signal.frames, start, TRUE};
   fail_unless(eu_check_fft_runs(out, &index, &fft, 2, time_rows[i].rate, &run, 1, why),
               "rate %u fft-size %u hop %u start %" GST_TIME_FORMAT ": %s", time_rows[i].rate,
               fft.fft_size, fft.hop, GST_TIME_ARGS(start), why->str);
@@ -353,7 +362,7 @@ GST_START_TEST(test_timestamps_offsets_flags_clipping)
   g_string_free(why, TRUE);
   g_ptr_array_unref(out);
   gst_harness_teardown(h);
-  eu_signal_clear(&signal);
+  test_signal_clear(&signal);
 }
 GST_END_TEST;
 
@@ -374,25 +383,25 @@ GST_START_TEST(test_eos_drains)
   const guint i = __i__;
   const EuFft fft = {eos_rows[i].fft_size, eos_rows[i].hop, CUDAFFT_WINDOW_BLACKMAN,
                      CUDAFFT_REPRESENTATION_COMPLEX};
-  EuRng rng;
-  eu_rng_init(&rng, "eos %u", i);
-  EuSignal signal;
-  eu_signal_random(&signal, &rng, EU_F32, 1, RATE, (gsize)eos_rows[i].samples);
+  TestRng rng = test_rng("eos %u", i);
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, 1, RATE, (gsize)eos_rows[i].samples,
+                     TEST_READ_POW2);
   GstHarness *h = fft_harness(&fft, fft.hop);
-  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, 1));
-  GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
-  eu_push_signal(h, &signal, 0, signal.samples, signal.samples ? signal.samples : 1, 0, out);
+  eu_harness_signal_caps(h, &signal);
+  GPtrArray *out = eu_buffer_list();
+  eu_push_signal(h, &signal, 0, signal.frames, signal.frames ? signal.frames : 1, 0, out);
   eu_push_eos(h, out);
   gsize frames = 0;
   for (guint b = 0; b < out->len; b++)
     frames +=
         gst_buffer_get_size(g_ptr_array_index(out, b)) / (eu_frame_floats(&fft, 1) * sizeof(float));
-  fail_unless_equals_uint64(frames, eu_frames_drained(&fft, signal.samples));
+  fail_unless_equals_uint64(frames, eu_frames_drained(&fft, signal.frames));
   GString *why = g_string_new(NULL);
   guint index = 0;
-  const EuRun run = {signal.values, signal.samples, 0, TRUE};
+  const EuRun run = {signal.values, signal.frames, 0, TRUE};
   fail_unless(eu_check_fft_runs(out, &index, &fft, 1, RATE, &run, 1, why), "%zu samples: %s",
-              signal.samples, why->str);
+              signal.frames, why->str);
   /* EOS goes on downstream after the frames */
   gboolean eos = FALSE;
   GstEvent *event;
@@ -404,7 +413,7 @@ GST_START_TEST(test_eos_drains)
   g_string_free(why, TRUE);
   g_ptr_array_unref(out);
   gst_harness_teardown(h);
-  eu_signal_clear(&signal);
+  test_signal_clear(&signal);
 }
 GST_END_TEST;
 
@@ -413,35 +422,30 @@ GST_END_TEST;
 GST_START_TEST(test_flush_discards_pending)
 {
   const EuFft fft = {1024, 256, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_COMPLEX};
-  EuRng rng;
-  eu_rng_init(&rng, "flush");
-  EuSignal a, b;
-  eu_signal_random(&a, &rng, EU_F32, 2, RATE, 3000); /* 3000 is not a multiple of the hop */
-  eu_signal_random(&b, &rng, EU_F32, 2, RATE, 5000);
+  TestRng rng = test_rng("flush");
+  TestSignal a, b;
+  test_signal_random(&a, &rng, CUDAFFT_SAMPLE_F32, 2, RATE, 3000,
+                     TEST_READ_POW2); /* 3000 is not a multiple of the hop */
+  test_signal_random(&b, &rng, CUDAFFT_SAMPLE_F32, 2, RATE, 5000, TEST_READ_POW2);
   GstHarness *h = fft_harness(&fft, fft.hop);
-  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, 2));
-  GPtrArray *before = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
-  GPtrArray *after = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
-  eu_push_signal(h, &a, 0, a.samples, 700, 0, before);
-  fail_unless(gst_harness_push_event(h, gst_event_new_flush_start()));
-  fail_unless(gst_harness_push_event(h, gst_event_new_flush_stop(TRUE)));
-  eu_pull_all(h, before); /* anything pushed while flushing belongs to the old data */
-  GstSegment segment;
-  gst_segment_init(&segment, GST_FORMAT_TIME);
-  fail_unless(gst_harness_push_event(h, gst_event_new_segment(&segment)));
+  eu_harness_signal_caps(h, &a);
+  GPtrArray *before = eu_buffer_list();
+  GPtrArray *after = eu_buffer_list();
+  eu_push_signal(h, &a, 0, a.frames, 700, 0, before);
+  eu_flush(h, before); /* anything pushed while flushing belongs to the old data */
   const GstClockTime b_start = 10 * GST_SECOND;
-  eu_push_signal(h, &b, 0, b.samples, 500, b_start, after);
+  eu_push_signal(h, &b, 0, b.frames, 500, b_start, after);
   eu_push_eos(h, after);
 
   GString *why = g_string_new(NULL);
   guint index = 0;
-  const EuRun run_a = {a.values, a.samples, 0, FALSE};
+  const EuRun run_a = {a.values, a.frames, 0, FALSE};
   fail_unless(eu_check_fft_runs(before, &index, &fft, 2, RATE, &run_a, 1, why),
               "before the flush: %s", why->str);
   fail_unless_equals_int(index, before->len);
   /* after the flush: exactly what the post-flush data alone gives */
   index = 0;
-  const EuRun run_b = {b.values, b.samples, b_start, TRUE};
+  const EuRun run_b = {b.values, b.frames, b_start, TRUE};
   fail_unless(eu_check_fft_runs(after, &index, &fft, 2, RATE, &run_b, 1, why),
               "after the flush: %s", why->str);
   fail_unless(index == after->len, "%u buffers too many after the flush", after->len - index);
@@ -449,8 +453,8 @@ GST_START_TEST(test_flush_discards_pending)
   g_ptr_array_unref(before);
   g_ptr_array_unref(after);
   gst_harness_teardown(h);
-  eu_signal_clear(&a);
-  eu_signal_clear(&b);
+  test_signal_clear(&a);
+  test_signal_clear(&b);
 }
 GST_END_TEST;
 
@@ -462,14 +466,13 @@ check_second_stretch(int how)
 {
   const EuFft fft = {1024, 256, CUDAFFT_WINDOW_HAMMING, CUDAFFT_REPRESENTATION_COMPLEX};
   const guint channels = 3;
-  EuRng rng;
-  eu_rng_init(&rng, "stretch %d", how);
-  EuSignal all, b;
-  eu_signal_random(&all, &rng, EU_S32, channels, RATE, 3001 + 4000);
-  eu_signal_slice(&b, &all, 3001, 4000);
+  TestRng rng = test_rng("stretch %d", how);
+  TestSignal all, b;
+  test_signal_random(&all, &rng, CUDAFFT_SAMPLE_S32, channels, RATE, 3001 + 4000, TEST_READ_POW2);
+  test_signal_slice(&b, &all, 3001, 4000);
   GstHarness *h = fft_harness(&fft, fft.hop);
-  gst_harness_set_src_caps(h, eu_raw_caps(EU_S32, RATE, channels));
-  GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
+  gst_harness_set_src_caps(h, eu_raw_caps(CUDAFFT_SAMPLE_S32, RATE, channels));
+  GPtrArray *out = eu_buffer_list();
   eu_push_signal(h, &all, 0, 3001, 1000, 0, out);
 
   /* Where the second stretch is stamped: on time (DISCONT flag), a hop late (more than half a
@@ -485,17 +488,17 @@ check_second_stretch(int how)
     GST_BUFFER_FLAG_SET(head, GST_BUFFER_FLAG_DISCONT);
   fail_unless_equals_int(gst_harness_push(h, head), GST_FLOW_OK);
   eu_pull_all(h, out);
-  eu_push_signal(h, &b, 500, b.samples - 500, 1000, b_start, out);
+  eu_push_signal(h, &b, 500, b.frames - 500, 1000, b_start, out);
   eu_push_eos(h, out);
 
   GString *why = g_string_new(NULL);
   guint index = 0;
   gboolean ok;
   if (how == SMALL_JITTER) {
-    const EuRun run = {all.values, all.samples, 0, TRUE};
+    const EuRun run = {all.values, all.frames, 0, TRUE};
     ok = eu_check_fft_runs(out, &index, &fft, channels, RATE, &run, 1, why);
   } else {
-    const EuRun runs[2] = {{all.values, 3001, 0, TRUE}, {b.values, b.samples, b_start, TRUE}};
+    const EuRun runs[2] = {{all.values, 3001, 0, TRUE}, {b.values, b.frames, b_start, TRUE}};
     ok = eu_check_fft_runs(out, &index, &fft, channels, RATE, runs, 2, why);
   }
   fail_unless(ok, "%s: %s",
@@ -507,8 +510,8 @@ check_second_stretch(int how)
   g_string_free(why, TRUE);
   g_ptr_array_unref(out);
   gst_harness_teardown(h);
-  eu_signal_clear(&all);
-  eu_signal_clear(&b);
+  test_signal_clear(&all);
+  test_signal_clear(&b);
 }
 
 GST_START_TEST(test_discont_flag_starts_new_run)
@@ -534,7 +537,7 @@ GST_START_TEST(test_non_time_segment_refused)
   const EuFft fft = {1024, 512, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_COMPLEX};
   GstHarness *h = fft_harness(&fft, 0);
   GstBus *bus = eu_harness_bus(h);
-  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, 1));
+  gst_harness_set_src_caps(h, eu_raw_caps(CUDAFFT_SAMPLE_F32, RATE, 1));
   GstElement *e = eu_harness_element(h, "fft");
   GstPad *sink = gst_element_get_static_pad(e, "sink");
   GstSegment segment;
@@ -552,9 +555,7 @@ GST_START_TEST(test_non_time_segment_refused)
   g_free(text);
   gst_object_unref(sink);
   gst_object_unref(e);
-  gst_element_set_bus(h->element, NULL);
-  gst_object_unref(bus);
-  gst_harness_teardown(h);
+  eu_harness_teardown(h, bus);
 }
 GST_END_TEST;
 
@@ -562,11 +563,10 @@ GST_START_TEST(test_hop_larger_than_fft_size_fails)
 {
   GstHarness *h = eu_harness_new("cudafft name=fft backend=%s fft-size=1024 hop=2048", eu_backend);
   GstBus *bus = eu_harness_bus(h);
-  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, 1));
-  EuRng rng;
-  eu_rng_init(&rng, "hop > fft-size");
-  EuSignal signal;
-  eu_signal_random(&signal, &rng, EU_F32, 1, RATE, 4096);
+  gst_harness_set_src_caps(h, eu_raw_caps(CUDAFFT_SAMPLE_F32, RATE, 1));
+  TestRng rng = test_rng("hop > fft-size");
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, 1, RATE, 4096, TEST_READ_POW2);
   const GstFlowReturn flow = gst_harness_push(h, eu_signal_buffer(&signal, 0, 4096, 0));
   gchar *text = NULL;
   const gboolean error = eu_bus_pop_error(bus, NULL, &text);
@@ -575,10 +575,8 @@ GST_START_TEST(test_hop_larger_than_fft_size_fails)
               gst_flow_get_name(flow));
   fail_unless_equals_int(gst_harness_buffers_received(h), 0);
   g_free(text);
-  gst_element_set_bus(h->element, NULL);
-  gst_object_unref(bus);
-  gst_harness_teardown(h);
-  eu_signal_clear(&signal);
+  eu_harness_teardown(h, bus);
+  test_signal_clear(&signal);
 }
 GST_END_TEST;
 
@@ -587,10 +585,9 @@ GST_END_TEST;
 GST_START_TEST(test_nan_isolation)
 {
   const EuFft fft = {1024, 256, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_COMPLEX};
-  EuRng rng;
-  eu_rng_init(&rng, "nan");
-  EuSignal signal;
-  eu_signal_random(&signal, &rng, EU_F32, 1, RATE, 9000);
+  TestRng rng = test_rng("nan");
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, 1, RATE, 9000, TEST_READ_POW2);
   const gsize bad[2] = {3000, 6500};
   const float bad_value[2] = {NAN, INFINITY};
   for (int j = 0; j < 2; j++) {
@@ -598,14 +595,14 @@ GST_START_TEST(test_nan_isolation)
     signal.values[bad[j]] = bad_value[j];
   }
   GstHarness *h = fft_harness(&fft, fft.hop);
-  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, 1));
-  GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
-  eu_push_signal(h, &signal, 0, signal.samples, 1000, 0, out);
+  eu_harness_signal_caps(h, &signal);
+  GPtrArray *out = eu_buffer_list();
+  eu_push_signal(h, &signal, 0, signal.frames, 1000, 0, out);
   eu_push_eos(h, out);
 
-  const gsize frames = eu_frames_drained(&fft, signal.samples);
+  const gsize frames = eu_frames_drained(&fft, signal.frames);
   const gsize floats = eu_frame_floats(&fft, 1);
-  double *ref = eu_reference_frames(&fft, signal.values, 1, signal.samples, frames);
+  double *ref = eu_reference_frames(&fft, signal.values, 1, signal.frames, frames);
   float *got = g_malloc(frames * floats * sizeof(float));
   gsize have = 0;
   for (guint b = 0; b < out->len; b++) {
@@ -643,7 +640,7 @@ GST_START_TEST(test_nan_isolation)
   g_free(got);
   g_ptr_array_unref(out);
   gst_harness_teardown(h);
-  eu_signal_clear(&signal);
+  test_signal_clear(&signal);
 }
 GST_END_TEST;
 
@@ -665,7 +662,7 @@ GST_START_TEST(test_latency)
   const EuFft fft = {latency_rows[i].fft_size, 0, CUDAFFT_WINDOW_HANN,
                      CUDAFFT_REPRESENTATION_COMPLEX};
   GstHarness *h = fft_harness(&fft, latency_rows[i].hop_property);
-  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, latency_rows[i].rate, 2));
+  gst_harness_set_src_caps(h, eu_raw_caps(CUDAFFT_SAMPLE_F32, latency_rows[i].rate, 2));
   const GstClockTime upstream = 5 * GST_MSECOND;
   gst_harness_set_upstream_latency(h, upstream);
   GstQuery *query = gst_query_new_latency();
@@ -689,10 +686,8 @@ GST_END_TEST;
 static Suite *
 cudafft_suite(void)
 {
-  Suite *s = suite_create("cudafft");
-  TCase *tc = tcase_create("cudafft");
-  tcase_set_timeout(tc, 300);
-  suite_add_tcase(s, tc);
+  TCase *tc;
+  Suite *s = eu_suite("cudafft", &tc);
   tcase_add_test(tc, test_metadata);
   tcase_add_test(tc, test_property_defaults);
   tcase_add_test(tc, test_fft_size_not_power_of_two_refused);
@@ -713,9 +708,4 @@ cudafft_suite(void)
   return s;
 }
 
-int
-main(int argc, char **argv)
-{
-  eu_init(&argc, &argv);
-  return eu_run(cudafft_suite(), "cudafft_element");
-}
+EU_MAIN(cudafft_suite)

@@ -19,12 +19,6 @@ pair_harness(guint fft_size, guint hop, CudafftWindow window)
                         eu_backend, fft_size, hop, eu_window_nick(window), eu_backend);
 }
 
-static GPtrArray *
-buffer_list(void)
-{
-  return g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
-}
-
 GST_START_TEST(test_metadata)
 {
   eu_check_element_metadata("cudaifft", "audio/x-fft", "audio/x-raw");
@@ -60,7 +54,7 @@ typedef struct {
 } TripRow;
 
 static TripRow
-trip_row(guint i, EuRng *rng)
+trip_row(guint i, TestRng *rng)
 {
   static const gsize chunks[] = {1, 17, 1000, 4096, 100000};
   TripRow row;
@@ -72,24 +66,25 @@ trip_row(guint i, EuRng *rng)
   if (row.chunk == 1 && row.fft_size > 1024)
     row.chunk = 17;
   /* a few frames' worth, a random length (not a multiple of the hop) */
-  row.samples = 3 * (gsize)row.fft_size + eu_rng_range(rng, 0, row.fft_size);
+  row.samples = 3 * (gsize)row.fft_size + test_rng_range(rng, 0, row.fft_size);
   if (row.chunk == 100000)
-    row.samples = 100000 + eu_rng_range(rng, 0, 2 * row.fft_size);
+    row.samples = 100000 + test_rng_range(rng, 0, 2 * row.fft_size);
   return row;
 }
 
 GST_START_TEST(test_roundtrip)
 {
   const guint i = __i__;
-  EuRng rng;
-  eu_rng_init(&rng, "trip %u", i);
+  TestRng rng = test_rng("trip %u", i);
   const TripRow row = trip_row(i, &rng);
-  const GstClockTime start = eu_rng_range(&rng, 0, 5000) * GST_MSECOND + eu_rng_range(&rng, 0, 999);
-  EuSignal signal;
-  eu_signal_random(&signal, &rng, EU_F32, row.channels, RATE, row.samples);
+  const GstClockTime start =
+      test_rng_range(&rng, 0, 5000) * GST_MSECOND + test_rng_range(&rng, 0, 999);
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, row.channels, RATE, row.samples,
+                     TEST_READ_POW2);
   GstHarness *h = pair_harness(row.fft_size, row.hop, row.window);
-  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, row.channels));
-  GPtrArray *out = buffer_list();
+  eu_harness_signal_caps(h, &signal);
+  GPtrArray *out = eu_buffer_list();
   eu_push_signal(h, &signal, 0, row.samples, row.chunk, start, out);
   eu_push_eos(h, out);
   GString *why = g_string_new(NULL);
@@ -102,19 +97,18 @@ GST_START_TEST(test_roundtrip)
   g_string_free(why, TRUE);
   g_ptr_array_unref(out);
   gst_harness_teardown(h);
-  eu_signal_clear(&signal);
+  test_signal_clear(&signal);
 }
 GST_END_TEST;
 
 GST_START_TEST(test_output_caps)
 {
-  EuRng rng;
-  eu_rng_init(&rng, "output caps");
-  EuSignal signal;
-  eu_signal_random(&signal, &rng, EU_S32, 3, 22050, 5000);
+  TestRng rng = test_rng("output caps");
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_S32, 3, 22050, 5000, TEST_READ_POW2);
   GstHarness *h = pair_harness(512, 128, CUDAFFT_WINDOW_HAMMING);
-  gst_harness_set_src_caps(h, eu_raw_caps(EU_S32, 22050, 3));
-  eu_push_signal(h, &signal, 0, signal.samples, 1000, 0, NULL);
+  eu_harness_signal_caps(h, &signal);
+  eu_push_signal(h, &signal, 0, signal.frames, 1000, 0, NULL);
   GstCaps *caps = gst_pad_get_current_caps(h->sinkpad);
   fail_unless(caps != NULL, "no caps on the output");
   GstAudioInfo info;
@@ -133,7 +127,7 @@ GST_START_TEST(test_output_caps)
   g_free(text);
   gst_caps_unref(caps);
   gst_harness_teardown(h);
-  eu_signal_clear(&signal);
+  test_signal_clear(&signal);
 }
 GST_END_TEST;
 
@@ -143,14 +137,13 @@ GST_START_TEST(test_roundtrip_discont)
 {
   const guint how = __i__;
   const guint channels = 2;
-  EuRng rng;
-  eu_rng_init(&rng, "trip discont %u", how);
-  EuSignal all, b;
-  eu_signal_random(&all, &rng, EU_F32, channels, RATE, 5001 + 7000);
-  eu_signal_slice(&b, &all, 5001, 7000);
+  TestRng rng = test_rng("trip discont %u", how);
+  TestSignal all, b;
+  test_signal_random(&all, &rng, CUDAFFT_SAMPLE_F32, channels, RATE, 5001 + 7000, TEST_READ_POW2);
+  test_signal_slice(&b, &all, 5001, 7000);
   GstHarness *h = pair_harness(1024, 256, CUDAFFT_WINDOW_HANN);
-  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, channels));
-  GPtrArray *out = buffer_list();
+  eu_harness_signal_caps(h, &all);
+  GPtrArray *out = eu_buffer_list();
   eu_push_signal(h, &all, 0, 5001, 1000, 0, out);
   GstClockTime b_start = eu_sample_time(0, 5001, RATE);
   if (how == 1)
@@ -159,7 +152,7 @@ GST_START_TEST(test_roundtrip_discont)
   if (how == 0)
     GST_BUFFER_FLAG_SET(head, GST_BUFFER_FLAG_DISCONT);
   fail_unless_equals_int(gst_harness_push(h, head), GST_FLOW_OK);
-  eu_push_signal(h, &b, 1000, b.samples - 1000, 1000, b_start, out);
+  eu_push_signal(h, &b, 1000, b.frames - 1000, 1000, b_start, out);
   eu_push_eos(h, out);
   const gsize first[2] = {0, 5001};
   const GstClockTime starts[2] = {0, b_start};
@@ -169,31 +162,25 @@ GST_START_TEST(test_roundtrip_discont)
   g_string_free(why, TRUE);
   g_ptr_array_unref(out);
   gst_harness_teardown(h);
-  eu_signal_clear(&b);
-  eu_signal_clear(&all);
+  test_signal_clear(&b);
+  test_signal_clear(&all);
 }
 GST_END_TEST;
 
 GST_START_TEST(test_roundtrip_flush)
 {
   const guint channels = 3;
-  EuRng rng;
-  eu_rng_init(&rng, "trip flush");
-  EuSignal a, b;
-  eu_signal_random(&a, &rng, EU_F32, channels, RATE, 6000);
-  eu_signal_random(&b, &rng, EU_F32, channels, RATE, 9000);
+  TestRng rng = test_rng("trip flush");
+  TestSignal a, b;
+  test_signal_random(&a, &rng, CUDAFFT_SAMPLE_F32, channels, RATE, 6000, TEST_READ_POW2);
+  test_signal_random(&b, &rng, CUDAFFT_SAMPLE_F32, channels, RATE, 9000, TEST_READ_POW2);
   GstHarness *h = pair_harness(2048, 512, CUDAFFT_WINDOW_BLACKMAN);
-  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, channels));
-  GPtrArray *before = buffer_list(), *after = buffer_list();
-  eu_push_signal(h, &a, 0, a.samples, 1000, 0, before);
-  fail_unless(gst_harness_push_event(h, gst_event_new_flush_start()));
-  fail_unless(gst_harness_push_event(h, gst_event_new_flush_stop(TRUE)));
-  eu_pull_all(h, before);
-  GstSegment segment;
-  gst_segment_init(&segment, GST_FORMAT_TIME);
-  fail_unless(gst_harness_push_event(h, gst_event_new_segment(&segment)));
+  eu_harness_signal_caps(h, &a);
+  GPtrArray *before = eu_buffer_list(), *after = eu_buffer_list();
+  eu_push_signal(h, &a, 0, a.frames, 1000, 0, before);
+  eu_flush(h, before);
   const GstClockTime b_start = 20 * GST_SECOND;
-  eu_push_signal(h, &b, 0, b.samples, 1000, b_start, after);
+  eu_push_signal(h, &b, 0, b.frames, 1000, b_start, after);
   eu_push_eos(h, after);
   GString *why = g_string_new(NULL);
   fail_unless(eu_check_roundtrip(after, &b, b_start, NULL, why), "after the flush: %s", why->str);
@@ -201,8 +188,8 @@ GST_START_TEST(test_roundtrip_flush)
   g_ptr_array_unref(before);
   g_ptr_array_unref(after);
   gst_harness_teardown(h);
-  eu_signal_clear(&a);
-  eu_signal_clear(&b);
+  test_signal_clear(&a);
+  test_signal_clear(&b);
 }
 GST_END_TEST;
 
@@ -219,17 +206,16 @@ GST_START_TEST(test_settings_change_while_playing)
       {24000, "16384", "4096", "blackman-harris"},
   };
   const guint channels = 2;
-  EuRng rng;
-  eu_rng_init(&rng, "settings change");
-  EuSignal signal;
-  eu_signal_random(&signal, &rng, EU_F32, channels, RATE, 61000);
+  TestRng rng = test_rng("settings change");
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, channels, RATE, 61000, TEST_READ_POW2);
   GstHarness *h = pair_harness(1024, 512, CUDAFFT_WINDOW_HANN);
   GstElement *fft = eu_harness_element(h, "fft");
-  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, RATE, channels));
-  GPtrArray *out = buffer_list();
+  eu_harness_signal_caps(h, &signal);
+  GPtrArray *out = eu_buffer_list();
   gsize done = 0;
   for (guint c = 0; c <= G_N_ELEMENTS(changes); c++) {
-    const gsize until = c < G_N_ELEMENTS(changes) ? changes[c].from : signal.samples;
+    const gsize until = c < G_N_ELEMENTS(changes) ? changes[c].from : signal.frames;
     eu_push_signal(h, &signal, done, until - done, 1000, 0, out);
     done = until;
     if (c < G_N_ELEMENTS(changes)) {
@@ -253,7 +239,7 @@ GST_START_TEST(test_settings_change_while_playing)
   g_ptr_array_unref(out);
   gst_object_unref(fft);
   gst_harness_teardown(h);
-  eu_signal_clear(&signal);
+  test_signal_clear(&signal);
 }
 GST_END_TEST;
 
@@ -310,9 +296,7 @@ GST_START_TEST(test_bad_caps_refused)
     g_free(text);
   }
   g_free(caps);
-  gst_element_set_bus(h->element, NULL);
-  gst_object_unref(bus);
-  gst_harness_teardown(h);
+  eu_harness_teardown(h, bus);
 }
 GST_END_TEST;
 
@@ -341,7 +325,7 @@ GST_START_TEST(test_latency)
 
   /* the pair: hop / rate + (fft-size - hop) / rate = fft-size / rate */
   h = pair_harness(1024, 256, CUDAFFT_WINDOW_HANN);
-  gst_harness_set_src_caps(h, eu_raw_caps(EU_F32, 32000, 2));
+  gst_harness_set_src_caps(h, eu_raw_caps(CUDAFFT_SAMPLE_F32, 32000, 2));
   gst_harness_set_upstream_latency(h, upstream);
   query = gst_query_new_latency();
   fail_unless(gst_pad_peer_query(h->sinkpad, query));
@@ -400,20 +384,13 @@ cycle_pipeline(const char *description, guint cycles)
   return why;
 }
 
-static guint
-state_cycles(void)
-{
-  /* 20 by default (CI); CUDAFFT_TEST_STATE_CYCLES=100 for the long run */
-  const char *env = g_getenv("CUDAFFT_TEST_STATE_CYCLES");
-  return env && atoi(env) > 0 ? (guint)atoi(env) : 20;
-}
-
 GST_START_TEST(test_state_cycles)
 {
   gchar *description = g_strdup_printf("audiotestsrc num-buffers=5 ! cudafft backend=%s ! "
                                        "cudaifft backend=%s ! fakesink",
                                        eu_backend, eu_backend);
-  const guint cycles = state_cycles();
+  /* 20 by default (CI); CUDAFFT_TEST_STATE_CYCLES=100 for the long run */
+  const guint cycles = eu_state_cycles(20);
   gchar *why = cycle_pipeline(description, cycles);
   fail_unless(why == NULL, "%s: %s", description, why);
   g_free(description);
@@ -439,19 +416,16 @@ GST_START_TEST(test_two_pipelines_at_once)
   PipelineRun runs[2];
   static const char *const settings[2] = {"fft-size=1024 hop=256 window=blackman-harris",
                                           "fft-size=4096 window=hamming"};
-  GThread *threads[2];
   for (int p = 0; p < 2; p++) {
     runs[p].description =
         g_strdup_printf("audiotestsrc num-buffers=40 wave=white-noise ! "
                         "audio/x-raw,format=F32LE,channels=%d ! cudafft backend=%s %s ! "
                         "cudaifft backend=%s ! fakesink sync=false",
                         p + 1, eu_backend, settings[p], eu_backend);
-    runs[p].cycles = MAX(5u, state_cycles() / 4);
+    runs[p].cycles = MAX(5u, eu_state_cycles(20) / 4);
     runs[p].why = NULL;
-    threads[p] = g_thread_new("pipeline", pipeline_thread, &runs[p]);
   }
-  for (int p = 0; p < 2; p++)
-    g_thread_join(threads[p]);
+  eu_run_threads(pipeline_thread, runs, sizeof runs[0], 2);
   for (int p = 0; p < 2; p++) {
     fail_unless(runs[p].why == NULL, "%s: %s", runs[p].description, runs[p].why);
     g_free(runs[p].description);
@@ -462,10 +436,8 @@ GST_END_TEST;
 static Suite *
 roundtrip_suite(void)
 {
-  Suite *s = suite_create("cudaifft");
-  TCase *tc = tcase_create("cudaifft");
-  tcase_set_timeout(tc, 300);
-  suite_add_tcase(s, tc);
+  TCase *tc;
+  Suite *s = eu_suite("cudaifft", &tc);
   tcase_add_test(tc, test_metadata);
   tcase_add_test(tc, test_output_caps);
   tcase_add_loop_test(tc, test_roundtrip, 0, TRIP_ROWS);
@@ -479,9 +451,4 @@ roundtrip_suite(void)
   return s;
 }
 
-int
-main(int argc, char **argv)
-{
-  eu_init(&argc, &argv);
-  return eu_run(roundtrip_suite(), "cudaifft_roundtrip");
-}
+EU_MAIN(roundtrip_suite)

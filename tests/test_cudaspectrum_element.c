@@ -1,157 +1,55 @@
 /* test_cudaspectrum_element.c: the cudaspectrum element against its contract (a drop-in
  * replacement for GStreamer's `spectrum`), through GstHarness, on the backend named by argv[1]
  * (cpu|cuda): metadata and properties against spectrum's, passthrough, levels of tones and of every
- * format against a double-precision model of spectrum's analysis written here (FFTW double),
- * multi-channel, message fields and times with a non-zero segment, spectrum's interval remainder
- * carry, settings changed while playing, GStreamer's real `spectrum` run side by side on the same
- * input, the deliberate differences (partial interval at EOS, DISCONT, untimestamped input, NaN),
- * odd buffers, state cycles, two instances, and a settings error. One behaviour per test. */
+ * format against the double-precision model of spectrum's analysis (spectrum_reference.h, which
+ * the library's test_spectrum shares), multi-channel, message fields and times with a non-zero
+ * segment, spectrum's interval remainder carry, settings changed while playing, GStreamer's real
+ * `spectrum` run side by side on the same input, the deliberate differences (partial interval at
+ * EOS, DISCONT, untimestamped input, NaN), odd buffers, state cycles, two instances, and a settings
+ * error. One behaviour per test. */
 #include "element_util.h"
+#include "spectrum_reference.h"
 
-#include <fftw3.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
 
 #define DB_TOLERANCE 0.05     /* dB, where the reference is above threshold + 1 dB */
 #define PHASE_TOLERANCE 0.02  /* radians, where every FFT of the interval has a high level */
 #define PHASE_MIN_LEVEL -100. /* dB: the lowest single-FFT level whose phase is compared */
 #define TONE_DB (20 * log10(0.53836 / 2))      /* -11.3995 dB: a full-scale sine at a bin centre */
 #define TONE_SIDE_DB (20 * log10(0.46164 / 4)) /* -18.755 dB: the bins next to it */
+/* The value spectrum reads from each sample: integers divided by 2^(bits-1) - 1, F64 rounded to
+ * float (cudafft/spectrum.h). */
+#define READ (TEST_READ_SPECTRUM | TEST_READ_F64_AS_FLOAT)
 
-/* Formats (spectrum's, S24 included) --------------------------------------------------------- */
-
-typedef enum { SP_S16 = 0, SP_S24, SP_S32, SP_F32, SP_F64, SP_FORMAT_COUNT } SpFormat;
-static const char *const sp_format_names[SP_FORMAT_COUNT] = {"S16LE", "S24LE", "S32LE", "F32LE",
-                                                             "F64LE"};
-static const guint sp_format_bytes[SP_FORMAT_COUNT] = {2, 3, 4, 4, 8};
-
-/* A signal: raw interleaved samples and, for each, the value spectrum reads from it (integers
- * divided by 2^(bits-1) - 1, F64 rounded to float). */
-typedef struct {
-  SpFormat format;
-  guint channels, rate;
-  gsize frames;
-  guint8 *raw;
-  double *values;
-} SpSignal;
-
-static void
-sp_signal_alloc(SpSignal *s, SpFormat format, guint channels, guint rate, gsize frames)
-{
-  s->format = format;
-  s->channels = channels;
-  s->rate = rate;
-  s->frames = frames;
-  s->raw = g_malloc0(frames * channels * sp_format_bytes[format] + 1);
-  s->values = g_malloc0((frames * channels + 1) * sizeof(double));
-}
-
-static void
-sp_signal_clear(SpSignal *s)
-{
-  g_free(s->raw);
-  g_free(s->values);
-  memset(s, 0, sizeof *s);
-}
-
-static gsize
-sp_frame_bytes(const SpSignal *s)
-{
-  return (gsize)sp_format_bytes[s->format] * s->channels;
-}
-
-/* Stores x (about [-1, 1]) as sample (frame, c): quantised for the integer formats. */
-static void
-sp_signal_set(SpSignal *s, gsize frame, guint c, double x)
-{
-  const gsize i = frame * s->channels + c;
-  guint8 *p = s->raw + i * sp_format_bytes[s->format];
-  switch (s->format) {
-  case SP_S16: {
-    const double max = 32767.0;
-    const gint32 v = isfinite(x) ? (gint32)CLAMP(lround(x * max), -32768, 32767) : 0;
-    p[0] = v & 0xff;
-    p[1] = (v >> 8) & 0xff;
-    s->values[i] = v / max;
-    break;
-  }
-  case SP_S24: {
-    const double max = 8388607.0;
-    const gint32 v = isfinite(x) ? (gint32)CLAMP(lround(x * max), -8388608, 8388607) : 0;
-    p[0] = v & 0xff;
-    p[1] = (v >> 8) & 0xff;
-    p[2] = (v >> 16) & 0xff;
-    s->values[i] = v / max;
-    break;
-  }
-  case SP_S32: {
-    const double max = 2147483647.0;
-    const gint64 v = isfinite(x) ? CLAMP(llround(x * max), -2147483648LL, 2147483647LL) : 0;
-    const guint32 u = (guint32)(gint32)v;
-    p[0] = u & 0xff;
-    p[1] = (u >> 8) & 0xff;
-    p[2] = (u >> 16) & 0xff;
-    p[3] = (u >> 24) & 0xff;
-    s->values[i] = (double)v / max;
-    break;
-  }
-  case SP_F32: {
-    const float v = (float)x;
-    memcpy(p, &v, 4);
-    s->values[i] = v;
-    break;
-  }
-  default: {
-    memcpy(p, &x, 8);
-    s->values[i] = (float)x;
-    break;
-  }
-  }
-}
+/* Signals ----------------------------------------------------------------------------------- */
 
 /* noise (uniform, amplitude noise_amp) plus, on channel c, a sine of tone_hz[c] Hz with amplitude
- * tone_amp (tone_hz may be NULL) with a random phase. */
+ * tone_amp and a random phase. */
 static void
-sp_signal_make(SpSignal *s, EuRng *rng, SpFormat format, guint channels, guint rate, gsize frames,
-               double noise_amp, const double *tone_hz, double tone_amp)
+sp_signal_tones(TestSignal *s, TestRng *rng, CudafftSampleFormat format, guint channels, guint rate,
+                gsize frames, double noise_amp, const double *tone_hz, double tone_amp)
 {
-  sp_signal_alloc(s, format, channels, rate, frames);
+  test_signal_alloc(s, format, channels, rate, frames, READ);
   double phase[64] = {0};
   for (guint c = 0; c < channels && c < 64; c++)
-    phase[c] = G_PI * eu_rng_uniform(rng);
+    phase[c] = G_PI * test_rng_uniform(rng);
   for (gsize f = 0; f < frames; f++)
     for (guint c = 0; c < channels; c++) {
-      double x = noise_amp * eu_rng_uniform(rng);
-      if (tone_hz && tone_hz[c] > 0)
+      double x = noise_amp * test_rng_uniform53(rng);
+      if (tone_hz[c] > 0)
         x += tone_amp * sin(2 * G_PI * tone_hz[c] * (double)f / rate + phase[c % 64]);
-      sp_signal_set(s, f, c, x);
+      test_signal_set(s, f, c, x);
     }
 }
 
-static GstCaps *
-sp_caps(SpFormat format, guint rate, guint channels)
+/* Noise of amplitude noise_amp. */
+static void
+sp_signal_noise(TestSignal *s, TestRng *rng, CudafftSampleFormat format, guint channels, guint rate,
+                gsize frames, double noise_amp)
 {
-  GstCaps *caps = gst_caps_new_simple(
-      "audio/x-raw", "format", G_TYPE_STRING, sp_format_names[format], "layout", G_TYPE_STRING,
-      "interleaved", "rate", G_TYPE_INT, (int)rate, "channels", G_TYPE_INT, (int)channels, NULL);
-  if (channels > 2)
-    gst_caps_set_simple(
-        caps, "channel-mask", GST_TYPE_BITMASK,
-        channels <= 8 ? gst_audio_channel_get_fallback_mask((gint)channels) : (guint64)0, NULL);
-  return caps;
+  test_signal_noise(s, rng, format, channels, rate, frames, READ, noise_amp);
 }
 
 /* The settings of an analysis. */
@@ -162,7 +60,7 @@ typedef struct {
   gboolean phase, multi;
 } SpSettings;
 
-/* The reference: spectrum's analysis in double precision ------------------------------------ */
+/* The reference: spectrum_reference.h's model over a signal --------------------------------- */
 
 /* One interval: frames [first, first + frames) of the signal. */
 typedef struct {
@@ -191,175 +89,67 @@ sp_interval_clear(gpointer p)
   g_free(iv->min_level);
 }
 
-typedef struct {
-  guint nfft;
-  double *in, *window;
-  fftw_complex *out;
-  fftw_plan plan;
-} RefFft;
-
-static void
-ref_fft_setup(RefFft *r, guint nfft)
+static SpectrumRefSettings
+sp_ref_settings(const SpSettings *st)
 {
-  if (r->nfft == nfft)
-    return;
-  if (r->nfft) {
-    fftw_destroy_plan(r->plan);
-    fftw_free(r->in);
-    fftw_free(r->out);
-    g_free(r->window);
-  }
-  r->nfft = nfft;
-  r->in = fftw_malloc(nfft * sizeof(double));
-  r->out = fftw_malloc((nfft / 2 + 1) * sizeof(fftw_complex));
-  r->window = g_malloc(nfft * sizeof(double));
-  for (guint i = 0; i < nfft; i++)
-    r->window[i] = 0.53836 - 0.46164 * cos(2.0 * G_PI * i / nfft);
-  r->plan = fftw_plan_dft_r2c_1d((int)nfft, r->in, r->out, FFTW_ESTIMATE);
+  const SpectrumRefSettings settings = {st->bands, st->multi, st->interval, st->threshold,
+                                        st->phase};
+  return settings;
 }
 
+/* Where the model's intervals go: an array of SpInterval, frames counted from `first`. */
+typedef struct {
+  GArray *out;
+  gsize first;
+} SpCollect;
+
 static void
-ref_fft_clear(RefFft *r)
+sp_collect_interval(void *context, const SpectrumRefInterval *r)
 {
-  if (r->nfft) {
-    fftw_destroy_plan(r->plan);
-    fftw_free(r->in);
-    fftw_free(r->out);
-    g_free(r->window);
-  }
-  memset(r, 0, sizeof *r);
+  SpCollect *collect = context;
+  const gsize count = (gsize)r->rows * r->bands;
+  SpInterval iv = {
+      .first = collect->first + r->first,
+      .frames = r->frames,
+      .ffts = r->ffts,
+      .partial = r->partial,
+      .settings = {(guint)r->bands, r->settings.interval_ns, r->settings.threshold,
+                   r->settings.phase, r->settings.multi_channel},
+      .rows = r->rows,
+      .mag = g_memdup2(r->level, count * sizeof(double)),
+      .phase = g_memdup2(r->phase, count * sizeof(double)),
+      .min_level = g_memdup2(r->min_level, count * sizeof(double)),
+  };
+  g_array_append_val(collect->out, iv);
 }
 
 /* Spectrum's analysis of frames [first, first + count) of sig as one fresh run (zeros before
  * first), with settings changes; finish: EOS ends a partial interval. Returns an array of
  * SpInterval. */
 static GArray *
-sp_reference(const SpSignal *sig, gsize first, gsize count, const SpSettings *initial,
+sp_reference(const TestSignal *sig, gsize first, gsize count, const SpSettings *initial,
              const SpChange *changes, guint n_changes, gboolean finish)
 {
   GArray *out = g_array_new(FALSE, TRUE, sizeof(SpInterval));
   g_array_set_clear_func(out, sp_interval_clear);
-  const guint ch = sig->channels;
-  double *mixed = g_malloc((sig->frames + 1) * sizeof(double));
-  for (gsize f = 0; f < sig->frames; f++) {
-    double v = 0;
-    for (guint c = 0; c < ch; c++)
-      v += sig->values[f * ch + c];
-    mixed[f] = v / ch;
-  }
-  RefFft fft = {0};
-  SpSettings cur = *initial;
-  guint next_change = 0;
-  guint64 fpi = 0, err = 0, acc = 0, todo = 0;
-  SpInterval iv = {0};
-  gboolean open = FALSE;
+  SpCollect collect = {out, first};
+  SpectrumRefSettings settings = sp_ref_settings(initial);
+  SpectrumRef *ref = spectrum_ref_new(sig->channels, sig->rate, &settings, NULL);
   const gsize end = first + count;
-  gsize n = 0;
-
-#define START_INTERVAL(pos, keep_todo)                                                             \
-  do {                                                                                             \
-    gboolean changed_interval = FALSE;                                                             \
-    while (next_change < n_changes && changes[next_change].at <= (pos)) {                          \
-      changed_interval |= changes[next_change].settings.interval != cur.interval;                  \
-      cur = changes[next_change++].settings;                                                       \
-    }                                                                                              \
-    if (!(keep_todo) || changed_interval) {                                                        \
-      fpi = gst_util_uint64_scale(cur.interval, sig->rate, GST_SECOND);                            \
-      err = (cur.interval * sig->rate) % GST_SECOND;                                               \
-      fpi = MAX(fpi, 1);                                                                           \
-      todo = fpi;                                                                                  \
-      acc = 0;                                                                                     \
-    }                                                                                              \
-    memset(&iv, 0, sizeof iv);                                                                     \
-    iv.first = (pos);                                                                              \
-    iv.settings = cur;                                                                             \
-    iv.rows = cur.multi ? ch : 1;                                                                  \
-    iv.mag = g_malloc0((gsize)iv.rows * cur.bands * sizeof(double));                               \
-    iv.phase = g_malloc0((gsize)iv.rows * cur.bands * sizeof(double));                             \
-    iv.min_level = g_malloc((gsize)iv.rows * cur.bands * sizeof(double));                          \
-    for (gsize q = 0; q < (gsize)iv.rows * cur.bands; q++)                                         \
-      iv.min_level[q] = INFINITY;                                                                  \
-    ref_fft_setup(&fft, 2 * cur.bands - 2);                                                        \
-    open = TRUE;                                                                                   \
-    n = 0;                                                                                         \
-  } while (0)
-
-  /* one FFT per row over the nfft frames before `pos` */
-#define RUN_FFT(pos)                                                                               \
-  do {                                                                                             \
-    const guint nfft = fft.nfft;                                                                   \
-    for (guint r = 0; r < iv.rows; r++) {                                                          \
-      for (guint i = 0; i < nfft; i++) {                                                           \
-        const gint64 idx = (gint64)(pos) - (gint64)nfft + (gint64)i;                               \
-        double x = 0.0;                                                                            \
-        if (idx >= (gint64)first)                                                                  \
-          x = iv.settings.multi ? sig->values[(gsize)idx * ch + r] : mixed[idx];                   \
-        fft.in[i] = fft.window[i] * x;                                                             \
-      }                                                                                            \
-      fftw_execute(fft.plan);                                                                      \
-      for (guint k = 0; k < iv.settings.bands; k++) {                                              \
-        const double re = fft.out[k][0], im = fft.out[k][1];                                       \
-        const double p = re * re + im * im;                                                        \
-        double level, ph;                                                                          \
-        if (!isfinite(p)) {                                                                        \
-          level = NAN;                                                                             \
-          ph = NAN;                                                                                \
-        } else {                                                                                   \
-          level = 10.0 * log10(p / ((double)nfft * nfft));                                         \
-          ph = atan2(im, re);                                                                      \
-        }                                                                                          \
-        const gsize q = (gsize)r * iv.settings.bands + k;                                          \
-        if (!(level >= iv.min_level[q]))                                                           \
-          iv.min_level[q] = level;                                                                 \
-        iv.mag[q] += isnan(level) ? NAN : MAX(level, (double)iv.settings.threshold);               \
-        iv.phase[q] += ph;                                                                         \
-      }                                                                                            \
-    }                                                                                              \
-    iv.ffts++;                                                                                     \
-  } while (0)
-
-#define END_INTERVAL(is_partial)                                                                   \
-  do {                                                                                             \
-    iv.frames = n;                                                                                 \
-    iv.partial = (is_partial);                                                                     \
-    for (gsize q = 0; q < (gsize)iv.rows * iv.settings.bands; q++) {                               \
-      iv.mag[q] /= iv.ffts;                                                                        \
-      iv.phase[q] /= iv.ffts;                                                                      \
-    }                                                                                              \
-    g_array_append_val(out, iv);                                                                   \
-    open = FALSE;                                                                                  \
-  } while (0)
-
-  START_INTERVAL(first, FALSE);
-  for (gsize pos = first; pos < end;) {
-    if (!open)
-      START_INTERVAL(pos, TRUE);
-    pos++;
-    n++;
-    if (n % fft.nfft == 0 || (n == todo && iv.ffts == 0))
-      RUN_FFT(pos);
-    if (n == todo) {
-      END_INTERVAL(FALSE);
-      todo = fpi;
-      if (acc >= GST_SECOND) {
-        acc -= GST_SECOND;
-        todo++;
-      }
-      acc += err;
+  gsize at = first;
+  for (guint c = 0; c <= n_changes; c++) {
+    const gsize until = c < n_changes ? CLAMP(changes[c].at, at, end) : end;
+    spectrum_ref_push(ref, sig->values + at * sig->channels, until - at, sp_collect_interval,
+                      &collect);
+    at = until;
+    if (c < n_changes) {
+      settings = sp_ref_settings(&changes[c].settings);
+      spectrum_ref_set_settings(ref, &settings);
     }
   }
-  if (open && n > 0 && finish) {
-    if (iv.ffts == 0)
-      RUN_FFT(end);
-    END_INTERVAL(TRUE);
-  } else if (open) {
-    sp_interval_clear(&iv);
-  }
-#undef START_INTERVAL
-#undef RUN_FFT
-#undef END_INTERVAL
-  ref_fft_clear(&fft);
-  g_free(mixed);
+  if (finish)
+    spectrum_ref_finish(ref, sp_collect_interval, &collect);
+  spectrum_ref_free(ref);
   return out;
 }
 
@@ -371,28 +161,13 @@ typedef struct {
   GstClockTime pts;
 } SpPushed;
 
-static GstBuffer *
-sp_buffer(const SpSignal *s, gsize first, gsize count, GstClockTime start)
-{
-  const gsize fb = sp_frame_bytes(s);
-  GstBuffer *buf =
-      count ? gst_buffer_new_memdup(s->raw + first * fb, count * fb) : gst_buffer_new();
-  if (GST_CLOCK_TIME_IS_VALID(start)) {
-    GST_BUFFER_PTS(buf) = eu_sample_time(start, first, s->rate);
-    GST_BUFFER_DURATION(buf) = eu_sample_time(start, first + count, s->rate) - GST_BUFFER_PTS(buf);
-  }
-  GST_BUFFER_OFFSET(buf) = first;
-  GST_BUFFER_OFFSET_END(buf) = first + count;
-  return buf;
-}
-
 /* Random buffer sizes lo..hi frames covering `total` frames. */
 static GArray *
-sp_random_sizes(EuRng *rng, gsize total, guint lo, guint hi)
+sp_random_sizes(TestRng *rng, gsize total, guint lo, guint hi)
 {
   GArray *sizes = g_array_new(FALSE, FALSE, sizeof(gsize));
   for (gsize done = 0; done < total;) {
-    const gsize r = eu_rng_range(rng, lo, hi); /* not inside MIN: evaluated twice */
+    const gsize r = test_rng_range(rng, lo, hi); /* not inside MIN: evaluated twice */
     const gsize n = MIN(r, total - done);
     g_array_append_val(sizes, n);
     done += n;
@@ -404,14 +179,14 @@ sp_random_sizes(EuRng *rng, gsize total, guint lo, guint hi)
  * each of the n harnesses (the same data, a buffer each), recording them in pushed (may be NULL),
  * dropping the output. */
 static void
-sp_push_sizes(GstHarness **h, guint n, const SpSignal *s, gsize first, const GArray *sizes,
+sp_push_sizes(GstHarness **h, guint n, const TestSignal *s, gsize first, const GArray *sizes,
               GstClockTime start, GArray *pushed)
 {
   gsize at = first;
   for (guint b = 0; b < sizes->len; b++) {
     const gsize count = g_array_index(sizes, gsize, b);
     for (guint i = 0; i < n; i++) {
-      GstBuffer *buf = sp_buffer(s, at, count, start);
+      GstBuffer *buf = eu_signal_buffer(s, at, count, start);
       const GstFlowReturn flow = gst_harness_push(h[i], buf);
       fail_unless(flow == GST_FLOW_OK, "push of frames %zu..%zu: %s", at, at + count,
                   gst_flow_get_name(flow));
@@ -821,8 +596,8 @@ settings_props(const SpSettings *st)
 /* A harness around `factory` (cudaspectrum gets backend=) with the settings (NULL: the
  * defaults, no property set), its bus, and caps set. */
 static void
-sp_harness_open(SpHarness *sh, const char *factory, const SpSettings *st, SpFormat format,
-                guint rate, guint channels)
+sp_harness_open(SpHarness *sh, const char *factory, const SpSettings *st,
+                CudafftSampleFormat format, guint rate, guint channels)
 {
   gchar *props = st ? settings_props(st) : g_strdup("");
   if (strcmp(factory, "cudaspectrum") == 0)
@@ -832,16 +607,14 @@ sp_harness_open(SpHarness *sh, const char *factory, const SpSettings *st, SpForm
   g_free(props);
   sh->bus = eu_harness_bus(sh->h);
   sh->e = eu_harness_element(sh->h, "s");
-  gst_harness_set_src_caps(sh->h, sp_caps(format, rate, channels));
+  gst_harness_set_src_caps(sh->h, eu_raw_caps(format, rate, channels));
 }
 
 static void
 sp_harness_close(SpHarness *sh)
 {
-  gst_element_set_bus(sh->h->element, NULL);
-  gst_object_unref(sh->bus);
   gst_object_unref(sh->e);
-  gst_harness_teardown(sh->h);
+  eu_harness_teardown(sh->h, sh->bus);
 }
 
 static void
@@ -854,7 +627,7 @@ set_settings(GstElement *e, const SpSettings *st)
 /* One whole run of cudaspectrum: signal in buffers of `sizes` from `start`, EOS (optional),
  * messages checked against the reference. */
 static void
-run_and_check(const char *row, const SpSignal *sig, const SpSettings *st, const GArray *sizes,
+run_and_check(const char *row, const TestSignal *sig, const SpSettings *st, const GArray *sizes,
               GstClockTime start, gboolean eos)
 {
   SpHarness sh;
@@ -879,6 +652,16 @@ run_and_check(const char *row, const SpSignal *sig, const SpSettings *st, const 
   g_array_unref(msgs);
   g_array_unref(pushed);
   sp_harness_close(&sh);
+}
+
+/* run_and_check in random buffers of lo to hi frames. */
+static void
+run_random_and_check(const char *row, TestRng *rng, const TestSignal *sig, const SpSettings *st,
+                     guint lo, guint hi, GstClockTime start, gboolean eos)
+{
+  GArray *sizes = sp_random_sizes(rng, sig->frames, lo, hi);
+  run_and_check(row, sig, st, sizes, start, eos);
+  g_array_unref(sizes);
 }
 
 /* Metadata and properties ------------------------------------------------------------------ */
@@ -988,18 +771,17 @@ GST_END_TEST;
 
 GST_START_TEST(test_passthrough_same_buffer)
 {
-  EuRng rng;
-  eu_rng_init(&rng, "passthrough");
-  SpSignal sig;
-  sp_signal_make(&sig, &rng, SP_S24, 3, 44100, 20000, 0.9, NULL, 0);
+  TestRng rng = test_rng("passthrough");
+  TestSignal sig;
+  sp_signal_noise(&sig, &rng, CUDAFFT_SAMPLE_S24, 3, 44100, 20000, 0.9);
   const SpSettings st = {512, 10 * GST_MSECOND, -60, TRUE, TRUE};
   SpHarness sh;
   sp_harness_open(&sh, "cudaspectrum", &st, sig.format, sig.rate, sig.channels);
-  const gsize fb = sp_frame_bytes(&sig);
+  const gsize fb = test_signal_frame_bytes(&sig);
   for (gsize at = 0; at < sig.frames;) {
-    const gsize r = eu_rng_range(&rng, 1, 3000);
+    const gsize r = test_rng_range(&rng, 1, 3000);
     const gsize n = MIN(r, sig.frames - at);
-    GstBuffer *in = sp_buffer(&sig, at, n, 0);
+    GstBuffer *in = eu_signal_buffer(&sig, at, n, 0);
     gst_buffer_ref(in); /* kept: an in-place element must not need to copy it */
     fail_unless_equals_int(gst_harness_push(sh.h, in), GST_FLOW_OK);
     GstBuffer *out = gst_harness_try_pull(sh.h);
@@ -1018,7 +800,7 @@ GST_START_TEST(test_passthrough_same_buffer)
   fail_unless(msgs->len > 0, "no messages");
   g_array_unref(msgs);
   sp_harness_close(&sh);
-  sp_signal_clear(&sig);
+  test_signal_clear(&sig);
 }
 GST_END_TEST;
 
@@ -1056,17 +838,16 @@ static const struct {
 GST_START_TEST(test_tone_at_bin_centre)
 {
   const guint i = __i__;
-  EuRng rng;
-  eu_rng_init(&rng, "tone %u", i);
+  TestRng rng = test_rng("tone %u", i);
   const guint bands = 2049, nfft = 4096;
-  const guint k = eu_rng_range(&rng, 2, bands - 3);
+  const guint k = test_rng_range(&rng, 2, bands - 3);
   const SpSettings st = {bands, tone_rows[i].interval, -60, FALSE, FALSE};
   const gsize fpi = gst_util_uint64_scale(st.interval, tone_rows[i].rate, GST_SECOND);
-  SpSignal sig;
-  sp_signal_alloc(&sig, SP_F32, 1, tone_rows[i].rate, 3 * fpi);
-  const double phase = G_PI * eu_rng_uniform(&rng);
+  TestSignal sig;
+  test_signal_alloc(&sig, CUDAFFT_SAMPLE_F32, 1, tone_rows[i].rate, 3 * fpi, READ);
+  const double phase = G_PI * test_rng_uniform(&rng);
   for (gsize f = 0; f < sig.frames; f++)
-    sp_signal_set(&sig, f, 0, sin(2 * G_PI * (double)k * (f % nfft) / nfft + phase));
+    test_signal_set(&sig, f, 0, sin(2 * G_PI * (double)k * (f % nfft) / nfft + phase));
   SpHarness sh;
   sp_harness_open(&sh, "cudaspectrum", &st, sig.format, sig.rate, 1);
   GArray *sizes = sp_random_sizes(&rng, sig.frames, 1, 5000);
@@ -1084,12 +865,12 @@ GST_START_TEST(test_tone_at_bin_centre)
   g_array_unref(sizes);
   g_array_unref(msgs);
   sp_harness_close(&sh);
-  sp_signal_clear(&sig);
+  test_signal_clear(&sig);
 }
 GST_END_TEST;
 
 static const struct {
-  SpFormat format;
+  CudafftSampleFormat format;
   guint channels;
   gboolean multi;
   guint rate, bands;
@@ -1097,44 +878,41 @@ static const struct {
   gint threshold;
   guint lo, hi; /* buffer sizes */
 } format_rows[] = {
-    {SP_S16, 1, FALSE, 44100, 128, 50 * GST_MSECOND, -60, 1, 3000},
-    {SP_S16, 2, FALSE, 48000, 513, 20 * GST_MSECOND, -80, 100, 2000},
-    {SP_S24, 1, FALSE, 44100, 256, 30 * GST_MSECOND, -70, 1, 999},
-    {SP_S24, 3, FALSE, 22050, 100, 10 * GST_MSECOND, -90, 1, 777},
-    {SP_S24, 5, TRUE, 16000, 64, 7 * GST_MSECOND, -60, 1, 333},
-    {SP_S32, 2, FALSE, 96000, 1025, 25 * GST_MSECOND, -80, 500, 5000},
-    {SP_S32, 1, TRUE, 8000, 2, 5 * GST_MSECOND, -60, 1, 100},
-    {SP_F32, 6, FALSE, 44100, 300, 15 * GST_MSECOND, -60, 1, 2000},
-    {SP_F32, 2, TRUE, 44100, 1000, 40 * GST_MSECOND, -75, 1, 4000},
-    {SP_F64, 2, TRUE, 48000, 4097, 200 * GST_MSECOND, -90, 1000, 9000},
-    {SP_F64, 1, FALSE, 11025, 3, 3 * GST_MSECOND, -60, 1, 64},
+    {CUDAFFT_SAMPLE_S16, 1, FALSE, 44100, 128, 50 * GST_MSECOND, -60, 1, 3000},
+    {CUDAFFT_SAMPLE_S16, 2, FALSE, 48000, 513, 20 * GST_MSECOND, -80, 100, 2000},
+    {CUDAFFT_SAMPLE_S24, 1, FALSE, 44100, 256, 30 * GST_MSECOND, -70, 1, 999},
+    {CUDAFFT_SAMPLE_S24, 3, FALSE, 22050, 100, 10 * GST_MSECOND, -90, 1, 777},
+    {CUDAFFT_SAMPLE_S24, 5, TRUE, 16000, 64, 7 * GST_MSECOND, -60, 1, 333},
+    {CUDAFFT_SAMPLE_S32, 2, FALSE, 96000, 1025, 25 * GST_MSECOND, -80, 500, 5000},
+    {CUDAFFT_SAMPLE_S32, 1, TRUE, 8000, 2, 5 * GST_MSECOND, -60, 1, 100},
+    {CUDAFFT_SAMPLE_F32, 6, FALSE, 44100, 300, 15 * GST_MSECOND, -60, 1, 2000},
+    {CUDAFFT_SAMPLE_F32, 2, TRUE, 44100, 1000, 40 * GST_MSECOND, -75, 1, 4000},
+    {CUDAFFT_SAMPLE_F64, 2, TRUE, 48000, 4097, 200 * GST_MSECOND, -90, 1000, 9000},
+    {CUDAFFT_SAMPLE_F64, 1, FALSE, 11025, 3, 3 * GST_MSECOND, -60, 1, 64},
 };
 
 /* Every format (S24 in odd sizes too) against the double-precision reference. */
 GST_START_TEST(test_formats_match_reference)
 {
   const guint i = __i__;
-  EuRng rng;
-  eu_rng_init(&rng, "format %u", i);
+  TestRng rng = test_rng("format %u", i);
   const SpSettings st = {format_rows[i].bands, format_rows[i].interval, format_rows[i].threshold,
                          i % 2 == 0, format_rows[i].multi};
   const guint rate = format_rows[i].rate, channels = format_rows[i].channels;
   double tones[8];
   for (guint c = 0; c < channels; c++)
-    tones[c] = rate * (0.02 + 0.4 * (eu_rng_uniform(&rng) + 1) / 2);
+    tones[c] = rate * (0.02 + 0.4 * (test_rng_uniform(&rng) + 1) / 2);
   const gsize fpi = gst_util_uint64_scale(st.interval, rate, GST_SECOND);
-  const gsize frames = 4 * fpi + eu_rng_range(&rng, 1, (guint)fpi - 1);
-  SpSignal sig;
-  sp_signal_make(&sig, &rng, format_rows[i].format, channels, rate, frames, 0.3, tones, 0.6);
-  GArray *sizes = sp_random_sizes(&rng, frames, format_rows[i].lo, format_rows[i].hi);
+  const gsize frames = 4 * fpi + test_rng_range(&rng, 1, (guint)fpi - 1);
+  TestSignal sig;
+  sp_signal_tones(&sig, &rng, format_rows[i].format, channels, rate, frames, 0.3, tones, 0.6);
   gchar *row =
       g_strdup_printf("%s x%u %s bands %u interval %" GST_TIME_FORMAT " threshold %d",
-                      sp_format_names[sig.format], channels, st.multi ? "multi-channel" : "mixed",
+                      test_format_name(sig.format), channels, st.multi ? "multi-channel" : "mixed",
                       st.bands, GST_TIME_ARGS(st.interval), st.threshold);
-  run_and_check(row, &sig, &st, sizes, 0, TRUE);
+  run_random_and_check(row, &rng, &sig, &st, format_rows[i].lo, format_rows[i].hi, 0, TRUE);
   g_free(row);
-  g_array_unref(sizes);
-  sp_signal_clear(&sig);
+  test_signal_clear(&sig);
 }
 GST_END_TEST;
 
@@ -1142,12 +920,12 @@ GST_END_TEST;
 
 /* Distinct bins at least 3 apart in [2, bands - 3]. */
 static void
-distinct_bins(EuRng *rng, guint *k, guint n, guint bands)
+distinct_bins(TestRng *rng, guint *k, guint n, guint bands)
 {
   for (guint c = 0; c < n; c++) {
     gboolean ok;
     do {
-      k[c] = eu_rng_range(rng, 2, bands - 3);
+      k[c] = test_rng_range(rng, 2, bands - 3);
       ok = TRUE;
       for (guint d = 0; d < c; d++)
         ok &= (k[c] > k[d] ? k[c] - k[d] : k[d] - k[c]) >= 3;
@@ -1156,32 +934,31 @@ distinct_bins(EuRng *rng, guint *k, guint n, guint bands)
 }
 
 static void
-tone_channels(SpSignal *sig, EuRng *rng, SpFormat format, guint channels, guint rate,
+tone_channels(TestSignal *sig, TestRng *rng, CudafftSampleFormat format, guint channels, guint rate,
               const guint *k, guint nfft, gsize frames)
 {
-  sp_signal_alloc(sig, format, channels, rate, frames);
+  test_signal_alloc(sig, format, channels, rate, frames, READ);
   for (guint c = 0; c < channels; c++) {
-    const double phase = G_PI * eu_rng_uniform(rng);
+    const double phase = G_PI * test_rng_uniform(rng);
     for (gsize f = 0; f < frames; f++)
-      sp_signal_set(sig, f, c, sin(2 * G_PI * (double)k[c] * (f % nfft) / nfft + phase));
+      test_signal_set(sig, f, c, sin(2 * G_PI * (double)k[c] * (f % nfft) / nfft + phase));
   }
 }
 
 static const struct {
-  SpFormat format;
+  CudafftSampleFormat format;
   guint channels;
-} multi_rows[] = {{SP_F32, 4}, {SP_S16, 3}, {SP_S32, 7}};
+} multi_rows[] = {{CUDAFFT_SAMPLE_F32, 4}, {CUDAFFT_SAMPLE_S16, 3}, {CUDAFFT_SAMPLE_S32, 7}};
 
 GST_START_TEST(test_multi_channel_per_channel_tones)
 {
   const guint i = __i__;
-  EuRng rng;
-  eu_rng_init(&rng, "multi %u", i);
+  TestRng rng = test_rng("multi %u", i);
   const guint channels = multi_rows[i].channels, bands = 1025, nfft = 2048, rate = 32000;
   guint k[8];
   distinct_bins(&rng, k, channels, bands);
   const SpSettings st = {bands, 64 * GST_MSECOND, -60, FALSE, TRUE}; /* 2048 frames */
-  SpSignal sig;
+  TestSignal sig;
   tone_channels(&sig, &rng, multi_rows[i].format, channels, rate, k, nfft, 3 * 2048);
   SpHarness sh;
   sp_harness_open(&sh, "cudaspectrum", &st, sig.format, rate, channels);
@@ -1197,7 +974,7 @@ GST_START_TEST(test_multi_channel_per_channel_tones)
                 msg->multi ? "arrays" : "list", channels, bands);
     for (guint c = 0; c < channels; c++) {
       gchar *what = g_strdup_printf("%s, message %u, channel %u (tone in bin %u)",
-                                    sp_format_names[sig.format], m, c, k[c]);
+                                    test_format_name(sig.format), m, c, k[c]);
       check_tone_row(msg->mag + (gsize)c * bands, bands, k[c], 1.0, -60, what);
       g_free(what);
     }
@@ -1205,21 +982,20 @@ GST_START_TEST(test_multi_channel_per_channel_tones)
   g_array_unref(sizes);
   g_array_unref(msgs);
   sp_harness_close(&sh);
-  sp_signal_clear(&sig);
+  test_signal_clear(&sig);
 }
 GST_END_TEST;
 
 /* Without multi-channel: one spectrum of the mean of the channels. */
 GST_START_TEST(test_mixed_channels_averaged)
 {
-  EuRng rng;
-  eu_rng_init(&rng, "mixed");
+  TestRng rng = test_rng("mixed");
   const guint channels = 4, bands = 1025, nfft = 2048, rate = 32000;
   guint k[4];
   distinct_bins(&rng, k, channels, bands);
   const SpSettings st = {bands, 64 * GST_MSECOND, -60, FALSE, FALSE};
-  SpSignal sig;
-  tone_channels(&sig, &rng, SP_F32, channels, rate, k, nfft, 3 * 2048);
+  TestSignal sig;
+  tone_channels(&sig, &rng, CUDAFFT_SAMPLE_F32, channels, rate, k, nfft, 3 * 2048);
   SpHarness sh;
   sp_harness_open(&sh, "cudaspectrum", &st, sig.format, rate, channels);
   GArray *sizes = sp_random_sizes(&rng, sig.frames, 1, 3000);
@@ -1247,7 +1023,7 @@ GST_START_TEST(test_mixed_channels_averaged)
   g_array_unref(sizes);
   g_array_unref(msgs);
   sp_harness_close(&sh);
-  sp_signal_clear(&sig);
+  test_signal_clear(&sig);
 }
 GST_END_TEST;
 
@@ -1257,23 +1033,22 @@ static const struct {
   GstClockTime start, base, time;
   gdouble rate;
   gboolean multi;
-  SpFormat format;
+  CudafftSampleFormat format;
   guint channels;
 } segment_rows[] = {
-    {1 * GST_SECOND, 5 * GST_SECOND, 10 * GST_SECOND, 1.0, FALSE, SP_S16, 2},
-    {2500 * GST_MSECOND, 0, 700 * GST_MSECOND, 2.0, TRUE, SP_F32, 3},
-    {123456789, 987654321, 0, 0.5, TRUE, SP_S24, 2},
+    {1 * GST_SECOND, 5 * GST_SECOND, 10 * GST_SECOND, 1.0, FALSE, CUDAFFT_SAMPLE_S16, 2},
+    {2500 * GST_MSECOND, 0, 700 * GST_MSECOND, 2.0, TRUE, CUDAFFT_SAMPLE_F32, 3},
+    {123456789, 987654321, 0, 0.5, TRUE, CUDAFFT_SAMPLE_S24, 2},
 };
 
 GST_START_TEST(test_message_fields_and_segment_times)
 {
   const guint i = __i__;
-  EuRng rng;
-  eu_rng_init(&rng, "segment %u", i);
+  TestRng rng = test_rng("segment %u", i);
   const SpSettings st = {200, 30 * GST_MSECOND, -70, TRUE, segment_rows[i].multi};
   const guint rate = 44100, channels = segment_rows[i].channels;
-  SpSignal sig;
-  sp_signal_make(&sig, &rng, segment_rows[i].format, channels, rate, rate / 2, 0.8, NULL, 0);
+  TestSignal sig;
+  sp_signal_noise(&sig, &rng, segment_rows[i].format, channels, rate, rate / 2, 0.8);
   SpHarness sh;
   sp_harness_open(&sh, "cudaspectrum", &st, sig.format, rate, channels);
   GstSegment segment;
@@ -1314,17 +1089,16 @@ GST_START_TEST(test_message_fields_and_segment_times)
   g_array_unref(sizes);
   g_array_unref(msgs);
   sp_harness_close(&sh);
-  sp_signal_clear(&sig);
+  test_signal_clear(&sig);
 }
 GST_END_TEST;
 
 /* post-messages=false: none; message-magnitude=false: no magnitude (and no magnitude-data). */
 GST_START_TEST(test_post_messages_and_magnitude_switches)
 {
-  EuRng rng;
-  eu_rng_init(&rng, "switches");
-  SpSignal sig;
-  sp_signal_make(&sig, &rng, SP_F32, 1, 48000, 48000 / 2, 0.8, NULL, 0);
+  TestRng rng = test_rng("switches");
+  TestSignal sig;
+  sp_signal_noise(&sig, &rng, CUDAFFT_SAMPLE_F32, 1, 48000, 48000 / 2, 0.8);
   GArray *sizes = sp_random_sizes(&rng, sig.frames, 1, 3000);
   for (int pass = 0; pass < 2; pass++) {
     const SpSettings st = {256, 10 * GST_MSECOND, -60, TRUE, FALSE};
@@ -1349,7 +1123,7 @@ GST_START_TEST(test_post_messages_and_magnitude_switches)
     sp_harness_close(&sh);
   }
   g_array_unref(sizes);
-  sp_signal_clear(&sig);
+  test_signal_clear(&sig);
 }
 GST_END_TEST;
 
@@ -1358,11 +1132,10 @@ GST_END_TEST;
  * a buffer starts an interval. */
 GST_START_TEST(test_interval_remainder_carry)
 {
-  EuRng rng;
-  eu_rng_init(&rng, "carry");
+  TestRng rng = test_rng("carry");
   const SpSettings st = {64, GST_MSECOND, -70, FALSE, FALSE};
-  SpSignal sig;
-  sp_signal_make(&sig, &rng, SP_S16, 2, 44100, 44100 * 3 / 10, 0.9, NULL, 0);
+  TestSignal sig;
+  sp_signal_noise(&sig, &rng, CUDAFFT_SAMPLE_S16, 2, 44100, 44100 * 3 / 10, 0.9);
   GArray *ref = sp_reference(&sig, 0, sig.frames, &st, NULL, 0, FALSE);
   /* the model's carry is spectrum's */
   for (guint j = 0; j < ref->len; j++) {
@@ -1373,40 +1146,79 @@ GST_START_TEST(test_interval_remainder_carry)
   }
   g_array_unref(ref);
   /* buffers that often start an interval and often do not */
-  GArray *sizes = sp_random_sizes(&rng, sig.frames, 1, 200);
-  run_and_check("44100 Hz, 1 ms", &sig, &st, sizes, 0, FALSE);
-  g_array_unref(sizes);
-  sizes = sp_random_sizes(&rng, sig.frames, 44, 45);
-  run_and_check("44100 Hz, 1 ms, buffers of 44-45", &sig, &st, sizes, 3 * GST_SECOND + 17, FALSE);
-  g_array_unref(sizes);
-  sp_signal_clear(&sig);
+  run_random_and_check("44100 Hz, 1 ms", &rng, &sig, &st, 1, 200, 0, FALSE);
+  run_random_and_check("44100 Hz, 1 ms, buffers of 44-45", &rng, &sig, &st, 44, 45,
+                       3 * GST_SECOND + 17, FALSE);
+  test_signal_clear(&sig);
 }
 GST_END_TEST;
 
 /* interval = 1 ns (its minimum) is shorter than a frame: every interval is one frame. */
 GST_START_TEST(test_interval_shorter_than_a_frame)
 {
-  EuRng rng;
-  eu_rng_init(&rng, "one frame");
+  TestRng rng = test_rng("one frame");
   const SpSettings st = {16, 1, -60, TRUE, FALSE};
-  SpSignal sig;
-  sp_signal_make(&sig, &rng, SP_S16, 2, 48000, 300, 0.9, NULL, 0);
-  GArray *sizes = sp_random_sizes(&rng, sig.frames, 1, 40);
-  run_and_check("interval 1 ns", &sig, &st, sizes, 0, TRUE);
-  g_array_unref(sizes);
-  sp_signal_clear(&sig);
+  TestSignal sig;
+  sp_signal_noise(&sig, &rng, CUDAFFT_SAMPLE_S16, 2, 48000, 300, 0.9);
+  run_random_and_check("interval 1 ns", &rng, &sig, &st, 1, 40, 0, TRUE);
+  test_signal_clear(&sig);
 }
 GST_END_TEST;
 
 /* Settings while playing ------------------------------------------------------------------- */
+
+/* Pushes sig through cudaspectrum (initial settings) in buffers of 1 to max_buffer frames, setting
+ * changes[c].settings while frame changes[c].at is the next to come, and checks every message
+ * against the reference; the properties read back the last settings. */
+static void
+run_with_changes(const char *row, TestRng *rng, const TestSignal *sig, const SpSettings *initial,
+                 const SpChange *changes, guint n_changes, guint max_buffer)
+{
+  SpHarness sh;
+  sp_harness_open(&sh, "cudaspectrum", initial, sig->format, sig->rate, sig->channels);
+  GArray *pushed = g_array_new(FALSE, FALSE, sizeof(SpPushed));
+  gsize at = 0;
+  for (guint c = 0; c <= n_changes; c++) {
+    const gsize until = c < n_changes ? changes[c].at : sig->frames;
+    GArray *sizes = sp_random_sizes(rng, until - at, 1, max_buffer);
+    sp_push_sizes(&sh.h, 1, sig, at, sizes, 0, pushed);
+    g_array_unref(sizes);
+    at = until;
+    if (c < n_changes)
+      set_settings(sh.e, &changes[c].settings);
+  }
+  GArray *msgs = sp_msgs_new();
+  sp_collect(sh.bus, sh.e, TRUE, msgs);
+  GArray *ref = sp_reference(sig, 0, sig->frames, initial, changes, n_changes, FALSE);
+  GstClockTime *ts = sp_expected_timestamps(pushed, ref, sig->rate);
+  GstSegment segment;
+  gst_segment_init(&segment, GST_FORMAT_TIME);
+  fail_unless(msgs->len == ref->len, "%s: %u messages, expected %u", row, msgs->len, ref->len);
+  check_messages(row, msgs, 0, ref, ref->len, ts, &segment, sig->rate);
+  /* the properties read back what was set */
+  const SpSettings *last = &changes[n_changes - 1].settings;
+  SpSettings now;
+  g_object_get(sh.e, "bands", &now.bands, "interval", &now.interval, "threshold", &now.threshold,
+               "message-phase", &now.phase, "multi-channel", &now.multi, NULL);
+  fail_unless(now.bands == last->bands && now.interval == last->interval &&
+                  now.threshold == last->threshold && !now.phase == !last->phase &&
+                  !now.multi == !last->multi,
+              "%s: the properties read back bands %u interval %" G_GUINT64_FORMAT
+              " threshold %d phase %d multi %d, not the last settings",
+              row, now.bands, now.interval, now.threshold, now.phase, now.multi);
+  g_free(ts);
+  g_array_unref(ref);
+  g_array_unref(msgs);
+  g_array_unref(pushed);
+  sp_harness_close(&sh);
+}
 
 /* bands, interval, threshold, message-phase and multi-channel set mid-interval apply from the
  * next interval. Every interval here is at least nfft frames, so that its FFTs read only its own
  * frames, whatever the element keeps of the history across a change of bands. */
 GST_START_TEST(test_settings_change_at_next_interval)
 {
-  EuRng rng;
-  eu_rng_init(&rng, "changes");
+  TestRng rng = test_rng("changes");
   const guint rate = 48000, channels = 2;
   const SpSettings initial = {256, 20 * GST_MSECOND, -60, FALSE, FALSE};
   const SpChange changes[] = {
@@ -1418,41 +1230,12 @@ GST_START_TEST(test_settings_change_at_next_interval)
       {5500, {513, 30 * GST_MSECOND, -70, FALSE, TRUE}},
       {7800, {513, 30 * GST_MSECOND, -70, TRUE, FALSE}},
   };
-  const gsize frames = 12000;
   double tones[2] = {1000, 7000};
-  SpSignal sig;
-  sp_signal_make(&sig, &rng, SP_F32, channels, rate, frames, 0.4, tones, 0.5);
-  SpHarness sh;
-  sp_harness_open(&sh, "cudaspectrum", &initial, sig.format, rate, channels);
-  GArray *pushed = g_array_new(FALSE, FALSE, sizeof(SpPushed));
-  gsize at = 0;
-  for (guint c = 0; c <= G_N_ELEMENTS(changes); c++) {
-    const gsize until = c < G_N_ELEMENTS(changes) ? changes[c].at : frames;
-    GArray *sizes = sp_random_sizes(&rng, until - at, 1, 700);
-    sp_push_sizes(&sh.h, 1, &sig, at, sizes, 0, pushed);
-    g_array_unref(sizes);
-    at = until;
-    if (c < G_N_ELEMENTS(changes))
-      set_settings(sh.e, &changes[c].settings);
-  }
-  GArray *msgs = sp_msgs_new();
-  sp_collect(sh.bus, sh.e, TRUE, msgs);
-  GArray *ref = sp_reference(&sig, 0, frames, &initial, changes, G_N_ELEMENTS(changes), FALSE);
-  GstClockTime *ts = sp_expected_timestamps(pushed, ref, rate);
-  GstSegment segment;
-  gst_segment_init(&segment, GST_FORMAT_TIME);
-  fail_unless(msgs->len == ref->len, "%u messages, expected %u", msgs->len, ref->len);
-  check_messages("settings changed while playing", msgs, 0, ref, ref->len, ts, &segment, rate);
-  /* the properties read back what was set */
-  guint bands;
-  g_object_get(sh.e, "bands", &bands, NULL);
-  fail_unless_equals_int(bands, 513);
-  g_free(ts);
-  g_array_unref(ref);
-  g_array_unref(msgs);
-  g_array_unref(pushed);
-  sp_harness_close(&sh);
-  sp_signal_clear(&sig);
+  TestSignal sig;
+  sp_signal_tones(&sig, &rng, CUDAFFT_SAMPLE_F32, channels, rate, 12000, 0.4, tones, 0.5);
+  run_with_changes("settings changed while playing", &rng, &sig, &initial, changes,
+                   G_N_ELEMENTS(changes), 700);
+  test_signal_clear(&sig);
 }
 GST_END_TEST;
 
@@ -1460,45 +1243,18 @@ GST_END_TEST;
  * whose one FFT reads frames of earlier intervals. */
 GST_START_TEST(test_option_change_keeps_history)
 {
-  EuRng rng;
-  eu_rng_init(&rng, "options");
-  const guint rate = 48000;
+  TestRng rng = test_rng("options");
   const SpSettings initial = {1025, 5 * GST_MSECOND, -60, FALSE, FALSE};
   const SpChange changes[] = {
       {1000, {1025, 5 * GST_MSECOND, -90, FALSE, FALSE}},
       {2000, {1025, 2 * GST_MSECOND, -90, TRUE, FALSE}},
       {3333, {1025, 7 * GST_MSECOND, -70, FALSE, FALSE}},
   };
-  const gsize frames = 6000;
-  SpSignal sig;
-  sp_signal_make(&sig, &rng, SP_S16, 1, rate, frames, 0.9, NULL, 0);
-  SpHarness sh;
-  sp_harness_open(&sh, "cudaspectrum", &initial, sig.format, rate, 1);
-  GArray *pushed = g_array_new(FALSE, FALSE, sizeof(SpPushed));
-  gsize at = 0;
-  for (guint c = 0; c <= G_N_ELEMENTS(changes); c++) {
-    const gsize until = c < G_N_ELEMENTS(changes) ? changes[c].at : frames;
-    GArray *sizes = sp_random_sizes(&rng, until - at, 1, 400);
-    sp_push_sizes(&sh.h, 1, &sig, at, sizes, 0, pushed);
-    g_array_unref(sizes);
-    at = until;
-    if (c < G_N_ELEMENTS(changes))
-      set_settings(sh.e, &changes[c].settings);
-  }
-  GArray *msgs = sp_msgs_new();
-  sp_collect(sh.bus, sh.e, TRUE, msgs);
-  GArray *ref = sp_reference(&sig, 0, frames, &initial, changes, G_N_ELEMENTS(changes), FALSE);
-  GstClockTime *ts = sp_expected_timestamps(pushed, ref, rate);
-  GstSegment segment;
-  gst_segment_init(&segment, GST_FORMAT_TIME);
-  fail_unless(msgs->len == ref->len, "%u messages, expected %u", msgs->len, ref->len);
-  check_messages("options changed while playing", msgs, 0, ref, ref->len, ts, &segment, rate);
-  g_free(ts);
-  g_array_unref(ref);
-  g_array_unref(msgs);
-  g_array_unref(pushed);
-  sp_harness_close(&sh);
-  sp_signal_clear(&sig);
+  TestSignal sig;
+  sp_signal_noise(&sig, &rng, CUDAFFT_SAMPLE_S16, 1, 48000, 6000, 0.9);
+  run_with_changes("options changed while playing", &rng, &sig, &initial, changes,
+                   G_N_ELEMENTS(changes), 400);
+  test_signal_clear(&sig);
 }
 GST_END_TEST;
 
@@ -1507,7 +1263,7 @@ GST_END_TEST;
 static const struct {
   const char *name;
   gboolean defaults; /* set no property but backend */
-  SpFormat format;
+  CudafftSampleFormat format;
   guint channels, rate;
   SpSettings st;
   double seconds;
@@ -1516,7 +1272,7 @@ static const struct {
 } compat_rows[] = {
     {"default properties, F32 mono",
      TRUE,
-     SP_F32,
+     CUDAFFT_SAMPLE_F32,
      1,
      44100,
      {128, 100 * GST_MSECOND, -60, FALSE, FALSE},
@@ -1526,7 +1282,7 @@ static const struct {
      0},
     {"bands 2049, 10 ms, S16 stereo",
      FALSE,
-     SP_S16,
+     CUDAFFT_SAMPLE_S16,
      2,
      48000,
      {2049, 10 * GST_MSECOND, -60, FALSE, FALSE},
@@ -1536,7 +1292,7 @@ static const struct {
      0},
     {"bands 1025, 1 ms, F32 mono",
      FALSE,
-     SP_F32,
+     CUDAFFT_SAMPLE_F32,
      1,
      44100,
      {1025, 1 * GST_MSECOND, -60, FALSE, FALSE},
@@ -1546,7 +1302,7 @@ static const struct {
      GST_SECOND},
     {"multi-channel 2, S16, threshold -90, phase",
      FALSE,
-     SP_S16,
+     CUDAFFT_SAMPLE_S16,
      2,
      44100,
      {256, 50 * GST_MSECOND, -90, TRUE, TRUE},
@@ -1556,7 +1312,7 @@ static const struct {
      0},
     {"multi-channel 8, S24",
      FALSE,
-     SP_S24,
+     CUDAFFT_SAMPLE_S24,
      8,
      32000,
      {512, 30 * GST_MSECOND, -60, FALSE, TRUE},
@@ -1566,7 +1322,7 @@ static const struct {
      0},
     {"multi-channel 3, S24, 1 ms, phase",
      FALSE,
-     SP_S24,
+     CUDAFFT_SAMPLE_S24,
      3,
      48000,
      {64, 1 * GST_MSECOND, -90, TRUE, TRUE},
@@ -1576,7 +1332,7 @@ static const struct {
      12345},
     {"mixed 4, S32, phase",
      FALSE,
-     SP_S32,
+     CUDAFFT_SAMPLE_S32,
      4,
      22050,
      {300, 20 * GST_MSECOND, -70, TRUE, FALSE},
@@ -1586,7 +1342,7 @@ static const struct {
      0},
     {"mixed 2, F64, phase",
      FALSE,
-     SP_F64,
+     CUDAFFT_SAMPLE_F64,
      2,
      96000,
      {1000, 25 * GST_MSECOND, -60, TRUE, FALSE},
@@ -1596,7 +1352,7 @@ static const struct {
      0},
     {"F32 mono, one FFT per interval, phase, threshold -90",
      FALSE,
-     SP_F32,
+     CUDAFFT_SAMPLE_F32,
      1,
      48000,
      {257, 5 * GST_MSECOND, -90, TRUE, FALSE},
@@ -1609,17 +1365,16 @@ static const struct {
 GST_START_TEST(test_compatible_with_spectrum)
 {
   const guint i = __i__;
-  EuRng rng;
-  eu_rng_init(&rng, "compat %u", i);
+  TestRng rng = test_rng("compat %u", i);
   const SpSettings *st = &compat_rows[i].st;
   const guint rate = compat_rows[i].rate, channels = compat_rows[i].channels;
   double tones[8];
   for (guint c = 0; c < channels; c++)
-    tones[c] = rate * (0.01 + 0.45 * (eu_rng_uniform(&rng) + 1) / 2);
-  SpSignal sig;
-  sp_signal_make(&sig, &rng, compat_rows[i].format, channels, rate,
-                 (gsize)(compat_rows[i].seconds * rate) + eu_rng_range(&rng, 0, 999), 0.5, tones,
-                 0.45);
+    tones[c] = rate * (0.01 + 0.45 * (test_rng_uniform(&rng) + 1) / 2);
+  TestSignal sig;
+  sp_signal_tones(&sig, &rng, compat_rows[i].format, channels, rate,
+                  (gsize)(compat_rows[i].seconds * rate) + test_rng_range(&rng, 0, 999), 0.5, tones,
+                  0.45);
   SpHarness a, b;
   const SpSettings *props = compat_rows[i].defaults ? NULL : st;
   sp_harness_open(&a, "spectrum", props, sig.format, rate, channels);
@@ -1698,56 +1453,53 @@ GST_START_TEST(test_compatible_with_spectrum)
   g_array_unref(sizes);
   sp_harness_close(&a);
   sp_harness_close(&b);
-  sp_signal_clear(&sig);
+  test_signal_clear(&sig);
 }
 GST_END_TEST;
 
 /* Stream events ---------------------------------------------------------------------------- */
 
 static const struct {
-  SpFormat format;
+  CudafftSampleFormat format;
   guint channels, rate, bands;
   guint64 interval;
   gsize full, extra; /* frames: full intervals, then extra */
 } eos_rows[] = {
-    {SP_F32, 2, 44100, 512, 50 * GST_MSECOND, 3, 700},   /* partial shorter than nfft */
-    {SP_S16, 1, 48000, 128, 20 * GST_MSECOND, 5, 0},     /* no partial: no message at EOS */
-    {SP_S32, 3, 48000, 256, 100 * GST_MSECOND, 2, 1500}, /* partial with FFTs of its own */
-    {SP_F64, 1, 44100, 2049, 100 * GST_MSECOND, 0, 500}, /* only a partial interval */
+    {CUDAFFT_SAMPLE_F32, 2, 44100, 512, 50 * GST_MSECOND, 3, 700}, /* partial shorter than nfft */
+    {CUDAFFT_SAMPLE_S16, 1, 48000, 128, 20 * GST_MSECOND, 5, 0}, /* no partial: no message at EOS */
+    {CUDAFFT_SAMPLE_S32, 3, 48000, 256, 100 * GST_MSECOND, 2,
+     1500}, /* partial with FFTs of its own */
+    {CUDAFFT_SAMPLE_F64, 1, 44100, 2049, 100 * GST_MSECOND, 0, 500}, /* only a partial interval */
 };
 
 /* A partial interval at EOS is posted, with duration frames / rate (spectrum drops it). */
 GST_START_TEST(test_eos_posts_partial_interval)
 {
   const guint i = __i__;
-  EuRng rng;
-  eu_rng_init(&rng, "eos %u", i);
+  TestRng rng = test_rng("eos %u", i);
   const SpSettings st = {eos_rows[i].bands, eos_rows[i].interval, -70, TRUE, FALSE};
   const gsize fpi = gst_util_uint64_scale(st.interval, eos_rows[i].rate, GST_SECOND);
   const gsize frames = eos_rows[i].full * fpi + eos_rows[i].extra;
-  SpSignal sig;
-  sp_signal_make(&sig, &rng, eos_rows[i].format, eos_rows[i].channels, eos_rows[i].rate, frames,
-                 0.9, NULL, 0);
-  GArray *sizes = sp_random_sizes(&rng, frames, 1, 3000);
+  TestSignal sig;
+  sp_signal_noise(&sig, &rng, eos_rows[i].format, eos_rows[i].channels, eos_rows[i].rate, frames,
+                  0.9);
   gchar *row = g_strdup_printf("%zu intervals of %zu + %zu frames, EOS", eos_rows[i].full, fpi,
                                eos_rows[i].extra);
-  run_and_check(row, &sig, &st, sizes, 0, TRUE);
+  run_random_and_check(row, &rng, &sig, &st, 1, 3000, 0, TRUE);
   g_free(row);
-  g_array_unref(sizes);
-  sp_signal_clear(&sig);
+  test_signal_clear(&sig);
 }
 GST_END_TEST;
 
 /* After a DISCONT buffer the messages are those of a fresh element fed the data from there. */
 GST_START_TEST(test_discont_resets_intervals_and_history)
 {
-  EuRng rng;
-  eu_rng_init(&rng, "discont");
+  TestRng rng = test_rng("discont");
   const guint rate = 48000;
   /* 480-frame intervals, each with one FFT over the 2048 latest frames: the history shows */
   const SpSettings st = {1025, 10 * GST_MSECOND, -80, TRUE, FALSE};
-  SpSignal sig;
-  sp_signal_make(&sig, &rng, SP_F32, 1, rate, 8000, 0.9, NULL, 0);
+  TestSignal sig;
+  sp_signal_noise(&sig, &rng, CUDAFFT_SAMPLE_F32, 1, rate, 8000, 0.9);
   const gsize split = 3000; /* mid-interval */
   const GstClockTime start_b = 7 * GST_SECOND;
   GArray *sizes_a = sp_random_sizes(&rng, split, 1, 900);
@@ -1766,7 +1518,7 @@ GST_START_TEST(test_discont_resets_intervals_and_history)
   gsize at = split;
   for (guint b = 0; b < sizes_b->len; b++) {
     const gsize n = g_array_index(sizes_b, gsize, b);
-    GstBuffer *buf = sp_buffer(&sig, at, n, origin);
+    GstBuffer *buf = eu_signal_buffer(&sig, at, n, origin);
     if (b == 0)
       GST_BUFFER_FLAG_SET(buf, GST_BUFFER_FLAG_DISCONT);
     fail_unless_equals_int(gst_harness_push(sh.h, gst_buffer_copy(buf)), GST_FLOW_OK);
@@ -1808,18 +1560,17 @@ GST_START_TEST(test_discont_resets_intervals_and_history)
   g_array_unref(sizes_b);
   sp_harness_close(&sh);
   sp_harness_close(&fresh);
-  sp_signal_clear(&sig);
+  test_signal_clear(&sig);
 }
 GST_END_TEST;
 
 /* No PTS at all: times count from the first sample: 0, interval, 2 interval, ... */
 GST_START_TEST(test_untimestamped_counts_from_zero)
 {
-  EuRng rng;
-  eu_rng_init(&rng, "untimestamped");
+  TestRng rng = test_rng("untimestamped");
   const SpSettings st = {256, 10 * GST_MSECOND, -60, FALSE, TRUE};
-  SpSignal sig;
-  sp_signal_make(&sig, &rng, SP_S16, 2, 48000, 480 * 10 + 240, 0.9, NULL, 0);
+  TestSignal sig;
+  sp_signal_noise(&sig, &rng, CUDAFFT_SAMPLE_S16, 2, 48000, 480 * 10 + 240, 0.9);
   GArray *sizes = sp_random_sizes(&rng, sig.frames, 1, 700);
   run_and_check("no timestamps", &sig, &st, sizes, GST_CLOCK_TIME_NONE, TRUE);
   /* spelled out */
@@ -1840,53 +1591,51 @@ GST_START_TEST(test_untimestamped_counts_from_zero)
   g_array_unref(msgs);
   sp_harness_close(&sh);
   g_array_unref(sizes);
-  sp_signal_clear(&sig);
+  test_signal_clear(&sig);
 }
 GST_END_TEST;
 
 /* Empty buffers change nothing. */
 GST_START_TEST(test_zero_length_buffers)
 {
-  EuRng rng;
-  eu_rng_init(&rng, "empty");
+  TestRng rng = test_rng("empty");
   const SpSettings st = {128, 20 * GST_MSECOND, -60, TRUE, FALSE};
-  SpSignal sig;
-  sp_signal_make(&sig, &rng, SP_F32, 2, 44100, 44100 / 4, 0.9, NULL, 0);
+  TestSignal sig;
+  sp_signal_noise(&sig, &rng, CUDAFFT_SAMPLE_F32, 2, 44100, 44100 / 4, 0.9);
   GArray *sizes = sp_random_sizes(&rng, sig.frames, 1, 1500);
   GArray *with_empty = g_array_new(FALSE, FALSE, sizeof(gsize));
   const gsize zero = 0;
   g_array_append_val(with_empty, zero);
   for (guint b = 0; b < sizes->len; b++) {
     g_array_append_val(with_empty, g_array_index(sizes, gsize, b));
-    if (eu_rng_range(&rng, 0, 2) == 0)
+    if (test_rng_range(&rng, 0, 2) == 0)
       g_array_append_val(with_empty, zero);
   }
   run_and_check("zero-length buffers between the others", &sig, &st, with_empty, 0, TRUE);
   g_array_unref(with_empty);
   g_array_unref(sizes);
-  sp_signal_clear(&sig);
+  test_signal_clear(&sig);
 }
 GST_END_TEST;
 
 /* Buffers that split frames: the leftover bytes wait for the rest of their frame. */
 GST_START_TEST(test_partial_frame_buffers)
 {
-  EuRng rng;
-  eu_rng_init(&rng, "partial frames");
+  TestRng rng = test_rng("partial frames");
   static const struct {
-    SpFormat format;
+    CudafftSampleFormat format;
     guint channels;
-  } rows[] = {{SP_S16, 2}, {SP_S24, 3}, {SP_F64, 1}};
+  } rows[] = {{CUDAFFT_SAMPLE_S16, 2}, {CUDAFFT_SAMPLE_S24, 3}, {CUDAFFT_SAMPLE_F64, 1}};
   for (guint r = 0; r < G_N_ELEMENTS(rows); r++) {
     const SpSettings st = {300, 10 * GST_MSECOND, -70, FALSE, FALSE};
-    SpSignal sig;
-    sp_signal_make(&sig, &rng, rows[r].format, rows[r].channels, 48000, 480 * 8, 0.9, NULL, 0);
-    const gsize bytes = sig.frames * sp_frame_bytes(&sig);
+    TestSignal sig;
+    sp_signal_noise(&sig, &rng, rows[r].format, rows[r].channels, 48000, 480 * 8, 0.9);
+    const gsize bytes = sig.frames * test_signal_frame_bytes(&sig);
     SpHarness odd, whole;
     sp_harness_open(&odd, "cudaspectrum", &st, sig.format, sig.rate, sig.channels);
     sp_harness_open(&whole, "cudaspectrum", &st, sig.format, sig.rate, sig.channels);
     for (gsize at = 0; at < bytes;) {
-      const gsize r = eu_rng_range(&rng, 1, 2000);
+      const gsize r = test_rng_range(&rng, 1, 2000);
       const gsize n = MIN(r, bytes - at);
       GstBuffer *buf = gst_buffer_new_memdup(sig.raw + at, n);
       fail_unless_equals_int(gst_harness_push(odd.h, buf), GST_FLOW_OK);
@@ -1900,12 +1649,12 @@ GST_START_TEST(test_partial_frame_buffers)
     sp_collect(whole.bus, whole.e, TRUE, mw);
     GArray *ref = sp_reference(&sig, 0, sig.frames, &st, NULL, 0, FALSE);
     fail_unless(mo->len == ref->len, "%s x%u: %u messages, expected %u",
-                sp_format_names[sig.format], sig.channels, mo->len, ref->len);
+                test_format_name(sig.format), sig.channels, mo->len, ref->len);
     GArray *none = g_array_new(FALSE, FALSE, sizeof(SpPushed));
     GstClockTime *ts = sp_expected_timestamps(none, ref, sig.rate);
     GstSegment segment;
     gst_segment_init(&segment, GST_FORMAT_TIME);
-    gchar *row = g_strdup_printf("%s x%u in buffers of any byte size", sp_format_names[sig.format],
+    gchar *row = g_strdup_printf("%s x%u in buffers of any byte size", test_format_name(sig.format),
                                  sig.channels);
     check_messages(row, mo, 0, ref, ref->len, ts, &segment, sig.rate);
     fail_unless_equals_int(mw->len, mo->len);
@@ -1925,7 +1674,7 @@ GST_START_TEST(test_partial_frame_buffers)
     g_array_unref(mw);
     sp_harness_close(&odd);
     sp_harness_close(&whole);
-    sp_signal_clear(&sig);
+    test_signal_clear(&sig);
   }
 }
 GST_END_TEST;
@@ -1933,25 +1682,22 @@ GST_END_TEST;
 /* A NaN and an Inf sample: NaN in exactly the intervals whose FFT windows hold them. */
 GST_START_TEST(test_nan_only_in_its_intervals)
 {
-  EuRng rng;
-  eu_rng_init(&rng, "nan");
+  TestRng rng = test_rng("nan");
   const SpSettings st = {513, 10 * GST_MSECOND, -60, TRUE, FALSE}; /* nfft 1024, 480 frames */
-  SpSignal sig;
-  sp_signal_make(&sig, &rng, SP_F32, 1, 48000, 480 * 20, 0.9, NULL, 0);
-  const gsize nan_at = 3000 + eu_rng_range(&rng, 0, 100),
-              inf_at = 7000 + eu_rng_range(&rng, 0, 100);
-  sp_signal_set(&sig, nan_at, 0, NAN);
-  sp_signal_set(&sig, inf_at, 0, -INFINITY);
+  TestSignal sig;
+  sp_signal_noise(&sig, &rng, CUDAFFT_SAMPLE_F32, 1, 48000, 480 * 20, 0.9);
+  const gsize nan_at = 3000 + test_rng_range(&rng, 0, 100),
+              inf_at = 7000 + test_rng_range(&rng, 0, 100);
+  test_signal_set(&sig, nan_at, 0, NAN);
+  test_signal_set(&sig, inf_at, 0, -INFINITY);
   GArray *ref = sp_reference(&sig, 0, sig.frames, &st, NULL, 0, FALSE);
   guint nan_intervals = 0;
   for (guint j = 0; j < ref->len; j++)
     nan_intervals += isnan(g_array_index(ref, SpInterval, j).mag[0]);
   fail_unless_equals_int(nan_intervals, 4); /* the model: 2 intervals each */
   g_array_unref(ref);
-  GArray *sizes = sp_random_sizes(&rng, sig.frames, 1, 1000);
-  run_and_check("NaN and -Inf samples", &sig, &st, sizes, 0, FALSE);
-  g_array_unref(sizes);
-  sp_signal_clear(&sig);
+  run_random_and_check("NaN and -Inf samples", &rng, &sig, &st, 1, 1000, 0, FALSE);
+  test_signal_clear(&sig);
 }
 GST_END_TEST;
 
@@ -1959,12 +1705,11 @@ GST_END_TEST;
  * element fed the new stream (the interval open at the change may or may not be posted). */
 GST_START_TEST(test_caps_change_restarts)
 {
-  EuRng rng;
-  eu_rng_init(&rng, "caps change");
+  TestRng rng = test_rng("caps change");
   const SpSettings st = {256, 10 * GST_MSECOND, -70, FALSE, TRUE};
-  SpSignal a, b;
-  sp_signal_make(&a, &rng, SP_S16, 2, 44100, 44100 / 10 + 200, 0.9, NULL, 0);
-  sp_signal_make(&b, &rng, SP_F32, 3, 48000, 48000 / 10 + 100, 0.9, NULL, 0);
+  TestSignal a, b;
+  sp_signal_noise(&a, &rng, CUDAFFT_SAMPLE_S16, 2, 44100, 44100 / 10 + 200, 0.9);
+  sp_signal_noise(&b, &rng, CUDAFFT_SAMPLE_F32, 3, 48000, 48000 / 10 + 100, 0.9);
   SpHarness sh;
   sp_harness_open(&sh, "cudaspectrum", &st, a.format, a.rate, a.channels);
   GArray *sizes = sp_random_sizes(&rng, a.frames, 1, 1000);
@@ -1974,7 +1719,7 @@ GST_START_TEST(test_caps_change_restarts)
   sp_collect(sh.bus, sh.e, TRUE, msgs);
   const guint before = msgs->len;
   fail_unless_equals_int(before, 10);
-  gst_harness_set_src_caps(sh.h, sp_caps(b.format, b.rate, b.channels));
+  gst_harness_set_src_caps(sh.h, eu_raw_caps(b.format, b.rate, b.channels));
   sizes = sp_random_sizes(&rng, b.frames, 1, 1000);
   GArray *pushed = g_array_new(FALSE, FALSE, sizeof(SpPushed));
   sp_push_sizes(&sh.h, 1, &b, 0, sizes, 0, pushed);
@@ -1993,8 +1738,8 @@ GST_START_TEST(test_caps_change_restarts)
   g_array_unref(sizes);
   g_array_unref(msgs);
   sp_harness_close(&sh);
-  sp_signal_clear(&a);
-  sp_signal_clear(&b);
+  test_signal_clear(&a);
+  test_signal_clear(&b);
 }
 GST_END_TEST;
 
@@ -2011,27 +1756,26 @@ static gpointer
 changer_thread(gpointer data)
 {
   Changer *c = data;
-  EuRng rng;
-  eu_rng_init(&rng, "changer");
+  TestRng rng = test_rng("changer");
   while (!g_atomic_int_get(&c->stop)) {
-    switch (eu_rng_range(&rng, 0, 4)) {
+    switch (test_rng_range(&rng, 0, 4)) {
     case 0:
-      g_object_set(c->e, "bands", change_bands[eu_rng_range(&rng, 0, 2)], NULL);
+      g_object_set(c->e, "bands", change_bands[test_rng_range(&rng, 0, 2)], NULL);
       break;
     case 1:
-      g_object_set(c->e, "interval", change_intervals[eu_rng_range(&rng, 0, 2)], NULL);
+      g_object_set(c->e, "interval", change_intervals[test_rng_range(&rng, 0, 2)], NULL);
       break;
     case 2:
-      g_object_set(c->e, "threshold", -(gint)eu_rng_range(&rng, 40, 100), NULL);
+      g_object_set(c->e, "threshold", -(gint)test_rng_range(&rng, 40, 100), NULL);
       break;
     case 3:
-      g_object_set(c->e, "multi-channel", (gboolean)eu_rng_range(&rng, 0, 1), NULL);
+      g_object_set(c->e, "multi-channel", (gboolean)test_rng_range(&rng, 0, 1), NULL);
       break;
     default:
-      g_object_set(c->e, "message-phase", (gboolean)eu_rng_range(&rng, 0, 1), NULL);
+      g_object_set(c->e, "message-phase", (gboolean)test_rng_range(&rng, 0, 1), NULL);
       break;
     }
-    g_usleep(eu_rng_range(&rng, 0, 2000));
+    g_usleep(test_rng_range(&rng, 0, 2000));
   }
   return NULL;
 }
@@ -2040,11 +1784,10 @@ changer_thread(gpointer data)
  * the settings given, in time order. */
 GST_START_TEST(test_settings_changed_from_another_thread)
 {
-  EuRng rng;
-  eu_rng_init(&rng, "threads");
+  TestRng rng = test_rng("threads");
   const SpSettings st = {128, 5 * GST_MSECOND, -60, FALSE, FALSE};
-  SpSignal sig;
-  sp_signal_make(&sig, &rng, SP_F32, 2, 48000, 48000 * 2, 0.9, NULL, 0);
+  TestSignal sig;
+  sp_signal_noise(&sig, &rng, CUDAFFT_SAMPLE_F32, 2, 48000, 48000 * 2, 0.9);
   SpHarness sh;
   sp_harness_open(&sh, "cudaspectrum", &st, sig.format, sig.rate, sig.channels);
   Changer changer = {sh.e, 0, 0};
@@ -2054,7 +1797,7 @@ GST_START_TEST(test_settings_changed_from_another_thread)
   gsize at = 0;
   for (guint b = 0; b < sizes->len; b++) {
     const gsize n = g_array_index(sizes, gsize, b);
-    fail_unless_equals_int(gst_harness_push(sh.h, sp_buffer(&sig, at, n, 0)), GST_FLOW_OK);
+    fail_unless_equals_int(gst_harness_push(sh.h, eu_signal_buffer(&sig, at, n, 0)), GST_FLOW_OK);
     eu_pull_all(sh.h, NULL);
     at += n;
     if (b % 16 == 0)
@@ -2090,7 +1833,7 @@ GST_START_TEST(test_settings_changed_from_another_thread)
   g_array_unref(sizes);
   g_array_unref(msgs);
   sp_harness_close(&sh);
-  sp_signal_clear(&sig);
+  test_signal_clear(&sig);
 }
 GST_END_TEST;
 
@@ -2204,27 +1947,21 @@ run_pipeline_cycles(gpointer data)
   return NULL;
 }
 
-static guint
-state_cycles(void)
-{
-  const char *env = g_getenv("CUDAFFT_TEST_STATE_CYCLES");
-  return env && atoi(env) > 0 ? (guint)atoi(env) : 100;
-}
-
 GST_START_TEST(test_state_cycles)
 {
-  PipelineRun run = {0};
-  run.description = g_strdup_printf(
-      "audiotestsrc num-buffers=4 samplesperbuffer=1024 wave=white-noise ! "
-      "audio/x-raw,format=S16LE,rate=44100,channels=2 ! cudaspectrum name=s backend=%s "
-      "interval=20000000 multi-channel=true ! fakesink sync=false",
-      eu_backend);
-  run.cycles = state_cycles();
-  run.frames = 4 * 1024;
-  run.rate = 44100;
-  run.bands = 128;
-  run.rows = 2;
-  run.interval = 20 * GST_MSECOND;
+  PipelineRun run = {
+      .description = g_strdup_printf(
+          "audiotestsrc num-buffers=4 samplesperbuffer=1024 wave=white-noise ! "
+          "audio/x-raw,format=S16LE,rate=44100,channels=2 ! cudaspectrum name=s backend=%s "
+          "interval=20000000 multi-channel=true ! fakesink sync=false",
+          eu_backend),
+      .cycles = eu_state_cycles(100),
+      .frames = 4 * 1024,
+      .rate = 44100,
+      .bands = 128,
+      .rows = 2,
+      .interval = 20 * GST_MSECOND,
+  };
   run_pipeline_cycles(&run);
   fail_unless(run.why == NULL, "%s: %s", run.description, run.why);
   g_free(run.description);
@@ -2234,36 +1971,34 @@ GST_END_TEST;
 /* Two instances with different settings at once, in two threads: each sees its own. */
 GST_START_TEST(test_two_instances_no_cross_talk)
 {
-  PipelineRun runs[2] = {{0}};
-  runs[0].description = g_strdup_printf(
-      "audiotestsrc num-buffers=8 samplesperbuffer=1024 wave=sine freq=1000 ! "
-      "audio/x-raw,format=F32LE,rate=44100,channels=1 ! cudaspectrum name=s backend=%s "
-      "interval=30000000 bands=128 ! fakesink sync=false",
-      eu_backend);
-  runs[0].frames = 8 * 1024;
-  runs[0].rate = 44100;
-  runs[0].bands = 128;
-  runs[0].rows = 1;
-  runs[0].interval = 30 * GST_MSECOND;
-  runs[0].tone_hz = 1000;
-  runs[1].description = g_strdup_printf(
-      "audiotestsrc num-buffers=8 samplesperbuffer=1024 wave=sine freq=5000 ! "
-      "audio/x-raw,format=S16LE,rate=48000,channels=2 ! cudaspectrum name=s backend=%s "
-      "interval=10000000 bands=1025 multi-channel=true threshold=-90 ! fakesink sync=false",
-      eu_backend);
-  runs[1].frames = 8 * 1024;
-  runs[1].rate = 48000;
-  runs[1].bands = 1025;
-  runs[1].rows = 2;
-  runs[1].interval = 10 * GST_MSECOND;
-  runs[1].tone_hz = 5000;
-  GThread *threads[2];
-  for (int p = 0; p < 2; p++) {
-    runs[p].cycles = MAX(5u, state_cycles() / 10);
-    threads[p] = g_thread_new("pipeline", run_pipeline_cycles, &runs[p]);
-  }
-  for (int p = 0; p < 2; p++)
-    g_thread_join(threads[p]);
+  const guint cycles = MAX(5u, eu_state_cycles(100) / 10);
+  PipelineRun runs[2] = {
+      {.description = g_strdup_printf(
+           "audiotestsrc num-buffers=8 samplesperbuffer=1024 wave=sine freq=1000 ! "
+           "audio/x-raw,format=F32LE,rate=44100,channels=1 ! cudaspectrum name=s backend=%s "
+           "interval=30000000 bands=128 ! fakesink sync=false",
+           eu_backend),
+       .cycles = cycles,
+       .frames = 8 * 1024,
+       .rate = 44100,
+       .bands = 128,
+       .rows = 1,
+       .interval = 30 * GST_MSECOND,
+       .tone_hz = 1000},
+      {.description = g_strdup_printf(
+           "audiotestsrc num-buffers=8 samplesperbuffer=1024 wave=sine freq=5000 ! "
+           "audio/x-raw,format=S16LE,rate=48000,channels=2 ! cudaspectrum name=s backend=%s "
+           "interval=10000000 bands=1025 multi-channel=true threshold=-90 ! fakesink sync=false",
+           eu_backend),
+       .cycles = cycles,
+       .frames = 8 * 1024,
+       .rate = 48000,
+       .bands = 1025,
+       .rows = 2,
+       .interval = 10 * GST_MSECOND,
+       .tone_hz = 5000},
+  };
+  eu_run_threads(run_pipeline_cycles, runs, sizeof runs[0], 2);
   for (int p = 0; p < 2; p++) {
     fail_unless(runs[p].why == NULL, "%s: %s", runs[p].description, runs[p].why);
     g_free(runs[p].description);
@@ -2274,16 +2009,9 @@ GST_END_TEST;
 /* Settings the engine cannot allocate: an ERROR message that says memory, and a clean NULL. */
 GST_START_TEST(test_unallocatable_bands_error)
 {
-  const char *fork_mode = g_getenv("CK_FORK");
-  if (strcmp(eu_backend, "cpu") == 0 && !(fork_mode && strcmp(fork_mode, "no") == 0) &&
-      !SANITIZED) {
-    /* this test's own process: should the engine's memory check ever let the request through, a
-     * host allocation of the whole (512 GiB) fails at once instead of being granted lazily and
-     * touched. AddressSanitizer reserves terabytes of address space for itself, so a sanitized
-     * run relies on the engine's check alone. */
-    struct rlimit limit = {(rlim_t)8 << 30, (rlim_t)8 << 30};
-    setrlimit(RLIMIT_AS, &limit);
-  }
+  /* should the engine's memory check ever let the request through, a host allocation of the whole
+   * (512 GiB) fails at once instead of being granted lazily and touched */
+  eu_limit_address_space(8);
   gchar *description = g_strdup_printf(
       "appsrc name=src format=time ! cudaspectrum name=s backend=%s bands=%u multi-channel=true "
       "! fakesink sync=false",
@@ -2293,7 +2021,7 @@ GST_START_TEST(test_unallocatable_bands_error)
   fail_unless(pipeline != NULL && error == NULL, "%s: %s", description,
               error ? error->message : "?");
   GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
-  GstCaps *caps = sp_caps(SP_F32, 48000, 64);
+  GstCaps *caps = eu_raw_caps(CUDAFFT_SAMPLE_F32, 48000, 64);
   g_object_set(src, "caps", caps, NULL);
   gst_caps_unref(caps);
   GstBus *bus = gst_element_get_bus(pipeline);
@@ -2347,10 +2075,8 @@ GST_END_TEST;
 static Suite *
 cudaspectrum_suite(void)
 {
-  Suite *s = suite_create("cudaspectrum");
-  TCase *tc = tcase_create("cudaspectrum");
-  tcase_set_timeout(tc, 300);
-  suite_add_tcase(s, tc);
+  TCase *tc;
+  Suite *s = eu_suite("cudaspectrum", &tc);
   tcase_add_test(tc, test_metadata);
   tcase_add_test(tc, test_properties_and_caps_match_spectrum);
   tcase_add_test(tc, test_passthrough_same_buffer);
@@ -2379,9 +2105,4 @@ cudaspectrum_suite(void)
   return s;
 }
 
-int
-main(int argc, char **argv)
-{
-  eu_init(&argc, &argv);
-  return eu_run(cudaspectrum_suite(), "cudaspectrum_element");
-}
+EU_MAIN(cudaspectrum_suite)

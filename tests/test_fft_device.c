@@ -6,7 +6,7 @@
  *    earlier launches still wait: each of those must keep its own buffers;
  *  - the plan's stream captured into the caller's graph, which must record the work itself.
  * Every call gets fresh random input and a NaN-poisoned output; every output value is checked.
- * CUDA only: exits 77 where there is no device. */
+ * Argument: cuda (only: exits 77 where there is no device, like every -cuda test). */
 #include "fft_reference.h"
 #include "test_util.h"
 
@@ -38,13 +38,13 @@ cuda_ok(cudaError_t error, const char *what)
 
 /* Fresh input for call (uploaded), a poisoned output, and the reference. */
 static int
-prepare(Call *call, const FftTransform *t, size_t batch, float scale)
+prepare(Call *call, TestRng *rng, const FftTransform *t, size_t batch, float scale)
 {
   const size_t in_count = batch * fft_layout_floats(t->kind, N, 1);
   const size_t out_count = batch * fft_layout_floats(t->kind, N, 0);
   call->batch = batch;
   call->scale = scale;
-  test_fill_uniform(call->h_in, in_count);
+  test_rng_fill(rng, call->h_in, in_count);
   test_poison(call->h_out, out_count + FFT_GUARD_FLOATS);
   if (fft_reference(t->kind, t->direction, N, call->h_in, batch, call->ref) != 0)
     test_abort("FFTW double could not plan n=%d", N);
@@ -106,13 +106,14 @@ check_transform(CudafftPlan *plan, const FftTransform *t, Call *calls)
 {
   const char *name = test_transform_name(t->kind, t->direction);
   char label[128];
+  TestRng rng = test_rng("%s", name);
 
   /* each pair twice in a row, synchronised: a rewritten graph, then the same one again */
   for (int round = 0; round < 2; ++round)
     for (int c = 0; c < PAIRS; ++c)
       for (int again = 0; again < 2; ++again) {
         Call *call = &calls[c];
-        if (!prepare(call, t, batch_of(c + round), scale_of(c + round)) ||
+        if (!prepare(call, &rng, t, batch_of(c + round), scale_of(c + round)) ||
             !execute(plan, t, call) || cudafft_plan_synchronize(plan) != CUDAFFT_STATUS_OK)
           return;
         snprintf(label, sizeof label, "%s pair %d round %d call %d", name, c, round, again);
@@ -121,7 +122,7 @@ check_transform(CudafftPlan *plan, const FftTransform *t, Call *calls)
 
   /* a burst: every pair queued, then one synchronisation */
   for (int c = 0; c < PAIRS; ++c)
-    if (!prepare(&calls[c], t, batch_of(c + 1), scale_of(c)))
+    if (!prepare(&calls[c], &rng, t, batch_of(c + 1), scale_of(c)))
       return;
   for (int c = 0; c < PAIRS; ++c)
     if (!execute(plan, t, &calls[c]))
@@ -138,14 +139,14 @@ check_transform(CudafftPlan *plan, const FftTransform *t, Call *calls)
   cudaGraph_t graph = NULL;
   cudaGraphExec_t exec = NULL;
   Call *call = &calls[0];
-  if (!prepare(call, t, MAX_BATCH, 1.0f) ||
+  if (!prepare(call, &rng, t, MAX_BATCH, 1.0f) ||
       !cuda_ok(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "begin capture"))
     return;
   const int queued = execute(plan, t, call);
   const int captured = cuda_ok(cudaStreamEndCapture(stream, &graph), "end capture");
   if (queued && captured && cuda_ok(cudaGraphInstantiate(&exec, graph, 0), "instantiate"))
     for (int launch = 0; launch < 2; ++launch) {
-      if (launch > 0 && !prepare(call, t, MAX_BATCH, 1.0f))
+      if (launch > 0 && !prepare(call, &rng, t, MAX_BATCH, 1.0f))
         break;
       if (!cuda_ok(cudaGraphLaunch(exec, stream), "launching the captured graph") ||
           !cuda_ok(cudaStreamSynchronize(stream), "synchronising"))
@@ -160,11 +161,10 @@ check_transform(CudafftPlan *plan, const FftTransform *t, Call *calls)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
-  if (cudafft_cuda_device_count() == 0)
-    test_skip_program("no CUDA device: execute_device needs one");
-  test_seed_init();
+  if (test_begin(argc, argv) != CUDAFFT_BACKEND_CUDA)
+    test_abort("%s checks device memory: its argument is cuda", test_program());
   Call calls[PAIRS];
   const size_t most_floats = MAX_BATCH * (2 * N + 2);
   for (int c = 0; c < PAIRS; ++c) {

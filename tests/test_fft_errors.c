@@ -208,7 +208,8 @@ check_execute_errors(CudafftPlan *c2c, CudafftPlan *r2c, CudafftPlan *c2r, const
   float *a = test_malloc(count * sizeof(float));
   float *b = test_malloc(count * sizeof(float));
   char what[96];
-  test_fill_uniform(a, count);
+  TestRng rng = test_rng("execute errors %s", backend);
+  test_rng_fill(&rng, a, count);
 
 #define WHAT(...) (snprintf(what, sizeof what, __VA_ARGS__), what)
   expect_execute_fails(CUDAFFT_STATUS_INVALID_BATCH, c2c, CUDAFFT_FORWARD, a, b, count, 0,
@@ -266,7 +267,9 @@ check_offsets(CudafftPlan *plan, CudafftDirection direction, size_t in_offset, s
   char *raw_in = test_malloc(in_count * sizeof(float) + 16);
   char *raw_out = test_malloc(out_count * sizeof(float) + 16);
 
-  test_fill_uniform(in, in_count);
+  TestRng rng = test_rng("offsets %s %s %zu %zu", backend, test_transform_name(kind, direction),
+                         in_offset, out_offset);
+  test_rng_fill(&rng, in, in_count);
   if (fft_reference(kind, direction, N, in, batch, ref) != 0)
     test_abort("FFTW double could not plan");
   memcpy(raw_in + in_offset, in, in_count * sizeof(float));
@@ -299,9 +302,10 @@ check_buffers(CudafftPlan *c2c, CudafftPlan *r2c, CudafftPlan *c2r, const char *
   /* big enough for the R2C case below too: batch (2n + 2) floats and the guard */
   float *data = test_malloc((count + 2 * batch + FFT_GUARD_FLOATS) * sizeof(float));
   char label[96];
+  TestRng rng = test_rng("buffers %s", backend);
 
   for (int dir = CUDAFFT_FORWARD; dir <= CUDAFFT_INVERSE; dir += 2) {
-    test_fill_uniform(data, count);
+    test_rng_fill(&rng, data, count);
     if (fft_reference(CUDAFFT_C2C, (CudafftDirection)dir, N, data, batch, ref) != 0)
       test_abort("FFTW double could not plan");
     snprintf(label, sizeof label, "%s C2C %s in place, batch %zu", backend,
@@ -311,7 +315,7 @@ check_buffers(CudafftPlan *c2c, CudafftPlan *r2c, CudafftPlan *c2r, const char *
   }
 
   /* R2C: in = data[0, batch n), out = data[batch n, batch (2n + 2)) */
-  test_fill_uniform(data, batch * N);
+  test_rng_fill(&rng, data, batch * N);
   if (fft_reference(CUDAFFT_R2C, CUDAFFT_FORWARD, N, data, batch, ref) != 0)
     test_abort("FFTW double could not plan");
   snprintf(label, sizeof label, "%s R2C with out right after in, batch %zu", backend, batch);
@@ -343,7 +347,8 @@ check_host_alloc(CudafftPlan *c2c, CudafftBackend backend)
                  in && out && (uintptr_t)in % 64 == 0 && (uintptr_t)out % 64 == 0 ? "yes" : "no");
   if (ok) {
     double *ref = test_malloc(count * sizeof(double));
-    test_fill_uniform(in, count);
+    TestRng rng = test_rng("host_alloc %s", name);
+    test_rng_fill(&rng, in, count);
     if (fft_reference(CUDAFFT_C2C, CUDAFFT_FORWARD, N, in, batch, ref) != 0)
       test_abort("FFTW double could not plan");
     char label[64];
@@ -428,7 +433,8 @@ check_threads(CudafftBackend backend)
   const size_t count = THREAD_BATCH * 2 * N;
   float *in = test_malloc(count * sizeof(float));
   double *ref = test_malloc(count * sizeof(double));
-  test_fill_uniform(in, count);
+  TestRng rng = test_rng("threads %s", test_backend_name(backend));
+  test_rng_fill(&rng, in, count);
   if (fft_reference(CUDAFFT_C2C, CUDAFFT_FORWARD, N, in, THREAD_BATCH, ref) != 0)
     test_abort("FFTW double could not plan");
 
@@ -545,9 +551,9 @@ check_cuda_availability(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
-  test_seed_init();
+  test_begin_every_backend(argc, argv);
   check_last_error(); /* first: it needs a thread on which nothing has failed yet */
   check_status_names();
   check_plan_create();

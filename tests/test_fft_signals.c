@@ -71,26 +71,26 @@ tone_sum(int d, long long m, size_t n)
 }
 
 static Signal
-random_signal(Shape shape, CudafftKind kind, size_t n)
+random_signal(TestRng *rng, Shape shape, CudafftKind kind, size_t n)
 {
   const int real = kind != CUDAFFT_C2C;
   const size_t half = n / 2;
   Signal s;
-  s.amp = 0.75 + 0.25 * test_random_uniform(); /* [0.5, 1) */
-  double phase = pi * test_random_uniform();
-  s.junk = test_random_uniform();
+  s.amp = 0.75 + 0.25 * test_rng_uniform(rng); /* [0.5, 1) */
+  double phase = pi * test_rng_uniform(rng);
+  s.junk = test_rng_uniform(rng);
   switch (shape) {
   case SHAPE_DC:
   case SHAPE_NYQUIST:
     s.f2 = shape == SHAPE_DC ? 0 : (long long)n;
     /* A real DC or Nyquist tone is amp cos(phase) (+-1)^j: keep it at full amplitude. */
     if (real)
-      phase = test_random_u64() & 1 ? pi : 0.0;
+      phase = test_rng_u64(rng) & 1 ? pi : 0.0;
     break;
   case SHAPE_BIN: {
     /* Complex tones may have negative frequencies (bins above n/2); neither 0 nor n/2, which are
      * the shapes above. */
-    size_t k0 = test_random_range(1, real ? half - 1 : n - 2);
+    size_t k0 = test_rng_range(rng, 1, real ? half - 1 : n - 2);
     if (!real && k0 >= half)
       k0++;
     s.f2 = 2 * (long long)k0;
@@ -98,7 +98,7 @@ random_signal(Shape shape, CudafftKind kind, size_t n)
   }
   case SHAPE_BETWEEN:
   case SHAPE_COUNT:
-    s.f2 = 2 * (long long)test_random_range(0, real ? half - 1 : n - 1) + 1;
+    s.f2 = 2 * (long long)test_rng_range(rng, 0, real ? half - 1 : n - 1) + 1;
     break;
   }
   s.rot = unit(phase);
@@ -179,9 +179,11 @@ check_signal(CudafftPlan *plan, CudafftDirection direction, Shape shape, size_t 
   double *exact = test_malloc(SIGNAL_BATCH * out_floats * sizeof(double));
   double amp[SIGNAL_BATCH];
   char why[256];
+  TestRng rng =
+      test_rng("n=%zu %s %s", n, test_transform_name(kind, direction), shape_names[shape]);
 
   for (size_t b = 0; b < SIGNAL_BATCH; b++) {
-    Signal s = random_signal(shape, kind, n);
+    Signal s = random_signal(&rng, shape, kind, n);
     amp[b] = s.amp;
     make_transform(kind, direction, n, &s, in + b * in_floats, exact + b * out_floats);
   }
@@ -220,9 +222,7 @@ check_signal(CudafftPlan *plan, CudafftDirection direction, Shape shape, size_t 
 int
 main(int argc, char **argv)
 {
-  CudafftBackend backend = test_backend_from_args(argc, argv);
-  test_seed_init();
-  double start = test_seconds();
+  const CudafftBackend backend = test_begin(argc, argv);
 
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
     const size_t n = sizes[i];
@@ -243,6 +243,5 @@ main(int argc, char **argv)
     cudafft_plan_destroy(r2c);
     cudafft_plan_destroy(c2r);
   }
-  printf("# %s backend, total %.2f s\n", test_backend_name(backend), test_seconds() - start);
   return test_finish();
 }

@@ -1,17 +1,16 @@
-/* test_spectrum.c: the interval spectra of cudafft_spectrum.h against an independent model of
- * GStreamer's spectrum element in double precision: its own ring buffer and transform_ip loop
- * (frames_todo with the interval carry, FFTs after every nfft frames of an interval and at its end
- * when none ran), FFTW double for the transforms, levels clamped per FFT and averaged in double.
- * Every band of every result is compared, for all sample formats, channel layouts, power-of-two
- * and other FFT sizes, intervals shorter and longer than an FFT and with a carry, thresholds,
- * phase, with random input pushed in awkward pieces and early stops; also a known sine level,
- * finish, reset, options changed mid-stream, NaN and Inf confined to their FFT windows, and the
- * statuses of invalid calls. Argument: cpu or cuda. */
+/* test_spectrum.c: the interval spectra of cudafft/spectrum.h against the double-precision model
+ * of GStreamer's spectrum element (spectrum_reference.h): every band of every result is compared,
+ * for all sample formats, channel layouts, power-of-two and other FFT sizes, intervals shorter and
+ * longer than an FFT and with a carry, thresholds, phase, with random input pushed in awkward
+ * pieces and early stops; also a known sine level, finish, reset, options changed mid-stream, NaN
+ * and Inf confined to their FFT windows, and the statuses of invalid calls. Argument: cpu or cuda.
+ */
 #include <cudafft/spectrum.h>
 #include "fft_reference.h"
+#include "spectrum_reference.h"
+#include "test_signal.h"
 #include "test_util.h"
 
-#include <fftw3.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -25,6 +24,11 @@ static const double pi = 3.14159265358979323846;
 #define NS_PER_SECOND UINT64_C(1000000000)
 #define MS UINT64_C(1000000)
 #define ALL_RESULTS SIZE_MAX
+#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
+/* How the analysis reads samples (cudafft/spectrum.h): integers as spectrum scales them. F64 stays
+ * exact here: the reference sees the samples' own values, and INPUT_ROUNDING below allows for the
+ * analysis's rounding of them to float. */
+#define READ TEST_READ_SPECTRUM
 
 /* dB. Ours is a float FFT of float samples, its level taken with log10f and averaged in float:
  * within 1e-3 dB of the reference for the bands near a row's typical level, so 0.01 dB leaves a
@@ -34,26 +38,22 @@ static const double pi = 3.14159265358979323846;
  * interval, FFT by FFT, to the levels of |X| - e and |X| + e, and LEVEL_TOLERANCE is added to
  * that. The real DC and Nyquist bands fall 70 dB below their row often enough to need it. */
 #define LEVEL_TOLERANCE 0.01
-/* e = DB_ERROR_RMS x the relative L2 error of the float result x the rms of the row's magnitudes:
- * the error spread over the bands, with room for the largest of a million. The relative error is
- * the FFT's (fft_tolerance) plus the samples' roundings before it: the conversion to float, the
- * channel mix, the window value and the windowing product, each 2^-24 at most. */
-#define DB_ERROR_RMS 10.0
+/* e (spectrum_reference.h) = 10 x the relative L2 error of the float result x the rms of the row's
+ * magnitudes: the error spread over the bands, with room for the largest of a million. The
+ * relative error is the FFT's (fft_tolerance) plus the samples' roundings before it: the
+ * conversion to float, the channel mix, the window value and the windowing product, each 2^-24 at
+ * most. */
 #define INPUT_ROUNDING (4.0 * 0x1p-24)
 /* dB around the threshold where a level may be clamped in one implementation and not the other:
  * where every FFT's level is this far below the threshold, ours must be the threshold exactly. */
 #define CLAMP_MARGIN 1.0
 /* Radians. A phase is off by at most about e / |X|; phases are compared where that is below
  * PHASE_TOLERANCE / 10 in every FFT of the interval, every FFT's level is above the threshold, and
- * none is within PHASE_WRAP_MARGIN of +-pi, where a rounding flips the sign. */
+ * none is within 1e-3 of +-pi (the model's wrap flag), where a rounding flips the sign. */
 #define PHASE_TOLERANCE 1e-3
-#define PHASE_WRAP_MARGIN 1e-3
 /* Two analysers of one backend given the same input agree to this (dB and rad): the sums are the
  * same, though a GPU may add them in another order. */
 #define SAME_TOLERANCE 1e-4
-
-static const char *const format_names[CUDAFFT_SAMPLE_COUNT_] = {"S16", "S24", "S32", "F32", "F64"};
-static const size_t format_bytes[CUDAFFT_SAMPLE_COUNT_] = {2, 3, 4, 4, 8};
 
 static size_t
 min_size(size_t a, size_t b)
@@ -61,375 +61,29 @@ min_size(size_t a, size_t b)
   return a < b ? a : b;
 }
 
-/* Signals -------------------------------------------------------------------------------------- */
-
-/* Random frames at the given amplitude (a fraction of full scale), in the format's bytes. */
-static uint8_t *
-make_signal(CudafftSampleFormat format, unsigned channels, size_t frames, double amplitude)
-{
-  const size_t count = frames * channels, bytes = format_bytes[format];
-  uint8_t *data = test_malloc(count * bytes);
-  for (size_t i = 0; i < count; i++) {
-    uint8_t *p = data + i * bytes;
-    const double u = test_random_uniform() * amplitude;
-    switch (format) {
-    case CUDAFFT_SAMPLE_S16: {
-      const int16_t v = (int16_t)lrint(u * 32767.0);
-      memcpy(p, &v, 2);
-      break;
-    }
-    case CUDAFFT_SAMPLE_S24: {
-      const int32_t v = (int32_t)lrint(u * 8388607.0);
-      p[0] = (uint8_t)(v & 0xff);
-      p[1] = (uint8_t)((v >> 8) & 0xff);
-      p[2] = (uint8_t)((v >> 16) & 0xff);
-      break;
-    }
-    case CUDAFFT_SAMPLE_S32: {
-      const int32_t v = (int32_t)llrint(u * 2147483647.0);
-      memcpy(p, &v, 4);
-      break;
-    }
-    case CUDAFFT_SAMPLE_F32: {
-      const float v = (float)u;
-      memcpy(p, &v, 4);
-      break;
-    }
-    default: {
-      /* more bits than a float holds, so that the rounding to float is exercised */
-      const double v = u + amplitude * (double)(test_random_u64() >> 40) * 0x1p-50;
-      memcpy(p, &v, 8);
-      break;
-    }
-    }
-  }
-  return data;
-}
-
-static void
-set_f32(uint8_t *data, unsigned channels, size_t frame, unsigned channel, float value)
-{
-  memcpy(data + (frame * channels + channel) * 4, &value, 4);
-}
-
-/* The header's scaling, restated in double. */
 static double
-ref_sample(CudafftSampleFormat format, const uint8_t *p)
+float_error(size_t nfft)
 {
-  switch (format) {
-  case CUDAFFT_SAMPLE_S16: {
-    int16_t v;
-    memcpy(&v, p, 2);
-    return v / 32767.0;
-  }
-  case CUDAFFT_SAMPLE_S24: {
-    int32_t v = p[0] | (p[1] << 8) | (p[2] << 16);
-    if (v >= 0x800000)
-      v -= 0x1000000;
-    return v / 8388607.0;
-  }
-  case CUDAFFT_SAMPLE_S32: {
-    int32_t v;
-    memcpy(&v, p, 4);
-    return v / 2147483647.0;
-  }
-  case CUDAFFT_SAMPLE_F32: {
-    float v;
-    memcpy(&v, p, 4);
-    return v;
-  }
-  default: {
-    double v;
-    memcpy(&v, p, 8);
-    return v;
-  }
-  }
+  return fft_tolerance(nfft) + INPUT_ROUNDING;
 }
 
-/* The reference: spectrum's transform_ip in double -------------------------------------------- */
-
-typedef struct Ref Ref;
-typedef void (*RefEmit)(void *context, const Ref *ref);
-
-struct Ref {
-  CudafftSpectrumConfig config; /* config.options: the open interval's */
-  CudafftSpectrumOptions pending;
-  int has_pending;
-  size_t nfft, bands, spectra, frame_bytes;
-  uint64_t frames_per_interval, error_per_interval, accumulated_error;
-  size_t frames_todo, num_frames, num_fft, input_pos;
-  double *ring;   /* spectra rings of nfft samples */
-  double *window; /* nfft */
-  double *input;
-  fftw_complex *bins;
-  fftw_plan plan;
-  double rel_error; /* of the float result: the FFT's and the samples' roundings */
-  /* The open interval, spectra x bands each: sums of the clamped levels, of the clamped levels of
-   * |X| - e and |X| + e (lo, hi) and of phases; the extremes of the unclamped levels; the largest
-   * e / |X|; whether a phase came near +-pi. At an emit, level, lo, hi and phase hold means. */
-  double *level, *lo, *hi, *phase, *max_level, *min_level, *phase_error;
-  unsigned char *wrap;
-};
-
-/* spectrum's frames_per_interval = uint64_scale (interval, rate, GST_SECOND), exactly in 128 bits,
- * and its error_per_interval; at least one frame per interval (see set_interval in spectrum.c). */
-static void
-ref_set_interval(Ref *r, uint64_t interval_ns)
+static SpectrumRefSettings
+settings_of(const CudafftSpectrumConfig *config, const CudafftSpectrumOptions *options)
 {
-  const unsigned __int128 product = (unsigned __int128)interval_ns * r->config.rate;
-  const unsigned __int128 frames = product / NS_PER_SECOND;
-  r->frames_per_interval = frames > SIZE_MAX ? SIZE_MAX : (uint64_t)frames;
-  if (r->frames_per_interval == 0)
-    r->frames_per_interval = 1;
-  r->error_per_interval = (uint64_t)(product % NS_PER_SECOND);
+  const SpectrumRefSettings settings = {config->bands, config->multi_channel, options->interval_ns,
+                                        options->threshold, options->phase};
+  return settings;
 }
 
-static void
-ref_clear_sums(Ref *r)
-{
-  const size_t count = r->spectra * r->bands;
-  for (size_t i = 0; i < count; i++) {
-    r->level[i] = 0.0;
-    r->lo[i] = 0.0;
-    r->hi[i] = 0.0;
-    r->phase[i] = 0.0;
-    r->phase_error[i] = 0.0;
-    r->max_level[i] = -INFINITY;
-    r->min_level[i] = INFINITY;
-    r->wrap[i] = 0;
-  }
-}
-
-static void
-ref_restart(Ref *r)
-{
-  r->accumulated_error = 0;
-  r->frames_todo = (size_t)r->frames_per_interval;
-  r->num_frames = 0;
-  r->num_fft = 0;
-  ref_clear_sums(r);
-}
-
-static void
-ref_apply_pending(Ref *r)
-{
-  if (!r->has_pending)
-    return;
-  r->has_pending = 0;
-  const int new_interval = r->pending.interval_ns != r->config.options.interval_ns;
-  r->config.options = r->pending;
-  if (new_interval) {
-    ref_set_interval(r, r->config.options.interval_ns);
-    r->accumulated_error = 0;
-    r->frames_todo = (size_t)r->frames_per_interval;
-  }
-}
-
-static void
-ref_init(Ref *r, const CudafftSpectrumConfig *config)
-{
-  memset(r, 0, sizeof *r);
-  r->config = *config;
-  r->bands = config->bands;
-  r->nfft = 2 * config->bands - 2;
-  r->spectra = config->multi_channel ? config->channels : 1;
-  r->frame_bytes = config->channels * format_bytes[config->format];
-  r->ring = calloc(r->spectra * r->nfft, sizeof *r->ring);
-  r->window = test_malloc(r->nfft * sizeof *r->window);
-  r->input = fftw_malloc(r->nfft * sizeof *r->input);
-  r->bins = fftw_malloc(r->bands * sizeof *r->bins);
-  const size_t count = r->spectra * r->bands;
-  r->level = test_malloc(count * sizeof *r->level);
-  r->lo = test_malloc(count * sizeof *r->lo);
-  r->hi = test_malloc(count * sizeof *r->hi);
-  r->phase_error = test_malloc(count * sizeof *r->phase_error);
-  r->phase = test_malloc(count * sizeof *r->phase);
-  r->max_level = test_malloc(count * sizeof *r->max_level);
-  r->min_level = test_malloc(count * sizeof *r->min_level);
-  r->wrap = test_malloc(count);
-  if (!r->ring || !r->input || !r->bins)
-    test_abort("reference: no memory for %zu bands", r->bands);
-  r->plan = fftw_plan_dft_r2c_1d((int)r->nfft, r->input, r->bins, FFTW_ESTIMATE);
-  if (!r->plan)
-    test_abort("reference: FFTW cannot plan %zu points", r->nfft);
-  r->rel_error = fft_tolerance(r->nfft) + INPUT_ROUNDING;
-  for (size_t i = 0; i < r->nfft; i++)
-    r->window[i] = 0.53836 - 0.46164 * cos(2.0 * pi * (double)i / (double)r->nfft);
-  ref_set_interval(r, config->options.interval_ns);
-  ref_restart(r);
-}
-
-static void
-ref_fini(Ref *r)
-{
-  fftw_destroy_plan(r->plan);
-  fftw_free(r->input);
-  fftw_free(r->bins);
-  free(r->ring);
-  free(r->window);
-  free(r->level);
-  free(r->lo);
-  free(r->hi);
-  free(r->phase_error);
-  free(r->phase);
-  free(r->max_level);
-  free(r->min_level);
-  free(r->wrap);
-}
-
-/* gst_spectrum_run_fft for signal s: the nfft most recent samples, oldest first. A window holding
- * a NaN or Inf gives NaN in every band, as the header specifies. */
-static void
-ref_fft(Ref *r, size_t s)
-{
-  const size_t nfft = r->nfft;
-  const double *ring = r->ring + s * nfft;
-  int finite = 1;
-  for (size_t i = 0; i < nfft; i++) {
-    const double x = ring[(r->input_pos + i) % nfft];
-    finite &= isfinite(x) != 0;
-    r->input[i] = x * r->window[i];
-  }
-  if (finite)
-    fftw_execute(r->plan);
-  const int threshold = r->config.options.threshold;
-  const double nfft_d = (double)nfft;
-  double energy = 0.0;
-  for (size_t k = 0; finite && k < r->bands; k++)
-    energy += r->bins[k][0] * r->bins[k][0] + r->bins[k][1] * r->bins[k][1];
-  const double e = DB_ERROR_RMS * r->rel_error * sqrt(energy / (double)r->bands);
-  for (size_t k = 0; k < r->bands; k++) {
-    const size_t at = s * r->bands + k;
-    if (!finite) {
-      r->level[at] = r->lo[at] = r->hi[at] = r->phase[at] = NAN;
-      continue;
-    }
-    const double re = r->bins[k][0], im = r->bins[k][1], m = hypot(re, im);
-    const double level = 20.0 * log10(m / nfft_d);
-    const double lo = m > e ? 20.0 * log10((m - e) / nfft_d) : -INFINITY;
-    const double hi = 20.0 * log10((m + e) / nfft_d);
-    r->level[at] += level < threshold ? threshold : level;
-    r->lo[at] += lo < threshold ? threshold : lo;
-    r->hi[at] += hi < threshold ? threshold : hi;
-    r->max_level[at] = level > r->max_level[at] ? level : r->max_level[at];
-    r->min_level[at] = level < r->min_level[at] ? level : r->min_level[at];
-    if (r->config.options.phase) {
-      const double phase = atan2(im, re), error = m > 0.0 ? e / m : INFINITY;
-      r->phase[at] += phase;
-      r->phase_error[at] = error > r->phase_error[at] ? error : r->phase_error[at];
-      r->wrap[at] |= fabs(fabs(phase) - pi) < PHASE_WRAP_MARGIN;
-    }
-  }
-}
-
-/* Hands the closed interval's means to emit and starts the next interval's sums. */
-static void
-ref_emit(Ref *r, RefEmit emit, void *context)
-{
-  const size_t count = r->spectra * r->bands;
-  for (size_t i = 0; i < count; i++) {
-    r->level[i] /= (double)r->num_fft;
-    r->lo[i] /= (double)r->num_fft;
-    r->hi[i] /= (double)r->num_fft;
-    r->phase[i] /= (double)r->num_fft;
-  }
-  emit(context, r);
-  ref_clear_sums(r);
-}
-
-/* transform_ip's loop. */
-static void
-ref_push(Ref *r, const uint8_t *data, size_t frames, RefEmit emit, void *context)
-{
-  const size_t nfft = r->nfft;
-  const unsigned channels = r->config.channels;
-  const size_t sample_bytes = format_bytes[r->config.format];
-  while (frames > 0) {
-    const size_t fft_todo = nfft - r->num_frames % nfft;
-    const size_t msg_todo = r->frames_todo - r->num_frames;
-    const size_t block = min_size(min_size(msg_todo, frames), fft_todo);
-    for (size_t s = 0; s < r->spectra; s++) {
-      double *ring = r->ring + s * nfft;
-      for (size_t j = 0; j < block; j++) {
-        const uint8_t *frame = data + j * r->frame_bytes;
-        double v;
-        if (r->config.multi_channel) {
-          v = ref_sample(r->config.format, frame + s * sample_bytes);
-        } else {
-          v = 0.0;
-          for (unsigned c = 0; c < channels; c++)
-            v += ref_sample(r->config.format, frame + c * sample_bytes);
-          v /= channels;
-        }
-        ring[(r->input_pos + j) % nfft] = v;
-      }
-    }
-    data += block * r->frame_bytes;
-    frames -= block;
-    r->input_pos = (r->input_pos + block) % nfft;
-    r->num_frames += block;
-    const int full = r->num_frames == r->frames_todo;
-    if (r->num_frames % nfft == 0 || (full && r->num_fft == 0)) {
-      for (size_t s = 0; s < r->spectra; s++)
-        ref_fft(r, s);
-      r->num_fft++;
-    }
-    if (full) {
-      r->frames_todo = (size_t)r->frames_per_interval;
-      if (r->accumulated_error >= NS_PER_SECOND) {
-        r->accumulated_error -= NS_PER_SECOND;
-        r->frames_todo++;
-      }
-      r->accumulated_error += r->error_per_interval;
-      ref_emit(r, emit, context);
-      r->num_frames = 0;
-      r->num_fft = 0;
-      ref_apply_pending(r);
-    }
-  }
-}
-
-/* The header's finish: the partial interval, with its one FFT if none ran; the framing restarts. */
-static void
-ref_finish(Ref *r, RefEmit emit, void *context)
-{
-  if (r->num_frames > 0) {
-    if (r->num_fft == 0) {
-      for (size_t s = 0; s < r->spectra; s++)
-        ref_fft(r, s);
-      r->num_fft = 1;
-    }
-    ref_emit(r, emit, context);
-  }
-  ref_apply_pending(r);
-  ref_restart(r);
-}
-
-static void
-ref_reset(Ref *r)
-{
-  memset(r->ring, 0, r->spectra * r->nfft * sizeof *r->ring);
-  r->input_pos = 0;
-  ref_apply_pending(r);
-  ref_restart(r);
-}
-
-static void
-ref_set_options(Ref *r, const CudafftSpectrumOptions *options)
-{
-  r->pending = *options;
-  r->has_pending = 1;
-  if (r->num_frames == 0)
-    ref_apply_pending(r);
-}
-
-/* A session: our analyser and the reference fed the same frames, every result compared ----------
+/* A session: our analyser and the reference fed the same frames, every result compared ---------
  */
 
 typedef struct {
   CudafftSpectrum *sp;
-  Ref ref;
-  char label[160];
+  CudafftSpectrumConfig config;
+  SpectrumRef *ref;
+  TestRng rng; /* the session's signals and piece sizes */
+  char label[200];
   size_t ours_count, ours_next; /* results of our last call, and how many were matched */
   size_t results, nan_rows, finite_after_nan, level_values, phase_values, widened;
   double worst_level, worst_phase;
@@ -438,11 +92,7 @@ typedef struct {
   char why[400];
 } Session;
 
-static void session_fail(Session *ss, const char *format, ...)
-#ifdef __GNUC__
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+static void session_fail(Session *ss, const char *format, ...) TEST_PRINTF(2, 3);
 
 static void
 session_fail(Session *ss, const char *format, ...)
@@ -459,7 +109,7 @@ session_fail(Session *ss, const char *format, ...)
  * (lo..hi) and LEVEL_TOLERANCE; the threshold exactly where every FFT is well below it. *diff:
  * the distance to the reference's level. */
 static int
-level_ok(float ours, const Ref *r, size_t at, int threshold, double *diff)
+level_ok(float ours, const SpectrumRefInterval *r, size_t at, int threshold, double *diff)
 {
   *diff = 0.0;
   if (isnan(r->level[at]))
@@ -474,7 +124,7 @@ level_ok(float ours, const Ref *r, size_t at, int threshold, double *diff)
 
 /* Compares our next result with the interval the reference just closed. */
 static void
-session_compare(void *context, const Ref *r)
+session_compare(void *context, const SpectrumRefInterval *r)
 {
   Session *ss = context;
   const size_t index = ss->results++;
@@ -489,17 +139,17 @@ session_compare(void *context, const Ref *r)
     session_fail(ss, "result %zu: cudafft_spectrum_result: %s", index, cudafft_status_name(status));
     return;
   }
-  const CudafftSpectrumOptions *options = &r->config.options;
-  if (res.frames != r->num_frames || res.ffts != r->num_fft ||
-      res.threshold != options->threshold || (res.phase != NULL) != (options->phase != 0)) {
+  const SpectrumRefSettings *settings = &r->settings;
+  if (res.frames != r->frames || res.ffts != r->ffts || res.threshold != settings->threshold ||
+      (res.phase != NULL) != (settings->phase != 0)) {
     session_fail(ss,
                  "result %zu: %zu frames, %zu FFTs, threshold %d, phase %s; want %zu, %zu, %d, %s",
-                 index, res.frames, res.ffts, res.threshold, res.phase ? "on" : "off",
-                 r->num_frames, r->num_fft, options->threshold, options->phase ? "on" : "off");
+                 index, res.frames, res.ffts, res.threshold, res.phase ? "on" : "off", r->frames,
+                 r->ffts, settings->threshold, settings->phase ? "on" : "off");
     return;
   }
-  const int threshold = options->threshold;
-  for (size_t s = 0; s < r->spectra; s++) {
+  const int threshold = settings->threshold;
+  for (size_t s = 0; s < r->rows; s++) {
     int row_nan = 0;
     for (size_t k = 0; k < r->bands; k++) {
       const size_t at = s * r->bands + k;
@@ -554,12 +204,15 @@ session_compare(void *context, const Ref *r)
   }
 }
 
+/* Opens the analyser and the reference; the session's random stream is the label's. */
 static int
 session_open(Session *ss, CudafftBackend backend, const CudafftSpectrumConfig *config,
              const char *label)
 {
   memset(ss, 0, sizeof *ss);
   snprintf(ss->label, sizeof ss->label, "%s", label);
+  ss->rng = test_rng("%s", label);
+  ss->config = *config;
   const CudafftStatus status = cudafft_spectrum_create(&ss->sp, backend, -1, config);
   if (status != CUDAFFT_STATUS_OK) {
     test_check(0, "%s: spectrum_create on %s: %s: %s", label, test_backend_name(backend),
@@ -572,7 +225,8 @@ session_open(Session *ss, CudafftBackend backend, const CudafftSpectrumConfig *c
     cudafft_spectrum_destroy(ss->sp);
     return 0;
   }
-  ref_init(&ss->ref, config);
+  const SpectrumRefSettings settings = settings_of(config, &config->options);
+  ss->ref = spectrum_ref_new(config->channels, config->rate, &settings, float_error);
   return 1;
 }
 
@@ -580,7 +234,15 @@ static void
 session_close(Session *ss)
 {
   cudafft_spectrum_destroy(ss->sp);
-  ref_fini(&ss->ref);
+  spectrum_ref_free(ss->ref);
+}
+
+/* Random noise of the session's format and channels: amplitude is a fraction of full scale. */
+static void
+session_signal(Session *ss, TestSignal *signal, size_t frames, double amplitude)
+{
+  test_signal_noise(signal, &ss->rng, ss->config.format, ss->config.channels, ss->config.rate,
+                    frames, READ, amplitude);
 }
 
 /* After a call that returned `count` results: all of them matched, and the interval state agrees.
@@ -592,19 +254,33 @@ session_settle(Session *ss, const char *call)
     session_fail(ss, "%s gave %zu results, the reference %zu", call, ss->ours_count, ss->ours_next);
   const size_t pending = cudafft_spectrum_frames_pending(ss->sp);
   const size_t left = cudafft_spectrum_frames_left(ss->sp);
-  const size_t want_left = ss->ref.frames_todo - ss->ref.num_frames;
-  if (pending != ss->ref.num_frames || left != want_left)
+  const size_t want_pending = spectrum_ref_frames_pending(ss->ref);
+  const size_t want_left = spectrum_ref_frames_left(ss->ref);
+  if (pending != want_pending || left != want_left)
     session_fail(ss, "after %s: frames pending %zu, left %zu; want %zu, %zu", call, pending, left,
-                 ss->ref.num_frames, want_left);
+                 want_pending, want_left);
+}
+
+/* Our analyser's `count` results of a call against the reference fed frames [first, first +
+ * frames) of signal. */
+static void
+session_compare_push(Session *ss, const TestSignal *signal, size_t first, size_t frames,
+                     size_t count)
+{
+  ss->ours_count = count;
+  ss->ours_next = 0;
+  spectrum_ref_push(ss->ref, signal->values + first * signal->channels, frames, session_compare,
+                    ss);
+  session_settle(ss, "push");
 }
 
 /* A piece size: single frames, small odd ones, the rest of the interval (and one more), blocks
  * of typical buffer sizes, a large one. */
 static size_t
-next_piece(const Session *ss, size_t remaining)
+next_piece(Session *ss, size_t remaining)
 {
   size_t piece;
-  switch (test_random_range(0, 9)) {
+  switch (test_rng_range(&ss->rng, 0, 9)) {
   case 0:
     piece = 1;
     break;
@@ -625,15 +301,17 @@ next_piece(const Session *ss, size_t remaining)
     piece = cudafft_spectrum_frames_left(ss->sp) + 1;
     break;
   default:
-    piece = test_random_range(1, 30000);
+    piece = test_rng_range(&ss->rng, 1, 30000);
     break;
   }
   return min_size(piece, remaining);
 }
 
-/* Pushes frames in pieces (piece 0: random sizes), each until taken, comparing as it goes. */
+/* Pushes frames [first, first + frames) of signal in pieces (piece 0: random sizes), each until
+ * taken, comparing as it goes. */
 static void
-session_push(Session *ss, const uint8_t *data, size_t frames, size_t max_results, size_t piece)
+session_push(Session *ss, const TestSignal *signal, size_t first, size_t frames, size_t max_results,
+             size_t piece)
 {
   const size_t frame_bytes = cudafft_spectrum_frame_bytes(ss->sp);
   const size_t limit = min_size(max_results, cudafft_spectrum_max_results(ss->sp));
@@ -641,11 +319,11 @@ session_push(Session *ss, const uint8_t *data, size_t frames, size_t max_results
   while (done < frames && ss->failures == 0) {
     size_t size = piece ? min_size(piece, frames - done) : next_piece(ss, frames - done);
     /* Single frames come in bursts; each costs a run. */
-    const size_t repeat = size == 1 ? test_random_range(1, 40) : 1;
+    const size_t repeat = size == 1 ? test_rng_range(&ss->rng, 1, 40) : 1;
     for (size_t r = 0; r < repeat && done < frames && ss->failures == 0; r++) {
       size = min_size(size, frames - done);
       while (size > 0 && ss->failures == 0) {
-        const uint8_t *in = data + done * frame_bytes;
+        const uint8_t *in = signal->raw + (first + done) * frame_bytes;
         size_t consumed = SIZE_MAX, count = SIZE_MAX;
         const CudafftStatus status =
             cudafft_spectrum_push(ss->sp, in, size, max_results, &consumed, &count);
@@ -660,10 +338,7 @@ session_push(Session *ss, const uint8_t *data, size_t frames, size_t max_results
                        max_results, consumed, count);
           return;
         }
-        ss->ours_count = count;
-        ss->ours_next = 0;
-        ref_push(&ss->ref, in, consumed, session_compare, ss);
-        session_settle(ss, "push");
+        session_compare_push(ss, signal, first + done, consumed, count);
         done += consumed;
         size -= consumed;
       }
@@ -682,7 +357,7 @@ session_finish(Session *ss)
   }
   ss->ours_count = count;
   ss->ours_next = 0;
-  ref_finish(&ss->ref, session_compare, ss);
+  spectrum_ref_finish(ss->ref, session_compare, ss);
   session_settle(ss, "finish");
 }
 
@@ -690,7 +365,7 @@ static void
 session_reset(Session *ss)
 {
   cudafft_spectrum_reset(ss->sp);
-  ref_reset(&ss->ref);
+  spectrum_ref_reset(ss->ref);
   ss->ours_count = ss->ours_next = 0;
   session_settle(ss, "reset");
 }
@@ -703,7 +378,8 @@ session_set_options(Session *ss, const CudafftSpectrumOptions *options)
     session_fail(ss, "set_options: %s", cudafft_status_name(status));
     return;
   }
-  ref_set_options(&ss->ref, options);
+  const SpectrumRefSettings settings = settings_of(&ss->config, options);
+  spectrum_ref_set_settings(ss->ref, &settings);
   ss->ours_count = ss->ours_next = 0;
   session_settle(ss, "set_options");
 }
@@ -740,15 +416,13 @@ static void
 describe(const CudafftSpectrumConfig *c, char *label, size_t size)
 {
   snprintf(label, size, "bands=%zu (nfft %zu) %s ch=%u%s rate=%u interval=%.6g ms thr=%d phase %s",
-           c->bands, 2 * c->bands - 2, format_names[c->format], c->channels,
+           c->bands, 2 * c->bands - 2, test_format_name(c->format), c->channels,
            c->multi_channel  ? " multi"
            : c->channels > 1 ? " mixed"
                              : "",
            c->rate, (double)c->options.interval_ns / 1e6, c->options.threshold,
            c->options.phase ? "on" : "off");
 }
-
-#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
 /* Random streams against the reference ----------------------------------------------------------
  */
@@ -807,19 +481,20 @@ check_stream_case(CudafftBackend backend, const StreamCase *sc, size_t max_resul
   const CudafftSpectrumConfig config =
       make_config(sc->bands, sc->channels, sc->rate, sc->format, sc->multi_channel, sc->interval_ns,
                   sc->threshold, sc->phase);
-  char label[160], what[40];
-  describe(&config, label, sizeof label);
+  char label[200], base[160];
+  describe(&config, base, sizeof base);
   if (max_results == ALL_RESULTS)
-    snprintf(what, sizeof what, "max_results=all");
+    snprintf(label, sizeof label, "%s max_results=all", base);
   else
-    snprintf(what, sizeof what, "max_results=%zu", max_results);
+    snprintf(label, sizeof label, "%s max_results=%zu", base, max_results);
   Session ss;
   if (!session_open(&ss, backend, &config, label))
     return;
-  uint8_t *data = make_signal(sc->format, sc->channels, sc->frames, sc->amplitude);
-  session_push(&ss, data, sc->frames, max_results, 0);
-  session_report(&ss, what);
-  free(data);
+  TestSignal signal;
+  session_signal(&ss, &signal, sc->frames, sc->amplitude);
+  session_push(&ss, &signal, 0, sc->frames, max_results, 0);
+  session_report(&ss, NULL);
+  test_signal_clear(&signal);
   session_close(&ss);
 }
 
@@ -845,12 +520,13 @@ check_sine_level(CudafftBackend backend)
     Session ss;
     if (!session_open(&ss, backend, &config, label))
       continue;
-    uint8_t *data = test_malloc(frames * 4);
+    TestSignal signal;
+    test_signal_alloc(&signal, config.format, 1, config.rate, frames, READ);
     for (size_t n = 0; n < frames; n++)
-      set_f32(data, 1, n, 0, (float)sin(2.0 * pi * (double)(k * (n % nfft)) / (double)nfft));
+      test_signal_set(&signal, n, 0, sin(2.0 * pi * (double)(k * (n % nfft)) / (double)nfft));
     size_t consumed = 0, count = 0;
     const CudafftStatus status =
-        cudafft_spectrum_push(ss.sp, data, frames, ALL_RESULTS, &consumed, &count);
+        cudafft_spectrum_push(ss.sp, signal.raw, frames, ALL_RESULTS, &consumed, &count);
     double worst_level = 0.0, worst_phase = 0.0;
     int ok = status == CUDAFFT_STATUS_OK && consumed == frames && count == intervals;
     for (size_t i = 0; ok && i < count; i++) {
@@ -870,12 +546,9 @@ check_sine_level(CudafftBackend backend)
                label, count, intervals, cudafft_status_name(status), k, worst_level, want_level,
                worst_phase);
     /* the same signal against the reference, every band */
-    ss.ours_count = count;
-    ss.ours_next = 0;
-    ref_push(&ss.ref, data, consumed, session_compare, &ss);
-    session_settle(&ss, "push");
+    session_compare_push(&ss, &signal, 0, consumed, count);
     session_report(&ss, "against the reference");
-    free(data);
+    test_signal_clear(&signal);
     session_close(&ss);
   }
 }
@@ -911,26 +584,26 @@ check_finish(CudafftBackend backend)
   if (!session_open(&ss, backend, &config, "finish (bands=129 S16 stereo mixed, 4410 frames)"))
     return;
   const size_t frames = 20000;
-  uint8_t *data = make_signal(config.format, config.channels, frames, 0.5);
-  const size_t fb = cudafft_spectrum_frame_bytes(ss.sp);
+  TestSignal signal;
+  session_signal(&ss, &signal, frames, 0.5);
   size_t at = 0;
   expect_finish(&ss, 0, 0, 0, "on a fresh analyser");
-  session_push(&ss, data, 1000, ALL_RESULTS, 0);
+  session_push(&ss, &signal, 0, 1000, ALL_RESULTS, 0);
   at += 1000;
   expect_finish(&ss, 1, 1000, 3, "after 1000 frames (FFTs at 256, 512, 768)");
   expect_finish(&ss, 0, 0, 0, "again");
-  session_push(&ss, data + at * fb, 100, ALL_RESULTS, 0);
+  session_push(&ss, &signal, at, 100, ALL_RESULTS, 0);
   at += 100;
   expect_finish(&ss, 1, 100, 1, "after 100 frames (its one FFT over the history)");
-  session_push(&ss, data + at * fb, 2 * 4410 + 500, ALL_RESULTS, 0);
+  session_push(&ss, &signal, at, 2 * 4410 + 500, ALL_RESULTS, 0);
   at += 2 * 4410 + 500;
   expect_finish(&ss, 1, 500, 1, "after two intervals and 500 frames");
-  session_push(&ss, data + at * fb, 4410, ALL_RESULTS, 4410);
+  session_push(&ss, &signal, at, 4410, ALL_RESULTS, 4410);
   at += 4410;
   expect_finish(&ss, 0, 0, 0, "right after a full interval");
-  session_push(&ss, data + at * fb, frames - at, 2, 0);
+  session_push(&ss, &signal, at, frames - at, 2, 0);
   session_report(&ss, "all results against the reference");
-  free(data);
+  test_signal_clear(&signal);
   session_close(&ss);
 }
 
@@ -961,22 +634,23 @@ check_reset(CudafftBackend backend)
     return;
   }
   const size_t before = 3001, frames = 20000, fb = cudafft_spectrum_frame_bytes(ss.sp);
-  uint8_t *x = make_signal(config.format, config.channels, before, 1.0);
-  uint8_t *y = make_signal(config.format, config.channels, frames, 1.0);
-  set_f32(x, config.channels, before - 3, 0, NAN);
-  session_push(&ss, x, before, ALL_RESULTS, 0);
+  TestSignal x, y;
+  session_signal(&ss, &x, before, 1.0);
+  session_signal(&ss, &y, frames, 1.0);
+  test_signal_set(&x, before - 3, 0, NAN);
+  session_push(&ss, &x, 0, before, ALL_RESULTS, 0);
   const size_t pending = cudafft_spectrum_frames_pending(ss.sp);
   session_reset(&ss);
 
   size_t done = 0, compared = 0, mismatches = 0;
   while (done < frames && ss.failures == 0 && mismatches == 0) {
     const size_t size = next_piece(&ss, frames - done);
-    const size_t max_results = test_random_range(1, 3) == 1 ? 1 : ALL_RESULTS;
+    const size_t max_results = test_rng_range(&ss.rng, 1, 3) == 1 ? 1 : ALL_RESULTS;
     size_t c1 = 0, n1 = 0, c2 = 0, n2 = 0;
     const CudafftStatus s1 =
-        cudafft_spectrum_push(ss.sp, y + done * fb, size, max_results, &c1, &n1);
+        cudafft_spectrum_push(ss.sp, y.raw + done * fb, size, max_results, &c1, &n1);
     const CudafftStatus s2 =
-        cudafft_spectrum_push(fresh, y + done * fb, size, max_results, &c2, &n2);
+        cudafft_spectrum_push(fresh, y.raw + done * fb, size, max_results, &c2, &n2);
     if (s1 != CUDAFFT_STATUS_OK || s2 != CUDAFFT_STATUS_OK || c1 != c2 || n1 != n2 || c1 == 0) {
       session_fail(&ss, "push of %zu: %s/%s, consumed %zu/%zu, results %zu/%zu", size,
                    cudafft_status_name(s1), cudafft_status_name(s2), c1, c2, n1, n2);
@@ -992,10 +666,7 @@ check_reset(CudafftBackend backend)
         mismatches +=
             !same_value(a.magnitude[v], b.magnitude[v]) || !same_value(a.phase[v], b.phase[v]);
     }
-    ss.ours_count = n1;
-    ss.ours_next = 0;
-    ref_push(&ss.ref, y + done * fb, c1, session_compare, &ss);
-    session_settle(&ss, "push");
+    session_compare_push(&ss, &y, done, c1, n1);
     done += c1;
   }
   test_check(pending > 0 && mismatches == 0 && ss.failures == 0 && compared > 0,
@@ -1004,8 +675,8 @@ check_reset(CudafftBackend backend)
              before, pending, compared, mismatches, ss.failures ? ": " : "",
              ss.failures ? ss.why : "");
   session_report(&ss, "after reset, against the reference");
-  free(x);
-  free(y);
+  test_signal_clear(&x);
+  test_signal_clear(&y);
   cudafft_spectrum_destroy(fresh);
   session_close(&ss);
 }
@@ -1028,16 +699,17 @@ check_options_changes(CudafftBackend backend)
   const CudafftSpectrumConfig config =
       make_config(129, 1, 48000, CUDAFFT_SAMPLE_F32, 0, 10 * MS, -60, 0);
   const size_t frames = 20000;
-  uint8_t *data = make_signal(config.format, config.channels, frames, 0.01);
-  const size_t fb = 4;
+  TestRng rng = test_rng("options changes");
+  TestSignal data;
+  test_signal_noise(&data, &rng, config.format, config.channels, config.rate, frames, READ, 0.01);
   CudafftSpectrumOptions to90 = {.interval_ns = 10 * MS, .threshold = -90, .phase = 1};
   const CudafftSpectrumOptions longer = {.interval_ns = 25 * MS, .threshold = -60, .phase = 0};
   Session ss;
 
   if (session_open(&ss, backend, &config, "threshold -60 -> -90 and phase on, mid-interval")) {
-    session_push(&ss, data, 200, ALL_RESULTS, 0);
+    session_push(&ss, &data, 0, 200, ALL_RESULTS, 0);
     session_set_options(&ss, &to90);
-    session_push(&ss, data + 200 * fb, 1240, ALL_RESULTS, 1240); /* one call: 3 results */
+    session_push(&ss, &data, 200, 1240, ALL_RESULTS, 1240); /* one call: 3 results */
     const CudafftSpectrumResult r0 = result_or_empty(&ss, 0), r1 = result_or_empty(&ss, 1);
     size_t at_old = 0, below_old = 0;
     for (size_t k = 0; r0.magnitude && r1.magnitude && k < config.bands; k++) {
@@ -1049,21 +721,21 @@ check_options_changes(CudafftBackend backend)
                "%s: the open interval keeps -60 without phase (%zu bands at -60), the next has "
                "-90 with phase (%zu bands below -60)%s%s",
                ss.label, at_old, below_old, ss.failures ? ": " : "", ss.failures ? ss.why : "");
-    session_push(&ss, data + 1440 * fb, frames - 1440, 2, 0);
+    session_push(&ss, &data, 1440, frames - 1440, 2, 0);
     session_report(&ss, "against the reference");
     session_close(&ss);
   }
 
   if (session_open(&ss, backend, &config, "interval 10 ms -> 25 ms, mid-interval")) {
-    session_push(&ss, data, 200, ALL_RESULTS, 0);
+    session_push(&ss, &data, 0, 200, ALL_RESULTS, 0);
     session_set_options(&ss, &longer);
-    session_push(&ss, data + 200 * fb, 2680, ALL_RESULTS, 2680);
+    session_push(&ss, &data, 200, 2680, ALL_RESULTS, 2680);
     const CudafftSpectrumResult r0 = result_or_empty(&ss, 0), r1 = result_or_empty(&ss, 1),
                                 r2 = result_or_empty(&ss, 2);
     test_check(ss.failures == 0 && r0.frames == 480 && r1.frames == 1200 && r2.frames == 1200,
                "%s: intervals of %zu, %zu, %zu frames (want 480, 1200, 1200)%s%s", ss.label,
                r0.frames, r1.frames, r2.frames, ss.failures ? ": " : "", ss.failures ? ss.why : "");
-    session_push(&ss, data + 2880 * fb, frames - 2880, ALL_RESULTS, 0);
+    session_push(&ss, &data, 2880, frames - 2880, ALL_RESULTS, 0);
     session_report(&ss, "against the reference");
     session_close(&ss);
   }
@@ -1071,7 +743,7 @@ check_options_changes(CudafftBackend backend)
   if (session_open(&ss, backend, &config, "options with no frames pending")) {
     const CudafftSpectrumOptions to30 = {.interval_ns = 10 * MS, .threshold = -30, .phase = 0};
     session_set_options(&ss, &to30);
-    session_push(&ss, data, 480, ALL_RESULTS, 480);
+    session_push(&ss, &data, 0, 480, ALL_RESULTS, 480);
     const CudafftSpectrumResult r0 = result_or_empty(&ss, 0);
     session_set_options(&ss, &longer); /* right after an interval: at once too */
     const size_t left = cudafft_spectrum_frames_left(ss.sp);
@@ -1084,7 +756,7 @@ check_options_changes(CudafftBackend backend)
     const CudafftStatus b = cudafft_spectrum_set_options(ss.sp, &above);
     const CudafftStatus c = cudafft_spectrum_set_options(ss.sp, NULL);
     const CudafftStatus d = cudafft_spectrum_set_options(NULL, &to90);
-    session_push(&ss, data + 480 * fb, 1200, ALL_RESULTS, 1200);
+    session_push(&ss, &data, 480, 1200, ALL_RESULTS, 1200);
     const CudafftSpectrumResult r1 = result_or_empty(&ss, 0);
     test_check(a == CUDAFFT_STATUS_INVALID_VALUE && b == CUDAFFT_STATUS_INVALID_VALUE &&
                    c == CUDAFFT_STATUS_NULL_POINTER && d == CUDAFFT_STATUS_NULL_POINTER &&
@@ -1098,17 +770,17 @@ check_options_changes(CudafftBackend backend)
   }
 
   if (session_open(&ss, backend, &config, "options pending at finish and at reset")) {
-    session_push(&ss, data, 200, ALL_RESULTS, 0);
+    session_push(&ss, &data, 0, 200, ALL_RESULTS, 0);
     session_set_options(&ss, &to90);
     session_finish(&ss);
     const CudafftSpectrumResult f = result_or_empty(&ss, 0);
-    session_push(&ss, data + 200 * fb, 480, ALL_RESULTS, 480);
+    session_push(&ss, &data, 200, 480, ALL_RESULTS, 480);
     const CudafftSpectrumResult n = result_or_empty(&ss, 0);
-    session_push(&ss, data + 680 * fb, 100, ALL_RESULTS, 0);
+    session_push(&ss, &data, 680, 100, ALL_RESULTS, 0);
     session_set_options(&ss, &longer);
     session_reset(&ss);
     const size_t left = cudafft_spectrum_frames_left(ss.sp);
-    session_push(&ss, data + 780 * fb, 5000, ALL_RESULTS, 0);
+    session_push(&ss, &data, 780, 5000, ALL_RESULTS, 0);
     test_check(ss.failures == 0 && f.frames == 200 && f.threshold == -60 && n.threshold == -90 &&
                    left == 1200,
                "%s: finish keeps the old threshold (%d), the next interval has the new (%d); "
@@ -1118,7 +790,7 @@ check_options_changes(CudafftBackend backend)
     session_report(&ss, "against the reference");
     session_close(&ss);
   }
-  free(data);
+  test_signal_clear(&data);
 }
 
 /* NaN and Inf -----------------------------------------------------------------------------------
@@ -1138,16 +810,17 @@ check_nonfinite(CudafftBackend backend, float bad, int multi_channel, uint64_t i
   if (!session_open(&ss, backend, &config, label))
     return;
   const size_t frames = 6000;
-  uint8_t *data = make_signal(config.format, config.channels, frames, 1.0);
-  set_f32(data, config.channels, 2345, 1, bad);
-  session_push(&ss, data, frames, test_random_range(0, 1) ? 2 : ALL_RESULTS, 0);
+  TestSignal signal;
+  session_signal(&ss, &signal, frames, 1.0);
+  test_signal_set(&signal, 2345, 1, bad);
+  session_push(&ss, &signal, 0, frames, test_rng_range(&ss.rng, 0, 1) ? 2 : ALL_RESULTS, 0);
   session_report(&ss, NULL);
   /* The comparison required NaN exactly where the reference's windows held the sample; these say
    * that there were such results, and finite ones after them. */
   test_check(ss.nan_rows > 0 && ss.finite_after_nan > 0,
              "%s: %zu NaN rows where the windows hold it, %zu finite rows after them", label,
              ss.nan_rows, ss.finite_after_nan);
-  free(data);
+  test_signal_clear(&signal);
   session_close(&ss);
 }
 
@@ -1160,10 +833,7 @@ expect_create_status(CudafftStatus want, CudafftStatus also, CudafftBackend back
 {
   CudafftSpectrum *sp = (CudafftSpectrum *)&sp; /* not NULL: create must clear it */
   const CudafftStatus status = cudafft_spectrum_create(&sp, backend, device, config);
-  test_check((status == want || status == also) && (status == CUDAFFT_STATUS_OK) == (sp != NULL),
-             "spectrum_create %s -> %s (want %s), spectrum %s%s%s", what,
-             cudafft_status_name(status), cudafft_status_name(want), sp ? "set" : "NULL",
-             status ? ": " : "", status ? cudafft_last_error_message() : "");
+  test_check_create(status, sp, want, also, "spectrum_create", what);
   if (status == CUDAFFT_STATUS_OK)
     cudafft_spectrum_destroy(sp);
 }
@@ -1242,7 +912,7 @@ check_create_errors(CudafftBackend backend)
         sizes_ok = 0;
         continue;
       }
-      sizes_ok &= cudafft_spectrum_frame_bytes(sp) == 3 * format_bytes[f] &&
+      sizes_ok &= cudafft_spectrum_frame_bytes(sp) == 3 * test_sample_bytes(c.format) &&
                   cudafft_spectrum_spectra(sp) == (multi ? 3u : 1u) &&
                   cudafft_spectrum_max_results(sp) >= 1 &&
                   cudafft_spectrum_frames_left(sp) == 480 &&
@@ -1274,7 +944,10 @@ check_call_errors(CudafftBackend backend)
     return;
   }
   const size_t frames = 2000;
-  uint8_t *data = make_signal(config.format, config.channels, frames, 1.0);
+  TestRng rng = test_rng("call errors");
+  TestSignal signal;
+  test_signal_noise(&signal, &rng, config.format, config.channels, config.rate, frames, READ, 1.0);
+  const uint8_t *data = signal.raw;
   size_t consumed = 7, count = 7;
   CudafftStatus s;
 
@@ -1356,7 +1029,7 @@ check_call_errors(CudafftBackend backend)
                  f2 == CUDAFFT_STATUS_NULL_POINTER,
              "finish(NULL) -> %s (results %zu), finish(results NULL) -> %s",
              cudafft_status_name(f1), n_after_null, cudafft_status_name(f2));
-  free(data);
+  test_signal_clear(&signal);
   cudafft_spectrum_destroy(sp);
 }
 
@@ -1366,31 +1039,23 @@ check_call_errors(CudafftBackend backend)
 int
 main(int argc, char **argv)
 {
-  CudafftBackend backend = test_backend_from_args(argc, argv);
-  test_seed_init();
-  double start = test_seconds(), section = start;
-#define SECTION_DONE(name)                                                                         \
-  do {                                                                                             \
-    printf("# %s took %.2f s\n", name, test_seconds() - section);                                  \
-    fflush(stdout);                                                                                \
-    section = test_seconds();                                                                      \
-  } while (0)
+  const CudafftBackend backend = test_begin(argc, argv);
 
   check_create_errors(backend);
   check_call_errors(backend);
-  SECTION_DONE("errors");
+  test_section_done("errors");
 
   const size_t max_results[] = {1, 2, ALL_RESULTS};
   for (size_t i = 0; i < COUNT(stream_cases); i++)
     for (size_t m = 0; m < COUNT(max_results); m++)
       check_stream_case(backend, &stream_cases[i], max_results[m]);
-  SECTION_DONE("streams against the reference");
+  test_section_done("streams against the reference");
 
   check_sine_level(backend);
   check_finish(backend);
   check_reset(backend);
   check_options_changes(backend);
-  SECTION_DONE("sine, finish, reset, options");
+  test_section_done("sine, finish, reset, options");
 
   for (int multi = 0; multi <= 1; multi++) {
     /* 100 frames (with a carry): windows span three intervals; 1000: several FFTs each */
@@ -1399,8 +1064,6 @@ main(int argc, char **argv)
     check_nonfinite(backend, NAN, multi, 20833333);
     check_nonfinite(backend, -INFINITY, multi, 20833333);
   }
-  SECTION_DONE("NaN and Inf");
-
-  printf("# %s backend, total %.2f s\n", test_backend_name(backend), test_seconds() - start);
+  test_section_done("NaN and Inf");
   return test_finish();
 }

@@ -6,6 +6,8 @@
  * hop pairs synthesis supports, and the statuses of invalid calls. Argument: cpu or cuda. */
 #include <cudafft/stft.h>
 #include "fft_reference.h"
+#include "stft_reference.h"
+#include "test_signal.h"
 #include "test_util.h"
 
 #include <fftw3.h>
@@ -52,19 +54,6 @@ static const char *const representation_names[CUDAFFT_REPRESENTATION_COUNT_] = {
     [CUDAFFT_REPRESENTATION_POWER] = "power",
     [CUDAFFT_REPRESENTATION_DB] = "dB",
 };
-static const char *const format_names[CUDAFFT_SAMPLE_COUNT_] = {
-    [CUDAFFT_SAMPLE_S16] = "S16",
-    [CUDAFFT_SAMPLE_S32] = "S32",
-    [CUDAFFT_SAMPLE_F32] = "F32",
-    [CUDAFFT_SAMPLE_F64] = "F64",
-};
-static const size_t format_bytes[CUDAFFT_SAMPLE_COUNT_] = {
-    [CUDAFFT_SAMPLE_S16] = 2,
-    [CUDAFFT_SAMPLE_S32] = 4,
-    [CUDAFFT_SAMPLE_F32] = 4,
-    [CUDAFFT_SAMPLE_F64] = 8,
-};
-
 /* Configurations and labels -------------------------------------------------------------------- */
 
 static CudafftStftConfig
@@ -87,7 +76,7 @@ describe(const CudafftStftConfig *cfg, char *label, size_t size)
 {
   snprintf(label, size, "n=%zu hop=%zu %s %s %s ch=%u", cfg->fft_size, cfg->hop,
            window_names[cfg->window], representation_names[cfg->representation],
-           format_names[cfg->format], cfg->channels);
+           test_format_name(cfg->format), cfg->channels);
 }
 
 static size_t
@@ -139,13 +128,14 @@ static void
 check_window_values(void)
 {
   static const size_t sizes[] = {256, 4096, 16384};
+  TestRng rng = test_rng("window values");
   for (int w = 0; w < CUDAFFT_WINDOW_COUNT_; w++) {
     double worst = -1.0;
     size_t worst_n = 0, worst_i = 0, points = 0;
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
       const size_t n = sizes[s];
       const size_t at[] = {0,     1,         n / 8,     n / 4, n / 3,
-                           n / 2, n / 2 + 1, 3 * n / 4, n - 1, test_random_range(0, n - 1)};
+                           n / 2, n / 2 + 1, 3 * n / 4, n - 1, test_rng_range(&rng, 0, n - 1)};
       for (size_t k = 0; k < sizeof at / sizeof at[0]; k++, points++) {
         double got = cudafft_window_value((CudafftWindow)w, n, at[k]);
         double diff = fabs(got - window_formula((CudafftWindow)w, n, at[k]));
@@ -161,16 +151,6 @@ check_window_values(void)
                "|difference| %.1e (n=%zu i=%zu)",
                window_names[w], points, worst, worst_n, worst_i);
   }
-}
-
-/* w[0 .. n) as the library says it is (checked against the formulas above). */
-static double *
-window_table(CudafftWindow window, size_t n)
-{
-  double *w = test_malloc(n * sizeof(double));
-  for (size_t i = 0; i < n; i++)
-    w[i] = cudafft_window_value(window, n, i);
-  return w;
 }
 
 /* S[r] = sum_j w[r + j hop]^2 for r < hop: the header's overlap sum. */
@@ -215,54 +195,21 @@ synthesis_window(CudafftWindow window, size_t n, size_t hop)
 
 /* Signals -------------------------------------------------------------------------------------- */
 
-/* count fresh random samples in format, full scale, and in x their values as the library must
- * read them: integers divided by 2^15 or 2^31, floats as they are. */
-static void *
-make_signal(CudafftSampleFormat format, size_t count, double *x)
+/* Fresh random samples, full scale, for cfg: the values are as the library must read them
+ * (integers divided by 2^15 or 2^31, floats as they are). */
+static void
+make_signal(TestSignal *signal, TestRng *rng, const CudafftStftConfig *cfg, size_t length)
 {
-  unsigned char *bytes = test_malloc(count * format_bytes[format]);
-  for (size_t i = 0; i < count; i++) {
-    const uint64_t r = test_random_u64();
-    unsigned char *dst = bytes + i * format_bytes[format];
-    switch (format) {
-    case CUDAFFT_SAMPLE_S16: {
-      int16_t v = (int16_t)((int32_t)(r >> 48) - 32768);
-      memcpy(dst, &v, sizeof v);
-      x[i] = v / 32768.0;
-      break;
-    }
-    case CUDAFFT_SAMPLE_S32: {
-      int32_t v = (int32_t)((int64_t)(r >> 32) - 2147483648LL);
-      memcpy(dst, &v, sizeof v);
-      x[i] = v / 2147483648.0;
-      break;
-    }
-    case CUDAFFT_SAMPLE_F32: {
-      float v = (float)test_random_uniform();
-      memcpy(dst, &v, sizeof v);
-      x[i] = v;
-      break;
-    }
-    default: {                                      /* F64 */
-      double v = (double)(r >> 11) * 0x1p-52 - 1.0; /* 53 random bits, more than float holds */
-      memcpy(dst, &v, sizeof v);
-      x[i] = v;
-      break;
-    }
-    }
-  }
-  return bytes;
+  test_signal_random(signal, rng, cfg->format, cfg->channels, 0, length, TEST_READ_POW2);
 }
 
-/* Zeros samples [from, from + samples) of every channel, in the signal and in x. */
+/* Zeros samples [from, from + samples) of every channel. */
 static void
-zero_signal(const CudafftStftConfig *cfg, void *signal, double *x, size_t from, size_t samples)
+zero_signal(TestSignal *signal, size_t from, size_t samples)
 {
-  const size_t c = cfg->channels;
-  memset((unsigned char *)signal + from * c * format_bytes[cfg->format], 0,
-         samples * c * format_bytes[cfg->format]);
-  for (size_t i = from * c; i < (from + samples) * c; i++)
-    x[i] = 0.0;
+  for (size_t f = from; f < from + samples; f++)
+    for (unsigned c = 0; c < signal->channels; c++)
+      test_signal_set(signal, f, c, 0.0);
 }
 
 /* Pieces of a push sequence -------------------------------------------------------------------- */
@@ -298,10 +245,10 @@ add_awkward_pieces(Piece *pieces, size_t *count, size_t length)
 
 /* Splits length samples into random pieces of 1 to about length / 6 samples. */
 static void
-add_random_pieces(Piece *pieces, size_t *count, size_t length)
+add_random_pieces(TestRng *rng, Piece *pieces, size_t *count, size_t length)
 {
   while (length > 0) {
-    size_t samples = *count + 1 == MAX_PIECES ? length : test_random_range(1, length / 6 + 1);
+    size_t samples = *count + 1 == MAX_PIECES ? length : test_rng_range(rng, 1, length / 6 + 1);
     samples = samples < length ? samples : length;
     add_piece(pieces, count, samples, 0);
     length -= samples;
@@ -354,7 +301,7 @@ push_checked(CudafftStft *stft, const CudafftStftConfig *cfg, const void *in, si
 {
   const size_t n = cfg->fft_size, hop = cfg->hop;
   const size_t frame_floats = frame_floats_of(cfg);
-  const size_t in_bytes = samples * cfg->channels * format_bytes[cfg->format];
+  const size_t in_bytes = samples * cfg->channels * test_sample_bytes(cfg->format);
   const size_t want = frames_in(*pushed + samples, n, hop) - *written;
   const size_t predicted = cudafft_stft_frames_for(stft, samples);
   if (predicted != want) {
@@ -401,7 +348,7 @@ static int
 run_analysis(CudafftStft *stft, const CudafftStftConfig *cfg, const void *signal,
              const Piece *pieces, size_t count, float *out, char *why, size_t size)
 {
-  const size_t stride = cfg->channels * format_bytes[cfg->format];
+  const size_t stride = cfg->channels * test_sample_bytes(cfg->format);
   size_t pushed = 0, written = 0;
   for (size_t p = 0; p < count; p++) {
     const void *in = pieces[p].zeros ? NULL : (const unsigned char *)signal + pushed * stride;
@@ -417,30 +364,14 @@ run_analysis(CudafftStft *stft, const CudafftStftConfig *cfg, const void *signal
 
 /* Analysis: the reference and the comparison --------------------------------------------------- */
 
-/* Frames 0 .. frames - 1 of x (interleaved doubles), each channel windowed in double and
- * transformed by FFTW in double: frames x channels rows of n/2 + 1 complex bins in ref. */
+/* Frames 0 .. frames - 1 of x (interleaved doubles), from its first sample: frames x channels rows
+ * of n/2 + 1 complex bins in ref. */
 static void
 analysis_reference(const CudafftStftConfig *cfg, const double *x, size_t frames, double *ref)
 {
-  const size_t n = cfg->fft_size, bins = bins_of(cfg), channels = cfg->channels;
-  double *w = window_table(cfg->window, n);
-  double *in = fftw_malloc(n * sizeof(double));
-  fftw_complex *spectrum = fftw_malloc(bins * sizeof(fftw_complex));
-  fftw_plan plan =
-      in && spectrum ? fftw_plan_dft_r2c_1d((int)n, in, spectrum, FFTW_ESTIMATE) : NULL;
-  if (!plan)
-    test_abort("FFTW double could not plan an R2C of n=%zu", n);
-  for (size_t f = 0; f < frames; f++)
-    for (size_t c = 0; c < channels; c++) {
-      for (size_t i = 0; i < n; i++)
-        in[i] = w[i] * x[(f * cfg->hop + i) * channels + c];
-      fftw_execute(plan);
-      memcpy(ref + (f * channels + c) * bins * 2, spectrum, bins * sizeof(fftw_complex));
-    }
-  fftw_destroy_plan(plan);
-  fftw_free(in);
-  fftw_free(spectrum);
-  free(w);
+  const size_t span = frames ? (frames - 1) * cfg->hop + cfg->fft_size : 0;
+  stft_reference_frames(cfg->fft_size, cfg->hop, cfg->window, x, cfg->channels, span, 0, frames,
+                        ref);
 }
 
 /* Relative L2 tolerance: complex and magnitude as the FFT tests; power, being a square, twice. */
@@ -639,8 +570,8 @@ check_spectra(const CudafftStftConfig *cfg, const float *out, const double *ref,
 /* Runs the pieces of signal through a fresh or reset analyser and checks the bookkeeping (one
  * check) and every output value against the reference from x (another). */
 static void
-analyse_and_check(CudafftStft *stft, const CudafftStftConfig *cfg, const void *signal,
-                  const double *x, const Piece *pieces, size_t count, const unsigned char *nan_rows,
+analyse_and_check(CudafftStft *stft, const CudafftStftConfig *cfg, const TestSignal *signal,
+                  const Piece *pieces, size_t count, const unsigned char *nan_rows,
                   const char *label)
 {
   const size_t length = pieces_length(pieces, count);
@@ -649,15 +580,30 @@ analyse_and_check(CudafftStft *stft, const CudafftStftConfig *cfg, const void *s
   float *out = test_malloc((floats + GUARD) * sizeof(float));
   double *ref = test_malloc((frames * cfg->channels * bins_of(cfg) * 2 + 1) * sizeof(double));
   char why[320];
-  int ok = run_analysis(stft, cfg, signal, pieces, count, out, why, sizeof why);
+  int ok = run_analysis(stft, cfg, signal->raw, pieces, count, out, why, sizeof why);
   test_check(ok, "%s: %zu samples in %zu pushes: frames_for, frames, held as predicted%s%s", label,
              length, count, ok ? "" : ": ", ok ? "" : why);
   if (ok) {
-    analysis_reference(cfg, x, frames, ref);
+    analysis_reference(cfg, signal->values, frames, ref);
     check_spectra(cfg, out, ref, frames, nan_rows, label);
   }
   free(out);
   free(ref);
+}
+
+/* A fresh random signal of `length` samples through an analyser that is new or has just been reset,
+ * in awkward pieces, checked by analyse_and_check. */
+static void
+analyse_fresh_signal(CudafftStft *stft, const CudafftStftConfig *cfg, TestRng *rng, size_t length,
+                     const char *label)
+{
+  TestSignal signal;
+  make_signal(&signal, rng, cfg, length);
+  Piece pieces[MAX_PIECES];
+  size_t count = 0;
+  add_awkward_pieces(pieces, &count, length);
+  analyse_and_check(stft, cfg, &signal, pieces, count, NULL, label);
+  test_signal_clear(&signal);
 }
 
 /* Analysis: the cases -------------------------------------------------------------------------- */
@@ -733,24 +679,24 @@ check_analysis_case(CudafftBackend backend, const AnalysisCase *ac)
   CudafftStft *stft = create_stft(backend, &cfg, label);
   if (!stft)
     return;
-  const size_t length = ac->n + ac->frames * ac->hop + test_random_range(0, ac->hop - 1);
-  double *x = test_malloc(length * ac->channels * sizeof(double));
-  void *signal = make_signal(ac->format, length * ac->channels, x);
+  TestRng rng = test_rng("%s", label);
+  const size_t length = ac->n + ac->frames * ac->hop + test_rng_range(&rng, 0, ac->hop - 1);
+  TestSignal signal;
+  make_signal(&signal, &rng, &cfg, length);
   Piece pieces[MAX_PIECES];
   size_t count = 0;
   add_awkward_pieces(pieces, &count, length);
-  analyse_and_check(stft, &cfg, signal, x, pieces, count, NULL, label);
+  analyse_and_check(stft, &cfg, &signal, pieces, count, NULL, label);
 
   /* The same signal again after a reset, in random pieces: the same frames. */
   cudafft_stft_reset(stft);
   count = 0;
-  add_random_pieces(pieces, &count, length);
+  add_random_pieces(&rng, pieces, &count, length);
   char again[192];
   snprintf(again, sizeof again, "%s, again in random pieces", label);
-  analyse_and_check(stft, &cfg, signal, x, pieces, count, NULL, again);
+  analyse_and_check(stft, &cfg, &signal, pieces, count, NULL, again);
   cudafft_stft_destroy(stft);
-  free(x);
-  free(signal);
+  test_signal_clear(&signal);
 }
 
 /* in == NULL and reset ------------------------------------------------------------------------- */
@@ -768,6 +714,7 @@ check_zeros_and_reset(CudafftBackend backend, CudafftRepresentation representati
   CudafftStft *stft = create_stft(backend, &cfg, base);
   if (!stft)
     return;
+  TestRng rng = test_rng("%s zeros and reset", base);
   Piece pieces[MAX_PIECES];
   size_t count = 0;
   add_piece(pieces, &count, 700, 0);
@@ -775,53 +722,44 @@ check_zeros_and_reset(CudafftBackend backend, CudafftRepresentation representati
   add_piece(pieces, &count, 1, 0);
   add_piece(pieces, &count, 1499, 0);
   add_piece(pieces, &count, 17, 1);
-  add_piece(pieces, &count, 900 + test_random_range(0, 255), 0);
+  add_piece(pieces, &count, 900 + test_rng_range(&rng, 0, 255), 0);
   add_piece(pieces, &count, 5, 1);
   const size_t length = pieces_length(pieces, count);
-  double *x = test_malloc(length * cfg.channels * sizeof(double));
-  void *signal = make_signal(cfg.format, length * cfg.channels, x);
+  TestSignal signal;
+  make_signal(&signal, &rng, &cfg, length);
   for (size_t p = 0, at = 0; p < count; at += pieces[p++].samples)
     if (pieces[p].zeros)
-      zero_signal(&cfg, signal, x, at, pieces[p].samples);
+      zero_signal(&signal, at, pieces[p].samples);
 
   snprintf(label, sizeof label, "%s, zeros pushed as in == NULL", base);
-  analyse_and_check(stft, &cfg, signal, x, pieces, count, NULL, label);
+  analyse_and_check(stft, &cfg, &signal, pieces, count, NULL, label);
 
   cudafft_stft_reset(stft);
   for (size_t p = 0; p < count; p++)
     pieces[p].zeros = 0;
   snprintf(label, sizeof label, "%s, after reset, the same zeros pushed explicitly", base);
-  analyse_and_check(stft, &cfg, signal, x, pieces, count, NULL, label);
-  free(x);
-  free(signal);
+  analyse_and_check(stft, &cfg, &signal, pieces, count, NULL, label);
+  test_signal_clear(&signal);
 
   /* Leave part of a frame held, then reset: the next push starts a new signal. */
   const size_t partial = 1500;
-  double *junk_x = test_malloc(partial * cfg.channels * sizeof(double));
-  void *junk = make_signal(cfg.format, partial * cfg.channels, junk_x);
+  TestSignal junk;
+  make_signal(&junk, &rng, &cfg, partial);
   /* (continuing the signal above, which ended part-way into a frame) */
   const size_t junk_frames = cudafft_stft_frames_for(stft, partial);
   float *junk_out = test_malloc((junk_frames * frame_floats_of(&cfg) + GUARD) * sizeof(float));
-  CudafftStatus status = cudafft_stft_push(stft, junk, partial, junk_out, NULL);
+  CudafftStatus status = cudafft_stft_push(stft, junk.raw, partial, junk_out, NULL);
   const size_t held_before = cudafft_stft_held(stft);
   cudafft_stft_reset(stft);
   const size_t held_after = cudafft_stft_held(stft);
   test_check(status == CUDAFFT_STATUS_OK && held_before > 0 && held_after == 0,
              "%s: push %s, holding %zu samples; after reset held() is %zu", base,
              cudafft_status_name(status), held_before, held_after);
-  free(junk_x);
-  free(junk);
+  test_signal_clear(&junk);
   free(junk_out);
 
-  const size_t fresh = 3000 + test_random_range(0, 1000);
-  x = test_malloc(fresh * cfg.channels * sizeof(double));
-  signal = make_signal(cfg.format, fresh * cfg.channels, x);
-  count = 0;
-  add_awkward_pieces(pieces, &count, fresh);
   snprintf(label, sizeof label, "%s, new signal after a reset mid-frame", base);
-  analyse_and_check(stft, &cfg, signal, x, pieces, count, NULL, label);
-  free(x);
-  free(signal);
+  analyse_fresh_signal(stft, &cfg, &rng, 3000 + test_rng_range(&rng, 0, 1000), label);
   cudafft_stft_destroy(stft);
 }
 
@@ -835,21 +773,20 @@ check_nan(CudafftBackend backend, CudafftRepresentation representation)
 {
   const CudafftStftConfig cfg = make_config(256, 64, BLACKMAN, representation, F32, 3);
   const size_t n = cfg.fft_size, hop = cfg.hop, channels = cfg.channels;
-  const size_t length = n + 40 * hop + test_random_range(1, hop - 1);
-  const size_t frames = frames_in(length, n, hop);
-  const size_t t0 = test_random_range(800, 1600), c0 = 1;
   char label[320], base[128];
   describe(&cfg, base, sizeof base);
+  TestRng rng = test_rng("%s NaN", base);
+  const size_t length = n + 40 * hop + test_rng_range(&rng, 1, hop - 1);
+  const size_t frames = frames_in(length, n, hop);
+  const size_t t0 = test_rng_range(&rng, 800, 1600), c0 = 1;
   CudafftStft *stft = create_stft(backend, &cfg, base);
   if (!stft)
     return;
-  double *x = test_malloc(length * channels * sizeof(double));
-  float *signal = make_signal(cfg.format, length * channels, x);
-  signal[t0 * channels + c0] = NAN;
-  x[t0 * channels + c0] = NAN;
+  TestSignal signal;
+  make_signal(&signal, &rng, &cfg, length);
+  test_signal_set(&signal, t0, c0, NAN);
   /* and in the last sample, which no complete frame reaches */
-  signal[(length - 1) * channels] = NAN;
-  x[(length - 1) * channels] = NAN;
+  test_signal_set(&signal, length - 1, 0, NAN);
   unsigned char *nan_rows = calloc(frames * channels, 1);
   if (!nan_rows)
     test_abort("no memory");
@@ -866,21 +803,13 @@ check_nan(CudafftBackend backend, CudafftRepresentation representation)
            "%s, NaN at sample %zu channel %zu: %zu rows non-finite, the rest "
            "finite and correct",
            base, t0, c0, spoilt);
-  analyse_and_check(stft, &cfg, signal, x, pieces, count, nan_rows, label);
-  free(x);
-  free(signal);
+  analyse_and_check(stft, &cfg, &signal, pieces, count, nan_rows, label);
+  test_signal_clear(&signal);
   free(nan_rows);
 
   cudafft_stft_reset(stft);
-  const size_t fresh = 2000 + test_random_range(0, 500);
-  x = test_malloc(fresh * channels * sizeof(double));
-  signal = make_signal(cfg.format, fresh * channels, x);
-  count = 0;
-  add_awkward_pieces(pieces, &count, fresh);
   snprintf(label, sizeof label, "%s, after a NaN and a reset", base);
-  analyse_and_check(stft, &cfg, signal, x, pieces, count, NULL, label);
-  free(x);
-  free(signal);
+  analyse_fresh_signal(stft, &cfg, &rng, 2000 + test_rng_range(&rng, 0, 500), label);
   cudafft_stft_destroy(stft);
 }
 
@@ -900,15 +829,17 @@ check_push_errors(CudafftBackend backend)
   CudafftStft *stft = create_stft(backend, &cfg, base);
   if (!stft)
     return;
-  double *x = test_malloc(length * cfg.channels * sizeof(double));
-  float *signal = make_signal(cfg.format, length * cfg.channels, x);
+  TestRng rng = test_rng("%s push errors", base);
+  TestSignal signal;
+  make_signal(&signal, &rng, &cfg, length);
+  const float *samples = (const float *)signal.raw;
   /* room for the frames of the whole signal, should the failed push not have reset */
   const size_t room = frames_in(length, 256, 128) * frame_floats_of(&cfg) + GUARD;
   float *out = test_malloc(room * sizeof(float));
   double *ref = test_malloc(frames * cfg.channels * bins_of(&cfg) * 2 * sizeof(double));
 
-  CudafftStatus s1 = cudafft_stft_push(stft, signal, first, out, NULL);
-  CudafftStatus s2 = cudafft_stft_push(stft, signal + first * cfg.channels, second, NULL, NULL);
+  CudafftStatus s1 = cudafft_stft_push(stft, samples, first, out, NULL);
+  CudafftStatus s2 = cudafft_stft_push(stft, samples + first * cfg.channels, second, NULL, NULL);
   const size_t held = cudafft_stft_held(stft);
   test_check(s1 == CUDAFFT_STATUS_OK && s2 == CUDAFFT_STATUS_NULL_POINTER && held == 0,
              "%s: push completing frames with out == NULL -> %s (want %s), held() %zu (want 0: a "
@@ -916,17 +847,16 @@ check_push_errors(CudafftBackend backend)
              base, cudafft_status_name(s2), cudafft_status_name(CUDAFFT_STATUS_NULL_POINTER), held);
   size_t got = 0;
   test_poison(out, room);
-  CudafftStatus s3 = cudafft_stft_push(stft, signal + first * cfg.channels, second, out, &got);
+  CudafftStatus s3 = cudafft_stft_push(stft, samples + first * cfg.channels, second, out, &got);
   if (test_check(s3 == CUDAFFT_STATUS_OK && got == frames &&
                      test_count_unpoisoned(out + frames * frame_floats_of(&cfg), GUARD) == 0,
                  "%s: the same push again with out -> %s, %zu frames (want %zu)", base,
                  cudafft_status_name(s3), got, frames)) {
-    analysis_reference(&cfg, x + first * cfg.channels, frames, ref);
+    analysis_reference(&cfg, signal.values + first * cfg.channels, frames, ref);
     check_spectra(&cfg, out, ref, frames, NULL,
                   "  ... and they are the frames of a signal starting at that push");
   }
-  free(x);
-  free(signal);
+  test_signal_clear(&signal);
   free(out);
   free(ref);
   cudafft_stft_destroy(stft);
@@ -1074,21 +1004,22 @@ static void
 check_synthesis_reference(CudafftBackend backend, const SynthesisCase *sc)
 {
   const CudafftStftConfig cfg = make_config(sc->n, sc->hop, sc->window, CPX, F32, sc->channels);
-  const size_t bins = bins_of(&cfg), frames = test_random_range(5, 12);
-  const size_t samples = (frames * cfg.hop + cfg.fft_size - cfg.hop) * cfg.channels;
   char label[320], base[128];
   describe(&cfg, base, sizeof base);
+  TestRng rng = test_rng("%s synthesis", base);
+  const size_t bins = bins_of(&cfg), frames = test_rng_range(&rng, 5, 12);
+  const size_t samples = (frames * cfg.hop + cfg.fft_size - cfg.hop) * cfg.channels;
   CudafftIstft *istft = create_istft(backend, &cfg, base);
   if (!istft)
     return;
   float *spectra = test_malloc(frames * frame_floats_of(&cfg) * sizeof(float));
   float *out = test_malloc((samples + GUARD) * sizeof(float));
   double *ref = test_malloc(samples * sizeof(double));
-  test_fill_uniform(spectra, frames * frame_floats_of(&cfg));
+  test_rng_fill(&rng, spectra, frames * frame_floats_of(&cfg));
   /* Large imaginary parts for bins 0 and n/2, which synthesis must ignore. */
   for (size_t row = 0; row < frames * cfg.channels; row++) {
-    spectra[row * bins * 2 + 1] = 100.0f * (float)test_random_uniform();
-    spectra[row * bins * 2 + 2 * bins - 1] = 100.0f * (float)test_random_uniform();
+    spectra[row * bins * 2 + 1] = 100.0f * (float)test_rng_uniform(&rng);
+    spectra[row * bins * 2 + 2 * bins - 1] = 100.0f * (float)test_rng_uniform(&rng);
   }
   synthesis_reference(&cfg, spectra, frames, ref);
   static const size_t piece_frames[] = {2, 1};
@@ -1115,7 +1046,8 @@ round_trip_pass(CudafftStft *stft, CudafftIstft *istft, const CudafftStftConfig 
                 const size_t *piece_frames, size_t pieces, const char *label)
 {
   const size_t n = cfg->fft_size, hop = cfg->hop, channels = cfg->channels;
-  const size_t input = 4 * n + test_random_range(1, hop - 1);
+  TestRng rng = test_rng("%s", label);
+  const size_t input = 4 * n + test_rng_range(&rng, 1, hop - 1);
   Piece list[MAX_PIECES];
   size_t count = 0;
   add_piece(list, &count, n - hop, 1);
@@ -1123,21 +1055,21 @@ round_trip_pass(CudafftStft *stft, CudafftIstft *istft, const CudafftStftConfig 
   add_piece(list, &count, n, 1);
   const size_t length = pieces_length(list, count), frames = frames_in(length, n, hop);
   const size_t samples = (frames * hop + n - hop) * channels;
-  double *x = test_malloc(length * channels * sizeof(double));
-  float *signal = make_signal(F32, length * channels, x);
-  zero_signal(cfg, signal, x, 0, n - hop);
-  zero_signal(cfg, signal, x, length - n, n);
+  TestSignal signal;
+  make_signal(&signal, &rng, cfg, length);
+  zero_signal(&signal, 0, n - hop);
+  zero_signal(&signal, length - n, n);
   float *spectra = test_malloc((frames * frame_floats_of(cfg) + GUARD) * sizeof(float));
   float *out = test_malloc((samples + GUARD) * sizeof(float));
   char why[320];
-  if (!run_analysis(stft, cfg, signal, list, count, spectra, why, sizeof why))
+  if (!run_analysis(stft, cfg, signal.raw, list, count, spectra, why, sizeof why))
     test_check(0, "%s: analysis: %s", label, why);
   else if (!run_synthesis(istft, cfg, spectra, frames, piece_frames, pieces, out, why, sizeof why))
     test_check(0, "%s: synthesis: %s", label, why);
   else
-    check_samples(out, x, samples, ROUND_TRIP_REL_TOLERANCE, ROUND_TRIP_ABS_TOLERANCE, label);
-  free(x);
-  free(signal);
+    check_samples(out, signal.values, samples, ROUND_TRIP_REL_TOLERANCE, ROUND_TRIP_ABS_TOLERANCE,
+                  label);
+  test_signal_clear(&signal);
   free(spectra);
   free(out);
 }
@@ -1159,7 +1091,8 @@ check_round_trip(CudafftBackend backend, const SynthesisCase *sc)
   const size_t junk_frames = 2, junk_floats = junk_frames * frame_floats_of(&cfg);
   float *junk = test_malloc(junk_floats * sizeof(float));
   float *junk_out = test_malloc(junk_frames * cfg.hop * cfg.channels * sizeof(float));
-  test_fill_uniform(junk, junk_floats);
+  TestRng rng = test_rng("%s junk frames", base);
+  test_rng_fill(&rng, junk, junk_floats);
   CudafftStatus status = cudafft_istft_push(istft, junk, junk_frames, junk_out);
   if (status != CUDAFFT_STATUS_OK)
     test_check(0, "%s: istft_push of junk frames: %s", base, cudafft_status_name(status));
@@ -1420,7 +1353,8 @@ check_istft_null_pointers(CudafftBackend backend)
     return;
   float *frames = test_malloc(frame_floats_of(&cfg) * sizeof(float));
   float *out = test_malloc(cfg.fft_size * sizeof(float));
-  test_fill_uniform(frames, frame_floats_of(&cfg));
+  TestRng rng = test_rng("istft null pointers");
+  test_rng_fill(&rng, frames, frame_floats_of(&cfg));
   CudafftStatus a = cudafft_istft_push(istft, NULL, 1, out);
   CudafftStatus b = cudafft_istft_push(istft, frames, 1, NULL);
   CudafftStatus c = cudafft_istft_drain(istft, NULL);
@@ -1442,38 +1376,29 @@ check_istft_null_pointers(CudafftBackend backend)
 int
 main(int argc, char **argv)
 {
-  CudafftBackend backend = test_backend_from_args(argc, argv);
-  test_seed_init();
-  double start = test_seconds(), section = start;
-#define SECTION_DONE(name)                                                                         \
-  do {                                                                                             \
-    printf("# %s took %.2f s\n", name, test_seconds() - section);                                  \
-    section = test_seconds();                                                                      \
-  } while (0)
+  const CudafftBackend backend = test_begin(argc, argv);
 
   check_window_values();
   check_synthesis_support();
   check_create_errors(backend);
   check_istft_null_pointers(backend);
   check_push_errors(backend);
-  SECTION_DONE("windows, synthesis support, errors");
+  test_section_done("windows, synthesis support, errors");
 
   for (size_t i = 0; i < COUNT(analysis_cases); i++)
     check_analysis_case(backend, &analysis_cases[i]);
-  SECTION_DONE("analysis");
+  test_section_done("analysis");
 
   check_zeros_and_reset(backend, CPX);
   check_zeros_and_reset(backend, DB);
   check_nan(backend, CPX);
   check_nan(backend, DB);
-  SECTION_DONE("zeros, reset, NaN");
+  test_section_done("zeros, reset, NaN");
 
   for (size_t i = 0; i < COUNT(synthesis_cases); i++)
     check_synthesis_reference(backend, &synthesis_cases[i]);
   for (size_t i = 0; i < COUNT(round_trip_cases); i++)
     check_round_trip(backend, &round_trip_cases[i]);
-  SECTION_DONE("synthesis");
-
-  printf("# %s backend, total %.2f s\n", test_backend_name(backend), test_seconds() - start);
+  test_section_done("synthesis");
   return test_finish();
 }
