@@ -44,8 +44,8 @@
 #include "gstcudaconvolve.h"
 
 #include <cudafft/convolve.h>
-#include "gstcudahostmemory.h"
-#include "gstcudarun.h"
+#include "gstcudaffthostmemory.h"
+#include "gstcudafftrun.h"
 
 #include <errno.h>
 #include <gst/audio/audio.h>
@@ -107,7 +107,7 @@ typedef struct {
 } Kernel;
 
 struct _GstCudaConvolve {
-  GstCudaBaseFilter parent;
+  GstCudafftAudioFilter parent;
 
   Settings settings; /* the properties, under the object lock */
 
@@ -115,14 +115,14 @@ struct _GstCudaConvolve {
   GstAudioInfo info;
   gint signalled_rate; /* the rate rate-changed was last emitted for */
   CudafftConvolve *engine;
-  guint engine_serial;    /* settings.serial the engine's kernel came from */
-  gdouble engine_mix;     /* the wet fraction the engine runs */
-  IrFile ir;              /* the last file decoded */
-  GstCudaRun run;         /* run.samples: input frames; run.produced: output frames pushed */
-  guint64 run_latency;    /* the latency property when the run started */
-  guint64 filtered;       /* output frames the engine wrote in the run, dropped ones included */
-  gboolean end_tail;      /* whether the drain in progress pushes the tail (EOS, segment) */
-  GstCudaOutputPool pool; /* output buffers: page-locked for the CUDA backend */
+  guint engine_serial;       /* settings.serial the engine's kernel came from */
+  gdouble engine_mix;        /* the wet fraction the engine runs */
+  IrFile ir;                 /* the last file decoded */
+  GstCudafftRun run;         /* run.samples: input frames; run.produced: output frames pushed */
+  guint64 run_latency;       /* the latency property when the run started */
+  guint64 filtered;          /* output frames the engine wrote in the run, dropped ones included */
+  gboolean end_tail;         /* whether the drain in progress pushes the tail (EOS, segment) */
+  GstCudafftOutputPool pool; /* output buffers: page-locked for the CUDA backend */
   GstAllocator *upstream_allocator;
 
   gint latency_frames; /* atomic: the engine's latency, as last announced */
@@ -138,7 +138,7 @@ static GstStaticPadTemplate sink_template =
 static GstStaticPadTemplate src_template =
     GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(CAPS));
 
-G_DEFINE_TYPE_WITH_CODE(GstCudaConvolve, gst_cuda_convolve, GST_TYPE_CUDA_BASE_FILTER,
+G_DEFINE_TYPE_WITH_CODE(GstCudaConvolve, gst_cuda_convolve, GST_TYPE_CUDAFFT_AUDIO_FILTER,
                         GST_DEBUG_CATEGORY_INIT(gst_cuda_convolve_debug, "cudaconvolve", 0,
                                                 "GPU FIR filter and convolution reverb"));
 GST_ELEMENT_REGISTER_DEFINE(cudaconvolve, "cudaconvolve", GST_RANK_NONE, GST_TYPE_CUDA_CONVOLVE);
@@ -547,7 +547,7 @@ update_latency(GstCudaConvolve *self)
 }
 
 static GstClockTime
-gst_cuda_convolve_get_latency(GstCudaBaseFilter *filter)
+gst_cuda_convolve_get_latency(GstCudafftAudioFilter *filter)
 {
   GstCudaConvolve *self = GST_CUDA_CONVOLVE(filter);
   const gint frames = g_atomic_int_get(&self->latency_frames);
@@ -582,10 +582,10 @@ uses_gpu(const GstCudaConvolve *self)
 static void
 close_engine(GstCudaConvolve *self)
 {
-  gst_cuda_output_pool_clear(&self->pool);
+  gst_cudafft_output_pool_clear(&self->pool);
   cudafft_convolve_destroy(self->engine);
   self->engine = NULL;
-  gst_cuda_run_reset(&self->run);
+  gst_cudafft_run_reset(&self->run);
 }
 
 static gdouble
@@ -613,8 +613,8 @@ open_engine(GstCudaConvolve *self)
                            : CUDAFFT_SAMPLE_F32;
   args.config.kernel = engine_kernel(&kernel);
   args.config.mix = current_mix(self);
-  const gboolean ok = gst_cuda_base_filter_create_engine(GST_CUDA_BASE_FILTER(self),
-                                                         "the convolution", create_convolve, &args);
+  const gboolean ok = gst_cudafft_audio_filter_create_engine(
+      GST_CUDAFFT_AUDIO_FILTER(self), "the convolution", create_convolve, &args);
   g_free(kernel.data);
   if (!ok)
     return FALSE;
@@ -661,9 +661,9 @@ static GstBuffer *
 output_buffer(GstCudaConvolve *self, gsize frames)
 {
   /* equal input buffers give this many frames give or take a block: keep that to spare */
-  GstBuffer *buffer = gst_cuda_output_pool_acquire(&self->pool, GST_BASE_TRANSFORM_SRC_PAD(self),
-                                                   uses_gpu(self), frames * frame_bytes(self),
-                                                   CUDAFFT_CONVOLVE_BLOCK * frame_bytes(self));
+  GstBuffer *buffer = gst_cudafft_output_pool_acquire(&self->pool, GST_BASE_TRANSFORM_SRC_PAD(self),
+                                                      uses_gpu(self), frames * frame_bytes(self),
+                                                      CUDAFFT_CONVOLVE_BLOCK * frame_bytes(self));
   if (!buffer)
     GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
                       ("Cannot allocate an output buffer of %" G_GSIZE_FORMAT " samples.", frames),
@@ -677,7 +677,7 @@ output_buffer(GstCudaConvolve *self, gsize frames)
 static GstBuffer *
 finish_output(GstCudaConvolve *self, GstBuffer *buffer, guint64 filtered, guint64 count)
 {
-  GstCudaRun *run = &self->run;
+  GstCudafftRun *run = &self->run;
   const guint64 skip = self->run_latency > filtered ? MIN(self->run_latency - filtered, count) : 0;
   count -= skip;
   if (count == 0) {
@@ -686,7 +686,7 @@ finish_output(GstCudaConvolve *self, GstBuffer *buffer, guint64 filtered, guint6
   }
   const gsize bpf = frame_bytes(self);
   gst_buffer_resize(buffer, skip * bpf, count * bpf);
-  gst_cuda_run_stamp(run, buffer, run->produced, count);
+  gst_cudafft_run_stamp(run, buffer, run->produced, count);
   GST_BUFFER_OFFSET(buffer) = run->produced;
   GST_BUFFER_OFFSET_END(buffer) = run->produced + count;
   if (run->produced == 0)
@@ -723,7 +723,7 @@ push_zeros(GstCudaConvolve *self, guint64 first, guint64 count)
 static GstFlowReturn
 end_run(GstCudaConvolve *self, gboolean tail)
 {
-  GstCudaRun *run = &self->run;
+  GstCudafftRun *run = &self->run;
   GstFlowReturn ret = GST_FLOW_OK;
   if (run->active && self->engine && run->samples > 0) {
     const guint64 length = run->samples, latency = self->run_latency, filtered = self->filtered;
@@ -747,8 +747,8 @@ end_run(GstCudaConvolve *self, gboolean tail)
           cudafft_convolve_drain(self->engine, engine_tail, map.data, &produced);
       gst_buffer_unmap(buffer, &map);
       if (status != CUDAFFT_STATUS_OK) {
-        gst_cuda_base_filter_post_error(GST_CUDA_BASE_FILTER(self), status,
-                                        "cudafft_convolve_drain");
+        gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
+                                            "cudafft_convolve_drain");
         gst_buffer_unref(buffer);
         ret = GST_FLOW_ERROR;
       } else {
@@ -767,7 +767,7 @@ end_run(GstCudaConvolve *self, gboolean tail)
   }
   if (self->engine)
     cudafft_convolve_reset(self->engine);
-  gst_cuda_run_reset(run);
+  gst_cudafft_run_reset(run);
   self->filtered = 0;
   return ret;
 }
@@ -793,7 +793,8 @@ filter(GstCudaConvolve *self, const void *data, gsize frames, GstBuffer **out)
   if (buffer)
     gst_buffer_unmap(buffer, &map);
   if (status != CUDAFFT_STATUS_OK) {
-    gst_cuda_base_filter_post_error(GST_CUDA_BASE_FILTER(self), status, "cudafft_convolve_push");
+    gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
+                                        "cudafft_convolve_push");
     if (buffer)
       gst_buffer_unref(buffer);
     return GST_FLOW_ERROR;
@@ -836,7 +837,7 @@ apply_settings(GstCudaConvolve *self)
          * the run still held is lost, and the next buffer starts a new run */
         if (self->run.active &&
             self->run.samples - self->filtered != cudafft_convolve_lag(self->engine)) {
-          gst_cuda_run_reset(&self->run);
+          gst_cudafft_run_reset(&self->run);
           self->filtered = 0;
         }
       }
@@ -867,13 +868,15 @@ gst_cuda_convolve_generate_output(GstBaseTransform *trans, GstBuffer **outbuf)
 
   apply_settings(self);
   GstFlowReturn ret = GST_FLOW_OK;
-  if (self->run.active && !gst_cuda_run_continues(&self->run, inbuf, CUDAFFT_CONVOLVE_BLOCK / 2)) {
+  if (self->run.active &&
+      !gst_cudafft_run_continues(&self->run, inbuf, CUDAFFT_CONVOLVE_BLOCK / 2)) {
     GST_DEBUG_OBJECT(self, "discontinuity at %" GST_TIME_FORMAT "; ending the run",
                      GST_TIME_ARGS(GST_BUFFER_PTS(inbuf)));
     ret = end_run(self, FALSE);
   }
   if (ret == GST_FLOW_OK && !self->run.active) {
-    gst_cuda_run_start(&self->run, inbuf, trans->segment.start, GST_AUDIO_INFO_RATE(&self->info));
+    gst_cudafft_run_start(&self->run, inbuf, trans->segment.start,
+                          GST_AUDIO_INFO_RATE(&self->info));
     self->filtered = 0;
     GST_OBJECT_LOCK(self);
     self->run_latency = self->settings.latency;
@@ -922,19 +925,19 @@ gst_cuda_convolve_sink_event(GstBaseTransform *trans, GstEvent *event)
 }
 
 static GstFlowReturn
-gst_cuda_convolve_drain(GstCudaBaseFilter *filter)
+gst_cuda_convolve_drain(GstCudafftAudioFilter *filter)
 {
   GstCudaConvolve *self = GST_CUDA_CONVOLVE(filter);
   return end_run(self, self->end_tail);
 }
 
 static void
-gst_cuda_convolve_flush(GstCudaBaseFilter *filter)
+gst_cuda_convolve_flush(GstCudafftAudioFilter *filter)
 {
   GstCudaConvolve *self = GST_CUDA_CONVOLVE(filter);
   if (self->engine)
     cudafft_convolve_reset(self->engine);
-  gst_cuda_run_reset(&self->run);
+  gst_cudafft_run_reset(&self->run);
   self->filtered = 0;
 }
 
@@ -946,12 +949,12 @@ gst_cuda_convolve_propose_allocation(GstBaseTransform *trans, GstQuery *decide_q
   GstCudaConvolve *self = GST_CUDA_CONVOLVE(trans);
   (void)decide_query;
   if (uses_gpu(self))
-    gst_cuda_host_allocator_propose(&self->upstream_allocator, query);
+    gst_cudafft_host_allocator_propose(&self->upstream_allocator, query);
   return TRUE;
 }
 
 static void
-gst_cuda_convolve_close(GstCudaBaseFilter *filter)
+gst_cuda_convolve_close(GstCudafftAudioFilter *filter)
 {
   GstCudaConvolve *self = GST_CUDA_CONVOLVE(filter);
   close_engine(self);
@@ -963,7 +966,7 @@ static gboolean
 gst_cuda_convolve_start(GstBaseTransform *trans)
 {
   GstCudaConvolve *self = GST_CUDA_CONVOLVE(trans);
-  gst_cuda_run_reset(&self->run);
+  gst_cudafft_run_reset(&self->run);
   gst_audio_info_init(&self->info);
   self->signalled_rate = 0;
   self->filtered = 0;
@@ -996,7 +999,7 @@ gst_cuda_convolve_class_init(GstCudaConvolveClass *klass)
   GObjectClass *gobject_class = G_OBJECT_CLASS(klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
   GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS(klass);
-  GstCudaBaseFilterClass *filter_class = GST_CUDA_BASE_FILTER_CLASS(klass);
+  GstCudafftAudioFilterClass *filter_class = GST_CUDAFFT_AUDIO_FILTER_CLASS(klass);
 
   gobject_class->set_property = gst_cuda_convolve_set_property;
   gobject_class->get_property = gst_cuda_convolve_get_property;
@@ -1111,5 +1114,5 @@ gst_cuda_convolve_init(GstCudaConvolve *self)
   self->settings.mix = DEFAULT_MIX;
   self->settings.drain_tail = DEFAULT_DRAIN_TAIL;
   self->settings.drain_on_changes = TRUE;
-  gst_cuda_run_reset(&self->run);
+  gst_cudafft_run_reset(&self->run);
 }

@@ -15,8 +15,8 @@
 
 #include <cudafft/stft.h>
 #include "gstcudafftcaps.h"
-#include "gstcudahostmemory.h"
-#include "gstcudarun.h"
+#include "gstcudaffthostmemory.h"
+#include "gstcudafftrun.h"
 
 #include <gst/audio/audio.h>
 
@@ -27,28 +27,28 @@ enum { PROP_0, PROP_FFT_SIZE, PROP_HOP, PROP_WINDOW, PROP_REPRESENTATION };
 
 #define DEFAULT_FFT_SIZE 4096
 #define DEFAULT_HOP 0 /* fft-size / 2 */
-#define DEFAULT_WINDOW GST_CUDA_FFT_WINDOW_HANN
-#define DEFAULT_REPRESENTATION GST_CUDA_FFT_REPRESENTATION_COMPLEX
+#define DEFAULT_WINDOW GST_CUDAFFT_WINDOW_HANN
+#define DEFAULT_REPRESENTATION GST_CUDAFFT_REPRESENTATION_COMPLEX
 
 typedef struct {
   guint fft_size;
   guint hop; /* 0: fft_size / 2 */
-  GstCudaFftWindow window;
-  GstCudaFftRepresentation representation;
+  GstCudafftWindow window;
+  GstCudafftRepresentation representation;
 } Settings;
 
 struct _GstCudaFft {
-  GstCudaBaseFilter parent;
+  GstCudafftAudioFilter parent;
 
   Settings settings; /* the properties, under the object lock */
 
   /* streaming thread only */
   GstAudioInfo in_info;
-  GstCudaFftFrameInfo out_info; /* what the engine and the src caps were made for */
+  GstCudafftFrameInfo out_info; /* what the engine and the src caps were made for */
   CudafftStftConfig refused;    /* the last invalid settings warned about */
   CudafftStft *stft;
-  GstCudaRun run;
-  GstCudaOutputPool pool;           /* output buffers: page-locked for the CUDA backend */
+  GstCudafftRun run;
+  GstCudafftOutputPool pool;        /* output buffers: page-locked for the CUDA backend */
   GstAllocator *upstream_allocator; /* offered upstream for input buffers */
 };
 
@@ -56,18 +56,19 @@ struct _GstCudaFft {
   "audio/x-raw, format = (string) { S16LE, S32LE, F32LE, F64LE }, layout = (string) "              \
   "interleaved, rate = (int) [ 1, MAX ], channels = (int) [ 1, 1024 ]"
 #define SRC_CAPS                                                                                   \
-  GST_CUDA_FFT_MEDIA_TYPE ", format = (string) F32LE, representation = (string) { complex, "       \
-                          "magnitude, power, db }, fft-size = (int) [ 256, 16384 ], hop = (int) "  \
-                          "[ 1, 16384 ], window = (string) { rectangular, hann, hamming, "         \
-                          "blackman, blackman-harris }, bins = (int) [ 129, 8193 ], rate = (int) " \
-                          "[ 1, MAX ], channels = (int) [ 1, 1024 ]"
+  GST_CUDAFFT_FRAMES_MEDIA_TYPE                                                                    \
+      ", format = (string) F32LE, representation = (string) { complex, "                           \
+      "magnitude, power, db }, fft-size = (int) [ 256, 16384 ], hop = (int) "                      \
+      "[ 1, 16384 ], window = (string) { rectangular, hann, hamming, "                             \
+      "blackman, blackman-harris }, bins = (int) [ 129, 8193 ], rate = (int) "                     \
+      "[ 1, MAX ], channels = (int) [ 1, 1024 ]"
 
 static GstStaticPadTemplate sink_template =
     GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(SINK_CAPS));
 static GstStaticPadTemplate src_template =
     GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(SRC_CAPS));
 
-G_DEFINE_TYPE_WITH_CODE(GstCudaFft, gst_cuda_fft, GST_TYPE_CUDA_BASE_FILTER,
+G_DEFINE_TYPE_WITH_CODE(GstCudaFft, gst_cuda_fft, GST_TYPE_CUDAFFT_AUDIO_FILTER,
                         GST_DEBUG_CATEGORY_INIT(gst_cuda_fft_debug, "cudafft", 0,
                                                 "GPU short-time Fourier analysis"));
 GST_ELEMENT_REGISTER_DEFINE(cudafft, "cudafft", GST_RANK_NONE, GST_TYPE_CUDA_FFT);
@@ -180,9 +181,9 @@ frames_caps_for(const Settings *s, GstCaps *raw)
   GstCaps *result = gst_caps_new_empty();
   for (guint i = 0; i < gst_caps_get_size(raw); i++) {
     const GstStructure *in = gst_caps_get_structure(raw, i);
-    GstStructure *out =
-        gst_cuda_fft_structure_new(s->fft_size, effective_hop(s), s->window, s->representation);
-    gst_cuda_fft_copy_rate_and_channels(in, out);
+    GstStructure *out = gst_cudafft_frames_structure_new(s->fft_size, effective_hop(s), s->window,
+                                                         s->representation);
+    gst_cudafft_copy_rate_and_channels(in, out);
     result = gst_caps_merge_structure(result, out);
   }
   return result;
@@ -197,7 +198,7 @@ raw_caps_for(GstCaps *frames)
     GstCaps *templ = gst_static_caps_get(&sink_template.static_caps);
     GstStructure *out = gst_structure_copy(gst_caps_get_structure(templ, 0));
     gst_caps_unref(templ);
-    gst_cuda_fft_copy_rate_and_channels(in, out);
+    gst_cudafft_copy_rate_and_channels(in, out);
     result = gst_caps_merge_structure(result, out);
   }
   return result;
@@ -255,17 +256,18 @@ uses_gpu(const GstCudaFft *self)
 static GstBuffer *
 output_buffer(GstCudaFft *self, gsize bytes)
 {
-  return gst_cuda_output_pool_acquire(&self->pool, GST_BASE_TRANSFORM_SRC_PAD(self), uses_gpu(self),
-                                      bytes, gst_cuda_fft_frame_bytes(&self->out_info));
+  return gst_cudafft_output_pool_acquire(&self->pool, GST_BASE_TRANSFORM_SRC_PAD(self),
+                                         uses_gpu(self), bytes,
+                                         gst_cudafft_frame_bytes(&self->out_info));
 }
 
 static void
 close_engine(GstCudaFft *self)
 {
-  gst_cuda_output_pool_clear(&self->pool);
+  gst_cudafft_output_pool_clear(&self->pool);
   cudafft_stft_destroy(self->stft);
   self->stft = NULL;
-  gst_cuda_run_reset(&self->run);
+  gst_cudafft_run_reset(&self->run);
 }
 
 /* Makes the analyser for in_info and the frames caps in `caps`. */
@@ -273,8 +275,8 @@ static gboolean
 open_engine(GstCudaFft *self, GstCaps *caps)
 {
   gchar *why = NULL;
-  GstCudaFftFrameInfo info;
-  if (!gst_cuda_fft_caps_to_info(caps, &info, &why)) {
+  GstCudafftFrameInfo info;
+  if (!gst_cudafft_frames_caps_to_info(caps, &info, &why)) {
     GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Invalid cudafft settings: %s.", why),
                       ("output caps %" GST_PTR_FORMAT, caps));
     g_free(why);
@@ -283,8 +285,8 @@ open_engine(GstCudaFft *self, GstCaps *caps)
   close_engine(self);
   info.config.format = sample_format_of(GST_AUDIO_INFO_FORMAT(&self->in_info));
   self->out_info = info;
-  return gst_cuda_base_filter_create_engine(GST_CUDA_BASE_FILTER(self), "the STFT analyser",
-                                            create_stft, self);
+  return gst_cudafft_audio_filter_create_engine(GST_CUDAFFT_AUDIO_FILTER(self), "the STFT analyser",
+                                                create_stft, self);
 }
 
 static gboolean
@@ -297,10 +299,10 @@ gst_cuda_fft_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps
                       ("%" GST_PTR_FORMAT, incaps));
     return FALSE;
   }
-  GstCudaFftFrameInfo out_info;
+  GstCudafftFrameInfo out_info;
   gchar *why = NULL;
   const gboolean same = self->stft && gst_audio_info_is_equal(&in_info, &self->in_info) &&
-                        gst_cuda_fft_caps_to_info(outcaps, &out_info, &why) &&
+                        gst_cudafft_frames_caps_to_info(outcaps, &out_info, &why) &&
                         same_framing(&out_info.config, &self->out_info.config);
   g_free(why);
   if (same) /* a renegotiation to the same caps keeps the stream going */
@@ -348,9 +350,9 @@ lead_samples(const GstCudaFft *self)
 static void
 finish_frames(GstCudaFft *self, GstBuffer *buffer, guint64 frames, guint64 end_padding)
 {
-  GstCudaRun *run = &self->run;
+  GstCudafftRun *run = &self->run;
   const guint64 hop = self->out_info.config.hop;
-  gst_cuda_run_stamp(run, buffer, run->produced * hop, frames * hop);
+  gst_cudafft_run_stamp(run, buffer, run->produced * hop, frames * hop);
   GST_BUFFER_OFFSET(buffer) = run->produced;
   GST_BUFFER_OFFSET_END(buffer) = run->produced + frames;
   const guint64 start_padding = run->produced == 0 ? lead_samples(self) : 0;
@@ -371,7 +373,7 @@ analyse(GstCudaFft *self, const void *data, gsize samples, GstBuffer **out)
   GstBuffer *buffer = NULL;
   GstMapInfo map = GST_MAP_INFO_INIT;
   if (frames > 0) {
-    buffer = output_buffer(self, frames * gst_cuda_fft_frame_bytes(&self->out_info));
+    buffer = output_buffer(self, frames * gst_cudafft_frame_bytes(&self->out_info));
     if (!buffer || !gst_buffer_map(buffer, &map, GST_MAP_WRITE)) {
       GST_ELEMENT_ERROR(
           self, RESOURCE, NO_SPACE_LEFT,
@@ -388,7 +390,8 @@ analyse(GstCudaFft *self, const void *data, gsize samples, GstBuffer **out)
   if (buffer)
     gst_buffer_unmap(buffer, &map);
   if (status != CUDAFFT_STATUS_OK) {
-    gst_cuda_base_filter_post_error(GST_CUDA_BASE_FILTER(self), status, "cudafft_stft_push");
+    gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
+                                        "cudafft_stft_push");
     if (buffer)
       gst_buffer_unref(buffer);
     return GST_FLOW_ERROR;
@@ -409,7 +412,7 @@ analyse(GstCudaFft *self, const void *data, gsize samples, GstBuffer **out)
 static GstFlowReturn
 drain(GstCudaFft *self)
 {
-  GstCudaRun *run = &self->run;
+  GstCudafftRun *run = &self->run;
   GstFlowReturn ret = GST_FLOW_OK;
   if (run->active && run->samples > 0) {
     const guint64 n = self->out_info.config.fft_size, hop = self->out_info.config.hop;
@@ -428,7 +431,7 @@ drain(GstCudaFft *self)
     }
   }
   cudafft_stft_reset(self->stft);
-  gst_cuda_run_reset(&self->run);
+  gst_cudafft_run_reset(&self->run);
   return ret;
 }
 
@@ -453,9 +456,9 @@ apply_settings(GstCudaFft *self)
   GstFlowReturn ret = drain(self);
   if (ret != GST_FLOW_OK)
     return ret;
-  GstCudaFftFrameInfo info = self->out_info;
+  GstCudafftFrameInfo info = self->out_info;
   info.config = wanted;
-  GstCaps *caps = gst_cuda_fft_caps_from_info(&info);
+  GstCaps *caps = gst_cudafft_frames_caps_from_info(&info);
   GST_INFO_OBJECT(self, "settings changed; new caps %" GST_PTR_FORMAT, caps);
   gboolean ok =
       open_engine(self, caps) && gst_base_transform_update_src_caps(GST_BASE_TRANSFORM(self), caps);
@@ -476,14 +479,14 @@ gst_cuda_fft_generate_output(GstBaseTransform *trans, GstBuffer **outbuf)
   GstFlowReturn ret = apply_settings(self);
   const guint64 tolerance = MAX(self->out_info.config.hop / 2, 1);
   if (ret == GST_FLOW_OK && self->run.active &&
-      !gst_cuda_run_continues(&self->run, inbuf, tolerance)) {
+      !gst_cudafft_run_continues(&self->run, inbuf, tolerance)) {
     GST_DEBUG_OBJECT(self, "discontinuity at %" GST_TIME_FORMAT "; draining the run",
                      GST_TIME_ARGS(GST_BUFFER_PTS(inbuf)));
     ret = drain(self);
   }
   if (ret == GST_FLOW_OK && !self->run.active) {
-    gst_cuda_run_start(&self->run, inbuf, trans->segment.start,
-                       GST_AUDIO_INFO_RATE(&self->in_info));
+    gst_cudafft_run_start(&self->run, inbuf, trans->segment.start,
+                          GST_AUDIO_INFO_RATE(&self->in_info));
     GstBuffer *none = NULL;
     ret = analyse(self, NULL, lead_samples(self), &none); /* completes no frame */
   }
@@ -494,7 +497,7 @@ gst_cuda_fft_generate_output(GstBaseTransform *trans, GstBuffer **outbuf)
     gst_buffer_unmap(inbuf, &map);
     if (ret == GST_FLOW_OK) {
       if (*outbuf) {
-        const gsize frame_bytes = gst_cuda_fft_frame_bytes(&self->out_info);
+        const gsize frame_bytes = gst_cudafft_frame_bytes(&self->out_info);
         finish_frames(self, *outbuf, gst_buffer_get_size(*outbuf) / frame_bytes, 0);
       }
       self->run.samples += samples;
@@ -543,23 +546,23 @@ gst_cuda_fft_sink_event(GstBaseTransform *trans, GstEvent *event)
 }
 
 static GstFlowReturn
-gst_cuda_fft_drain(GstCudaBaseFilter *filter)
+gst_cuda_fft_drain(GstCudafftAudioFilter *filter)
 {
   return drain(GST_CUDA_FFT(filter));
 }
 
 static void
-gst_cuda_fft_flush(GstCudaBaseFilter *filter)
+gst_cuda_fft_flush(GstCudafftAudioFilter *filter)
 {
   GstCudaFft *self = GST_CUDA_FFT(filter);
   if (self->stft)
     cudafft_stft_reset(self->stft);
-  gst_cuda_run_reset(&self->run);
+  gst_cudafft_run_reset(&self->run);
 }
 
 /* A frame goes out when its last hop of samples has arrived. */
 static GstClockTime
-gst_cuda_fft_get_latency(GstCudaBaseFilter *filter)
+gst_cuda_fft_get_latency(GstCudafftAudioFilter *filter)
 {
   GstCudaFft *self = GST_CUDA_FFT(filter);
   const Settings s = current_settings(self);
@@ -575,12 +578,12 @@ gst_cuda_fft_propose_allocation(GstBaseTransform *trans, GstQuery *decide_query,
   GstCudaFft *self = GST_CUDA_FFT(trans);
   (void)decide_query;
   if (uses_gpu(self))
-    gst_cuda_host_allocator_propose(&self->upstream_allocator, query);
+    gst_cudafft_host_allocator_propose(&self->upstream_allocator, query);
   return TRUE;
 }
 
 static void
-gst_cuda_fft_close(GstCudaBaseFilter *filter)
+gst_cuda_fft_close(GstCudafftAudioFilter *filter)
 {
   close_engine(GST_CUDA_FFT(filter));
 }
@@ -589,7 +592,7 @@ static gboolean
 gst_cuda_fft_start(GstBaseTransform *trans)
 {
   GstCudaFft *self = GST_CUDA_FFT(trans);
-  gst_cuda_run_reset(&self->run);
+  gst_cudafft_run_reset(&self->run);
   gst_audio_info_init(&self->in_info);
   memset(&self->refused, 0, sizeof self->refused);
   return TRUE;
@@ -611,7 +614,7 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
   GObjectClass *gobject_class = G_OBJECT_CLASS(klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
   GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS(klass);
-  GstCudaBaseFilterClass *filter_class = GST_CUDA_BASE_FILTER_CLASS(klass);
+  GstCudafftAudioFilterClass *filter_class = GST_CUDAFFT_AUDIO_FILTER_CLASS(klass);
 
   gobject_class->set_property = gst_cuda_fft_set_property;
   gobject_class->get_property = gst_cuda_fft_get_property;
@@ -634,14 +637,14 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
   g_object_class_install_property(
       gobject_class, PROP_WINDOW,
       g_param_spec_enum("window", "Window", "Analysis window applied to each frame",
-                        GST_TYPE_CUDA_FFT_WINDOW, DEFAULT_WINDOW,
+                        GST_TYPE_CUDAFFT_WINDOW, DEFAULT_WINDOW,
                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property(
       gobject_class, PROP_REPRESENTATION,
       g_param_spec_enum("representation", "Representation",
                         "What each bin holds: complex (re, im), magnitude, power or db (only "
                         "complex frames can be turned back into audio by cudaifft)",
-                        GST_TYPE_CUDA_FFT_REPRESENTATION, DEFAULT_REPRESENTATION,
+                        GST_TYPE_CUDAFFT_REPRESENTATION, DEFAULT_REPRESENTATION,
                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);
@@ -665,8 +668,8 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
   filter_class->flush = gst_cuda_fft_flush;
   filter_class->get_latency = gst_cuda_fft_get_latency;
 
-  gst_type_mark_as_plugin_api(GST_TYPE_CUDA_FFT_WINDOW, 0);
-  gst_type_mark_as_plugin_api(GST_TYPE_CUDA_FFT_REPRESENTATION, 0);
+  gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_WINDOW, 0);
+  gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_REPRESENTATION, 0);
 }
 
 static void
@@ -676,5 +679,5 @@ gst_cuda_fft_init(GstCudaFft *self)
   self->settings.hop = DEFAULT_HOP;
   self->settings.window = DEFAULT_WINDOW;
   self->settings.representation = DEFAULT_REPRESENTATION;
-  gst_cuda_run_reset(&self->run);
+  gst_cudafft_run_reset(&self->run);
 }

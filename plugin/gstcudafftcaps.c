@@ -2,39 +2,39 @@
 #include "gstcudafftcaps.h"
 
 static const GEnumValue window_values[] = {
-    {GST_CUDA_FFT_WINDOW_RECTANGULAR, "Rectangular (no window)", "rectangular"},
-    {GST_CUDA_FFT_WINDOW_HANN, "Hann", "hann"},
-    {GST_CUDA_FFT_WINDOW_HAMMING, "Hamming", "hamming"},
-    {GST_CUDA_FFT_WINDOW_BLACKMAN, "Blackman", "blackman"},
-    {GST_CUDA_FFT_WINDOW_BLACKMAN_HARRIS, "Blackman-Harris (4 terms)", "blackman-harris"},
+    {GST_CUDAFFT_WINDOW_RECTANGULAR, "Rectangular (no window)", "rectangular"},
+    {GST_CUDAFFT_WINDOW_HANN, "Hann", "hann"},
+    {GST_CUDAFFT_WINDOW_HAMMING, "Hamming", "hamming"},
+    {GST_CUDAFFT_WINDOW_BLACKMAN, "Blackman", "blackman"},
+    {GST_CUDAFFT_WINDOW_BLACKMAN_HARRIS, "Blackman-Harris (4 terms)", "blackman-harris"},
     {0, NULL, NULL},
 };
 
 static const GEnumValue representation_values[] = {
-    {GST_CUDA_FFT_REPRESENTATION_COMPLEX, "Complex bins (re, im)", "complex"},
-    {GST_CUDA_FFT_REPRESENTATION_MAGNITUDE, "Magnitudes |X|", "magnitude"},
-    {GST_CUDA_FFT_REPRESENTATION_POWER, "Powers |X|^2", "power"},
-    {GST_CUDA_FFT_REPRESENTATION_DB, "Powers in dB, 10 log10 |X|^2 (floor -200 dB)", "db"},
+    {GST_CUDAFFT_REPRESENTATION_COMPLEX, "Complex bins (re, im)", "complex"},
+    {GST_CUDAFFT_REPRESENTATION_MAGNITUDE, "Magnitudes |X|", "magnitude"},
+    {GST_CUDAFFT_REPRESENTATION_POWER, "Powers |X|^2", "power"},
+    {GST_CUDAFFT_REPRESENTATION_DB, "Powers in dB, 10 log10 |X|^2 (floor -200 dB)", "db"},
     {0, NULL, NULL},
 };
 
 GType
-gst_cuda_fft_window_get_type(void)
+gst_cudafft_window_get_type(void)
 {
   static GType type = 0;
   if (g_once_init_enter(&type)) {
-    GType t = g_enum_register_static("GstCudaFftWindow", window_values);
+    GType t = g_enum_register_static("GstCudafftWindow", window_values);
     g_once_init_leave(&type, t);
   }
   return type;
 }
 
 GType
-gst_cuda_fft_representation_get_type(void)
+gst_cudafft_representation_get_type(void)
 {
   static GType type = 0;
   if (g_once_init_enter(&type)) {
-    GType t = g_enum_register_static("GstCudaFftRepresentation", representation_values);
+    GType t = g_enum_register_static("GstCudafftRepresentation", representation_values);
     g_once_init_leave(&type, t);
   }
   return type;
@@ -61,30 +61,30 @@ value_of(const GEnumValue *values, const gchar *nick, gint *value)
 }
 
 const gchar *
-gst_cuda_fft_window_nick(GstCudaFftWindow window)
+gst_cudafft_window_nick(GstCudafftWindow window)
 {
   return nick_of(window_values, window);
 }
 
 const gchar *
-gst_cuda_fft_representation_nick(GstCudaFftRepresentation representation)
+gst_cudafft_representation_nick(GstCudafftRepresentation representation)
 {
   return nick_of(representation_values, representation);
 }
 
 GstStructure *
-gst_cuda_fft_structure_new(guint fft_size, guint hop, GstCudaFftWindow window,
-                           GstCudaFftRepresentation representation)
+gst_cudafft_frames_structure_new(guint fft_size, guint hop, GstCudafftWindow window,
+                                 GstCudafftRepresentation representation)
 {
   return gst_structure_new(
-      GST_CUDA_FFT_MEDIA_TYPE, "format", G_TYPE_STRING, "F32LE", "representation", G_TYPE_STRING,
-      gst_cuda_fft_representation_nick(representation), "fft-size", G_TYPE_INT, (gint)fft_size,
-      "hop", G_TYPE_INT, (gint)hop, "window", G_TYPE_STRING, gst_cuda_fft_window_nick(window),
-      "bins", G_TYPE_INT, (gint)(fft_size / 2 + 1), NULL);
+      GST_CUDAFFT_FRAMES_MEDIA_TYPE, "format", G_TYPE_STRING, "F32LE", "representation",
+      G_TYPE_STRING, gst_cudafft_representation_nick(representation), "fft-size", G_TYPE_INT,
+      (gint)fft_size, "hop", G_TYPE_INT, (gint)hop, "window", G_TYPE_STRING,
+      gst_cudafft_window_nick(window), "bins", G_TYPE_INT, (gint)(fft_size / 2 + 1), NULL);
 }
 
 void
-gst_cuda_fft_copy_rate_and_channels(const GstStructure *from, GstStructure *to)
+gst_cudafft_copy_rate_and_channels(const GstStructure *from, GstStructure *to)
 {
   const GValue *rate = gst_structure_get_value(from, "rate");
   const GValue *channels = gst_structure_get_value(from, "channels");
@@ -95,11 +95,11 @@ gst_cuda_fft_copy_rate_and_channels(const GstStructure *from, GstStructure *to)
 }
 
 GstCaps *
-gst_cuda_fft_caps_from_info(const GstCudaFftFrameInfo *info)
+gst_cudafft_frames_caps_from_info(const GstCudafftFrameInfo *info)
 {
-  GstStructure *s = gst_cuda_fft_structure_new(
-      (guint)info->config.fft_size, (guint)info->config.hop, (GstCudaFftWindow)info->config.window,
-      (GstCudaFftRepresentation)info->config.representation);
+  GstStructure *s = gst_cudafft_frames_structure_new(
+      (guint)info->config.fft_size, (guint)info->config.hop, (GstCudafftWindow)info->config.window,
+      (GstCudafftRepresentation)info->config.representation);
   gst_structure_set(s, "rate", G_TYPE_INT, info->rate, "channels", G_TYPE_INT,
                     (gint)info->config.channels, NULL);
   return gst_caps_new_full(s, NULL);
@@ -115,7 +115,7 @@ get_int(const GstStructure *s, const gchar *field, gint *value, gchar **why)
 }
 
 gboolean
-gst_cuda_fft_caps_to_info(const GstCaps *caps, GstCudaFftFrameInfo *info, gchar **why)
+gst_cudafft_frames_caps_to_info(const GstCaps *caps, GstCudafftFrameInfo *info, gchar **why)
 {
   *why = NULL;
   if (!caps || gst_caps_get_size(caps) != 1 || !gst_caps_is_fixed(caps)) {
@@ -123,8 +123,8 @@ gst_cuda_fft_caps_to_info(const GstCaps *caps, GstCudaFftFrameInfo *info, gchar 
     return FALSE;
   }
   const GstStructure *s = gst_caps_get_structure(caps, 0);
-  if (!gst_structure_has_name(s, GST_CUDA_FFT_MEDIA_TYPE)) {
-    *why = g_strdup_printf("the media type is %s, not " GST_CUDA_FFT_MEDIA_TYPE,
+  if (!gst_structure_has_name(s, GST_CUDAFFT_FRAMES_MEDIA_TYPE)) {
+    *why = g_strdup_printf("the media type is %s, not " GST_CUDAFFT_FRAMES_MEDIA_TYPE,
                            gst_structure_get_name(s));
     return FALSE;
   }
@@ -176,7 +176,7 @@ gst_cuda_fft_caps_to_info(const GstCaps *caps, GstCudaFftFrameInfo *info, gchar 
 }
 
 gsize
-gst_cuda_fft_frame_bytes(const GstCudaFftFrameInfo *info)
+gst_cudafft_frame_bytes(const GstCudafftFrameInfo *info)
 {
   const gsize floats = info->config.representation == CUDAFFT_REPRESENTATION_COMPLEX ? 2 : 1;
   return info->config.channels * (info->config.fft_size / 2 + 1) * floats * sizeof(float);

@@ -10,8 +10,8 @@
 
 #include <cudafft/stft.h>
 #include "gstcudafftcaps.h"
-#include "gstcudahostmemory.h"
-#include "gstcudarun.h"
+#include "gstcudaffthostmemory.h"
+#include "gstcudafftrun.h"
 
 #include <gst/audio/audio.h>
 
@@ -19,14 +19,14 @@ GST_DEBUG_CATEGORY_STATIC(gst_cuda_ifft_debug);
 #define GST_CAT_DEFAULT gst_cuda_ifft_debug
 
 struct _GstCudaIfft {
-  GstCudaBaseFilter parent;
+  GstCudafftAudioFilter parent;
 
   /* streaming thread only */
-  GstCudaFftFrameInfo info;
+  GstCudafftFrameInfo info;
   CudafftIstft *istft;
-  GstCudaRun run;         /* run.samples: frames received x hop; run.produced: samples pushed */
-  guint64 to_skip;        /* samples still to drop from the start of the run (the clipping start) */
-  GstCudaOutputPool pool; /* output buffers: page-locked for the CUDA backend */
+  GstCudafftRun run; /* run.samples: frames received x hop; run.produced: samples pushed */
+  guint64 to_skip;   /* samples still to drop from the start of the run (the clipping start) */
+  GstCudafftOutputPool pool; /* output buffers: page-locked for the CUDA backend */
 };
 
 #define SRC_CAPS                                                                                   \
@@ -35,11 +35,11 @@ struct _GstCudaIfft {
 
 /* Any audio/x-fft: set_caps explains what it cannot take, rather than a bare not-negotiated. */
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
-    "sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(GST_CUDA_FFT_MEDIA_TYPE));
+    "sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(GST_CUDAFFT_FRAMES_MEDIA_TYPE));
 static GstStaticPadTemplate src_template =
     GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(SRC_CAPS));
 
-G_DEFINE_TYPE_WITH_CODE(GstCudaIfft, gst_cuda_ifft, GST_TYPE_CUDA_BASE_FILTER,
+G_DEFINE_TYPE_WITH_CODE(GstCudaIfft, gst_cuda_ifft, GST_TYPE_CUDAFFT_AUDIO_FILTER,
                         GST_DEBUG_CATEGORY_INIT(gst_cuda_ifft_debug, "cudaifft", 0,
                                                 "GPU short-time Fourier synthesis"));
 GST_ELEMENT_REGISTER_DEFINE(cudaifft, "cudaifft", GST_RANK_NONE, GST_TYPE_CUDA_IFFT);
@@ -55,9 +55,9 @@ gst_cuda_ifft_transform_caps(GstBaseTransform *trans, GstPadDirection direction,
         direction == GST_PAD_SINK
             ? gst_structure_new("audio/x-raw", "format", G_TYPE_STRING, "F32LE", "layout",
                                 G_TYPE_STRING, "interleaved", NULL)
-            : gst_structure_new(GST_CUDA_FFT_MEDIA_TYPE, "format", G_TYPE_STRING, "F32LE",
+            : gst_structure_new(GST_CUDAFFT_FRAMES_MEDIA_TYPE, "format", G_TYPE_STRING, "F32LE",
                                 "representation", G_TYPE_STRING, "complex", NULL);
-    gst_cuda_fft_copy_rate_and_channels(in, out);
+    gst_cudafft_copy_rate_and_channels(in, out);
     gint channels = 0;
     /* raw audio of more than 2 channels needs a channel mask; frames carry no positions */
     if (direction == GST_PAD_SINK && gst_structure_get_int(in, "channels", &channels) &&
@@ -89,19 +89,19 @@ create_istft(gpointer user_data, CudafftBackend backend, int device_id, CudafftB
 static void
 close_engine(GstCudaIfft *self)
 {
-  gst_cuda_output_pool_clear(&self->pool);
+  gst_cudafft_output_pool_clear(&self->pool);
   cudafft_istft_destroy(self->istft);
   self->istft = NULL;
-  gst_cuda_run_reset(&self->run);
+  gst_cudafft_run_reset(&self->run);
   self->to_skip = 0;
 }
 
 /* Reads and checks the frames caps, with a message naming what cannot be used. */
 static gboolean
-read_frames_caps(GstCudaIfft *self, GstCaps *caps, GstCudaFftFrameInfo *info)
+read_frames_caps(GstCudaIfft *self, GstCaps *caps, GstCudafftFrameInfo *info)
 {
   gchar *why = NULL;
-  if (!gst_cuda_fft_caps_to_info(caps, info, &why)) {
+  if (!gst_cudafft_frames_caps_to_info(caps, info, &why)) {
     GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("cudaifft cannot use these frames: %s.", why),
                       ("caps %" GST_PTR_FORMAT, caps));
     g_free(why);
@@ -112,7 +112,7 @@ read_frames_caps(GstCudaIfft *self, GstCaps *caps, GstCudaFftFrameInfo *info)
         self, CORE, NEGOTIATION,
         ("cudaifft needs representation=complex frames, but these carry %s (the "
          "phase is gone); set representation=complex on cudafft.",
-         gst_cuda_fft_representation_nick((GstCudaFftRepresentation)info->config.representation)),
+         gst_cudafft_representation_nick((GstCudafftRepresentation)info->config.representation)),
         ("caps %" GST_PTR_FORMAT, caps));
     return FALSE;
   }
@@ -131,15 +131,15 @@ gst_cuda_ifft_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcap
 {
   GstCudaIfft *self = GST_CUDA_IFFT(trans);
   (void)outcaps;
-  GstCudaFftFrameInfo info;
+  GstCudafftFrameInfo info;
   if (!read_frames_caps(self, incaps, &info))
     return FALSE;
   if (self->istft && memcmp(&info, &self->info, sizeof info) == 0)
     return TRUE;
   close_engine(self);
   self->info = info;
-  return gst_cuda_base_filter_create_engine(GST_CUDA_BASE_FILTER(self), "the STFT synthesiser",
-                                            create_istft, self);
+  return gst_cudafft_audio_filter_create_engine(GST_CUDAFFT_AUDIO_FILTER(self),
+                                                "the STFT synthesiser", create_istft, self);
 }
 
 static gsize
@@ -164,7 +164,7 @@ push_samples(GstCudaIfft *self, GstBuffer *buffer, guint64 samples, guint64 end_
     return GST_FLOW_OK;
   }
   gst_buffer_resize(buffer, skip * bpf, samples * bpf);
-  gst_cuda_run_stamp(&self->run, buffer, self->run.produced, samples);
+  gst_cudafft_run_stamp(&self->run, buffer, self->run.produced, samples);
   GST_BUFFER_OFFSET(buffer) = self->run.produced;
   GST_BUFFER_OFFSET_END(buffer) = self->run.produced + samples;
   if (self->run.produced == 0)
@@ -181,8 +181,9 @@ allocate_samples(GstCudaIfft *self, guint64 samples)
   const gsize bpf = self->info.config.channels * sizeof(float);
   const gboolean pinned =
       self->istft && cudafft_istft_get_backend(self->istft) == CUDAFFT_BACKEND_CUDA;
-  GstBuffer *buffer = gst_cuda_output_pool_acquire(&self->pool, GST_BASE_TRANSFORM_SRC_PAD(self),
-                                                   pinned, samples * bpf, tail_samples(self) * bpf);
+  GstBuffer *buffer =
+      gst_cudafft_output_pool_acquire(&self->pool, GST_BASE_TRANSFORM_SRC_PAD(self), pinned,
+                                      samples * bpf, tail_samples(self) * bpf);
   if (!buffer)
     GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
                       ("Cannot allocate %" G_GUINT64_FORMAT " samples.", samples), (NULL));
@@ -215,13 +216,14 @@ synthesise(GstCudaIfft *self, const float *frames_data, guint64 frames, gboolean
   gst_buffer_unmap(buffer, &map);
   if (status != CUDAFFT_STATUS_OK) {
     gst_buffer_unref(buffer);
-    gst_cuda_base_filter_post_error(GST_CUDA_BASE_FILTER(self), status, "cudafft_istft_push");
+    gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
+                                        "cudafft_istft_push");
     return GST_FLOW_ERROR;
   }
   self->run.samples += body;
   const GstFlowReturn ret = push_samples(self, buffer, samples, end_clip);
   if (ends)
-    gst_cuda_run_reset(&self->run);
+    gst_cudafft_run_reset(&self->run);
   return ret;
 }
 
@@ -234,7 +236,7 @@ drain(GstCudaIfft *self)
     ret = synthesise(self, NULL, 0, TRUE, 0);
   if (self->istft)
     cudafft_istft_reset(self->istft);
-  gst_cuda_run_reset(&self->run);
+  gst_cudafft_run_reset(&self->run);
   self->to_skip = 0;
   return ret;
 }
@@ -250,15 +252,15 @@ gst_cuda_ifft_generate_output(GstBaseTransform *trans, GstBuffer **outbuf)
     return GST_FLOW_OK;
 
   GstFlowReturn ret = GST_FLOW_OK;
-  if (self->run.active && !gst_cuda_run_continues(&self->run, inbuf, self->info.config.hop / 2))
+  if (self->run.active && !gst_cudafft_run_continues(&self->run, inbuf, self->info.config.hop / 2))
     ret = drain(self);
   GstAudioClippingMeta *clip = gst_buffer_get_audio_clipping_meta(inbuf);
   const gboolean clip_samples = clip && clip->format == GST_FORMAT_DEFAULT;
   if (ret == GST_FLOW_OK && !self->run.active) {
-    gst_cuda_run_start(&self->run, inbuf, trans->segment.start, self->info.rate);
+    gst_cudafft_run_start(&self->run, inbuf, trans->segment.start, self->info.rate);
     self->to_skip = clip_samples ? clip->start : 0;
   }
-  const gsize frame_bytes = gst_cuda_fft_frame_bytes(&self->info);
+  const gsize frame_bytes = gst_cudafft_frame_bytes(&self->info);
   GstMapInfo map;
   if (ret == GST_FLOW_OK && gst_buffer_map(inbuf, &map, GST_MAP_READ)) {
     if (map.size % frame_bytes != 0) {
@@ -282,24 +284,24 @@ gst_cuda_ifft_generate_output(GstBaseTransform *trans, GstBuffer **outbuf)
 }
 
 static GstFlowReturn
-gst_cuda_ifft_drain(GstCudaBaseFilter *filter)
+gst_cuda_ifft_drain(GstCudafftAudioFilter *filter)
 {
   return drain(GST_CUDA_IFFT(filter));
 }
 
 static void
-gst_cuda_ifft_flush(GstCudaBaseFilter *filter)
+gst_cuda_ifft_flush(GstCudafftAudioFilter *filter)
 {
   GstCudaIfft *self = GST_CUDA_IFFT(filter);
   if (self->istft)
     cudafft_istft_reset(self->istft);
-  gst_cuda_run_reset(&self->run);
+  gst_cudafft_run_reset(&self->run);
   self->to_skip = 0;
 }
 
 /* A sample is complete when the last frame holding it has come. */
 static GstClockTime
-gst_cuda_ifft_get_latency(GstCudaBaseFilter *filter)
+gst_cuda_ifft_get_latency(GstCudafftAudioFilter *filter)
 {
   GstCudaIfft *self = GST_CUDA_IFFT(filter);
   return self->info.rate > 0
@@ -308,7 +310,7 @@ gst_cuda_ifft_get_latency(GstCudaBaseFilter *filter)
 }
 
 static void
-gst_cuda_ifft_close(GstCudaBaseFilter *filter)
+gst_cuda_ifft_close(GstCudafftAudioFilter *filter)
 {
   close_engine(GST_CUDA_IFFT(filter));
 }
@@ -317,7 +319,7 @@ static gboolean
 gst_cuda_ifft_start(GstBaseTransform *trans)
 {
   GstCudaIfft *self = GST_CUDA_IFFT(trans);
-  gst_cuda_run_reset(&self->run);
+  gst_cudafft_run_reset(&self->run);
   memset(&self->info, 0, sizeof self->info);
   self->to_skip = 0;
   return TRUE;
@@ -354,7 +356,7 @@ gst_cuda_ifft_class_init(GstCudaIfftClass *klass)
   trans_class->transform_caps = GST_DEBUG_FUNCPTR(gst_cuda_ifft_transform_caps);
   trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_cuda_ifft_set_caps);
   trans_class->generate_output = GST_DEBUG_FUNCPTR(gst_cuda_ifft_generate_output);
-  GstCudaBaseFilterClass *filter_class = GST_CUDA_BASE_FILTER_CLASS(klass);
+  GstCudafftAudioFilterClass *filter_class = GST_CUDAFFT_AUDIO_FILTER_CLASS(klass);
   filter_class->close = gst_cuda_ifft_close;
   filter_class->drain = gst_cuda_ifft_drain;
   filter_class->flush = gst_cuda_ifft_flush;
@@ -364,5 +366,5 @@ gst_cuda_ifft_class_init(GstCudaIfftClass *klass)
 static void
 gst_cuda_ifft_init(GstCudaIfft *self)
 {
-  gst_cuda_run_reset(&self->run);
+  gst_cudafft_run_reset(&self->run);
 }

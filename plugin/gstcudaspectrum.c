@@ -69,7 +69,7 @@
 #include "gstcudaspectrum.h"
 
 #include <cudafft/spectrum.h>
-#include "gstcudafanout.h"
+#include "gstcudafftfanout.h"
 
 #include <gst/audio/audio.h>
 #include <string.h>
@@ -110,7 +110,7 @@ typedef struct {
 } Settings;
 
 struct _GstCudaSpectrum {
-  GstCudaBaseFilter parent;
+  GstCudafftAudioFilter parent;
 
   Settings settings; /* the properties, under the object lock */
 
@@ -126,8 +126,8 @@ struct _GstCudaSpectrum {
   guint8 carry[MAX_FRAME_BYTES]; /* the start of a frame split between buffers */
   gsize carry_bytes;
   gboolean warned_split;
-  GstCudaFanout *fanout;  /* builds messages in parallel: made at first need, freed at close */
-  gboolean fanout_failed; /* it could not be made: build on the streaming thread only */
+  GstCudafftFanout *fanout; /* builds messages in parallel: made at first need, freed at close */
+  gboolean fanout_failed;   /* it could not be made: build on the streaming thread only */
 };
 
 #define CAPS                                                                                       \
@@ -143,7 +143,7 @@ static GstStaticPadTemplate src_template =
 static GQuark q_spectrum, q_endtime, q_timestamp, q_stream_time, q_running_time, q_duration,
     q_magnitude, q_phase, q_magnitude_data, q_phase_data, q_bands, q_channels;
 
-G_DEFINE_TYPE_WITH_CODE(GstCudaSpectrum, gst_cuda_spectrum, GST_TYPE_CUDA_BASE_FILTER,
+G_DEFINE_TYPE_WITH_CODE(GstCudaSpectrum, gst_cuda_spectrum, GST_TYPE_CUDAFFT_AUDIO_FILTER,
                         GST_DEBUG_CATEGORY_INIT(gst_cuda_spectrum_debug, "cudaspectrum", 0,
                                                 "GPU audio spectrum analyser"));
 GST_ELEMENT_REGISTER_DEFINE(cudaspectrum, "cudaspectrum", GST_RANK_NONE, GST_TYPE_CUDA_SPECTRUM);
@@ -321,8 +321,8 @@ open_engine(GstCudaSpectrum *self, const Settings *s)
       GST_AUDIO_INFO_NAME(&self->info), s->interval, s->threshold,
       s->message_phase ? ", with phase" : "");
   Creation creation = {&config, NULL};
-  if (!gst_cuda_base_filter_create_engine(GST_CUDA_BASE_FILTER(self), "the spectrum analyser",
-                                          create_spectrum, &creation))
+  if (!gst_cudafft_audio_filter_create_engine(GST_CUDAFFT_AUDIO_FILTER(self),
+                                              "the spectrum analyser", create_spectrum, &creation))
     return FALSE;
   cudafft_spectrum_destroy(self->engine);
   self->engine = creation.made;
@@ -348,8 +348,8 @@ update_options(GstCudaSpectrum *self, const Settings *s)
     return GST_FLOW_OK;
   const CudafftStatus status = cudafft_spectrum_set_options(self->engine, &want);
   if (status != CUDAFFT_STATUS_OK) {
-    gst_cuda_base_filter_post_error(GST_CUDA_BASE_FILTER(self), status,
-                                    "cudafft_spectrum_set_options");
+    gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
+                                        "cudafft_spectrum_set_options");
     return GST_FLOW_ERROR;
   }
   if (cudafft_spectrum_frames_pending(self->engine) == 0)
@@ -481,7 +481,7 @@ post_message(gpointer data, gpointer user_data)
 
 /* The workers, made when first worth it; NULL (all on the streaming thread) where they cannot be
  * made or there is one processor. */
-static GstCudaFanout *
+static GstCudafftFanout *
 fanout(GstCudaSpectrum *self)
 {
   if (self->fanout || self->fanout_failed)
@@ -489,7 +489,7 @@ fanout(GstCudaSpectrum *self)
   const guint workers = MIN((guint)g_get_num_processors(), MAX_BUILDERS) - 1;
   GError *error = NULL;
   if (workers > 0)
-    self->fanout = gst_cuda_fanout_new(workers, &error);
+    self->fanout = gst_cudafft_fanout_new(workers, &error);
   if (self->fanout) {
     GST_DEBUG_OBJECT(self, "building messages on %u worker threads and this one", workers);
   } else {
@@ -504,7 +504,7 @@ fanout(GstCudaSpectrum *self)
 static void
 close_fanout(GstCudaSpectrum *self)
 {
-  gst_cuda_fanout_free(self->fanout);
+  gst_cudafft_fanout_free(self->fanout);
   self->fanout = NULL;
   self->fanout_failed = FALSE;
 }
@@ -571,8 +571,8 @@ post_results(GstCudaSpectrum *self, size_t count, gboolean partial)
       values += fields * shape.bands * shape.spectra;
     }
     const guint helpers = (guint)MIN(values / VALUES_PER_WORKER, n - 1);
-    gst_cuda_fanout_run(helpers > 0 ? fanout(self) : NULL, jobs, sizeof *jobs, n, helpers,
-                        build_message, post_message, (gpointer)&shape);
+    gst_cudafft_fanout_run(helpers > 0 ? fanout(self) : NULL, jobs, sizeof *jobs, n, helpers,
+                           build_message, post_message, (gpointer)&shape);
   }
   g_free(jobs);
 }
@@ -607,7 +607,8 @@ analyse(GstCudaSpectrum *self, const guint8 *data, gsize frames, const Settings 
     const CudafftStatus status = cudafft_spectrum_push(
         self->engine, data, limit, cudafft_spectrum_max_results(self->engine), &consumed, &results);
     if (status != CUDAFFT_STATUS_OK) {
-      gst_cuda_base_filter_post_error(GST_CUDA_BASE_FILTER(self), status, "cudafft_spectrum_push");
+      gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
+                                          "cudafft_spectrum_push");
       return GST_FLOW_ERROR;
     }
     post_results(self, results, FALSE);
@@ -726,7 +727,7 @@ gst_cuda_spectrum_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *ou
 
 /* The partial interval at EOS (or before a new segment or format) is posted, not dropped. */
 static GstFlowReturn
-gst_cuda_spectrum_drain(GstCudaBaseFilter *filter)
+gst_cuda_spectrum_drain(GstCudafftAudioFilter *filter)
 {
   GstCudaSpectrum *self = GST_CUDA_SPECTRUM(filter);
   self->carry_bytes = 0;
@@ -735,7 +736,7 @@ gst_cuda_spectrum_drain(GstCudaBaseFilter *filter)
   size_t results = 0;
   const CudafftStatus status = cudafft_spectrum_finish(self->engine, &results);
   if (status != CUDAFFT_STATUS_OK) {
-    gst_cuda_base_filter_post_error(filter, status, "cudafft_spectrum_finish");
+    gst_cudafft_audio_filter_post_error(filter, status, "cudafft_spectrum_finish");
     return GST_FLOW_ERROR;
   }
   GST_DEBUG_OBJECT(self, "posting the partial interval");
@@ -744,7 +745,7 @@ gst_cuda_spectrum_drain(GstCudaBaseFilter *filter)
 }
 
 static void
-gst_cuda_spectrum_flush(GstCudaBaseFilter *filter)
+gst_cuda_spectrum_flush(GstCudafftAudioFilter *filter)
 {
   GstCudaSpectrum *self = GST_CUDA_SPECTRUM(filter);
   GST_DEBUG_OBJECT(self, "flush: starting the analysis afresh");
@@ -756,14 +757,14 @@ gst_cuda_spectrum_flush(GstCudaBaseFilter *filter)
 
 /* An analyser: the audio goes out as it came in. */
 static GstClockTime
-gst_cuda_spectrum_get_latency(GstCudaBaseFilter *filter)
+gst_cuda_spectrum_get_latency(GstCudafftAudioFilter *filter)
 {
   (void)filter;
   return 0;
 }
 
 static void
-gst_cuda_spectrum_close(GstCudaBaseFilter *filter)
+gst_cuda_spectrum_close(GstCudafftAudioFilter *filter)
 {
   close_engine(GST_CUDA_SPECTRUM(filter));
   close_fanout(GST_CUDA_SPECTRUM(filter));
@@ -796,7 +797,7 @@ gst_cuda_spectrum_class_init(GstCudaSpectrumClass *klass)
   GObjectClass *gobject_class = G_OBJECT_CLASS(klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
   GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS(klass);
-  GstCudaBaseFilterClass *filter_class = GST_CUDA_BASE_FILTER_CLASS(klass);
+  GstCudafftAudioFilterClass *filter_class = GST_CUDAFFT_AUDIO_FILTER_CLASS(klass);
 
   gobject_class->set_property = gst_cuda_spectrum_set_property;
   gobject_class->get_property = gst_cuda_spectrum_get_property;

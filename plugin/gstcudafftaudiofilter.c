@@ -1,48 +1,49 @@
-/* gstcudabasefilter.c: see the header. */
-#include "gstcudabasefilter.h"
+/* gstcudafftaudiofilter.c: see the header. */
+#include "gstcudafftaudiofilter.h"
 
-GST_DEBUG_CATEGORY_STATIC(gst_cuda_base_filter_debug);
-#define GST_CAT_DEFAULT gst_cuda_base_filter_debug
+GST_DEBUG_CATEGORY_STATIC(gst_cudafft_audio_filter_debug);
+#define GST_CAT_DEFAULT gst_cudafft_audio_filter_debug
 
 enum { PROP_0, PROP_BACKEND, PROP_CUDA_DEVICE_ID };
 
-#define DEFAULT_BACKEND GST_CUDA_BACKEND_AUTO
+#define DEFAULT_BACKEND GST_CUDAFFT_BACKEND_AUTO
 #define DEFAULT_CUDA_DEVICE_ID -1
 
 typedef struct {
-  GstCudaBackend backend; /* both under the object lock */
+  GstCudafftBackend backend; /* both under the object lock */
   gint device_id;
-} GstCudaBaseFilterPrivate;
+} GstCudafftAudioFilterPrivate;
 
-G_DEFINE_ABSTRACT_TYPE_WITH_CODE(GstCudaBaseFilter, gst_cuda_base_filter, GST_TYPE_BASE_TRANSFORM,
-                                 G_ADD_PRIVATE(GstCudaBaseFilter)
-                                     GST_DEBUG_CATEGORY_INIT(gst_cuda_base_filter_debug,
-                                                             "cudabasefilter", 0,
+G_DEFINE_ABSTRACT_TYPE_WITH_CODE(GstCudafftAudioFilter, gst_cudafft_audio_filter,
+                                 GST_TYPE_BASE_TRANSFORM,
+                                 G_ADD_PRIVATE(GstCudafftAudioFilter)
+                                     GST_DEBUG_CATEGORY_INIT(gst_cudafft_audio_filter_debug,
+                                                             "cudafftaudiofilter", 0,
                                                              "gst-cudafft element base class"))
 
 GType
-gst_cuda_backend_get_type(void)
+gst_cudafft_backend_get_type(void)
 {
   static GType type = 0;
   static const GEnumValue values[] = {
-      {GST_CUDA_BACKEND_AUTO, "The GPU when one is usable, otherwise the CPU", "auto"},
-      {GST_CUDA_BACKEND_CUDA, "The GPU (CUDA); fail if there is none", "cuda"},
-      {GST_CUDA_BACKEND_CPU, "The CPU (FFTW)", "cpu"},
+      {GST_CUDAFFT_BACKEND_AUTO, "The GPU when one is usable, otherwise the CPU", "auto"},
+      {GST_CUDAFFT_BACKEND_CUDA, "The GPU (CUDA); fail if there is none", "cuda"},
+      {GST_CUDAFFT_BACKEND_CPU, "The CPU (FFTW)", "cpu"},
       {0, NULL, NULL},
   };
   if (g_once_init_enter(&type)) {
-    GType t = g_enum_register_static("GstCudaBackend", values);
+    GType t = g_enum_register_static("GstCudafftBackend", values);
     g_once_init_leave(&type, t);
   }
   return type;
 }
 
 static void
-gst_cuda_base_filter_set_property(GObject *object, guint prop_id, const GValue *value,
-                                  GParamSpec *pspec)
+gst_cudafft_audio_filter_set_property(GObject *object, guint prop_id, const GValue *value,
+                                      GParamSpec *pspec)
 {
-  GstCudaBaseFilter *filter = GST_CUDA_BASE_FILTER(object);
-  GstCudaBaseFilterPrivate *priv = gst_cuda_base_filter_get_instance_private(filter);
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(object);
+  GstCudafftAudioFilterPrivate *priv = gst_cudafft_audio_filter_get_instance_private(filter);
   GST_OBJECT_LOCK(filter);
   switch (prop_id) {
   case PROP_BACKEND:
@@ -59,10 +60,11 @@ gst_cuda_base_filter_set_property(GObject *object, guint prop_id, const GValue *
 }
 
 static void
-gst_cuda_base_filter_get_property(GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+gst_cudafft_audio_filter_get_property(GObject *object, guint prop_id, GValue *value,
+                                      GParamSpec *pspec)
 {
-  GstCudaBaseFilter *filter = GST_CUDA_BASE_FILTER(object);
-  GstCudaBaseFilterPrivate *priv = gst_cuda_base_filter_get_instance_private(filter);
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(object);
+  GstCudafftAudioFilterPrivate *priv = gst_cudafft_audio_filter_get_instance_private(filter);
   GST_OBJECT_LOCK(filter);
   switch (prop_id) {
   case PROP_BACKEND:
@@ -79,10 +81,10 @@ gst_cuda_base_filter_get_property(GObject *object, guint prop_id, GValue *value,
 }
 
 static gboolean
-gst_cuda_base_filter_stop(GstBaseTransform *trans)
+gst_cudafft_audio_filter_stop(GstBaseTransform *trans)
 {
-  GstCudaBaseFilter *filter = GST_CUDA_BASE_FILTER(trans);
-  GstCudaBaseFilterClass *klass = GST_CUDA_BASE_FILTER_GET_CLASS(filter);
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(trans);
+  GstCudafftAudioFilterClass *klass = GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(filter);
   if (klass->close)
     klass->close(filter);
   return TRUE;
@@ -102,10 +104,10 @@ caps_change(GstPad *pad, GstEvent *event)
 }
 
 static gboolean
-gst_cuda_base_filter_sink_event(GstBaseTransform *trans, GstEvent *event)
+gst_cudafft_audio_filter_sink_event(GstBaseTransform *trans, GstEvent *event)
 {
-  GstCudaBaseFilter *filter = GST_CUDA_BASE_FILTER(trans);
-  GstCudaBaseFilterClass *klass = GST_CUDA_BASE_FILTER_GET_CLASS(filter);
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(trans);
+  GstCudafftAudioFilterClass *klass = GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(filter);
   gboolean drain = FALSE;
   switch (GST_EVENT_TYPE(event)) {
   case GST_EVENT_CAPS:
@@ -142,16 +144,16 @@ gst_cuda_base_filter_sink_event(GstBaseTransform *trans, GstEvent *event)
       GST_DEBUG_OBJECT(filter, "draining before %s: %s", GST_EVENT_TYPE_NAME(event),
                        gst_flow_get_name(ret));
   }
-  return GST_BASE_TRANSFORM_CLASS(gst_cuda_base_filter_parent_class)->sink_event(trans, event);
+  return GST_BASE_TRANSFORM_CLASS(gst_cudafft_audio_filter_parent_class)->sink_event(trans, event);
 }
 
 static gboolean
-gst_cuda_base_filter_query(GstBaseTransform *trans, GstPadDirection direction, GstQuery *query)
+gst_cudafft_audio_filter_query(GstBaseTransform *trans, GstPadDirection direction, GstQuery *query)
 {
-  GstCudaBaseFilter *filter = GST_CUDA_BASE_FILTER(trans);
-  GstCudaBaseFilterClass *klass = GST_CUDA_BASE_FILTER_GET_CLASS(filter);
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(trans);
+  GstCudafftAudioFilterClass *klass = GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(filter);
   if (direction != GST_PAD_SRC || GST_QUERY_TYPE(query) != GST_QUERY_LATENCY || !klass->get_latency)
-    return GST_BASE_TRANSFORM_CLASS(gst_cuda_base_filter_parent_class)
+    return GST_BASE_TRANSFORM_CLASS(gst_cudafft_audio_filter_parent_class)
         ->query(trans, direction, query);
   if (!gst_pad_peer_query(GST_BASE_TRANSFORM_SINK_PAD(trans), query))
     return FALSE;
@@ -165,15 +167,15 @@ gst_cuda_base_filter_query(GstBaseTransform *trans, GstPadDirection direction, G
 }
 
 static void
-gst_cuda_base_filter_class_init(GstCudaBaseFilterClass *klass)
+gst_cudafft_audio_filter_class_init(GstCudafftAudioFilterClass *klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS(klass);
   GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS(klass);
-  gobject_class->set_property = gst_cuda_base_filter_set_property;
-  gobject_class->get_property = gst_cuda_base_filter_get_property;
-  trans_class->stop = GST_DEBUG_FUNCPTR(gst_cuda_base_filter_stop);
-  trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_cuda_base_filter_sink_event);
-  trans_class->query = GST_DEBUG_FUNCPTR(gst_cuda_base_filter_query);
+  gobject_class->set_property = gst_cudafft_audio_filter_set_property;
+  gobject_class->get_property = gst_cudafft_audio_filter_get_property;
+  trans_class->stop = GST_DEBUG_FUNCPTR(gst_cudafft_audio_filter_stop);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_cudafft_audio_filter_sink_event);
+  trans_class->query = GST_DEBUG_FUNCPTR(gst_cudafft_audio_filter_query);
   klass->memory_hint = "use a smaller fft-size or fewer channels";
 
   g_object_class_install_property(
@@ -181,7 +183,7 @@ gst_cuda_base_filter_class_init(GstCudaBaseFilterClass *klass)
       g_param_spec_enum("backend", "Backend",
                         "Where the DSP runs: auto (the GPU when one is usable, otherwise the CPU, "
                         "with a warning in the debug log), cuda (the GPU or an error) or cpu",
-                        GST_TYPE_CUDA_BACKEND, DEFAULT_BACKEND,
+                        GST_TYPE_CUDAFFT_BACKEND, DEFAULT_BACKEND,
                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
   g_object_class_install_property(
       gobject_class, PROP_CUDA_DEVICE_ID,
@@ -189,14 +191,14 @@ gst_cuda_base_filter_class_init(GstCudaBaseFilterClass *klass)
                        "The CUDA device to run on (-1: automatic, the first device)", -1, G_MAXINT,
                        DEFAULT_CUDA_DEVICE_ID,
                        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
-  gst_type_mark_as_plugin_api(GST_TYPE_CUDA_BACKEND, 0);
-  gst_type_mark_as_plugin_api(GST_TYPE_CUDA_BASE_FILTER, 0);
+  gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_BACKEND, 0);
+  gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_AUDIO_FILTER, 0);
 }
 
 static void
-gst_cuda_base_filter_init(GstCudaBaseFilter *filter)
+gst_cudafft_audio_filter_init(GstCudafftAudioFilter *filter)
 {
-  GstCudaBaseFilterPrivate *priv = gst_cuda_base_filter_get_instance_private(filter);
+  GstCudafftAudioFilterPrivate *priv = gst_cudafft_audio_filter_get_instance_private(filter);
   priv->backend = DEFAULT_BACKEND;
   priv->device_id = DEFAULT_CUDA_DEVICE_ID;
 }
@@ -208,10 +210,11 @@ backend_name(CudafftBackend backend)
 }
 
 void
-gst_cuda_base_filter_post_error(GstCudaBaseFilter *filter, CudafftStatus status, const gchar *what)
+gst_cudafft_audio_filter_post_error(GstCudafftAudioFilter *filter, CudafftStatus status,
+                                    const gchar *what)
 {
   const gchar *detail = cudafft_last_error_message();
-  const gchar *hint = GST_CUDA_BASE_FILTER_GET_CLASS(filter)->memory_hint;
+  const gchar *hint = GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(filter)->memory_hint;
   switch (status) {
   case CUDAFFT_STATUS_NO_DEVICE:
     GST_ELEMENT_ERROR(filter, RESOURCE, NOT_FOUND,
@@ -255,10 +258,10 @@ gst_cuda_base_filter_post_error(GstCudaBaseFilter *filter, CudafftStatus status,
 }
 
 gboolean
-gst_cuda_base_filter_create_engine(GstCudaBaseFilter *filter, const gchar *what,
-                                   GstCudaEngineCreate create, gpointer user_data)
+gst_cudafft_audio_filter_create_engine(GstCudafftAudioFilter *filter, const gchar *what,
+                                       GstCudafftEngineCreate create, gpointer user_data)
 {
-  GstCudaBaseFilterPrivate *priv = gst_cuda_base_filter_get_instance_private(filter);
+  GstCudafftAudioFilterPrivate *priv = gst_cudafft_audio_filter_get_instance_private(filter);
   GST_OBJECT_LOCK(filter);
   const CudafftBackend requested = (CudafftBackend)priv->backend;
   const int device_id = priv->device_id;
@@ -272,7 +275,7 @@ gst_cuda_base_filter_create_engine(GstCudaBaseFilter *filter, const gchar *what,
     status = create(user_data, CUDAFFT_BACKEND_CPU, device_id, &actual);
   }
   if (status != CUDAFFT_STATUS_OK) {
-    gst_cuda_base_filter_post_error(filter, status, what);
+    gst_cudafft_audio_filter_post_error(filter, status, what);
     return FALSE;
   }
   if (requested == CUDAFFT_BACKEND_AUTO && actual == CUDAFFT_BACKEND_CPU)
