@@ -44,8 +44,6 @@
 #include "gstcudaconvolve.h"
 
 #include <cudafft/convolve.h>
-#include "gstcudaffthostmemory.h"
-#include "gstcudafftrun.h"
 
 #include <errno.h>
 #include <gst/audio/audio.h>
@@ -114,16 +112,13 @@ struct _GstCudaConvolve {
   /* streaming thread only */
   GstAudioInfo info;
   gint signalled_rate; /* the rate rate-changed was last emitted for */
-  CudafftConvolve *engine;
-  guint engine_serial;       /* settings.serial the engine's kernel came from */
-  gdouble engine_mix;        /* the wet fraction the engine runs */
-  IrFile ir;                 /* the last file decoded */
-  GstCudafftRun run;         /* run.samples: input frames; run.produced: output frames pushed */
-  guint64 run_latency;       /* the latency property when the run started */
-  guint64 filtered;          /* output frames the engine wrote in the run, dropped ones included */
-  gboolean end_tail;         /* whether the drain in progress pushes the tail (EOS, segment) */
-  GstCudafftOutputPool pool; /* output buffers: page-locked for the CUDA backend */
-  GstAllocator *upstream_allocator;
+  guint engine_serial; /* settings.serial the engine's kernel came from */
+  gdouble engine_mix;  /* the wet fraction the engine runs */
+  IrFile ir;           /* the last file decoded */
+  /* the base class's run: run.samples, input frames; run.produced, output frames pushed */
+  guint64 run_latency; /* the latency property when the run started */
+  guint64 filtered;    /* output frames the engine wrote in the run, dropped ones included */
+  gboolean end_tail;   /* whether the drain in progress pushes the tail (EOS, segment) */
 
   gint latency_frames; /* atomic: the engine's latency, as last announced */
   gint latency_rate;   /* atomic: the rate it is counted at */
@@ -142,6 +137,9 @@ G_DEFINE_TYPE_WITH_CODE(GstCudaConvolve, gst_cuda_convolve, GST_TYPE_CUDAFFT_AUD
                         GST_DEBUG_CATEGORY_INIT(gst_cuda_convolve_debug, "cudaconvolve", 0,
                                                 "GPU FIR filter and convolution reverb"));
 GST_ELEMENT_REGISTER_DEFINE(cudaconvolve, "cudaconvolve", GST_RANK_NONE, GST_TYPE_CUDA_CONVOLVE);
+
+GST_CUDAFFT_DEFINE_ENGINE(convolve_engine, convolve, CudafftConvolve, CudafftConvolveConfig,
+                          "the convolution");
 
 /* Properties --------------------------------------------------------------------------------- */
 
@@ -532,9 +530,9 @@ engine_kernel(const Kernel *kernel)
 static void
 update_latency(GstCudaConvolve *self)
 {
-  if (!self->engine)
+  if (!convolve_engine_of(self))
     return;
-  const gint frames = (gint)cudafft_convolve_latency(self->engine);
+  const gint frames = (gint)cudafft_convolve_latency(convolve_engine_of(self));
   const gint rate = GST_AUDIO_INFO_RATE(&self->info);
   const gint old_frames = g_atomic_int_get(&self->latency_frames);
   const gint old_rate = g_atomic_int_get(&self->latency_rate);
@@ -557,37 +555,6 @@ gst_cuda_convolve_get_latency(GstCudafftAudioFilter *filter)
 
 /* The engine --------------------------------------------------------------------------------- */
 
-typedef struct {
-  GstCudaConvolve *self;
-  CudafftConvolveConfig config;
-} CreateArgs;
-
-static CudafftStatus
-create_convolve(gpointer user_data, CudafftBackend backend, int device_id, CudafftBackend *actual)
-{
-  CreateArgs *args = user_data;
-  GstCudaConvolve *self = args->self;
-  const CudafftStatus status =
-      cudafft_convolve_create(&self->engine, backend, device_id, &args->config);
-  *actual = self->engine ? cudafft_convolve_get_backend(self->engine) : backend;
-  return status;
-}
-
-static gboolean
-uses_gpu(const GstCudaConvolve *self)
-{
-  return self->engine && cudafft_convolve_get_backend(self->engine) == CUDAFFT_BACKEND_CUDA;
-}
-
-static void
-close_engine(GstCudaConvolve *self)
-{
-  gst_cudafft_output_pool_clear(&self->pool);
-  cudafft_convolve_destroy(self->engine);
-  self->engine = NULL;
-  gst_cudafft_run_reset(&self->run);
-}
-
 static gdouble
 current_mix(GstCudaConvolve *self)
 {
@@ -601,28 +568,27 @@ current_mix(GstCudaConvolve *self)
 static gboolean
 open_engine(GstCudaConvolve *self)
 {
-  close_engine(self);
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
+  gst_cudafft_audio_filter_close_engine(filter);
   Kernel kernel;
   guint serial;
   if (!current_kernel(self, TRUE, &kernel, &serial))
     return FALSE;
-  CreateArgs args = {.self = self};
-  args.config.channels = GST_AUDIO_INFO_CHANNELS(&self->info);
-  args.config.format = GST_AUDIO_INFO_FORMAT(&self->info) == GST_AUDIO_FORMAT_F64
-                           ? CUDAFFT_SAMPLE_F64
-                           : CUDAFFT_SAMPLE_F32;
-  args.config.kernel = engine_kernel(&kernel);
-  args.config.mix = current_mix(self);
-  const gboolean ok = gst_cudafft_audio_filter_create_engine(
-      GST_CUDAFFT_AUDIO_FILTER(self), "the convolution", create_convolve, &args);
+  const CudafftConvolveConfig config = {
+      .channels = GST_AUDIO_INFO_CHANNELS(&self->info),
+      .format = gst_cudafft_sample_format(GST_AUDIO_INFO_FORMAT(&self->info)),
+      .kernel = engine_kernel(&kernel),
+      .mix = current_mix(self),
+  };
+  const gboolean ok = gst_cudafft_audio_filter_open_engine(filter, &convolve_engine, &config);
   g_free(kernel.data);
   if (!ok)
     return FALSE;
   self->engine_serial = serial;
-  self->engine_mix = args.config.mix;
+  self->engine_mix = config.mix;
   GST_INFO_OBJECT(self, "%" G_GSIZE_FORMAT " taps x %u rows, %u channels, latency %zu samples",
-                  kernel.taps, kernel.rows, args.config.channels,
-                  cudafft_convolve_latency(self->engine));
+                  kernel.taps, kernel.rows, config.channels,
+                  cudafft_convolve_latency(convolve_engine_of(self)));
   update_latency(self);
   return TRUE;
 }
@@ -633,19 +599,18 @@ gst_cuda_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *ou
   GstCudaConvolve *self = GST_CUDA_CONVOLVE(trans);
   (void)outcaps;
   GstAudioInfo info;
-  if (!gst_audio_info_from_caps(&info, incaps)) {
-    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot read the input caps."),
-                      ("%" GST_PTR_FORMAT, incaps));
+  if (!gst_cudafft_audio_filter_read_audio_caps(GST_CUDAFFT_AUDIO_FILTER(self), incaps, &info))
     return FALSE;
-  }
   if (GST_AUDIO_INFO_RATE(&info) != self->signalled_rate) {
     /* before the kernel is read, so that a handler can set one for this rate */
     self->signalled_rate = GST_AUDIO_INFO_RATE(&info);
     g_signal_emit(self, signals[SIGNAL_RATE_CHANGED], 0, self->signalled_rate);
   }
-  if (self->engine && gst_audio_info_is_equal(&info, &self->info))
+  if (convolve_engine_of(self) && gst_audio_info_is_equal(&info, &self->info))
     return TRUE; /* a renegotiation to the same caps keeps the stream going */
   self->info = info;
+  gst_cudafft_audio_filter_set_run_format(GST_CUDAFFT_AUDIO_FILTER(self),
+                                          GST_AUDIO_INFO_RATE(&info), CUDAFFT_CONVOLVE_BLOCK / 2);
   return open_engine(self);
 }
 
@@ -657,18 +622,11 @@ frame_bytes(const GstCudaConvolve *self)
   return GST_AUDIO_INFO_BPF(&self->info);
 }
 
-static GstBuffer *
-output_buffer(GstCudaConvolve *self, gsize frames)
+/* Equal input buffers give this many frames give or take a block: the pool keeps that to spare. */
+static gsize
+spare_bytes(const GstCudaConvolve *self)
 {
-  /* equal input buffers give this many frames give or take a block: keep that to spare */
-  GstBuffer *buffer = gst_cudafft_output_pool_acquire(&self->pool, GST_BASE_TRANSFORM_SRC_PAD(self),
-                                                      uses_gpu(self), frames * frame_bytes(self),
-                                                      CUDAFFT_CONVOLVE_BLOCK * frame_bytes(self));
-  if (!buffer)
-    GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
-                      ("Cannot allocate an output buffer of %" G_GSIZE_FORMAT " samples.", frames),
-                      (NULL));
-  return buffer;
+  return CUDAFFT_CONVOLVE_BLOCK * frame_bytes(self);
 }
 
 /* `buffer` holds output frames [filtered, filtered + count) of the run (the engine's numbering):
@@ -677,7 +635,7 @@ output_buffer(GstCudaConvolve *self, gsize frames)
 static GstBuffer *
 finish_output(GstCudaConvolve *self, GstBuffer *buffer, guint64 filtered, guint64 count)
 {
-  GstCudafftRun *run = &self->run;
+  GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
   const guint64 skip = self->run_latency > filtered ? MIN(self->run_latency - filtered, count) : 0;
   count -= skip;
   if (count == 0) {
@@ -704,7 +662,8 @@ push_zeros(GstCudaConvolve *self, guint64 first, guint64 count)
   GstFlowReturn ret = GST_FLOW_OK;
   while (count > 0 && ret == GST_FLOW_OK) {
     const gsize n = (gsize)MIN(count, (guint64)16 * CUDAFFT_CONVOLVE_BLOCK);
-    GstBuffer *buffer = output_buffer(self, n);
+    GstBuffer *buffer = gst_cudafft_audio_filter_output_buffer(
+        GST_CUDAFFT_AUDIO_FILTER(self), n * frame_bytes(self), spare_bytes(self));
     if (!buffer)
       return GST_FLOW_ERROR;
     gst_buffer_memset(buffer, 0, 0, n * frame_bytes(self));
@@ -723,28 +682,28 @@ push_zeros(GstCudaConvolve *self, guint64 first, guint64 count)
 static GstFlowReturn
 end_run(GstCudaConvolve *self, gboolean tail)
 {
-  GstCudafftRun *run = &self->run;
+  GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
+  CudafftConvolve *engine = convolve_engine_of(self);
   GstFlowReturn ret = GST_FLOW_OK;
-  if (run->active && self->engine && run->samples > 0) {
+  if (run->active && engine && run->samples > 0) {
     const guint64 length = run->samples, latency = self->run_latency, filtered = self->filtered;
     /* the response ends at length + taps - 1; a latency that large only drops everything */
-    const guint64 response_end = filtered + cudafft_convolve_drain_frames(self->engine, 1);
+    const guint64 response_end = filtered + cudafft_convolve_drain_frames(engine, 1);
     const guint64 shifted = latency > G_MAXUINT64 - length ? G_MAXUINT64 : length + latency;
     const guint64 end = tail ? MAX(response_end, shifted) : shifted;
     const int engine_tail = end > length;
-    const gsize drained = cudafft_convolve_drain_frames(self->engine, engine_tail);
-    GstBuffer *buffer = drained > 0 ? output_buffer(self, drained) : NULL;
+    const gsize drained = cudafft_convolve_drain_frames(engine, engine_tail);
     GstMapInfo map;
+    GstBuffer *buffer = drained > 0
+                            ? gst_cudafft_audio_filter_map_output(GST_CUDAFFT_AUDIO_FILTER(self),
+                                                                  drained * frame_bytes(self),
+                                                                  spare_bytes(self), &map)
+                            : NULL;
     if (drained > 0 && !buffer) {
-      ret = GST_FLOW_ERROR;
-    } else if (buffer && !gst_buffer_map(buffer, &map, GST_MAP_WRITE)) {
-      GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map an output buffer."), (NULL));
-      gst_buffer_unref(buffer);
       ret = GST_FLOW_ERROR;
     } else if (buffer) {
       size_t produced = 0;
-      const CudafftStatus status =
-          cudafft_convolve_drain(self->engine, engine_tail, map.data, &produced);
+      const CudafftStatus status = cudafft_convolve_drain(engine, engine_tail, map.data, &produced);
       gst_buffer_unmap(buffer, &map);
       if (status != CUDAFFT_STATUS_OK) {
         gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
@@ -765,31 +724,27 @@ end_run(GstCudaConvolve *self, gboolean tail)
                      " output samples in all",
                      length, tail ? " with the tail" : "", run->produced);
   }
-  if (self->engine)
-    cudafft_convolve_reset(self->engine);
-  gst_cudafft_run_reset(run);
+  gst_cudafft_audio_filter_reset_run(GST_CUDAFFT_AUDIO_FILTER(self));
   self->filtered = 0;
   return ret;
 }
 
 /* Filters one input buffer's frames into *out (NULL when none came out yet). */
 static GstFlowReturn
-filter(GstCudaConvolve *self, const void *data, gsize frames, GstBuffer **out)
+filter_frames(GstCudaConvolve *self, const void *data, gsize frames, GstBuffer **out)
 {
   *out = NULL;
-  const size_t most = cudafft_convolve_max_output(self->engine, frames);
-  GstBuffer *buffer = most > 0 ? output_buffer(self, most) : NULL;
+  const size_t most = cudafft_convolve_max_output(convolve_engine_of(self), frames);
+  GstMapInfo map = GST_MAP_INFO_INIT;
+  GstBuffer *buffer = most > 0 ? gst_cudafft_audio_filter_map_output(GST_CUDAFFT_AUDIO_FILTER(self),
+                                                                     most * frame_bytes(self),
+                                                                     spare_bytes(self), &map)
+                               : NULL;
   if (most > 0 && !buffer)
     return GST_FLOW_ERROR;
-  GstMapInfo map = GST_MAP_INFO_INIT;
-  if (buffer && !gst_buffer_map(buffer, &map, GST_MAP_WRITE)) {
-    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map an output buffer."), (NULL));
-    gst_buffer_unref(buffer);
-    return GST_FLOW_ERROR;
-  }
   size_t produced = 0;
   const CudafftStatus status =
-      cudafft_convolve_push(self->engine, data, frames, map.data, &produced);
+      cudafft_convolve_push(convolve_engine_of(self), data, frames, map.data, &produced);
   if (buffer)
     gst_buffer_unmap(buffer, &map);
   if (status != CUDAFFT_STATUS_OK) {
@@ -801,7 +756,7 @@ filter(GstCudaConvolve *self, const void *data, gsize frames, GstBuffer **out)
   }
   const guint64 first = self->filtered;
   self->filtered += produced;
-  self->run.samples += frames;
+  GST_CUDAFFT_AUDIO_FILTER_RUN(self)->samples += frames;
   if (buffer && produced > 0)
     *out = finish_output(self, buffer, first, produced);
   else if (buffer)
@@ -823,7 +778,7 @@ apply_settings(GstCudaConvolve *self)
     guint read_serial;
     if (current_kernel(self, FALSE, &kernel, &read_serial)) {
       const CudafftConvolveKernel k = engine_kernel(&kernel);
-      const CudafftStatus status = cudafft_convolve_set_kernel(self->engine, &k);
+      const CudafftStatus status = cudafft_convolve_set_kernel(convolve_engine_of(self), &k);
       if (status == CUDAFFT_STATUS_OK) {
         GST_DEBUG_OBJECT(self, "new kernel of %" G_GSIZE_FORMAT " taps x %u rows", kernel.taps,
                          kernel.rows);
@@ -835,9 +790,10 @@ apply_settings(GstCudaConvolve *self)
                             ("%s", cudafft_status_name(status)));
         /* out of memory, set_kernel resets the filter (an invalid kernel changes nothing): what
          * the run still held is lost, and the next buffer starts a new run */
-        if (self->run.active &&
-            self->run.samples - self->filtered != cudafft_convolve_lag(self->engine)) {
-          gst_cudafft_run_reset(&self->run);
+        GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
+        if (run->active &&
+            run->samples - self->filtered != cudafft_convolve_lag(convolve_engine_of(self))) {
+          gst_cudafft_run_reset(run);
           self->filtered = 0;
         }
       }
@@ -847,61 +803,44 @@ apply_settings(GstCudaConvolve *self)
     self->engine_serial = read_serial; /* a bad one is not retried at every buffer */
   }
   if (mix != self->engine_mix) {
-    if (cudafft_convolve_set_mix(self->engine, mix) == CUDAFFT_STATUS_OK)
+    if (cudafft_convolve_set_mix(convolve_engine_of(self), mix) == CUDAFFT_STATUS_OK)
       self->engine_mix = mix;
   }
 }
 
 static GstFlowReturn
-gst_cuda_convolve_generate_output(GstBaseTransform *trans, GstBuffer **outbuf)
+gst_cuda_convolve_prepare(GstCudafftAudioFilter *filter)
 {
-  GstCudaConvolve *self = GST_CUDA_CONVOLVE(trans);
-  GstBuffer *inbuf = trans->queued_buf;
-  trans->queued_buf = NULL;
-  *outbuf = NULL;
-  if (!inbuf)
-    return GST_FLOW_OK;
-  if (!self->engine) {
-    gst_buffer_unref(inbuf);
+  GstCudaConvolve *self = GST_CUDA_CONVOLVE(filter);
+  if (!convolve_engine_of(self))
     return GST_FLOW_NOT_NEGOTIATED;
-  }
-
   apply_settings(self);
-  GstFlowReturn ret = GST_FLOW_OK;
-  if (self->run.active &&
-      !gst_cudafft_run_continues(&self->run, inbuf, CUDAFFT_CONVOLVE_BLOCK / 2)) {
-    GST_DEBUG_OBJECT(self, "discontinuity at %" GST_TIME_FORMAT "; ending the run",
-                     GST_TIME_ARGS(GST_BUFFER_PTS(inbuf)));
-    ret = end_run(self, FALSE);
-  }
-  if (ret == GST_FLOW_OK && !self->run.active) {
-    gst_cudafft_run_start(&self->run, inbuf, trans->segment.start,
-                          GST_AUDIO_INFO_RATE(&self->info));
-    self->filtered = 0;
-    GST_OBJECT_LOCK(self);
-    self->run_latency = self->settings.latency;
-    GST_OBJECT_UNLOCK(self);
-  }
-  GstMapInfo map;
-  if (ret == GST_FLOW_OK && gst_buffer_map(inbuf, &map, GST_MAP_READ)) {
-    if (map.size % frame_bytes(self) != 0) {
-      GST_ELEMENT_ERROR(self, STREAM, FORMAT,
-                        ("A buffer of %" G_GSIZE_FORMAT
-                         " bytes does not hold whole frames of %" G_GSIZE_FORMAT " bytes.",
-                         map.size, frame_bytes(self)),
-                        (NULL));
-      ret = GST_FLOW_ERROR;
-    } else {
-      ret = filter(self, map.data, map.size / frame_bytes(self), outbuf);
-    }
-    gst_buffer_unmap(inbuf, &map);
-    if (ret == GST_FLOW_OK)
-      update_latency(self); /* a crossover between paths ends during a push */
-  } else if (ret == GST_FLOW_OK) {
-    GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot read an input buffer."), (NULL));
-    ret = GST_FLOW_ERROR;
-  }
-  gst_buffer_unref(inbuf);
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn
+gst_cuda_convolve_begin_run(GstCudafftAudioFilter *filter, GstBuffer *first)
+{
+  GstCudaConvolve *self = GST_CUDA_CONVOLVE(filter);
+  (void)first;
+  self->filtered = 0;
+  GST_OBJECT_LOCK(self);
+  self->run_latency = self->settings.latency;
+  GST_OBJECT_UNLOCK(self);
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn
+gst_cuda_convolve_process(GstCudafftAudioFilter *filter, GstBuffer *inbuf, const GstMapInfo *map,
+                          GstBuffer **outbuf)
+{
+  GstCudaConvolve *self = GST_CUDA_CONVOLVE(filter);
+  (void)inbuf;
+  if (!gst_cudafft_audio_filter_check_frames(filter, map->size, frame_bytes(self)))
+    return GST_FLOW_ERROR;
+  const GstFlowReturn ret = filter_frames(self, map->data, map->size / frame_bytes(self), outbuf);
+  if (ret == GST_FLOW_OK)
+    update_latency(self); /* a crossover between paths ends during a push */
   return ret;
 }
 
@@ -932,32 +871,9 @@ gst_cuda_convolve_drain(GstCudafftAudioFilter *filter)
 }
 
 static void
-gst_cuda_convolve_flush(GstCudafftAudioFilter *filter)
-{
-  GstCudaConvolve *self = GST_CUDA_CONVOLVE(filter);
-  if (self->engine)
-    cudafft_convolve_reset(self->engine);
-  gst_cudafft_run_reset(&self->run);
-  self->filtered = 0;
-}
-
-/* Upstream may allocate its buffers from page-locked memory, which the GPU reads at full speed. */
-static gboolean
-gst_cuda_convolve_propose_allocation(GstBaseTransform *trans, GstQuery *decide_query,
-                                     GstQuery *query)
-{
-  GstCudaConvolve *self = GST_CUDA_CONVOLVE(trans);
-  (void)decide_query;
-  if (uses_gpu(self))
-    gst_cudafft_host_allocator_propose(&self->upstream_allocator, query);
-  return TRUE;
-}
-
-static void
 gst_cuda_convolve_close(GstCudafftAudioFilter *filter)
 {
   GstCudaConvolve *self = GST_CUDA_CONVOLVE(filter);
-  close_engine(self);
   ir_file_clear(&self->ir);
 }
 
@@ -966,7 +882,6 @@ static gboolean
 gst_cuda_convolve_start(GstBaseTransform *trans)
 {
   GstCudaConvolve *self = GST_CUDA_CONVOLVE(trans);
-  gst_cudafft_run_reset(&self->run);
   gst_audio_info_init(&self->info);
   self->signalled_rate = 0;
   self->filtered = 0;
@@ -984,10 +899,7 @@ static void
 gst_cuda_convolve_finalize(GObject *object)
 {
   GstCudaConvolve *self = GST_CUDA_CONVOLVE(object);
-  close_engine(self);
   ir_file_clear(&self->ir);
-  if (self->upstream_allocator)
-    gst_object_unref(self->upstream_allocator);
   g_free(self->settings.kernel);
   g_free(self->settings.ir_location);
   G_OBJECT_CLASS(gst_cuda_convolve_parent_class)->finalize(object);
@@ -1094,13 +1006,13 @@ gst_cuda_convolve_class_init(GstCudaConvolveClass *klass)
   trans_class->passthrough_on_same_caps = FALSE;
   trans_class->start = GST_DEBUG_FUNCPTR(gst_cuda_convolve_start);
   trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_cuda_convolve_set_caps);
-  trans_class->generate_output = GST_DEBUG_FUNCPTR(gst_cuda_convolve_generate_output);
   trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_cuda_convolve_sink_event);
-  trans_class->propose_allocation = GST_DEBUG_FUNCPTR(gst_cuda_convolve_propose_allocation);
   filter_class->close = gst_cuda_convolve_close;
   filter_class->drain = gst_cuda_convolve_drain;
-  filter_class->flush = gst_cuda_convolve_flush;
   filter_class->get_latency = gst_cuda_convolve_get_latency;
+  filter_class->prepare = gst_cuda_convolve_prepare;
+  filter_class->begin_run = gst_cuda_convolve_begin_run;
+  filter_class->process = gst_cuda_convolve_process;
   filter_class->memory_hint = "use a shorter kernel or impulse response, or fewer channels";
 }
 
@@ -1114,5 +1026,4 @@ gst_cuda_convolve_init(GstCudaConvolve *self)
   self->settings.mix = DEFAULT_MIX;
   self->settings.drain_tail = DEFAULT_DRAIN_TAIL;
   self->settings.drain_on_changes = TRUE;
-  gst_cudafft_run_reset(&self->run);
 }

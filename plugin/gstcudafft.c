@@ -15,8 +15,6 @@
 
 #include <cudafft/stft.h>
 #include "gstcudafftcaps.h"
-#include "gstcudaffthostmemory.h"
-#include "gstcudafftrun.h"
 
 #include <gst/audio/audio.h>
 
@@ -46,10 +44,6 @@ struct _GstCudaFft {
   GstAudioInfo in_info;
   GstCudafftFrameInfo out_info; /* what the engine and the src caps were made for */
   CudafftStftConfig refused;    /* the last invalid settings warned about */
-  CudafftStft *stft;
-  GstCudafftRun run;
-  GstCudafftOutputPool pool;        /* output buffers: page-locked for the CUDA backend */
-  GstAllocator *upstream_allocator; /* offered upstream for input buffers */
 };
 
 #define SINK_CAPS                                                                                  \
@@ -57,11 +51,11 @@ struct _GstCudaFft {
   "interleaved, rate = (int) [ 1, MAX ], channels = (int) [ 1, 1024 ]"
 #define SRC_CAPS                                                                                   \
   GST_CUDAFFT_FRAMES_MEDIA_TYPE                                                                    \
-      ", format = (string) F32LE, representation = (string) { complex, "                           \
-      "magnitude, power, db }, fft-size = (int) [ 256, 16384 ], hop = (int) "                      \
-      "[ 1, 16384 ], window = (string) { rectangular, hann, hamming, "                             \
-      "blackman, blackman-harris }, bins = (int) [ 129, 8193 ], rate = (int) "                     \
-      "[ 1, MAX ], channels = (int) [ 1, 1024 ]"
+  ", format = (string) F32LE, representation = (string) { complex, "                               \
+  "magnitude, power, db }, fft-size = (int) [ 256, 16384 ], hop = (int) "                          \
+  "[ 1, 16384 ], window = (string) { rectangular, hann, hamming, "                                 \
+  "blackman, blackman-harris }, bins = (int) [ 129, 8193 ], rate = (int) "                         \
+  "[ 1, MAX ], channels = (int) [ 1, 1024 ]"
 
 static GstStaticPadTemplate sink_template =
     GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(SINK_CAPS));
@@ -72,6 +66,8 @@ G_DEFINE_TYPE_WITH_CODE(GstCudaFft, gst_cuda_fft, GST_TYPE_CUDAFFT_AUDIO_FILTER,
                         GST_DEBUG_CATEGORY_INIT(gst_cuda_fft_debug, "cudafft", 0,
                                                 "GPU short-time Fourier analysis"));
 GST_ELEMENT_REGISTER_DEFINE(cudafft, "cudafft", GST_RANK_NONE, GST_TYPE_CUDA_FFT);
+
+GST_CUDAFFT_DEFINE_ENGINE(stft_engine, stft, CudafftStft, CudafftStftConfig, "the STFT analyser");
 
 static guint
 effective_hop(const Settings *s)
@@ -221,55 +217,6 @@ gst_cuda_fft_transform_caps(GstBaseTransform *trans, GstPadDirection direction, 
   return result;
 }
 
-static CudafftSampleFormat
-sample_format_of(GstAudioFormat format)
-{
-  switch (format) {
-  case GST_AUDIO_FORMAT_S16LE:
-    return CUDAFFT_SAMPLE_S16;
-  case GST_AUDIO_FORMAT_S32LE:
-    return CUDAFFT_SAMPLE_S32;
-  case GST_AUDIO_FORMAT_F64LE:
-    return CUDAFFT_SAMPLE_F64;
-  default:
-    return CUDAFFT_SAMPLE_F32;
-  }
-}
-
-static CudafftStatus
-create_stft(gpointer user_data, CudafftBackend backend, int device_id, CudafftBackend *actual)
-{
-  GstCudaFft *self = user_data;
-  const CudafftStatus status =
-      cudafft_stft_create(&self->stft, backend, device_id, &self->out_info.config);
-  *actual = cudafft_stft_get_backend(self->stft);
-  return status;
-}
-
-static gboolean
-uses_gpu(const GstCudaFft *self)
-{
-  return self->stft && cudafft_stft_get_backend(self->stft) == CUDAFFT_BACKEND_CUDA;
-}
-
-/* Equal input buffers complete this many frames or one more: the pool keeps a frame to spare. */
-static GstBuffer *
-output_buffer(GstCudaFft *self, gsize bytes)
-{
-  return gst_cudafft_output_pool_acquire(&self->pool, GST_BASE_TRANSFORM_SRC_PAD(self),
-                                         uses_gpu(self), bytes,
-                                         gst_cudafft_frame_bytes(&self->out_info));
-}
-
-static void
-close_engine(GstCudaFft *self)
-{
-  gst_cudafft_output_pool_clear(&self->pool);
-  cudafft_stft_destroy(self->stft);
-  self->stft = NULL;
-  gst_cudafft_run_reset(&self->run);
-}
-
 /* Makes the analyser for in_info and the frames caps in `caps`. */
 static gboolean
 open_engine(GstCudaFft *self, GstCaps *caps)
@@ -282,11 +229,15 @@ open_engine(GstCudaFft *self, GstCaps *caps)
     g_free(why);
     return FALSE;
   }
-  close_engine(self);
-  info.config.format = sample_format_of(GST_AUDIO_INFO_FORMAT(&self->in_info));
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
+  gst_cudafft_audio_filter_close_engine(filter);
+  info.config.format = gst_cudafft_sample_format(GST_AUDIO_INFO_FORMAT(&self->in_info));
   self->out_info = info;
-  return gst_cudafft_audio_filter_create_engine(GST_CUDAFFT_AUDIO_FILTER(self), "the STFT analyser",
-                                                create_stft, self);
+  if (!gst_cudafft_audio_filter_open_engine(filter, &stft_engine, &self->out_info.config))
+    return FALSE;
+  gst_cudafft_audio_filter_set_run_format(filter, GST_AUDIO_INFO_RATE(&self->in_info),
+                                          MAX(info.config.hop / 2, 1));
+  return TRUE;
 }
 
 static gboolean
@@ -294,14 +245,11 @@ gst_cuda_fft_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps
 {
   GstCudaFft *self = GST_CUDA_FFT(trans);
   GstAudioInfo in_info;
-  if (!gst_audio_info_from_caps(&in_info, incaps)) {
-    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot read the input caps."),
-                      ("%" GST_PTR_FORMAT, incaps));
+  if (!gst_cudafft_audio_filter_read_audio_caps(GST_CUDAFFT_AUDIO_FILTER(self), incaps, &in_info))
     return FALSE;
-  }
   GstCudafftFrameInfo out_info;
   gchar *why = NULL;
-  const gboolean same = self->stft && gst_audio_info_is_equal(&in_info, &self->in_info) &&
+  const gboolean same = stft_engine_of(self) && gst_audio_info_is_equal(&in_info, &self->in_info) &&
                         gst_cudafft_frames_caps_to_info(outcaps, &out_info, &why) &&
                         same_framing(&out_info.config, &self->out_info.config);
   g_free(why);
@@ -350,7 +298,7 @@ lead_samples(const GstCudaFft *self)
 static void
 finish_frames(GstCudaFft *self, GstBuffer *buffer, guint64 frames, guint64 end_padding)
 {
-  GstCudafftRun *run = &self->run;
+  GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
   const guint64 hop = self->out_info.config.hop;
   gst_cudafft_run_stamp(run, buffer, run->produced * hop, frames * hop);
   GST_BUFFER_OFFSET(buffer) = run->produced;
@@ -369,24 +317,20 @@ static GstFlowReturn
 analyse(GstCudaFft *self, const void *data, gsize samples, GstBuffer **out)
 {
   *out = NULL;
-  const size_t frames = cudafft_stft_frames_for(self->stft, samples);
+  CudafftStft *stft = stft_engine_of(self);
+  const size_t frames = cudafft_stft_frames_for(stft, samples);
   GstBuffer *buffer = NULL;
   GstMapInfo map = GST_MAP_INFO_INIT;
   if (frames > 0) {
-    buffer = output_buffer(self, frames * gst_cudafft_frame_bytes(&self->out_info));
-    if (!buffer || !gst_buffer_map(buffer, &map, GST_MAP_WRITE)) {
-      GST_ELEMENT_ERROR(
-          self, RESOURCE, NO_SPACE_LEFT,
-          ("Cannot allocate %zu frames; use a smaller fft-size or fewer channels.", frames),
-          (NULL));
-      if (buffer)
-        gst_buffer_unref(buffer);
+    /* equal input buffers complete this many frames or one more: the pool keeps a frame to spare */
+    const gsize frame_bytes = gst_cudafft_frame_bytes(&self->out_info);
+    buffer = gst_cudafft_audio_filter_map_output(GST_CUDAFFT_AUDIO_FILTER(self),
+                                                 frames * frame_bytes, frame_bytes, &map);
+    if (!buffer)
       return GST_FLOW_ERROR;
-    }
   }
   size_t done = 0;
-  const CudafftStatus status =
-      cudafft_stft_push(self->stft, data, samples, (float *)map.data, &done);
+  const CudafftStatus status = cudafft_stft_push(stft, data, samples, (float *)map.data, &done);
   if (buffer)
     gst_buffer_unmap(buffer, &map);
   if (status != CUDAFFT_STATUS_OK) {
@@ -412,7 +356,7 @@ analyse(GstCudaFft *self, const void *data, gsize samples, GstBuffer **out)
 static GstFlowReturn
 drain(GstCudaFft *self)
 {
-  GstCudafftRun *run = &self->run;
+  GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
   GstFlowReturn ret = GST_FLOW_OK;
   if (run->active && run->samples > 0) {
     const guint64 n = self->out_info.config.fft_size, hop = self->out_info.config.hop;
@@ -430,8 +374,7 @@ drain(GstCudaFft *self)
       ret = gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer);
     }
   }
-  cudafft_stft_reset(self->stft);
-  gst_cudafft_run_reset(&self->run);
+  gst_cudafft_audio_filter_reset_run(GST_CUDAFFT_AUDIO_FILTER(self));
   return ret;
 }
 
@@ -467,47 +410,37 @@ apply_settings(GstCudaFft *self)
 }
 
 static GstFlowReturn
-gst_cuda_fft_generate_output(GstBaseTransform *trans, GstBuffer **outbuf)
+gst_cuda_fft_prepare(GstCudafftAudioFilter *filter)
 {
-  GstCudaFft *self = GST_CUDA_FFT(trans);
-  GstBuffer *inbuf = trans->queued_buf;
-  trans->queued_buf = NULL;
-  *outbuf = NULL;
-  if (!inbuf)
-    return GST_FLOW_OK;
+  return apply_settings(GST_CUDA_FFT(filter));
+}
 
-  GstFlowReturn ret = apply_settings(self);
-  const guint64 tolerance = MAX(self->out_info.config.hop / 2, 1);
-  if (ret == GST_FLOW_OK && self->run.active &&
-      !gst_cudafft_run_continues(&self->run, inbuf, tolerance)) {
-    GST_DEBUG_OBJECT(self, "discontinuity at %" GST_TIME_FORMAT "; draining the run",
-                     GST_TIME_ARGS(GST_BUFFER_PTS(inbuf)));
-    ret = drain(self);
+/* A run begins with the lead of zeros, which completes no frame. */
+static GstFlowReturn
+gst_cuda_fft_begin_run(GstCudafftAudioFilter *filter, GstBuffer *first)
+{
+  GstCudaFft *self = GST_CUDA_FFT(filter);
+  (void)first;
+  GstBuffer *none = NULL;
+  return analyse(self, NULL, lead_samples(self), &none);
+}
+
+static GstFlowReturn
+gst_cuda_fft_process(GstCudafftAudioFilter *filter, GstBuffer *inbuf, const GstMapInfo *map,
+                     GstBuffer **outbuf)
+{
+  GstCudaFft *self = GST_CUDA_FFT(filter);
+  (void)inbuf;
+  const gsize samples = map->size / GST_AUDIO_INFO_BPF(&self->in_info);
+  const GstFlowReturn ret = analyse(self, map->data, samples, outbuf);
+  if (ret != GST_FLOW_OK)
+    return ret;
+  if (*outbuf) {
+    const gsize frame_bytes = gst_cudafft_frame_bytes(&self->out_info);
+    finish_frames(self, *outbuf, gst_buffer_get_size(*outbuf) / frame_bytes, 0);
   }
-  if (ret == GST_FLOW_OK && !self->run.active) {
-    gst_cudafft_run_start(&self->run, inbuf, trans->segment.start,
-                          GST_AUDIO_INFO_RATE(&self->in_info));
-    GstBuffer *none = NULL;
-    ret = analyse(self, NULL, lead_samples(self), &none); /* completes no frame */
-  }
-  GstMapInfo map;
-  if (ret == GST_FLOW_OK && gst_buffer_map(inbuf, &map, GST_MAP_READ)) {
-    const gsize samples = map.size / GST_AUDIO_INFO_BPF(&self->in_info);
-    ret = analyse(self, map.data, samples, outbuf);
-    gst_buffer_unmap(inbuf, &map);
-    if (ret == GST_FLOW_OK) {
-      if (*outbuf) {
-        const gsize frame_bytes = gst_cudafft_frame_bytes(&self->out_info);
-        finish_frames(self, *outbuf, gst_buffer_get_size(*outbuf) / frame_bytes, 0);
-      }
-      self->run.samples += samples;
-    }
-  } else if (ret == GST_FLOW_OK) {
-    GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot read an input buffer."), (NULL));
-    ret = GST_FLOW_ERROR;
-  }
-  gst_buffer_unref(inbuf);
-  return ret;
+  gst_cudafft_audio_filter_get_run(filter)->samples += samples;
+  return GST_FLOW_OK;
 }
 
 /* Events and queries ------------------------------------------------------------------------- */
@@ -551,61 +484,25 @@ gst_cuda_fft_drain(GstCudafftAudioFilter *filter)
   return drain(GST_CUDA_FFT(filter));
 }
 
-static void
-gst_cuda_fft_flush(GstCudafftAudioFilter *filter)
-{
-  GstCudaFft *self = GST_CUDA_FFT(filter);
-  if (self->stft)
-    cudafft_stft_reset(self->stft);
-  gst_cudafft_run_reset(&self->run);
-}
-
 /* A frame goes out when its last hop of samples has arrived. */
 static GstClockTime
 gst_cuda_fft_get_latency(GstCudafftAudioFilter *filter)
 {
   GstCudaFft *self = GST_CUDA_FFT(filter);
   const Settings s = current_settings(self);
-  const gint rate = self->stft ? self->out_info.rate : GST_AUDIO_INFO_RATE(&self->in_info);
-  const guint hop = self->stft ? (guint)self->out_info.config.hop : effective_hop(&s);
+  const gboolean open = stft_engine_of(self) != NULL;
+  const gint rate = open ? self->out_info.rate : GST_AUDIO_INFO_RATE(&self->in_info);
+  const guint hop = open ? (guint)self->out_info.config.hop : effective_hop(&s);
   return rate > 0 ? gst_util_uint64_scale_int_round(hop, GST_SECOND, rate) : 0;
-}
-
-/* Upstream may allocate its buffers from page-locked memory, which the GPU reads at full speed. */
-static gboolean
-gst_cuda_fft_propose_allocation(GstBaseTransform *trans, GstQuery *decide_query, GstQuery *query)
-{
-  GstCudaFft *self = GST_CUDA_FFT(trans);
-  (void)decide_query;
-  if (uses_gpu(self))
-    gst_cudafft_host_allocator_propose(&self->upstream_allocator, query);
-  return TRUE;
-}
-
-static void
-gst_cuda_fft_close(GstCudafftAudioFilter *filter)
-{
-  close_engine(GST_CUDA_FFT(filter));
 }
 
 static gboolean
 gst_cuda_fft_start(GstBaseTransform *trans)
 {
   GstCudaFft *self = GST_CUDA_FFT(trans);
-  gst_cudafft_run_reset(&self->run);
   gst_audio_info_init(&self->in_info);
   memset(&self->refused, 0, sizeof self->refused);
   return TRUE;
-}
-
-static void
-gst_cuda_fft_finalize(GObject *object)
-{
-  GstCudaFft *self = GST_CUDA_FFT(object);
-  close_engine(self);
-  if (self->upstream_allocator)
-    gst_object_unref(self->upstream_allocator);
-  G_OBJECT_CLASS(gst_cuda_fft_parent_class)->finalize(object);
 }
 
 static void
@@ -618,7 +515,6 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
 
   gobject_class->set_property = gst_cuda_fft_set_property;
   gobject_class->get_property = gst_cuda_fft_get_property;
-  gobject_class->finalize = gst_cuda_fft_finalize;
 
   g_object_class_install_property(
       gobject_class, PROP_FFT_SIZE,
@@ -660,13 +556,12 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
   trans_class->start = GST_DEBUG_FUNCPTR(gst_cuda_fft_start);
   trans_class->transform_caps = GST_DEBUG_FUNCPTR(gst_cuda_fft_transform_caps);
   trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_cuda_fft_set_caps);
-  trans_class->generate_output = GST_DEBUG_FUNCPTR(gst_cuda_fft_generate_output);
   trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_cuda_fft_sink_event);
-  trans_class->propose_allocation = GST_DEBUG_FUNCPTR(gst_cuda_fft_propose_allocation);
-  filter_class->close = gst_cuda_fft_close;
   filter_class->drain = gst_cuda_fft_drain;
-  filter_class->flush = gst_cuda_fft_flush;
   filter_class->get_latency = gst_cuda_fft_get_latency;
+  filter_class->prepare = gst_cuda_fft_prepare;
+  filter_class->begin_run = gst_cuda_fft_begin_run;
+  filter_class->process = gst_cuda_fft_process;
 
   gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_WINDOW, 0);
   gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_REPRESENTATION, 0);
@@ -679,5 +574,4 @@ gst_cuda_fft_init(GstCudaFft *self)
   self->settings.hop = DEFAULT_HOP;
   self->settings.window = DEFAULT_WINDOW;
   self->settings.representation = DEFAULT_REPRESENTATION;
-  gst_cudafft_run_reset(&self->run);
 }

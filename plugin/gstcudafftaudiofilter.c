@@ -1,6 +1,8 @@
 /* gstcudafftaudiofilter.c: see the header. */
 #include "gstcudafftaudiofilter.h"
 
+#include "gstcudaffthostmemory.h"
+
 GST_DEBUG_CATEGORY_STATIC(gst_cudafft_audio_filter_debug);
 #define GST_CAT_DEFAULT gst_cudafft_audio_filter_debug
 
@@ -12,6 +14,16 @@ enum { PROP_0, PROP_BACKEND, PROP_CUDA_DEVICE_ID };
 typedef struct {
   GstCudafftBackend backend; /* both under the object lock */
   gint device_id;
+
+  /* streaming thread only (and stop, once streaming has stopped) */
+  const GstCudafftEngineClass *engine_class;
+  gpointer engine;
+  CudafftBackend engine_backend; /* the backend the engine runs on */
+  GstCudafftOutputPool pool;     /* output buffers: page-locked for the CUDA backend */
+  GstAllocator
+      *upstream_allocator; /* offered upstream for input buffers, kept for the next query */
+  GstCudafftRun run;
+  guint64 tolerance; /* samples a timestamp may be off and still continue the run */
 } GstCudafftAudioFilterPrivate;
 
 G_DEFINE_ABSTRACT_TYPE_WITH_CODE(GstCudafftAudioFilter, gst_cudafft_audio_filter,
@@ -20,6 +32,9 @@ G_DEFINE_ABSTRACT_TYPE_WITH_CODE(GstCudafftAudioFilter, gst_cudafft_audio_filter
                                      GST_DEBUG_CATEGORY_INIT(gst_cudafft_audio_filter_debug,
                                                              "cudafftaudiofilter", 0,
                                                              "gst-cudafft element base class"))
+
+#define PRIV(filter)                                                                               \
+  ((GstCudafftAudioFilterPrivate *)gst_cudafft_audio_filter_get_instance_private(filter))
 
 GType
 gst_cudafft_backend_get_type(void)
@@ -37,6 +52,8 @@ gst_cudafft_backend_get_type(void)
   }
   return type;
 }
+
+/* Properties --------------------------------------------------------------------------------- */
 
 static void
 gst_cudafft_audio_filter_set_property(GObject *object, guint prop_id, const GValue *value,
@@ -80,6 +97,233 @@ gst_cudafft_audio_filter_get_property(GObject *object, guint prop_id, GValue *va
   GST_OBJECT_UNLOCK(filter);
 }
 
+/* The engine --------------------------------------------------------------------------------- */
+
+gpointer
+gst_cudafft_audio_filter_get_engine(GstCudafftAudioFilter *filter)
+{
+  return PRIV(filter)->engine;
+}
+
+gboolean
+gst_cudafft_audio_filter_uses_gpu(GstCudafftAudioFilter *filter)
+{
+  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
+  return priv->engine && priv->engine_backend == CUDAFFT_BACKEND_CUDA;
+}
+
+void
+gst_cudafft_audio_filter_close_engine(GstCudafftAudioFilter *filter)
+{
+  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
+  gst_cudafft_output_pool_clear(&priv->pool);
+  if (priv->engine)
+    priv->engine_class->destroy(priv->engine);
+  priv->engine = NULL;
+  priv->engine_class = NULL;
+  gst_cudafft_run_reset(&priv->run);
+}
+
+static const gchar *
+backend_name(CudafftBackend backend)
+{
+  return backend == CUDAFFT_BACKEND_CUDA ? "cuda" : backend == CUDAFFT_BACKEND_CPU ? "cpu" : "auto";
+}
+
+gboolean
+gst_cudafft_audio_filter_open_engine(GstCudafftAudioFilter *filter,
+                                     const GstCudafftEngineClass *engine_class,
+                                     gconstpointer config)
+{
+  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
+  GST_OBJECT_LOCK(filter);
+  const CudafftBackend requested = (CudafftBackend)priv->backend;
+  const int device_id = priv->device_id;
+  GST_OBJECT_UNLOCK(filter);
+
+  const gchar *what = engine_class->name;
+  gpointer made = NULL;
+  CudafftStatus status = engine_class->create(&made, requested, device_id, config);
+  if (status == CUDAFFT_STATUS_UNSUPPORTED && requested == CUDAFFT_BACKEND_AUTO) {
+    GST_WARNING_OBJECT(filter, "the GPU cannot run %s (%s); using the CPU backend", what,
+                       cudafft_last_error_message());
+    status = engine_class->create(&made, CUDAFFT_BACKEND_CPU, device_id, config);
+  }
+  if (status != CUDAFFT_STATUS_OK) {
+    gst_cudafft_audio_filter_post_error(filter, status, what);
+    return FALSE;
+  }
+  const CudafftBackend actual = engine_class->get_backend(made);
+  if (requested == CUDAFFT_BACKEND_AUTO && actual == CUDAFFT_BACKEND_CPU)
+    /* A warning in the debug log, not on the bus: auto promises to work without a GPU. */
+    GST_WARNING_OBJECT(filter, "no usable CUDA device (%s); %s runs on the CPU backend",
+                       cudafft_last_error_message(), what);
+  GST_INFO_OBJECT(filter, "%s runs on the %s backend (asked for %s, device %d)", what,
+                  backend_name(actual), backend_name(requested), device_id);
+  gst_cudafft_output_pool_clear(&priv->pool);
+  if (priv->engine)
+    priv->engine_class->destroy(priv->engine);
+  priv->engine_class = engine_class;
+  priv->engine = made;
+  priv->engine_backend = actual;
+  return TRUE;
+}
+
+gboolean
+gst_cudafft_audio_filter_read_audio_caps(GstCudafftAudioFilter *filter, GstCaps *caps,
+                                         GstAudioInfo *info)
+{
+  if (gst_audio_info_from_caps(info, caps))
+    return TRUE;
+  GST_ELEMENT_ERROR(filter, CORE, NEGOTIATION, ("Cannot read the input caps."),
+                    ("%" GST_PTR_FORMAT, caps));
+  return FALSE;
+}
+
+CudafftSampleFormat
+gst_cudafft_sample_format(GstAudioFormat format)
+{
+  switch (format) {
+  case GST_AUDIO_FORMAT_S16LE:
+    return CUDAFFT_SAMPLE_S16;
+  case GST_AUDIO_FORMAT_S24LE:
+    return CUDAFFT_SAMPLE_S24;
+  case GST_AUDIO_FORMAT_S32LE:
+    return CUDAFFT_SAMPLE_S32;
+  case GST_AUDIO_FORMAT_F32LE:
+    return CUDAFFT_SAMPLE_F32;
+  case GST_AUDIO_FORMAT_F64LE:
+    return CUDAFFT_SAMPLE_F64;
+  default:
+    return CUDAFFT_SAMPLE_COUNT_;
+  }
+}
+
+/* Output buffers ----------------------------------------------------------------------------- */
+
+GstBuffer *
+gst_cudafft_audio_filter_output_buffer(GstCudafftAudioFilter *filter, gsize bytes, gsize spare)
+{
+  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
+  GstBuffer *buffer =
+      gst_cudafft_output_pool_acquire(&priv->pool, GST_BASE_TRANSFORM_SRC_PAD(filter),
+                                      gst_cudafft_audio_filter_uses_gpu(filter), bytes, spare);
+  if (!buffer)
+    GST_ELEMENT_ERROR(filter, RESOURCE, NO_SPACE_LEFT,
+                      ("Out of memory for an output buffer of %" G_GSIZE_FORMAT " bytes; %s.",
+                       bytes, GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(filter)->memory_hint),
+                      (NULL));
+  return buffer;
+}
+
+GstBuffer *
+gst_cudafft_audio_filter_map_output(GstCudafftAudioFilter *filter, gsize bytes, gsize spare,
+                                    GstMapInfo *map)
+{
+  GstBuffer *buffer = gst_cudafft_audio_filter_output_buffer(filter, bytes, spare);
+  if (buffer && !gst_buffer_map(buffer, map, GST_MAP_WRITE)) {
+    GST_ELEMENT_ERROR(filter, RESOURCE, WRITE, ("Cannot map an output buffer."), (NULL));
+    gst_buffer_unref(buffer);
+    return NULL;
+  }
+  return buffer;
+}
+
+/* Upstream may allocate its buffers from page-locked memory, which the GPU reads at full speed. In
+ * passthrough (no decide query) upstream's buffers are downstream's: the query goes on there. */
+static gboolean
+gst_cudafft_audio_filter_propose_allocation(GstBaseTransform *trans, GstQuery *decide_query,
+                                            GstQuery *query)
+{
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(trans);
+  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
+  if (!decide_query)
+    return GST_BASE_TRANSFORM_CLASS(gst_cudafft_audio_filter_parent_class)
+        ->propose_allocation(trans, decide_query, query);
+  if (gst_cudafft_audio_filter_uses_gpu(filter))
+    gst_cudafft_host_allocator_propose(&priv->upstream_allocator, query);
+  return TRUE;
+}
+
+/* The run ------------------------------------------------------------------------------------ */
+
+GstCudafftRun *
+gst_cudafft_audio_filter_get_run(GstCudafftAudioFilter *filter)
+{
+  return &PRIV(filter)->run;
+}
+
+void
+gst_cudafft_audio_filter_set_run_format(GstCudafftAudioFilter *filter, gint rate, guint64 tolerance)
+{
+  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
+  priv->run.rate = rate;
+  priv->tolerance = tolerance;
+}
+
+void
+gst_cudafft_audio_filter_reset_run(GstCudafftAudioFilter *filter)
+{
+  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
+  if (priv->engine)
+    priv->engine_class->reset(priv->engine);
+  gst_cudafft_run_reset(&priv->run);
+}
+
+gboolean
+gst_cudafft_audio_filter_check_frames(GstCudafftAudioFilter *filter, gsize size, gsize frame_bytes)
+{
+  if (frame_bytes > 0 && size % frame_bytes == 0)
+    return TRUE;
+  GST_ELEMENT_ERROR(filter, STREAM, FORMAT,
+                    ("A buffer of %" G_GSIZE_FORMAT
+                     " bytes does not hold whole frames of %" G_GSIZE_FORMAT " bytes.",
+                     size, frame_bytes),
+                    (NULL));
+  return FALSE;
+}
+
+static GstFlowReturn
+gst_cudafft_audio_filter_generate_output(GstBaseTransform *trans, GstBuffer **outbuf)
+{
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(trans);
+  GstCudafftAudioFilterClass *klass = GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(filter);
+  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
+  if (!klass->process) /* in place (transform_ip) */
+    return GST_BASE_TRANSFORM_CLASS(gst_cudafft_audio_filter_parent_class)
+        ->generate_output(trans, outbuf);
+
+  GstBuffer *inbuf = trans->queued_buf;
+  trans->queued_buf = NULL;
+  *outbuf = NULL;
+  if (!inbuf)
+    return GST_FLOW_OK;
+  GstFlowReturn ret = klass->prepare ? klass->prepare(filter) : GST_FLOW_OK;
+  if (ret == GST_FLOW_OK && priv->run.active &&
+      !gst_cudafft_run_continues(&priv->run, inbuf, priv->tolerance)) {
+    GST_DEBUG_OBJECT(filter, "discontinuity at %" GST_TIME_FORMAT "; ending the run",
+                     GST_TIME_ARGS(GST_BUFFER_PTS(inbuf)));
+    ret = klass->drain(filter);
+  }
+  if (ret == GST_FLOW_OK && !priv->run.active) {
+    gst_cudafft_run_start(&priv->run, inbuf, trans->segment.start, priv->run.rate);
+    if (klass->begin_run)
+      ret = klass->begin_run(filter, inbuf);
+  }
+  GstMapInfo map;
+  if (ret == GST_FLOW_OK && gst_buffer_map(inbuf, &map, GST_MAP_READ)) {
+    ret = klass->process(filter, inbuf, &map, outbuf);
+    gst_buffer_unmap(inbuf, &map);
+  } else if (ret == GST_FLOW_OK) {
+    GST_ELEMENT_ERROR(filter, RESOURCE, READ, ("Cannot read an input buffer."), (NULL));
+    ret = GST_FLOW_ERROR;
+  }
+  gst_buffer_unref(inbuf);
+  return ret;
+}
+
+/* Lifetime ------------------------------------------------------------------------------------ */
+
 static gboolean
 gst_cudafft_audio_filter_stop(GstBaseTransform *trans)
 {
@@ -87,10 +331,23 @@ gst_cudafft_audio_filter_stop(GstBaseTransform *trans)
   GstCudafftAudioFilterClass *klass = GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(filter);
   if (klass->close)
     klass->close(filter);
+  gst_cudafft_audio_filter_close_engine(filter);
   return TRUE;
 }
 
-/* Whether a CAPS event changes the pad's caps (a repeat of the same caps keeps the run). */
+static void
+gst_cudafft_audio_filter_finalize(GObject *object)
+{
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(object);
+  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
+  gst_cudafft_audio_filter_close_engine(filter);
+  if (priv->upstream_allocator)
+    gst_object_unref(priv->upstream_allocator);
+  G_OBJECT_CLASS(gst_cudafft_audio_filter_parent_class)->finalize(object);
+}
+
+/* Events and queries ------------------------------------------------------------------------- */
+
 static gboolean
 caps_change(GstPad *pad, GstEvent *event)
 {
@@ -132,6 +389,7 @@ gst_cudafft_audio_filter_sink_event(GstBaseTransform *trans, GstEvent *event)
     drain = TRUE;
     break;
   case GST_EVENT_FLUSH_STOP:
+    gst_cudafft_audio_filter_reset_run(filter);
     if (klass->flush)
       klass->flush(filter);
     break;
@@ -173,9 +431,12 @@ gst_cudafft_audio_filter_class_init(GstCudafftAudioFilterClass *klass)
   GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS(klass);
   gobject_class->set_property = gst_cudafft_audio_filter_set_property;
   gobject_class->get_property = gst_cudafft_audio_filter_get_property;
+  gobject_class->finalize = gst_cudafft_audio_filter_finalize;
   trans_class->stop = GST_DEBUG_FUNCPTR(gst_cudafft_audio_filter_stop);
   trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_cudafft_audio_filter_sink_event);
   trans_class->query = GST_DEBUG_FUNCPTR(gst_cudafft_audio_filter_query);
+  trans_class->generate_output = GST_DEBUG_FUNCPTR(gst_cudafft_audio_filter_generate_output);
+  trans_class->propose_allocation = GST_DEBUG_FUNCPTR(gst_cudafft_audio_filter_propose_allocation);
   klass->memory_hint = "use a smaller fft-size or fewer channels";
 
   g_object_class_install_property(
@@ -198,16 +459,13 @@ gst_cudafft_audio_filter_class_init(GstCudafftAudioFilterClass *klass)
 static void
 gst_cudafft_audio_filter_init(GstCudafftAudioFilter *filter)
 {
-  GstCudafftAudioFilterPrivate *priv = gst_cudafft_audio_filter_get_instance_private(filter);
+  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
   priv->backend = DEFAULT_BACKEND;
   priv->device_id = DEFAULT_CUDA_DEVICE_ID;
+  gst_cudafft_run_reset(&priv->run);
 }
 
-static const gchar *
-backend_name(CudafftBackend backend)
-{
-  return backend == CUDAFFT_BACKEND_CUDA ? "cuda" : backend == CUDAFFT_BACKEND_CPU ? "cpu" : "auto";
-}
+/* Errors ------------------------------------------------------------------------------------- */
 
 void
 gst_cudafft_audio_filter_post_error(GstCudafftAudioFilter *filter, CudafftStatus status,
@@ -255,34 +513,4 @@ gst_cudafft_audio_filter_post_error(GstCudafftAudioFilter *filter, CudafftStatus
         ("%s: %s", what, detail));
     break;
   }
-}
-
-gboolean
-gst_cudafft_audio_filter_create_engine(GstCudafftAudioFilter *filter, const gchar *what,
-                                       GstCudafftEngineCreate create, gpointer user_data)
-{
-  GstCudafftAudioFilterPrivate *priv = gst_cudafft_audio_filter_get_instance_private(filter);
-  GST_OBJECT_LOCK(filter);
-  const CudafftBackend requested = (CudafftBackend)priv->backend;
-  const int device_id = priv->device_id;
-  GST_OBJECT_UNLOCK(filter);
-
-  CudafftBackend actual = requested;
-  CudafftStatus status = create(user_data, requested, device_id, &actual);
-  if (status == CUDAFFT_STATUS_UNSUPPORTED && requested == CUDAFFT_BACKEND_AUTO) {
-    GST_WARNING_OBJECT(filter, "the GPU cannot run %s (%s); using the CPU backend", what,
-                       cudafft_last_error_message());
-    status = create(user_data, CUDAFFT_BACKEND_CPU, device_id, &actual);
-  }
-  if (status != CUDAFFT_STATUS_OK) {
-    gst_cudafft_audio_filter_post_error(filter, status, what);
-    return FALSE;
-  }
-  if (requested == CUDAFFT_BACKEND_AUTO && actual == CUDAFFT_BACKEND_CPU)
-    /* A warning in the debug log, not on the bus: auto promises to work without a GPU. */
-    GST_WARNING_OBJECT(filter, "no usable CUDA device (%s); %s runs on the CPU backend",
-                       cudafft_last_error_message(), what);
-  GST_INFO_OBJECT(filter, "%s runs on the %s backend (asked for %s, device %d)", what,
-                  backend_name(actual), backend_name(requested), device_id);
-  return TRUE;
 }
