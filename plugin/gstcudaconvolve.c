@@ -126,7 +126,7 @@ struct _GstCudaConvolve {
 
 #define CAPS                                                                                       \
   "audio/x-raw, format = (string) { F32LE, F64LE }, layout = (string) interleaved, "               \
-  "rate = (int) [ 1, MAX ], channels = (int) [ 1, 1024 ]"
+  "rate = (int) [ 1, MAX ], " GST_CUDAFFT_CHANNELS_FIELD
 
 static GstStaticPadTemplate sink_template =
     GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(CAPS));

@@ -48,19 +48,17 @@ struct _GstCudaFft {
 
 #define SINK_CAPS                                                                                  \
   "audio/x-raw, format = (string) { S16LE, S32LE, F32LE, F64LE }, layout = (string) "              \
-  "interleaved, rate = (int) [ 1, MAX ], channels = (int) [ 1, 1024 ]"
-#define SRC_CAPS                                                                                   \
-  GST_CUDAFFT_FRAMES_MEDIA_TYPE                                                                    \
-  ", format = (string) F32LE, representation = (string) { complex, "                               \
-  "magnitude, power, db }, fft-size = (int) [ 256, 16384 ], hop = (int) "                          \
-  "[ 1, 16384 ], window = (string) { rectangular, hann, hamming, "                                 \
-  "blackman, blackman-harris }, bins = (int) [ 129, 8193 ], rate = (int) "                         \
-  "[ 1, MAX ], channels = (int) [ 1, 1024 ]"
+  "interleaved, rate = (int) [ 1, MAX ], " GST_CUDAFFT_CHANNELS_FIELD
 
+#define FFT_SIZE_BLURB                                                                             \
+  "Samples per frame: a power of two from " GST_CUDAFFT_MIN_SIZE_TEXT                              \
+  " to " GST_CUDAFFT_MAX_SIZE_TEXT                                                                 \
+  " (others are refused with a warning). Changes while playing apply "                             \
+  "at the next frame boundary"
+
+/* The src template (every audio/x-fft caps we make) is gst_cudafft_frames_template_caps(). */
 static GstStaticPadTemplate sink_template =
     GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(SINK_CAPS));
-static GstStaticPadTemplate src_template =
-    GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(SRC_CAPS));
 
 G_DEFINE_TYPE_WITH_CODE(GstCudaFft, gst_cuda_fft, GST_TYPE_CUDAFFT_AUDIO_FILTER,
                         GST_DEBUG_CATEGORY_INIT(gst_cuda_fft_debug, "cudafft", 0,
@@ -115,7 +113,8 @@ gst_cuda_fft_set_property(GObject *object, guint prop_id, const GValue *value, G
     if (n & (n - 1)) {
       GST_WARNING_OBJECT(self, "fft-size %u is not a power of two; keeping the old value", n);
       GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
-                          ("fft-size %u is not a power of two (256, 512, ... 16384); ignored.", n),
+                          ("fft-size %u is not a power of two (%d, %d, ... %d); ignored.", n,
+                           CUDAFFT_MIN_SIZE, 2 * CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE),
                           (NULL));
       break;
     }
@@ -518,17 +517,15 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
 
   g_object_class_install_property(
       gobject_class, PROP_FFT_SIZE,
-      g_param_spec_uint("fft-size", "FFT size",
-                        "Samples per frame: a power of two from 256 to 16384 (others are refused "
-                        "with a warning). Changes while playing apply at the next frame boundary",
-                        256, 16384, DEFAULT_FFT_SIZE,
+      g_param_spec_uint("fft-size", "FFT size", FFT_SIZE_BLURB, CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE,
+                        DEFAULT_FFT_SIZE,
                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property(
       gobject_class, PROP_HOP,
       g_param_spec_uint("hop", "Hop",
                         "Samples between the starts of consecutive frames, 1 to fft-size; 0 means "
                         "fft-size / 2",
-                        0, 16384, DEFAULT_HOP,
+                        0, CUDAFFT_MAX_SIZE, DEFAULT_HOP,
                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property(
       gobject_class, PROP_WINDOW,
@@ -544,7 +541,10 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);
-  gst_element_class_add_static_pad_template(element_class, &src_template);
+  GstCaps *frames = gst_cudafft_frames_template_caps();
+  gst_element_class_add_pad_template(
+      element_class, gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, frames));
+  gst_caps_unref(frames);
   gst_element_class_set_static_metadata(
       element_class, "CUDA short-time Fourier transform", "Filter/Converter/Audio/Analyzer",
       "Frames audio (fft-size samples every hop, zero-padded at both ends so no sample is lost), "

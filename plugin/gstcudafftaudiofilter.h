@@ -23,6 +23,9 @@
 
 G_BEGIN_DECLS
 
+/* The caps field every element's raw audio has: channels up to the library's limit. */
+#define GST_CUDAFFT_CHANNELS_FIELD "channels = (int) [ 1, " G_STRINGIFY(CUDAFFT_MAX_CHANNELS) " ]"
+
 /* Values equal CudafftBackend's. */
 typedef enum {
   GST_CUDAFFT_BACKEND_AUTO = CUDAFFT_BACKEND_AUTO,

@@ -72,6 +72,36 @@ gst_cudafft_representation_nick(GstCudafftRepresentation representation)
   return nick_of(representation_values, representation);
 }
 
+/* A list of the nicks of `values`. */
+static void
+set_nicks(GstStructure *s, const gchar *field, const GEnumValue *values)
+{
+  GValue list = G_VALUE_INIT;
+  gst_value_list_init(&list, 0);
+  for (; values->value_nick; values++) {
+    GValue nick = G_VALUE_INIT;
+    g_value_init(&nick, G_TYPE_STRING);
+    g_value_set_static_string(&nick, values->value_nick);
+    gst_value_list_append_and_take_value(&list, &nick);
+  }
+  gst_structure_take_value(s, field, &list);
+}
+
+GstCaps *
+gst_cudafft_frames_template_caps(void)
+{
+  GstStructure *s =
+      gst_structure_new(GST_CUDAFFT_FRAMES_MEDIA_TYPE, "format", G_TYPE_STRING, "F32LE", NULL);
+  set_nicks(s, "representation", representation_values);
+  gst_structure_set(s, "fft-size", GST_TYPE_INT_RANGE, CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE, "hop",
+                    GST_TYPE_INT_RANGE, 1, CUDAFFT_MAX_SIZE, NULL);
+  set_nicks(s, "window", window_values);
+  gst_structure_set(s, "bins", GST_TYPE_INT_RANGE, CUDAFFT_MIN_SIZE / 2 + 1,
+                    CUDAFFT_MAX_SIZE / 2 + 1, "rate", GST_TYPE_INT_RANGE, 1, G_MAXINT, "channels",
+                    GST_TYPE_INT_RANGE, 1, CUDAFFT_MAX_CHANNELS, NULL);
+  return gst_caps_new_full(s, NULL);
+}
+
 GstStructure *
 gst_cudafft_frames_structure_new(guint fft_size, guint hop, GstCudafftWindow window,
                                  GstCudafftRepresentation representation)

@@ -18,6 +18,10 @@ G_BEGIN_DECLS
 
 #define GST_CUDAFFT_FRAMES_MEDIA_TYPE "audio/x-fft"
 
+/* CUDAFFT_MIN_SIZE and CUDAFFT_MAX_SIZE as text, for messages and property blurbs. */
+#define GST_CUDAFFT_MIN_SIZE_TEXT G_STRINGIFY(CUDAFFT_MIN_SIZE)
+#define GST_CUDAFFT_MAX_SIZE_TEXT G_STRINGIFY(CUDAFFT_MAX_SIZE)
+
 /* Values equal CudafftWindow's and CudafftRepresentation's. */
 typedef enum {
   GST_CUDAFFT_WINDOW_RECTANGULAR = CUDAFFT_WINDOW_RECTANGULAR,
@@ -48,6 +52,11 @@ typedef struct {
   CudafftStftConfig config; /* fft_size, hop, window, representation, channels (format unused) */
   gint rate;
 } GstCudafftFrameInfo;
+
+/* Every audio/x-fft caps cudafft can make: the fft-size, hop and bins ranges follow from
+ * CUDAFFT_MIN_SIZE and CUDAFFT_MAX_SIZE, the lists from the enums, channels from
+ * CUDAFFT_MAX_CHANNELS. For a pad template. */
+GstCaps *gst_cudafft_frames_template_caps(void);
 
 /* An audio/x-fft structure for these settings, without rate and channels (the callers copy those
  * from the other side, fixed or not). */

@@ -26,8 +26,8 @@ struct _GstCudaIfft {
 };
 
 #define SRC_CAPS                                                                                   \
-  "audio/x-raw, format = (string) F32LE, layout = (string) interleaved, rate = (int) [ 1, MAX ], " \
-  "channels = (int) [ 1, 1024 ]"
+  "audio/x-raw, format = (string) F32LE, layout = (string) interleaved, rate = (int) [ 1, MAX "    \
+  "], " GST_CUDAFFT_CHANNELS_FIELD
 
 /* Any audio/x-fft: set_caps explains what it cannot take, rather than a bare not-negotiated. */
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(

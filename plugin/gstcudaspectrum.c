@@ -131,7 +131,7 @@ struct _GstCudaSpectrum {
 
 #define CAPS                                                                                       \
   "audio/x-raw, format = (string) { S16LE, S24LE, S32LE, F32LE, F64LE }, "                         \
-  "rate = (int) [ 1, MAX ], channels = (int) [ 1, 1024 ], layout = (string) interleaved"
+  "rate = (int) [ 1, MAX ], layout = (string) interleaved, " GST_CUDAFFT_CHANNELS_FIELD
 
 static GstStaticPadTemplate sink_template =
     GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(CAPS));
