@@ -27,7 +27,8 @@ GstBufferPool *gst_cudafft_host_pool_new(gboolean pinned, GstCaps *caps, guint s
 
 /* An element's output buffers: a pool that grows to the largest size asked for (plus `spare`
  * bytes, so that sizes which alternate by a little do not remake it: each remake is a new
- * page-locked allocation, milliseconds), falling back to plain memory if no pool can be had. */
+ * page-locked allocation, a slow system call), falling back to plain memory if no pool can be
+ * had. */
 typedef struct {
   GstBufferPool *pool;
   gsize size;

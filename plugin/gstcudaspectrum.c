@@ -395,11 +395,9 @@ typedef struct {
   GstMessage *message; /* built */
 } MessageJob;
 
-/* A worker thread joins the streaming thread for each this many values in a push's messages
- * (about 40 us of building): waking one for less costs about what it saves. Measured with
- * spectrum-bench on 2 cores: two messages of 129 values a push build faster on the streaming
- * thread alone, two of 513 about as fast either way, two of 1025 faster with a worker; eight of
- * 129 gain from a worker already. */
+/* A worker thread joins the streaming thread for each this many values in a push's messages:
+ * for fewer, waking one costs about what it saves. Chosen with spectrum-bench, pushes of two to
+ * eight messages of 129 to 1025 values; rerun it to recheck. */
 #define VALUES_PER_WORKER 1024
 
 /* Threads that build, the streaming thread included: more would mostly wait for the streaming
