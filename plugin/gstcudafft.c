@@ -206,14 +206,8 @@ gst_cuda_fft_transform_caps(GstBaseTransform *trans, GstPadDirection direction, 
   GstCudaFft *self = GST_CUDA_FFT(trans);
   const Settings s = current_settings(self);
   GstCaps *result = direction == GST_PAD_SINK ? frames_caps_for(&s, caps) : raw_caps_for(caps);
-  if (filter) {
-    GstCaps *both = gst_caps_intersect_full(filter, result, GST_CAPS_INTERSECT_FIRST);
-    gst_caps_unref(result);
-    result = both;
-  }
-  GST_LOG_OBJECT(self, "%s %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT,
-                 direction == GST_PAD_SINK ? "sink" : "src", caps, result);
-  return result;
+  return gst_cudafft_audio_filter_filter_caps(GST_CUDAFFT_AUDIO_FILTER(self), direction, caps,
+                                              result, filter);
 }
 
 /* Makes the analyser for in_info and the frames caps in `caps`. */

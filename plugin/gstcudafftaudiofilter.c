@@ -180,6 +180,20 @@ gst_cudafft_audio_filter_read_audio_caps(GstCudafftAudioFilter *filter, GstCaps 
   return FALSE;
 }
 
+GstCaps *
+gst_cudafft_audio_filter_filter_caps(GstCudafftAudioFilter *filter, GstPadDirection direction,
+                                     GstCaps *caps, GstCaps *result, GstCaps *filter_caps)
+{
+  if (filter_caps) {
+    GstCaps *both = gst_caps_intersect_full(filter_caps, result, GST_CAPS_INTERSECT_FIRST);
+    gst_caps_unref(result);
+    result = both;
+  }
+  GST_LOG_OBJECT(filter, "%s %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT,
+                 direction == GST_PAD_SINK ? "sink" : "src", caps, result);
+  return result;
+}
+
 CudafftSampleFormat
 gst_cudafft_sample_format(GstAudioFormat format)
 {

@@ -149,6 +149,11 @@ void gst_cudafft_audio_filter_post_error(GstCudafftAudioFilter *filter, CudafftS
 gboolean gst_cudafft_audio_filter_read_audio_caps(GstCudafftAudioFilter *filter, GstCaps *caps,
                                                   GstAudioInfo *info);
 
+/* Ends a transform_caps: `result` (taken) intersected with `filter_caps` (may be NULL), logged. */
+GstCaps *gst_cudafft_audio_filter_filter_caps(GstCudafftAudioFilter *filter,
+                                              GstPadDirection direction, GstCaps *caps,
+                                              GstCaps *result, GstCaps *filter_caps);
+
 /* The library's sample format for GStreamer's (the little-endian ones the caps name);
  * CUDAFFT_SAMPLE_COUNT_ for a format the library does not take. */
 CudafftSampleFormat gst_cudafft_sample_format(GstAudioFormat format);

@@ -1,5 +1,5 @@
 /* gstcudaifft.c: cudaifft inverse-transforms complex audio/x-fft frames on the GPU, applies the
- * synthesis window and overlap-adds them (kernels/cudafft_stft.h: the weighted overlap-add is
+ * synthesis window and overlap-adds them (cudafft/stft.h: the weighted overlap-add is
  * normalised so that cudafft ! cudaifft is the identity), and pushes F32 audio.
  *
  * It reads fft-size, hop and window from the caps, and honours GstAudioClippingMeta: cudafft
@@ -65,14 +65,8 @@ gst_cuda_ifft_transform_caps(GstBaseTransform *trans, GstPadDirection direction,
                         gst_audio_channel_get_fallback_mask(channels), NULL);
     result = gst_caps_merge_structure(result, out);
   }
-  if (filter) {
-    GstCaps *both = gst_caps_intersect_full(filter, result, GST_CAPS_INTERSECT_FIRST);
-    gst_caps_unref(result);
-    result = both;
-  }
-  GST_LOG_OBJECT(trans, "%s %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT,
-                 direction == GST_PAD_SINK ? "sink" : "src", caps, result);
-  return result;
+  return gst_cudafft_audio_filter_filter_caps(GST_CUDAFFT_AUDIO_FILTER(trans), direction, caps,
+                                              result, filter);
 }
 
 /* Reads and checks the frames caps, with a message naming what cannot be used. */

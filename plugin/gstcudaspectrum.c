@@ -1,5 +1,5 @@
 /* gstcudaspectrum.c: cudaspectrum, a drop-in replacement for GStreamer's `spectrum` that runs the
- * analysis (cudafft_spectrum.h) on an NVIDIA GPU, or on the CPU with backend=cpu. */
+ * analysis (cudafft/spectrum.h) on an NVIDIA GPU, or on the CPU with backend=cpu. */
 /**
  * SECTION:element-cudaspectrum
  * @title: cudaspectrum
