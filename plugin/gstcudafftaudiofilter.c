@@ -244,14 +244,14 @@ gst_cudafft_audio_filter_map_output(GstCudafftAudioFilter *filter, gsize bytes, 
 }
 
 /* Upstream may allocate its buffers from page-locked memory, which the GPU reads at full speed. In
- * passthrough (no decide query) upstream's buffers are downstream's: the query goes on there. */
+ * passthrough (cudaspectrum) upstream's buffers are downstream's: the query goes on there. */
 static gboolean
 gst_cudafft_audio_filter_propose_allocation(GstBaseTransform *trans, GstQuery *decide_query,
                                             GstQuery *query)
 {
   GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(trans);
   GstCudafftAudioFilterPrivate *priv = PRIV(filter);
-  if (!decide_query)
+  if (gst_base_transform_is_passthrough(trans))
     return GST_BASE_TRANSFORM_CLASS(gst_cudafft_audio_filter_parent_class)
         ->propose_allocation(trans, decide_query, query);
   if (gst_cudafft_audio_filter_uses_gpu(filter))
