@@ -1,7 +1,7 @@
 /* gstcudaconvolve.c: cudaconvolve filters audio with a long FIR kernel (a filter, or the impulse
  * response of a room) on an NVIDIA GPU, or on the CPU with backend=cpu, through the engine of
- * kernels/cudafft_convolve.h. A drop-in for audiofirfilter: the same properties, signal and
- * samples. */
+ * cudafft/convolve.h. A drop-in for audiofirfilter: the same properties, signal and samples. The
+ * ir-location file is gstcudaconvolveir.c's. */
 /**
  * SECTION:element-cudaconvolve
  * @title: cudaconvolve
@@ -17,6 +17,14 @@
  * (the filter's own delay, so that a linear-phase filter lines up with its input), and output
  * sample n is stamped as input sample n. The rate-changed signal is emitted before the first
  * buffer of every rate, so that an application can set a kernel for it.
+ *
+ * An #GstCudaConvolve:ir-location file is decoded on a worker thread as soon as the stream's rate
+ * is known, and again when the file is set or the rate changes; the first buffer waits for the
+ * decode where it has not finished. A file set while playing takes effect once decoded (at the
+ * next block boundary, crossfaded like a kernel change); the previous kernel filters meanwhile.
+ * Each decode posts GST_MESSAGE_PROGRESS messages with the code "ir-location": START, then
+ * COMPLETE, ERROR (the file cannot be used) or CANCELED. A path that is not a regular file (a
+ * FIFO, a device) is refused without being opened.
  *
  * Where it differs from audiofirfilter:
  *
@@ -44,13 +52,10 @@
 #include "gstcudaconvolve.h"
 
 #include <cudafft/convolve.h>
-#include "gstcudahostmemory.h"
-#include "gstcudarun.h"
+#include "gstcudaconvolveir.h"
 
-#include <errno.h>
 #include <gst/audio/audio.h>
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 GST_DEBUG_CATEGORY_STATIC(gst_cuda_convolve_debug);
@@ -73,31 +78,23 @@ static guint signals[LAST_SIGNAL];
 #define DEFAULT_LATENCY 0
 #define DEFAULT_MIX 1.0
 #define DEFAULT_DRAIN_TAIL TRUE
-#define IR_DECODE_TIMEOUT (60 * GST_SECOND)
-/* Samples (all channels) a response file may decode to: 1 GiB of doubles, 6 hours of mono at
- * 48 kHz, far beyond a room; longer files are refused rather than exhausting memory. */
-#define IR_MAX_VALUES ((gsize)1 << 27)
 
 typedef struct {
   gdouble *kernel; /* the kernel property: never empty */
   guint taps;
-  gchar *ir_location; /* NULL: none */
   guint64 latency;
   gdouble mix;
   gboolean drain_tail;
   gboolean low_latency, drain_on_changes; /* audiofirfilter's; no effect here */
-  guint serial;                           /* bumped by every change of kernel or ir-location */
+  guint serial;                           /* bumped by every change of kernel */
 } Settings;
 
-/* A decoded impulse response file: interleaved doubles at the stream's rate. */
+/* Where a kernel came from: the impulse response file of request `ir_request` (see
+ * gst_cuda_convolve_ir_get), or where that is 0 the kernel property at `serial`. */
 typedef struct {
-  gchar *location;
-  guint serial; /* the settings' serial it was decoded for (the same path set again: reread) */
-  gint rate;
-  guint channels;
-  gsize frames;
-  gdouble *data;
-} IrFile;
+  guint64 ir_request;
+  guint serial;
+} KernelSource;
 
 /* A kernel for the engine: rows x taps, row-major. */
 typedef struct {
@@ -107,41 +104,42 @@ typedef struct {
 } Kernel;
 
 struct _GstCudaConvolve {
-  GstCudaBaseFilter parent;
+  GstCudafftAudioFilter parent;
 
   Settings settings; /* the properties, under the object lock */
 
   /* streaming thread only */
   GstAudioInfo info;
-  gint signalled_rate; /* the rate rate-changed was last emitted for */
-  CudafftConvolve *engine;
-  guint engine_serial;    /* settings.serial the engine's kernel came from */
-  gdouble engine_mix;     /* the wet fraction the engine runs */
-  IrFile ir;              /* the last file decoded */
-  GstCudaRun run;         /* run.samples: input frames; run.produced: output frames pushed */
-  guint64 run_latency;    /* the latency property when the run started */
-  guint64 filtered;       /* output frames the engine wrote in the run, dropped ones included */
-  gboolean end_tail;      /* whether the drain in progress pushes the tail (EOS, segment) */
-  GstCudaOutputPool pool; /* output buffers: page-locked for the CUDA backend */
-  GstAllocator *upstream_allocator;
+  gint signalled_rate;        /* the rate rate-changed was last emitted for */
+  KernelSource engine_source; /* where the engine's kernel came from */
+  gdouble engine_mix;         /* the wet fraction the engine runs */
+  /* the base class's run: run.samples, input frames; run.produced, output frames pushed */
+  guint64 run_latency; /* the latency property when the run started */
+  guint64 filtered;    /* output frames the engine wrote in the run, dropped ones included */
+  gboolean end_tail;   /* whether the drain in progress pushes the tail (EOS, segment) */
 
   gint latency_frames; /* atomic: the engine's latency, as last announced */
   gint latency_rate;   /* atomic: the rate it is counted at */
+
+  GstCudaConvolveIr *ir; /* the ir-location file and its decoding (thread-safe) */
 };
 
 #define CAPS                                                                                       \
   "audio/x-raw, format = (string) { F32LE, F64LE }, layout = (string) interleaved, "               \
-  "rate = (int) [ 1, MAX ], channels = (int) [ 1, 1024 ]"
+  "rate = (int) [ 1, MAX ], " GST_CUDAFFT_CHANNELS_FIELD
 
 static GstStaticPadTemplate sink_template =
     GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(CAPS));
 static GstStaticPadTemplate src_template =
     GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(CAPS));
 
-G_DEFINE_TYPE_WITH_CODE(GstCudaConvolve, gst_cuda_convolve, GST_TYPE_CUDA_BASE_FILTER,
+G_DEFINE_TYPE_WITH_CODE(GstCudaConvolve, gst_cuda_convolve, GST_TYPE_CUDAFFT_AUDIO_FILTER,
                         GST_DEBUG_CATEGORY_INIT(gst_cuda_convolve_debug, "cudaconvolve", 0,
                                                 "GPU FIR filter and convolution reverb"));
 GST_ELEMENT_REGISTER_DEFINE(cudaconvolve, "cudaconvolve", GST_RANK_NONE, GST_TYPE_CUDA_CONVOLVE);
+
+GST_CUDAFFT_DEFINE_ENGINE(convolve_engine, convolve, CudafftConvolve, CudafftConvolveConfig,
+                          "the convolution");
 
 /* Properties --------------------------------------------------------------------------------- */
 
@@ -203,15 +201,9 @@ gst_cuda_convolve_set_property(GObject *object, guint prop_id, const GValue *val
     s->latency = g_value_get_uint64(value);
     GST_OBJECT_UNLOCK(self);
     break;
-  case PROP_IR_LOCATION: {
-    const gchar *location = g_value_get_string(value);
-    GST_OBJECT_LOCK(self);
-    g_free(s->ir_location);
-    s->ir_location = location && *location ? g_strdup(location) : NULL;
-    s->serial++;
-    GST_OBJECT_UNLOCK(self);
+  case PROP_IR_LOCATION: /* decoded at once where the stream's rate is known */
+    gst_cuda_convolve_ir_set_location(self->ir, g_value_get_string(value));
     break;
-  }
   case PROP_MIX:
     GST_OBJECT_LOCK(self);
     s->mix = g_value_get_double(value);
@@ -263,7 +255,7 @@ gst_cuda_convolve_get_property(GObject *object, guint prop_id, GValue *value, GP
     g_value_set_uint64(value, s->latency);
     break;
   case PROP_IR_LOCATION:
-    g_value_set_string(value, s->ir_location);
+    g_value_take_string(value, gst_cuda_convolve_ir_dup_location(self->ir));
     break;
   case PROP_MIX:
     g_value_set_double(value, s->mix);
@@ -284,237 +276,78 @@ gst_cuda_convolve_get_property(GObject *object, guint prop_id, GValue *value, GP
   GST_OBJECT_UNLOCK(self);
 }
 
-/* The impulse response file ------------------------------------------------------------------ */
-
-static void
-ir_file_clear(IrFile *ir)
-{
-  g_free(ir->location);
-  g_free(ir->data);
-  memset(ir, 0, sizeof *ir);
-}
-
-/* Posts an ERROR (fatal) or a WARNING about the impulse response file. */
-static void
-post_ir_problem(GstCudaConvolve *self, gboolean fatal, GQuark domain, gint code, gchar *text,
-                gchar *debug)
-{
-  gst_element_message_full(GST_ELEMENT(self), fatal ? GST_MESSAGE_ERROR : GST_MESSAGE_WARNING,
-                           domain, code, text, debug, __FILE__, GST_FUNCTION, __LINE__);
-}
-
-/* Whether `location` can be opened, else a RESOURCE error naming it. */
-static gboolean
-ir_file_readable(GstCudaConvolve *self, const gchar *location, gboolean fatal)
-{
-  if (!g_file_test(location, G_FILE_TEST_EXISTS)) {
-    post_ir_problem(
-        self, fatal, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
-        g_strdup_printf("Impulse response file \"%s\" (ir-location) not found.", location), NULL);
-    return FALSE;
-  }
-  FILE *f = fopen(location, "rb");
-  if (!f || g_file_test(location, G_FILE_TEST_IS_DIR)) {
-    post_ir_problem(self, fatal, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
-                    g_strdup_printf("Cannot read the impulse response file \"%s\" (ir-location): "
-                                    "%s.",
-                                    location, f ? "it is a directory" : g_strerror(errno)),
-                    NULL);
-    if (f)
-      fclose(f);
-    return FALSE;
-  }
-  fclose(f);
-  return TRUE;
-}
-
-/* Appends the samples of `sample` to `data` (interleaved F64); checks that the channel count
- * stays the same. */
-static gboolean
-ir_append(GstSample *sample, GArray *data, guint *channels)
-{
-  GstAudioInfo info;
-  GstCaps *caps = gst_sample_get_caps(sample);
-  if (!caps || !gst_audio_info_from_caps(&info, caps))
-    return FALSE;
-  if (*channels && *channels != (guint)GST_AUDIO_INFO_CHANNELS(&info))
-    return FALSE;
-  *channels = GST_AUDIO_INFO_CHANNELS(&info);
-  GstBuffer *buffer = gst_sample_get_buffer(sample);
-  GstMapInfo map;
-  if (!buffer || !gst_buffer_map(buffer, &map, GST_MAP_READ))
-    return FALSE;
-  g_array_append_vals(data, map.data, map.size / sizeof(gdouble));
-  gst_buffer_unmap(buffer, &map);
-  return TRUE;
-}
-
-/* Decodes `location` to F64 at `rate` with a sub-pipeline (any format GStreamer decodes). On
- * failure posts an ERROR (fatal) or WARNING naming the file and the cause. */
-static gboolean
-ir_decode(GstCudaConvolve *self, const gchar *location, gint rate, gboolean fatal, IrFile *ir)
-{
-  if (!ir_file_readable(self, location, fatal))
-    return FALSE;
-  gchar *description =
-      g_strdup_printf("filesrc name=src ! decodebin ! audioconvert ! audioresample ! "
-                      "audio/x-raw, format=F64LE, layout=interleaved, rate=%d ! appsink name=sink "
-                      "sync=false wait-on-eos=false",
-                      rate);
-  GError *error = NULL;
-  GstElement *pipeline = gst_parse_launch(description, &error);
-  g_free(description);
-  if (!pipeline || error) {
-    post_ir_problem(self, fatal, GST_CORE_ERROR, GST_CORE_ERROR_MISSING_PLUGIN,
-                    g_strdup_printf("Cannot decode the impulse response file \"%s\": %s (are "
-                                    "gst-plugins-base's audioconvert and audioresample installed?)",
-                                    location, error ? error->message : "no pipeline"),
-                    NULL);
-    g_clear_error(&error);
-    if (pipeline)
-      gst_object_unref(pipeline);
-    return FALSE;
-  }
-  GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
-  GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
-  g_object_set(src, "location", location, NULL);
-  GstBus *bus = gst_element_get_bus(pipeline);
-  GArray *data = g_array_new(FALSE, FALSE, sizeof(gdouble));
-  guint channels = 0;
-  gchar *problem = NULL, *debug = NULL;
-  GQuark domain = GST_STREAM_ERROR;
-  gint code = GST_STREAM_ERROR_DECODE;
-
-  if (gst_element_set_state(pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE)
-    problem = g_strdup("the decoding pipeline does not start");
-  while (!problem) {
-    GstMessage *msg =
-        gst_bus_timed_pop_filtered(bus, IR_DECODE_TIMEOUT, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-    if (!msg) {
-      problem = g_strdup("decoding took more than a minute");
-      break;
-    }
-    if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR) {
-      GError *err = NULL;
-      gst_message_parse_error(msg, &err, &debug);
-      problem = g_strdup(err ? err->message : "decoding failed");
-      /* the message goes inside a sentence of ours */
-      for (gsize n = strlen(g_strchomp(problem)); n > 0 && problem[n - 1] == '.'; n--)
-        problem[n - 1] = '\0';
-      if (err && (err->domain == GST_RESOURCE_ERROR || err->domain == GST_STREAM_ERROR)) {
-        domain = err->domain;
-        code = err->code;
-      }
-      g_clear_error(&err);
-      gst_message_unref(msg);
-      break;
-    }
-    gst_message_unref(msg);
-    for (;;) { /* EOS: everything decoded is queued in the appsink */
-      GstSample *sample = NULL;
-      g_signal_emit_by_name(sink, "try-pull-sample", (GstClockTime)0, &sample);
-      if (!sample)
-        break;
-      const gboolean ok = ir_append(sample, data, &channels);
-      gst_sample_unref(sample);
-      if (!ok) {
-        problem = g_strdup("the decoder's output changed format or could not be read");
-        break;
-      }
-      if (data->len > IR_MAX_VALUES) {
-        problem = g_strdup_printf("it is longer than %" G_GSIZE_FORMAT " samples",
-                                  IR_MAX_VALUES / channels);
-        domain = GST_STREAM_ERROR;
-        code = GST_STREAM_ERROR_FORMAT;
-        break;
-      }
-    }
-    if (!problem && (channels == 0 || data->len < channels))
-      problem = g_strdup("it holds no audio samples");
-    break;
-  }
-  gst_element_set_state(pipeline, GST_STATE_NULL);
-  gst_object_unref(bus);
-  gst_object_unref(src);
-  gst_object_unref(sink);
-  gst_object_unref(pipeline);
-
-  if (problem) {
-    post_ir_problem(self, fatal, domain, code,
-                    g_strdup_printf("Cannot use \"%s\" as the impulse response (ir-location): %s.",
-                                    location, problem),
-                    debug);
-    g_free(problem);
-    g_array_free(data, TRUE);
-    return FALSE;
-  }
-  ir_file_clear(ir);
-  ir->location = g_strdup(location);
-  ir->rate = rate;
-  ir->channels = channels;
-  ir->frames = data->len / channels;
-  ir->data = (gdouble *)g_array_free(data, FALSE);
-  GST_INFO_OBJECT(self, "impulse response %s: %" G_GSIZE_FORMAT " frames of %u channels at %d Hz",
-                  location, ir->frames, channels, rate);
-  return TRUE;
-}
-
 /* The kernel in force ------------------------------------------------------------------------ */
 
-/* The kernel the properties ask for, for the stream's rate and channels: the ir-location file's
- * (decoded as needed) or the kernel property's. *serial receives the settings' serial. */
-static gboolean
-current_kernel(GstCudaConvolve *self, gboolean fatal, Kernel *kernel, guint *serial)
+/* Which kernel is in force: *ir, the impulse response file's, where ir-location is set (READY,
+ * or PENDING while its decode has not finished; with `wait` that waits for it), else (NONE) the
+ * kernel property's. */
+static GstCudaConvolveIrState
+kernel_source(GstCudaConvolve *self, gboolean wait, KernelSource *source,
+              GstCudaConvolveIrResult **ir)
 {
+  const GstCudaConvolveIrState state =
+      gst_cuda_convolve_ir_get(self->ir, wait, ir, &source->ir_request);
   GST_OBJECT_LOCK(self);
-  gchar *location = g_strdup(self->settings.ir_location);
-  kernel->data = g_memdup2(self->settings.kernel, self->settings.taps * sizeof(gdouble));
-  kernel->taps = self->settings.taps;
-  kernel->rows = 1;
-  *serial = self->settings.serial;
+  source->serial = self->settings.serial;
   GST_OBJECT_UNLOCK(self);
-  if (!location)
-    return TRUE;
+  return state;
+}
 
-  g_clear_pointer(&kernel->data, g_free);
-  const gint rate = GST_AUDIO_INFO_RATE(&self->info);
+static gboolean
+same_source(const KernelSource *a, const KernelSource *b)
+{
+  return a->ir_request ? a->ir_request == b->ir_request : !b->ir_request && a->serial == b->serial;
+}
+
+/* The kernel for the stream's channels from the decoded response `ir`, or from the kernel
+ * property where `ir` is NULL. A response that cannot be used is posted (an ERROR where `fatal`,
+ * else a WARNING naming the file) and gives FALSE. */
+static gboolean
+make_kernel(GstCudaConvolve *self, const GstCudaConvolveIrResult *ir, gboolean fatal,
+            Kernel *kernel)
+{
+  memset(kernel, 0, sizeof *kernel);
+  if (!ir) {
+    GST_OBJECT_LOCK(self);
+    kernel->data = g_memdup2(self->settings.kernel, self->settings.taps * sizeof(gdouble));
+    kernel->taps = self->settings.taps;
+    kernel->rows = 1;
+    GST_OBJECT_UNLOCK(self);
+    return TRUE;
+  }
+  if (!ir->data) {
+    gst_cuda_convolve_ir_problem_post(&ir->problem, GST_ELEMENT(self), fatal);
+    return FALSE;
+  }
   const guint channels = GST_AUDIO_INFO_CHANNELS(&self->info);
-  gboolean ok = TRUE;
-  if (!self->ir.location || strcmp(self->ir.location, location) != 0 || self->ir.rate != rate ||
-      self->ir.serial != *serial) {
-    ok = ir_decode(self, location, rate, fatal, &self->ir);
-    self->ir.serial = *serial;
+  GstCudaConvolveIrProblem problem = {0};
+  if (ir->channels != 1 && ir->channels != channels) {
+    problem.domain = GST_STREAM_ERROR;
+    problem.code = GST_STREAM_ERROR_FORMAT;
+    problem.text = g_strdup_printf(
+        "The impulse response \"%s\" (ir-location) has %u channels but the stream has %u: use a "
+        "mono response (for every channel) or one with %u channels (one per channel).",
+        ir->location, ir->channels, channels, channels);
+  } else if (!(kernel->data = g_try_new(gdouble, ir->channels * ir->frames))) {
+    problem.domain = GST_RESOURCE_ERROR;
+    problem.code = GST_RESOURCE_ERROR_NO_SPACE_LEFT;
+    problem.text = g_strdup_printf("Out of memory for the impulse response \"%s\" (ir-location), "
+                                   "%" G_GSIZE_FORMAT " samples x %u channels.",
+                                   ir->location, ir->frames, ir->channels);
   }
-  if (ok && self->ir.channels != 1 && self->ir.channels != channels) {
-    post_ir_problem(self, fatal, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
-                    g_strdup_printf("The impulse response \"%s\" (ir-location) has %u channels but "
-                                    "the stream has %u: use a mono response (for every channel) "
-                                    "or one with %u channels (one per channel).",
-                                    location, self->ir.channels, channels, channels),
-                    NULL);
-    ok = FALSE;
+  if (problem.text) {
+    gst_cuda_convolve_ir_problem_post(&problem, GST_ELEMENT(self), fatal);
+    gst_cuda_convolve_ir_problem_clear(&problem);
+    return FALSE;
   }
-  if (ok) {
-    const guint rows = self->ir.channels;
-    const gsize taps = self->ir.frames;
-    kernel->data = g_try_new(gdouble, rows * taps);
-    if (!kernel->data) {
-      post_ir_problem(self, fatal, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NO_SPACE_LEFT,
-                      g_strdup_printf("Out of memory for the impulse response \"%s\" "
-                                      "(ir-location), %" G_GSIZE_FORMAT " samples x %u channels.",
-                                      location, taps, rows),
-                      NULL);
-      g_free(location);
-      return FALSE;
-    }
-    for (guint r = 0; r < rows; r++)
-      for (gsize t = 0; t < taps; t++)
-        kernel->data[r * taps + t] = self->ir.data[t * rows + r];
-    kernel->taps = taps;
-    kernel->rows = rows;
-  }
-  g_free(location);
-  return ok;
+  const guint rows = ir->channels;
+  const gsize taps = ir->frames;
+  for (guint r = 0; r < rows; r++)
+    for (gsize t = 0; t < taps; t++)
+      kernel->data[r * taps + t] = ir->data[t * rows + r];
+  kernel->taps = taps;
+  kernel->rows = rows;
+  return TRUE;
 }
 
 static CudafftConvolveKernel
@@ -532,9 +365,9 @@ engine_kernel(const Kernel *kernel)
 static void
 update_latency(GstCudaConvolve *self)
 {
-  if (!self->engine)
+  if (!convolve_engine_of(self))
     return;
-  const gint frames = (gint)cudafft_convolve_latency(self->engine);
+  const gint frames = (gint)cudafft_convolve_latency(convolve_engine_of(self));
   const gint rate = GST_AUDIO_INFO_RATE(&self->info);
   const gint old_frames = g_atomic_int_get(&self->latency_frames);
   const gint old_rate = g_atomic_int_get(&self->latency_rate);
@@ -547,7 +380,7 @@ update_latency(GstCudaConvolve *self)
 }
 
 static GstClockTime
-gst_cuda_convolve_get_latency(GstCudaBaseFilter *filter)
+gst_cuda_convolve_get_latency(GstCudafftAudioFilter *filter)
 {
   GstCudaConvolve *self = GST_CUDA_CONVOLVE(filter);
   const gint frames = g_atomic_int_get(&self->latency_frames);
@@ -556,37 +389,6 @@ gst_cuda_convolve_get_latency(GstCudaBaseFilter *filter)
 }
 
 /* The engine --------------------------------------------------------------------------------- */
-
-typedef struct {
-  GstCudaConvolve *self;
-  CudafftConvolveConfig config;
-} CreateArgs;
-
-static CudafftStatus
-create_convolve(gpointer user_data, CudafftBackend backend, int device_id, CudafftBackend *actual)
-{
-  CreateArgs *args = user_data;
-  GstCudaConvolve *self = args->self;
-  const CudafftStatus status =
-      cudafft_convolve_create(&self->engine, backend, device_id, &args->config);
-  *actual = self->engine ? cudafft_convolve_get_backend(self->engine) : backend;
-  return status;
-}
-
-static gboolean
-uses_gpu(const GstCudaConvolve *self)
-{
-  return self->engine && cudafft_convolve_get_backend(self->engine) == CUDAFFT_BACKEND_CUDA;
-}
-
-static void
-close_engine(GstCudaConvolve *self)
-{
-  gst_cuda_output_pool_clear(&self->pool);
-  cudafft_convolve_destroy(self->engine);
-  self->engine = NULL;
-  gst_cuda_run_reset(&self->run);
-}
 
 static gdouble
 current_mix(GstCudaConvolve *self)
@@ -597,32 +399,30 @@ current_mix(GstCudaConvolve *self)
   return mix;
 }
 
-/* Makes the engine for self->info and the kernel in force. */
+/* Makes the engine for self->info and the kernel from `source` (`ir`: see make_kernel); a kernel
+ * that cannot be used is an ERROR. */
 static gboolean
-open_engine(GstCudaConvolve *self)
+open_engine(GstCudaConvolve *self, const KernelSource *source, const GstCudaConvolveIrResult *ir)
 {
-  close_engine(self);
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
   Kernel kernel;
-  guint serial;
-  if (!current_kernel(self, TRUE, &kernel, &serial))
+  if (!make_kernel(self, ir, TRUE, &kernel))
     return FALSE;
-  CreateArgs args = {.self = self};
-  args.config.channels = GST_AUDIO_INFO_CHANNELS(&self->info);
-  args.config.format = GST_AUDIO_INFO_FORMAT(&self->info) == GST_AUDIO_FORMAT_F64
-                           ? CUDAFFT_SAMPLE_F64
-                           : CUDAFFT_SAMPLE_F32;
-  args.config.kernel = engine_kernel(&kernel);
-  args.config.mix = current_mix(self);
-  const gboolean ok = gst_cuda_base_filter_create_engine(GST_CUDA_BASE_FILTER(self),
-                                                         "the convolution", create_convolve, &args);
+  const CudafftConvolveConfig config = {
+      .channels = GST_AUDIO_INFO_CHANNELS(&self->info),
+      .format = gst_cudafft_sample_format(GST_AUDIO_INFO_FORMAT(&self->info)),
+      .kernel = engine_kernel(&kernel),
+      .mix = current_mix(self),
+  };
+  const gboolean ok = gst_cudafft_audio_filter_open_engine(filter, &convolve_engine, &config);
   g_free(kernel.data);
   if (!ok)
     return FALSE;
-  self->engine_serial = serial;
-  self->engine_mix = args.config.mix;
+  self->engine_source = *source;
+  self->engine_mix = config.mix;
   GST_INFO_OBJECT(self, "%" G_GSIZE_FORMAT " taps x %u rows, %u channels, latency %zu samples",
-                  kernel.taps, kernel.rows, args.config.channels,
-                  cudafft_convolve_latency(self->engine));
+                  kernel.taps, kernel.rows, config.channels,
+                  cudafft_convolve_latency(convolve_engine_of(self)));
   update_latency(self);
   return TRUE;
 }
@@ -633,20 +433,31 @@ gst_cuda_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *ou
   GstCudaConvolve *self = GST_CUDA_CONVOLVE(trans);
   (void)outcaps;
   GstAudioInfo info;
-  if (!gst_audio_info_from_caps(&info, incaps)) {
-    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot read the input caps."),
-                      ("%" GST_PTR_FORMAT, incaps));
+  if (!gst_cudafft_audio_filter_read_audio_caps(GST_CUDAFFT_AUDIO_FILTER(self), incaps, &info))
     return FALSE;
-  }
   if (GST_AUDIO_INFO_RATE(&info) != self->signalled_rate) {
     /* before the kernel is read, so that a handler can set one for this rate */
     self->signalled_rate = GST_AUDIO_INFO_RATE(&info);
     g_signal_emit(self, signals[SIGNAL_RATE_CHANGED], 0, self->signalled_rate);
   }
-  if (self->engine && gst_audio_info_is_equal(&info, &self->info))
+  gst_cuda_convolve_ir_set_rate(self->ir, GST_AUDIO_INFO_RATE(&info)); /* decodes for it */
+  if (convolve_engine_of(self) && gst_audio_info_is_equal(&info, &self->info))
     return TRUE; /* a renegotiation to the same caps keeps the stream going */
   self->info = info;
-  return open_engine(self);
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
+  gst_cudafft_audio_filter_set_run_format(filter, GST_AUDIO_INFO_RATE(&info),
+                                          CUDAFFT_CONVOLVE_BLOCK / 2);
+  gst_cudafft_audio_filter_close_engine(filter);
+  KernelSource source;
+  GstCudaConvolveIrResult *ir = NULL;
+  if (kernel_source(self, FALSE, &source, &ir) == GST_CUDA_CONVOLVE_IR_PENDING) {
+    GST_DEBUG_OBJECT(self, "the engine is made at the first buffer, once the impulse response "
+                           "is decoded");
+    return TRUE;
+  }
+  const gboolean ok = open_engine(self, &source, ir);
+  gst_cuda_convolve_ir_result_unref(ir);
+  return ok;
 }
 
 /* Runs ---------------------------------------------------------------------------------------- */
@@ -657,18 +468,11 @@ frame_bytes(const GstCudaConvolve *self)
   return GST_AUDIO_INFO_BPF(&self->info);
 }
 
-static GstBuffer *
-output_buffer(GstCudaConvolve *self, gsize frames)
+/* Equal input buffers give this many frames give or take a block: the pool keeps that to spare. */
+static gsize
+spare_bytes(const GstCudaConvolve *self)
 {
-  /* equal input buffers give this many frames give or take a block: keep that to spare */
-  GstBuffer *buffer = gst_cuda_output_pool_acquire(&self->pool, GST_BASE_TRANSFORM_SRC_PAD(self),
-                                                   uses_gpu(self), frames * frame_bytes(self),
-                                                   CUDAFFT_CONVOLVE_BLOCK * frame_bytes(self));
-  if (!buffer)
-    GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
-                      ("Cannot allocate an output buffer of %" G_GSIZE_FORMAT " samples.", frames),
-                      (NULL));
-  return buffer;
+  return CUDAFFT_CONVOLVE_BLOCK * frame_bytes(self);
 }
 
 /* `buffer` holds output frames [filtered, filtered + count) of the run (the engine's numbering):
@@ -677,7 +481,7 @@ output_buffer(GstCudaConvolve *self, gsize frames)
 static GstBuffer *
 finish_output(GstCudaConvolve *self, GstBuffer *buffer, guint64 filtered, guint64 count)
 {
-  GstCudaRun *run = &self->run;
+  GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
   const guint64 skip = self->run_latency > filtered ? MIN(self->run_latency - filtered, count) : 0;
   count -= skip;
   if (count == 0) {
@@ -686,7 +490,7 @@ finish_output(GstCudaConvolve *self, GstBuffer *buffer, guint64 filtered, guint6
   }
   const gsize bpf = frame_bytes(self);
   gst_buffer_resize(buffer, skip * bpf, count * bpf);
-  gst_cuda_run_stamp(run, buffer, run->produced, count);
+  gst_cudafft_run_stamp(run, buffer, run->produced, count);
   GST_BUFFER_OFFSET(buffer) = run->produced;
   GST_BUFFER_OFFSET_END(buffer) = run->produced + count;
   if (run->produced == 0)
@@ -704,7 +508,8 @@ push_zeros(GstCudaConvolve *self, guint64 first, guint64 count)
   GstFlowReturn ret = GST_FLOW_OK;
   while (count > 0 && ret == GST_FLOW_OK) {
     const gsize n = (gsize)MIN(count, (guint64)16 * CUDAFFT_CONVOLVE_BLOCK);
-    GstBuffer *buffer = output_buffer(self, n);
+    GstBuffer *buffer = gst_cudafft_audio_filter_output_buffer(
+        GST_CUDAFFT_AUDIO_FILTER(self), n * frame_bytes(self), spare_bytes(self));
     if (!buffer)
       return GST_FLOW_ERROR;
     gst_buffer_memset(buffer, 0, 0, n * frame_bytes(self));
@@ -723,32 +528,32 @@ push_zeros(GstCudaConvolve *self, guint64 first, guint64 count)
 static GstFlowReturn
 end_run(GstCudaConvolve *self, gboolean tail)
 {
-  GstCudaRun *run = &self->run;
+  GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
+  CudafftConvolve *engine = convolve_engine_of(self);
   GstFlowReturn ret = GST_FLOW_OK;
-  if (run->active && self->engine && run->samples > 0) {
+  if (run->active && engine && run->samples > 0) {
     const guint64 length = run->samples, latency = self->run_latency, filtered = self->filtered;
     /* the response ends at length + taps - 1; a latency that large only drops everything */
-    const guint64 response_end = filtered + cudafft_convolve_drain_frames(self->engine, 1);
+    const guint64 response_end = filtered + cudafft_convolve_drain_frames(engine, 1);
     const guint64 shifted = latency > G_MAXUINT64 - length ? G_MAXUINT64 : length + latency;
     const guint64 end = tail ? MAX(response_end, shifted) : shifted;
     const int engine_tail = end > length;
-    const gsize drained = cudafft_convolve_drain_frames(self->engine, engine_tail);
-    GstBuffer *buffer = drained > 0 ? output_buffer(self, drained) : NULL;
+    const gsize drained = cudafft_convolve_drain_frames(engine, engine_tail);
     GstMapInfo map;
+    GstBuffer *buffer = drained > 0
+                            ? gst_cudafft_audio_filter_map_output(GST_CUDAFFT_AUDIO_FILTER(self),
+                                                                  drained * frame_bytes(self),
+                                                                  spare_bytes(self), &map)
+                            : NULL;
     if (drained > 0 && !buffer) {
-      ret = GST_FLOW_ERROR;
-    } else if (buffer && !gst_buffer_map(buffer, &map, GST_MAP_WRITE)) {
-      GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map an output buffer."), (NULL));
-      gst_buffer_unref(buffer);
       ret = GST_FLOW_ERROR;
     } else if (buffer) {
       size_t produced = 0;
-      const CudafftStatus status =
-          cudafft_convolve_drain(self->engine, engine_tail, map.data, &produced);
+      const CudafftStatus status = cudafft_convolve_drain(engine, engine_tail, map.data, &produced);
       gst_buffer_unmap(buffer, &map);
       if (status != CUDAFFT_STATUS_OK) {
-        gst_cuda_base_filter_post_error(GST_CUDA_BASE_FILTER(self), status,
-                                        "cudafft_convolve_drain");
+        gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
+                                            "cudafft_convolve_drain");
         gst_buffer_unref(buffer);
         ret = GST_FLOW_ERROR;
       } else {
@@ -765,42 +570,39 @@ end_run(GstCudaConvolve *self, gboolean tail)
                      " output samples in all",
                      length, tail ? " with the tail" : "", run->produced);
   }
-  if (self->engine)
-    cudafft_convolve_reset(self->engine);
-  gst_cuda_run_reset(run);
+  gst_cudafft_audio_filter_reset_run(GST_CUDAFFT_AUDIO_FILTER(self));
   self->filtered = 0;
   return ret;
 }
 
 /* Filters one input buffer's frames into *out (NULL when none came out yet). */
 static GstFlowReturn
-filter(GstCudaConvolve *self, const void *data, gsize frames, GstBuffer **out)
+filter_frames(GstCudaConvolve *self, const void *data, gsize frames, GstBuffer **out)
 {
   *out = NULL;
-  const size_t most = cudafft_convolve_max_output(self->engine, frames);
-  GstBuffer *buffer = most > 0 ? output_buffer(self, most) : NULL;
+  const size_t most = cudafft_convolve_max_output(convolve_engine_of(self), frames);
+  GstMapInfo map = GST_MAP_INFO_INIT;
+  GstBuffer *buffer = most > 0 ? gst_cudafft_audio_filter_map_output(GST_CUDAFFT_AUDIO_FILTER(self),
+                                                                     most * frame_bytes(self),
+                                                                     spare_bytes(self), &map)
+                               : NULL;
   if (most > 0 && !buffer)
     return GST_FLOW_ERROR;
-  GstMapInfo map = GST_MAP_INFO_INIT;
-  if (buffer && !gst_buffer_map(buffer, &map, GST_MAP_WRITE)) {
-    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map an output buffer."), (NULL));
-    gst_buffer_unref(buffer);
-    return GST_FLOW_ERROR;
-  }
   size_t produced = 0;
   const CudafftStatus status =
-      cudafft_convolve_push(self->engine, data, frames, map.data, &produced);
+      cudafft_convolve_push(convolve_engine_of(self), data, frames, map.data, &produced);
   if (buffer)
     gst_buffer_unmap(buffer, &map);
   if (status != CUDAFFT_STATUS_OK) {
-    gst_cuda_base_filter_post_error(GST_CUDA_BASE_FILTER(self), status, "cudafft_convolve_push");
+    gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
+                                        "cudafft_convolve_push");
     if (buffer)
       gst_buffer_unref(buffer);
     return GST_FLOW_ERROR;
   }
   const guint64 first = self->filtered;
   self->filtered += produced;
-  self->run.samples += frames;
+  GST_CUDAFFT_AUDIO_FILTER_RUN(self)->samples += frames;
   if (buffer && produced > 0)
     *out = finish_output(self, buffer, first, produced);
   else if (buffer)
@@ -809,20 +611,20 @@ filter(GstCudaConvolve *self, const void *data, gsize frames, GstBuffer **out)
 }
 
 /* Applies kernel, ir-location and mix changes made while streaming: a new kernel crosses over at
- * the engine's next block boundary; one that cannot be used leaves the old one with a warning. */
+ * the engine's next block boundary; one that cannot be used leaves the old one with a warning. A
+ * new ir-location file takes effect once decoded; the old kernel filters meanwhile. */
 static void
 apply_settings(GstCudaConvolve *self)
 {
-  GST_OBJECT_LOCK(self);
-  const guint serial = self->settings.serial;
-  const gdouble mix = self->settings.mix;
-  GST_OBJECT_UNLOCK(self);
-  if (serial != self->engine_serial) {
+  KernelSource source;
+  GstCudaConvolveIrResult *ir = NULL;
+  const GstCudaConvolveIrState state = kernel_source(self, FALSE, &source, &ir);
+  if (state != GST_CUDA_CONVOLVE_IR_PENDING && !same_source(&source, &self->engine_source)) {
     Kernel kernel;
-    guint read_serial;
-    if (current_kernel(self, FALSE, &kernel, &read_serial)) {
+    if (make_kernel(self, ir, FALSE, &kernel)) {
       const CudafftConvolveKernel k = engine_kernel(&kernel);
-      const CudafftStatus status = cudafft_convolve_set_kernel(self->engine, &k);
+      CudafftConvolve *engine = convolve_engine_of(self);
+      const CudafftStatus status = cudafft_convolve_set_kernel(engine, &k);
       if (status == CUDAFFT_STATUS_OK) {
         GST_DEBUG_OBJECT(self, "new kernel of %" G_GSIZE_FORMAT " taps x %u rows", kernel.taps,
                          kernel.rows);
@@ -834,71 +636,80 @@ apply_settings(GstCudaConvolve *self)
                             ("%s", cudafft_status_name(status)));
         /* out of memory, set_kernel resets the filter (an invalid kernel changes nothing): what
          * the run still held is lost, and the next buffer starts a new run */
-        if (self->run.active &&
-            self->run.samples - self->filtered != cudafft_convolve_lag(self->engine)) {
-          gst_cuda_run_reset(&self->run);
+        GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
+        if (run->active && run->samples - self->filtered != cudafft_convolve_lag(engine)) {
+          gst_cudafft_run_reset(run);
           self->filtered = 0;
         }
       }
       update_latency(self);
     }
     g_free(kernel.data);
-    self->engine_serial = read_serial; /* a bad one is not retried at every buffer */
+    self->engine_source = source; /* a bad one is not retried at every buffer */
   }
+  gst_cuda_convolve_ir_result_unref(ir);
+  const gdouble mix = current_mix(self);
   if (mix != self->engine_mix) {
-    if (cudafft_convolve_set_mix(self->engine, mix) == CUDAFFT_STATUS_OK)
+    if (cudafft_convolve_set_mix(convolve_engine_of(self), mix) == CUDAFFT_STATUS_OK)
       self->engine_mix = mix;
   }
 }
 
+/* The engine is made here where set_caps left it to the first buffer: the impulse response was
+ * still being decoded, and is waited for now. */
 static GstFlowReturn
-gst_cuda_convolve_generate_output(GstBaseTransform *trans, GstBuffer **outbuf)
+open_engine_at_start(GstCudaConvolve *self)
 {
-  GstCudaConvolve *self = GST_CUDA_CONVOLVE(trans);
-  GstBuffer *inbuf = trans->queued_buf;
-  trans->queued_buf = NULL;
-  *outbuf = NULL;
-  if (!inbuf)
-    return GST_FLOW_OK;
-  if (!self->engine) {
-    gst_buffer_unref(inbuf);
+  if (GST_AUDIO_INFO_RATE(&self->info) == 0)
     return GST_FLOW_NOT_NEGOTIATED;
+  KernelSource source;
+  GstCudaConvolveIrResult *ir = NULL;
+  GST_DEBUG_OBJECT(self, "first buffer: making the engine (waiting for the impulse response)");
+  if (kernel_source(self, TRUE, &source, &ir) == GST_CUDA_CONVOLVE_IR_PENDING) {
+    GST_DEBUG_OBJECT(self, "stopped while waiting for the impulse response");
+    return GST_FLOW_FLUSHING;
   }
+  const gboolean ok = open_engine(self, &source, ir);
+  gst_cuda_convolve_ir_result_unref(ir);
+  return ok ? GST_FLOW_OK : GST_FLOW_ERROR;
+}
 
+static GstFlowReturn
+gst_cuda_convolve_prepare(GstCudafftAudioFilter *filter)
+{
+  GstCudaConvolve *self = GST_CUDA_CONVOLVE(filter);
+  if (!convolve_engine_of(self)) {
+    const GstFlowReturn ret = open_engine_at_start(self);
+    if (ret != GST_FLOW_OK)
+      return ret;
+  }
   apply_settings(self);
-  GstFlowReturn ret = GST_FLOW_OK;
-  if (self->run.active && !gst_cuda_run_continues(&self->run, inbuf, CUDAFFT_CONVOLVE_BLOCK / 2)) {
-    GST_DEBUG_OBJECT(self, "discontinuity at %" GST_TIME_FORMAT "; ending the run",
-                     GST_TIME_ARGS(GST_BUFFER_PTS(inbuf)));
-    ret = end_run(self, FALSE);
-  }
-  if (ret == GST_FLOW_OK && !self->run.active) {
-    gst_cuda_run_start(&self->run, inbuf, trans->segment.start, GST_AUDIO_INFO_RATE(&self->info));
-    self->filtered = 0;
-    GST_OBJECT_LOCK(self);
-    self->run_latency = self->settings.latency;
-    GST_OBJECT_UNLOCK(self);
-  }
-  GstMapInfo map;
-  if (ret == GST_FLOW_OK && gst_buffer_map(inbuf, &map, GST_MAP_READ)) {
-    if (map.size % frame_bytes(self) != 0) {
-      GST_ELEMENT_ERROR(self, STREAM, FORMAT,
-                        ("A buffer of %" G_GSIZE_FORMAT
-                         " bytes does not hold whole frames of %" G_GSIZE_FORMAT " bytes.",
-                         map.size, frame_bytes(self)),
-                        (NULL));
-      ret = GST_FLOW_ERROR;
-    } else {
-      ret = filter(self, map.data, map.size / frame_bytes(self), outbuf);
-    }
-    gst_buffer_unmap(inbuf, &map);
-    if (ret == GST_FLOW_OK)
-      update_latency(self); /* a crossover between paths ends during a push */
-  } else if (ret == GST_FLOW_OK) {
-    GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot read an input buffer."), (NULL));
-    ret = GST_FLOW_ERROR;
-  }
-  gst_buffer_unref(inbuf);
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn
+gst_cuda_convolve_begin_run(GstCudafftAudioFilter *filter, GstBuffer *first)
+{
+  GstCudaConvolve *self = GST_CUDA_CONVOLVE(filter);
+  (void)first;
+  self->filtered = 0;
+  GST_OBJECT_LOCK(self);
+  self->run_latency = self->settings.latency;
+  GST_OBJECT_UNLOCK(self);
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn
+gst_cuda_convolve_process(GstCudafftAudioFilter *filter, GstBuffer *inbuf, const GstMapInfo *map,
+                          GstBuffer **outbuf)
+{
+  GstCudaConvolve *self = GST_CUDA_CONVOLVE(filter);
+  (void)inbuf;
+  if (!gst_cudafft_audio_filter_check_frames(filter, map->size, frame_bytes(self)))
+    return GST_FLOW_ERROR;
+  const GstFlowReturn ret = filter_frames(self, map->data, map->size / frame_bytes(self), outbuf);
+  if (ret == GST_FLOW_OK)
+    update_latency(self); /* a crossover between paths ends during a push */
   return ret;
 }
 
@@ -922,57 +733,45 @@ gst_cuda_convolve_sink_event(GstBaseTransform *trans, GstEvent *event)
 }
 
 static GstFlowReturn
-gst_cuda_convolve_drain(GstCudaBaseFilter *filter)
+gst_cuda_convolve_drain(GstCudafftAudioFilter *filter)
 {
   GstCudaConvolve *self = GST_CUDA_CONVOLVE(filter);
   return end_run(self, self->end_tail);
 }
 
 static void
-gst_cuda_convolve_flush(GstCudaBaseFilter *filter)
+gst_cuda_convolve_close(GstCudafftAudioFilter *filter)
 {
-  GstCudaConvolve *self = GST_CUDA_CONVOLVE(filter);
-  if (self->engine)
-    cudafft_convolve_reset(self->engine);
-  gst_cuda_run_reset(&self->run);
-  self->filtered = 0;
+  gst_cuda_convolve_ir_stop(GST_CUDA_CONVOLVE(filter)->ir);
 }
 
-/* Upstream may allocate its buffers from page-locked memory, which the GPU reads at full speed. */
-static gboolean
-gst_cuda_convolve_propose_allocation(GstBaseTransform *trans, GstQuery *decide_query,
-                                     GstQuery *query)
+/* A streaming thread that waits for the impulse response at its first buffer is let go, and the
+ * decode is stopped, before the pads are deactivated (which waits for the streaming thread). */
+static GstStateChangeReturn
+gst_cuda_convolve_change_state(GstElement *element, GstStateChange transition)
 {
-  GstCudaConvolve *self = GST_CUDA_CONVOLVE(trans);
-  (void)decide_query;
-  if (uses_gpu(self))
-    gst_cuda_host_allocator_propose(&self->upstream_allocator, query);
-  return TRUE;
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
+    gst_cuda_convolve_ir_stop(GST_CUDA_CONVOLVE(element)->ir);
+  return GST_ELEMENT_CLASS(gst_cuda_convolve_parent_class)->change_state(element, transition);
 }
 
-static void
-gst_cuda_convolve_close(GstCudaBaseFilter *filter)
-{
-  GstCudaConvolve *self = GST_CUDA_CONVOLVE(filter);
-  close_engine(self);
-  ir_file_clear(&self->ir);
-}
-
-/* A missing or unreadable ir-location fails the start, with an error naming the file. */
+/* A missing, unreadable or not regular ir-location file fails the start, with an error naming the
+ * file; the file is not opened (a FIFO would block until a writer came). */
 static gboolean
 gst_cuda_convolve_start(GstBaseTransform *trans)
 {
   GstCudaConvolve *self = GST_CUDA_CONVOLVE(trans);
-  gst_cuda_run_reset(&self->run);
   gst_audio_info_init(&self->info);
   self->signalled_rate = 0;
   self->filtered = 0;
   g_atomic_int_set(&self->latency_frames, 0);
   g_atomic_int_set(&self->latency_rate, 0);
-  GST_OBJECT_LOCK(self);
-  gchar *location = g_strdup(self->settings.ir_location);
-  GST_OBJECT_UNLOCK(self);
-  const gboolean ok = !location || ir_file_readable(self, location, TRUE);
+  gchar *location = gst_cuda_convolve_ir_dup_location(self->ir);
+  GstCudaConvolveIrProblem problem = {0};
+  const gboolean ok = !location || gst_cuda_convolve_ir_check(location, &problem);
+  if (!ok)
+    gst_cuda_convolve_ir_problem_post(&problem, GST_ELEMENT(self), TRUE);
+  gst_cuda_convolve_ir_problem_clear(&problem);
   g_free(location);
   return ok;
 }
@@ -981,12 +780,8 @@ static void
 gst_cuda_convolve_finalize(GObject *object)
 {
   GstCudaConvolve *self = GST_CUDA_CONVOLVE(object);
-  close_engine(self);
-  ir_file_clear(&self->ir);
-  if (self->upstream_allocator)
-    gst_object_unref(self->upstream_allocator);
+  gst_cuda_convolve_ir_free(self->ir);
   g_free(self->settings.kernel);
-  g_free(self->settings.ir_location);
   G_OBJECT_CLASS(gst_cuda_convolve_parent_class)->finalize(object);
 }
 
@@ -996,11 +791,12 @@ gst_cuda_convolve_class_init(GstCudaConvolveClass *klass)
   GObjectClass *gobject_class = G_OBJECT_CLASS(klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
   GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS(klass);
-  GstCudaBaseFilterClass *filter_class = GST_CUDA_BASE_FILTER_CLASS(klass);
+  GstCudafftAudioFilterClass *filter_class = GST_CUDAFFT_AUDIO_FILTER_CLASS(klass);
 
   gobject_class->set_property = gst_cuda_convolve_set_property;
   gobject_class->get_property = gst_cuda_convolve_get_property;
   gobject_class->finalize = gst_cuda_convolve_finalize;
+  element_class->change_state = GST_DEBUG_FUNCPTR(gst_cuda_convolve_change_state);
 
   const GParamFlags playing =
       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING;
@@ -1032,8 +828,10 @@ gst_cuda_convolve_class_init(GstCudaConvolveClass *klass)
           "An audio file (any format GStreamer decodes) holding the impulse response, resampled "
           "to the stream's rate, sample values as decoded (no normalisation): mono filters every "
           "channel, N channels for an N-channel stream filter channel i with channel i. When set "
-          "it takes precedence over kernel. A file that cannot be used is an error at start; "
-          "while playing, a warning and the previous kernel stays",
+          "it takes precedence over kernel. It is decoded on a worker thread once the stream's "
+          "rate is known; set while playing, it takes effect when decoded. A file that cannot be "
+          "used (or is not a regular file) is an error at start; while playing, a warning and the "
+          "previous kernel stays",
           NULL, playing));
   g_object_class_install_property(
       gobject_class, PROP_MIX,
@@ -1091,13 +889,13 @@ gst_cuda_convolve_class_init(GstCudaConvolveClass *klass)
   trans_class->passthrough_on_same_caps = FALSE;
   trans_class->start = GST_DEBUG_FUNCPTR(gst_cuda_convolve_start);
   trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_cuda_convolve_set_caps);
-  trans_class->generate_output = GST_DEBUG_FUNCPTR(gst_cuda_convolve_generate_output);
   trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_cuda_convolve_sink_event);
-  trans_class->propose_allocation = GST_DEBUG_FUNCPTR(gst_cuda_convolve_propose_allocation);
   filter_class->close = gst_cuda_convolve_close;
   filter_class->drain = gst_cuda_convolve_drain;
-  filter_class->flush = gst_cuda_convolve_flush;
   filter_class->get_latency = gst_cuda_convolve_get_latency;
+  filter_class->prepare = gst_cuda_convolve_prepare;
+  filter_class->begin_run = gst_cuda_convolve_begin_run;
+  filter_class->process = gst_cuda_convolve_process;
   filter_class->memory_hint = "use a shorter kernel or impulse response, or fewer channels";
 }
 
@@ -1111,5 +909,5 @@ gst_cuda_convolve_init(GstCudaConvolve *self)
   self->settings.mix = DEFAULT_MIX;
   self->settings.drain_tail = DEFAULT_DRAIN_TAIL;
   self->settings.drain_on_changes = TRUE;
-  gst_cuda_run_reset(&self->run);
+  self->ir = gst_cuda_convolve_ir_new(GST_ELEMENT(self));
 }

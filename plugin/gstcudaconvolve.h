@@ -3,12 +3,12 @@
 #ifndef GST_CUDA_CONVOLVE_H
 #define GST_CUDA_CONVOLVE_H
 
-#include "gstcudabasefilter.h"
+#include "gstcudafftaudiofilter.h"
 
 G_BEGIN_DECLS
 
 #define GST_TYPE_CUDA_CONVOLVE (gst_cuda_convolve_get_type())
-G_DECLARE_FINAL_TYPE(GstCudaConvolve, gst_cuda_convolve, GST, CUDA_CONVOLVE, GstCudaBaseFilter)
+G_DECLARE_FINAL_TYPE(GstCudaConvolve, gst_cuda_convolve, GST, CUDA_CONVOLVE, GstCudafftAudioFilter)
 
 GST_ELEMENT_REGISTER_DECLARE(cudaconvolve);
 

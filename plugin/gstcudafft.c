@@ -15,8 +15,6 @@
 
 #include <cudafft/stft.h>
 #include "gstcudafftcaps.h"
-#include "gstcudahostmemory.h"
-#include "gstcudarun.h"
 
 #include <gst/audio/audio.h>
 
@@ -27,50 +25,47 @@ enum { PROP_0, PROP_FFT_SIZE, PROP_HOP, PROP_WINDOW, PROP_REPRESENTATION };
 
 #define DEFAULT_FFT_SIZE 4096
 #define DEFAULT_HOP 0 /* fft-size / 2 */
-#define DEFAULT_WINDOW GST_CUDA_FFT_WINDOW_HANN
-#define DEFAULT_REPRESENTATION GST_CUDA_FFT_REPRESENTATION_COMPLEX
+#define DEFAULT_WINDOW GST_CUDAFFT_WINDOW_HANN
+#define DEFAULT_REPRESENTATION GST_CUDAFFT_REPRESENTATION_COMPLEX
 
 typedef struct {
   guint fft_size;
   guint hop; /* 0: fft_size / 2 */
-  GstCudaFftWindow window;
-  GstCudaFftRepresentation representation;
+  GstCudafftWindow window;
+  GstCudafftRepresentation representation;
 } Settings;
 
 struct _GstCudaFft {
-  GstCudaBaseFilter parent;
+  GstCudafftAudioFilter parent;
 
   Settings settings; /* the properties, under the object lock */
 
   /* streaming thread only */
   GstAudioInfo in_info;
-  GstCudaFftFrameInfo out_info; /* what the engine and the src caps were made for */
+  GstCudafftFrameInfo out_info; /* what the engine and the src caps were made for */
   CudafftStftConfig refused;    /* the last invalid settings warned about */
-  CudafftStft *stft;
-  GstCudaRun run;
-  GstCudaOutputPool pool;           /* output buffers: page-locked for the CUDA backend */
-  GstAllocator *upstream_allocator; /* offered upstream for input buffers */
 };
 
 #define SINK_CAPS                                                                                  \
   "audio/x-raw, format = (string) { S16LE, S32LE, F32LE, F64LE }, layout = (string) "              \
-  "interleaved, rate = (int) [ 1, MAX ], channels = (int) [ 1, 1024 ]"
-#define SRC_CAPS                                                                                   \
-  GST_CUDA_FFT_MEDIA_TYPE ", format = (string) F32LE, representation = (string) { complex, "       \
-                          "magnitude, power, db }, fft-size = (int) [ 256, 16384 ], hop = (int) "  \
-                          "[ 1, 16384 ], window = (string) { rectangular, hann, hamming, "         \
-                          "blackman, blackman-harris }, bins = (int) [ 129, 8193 ], rate = (int) " \
-                          "[ 1, MAX ], channels = (int) [ 1, 1024 ]"
+  "interleaved, rate = (int) [ 1, MAX ], " GST_CUDAFFT_CHANNELS_FIELD
 
+#define FFT_SIZE_BLURB                                                                             \
+  "Samples per frame: a power of two from " GST_CUDAFFT_MIN_SIZE_TEXT                              \
+  " to " GST_CUDAFFT_MAX_SIZE_TEXT                                                                 \
+  " (others are refused with a warning). Changes while playing apply "                             \
+  "at the next frame boundary"
+
+/* The src template (every audio/x-fft caps we make) is gst_cudafft_frames_template_caps(). */
 static GstStaticPadTemplate sink_template =
     GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(SINK_CAPS));
-static GstStaticPadTemplate src_template =
-    GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(SRC_CAPS));
 
-G_DEFINE_TYPE_WITH_CODE(GstCudaFft, gst_cuda_fft, GST_TYPE_CUDA_BASE_FILTER,
+G_DEFINE_TYPE_WITH_CODE(GstCudaFft, gst_cuda_fft, GST_TYPE_CUDAFFT_AUDIO_FILTER,
                         GST_DEBUG_CATEGORY_INIT(gst_cuda_fft_debug, "cudafft", 0,
                                                 "GPU short-time Fourier analysis"));
 GST_ELEMENT_REGISTER_DEFINE(cudafft, "cudafft", GST_RANK_NONE, GST_TYPE_CUDA_FFT);
+
+GST_CUDAFFT_DEFINE_ENGINE(stft_engine, stft, CudafftStft, CudafftStftConfig, "the STFT analyser");
 
 static guint
 effective_hop(const Settings *s)
@@ -118,7 +113,8 @@ gst_cuda_fft_set_property(GObject *object, guint prop_id, const GValue *value, G
     if (n & (n - 1)) {
       GST_WARNING_OBJECT(self, "fft-size %u is not a power of two; keeping the old value", n);
       GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
-                          ("fft-size %u is not a power of two (256, 512, ... 16384); ignored.", n),
+                          ("fft-size %u is not a power of two (%d, %d, ... %d); ignored.", n,
+                           CUDAFFT_MIN_SIZE, 2 * CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE),
                           (NULL));
       break;
     }
@@ -180,9 +176,9 @@ frames_caps_for(const Settings *s, GstCaps *raw)
   GstCaps *result = gst_caps_new_empty();
   for (guint i = 0; i < gst_caps_get_size(raw); i++) {
     const GstStructure *in = gst_caps_get_structure(raw, i);
-    GstStructure *out =
-        gst_cuda_fft_structure_new(s->fft_size, effective_hop(s), s->window, s->representation);
-    gst_cuda_fft_copy_rate_and_channels(in, out);
+    GstStructure *out = gst_cudafft_frames_structure_new(s->fft_size, effective_hop(s), s->window,
+                                                         s->representation);
+    gst_cudafft_copy_rate_and_channels(in, out);
     result = gst_caps_merge_structure(result, out);
   }
   return result;
@@ -197,7 +193,7 @@ raw_caps_for(GstCaps *frames)
     GstCaps *templ = gst_static_caps_get(&sink_template.static_caps);
     GstStructure *out = gst_structure_copy(gst_caps_get_structure(templ, 0));
     gst_caps_unref(templ);
-    gst_cuda_fft_copy_rate_and_channels(in, out);
+    gst_cudafft_copy_rate_and_channels(in, out);
     result = gst_caps_merge_structure(result, out);
   }
   return result;
@@ -210,62 +206,8 @@ gst_cuda_fft_transform_caps(GstBaseTransform *trans, GstPadDirection direction, 
   GstCudaFft *self = GST_CUDA_FFT(trans);
   const Settings s = current_settings(self);
   GstCaps *result = direction == GST_PAD_SINK ? frames_caps_for(&s, caps) : raw_caps_for(caps);
-  if (filter) {
-    GstCaps *both = gst_caps_intersect_full(filter, result, GST_CAPS_INTERSECT_FIRST);
-    gst_caps_unref(result);
-    result = both;
-  }
-  GST_LOG_OBJECT(self, "%s %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT,
-                 direction == GST_PAD_SINK ? "sink" : "src", caps, result);
-  return result;
-}
-
-static CudafftSampleFormat
-sample_format_of(GstAudioFormat format)
-{
-  switch (format) {
-  case GST_AUDIO_FORMAT_S16LE:
-    return CUDAFFT_SAMPLE_S16;
-  case GST_AUDIO_FORMAT_S32LE:
-    return CUDAFFT_SAMPLE_S32;
-  case GST_AUDIO_FORMAT_F64LE:
-    return CUDAFFT_SAMPLE_F64;
-  default:
-    return CUDAFFT_SAMPLE_F32;
-  }
-}
-
-static CudafftStatus
-create_stft(gpointer user_data, CudafftBackend backend, int device_id, CudafftBackend *actual)
-{
-  GstCudaFft *self = user_data;
-  const CudafftStatus status =
-      cudafft_stft_create(&self->stft, backend, device_id, &self->out_info.config);
-  *actual = cudafft_stft_get_backend(self->stft);
-  return status;
-}
-
-static gboolean
-uses_gpu(const GstCudaFft *self)
-{
-  return self->stft && cudafft_stft_get_backend(self->stft) == CUDAFFT_BACKEND_CUDA;
-}
-
-/* Equal input buffers complete this many frames or one more: the pool keeps a frame to spare. */
-static GstBuffer *
-output_buffer(GstCudaFft *self, gsize bytes)
-{
-  return gst_cuda_output_pool_acquire(&self->pool, GST_BASE_TRANSFORM_SRC_PAD(self), uses_gpu(self),
-                                      bytes, gst_cuda_fft_frame_bytes(&self->out_info));
-}
-
-static void
-close_engine(GstCudaFft *self)
-{
-  gst_cuda_output_pool_clear(&self->pool);
-  cudafft_stft_destroy(self->stft);
-  self->stft = NULL;
-  gst_cuda_run_reset(&self->run);
+  return gst_cudafft_audio_filter_filter_caps(GST_CUDAFFT_AUDIO_FILTER(self), direction, caps,
+                                              result, filter);
 }
 
 /* Makes the analyser for in_info and the frames caps in `caps`. */
@@ -273,18 +215,22 @@ static gboolean
 open_engine(GstCudaFft *self, GstCaps *caps)
 {
   gchar *why = NULL;
-  GstCudaFftFrameInfo info;
-  if (!gst_cuda_fft_caps_to_info(caps, &info, &why)) {
+  GstCudafftFrameInfo info;
+  if (!gst_cudafft_frames_caps_to_info(caps, &info, &why)) {
     GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Invalid cudafft settings: %s.", why),
                       ("output caps %" GST_PTR_FORMAT, caps));
     g_free(why);
     return FALSE;
   }
-  close_engine(self);
-  info.config.format = sample_format_of(GST_AUDIO_INFO_FORMAT(&self->in_info));
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
+  gst_cudafft_audio_filter_close_engine(filter);
+  info.config.format = gst_cudafft_sample_format(GST_AUDIO_INFO_FORMAT(&self->in_info));
   self->out_info = info;
-  return gst_cuda_base_filter_create_engine(GST_CUDA_BASE_FILTER(self), "the STFT analyser",
-                                            create_stft, self);
+  if (!gst_cudafft_audio_filter_open_engine(filter, &stft_engine, &self->out_info.config))
+    return FALSE;
+  gst_cudafft_audio_filter_set_run_format(filter, GST_AUDIO_INFO_RATE(&self->in_info),
+                                          MAX(info.config.hop / 2, 1));
+  return TRUE;
 }
 
 static gboolean
@@ -292,15 +238,12 @@ gst_cuda_fft_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps
 {
   GstCudaFft *self = GST_CUDA_FFT(trans);
   GstAudioInfo in_info;
-  if (!gst_audio_info_from_caps(&in_info, incaps)) {
-    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot read the input caps."),
-                      ("%" GST_PTR_FORMAT, incaps));
+  if (!gst_cudafft_audio_filter_read_audio_caps(GST_CUDAFFT_AUDIO_FILTER(self), incaps, &in_info))
     return FALSE;
-  }
-  GstCudaFftFrameInfo out_info;
+  GstCudafftFrameInfo out_info;
   gchar *why = NULL;
-  const gboolean same = self->stft && gst_audio_info_is_equal(&in_info, &self->in_info) &&
-                        gst_cuda_fft_caps_to_info(outcaps, &out_info, &why) &&
+  const gboolean same = stft_engine_of(self) && gst_audio_info_is_equal(&in_info, &self->in_info) &&
+                        gst_cudafft_frames_caps_to_info(outcaps, &out_info, &why) &&
                         same_framing(&out_info.config, &self->out_info.config);
   g_free(why);
   if (same) /* a renegotiation to the same caps keeps the stream going */
@@ -348,9 +291,9 @@ lead_samples(const GstCudaFft *self)
 static void
 finish_frames(GstCudaFft *self, GstBuffer *buffer, guint64 frames, guint64 end_padding)
 {
-  GstCudaRun *run = &self->run;
+  GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
   const guint64 hop = self->out_info.config.hop;
-  gst_cuda_run_stamp(run, buffer, run->produced * hop, frames * hop);
+  gst_cudafft_run_stamp(run, buffer, run->produced * hop, frames * hop);
   GST_BUFFER_OFFSET(buffer) = run->produced;
   GST_BUFFER_OFFSET_END(buffer) = run->produced + frames;
   const guint64 start_padding = run->produced == 0 ? lead_samples(self) : 0;
@@ -367,28 +310,25 @@ static GstFlowReturn
 analyse(GstCudaFft *self, const void *data, gsize samples, GstBuffer **out)
 {
   *out = NULL;
-  const size_t frames = cudafft_stft_frames_for(self->stft, samples);
+  CudafftStft *stft = stft_engine_of(self);
+  const size_t frames = cudafft_stft_frames_for(stft, samples);
   GstBuffer *buffer = NULL;
   GstMapInfo map = GST_MAP_INFO_INIT;
   if (frames > 0) {
-    buffer = output_buffer(self, frames * gst_cuda_fft_frame_bytes(&self->out_info));
-    if (!buffer || !gst_buffer_map(buffer, &map, GST_MAP_WRITE)) {
-      GST_ELEMENT_ERROR(
-          self, RESOURCE, NO_SPACE_LEFT,
-          ("Cannot allocate %zu frames; use a smaller fft-size or fewer channels.", frames),
-          (NULL));
-      if (buffer)
-        gst_buffer_unref(buffer);
+    /* equal input buffers complete this many frames or one more: the pool keeps a frame to spare */
+    const gsize frame_bytes = gst_cudafft_frame_bytes(&self->out_info);
+    buffer = gst_cudafft_audio_filter_map_output(GST_CUDAFFT_AUDIO_FILTER(self),
+                                                 frames * frame_bytes, frame_bytes, &map);
+    if (!buffer)
       return GST_FLOW_ERROR;
-    }
   }
   size_t done = 0;
-  const CudafftStatus status =
-      cudafft_stft_push(self->stft, data, samples, (float *)map.data, &done);
+  const CudafftStatus status = cudafft_stft_push(stft, data, samples, (float *)map.data, &done);
   if (buffer)
     gst_buffer_unmap(buffer, &map);
   if (status != CUDAFFT_STATUS_OK) {
-    gst_cuda_base_filter_post_error(GST_CUDA_BASE_FILTER(self), status, "cudafft_stft_push");
+    gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
+                                        "cudafft_stft_push");
     if (buffer)
       gst_buffer_unref(buffer);
     return GST_FLOW_ERROR;
@@ -409,7 +349,7 @@ analyse(GstCudaFft *self, const void *data, gsize samples, GstBuffer **out)
 static GstFlowReturn
 drain(GstCudaFft *self)
 {
-  GstCudaRun *run = &self->run;
+  GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
   GstFlowReturn ret = GST_FLOW_OK;
   if (run->active && run->samples > 0) {
     const guint64 n = self->out_info.config.fft_size, hop = self->out_info.config.hop;
@@ -427,8 +367,7 @@ drain(GstCudaFft *self)
       ret = gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer);
     }
   }
-  cudafft_stft_reset(self->stft);
-  gst_cuda_run_reset(&self->run);
+  gst_cudafft_audio_filter_reset_run(GST_CUDAFFT_AUDIO_FILTER(self));
   return ret;
 }
 
@@ -453,9 +392,9 @@ apply_settings(GstCudaFft *self)
   GstFlowReturn ret = drain(self);
   if (ret != GST_FLOW_OK)
     return ret;
-  GstCudaFftFrameInfo info = self->out_info;
+  GstCudafftFrameInfo info = self->out_info;
   info.config = wanted;
-  GstCaps *caps = gst_cuda_fft_caps_from_info(&info);
+  GstCaps *caps = gst_cudafft_frames_caps_from_info(&info);
   GST_INFO_OBJECT(self, "settings changed; new caps %" GST_PTR_FORMAT, caps);
   gboolean ok =
       open_engine(self, caps) && gst_base_transform_update_src_caps(GST_BASE_TRANSFORM(self), caps);
@@ -464,47 +403,37 @@ apply_settings(GstCudaFft *self)
 }
 
 static GstFlowReturn
-gst_cuda_fft_generate_output(GstBaseTransform *trans, GstBuffer **outbuf)
+gst_cuda_fft_prepare(GstCudafftAudioFilter *filter)
 {
-  GstCudaFft *self = GST_CUDA_FFT(trans);
-  GstBuffer *inbuf = trans->queued_buf;
-  trans->queued_buf = NULL;
-  *outbuf = NULL;
-  if (!inbuf)
-    return GST_FLOW_OK;
+  return apply_settings(GST_CUDA_FFT(filter));
+}
 
-  GstFlowReturn ret = apply_settings(self);
-  const guint64 tolerance = MAX(self->out_info.config.hop / 2, 1);
-  if (ret == GST_FLOW_OK && self->run.active &&
-      !gst_cuda_run_continues(&self->run, inbuf, tolerance)) {
-    GST_DEBUG_OBJECT(self, "discontinuity at %" GST_TIME_FORMAT "; draining the run",
-                     GST_TIME_ARGS(GST_BUFFER_PTS(inbuf)));
-    ret = drain(self);
+/* A run begins with the lead of zeros, which completes no frame. */
+static GstFlowReturn
+gst_cuda_fft_begin_run(GstCudafftAudioFilter *filter, GstBuffer *first)
+{
+  GstCudaFft *self = GST_CUDA_FFT(filter);
+  (void)first;
+  GstBuffer *none = NULL;
+  return analyse(self, NULL, lead_samples(self), &none);
+}
+
+static GstFlowReturn
+gst_cuda_fft_process(GstCudafftAudioFilter *filter, GstBuffer *inbuf, const GstMapInfo *map,
+                     GstBuffer **outbuf)
+{
+  GstCudaFft *self = GST_CUDA_FFT(filter);
+  (void)inbuf;
+  const gsize samples = map->size / GST_AUDIO_INFO_BPF(&self->in_info);
+  const GstFlowReturn ret = analyse(self, map->data, samples, outbuf);
+  if (ret != GST_FLOW_OK)
+    return ret;
+  if (*outbuf) {
+    const gsize frame_bytes = gst_cudafft_frame_bytes(&self->out_info);
+    finish_frames(self, *outbuf, gst_buffer_get_size(*outbuf) / frame_bytes, 0);
   }
-  if (ret == GST_FLOW_OK && !self->run.active) {
-    gst_cuda_run_start(&self->run, inbuf, trans->segment.start,
-                       GST_AUDIO_INFO_RATE(&self->in_info));
-    GstBuffer *none = NULL;
-    ret = analyse(self, NULL, lead_samples(self), &none); /* completes no frame */
-  }
-  GstMapInfo map;
-  if (ret == GST_FLOW_OK && gst_buffer_map(inbuf, &map, GST_MAP_READ)) {
-    const gsize samples = map.size / GST_AUDIO_INFO_BPF(&self->in_info);
-    ret = analyse(self, map.data, samples, outbuf);
-    gst_buffer_unmap(inbuf, &map);
-    if (ret == GST_FLOW_OK) {
-      if (*outbuf) {
-        const gsize frame_bytes = gst_cuda_fft_frame_bytes(&self->out_info);
-        finish_frames(self, *outbuf, gst_buffer_get_size(*outbuf) / frame_bytes, 0);
-      }
-      self->run.samples += samples;
-    }
-  } else if (ret == GST_FLOW_OK) {
-    GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot read an input buffer."), (NULL));
-    ret = GST_FLOW_ERROR;
-  }
-  gst_buffer_unref(inbuf);
-  return ret;
+  gst_cudafft_audio_filter_get_run(filter)->samples += samples;
+  return GST_FLOW_OK;
 }
 
 /* Events and queries ------------------------------------------------------------------------- */
@@ -543,66 +472,30 @@ gst_cuda_fft_sink_event(GstBaseTransform *trans, GstEvent *event)
 }
 
 static GstFlowReturn
-gst_cuda_fft_drain(GstCudaBaseFilter *filter)
+gst_cuda_fft_drain(GstCudafftAudioFilter *filter)
 {
   return drain(GST_CUDA_FFT(filter));
 }
 
-static void
-gst_cuda_fft_flush(GstCudaBaseFilter *filter)
-{
-  GstCudaFft *self = GST_CUDA_FFT(filter);
-  if (self->stft)
-    cudafft_stft_reset(self->stft);
-  gst_cuda_run_reset(&self->run);
-}
-
 /* A frame goes out when its last hop of samples has arrived. */
 static GstClockTime
-gst_cuda_fft_get_latency(GstCudaBaseFilter *filter)
+gst_cuda_fft_get_latency(GstCudafftAudioFilter *filter)
 {
   GstCudaFft *self = GST_CUDA_FFT(filter);
   const Settings s = current_settings(self);
-  const gint rate = self->stft ? self->out_info.rate : GST_AUDIO_INFO_RATE(&self->in_info);
-  const guint hop = self->stft ? (guint)self->out_info.config.hop : effective_hop(&s);
+  const gboolean open = stft_engine_of(self) != NULL;
+  const gint rate = open ? self->out_info.rate : GST_AUDIO_INFO_RATE(&self->in_info);
+  const guint hop = open ? (guint)self->out_info.config.hop : effective_hop(&s);
   return rate > 0 ? gst_util_uint64_scale_int_round(hop, GST_SECOND, rate) : 0;
-}
-
-/* Upstream may allocate its buffers from page-locked memory, which the GPU reads at full speed. */
-static gboolean
-gst_cuda_fft_propose_allocation(GstBaseTransform *trans, GstQuery *decide_query, GstQuery *query)
-{
-  GstCudaFft *self = GST_CUDA_FFT(trans);
-  (void)decide_query;
-  if (uses_gpu(self))
-    gst_cuda_host_allocator_propose(&self->upstream_allocator, query);
-  return TRUE;
-}
-
-static void
-gst_cuda_fft_close(GstCudaBaseFilter *filter)
-{
-  close_engine(GST_CUDA_FFT(filter));
 }
 
 static gboolean
 gst_cuda_fft_start(GstBaseTransform *trans)
 {
   GstCudaFft *self = GST_CUDA_FFT(trans);
-  gst_cuda_run_reset(&self->run);
   gst_audio_info_init(&self->in_info);
   memset(&self->refused, 0, sizeof self->refused);
   return TRUE;
-}
-
-static void
-gst_cuda_fft_finalize(GObject *object)
-{
-  GstCudaFft *self = GST_CUDA_FFT(object);
-  close_engine(self);
-  if (self->upstream_allocator)
-    gst_object_unref(self->upstream_allocator);
-  G_OBJECT_CLASS(gst_cuda_fft_parent_class)->finalize(object);
 }
 
 static void
@@ -611,41 +504,41 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
   GObjectClass *gobject_class = G_OBJECT_CLASS(klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
   GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS(klass);
-  GstCudaBaseFilterClass *filter_class = GST_CUDA_BASE_FILTER_CLASS(klass);
+  GstCudafftAudioFilterClass *filter_class = GST_CUDAFFT_AUDIO_FILTER_CLASS(klass);
 
   gobject_class->set_property = gst_cuda_fft_set_property;
   gobject_class->get_property = gst_cuda_fft_get_property;
-  gobject_class->finalize = gst_cuda_fft_finalize;
 
   g_object_class_install_property(
       gobject_class, PROP_FFT_SIZE,
-      g_param_spec_uint("fft-size", "FFT size",
-                        "Samples per frame: a power of two from 256 to 16384 (others are refused "
-                        "with a warning). Changes while playing apply at the next frame boundary",
-                        256, 16384, DEFAULT_FFT_SIZE,
+      g_param_spec_uint("fft-size", "FFT size", FFT_SIZE_BLURB, CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE,
+                        DEFAULT_FFT_SIZE,
                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property(
       gobject_class, PROP_HOP,
       g_param_spec_uint("hop", "Hop",
                         "Samples between the starts of consecutive frames, 1 to fft-size; 0 means "
                         "fft-size / 2",
-                        0, 16384, DEFAULT_HOP,
+                        0, CUDAFFT_MAX_SIZE, DEFAULT_HOP,
                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property(
       gobject_class, PROP_WINDOW,
       g_param_spec_enum("window", "Window", "Analysis window applied to each frame",
-                        GST_TYPE_CUDA_FFT_WINDOW, DEFAULT_WINDOW,
+                        GST_TYPE_CUDAFFT_WINDOW, DEFAULT_WINDOW,
                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property(
       gobject_class, PROP_REPRESENTATION,
       g_param_spec_enum("representation", "Representation",
                         "What each bin holds: complex (re, im), magnitude, power or db (only "
                         "complex frames can be turned back into audio by cudaifft)",
-                        GST_TYPE_CUDA_FFT_REPRESENTATION, DEFAULT_REPRESENTATION,
+                        GST_TYPE_CUDAFFT_REPRESENTATION, DEFAULT_REPRESENTATION,
                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);
-  gst_element_class_add_static_pad_template(element_class, &src_template);
+  GstCaps *frames = gst_cudafft_frames_template_caps();
+  gst_element_class_add_pad_template(
+      element_class, gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, frames));
+  gst_caps_unref(frames);
   gst_element_class_set_static_metadata(
       element_class, "CUDA short-time Fourier transform", "Filter/Converter/Audio/Analyzer",
       "Frames audio (fft-size samples every hop, zero-padded at both ends so no sample is lost), "
@@ -657,16 +550,15 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
   trans_class->start = GST_DEBUG_FUNCPTR(gst_cuda_fft_start);
   trans_class->transform_caps = GST_DEBUG_FUNCPTR(gst_cuda_fft_transform_caps);
   trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_cuda_fft_set_caps);
-  trans_class->generate_output = GST_DEBUG_FUNCPTR(gst_cuda_fft_generate_output);
   trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_cuda_fft_sink_event);
-  trans_class->propose_allocation = GST_DEBUG_FUNCPTR(gst_cuda_fft_propose_allocation);
-  filter_class->close = gst_cuda_fft_close;
   filter_class->drain = gst_cuda_fft_drain;
-  filter_class->flush = gst_cuda_fft_flush;
   filter_class->get_latency = gst_cuda_fft_get_latency;
+  filter_class->prepare = gst_cuda_fft_prepare;
+  filter_class->begin_run = gst_cuda_fft_begin_run;
+  filter_class->process = gst_cuda_fft_process;
 
-  gst_type_mark_as_plugin_api(GST_TYPE_CUDA_FFT_WINDOW, 0);
-  gst_type_mark_as_plugin_api(GST_TYPE_CUDA_FFT_REPRESENTATION, 0);
+  gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_WINDOW, 0);
+  gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_REPRESENTATION, 0);
 }
 
 static void
@@ -676,5 +568,4 @@ gst_cuda_fft_init(GstCudaFft *self)
   self->settings.hop = DEFAULT_HOP;
   self->settings.window = DEFAULT_WINDOW;
   self->settings.representation = DEFAULT_REPRESENTATION;
-  gst_cuda_run_reset(&self->run);
 }

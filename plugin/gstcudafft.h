@@ -2,12 +2,12 @@
 #ifndef GST_CUDA_FFT_H
 #define GST_CUDA_FFT_H
 
-#include "gstcudabasefilter.h"
+#include "gstcudafftaudiofilter.h"
 
 G_BEGIN_DECLS
 
 #define GST_TYPE_CUDA_FFT (gst_cuda_fft_get_type())
-G_DECLARE_FINAL_TYPE(GstCudaFft, gst_cuda_fft, GST, CUDA_FFT, GstCudaBaseFilter)
+G_DECLARE_FINAL_TYPE(GstCudaFft, gst_cuda_fft, GST, CUDA_FFT, GstCudafftAudioFilter)
 
 GST_ELEMENT_REGISTER_DECLARE(cudafft);
 

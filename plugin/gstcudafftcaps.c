@@ -2,39 +2,39 @@
 #include "gstcudafftcaps.h"
 
 static const GEnumValue window_values[] = {
-    {GST_CUDA_FFT_WINDOW_RECTANGULAR, "Rectangular (no window)", "rectangular"},
-    {GST_CUDA_FFT_WINDOW_HANN, "Hann", "hann"},
-    {GST_CUDA_FFT_WINDOW_HAMMING, "Hamming", "hamming"},
-    {GST_CUDA_FFT_WINDOW_BLACKMAN, "Blackman", "blackman"},
-    {GST_CUDA_FFT_WINDOW_BLACKMAN_HARRIS, "Blackman-Harris (4 terms)", "blackman-harris"},
+    {GST_CUDAFFT_WINDOW_RECTANGULAR, "Rectangular (no window)", "rectangular"},
+    {GST_CUDAFFT_WINDOW_HANN, "Hann", "hann"},
+    {GST_CUDAFFT_WINDOW_HAMMING, "Hamming", "hamming"},
+    {GST_CUDAFFT_WINDOW_BLACKMAN, "Blackman", "blackman"},
+    {GST_CUDAFFT_WINDOW_BLACKMAN_HARRIS, "Blackman-Harris (4 terms)", "blackman-harris"},
     {0, NULL, NULL},
 };
 
 static const GEnumValue representation_values[] = {
-    {GST_CUDA_FFT_REPRESENTATION_COMPLEX, "Complex bins (re, im)", "complex"},
-    {GST_CUDA_FFT_REPRESENTATION_MAGNITUDE, "Magnitudes |X|", "magnitude"},
-    {GST_CUDA_FFT_REPRESENTATION_POWER, "Powers |X|^2", "power"},
-    {GST_CUDA_FFT_REPRESENTATION_DB, "Powers in dB, 10 log10 |X|^2 (floor -200 dB)", "db"},
+    {GST_CUDAFFT_REPRESENTATION_COMPLEX, "Complex bins (re, im)", "complex"},
+    {GST_CUDAFFT_REPRESENTATION_MAGNITUDE, "Magnitudes |X|", "magnitude"},
+    {GST_CUDAFFT_REPRESENTATION_POWER, "Powers |X|^2", "power"},
+    {GST_CUDAFFT_REPRESENTATION_DB, "Powers in dB, 10 log10 |X|^2 (floor -200 dB)", "db"},
     {0, NULL, NULL},
 };
 
 GType
-gst_cuda_fft_window_get_type(void)
+gst_cudafft_window_get_type(void)
 {
   static GType type = 0;
   if (g_once_init_enter(&type)) {
-    GType t = g_enum_register_static("GstCudaFftWindow", window_values);
+    GType t = g_enum_register_static("GstCudafftWindow", window_values);
     g_once_init_leave(&type, t);
   }
   return type;
 }
 
 GType
-gst_cuda_fft_representation_get_type(void)
+gst_cudafft_representation_get_type(void)
 {
   static GType type = 0;
   if (g_once_init_enter(&type)) {
-    GType t = g_enum_register_static("GstCudaFftRepresentation", representation_values);
+    GType t = g_enum_register_static("GstCudafftRepresentation", representation_values);
     g_once_init_leave(&type, t);
   }
   return type;
@@ -61,30 +61,60 @@ value_of(const GEnumValue *values, const gchar *nick, gint *value)
 }
 
 const gchar *
-gst_cuda_fft_window_nick(GstCudaFftWindow window)
+gst_cudafft_window_nick(GstCudafftWindow window)
 {
   return nick_of(window_values, window);
 }
 
 const gchar *
-gst_cuda_fft_representation_nick(GstCudaFftRepresentation representation)
+gst_cudafft_representation_nick(GstCudafftRepresentation representation)
 {
   return nick_of(representation_values, representation);
 }
 
+/* A list of the nicks of `values`. */
+static void
+set_nicks(GstStructure *s, const gchar *field, const GEnumValue *values)
+{
+  GValue list = G_VALUE_INIT;
+  gst_value_list_init(&list, 0);
+  for (; values->value_nick; values++) {
+    GValue nick = G_VALUE_INIT;
+    g_value_init(&nick, G_TYPE_STRING);
+    g_value_set_static_string(&nick, values->value_nick);
+    gst_value_list_append_and_take_value(&list, &nick);
+  }
+  gst_structure_take_value(s, field, &list);
+}
+
+GstCaps *
+gst_cudafft_frames_template_caps(void)
+{
+  GstStructure *s =
+      gst_structure_new(GST_CUDAFFT_FRAMES_MEDIA_TYPE, "format", G_TYPE_STRING, "F32LE", NULL);
+  set_nicks(s, "representation", representation_values);
+  gst_structure_set(s, "fft-size", GST_TYPE_INT_RANGE, CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE, "hop",
+                    GST_TYPE_INT_RANGE, 1, CUDAFFT_MAX_SIZE, NULL);
+  set_nicks(s, "window", window_values);
+  gst_structure_set(s, "bins", GST_TYPE_INT_RANGE, CUDAFFT_MIN_SIZE / 2 + 1,
+                    CUDAFFT_MAX_SIZE / 2 + 1, "rate", GST_TYPE_INT_RANGE, 1, G_MAXINT, "channels",
+                    GST_TYPE_INT_RANGE, 1, CUDAFFT_MAX_CHANNELS, NULL);
+  return gst_caps_new_full(s, NULL);
+}
+
 GstStructure *
-gst_cuda_fft_structure_new(guint fft_size, guint hop, GstCudaFftWindow window,
-                           GstCudaFftRepresentation representation)
+gst_cudafft_frames_structure_new(guint fft_size, guint hop, GstCudafftWindow window,
+                                 GstCudafftRepresentation representation)
 {
   return gst_structure_new(
-      GST_CUDA_FFT_MEDIA_TYPE, "format", G_TYPE_STRING, "F32LE", "representation", G_TYPE_STRING,
-      gst_cuda_fft_representation_nick(representation), "fft-size", G_TYPE_INT, (gint)fft_size,
-      "hop", G_TYPE_INT, (gint)hop, "window", G_TYPE_STRING, gst_cuda_fft_window_nick(window),
-      "bins", G_TYPE_INT, (gint)(fft_size / 2 + 1), NULL);
+      GST_CUDAFFT_FRAMES_MEDIA_TYPE, "format", G_TYPE_STRING, "F32LE", "representation",
+      G_TYPE_STRING, gst_cudafft_representation_nick(representation), "fft-size", G_TYPE_INT,
+      (gint)fft_size, "hop", G_TYPE_INT, (gint)hop, "window", G_TYPE_STRING,
+      gst_cudafft_window_nick(window), "bins", G_TYPE_INT, (gint)(fft_size / 2 + 1), NULL);
 }
 
 void
-gst_cuda_fft_copy_rate_and_channels(const GstStructure *from, GstStructure *to)
+gst_cudafft_copy_rate_and_channels(const GstStructure *from, GstStructure *to)
 {
   const GValue *rate = gst_structure_get_value(from, "rate");
   const GValue *channels = gst_structure_get_value(from, "channels");
@@ -95,11 +125,11 @@ gst_cuda_fft_copy_rate_and_channels(const GstStructure *from, GstStructure *to)
 }
 
 GstCaps *
-gst_cuda_fft_caps_from_info(const GstCudaFftFrameInfo *info)
+gst_cudafft_frames_caps_from_info(const GstCudafftFrameInfo *info)
 {
-  GstStructure *s = gst_cuda_fft_structure_new(
-      (guint)info->config.fft_size, (guint)info->config.hop, (GstCudaFftWindow)info->config.window,
-      (GstCudaFftRepresentation)info->config.representation);
+  GstStructure *s = gst_cudafft_frames_structure_new(
+      (guint)info->config.fft_size, (guint)info->config.hop, (GstCudafftWindow)info->config.window,
+      (GstCudafftRepresentation)info->config.representation);
   gst_structure_set(s, "rate", G_TYPE_INT, info->rate, "channels", G_TYPE_INT,
                     (gint)info->config.channels, NULL);
   return gst_caps_new_full(s, NULL);
@@ -115,7 +145,7 @@ get_int(const GstStructure *s, const gchar *field, gint *value, gchar **why)
 }
 
 gboolean
-gst_cuda_fft_caps_to_info(const GstCaps *caps, GstCudaFftFrameInfo *info, gchar **why)
+gst_cudafft_frames_caps_to_info(const GstCaps *caps, GstCudafftFrameInfo *info, gchar **why)
 {
   *why = NULL;
   if (!caps || gst_caps_get_size(caps) != 1 || !gst_caps_is_fixed(caps)) {
@@ -123,8 +153,8 @@ gst_cuda_fft_caps_to_info(const GstCaps *caps, GstCudaFftFrameInfo *info, gchar 
     return FALSE;
   }
   const GstStructure *s = gst_caps_get_structure(caps, 0);
-  if (!gst_structure_has_name(s, GST_CUDA_FFT_MEDIA_TYPE)) {
-    *why = g_strdup_printf("the media type is %s, not " GST_CUDA_FFT_MEDIA_TYPE,
+  if (!gst_structure_has_name(s, GST_CUDAFFT_FRAMES_MEDIA_TYPE)) {
+    *why = g_strdup_printf("the media type is %s, not " GST_CUDAFFT_FRAMES_MEDIA_TYPE,
                            gst_structure_get_name(s));
     return FALSE;
   }
@@ -176,7 +206,7 @@ gst_cuda_fft_caps_to_info(const GstCaps *caps, GstCudaFftFrameInfo *info, gchar 
 }
 
 gsize
-gst_cuda_fft_frame_bytes(const GstCudaFftFrameInfo *info)
+gst_cudafft_frame_bytes(const GstCudafftFrameInfo *info)
 {
   const gsize floats = info->config.representation == CUDAFFT_REPRESENTATION_COMPLEX ? 2 : 1;
   return info->config.channels * (info->config.fft_size / 2 + 1) * floats * sizeof(float);

@@ -7,8 +7,8 @@
  *
  * A buffer holds whole frames; a frame holds each channel's bins in turn (channel-major); a bin
  * is two floats (re, im) for complex and one otherwise. */
-#ifndef GST_CUDA_FFT_CAPS_H
-#define GST_CUDA_FFT_CAPS_H
+#ifndef GST_CUDAFFT_CAPS_H
+#define GST_CUDAFFT_CAPS_H
 
 #include <cudafft/stft.h>
 
@@ -16,57 +16,67 @@
 
 G_BEGIN_DECLS
 
-#define GST_CUDA_FFT_MEDIA_TYPE "audio/x-fft"
+#define GST_CUDAFFT_FRAMES_MEDIA_TYPE "audio/x-fft"
+
+/* CUDAFFT_MIN_SIZE and CUDAFFT_MAX_SIZE as text, for messages and property blurbs. */
+#define GST_CUDAFFT_MIN_SIZE_TEXT G_STRINGIFY(CUDAFFT_MIN_SIZE)
+#define GST_CUDAFFT_MAX_SIZE_TEXT G_STRINGIFY(CUDAFFT_MAX_SIZE)
 
 /* Values equal CudafftWindow's and CudafftRepresentation's. */
 typedef enum {
-  GST_CUDA_FFT_WINDOW_RECTANGULAR = CUDAFFT_WINDOW_RECTANGULAR,
-  GST_CUDA_FFT_WINDOW_HANN = CUDAFFT_WINDOW_HANN,
-  GST_CUDA_FFT_WINDOW_HAMMING = CUDAFFT_WINDOW_HAMMING,
-  GST_CUDA_FFT_WINDOW_BLACKMAN = CUDAFFT_WINDOW_BLACKMAN,
-  GST_CUDA_FFT_WINDOW_BLACKMAN_HARRIS = CUDAFFT_WINDOW_BLACKMAN_HARRIS,
-} GstCudaFftWindow;
+  GST_CUDAFFT_WINDOW_RECTANGULAR = CUDAFFT_WINDOW_RECTANGULAR,
+  GST_CUDAFFT_WINDOW_HANN = CUDAFFT_WINDOW_HANN,
+  GST_CUDAFFT_WINDOW_HAMMING = CUDAFFT_WINDOW_HAMMING,
+  GST_CUDAFFT_WINDOW_BLACKMAN = CUDAFFT_WINDOW_BLACKMAN,
+  GST_CUDAFFT_WINDOW_BLACKMAN_HARRIS = CUDAFFT_WINDOW_BLACKMAN_HARRIS,
+} GstCudafftWindow;
 
 typedef enum {
-  GST_CUDA_FFT_REPRESENTATION_COMPLEX = CUDAFFT_REPRESENTATION_COMPLEX,
-  GST_CUDA_FFT_REPRESENTATION_MAGNITUDE = CUDAFFT_REPRESENTATION_MAGNITUDE,
-  GST_CUDA_FFT_REPRESENTATION_POWER = CUDAFFT_REPRESENTATION_POWER,
-  GST_CUDA_FFT_REPRESENTATION_DB = CUDAFFT_REPRESENTATION_DB,
-} GstCudaFftRepresentation;
+  GST_CUDAFFT_REPRESENTATION_COMPLEX = CUDAFFT_REPRESENTATION_COMPLEX,
+  GST_CUDAFFT_REPRESENTATION_MAGNITUDE = CUDAFFT_REPRESENTATION_MAGNITUDE,
+  GST_CUDAFFT_REPRESENTATION_POWER = CUDAFFT_REPRESENTATION_POWER,
+  GST_CUDAFFT_REPRESENTATION_DB = CUDAFFT_REPRESENTATION_DB,
+} GstCudafftRepresentation;
 
-#define GST_TYPE_CUDA_FFT_WINDOW (gst_cuda_fft_window_get_type())
-GType gst_cuda_fft_window_get_type(void);
-#define GST_TYPE_CUDA_FFT_REPRESENTATION (gst_cuda_fft_representation_get_type())
-GType gst_cuda_fft_representation_get_type(void);
+#define GST_TYPE_CUDAFFT_WINDOW (gst_cudafft_window_get_type())
+GType gst_cudafft_window_get_type(void);
+#define GST_TYPE_CUDAFFT_REPRESENTATION (gst_cudafft_representation_get_type())
+GType gst_cudafft_representation_get_type(void);
 
 /* The enums' nicks, as the caps carry them. */
-const gchar *gst_cuda_fft_window_nick(GstCudaFftWindow window);
-const gchar *gst_cuda_fft_representation_nick(GstCudaFftRepresentation representation);
+const gchar *gst_cudafft_window_nick(GstCudafftWindow window);
+const gchar *gst_cudafft_representation_nick(GstCudafftRepresentation representation);
 
 /* What a fixed audio/x-fft caps says. */
 typedef struct {
   CudafftStftConfig config; /* fft_size, hop, window, representation, channels (format unused) */
   gint rate;
-} GstCudaFftFrameInfo;
+} GstCudafftFrameInfo;
+
+/* Every audio/x-fft caps cudafft can make: the fft-size, hop and bins ranges follow from
+ * CUDAFFT_MIN_SIZE and CUDAFFT_MAX_SIZE, the lists from the enums, channels from
+ * CUDAFFT_MAX_CHANNELS. For a pad template. */
+GstCaps *gst_cudafft_frames_template_caps(void);
 
 /* An audio/x-fft structure for these settings, without rate and channels (the callers copy those
  * from the other side, fixed or not). */
-GstStructure *gst_cuda_fft_structure_new(guint fft_size, guint hop, GstCudaFftWindow window,
-                                         GstCudaFftRepresentation representation);
+GstStructure *gst_cudafft_frames_structure_new(guint fft_size, guint hop, GstCudafftWindow window,
+                                               GstCudafftRepresentation representation);
 
 /* Copies the rate and channels fields (fixed or not) of one structure to another, the part of
  * the caps that raw audio and frames share. */
-void gst_cuda_fft_copy_rate_and_channels(const GstStructure *from, GstStructure *to);
+void gst_cudafft_copy_rate_and_channels(const GstStructure *from, GstStructure *to);
 
 /* Fixed caps for a whole frame info. */
-GstCaps *gst_cuda_fft_caps_from_info(const GstCudaFftFrameInfo *info);
+GstCaps *gst_cudafft_frames_caps_from_info(const GstCudafftFrameInfo *info);
 
 /* Reads fixed audio/x-fft caps; on failure returns FALSE and sets *why (free with g_free) to a
  * sentence naming the field and its value. */
-gboolean gst_cuda_fft_caps_to_info(const GstCaps *caps, GstCudaFftFrameInfo *info, gchar **why);
+gboolean gst_cudafft_frames_caps_to_info(const GstCaps *caps, GstCudafftFrameInfo *info,
+                                         gchar **why);
 
 /* Bytes of one frame. */
-gsize gst_cuda_fft_frame_bytes(const GstCudaFftFrameInfo *info);
+gsize gst_cudafft_frame_bytes(const GstCudafftFrameInfo *info);
 
 G_END_DECLS
 

@@ -1,5 +1,5 @@
 /* gstcudaifft.c: cudaifft inverse-transforms complex audio/x-fft frames on the GPU, applies the
- * synthesis window and overlap-adds them (kernels/cudafft_stft.h: the weighted overlap-add is
+ * synthesis window and overlap-adds them (cudafft/stft.h: the weighted overlap-add is
  * normalised so that cudafft ! cudaifft is the identity), and pushes F32 audio.
  *
  * It reads fft-size, hop and window from the caps, and honours GstAudioClippingMeta: cudafft
@@ -10,8 +10,6 @@
 
 #include <cudafft/stft.h>
 #include "gstcudafftcaps.h"
-#include "gstcudahostmemory.h"
-#include "gstcudarun.h"
 
 #include <gst/audio/audio.h>
 
@@ -19,30 +17,31 @@ GST_DEBUG_CATEGORY_STATIC(gst_cuda_ifft_debug);
 #define GST_CAT_DEFAULT gst_cuda_ifft_debug
 
 struct _GstCudaIfft {
-  GstCudaBaseFilter parent;
+  GstCudafftAudioFilter parent;
 
   /* streaming thread only */
-  GstCudaFftFrameInfo info;
-  CudafftIstft *istft;
-  GstCudaRun run;         /* run.samples: frames received x hop; run.produced: samples pushed */
-  guint64 to_skip;        /* samples still to drop from the start of the run (the clipping start) */
-  GstCudaOutputPool pool; /* output buffers: page-locked for the CUDA backend */
+  GstCudafftFrameInfo info;
+  /* the base class's run: run.samples, frames received x hop; run.produced, samples pushed */
+  guint64 to_skip; /* samples still to drop from the start of the run (the clipping start) */
 };
 
 #define SRC_CAPS                                                                                   \
-  "audio/x-raw, format = (string) F32LE, layout = (string) interleaved, rate = (int) [ 1, MAX ], " \
-  "channels = (int) [ 1, 1024 ]"
+  "audio/x-raw, format = (string) F32LE, layout = (string) interleaved, rate = (int) [ 1, MAX "    \
+  "], " GST_CUDAFFT_CHANNELS_FIELD
 
 /* Any audio/x-fft: set_caps explains what it cannot take, rather than a bare not-negotiated. */
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
-    "sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(GST_CUDA_FFT_MEDIA_TYPE));
+    "sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(GST_CUDAFFT_FRAMES_MEDIA_TYPE));
 static GstStaticPadTemplate src_template =
     GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(SRC_CAPS));
 
-G_DEFINE_TYPE_WITH_CODE(GstCudaIfft, gst_cuda_ifft, GST_TYPE_CUDA_BASE_FILTER,
+G_DEFINE_TYPE_WITH_CODE(GstCudaIfft, gst_cuda_ifft, GST_TYPE_CUDAFFT_AUDIO_FILTER,
                         GST_DEBUG_CATEGORY_INIT(gst_cuda_ifft_debug, "cudaifft", 0,
                                                 "GPU short-time Fourier synthesis"));
 GST_ELEMENT_REGISTER_DEFINE(cudaifft, "cudaifft", GST_RANK_NONE, GST_TYPE_CUDA_IFFT);
+
+GST_CUDAFFT_DEFINE_ENGINE(istft_engine, istft, CudafftIstft, CudafftStftConfig,
+                          "the STFT synthesiser");
 
 static GstCaps *
 gst_cuda_ifft_transform_caps(GstBaseTransform *trans, GstPadDirection direction, GstCaps *caps,
@@ -55,9 +54,9 @@ gst_cuda_ifft_transform_caps(GstBaseTransform *trans, GstPadDirection direction,
         direction == GST_PAD_SINK
             ? gst_structure_new("audio/x-raw", "format", G_TYPE_STRING, "F32LE", "layout",
                                 G_TYPE_STRING, "interleaved", NULL)
-            : gst_structure_new(GST_CUDA_FFT_MEDIA_TYPE, "format", G_TYPE_STRING, "F32LE",
+            : gst_structure_new(GST_CUDAFFT_FRAMES_MEDIA_TYPE, "format", G_TYPE_STRING, "F32LE",
                                 "representation", G_TYPE_STRING, "complex", NULL);
-    gst_cuda_fft_copy_rate_and_channels(in, out);
+    gst_cudafft_copy_rate_and_channels(in, out);
     gint channels = 0;
     /* raw audio of more than 2 channels needs a channel mask; frames carry no positions */
     if (direction == GST_PAD_SINK && gst_structure_get_int(in, "channels", &channels) &&
@@ -66,42 +65,16 @@ gst_cuda_ifft_transform_caps(GstBaseTransform *trans, GstPadDirection direction,
                         gst_audio_channel_get_fallback_mask(channels), NULL);
     result = gst_caps_merge_structure(result, out);
   }
-  if (filter) {
-    GstCaps *both = gst_caps_intersect_full(filter, result, GST_CAPS_INTERSECT_FIRST);
-    gst_caps_unref(result);
-    result = both;
-  }
-  GST_LOG_OBJECT(trans, "%s %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT,
-                 direction == GST_PAD_SINK ? "sink" : "src", caps, result);
-  return result;
-}
-
-static CudafftStatus
-create_istft(gpointer user_data, CudafftBackend backend, int device_id, CudafftBackend *actual)
-{
-  GstCudaIfft *self = user_data;
-  const CudafftStatus status =
-      cudafft_istft_create(&self->istft, backend, device_id, &self->info.config);
-  *actual = cudafft_istft_get_backend(self->istft);
-  return status;
-}
-
-static void
-close_engine(GstCudaIfft *self)
-{
-  gst_cuda_output_pool_clear(&self->pool);
-  cudafft_istft_destroy(self->istft);
-  self->istft = NULL;
-  gst_cuda_run_reset(&self->run);
-  self->to_skip = 0;
+  return gst_cudafft_audio_filter_filter_caps(GST_CUDAFFT_AUDIO_FILTER(trans), direction, caps,
+                                              result, filter);
 }
 
 /* Reads and checks the frames caps, with a message naming what cannot be used. */
 static gboolean
-read_frames_caps(GstCudaIfft *self, GstCaps *caps, GstCudaFftFrameInfo *info)
+read_frames_caps(GstCudaIfft *self, GstCaps *caps, GstCudafftFrameInfo *info)
 {
   gchar *why = NULL;
-  if (!gst_cuda_fft_caps_to_info(caps, info, &why)) {
+  if (!gst_cudafft_frames_caps_to_info(caps, info, &why)) {
     GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("cudaifft cannot use these frames: %s.", why),
                       ("caps %" GST_PTR_FORMAT, caps));
     g_free(why);
@@ -112,7 +85,7 @@ read_frames_caps(GstCudaIfft *self, GstCaps *caps, GstCudaFftFrameInfo *info)
         self, CORE, NEGOTIATION,
         ("cudaifft needs representation=complex frames, but these carry %s (the "
          "phase is gone); set representation=complex on cudafft.",
-         gst_cuda_fft_representation_nick((GstCudaFftRepresentation)info->config.representation)),
+         gst_cudafft_representation_nick((GstCudafftRepresentation)info->config.representation)),
         ("caps %" GST_PTR_FORMAT, caps));
     return FALSE;
   }
@@ -131,15 +104,18 @@ gst_cuda_ifft_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcap
 {
   GstCudaIfft *self = GST_CUDA_IFFT(trans);
   (void)outcaps;
-  GstCudaFftFrameInfo info;
+  GstCudafftFrameInfo info;
   if (!read_frames_caps(self, incaps, &info))
     return FALSE;
-  if (self->istft && memcmp(&info, &self->info, sizeof info) == 0)
+  if (istft_engine_of(self) && memcmp(&info, &self->info, sizeof info) == 0)
     return TRUE;
-  close_engine(self);
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
+  gst_cudafft_audio_filter_close_engine(filter);
   self->info = info;
-  return gst_cuda_base_filter_create_engine(GST_CUDA_BASE_FILTER(self), "the STFT synthesiser",
-                                            create_istft, self);
+  if (!gst_cudafft_audio_filter_open_engine(filter, &istft_engine, &self->info.config))
+    return FALSE;
+  gst_cudafft_audio_filter_set_run_format(filter, info.rate, info.config.hop / 2);
+  return TRUE;
 }
 
 static gsize
@@ -164,29 +140,14 @@ push_samples(GstCudaIfft *self, GstBuffer *buffer, guint64 samples, guint64 end_
     return GST_FLOW_OK;
   }
   gst_buffer_resize(buffer, skip * bpf, samples * bpf);
-  gst_cuda_run_stamp(&self->run, buffer, self->run.produced, samples);
-  GST_BUFFER_OFFSET(buffer) = self->run.produced;
-  GST_BUFFER_OFFSET_END(buffer) = self->run.produced + samples;
-  if (self->run.produced == 0)
+  GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
+  gst_cudafft_run_stamp(run, buffer, run->produced, samples);
+  GST_BUFFER_OFFSET(buffer) = run->produced;
+  GST_BUFFER_OFFSET_END(buffer) = run->produced + samples;
+  if (run->produced == 0)
     GST_BUFFER_FLAG_SET(buffer, GST_BUFFER_FLAG_DISCONT);
-  self->run.produced += samples;
+  run->produced += samples;
   return gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer);
-}
-
-/* Buffers of one input buffer's samples differ by the tail at most: the pool keeps that to spare.
- */
-static GstBuffer *
-allocate_samples(GstCudaIfft *self, guint64 samples)
-{
-  const gsize bpf = self->info.config.channels * sizeof(float);
-  const gboolean pinned =
-      self->istft && cudafft_istft_get_backend(self->istft) == CUDAFFT_BACKEND_CUDA;
-  GstBuffer *buffer = gst_cuda_output_pool_acquire(&self->pool, GST_BASE_TRANSFORM_SRC_PAD(self),
-                                                   pinned, samples * bpf, tail_samples(self) * bpf);
-  if (!buffer)
-    GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
-                      ("Cannot allocate %" G_GUINT64_FORMAT " samples.", samples), (NULL));
-  return buffer;
 }
 
 /* Synthesises `frames` frames, plus the overlap-add tail when the run ends here (`ends`), and
@@ -199,29 +160,30 @@ synthesise(GstCudaIfft *self, const float *frames_data, guint64 frames, gboolean
   const guint64 samples = body + (ends ? tail_samples(self) : 0);
   if (samples == 0)
     return GST_FLOW_OK;
-  GstBuffer *buffer = allocate_samples(self, samples);
+  /* buffers of one input buffer's samples differ by the tail at most: the pool keeps that to spare
+   */
+  const gsize bpf = self->info.config.channels * sizeof(float);
   GstMapInfo map;
+  GstBuffer *buffer = gst_cudafft_audio_filter_map_output(
+      GST_CUDAFFT_AUDIO_FILTER(self), samples * bpf, tail_samples(self) * bpf, &map);
   if (!buffer)
     return GST_FLOW_ERROR;
-  if (!gst_buffer_map(buffer, &map, GST_MAP_WRITE)) {
-    gst_buffer_unref(buffer);
-    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map an output buffer."), (NULL));
-    return GST_FLOW_ERROR;
-  }
   float *out = (float *)map.data;
-  CudafftStatus status = cudafft_istft_push(self->istft, frames_data, frames, out);
+  CudafftIstft *istft = istft_engine_of(self);
+  CudafftStatus status = cudafft_istft_push(istft, frames_data, frames, out);
   if (status == CUDAFFT_STATUS_OK && ends)
-    status = cudafft_istft_drain(self->istft, out + body * self->info.config.channels);
+    status = cudafft_istft_drain(istft, out + body * self->info.config.channels);
   gst_buffer_unmap(buffer, &map);
   if (status != CUDAFFT_STATUS_OK) {
     gst_buffer_unref(buffer);
-    gst_cuda_base_filter_post_error(GST_CUDA_BASE_FILTER(self), status, "cudafft_istft_push");
+    gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
+                                        "cudafft_istft_push");
     return GST_FLOW_ERROR;
   }
-  self->run.samples += body;
+  GST_CUDAFFT_AUDIO_FILTER_RUN(self)->samples += body;
   const GstFlowReturn ret = push_samples(self, buffer, samples, end_clip);
   if (ends)
-    gst_cuda_run_reset(&self->run);
+    gst_cudafft_run_reset(GST_CUDAFFT_AUDIO_FILTER_RUN(self));
   return ret;
 }
 
@@ -230,76 +192,48 @@ static GstFlowReturn
 drain(GstCudaIfft *self)
 {
   GstFlowReturn ret = GST_FLOW_OK;
-  if (self->run.active && self->istft)
+  if (GST_CUDAFFT_AUDIO_FILTER_RUN(self)->active && istft_engine_of(self))
     ret = synthesise(self, NULL, 0, TRUE, 0);
-  if (self->istft)
-    cudafft_istft_reset(self->istft);
-  gst_cuda_run_reset(&self->run);
+  gst_cudafft_audio_filter_reset_run(GST_CUDAFFT_AUDIO_FILTER(self));
   self->to_skip = 0;
   return ret;
 }
 
+/* A run's first buffer says, in its clipping meta, how many of its first samples are padding. */
 static GstFlowReturn
-gst_cuda_ifft_generate_output(GstBaseTransform *trans, GstBuffer **outbuf)
+gst_cuda_ifft_begin_run(GstCudafftAudioFilter *filter, GstBuffer *first)
 {
-  GstCudaIfft *self = GST_CUDA_IFFT(trans);
-  GstBuffer *inbuf = trans->queued_buf;
-  trans->queued_buf = NULL;
-  *outbuf = NULL; /* everything goes out through push_samples, in order with the drains */
-  if (!inbuf)
-    return GST_FLOW_OK;
+  GstCudaIfft *self = GST_CUDA_IFFT(filter);
+  GstAudioClippingMeta *clip = gst_buffer_get_audio_clipping_meta(first);
+  self->to_skip = clip && clip->format == GST_FORMAT_DEFAULT ? clip->start : 0;
+  return GST_FLOW_OK;
+}
 
-  GstFlowReturn ret = GST_FLOW_OK;
-  if (self->run.active && !gst_cuda_run_continues(&self->run, inbuf, self->info.config.hop / 2))
-    ret = drain(self);
+/* A buffer whose clipping meta has an end ends the run: its frames and the tail go out. */
+static GstFlowReturn
+gst_cuda_ifft_process(GstCudafftAudioFilter *filter, GstBuffer *inbuf, const GstMapInfo *map,
+                      GstBuffer **outbuf)
+{
+  GstCudaIfft *self = GST_CUDA_IFFT(filter);
+  (void)outbuf; /* everything goes out through push_samples, in order with the drains */
+  const gsize frame_bytes = gst_cudafft_frame_bytes(&self->info);
+  if (!gst_cudafft_audio_filter_check_frames(filter, map->size, frame_bytes))
+    return GST_FLOW_ERROR;
   GstAudioClippingMeta *clip = gst_buffer_get_audio_clipping_meta(inbuf);
-  const gboolean clip_samples = clip && clip->format == GST_FORMAT_DEFAULT;
-  if (ret == GST_FLOW_OK && !self->run.active) {
-    gst_cuda_run_start(&self->run, inbuf, trans->segment.start, self->info.rate);
-    self->to_skip = clip_samples ? clip->start : 0;
-  }
-  const gsize frame_bytes = gst_cuda_fft_frame_bytes(&self->info);
-  GstMapInfo map;
-  if (ret == GST_FLOW_OK && gst_buffer_map(inbuf, &map, GST_MAP_READ)) {
-    if (map.size % frame_bytes != 0) {
-      GST_ELEMENT_ERROR(
-          self, STREAM, FORMAT,
-          ("A buffer of %zu bytes does not hold whole frames of %zu bytes.", map.size, frame_bytes),
-          (NULL));
-      ret = GST_FLOW_ERROR;
-    } else {
-      const gboolean ends = clip_samples && clip->end > 0;
-      ret = synthesise(self, (const float *)map.data, map.size / frame_bytes, ends,
-                       ends ? clip->end : 0);
-    }
-    gst_buffer_unmap(inbuf, &map);
-  } else if (ret == GST_FLOW_OK) {
-    GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot read an input buffer."), (NULL));
-    ret = GST_FLOW_ERROR;
-  }
-  gst_buffer_unref(inbuf);
-  return ret;
+  const gboolean ends = clip && clip->format == GST_FORMAT_DEFAULT && clip->end > 0;
+  return synthesise(self, (const float *)map->data, map->size / frame_bytes, ends,
+                    ends ? clip->end : 0);
 }
 
 static GstFlowReturn
-gst_cuda_ifft_drain(GstCudaBaseFilter *filter)
+gst_cuda_ifft_drain(GstCudafftAudioFilter *filter)
 {
   return drain(GST_CUDA_IFFT(filter));
 }
 
-static void
-gst_cuda_ifft_flush(GstCudaBaseFilter *filter)
-{
-  GstCudaIfft *self = GST_CUDA_IFFT(filter);
-  if (self->istft)
-    cudafft_istft_reset(self->istft);
-  gst_cuda_run_reset(&self->run);
-  self->to_skip = 0;
-}
-
 /* A sample is complete when the last frame holding it has come. */
 static GstClockTime
-gst_cuda_ifft_get_latency(GstCudaBaseFilter *filter)
+gst_cuda_ifft_get_latency(GstCudafftAudioFilter *filter)
 {
   GstCudaIfft *self = GST_CUDA_IFFT(filter);
   return self->info.rate > 0
@@ -307,37 +241,21 @@ gst_cuda_ifft_get_latency(GstCudaBaseFilter *filter)
              : 0;
 }
 
-static void
-gst_cuda_ifft_close(GstCudaBaseFilter *filter)
-{
-  close_engine(GST_CUDA_IFFT(filter));
-}
-
 static gboolean
 gst_cuda_ifft_start(GstBaseTransform *trans)
 {
   GstCudaIfft *self = GST_CUDA_IFFT(trans);
-  gst_cuda_run_reset(&self->run);
   memset(&self->info, 0, sizeof self->info);
   self->to_skip = 0;
   return TRUE;
 }
 
 static void
-gst_cuda_ifft_finalize(GObject *object)
-{
-  close_engine(GST_CUDA_IFFT(object));
-  G_OBJECT_CLASS(gst_cuda_ifft_parent_class)->finalize(object);
-}
-
-static void
 gst_cuda_ifft_class_init(GstCudaIfftClass *klass)
 {
-  GObjectClass *gobject_class = G_OBJECT_CLASS(klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
   GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS(klass);
 
-  gobject_class->finalize = gst_cuda_ifft_finalize;
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);
   gst_element_class_set_static_metadata(
@@ -353,16 +271,15 @@ gst_cuda_ifft_class_init(GstCudaIfftClass *klass)
   trans_class->start = GST_DEBUG_FUNCPTR(gst_cuda_ifft_start);
   trans_class->transform_caps = GST_DEBUG_FUNCPTR(gst_cuda_ifft_transform_caps);
   trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_cuda_ifft_set_caps);
-  trans_class->generate_output = GST_DEBUG_FUNCPTR(gst_cuda_ifft_generate_output);
-  GstCudaBaseFilterClass *filter_class = GST_CUDA_BASE_FILTER_CLASS(klass);
-  filter_class->close = gst_cuda_ifft_close;
+  GstCudafftAudioFilterClass *filter_class = GST_CUDAFFT_AUDIO_FILTER_CLASS(klass);
   filter_class->drain = gst_cuda_ifft_drain;
-  filter_class->flush = gst_cuda_ifft_flush;
   filter_class->get_latency = gst_cuda_ifft_get_latency;
+  filter_class->begin_run = gst_cuda_ifft_begin_run;
+  filter_class->process = gst_cuda_ifft_process;
 }
 
 static void
 gst_cuda_ifft_init(GstCudaIfft *self)
 {
-  gst_cuda_run_reset(&self->run);
+  (void)self;
 }

@@ -1,5 +1,5 @@
 /* gstcudaspectrum.c: cudaspectrum, a drop-in replacement for GStreamer's `spectrum` that runs the
- * analysis (cudafft_spectrum.h) on an NVIDIA GPU, or on the CPU with backend=cpu. */
+ * analysis (cudafft/spectrum.h) on an NVIDIA GPU, or on the CPU with backend=cpu. */
 /**
  * SECTION:element-cudaspectrum
  * @title: cudaspectrum
@@ -69,7 +69,7 @@
 #include "gstcudaspectrum.h"
 
 #include <cudafft/spectrum.h>
-#include "gstcudafanout.h"
+#include "gstcudafftfanout.h"
 
 #include <gst/audio/audio.h>
 #include <string.h>
@@ -110,13 +110,12 @@ typedef struct {
 } Settings;
 
 struct _GstCudaSpectrum {
-  GstCudaBaseFilter parent;
+  GstCudafftAudioFilter parent;
 
   Settings settings; /* the properties, under the object lock */
 
   /* streaming thread only */
   GstAudioInfo info;
-  CudafftSpectrum *engine;
   CudafftSpectrumConfig config;  /* what the engine runs: made with, options last given */
   guint64 interval_now;          /* interval_ns of the open interval, for `duration` */
   guint64 interval_next;         /* and of the intervals after it (set_options waits for those) */
@@ -126,13 +125,13 @@ struct _GstCudaSpectrum {
   guint8 carry[MAX_FRAME_BYTES]; /* the start of a frame split between buffers */
   gsize carry_bytes;
   gboolean warned_split;
-  GstCudaFanout *fanout;  /* builds messages in parallel: made at first need, freed at close */
-  gboolean fanout_failed; /* it could not be made: build on the streaming thread only */
+  GstCudafftFanout *fanout; /* builds messages in parallel: made at first need, freed at close */
+  gboolean fanout_failed;   /* it could not be made: build on the streaming thread only */
 };
 
 #define CAPS                                                                                       \
   "audio/x-raw, format = (string) { S16LE, S24LE, S32LE, F32LE, F64LE }, "                         \
-  "rate = (int) [ 1, MAX ], channels = (int) [ 1, 1024 ], layout = (string) interleaved"
+  "rate = (int) [ 1, MAX ], layout = (string) interleaved, " GST_CUDAFFT_CHANNELS_FIELD
 
 static GstStaticPadTemplate sink_template =
     GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(CAPS));
@@ -143,10 +142,13 @@ static GstStaticPadTemplate src_template =
 static GQuark q_spectrum, q_endtime, q_timestamp, q_stream_time, q_running_time, q_duration,
     q_magnitude, q_phase, q_magnitude_data, q_phase_data, q_bands, q_channels;
 
-G_DEFINE_TYPE_WITH_CODE(GstCudaSpectrum, gst_cuda_spectrum, GST_TYPE_CUDA_BASE_FILTER,
+G_DEFINE_TYPE_WITH_CODE(GstCudaSpectrum, gst_cuda_spectrum, GST_TYPE_CUDAFFT_AUDIO_FILTER,
                         GST_DEBUG_CATEGORY_INIT(gst_cuda_spectrum_debug, "cudaspectrum", 0,
                                                 "GPU audio spectrum analyser"));
 GST_ELEMENT_REGISTER_DEFINE(cudaspectrum, "cudaspectrum", GST_RANK_NONE, GST_TYPE_CUDA_SPECTRUM);
+
+GST_CUDAFFT_DEFINE_ENGINE(spectrum_engine, spectrum, CudafftSpectrum, CudafftSpectrumConfig,
+                          "the spectrum analyser");
 
 static Settings
 current_settings(GstCudaSpectrum *self)
@@ -260,43 +262,10 @@ gst_cuda_spectrum_get_property(GObject *object, guint prop_id, GValue *value, GP
 
 /* Engine ------------------------------------------------------------------------------------- */
 
-typedef struct {
-  const CudafftSpectrumConfig *config;
-  CudafftSpectrum *made;
-} Creation;
-
-static CudafftStatus
-create_spectrum(gpointer user_data, CudafftBackend backend, int device_id, CudafftBackend *actual)
-{
-  Creation *creation = user_data;
-  const CudafftStatus status =
-      cudafft_spectrum_create(&creation->made, backend, device_id, creation->config);
-  *actual = cudafft_spectrum_get_backend(creation->made);
-  return status;
-}
-
-static CudafftSampleFormat
-format_of(GstAudioFormat format)
-{
-  switch (format) {
-  case GST_AUDIO_FORMAT_S16LE:
-    return CUDAFFT_SAMPLE_S16;
-  case GST_AUDIO_FORMAT_S24LE:
-    return CUDAFFT_SAMPLE_S24;
-  case GST_AUDIO_FORMAT_S32LE:
-    return CUDAFFT_SAMPLE_S32;
-  case GST_AUDIO_FORMAT_F64LE:
-    return CUDAFFT_SAMPLE_F64;
-  default:
-    return CUDAFFT_SAMPLE_F32;
-  }
-}
-
 static void
 close_engine(GstCudaSpectrum *self)
 {
-  cudafft_spectrum_destroy(self->engine);
-  self->engine = NULL;
+  gst_cudafft_audio_filter_close_engine(GST_CUDAFFT_AUDIO_FILTER(self));
   self->carry_bytes = 0;
 }
 
@@ -309,7 +278,7 @@ open_engine(GstCudaSpectrum *self, const Settings *s)
       .bands = s->bands,
       .channels = (unsigned)GST_AUDIO_INFO_CHANNELS(&self->info),
       .rate = (unsigned)GST_AUDIO_INFO_RATE(&self->info),
-      .format = format_of(GST_AUDIO_INFO_FORMAT(&self->info)),
+      .format = gst_cudafft_sample_format(GST_AUDIO_INFO_FORMAT(&self->info)),
       .multi_channel = s->multi_channel ? 1 : 0,
       .options = options_of(s),
   };
@@ -320,12 +289,9 @@ open_engine(GstCudaSpectrum *self, const Settings *s)
       s->bands, config.channels, config.multi_channel ? "each" : "mixed", config.rate,
       GST_AUDIO_INFO_NAME(&self->info), s->interval, s->threshold,
       s->message_phase ? ", with phase" : "");
-  Creation creation = {&config, NULL};
-  if (!gst_cuda_base_filter_create_engine(GST_CUDA_BASE_FILTER(self), "the spectrum analyser",
-                                          create_spectrum, &creation))
+  if (!gst_cudafft_audio_filter_open_engine(GST_CUDAFFT_AUDIO_FILTER(self), &spectrum_engine,
+                                            &config))
     return FALSE;
-  cudafft_spectrum_destroy(self->engine);
-  self->engine = creation.made;
   self->config = config;
   self->interval_now = self->interval_next = config.options.interval_ns;
   return TRUE;
@@ -346,13 +312,13 @@ update_options(GstCudaSpectrum *self, const Settings *s)
   if (want.interval_ns == have->interval_ns && want.threshold == have->threshold &&
       want.phase == have->phase)
     return GST_FLOW_OK;
-  const CudafftStatus status = cudafft_spectrum_set_options(self->engine, &want);
+  const CudafftStatus status = cudafft_spectrum_set_options(spectrum_engine_of(self), &want);
   if (status != CUDAFFT_STATUS_OK) {
-    gst_cuda_base_filter_post_error(GST_CUDA_BASE_FILTER(self), status,
-                                    "cudafft_spectrum_set_options");
+    gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
+                                        "cudafft_spectrum_set_options");
     return GST_FLOW_ERROR;
   }
-  if (cudafft_spectrum_frames_pending(self->engine) == 0)
+  if (cudafft_spectrum_frames_pending(spectrum_engine_of(self)) == 0)
     self->interval_now = want.interval_ns;
   self->interval_next = want.interval_ns;
   self->config.options = want;
@@ -429,11 +395,9 @@ typedef struct {
   GstMessage *message; /* built */
 } MessageJob;
 
-/* A worker thread joins the streaming thread for each this many values in a push's messages
- * (about 40 us of building): waking one for less costs about what it saves. Measured with
- * spectrum-bench on 2 cores: two messages of 129 values a push build faster on the streaming
- * thread alone, two of 513 about as fast either way, two of 1025 faster with a worker; eight of
- * 129 gain from a worker already. */
+/* A worker thread joins the streaming thread for each this many values in a push's messages:
+ * for fewer, waking one costs about what it saves. Chosen with spectrum-bench, pushes of two to
+ * eight messages of 129 to 1025 values; rerun it to recheck. */
 #define VALUES_PER_WORKER 1024
 
 /* Threads that build, the streaming thread included: more would mostly wait for the streaming
@@ -481,7 +445,7 @@ post_message(gpointer data, gpointer user_data)
 
 /* The workers, made when first worth it; NULL (all on the streaming thread) where they cannot be
  * made or there is one processor. */
-static GstCudaFanout *
+static GstCudafftFanout *
 fanout(GstCudaSpectrum *self)
 {
   if (self->fanout || self->fanout_failed)
@@ -489,7 +453,7 @@ fanout(GstCudaSpectrum *self)
   const guint workers = MIN((guint)g_get_num_processors(), MAX_BUILDERS) - 1;
   GError *error = NULL;
   if (workers > 0)
-    self->fanout = gst_cuda_fanout_new(workers, &error);
+    self->fanout = gst_cudafft_fanout_new(workers, &error);
   if (self->fanout) {
     GST_DEBUG_OBJECT(self, "building messages on %u worker threads and this one", workers);
   } else {
@@ -504,7 +468,7 @@ fanout(GstCudaSpectrum *self)
 static void
 close_fanout(GstCudaSpectrum *self)
 {
-  gst_cuda_fanout_free(self->fanout);
+  gst_cudafft_fanout_free(self->fanout);
   self->fanout = NULL;
   self->fanout_failed = FALSE;
 }
@@ -531,7 +495,7 @@ post_results(GstCudaSpectrum *self, size_t count, gboolean partial)
   guint n = 0;
   for (size_t i = 0; i < count; i++) {
     CudafftSpectrumResult result;
-    if (cudafft_spectrum_result(self->engine, i, &result) != CUDAFFT_STATUS_OK)
+    if (cudafft_spectrum_result(spectrum_engine_of(self), i, &result) != CUDAFFT_STATUS_OK)
       break; /* cannot happen: i is below the count the engine gave */
     const GstClockTime timestamp = self->message_ts;
     const GstClockTime duration =
@@ -562,7 +526,7 @@ post_results(GstCudaSpectrum *self, size_t count, gboolean partial)
     const MessageShape shape = {
         .self = self,
         .bands = self->config.bands,
-        .spectra = cudafft_spectrum_spectra(self->engine),
+        .spectra = cudafft_spectrum_spectra(spectrum_engine_of(self)),
         .multi_channel = self->config.multi_channel != 0,
     };
     size_t values = 0;
@@ -571,8 +535,8 @@ post_results(GstCudaSpectrum *self, size_t count, gboolean partial)
       values += fields * shape.bands * shape.spectra;
     }
     const guint helpers = (guint)MIN(values / VALUES_PER_WORKER, n - 1);
-    gst_cuda_fanout_run(helpers > 0 ? fanout(self) : NULL, jobs, sizeof *jobs, n, helpers,
-                        build_message, post_message, (gpointer)&shape);
+    gst_cudafft_fanout_run(helpers > 0 ? fanout(self) : NULL, jobs, sizeof *jobs, n, helpers,
+                           build_message, post_message, (gpointer)&shape);
   }
   g_free(jobs);
 }
@@ -596,18 +560,21 @@ analyse(GstCudaSpectrum *self, const guint8 *data, gsize frames, const Settings 
   const gsize bpf = GST_AUDIO_INFO_BPF(&self->info);
   while (frames > 0) {
     const gboolean change = needs_new_engine(self, s);
-    if (change && cudafft_spectrum_frames_pending(self->engine) == 0) {
+    if (change && cudafft_spectrum_frames_pending(spectrum_engine_of(self)) == 0) {
       const GstFlowReturn ret = replace_engine(self, s);
       if (ret != GST_FLOW_OK)
         return ret;
       continue;
     }
-    const size_t limit = change ? MIN(frames, cudafft_spectrum_frames_left(self->engine)) : frames;
+    const size_t limit =
+        change ? MIN(frames, cudafft_spectrum_frames_left(spectrum_engine_of(self))) : frames;
     size_t consumed = 0, results = 0;
     const CudafftStatus status = cudafft_spectrum_push(
-        self->engine, data, limit, cudafft_spectrum_max_results(self->engine), &consumed, &results);
+        spectrum_engine_of(self), data, limit,
+        cudafft_spectrum_max_results(spectrum_engine_of(self)), &consumed, &results);
     if (status != CUDAFFT_STATUS_OK) {
-      gst_cuda_base_filter_post_error(GST_CUDA_BASE_FILTER(self), status, "cudafft_spectrum_push");
+      gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
+                                          "cudafft_spectrum_push");
       return GST_FLOW_ERROR;
     }
     post_results(self, results, FALSE);
@@ -637,12 +604,12 @@ gst_cuda_spectrum_transform_ip(GstBaseTransform *trans, GstBuffer *buffer)
   GST_LOG_OBJECT(self, "buffer of %" G_GSIZE_FORMAT " bytes at %" GST_TIME_FORMAT,
                  gst_buffer_get_size(buffer), GST_TIME_ARGS(GST_BUFFER_PTS(buffer)));
   const Settings s = current_settings(self);
-  if (!self->engine && !open_engine(self, &s))
+  if (!spectrum_engine_of(self) && !open_engine(self, &s))
     return GST_FLOW_ERROR;
   if (GST_BUFFER_IS_DISCONT(buffer)) {
     GST_DEBUG_OBJECT(self, "discontinuity at %" GST_TIME_FORMAT "; starting the analysis afresh",
                      GST_TIME_ARGS(GST_BUFFER_PTS(buffer)));
-    cudafft_spectrum_reset(self->engine);
+    cudafft_spectrum_reset(spectrum_engine_of(self));
     self->interval_now = self->interval_next;
     self->carry_bytes = 0;
   }
@@ -654,7 +621,7 @@ gst_cuda_spectrum_transform_ip(GstBaseTransform *trans, GstBuffer *buffer)
     self->time_base = GST_BUFFER_PTS(buffer);
     self->frames_since_base = 0;
   }
-  if (cudafft_spectrum_frames_pending(self->engine) == 0)
+  if (cudafft_spectrum_frames_pending(spectrum_engine_of(self)) == 0)
     self->message_ts = time_now(self);
 
   GstMapInfo map;
@@ -708,12 +675,9 @@ gst_cuda_spectrum_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *ou
   GstCudaSpectrum *self = GST_CUDA_SPECTRUM(trans);
   (void)outcaps;
   GstAudioInfo info;
-  if (!gst_audio_info_from_caps(&info, incaps)) {
-    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot read the input caps."),
-                      ("%" GST_PTR_FORMAT, incaps));
+  if (!gst_cudafft_audio_filter_read_audio_caps(GST_CUDAFFT_AUDIO_FILTER(self), incaps, &info))
     return FALSE;
-  }
-  if (self->engine && gst_audio_info_is_equal(&info, &self->info))
+  if (spectrum_engine_of(self) && gst_audio_info_is_equal(&info, &self->info))
     return TRUE; /* a renegotiation to the same format keeps the analysis going */
   /* Untimestamped times go on from where the old rate left them. */
   self->time_base = time_now(self);
@@ -726,16 +690,16 @@ gst_cuda_spectrum_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *ou
 
 /* The partial interval at EOS (or before a new segment or format) is posted, not dropped. */
 static GstFlowReturn
-gst_cuda_spectrum_drain(GstCudaBaseFilter *filter)
+gst_cuda_spectrum_drain(GstCudafftAudioFilter *filter)
 {
   GstCudaSpectrum *self = GST_CUDA_SPECTRUM(filter);
   self->carry_bytes = 0;
-  if (!self->engine || cudafft_spectrum_frames_pending(self->engine) == 0)
+  if (!spectrum_engine_of(self) || cudafft_spectrum_frames_pending(spectrum_engine_of(self)) == 0)
     return GST_FLOW_OK;
   size_t results = 0;
-  const CudafftStatus status = cudafft_spectrum_finish(self->engine, &results);
+  const CudafftStatus status = cudafft_spectrum_finish(spectrum_engine_of(self), &results);
   if (status != CUDAFFT_STATUS_OK) {
-    gst_cuda_base_filter_post_error(filter, status, "cudafft_spectrum_finish");
+    gst_cudafft_audio_filter_post_error(filter, status, "cudafft_spectrum_finish");
     return GST_FLOW_ERROR;
   }
   GST_DEBUG_OBJECT(self, "posting the partial interval");
@@ -743,29 +707,28 @@ gst_cuda_spectrum_drain(GstCudaBaseFilter *filter)
   return GST_FLOW_OK;
 }
 
+/* The base class has reset the engine. */
 static void
-gst_cuda_spectrum_flush(GstCudaBaseFilter *filter)
+gst_cuda_spectrum_flush(GstCudafftAudioFilter *filter)
 {
   GstCudaSpectrum *self = GST_CUDA_SPECTRUM(filter);
   GST_DEBUG_OBJECT(self, "flush: starting the analysis afresh");
-  if (self->engine)
-    cudafft_spectrum_reset(self->engine);
   self->interval_now = self->interval_next;
   self->carry_bytes = 0;
 }
 
 /* An analyser: the audio goes out as it came in. */
 static GstClockTime
-gst_cuda_spectrum_get_latency(GstCudaBaseFilter *filter)
+gst_cuda_spectrum_get_latency(GstCudafftAudioFilter *filter)
 {
   (void)filter;
   return 0;
 }
 
 static void
-gst_cuda_spectrum_close(GstCudaBaseFilter *filter)
+gst_cuda_spectrum_close(GstCudafftAudioFilter *filter)
 {
-  close_engine(GST_CUDA_SPECTRUM(filter));
+  GST_CUDA_SPECTRUM(filter)->carry_bytes = 0;
   close_fanout(GST_CUDA_SPECTRUM(filter));
 }
 
@@ -785,7 +748,6 @@ gst_cuda_spectrum_start(GstBaseTransform *trans)
 static void
 gst_cuda_spectrum_finalize(GObject *object)
 {
-  close_engine(GST_CUDA_SPECTRUM(object));
   close_fanout(GST_CUDA_SPECTRUM(object));
   G_OBJECT_CLASS(gst_cuda_spectrum_parent_class)->finalize(object);
 }
@@ -796,7 +758,7 @@ gst_cuda_spectrum_class_init(GstCudaSpectrumClass *klass)
   GObjectClass *gobject_class = G_OBJECT_CLASS(klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
   GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS(klass);
-  GstCudaBaseFilterClass *filter_class = GST_CUDA_BASE_FILTER_CLASS(klass);
+  GstCudafftAudioFilterClass *filter_class = GST_CUDAFFT_AUDIO_FILTER_CLASS(klass);
 
   gobject_class->set_property = gst_cuda_spectrum_set_property;
   gobject_class->get_property = gst_cuda_spectrum_get_property;

@@ -4,10 +4,11 @@
  * taps, 1/2/6 channels, buffers of 1 to 100000 samples, F32 and F64; exact delta kernels; sample
  * counts with and without drain-tail; the latency property; timestamps, offsets and flags;
  * latency query and message; rate-changed; ir-location files (mono, per channel, resampled, bad
- * ones); kernel changes while playing against the crossover formula of cudafft_convolve.h;
- * flush, DISCONT, gaps and new caps; mix; NaN confinement; state cycles; two instances at once;
- * a kernel too large for the machine; non-TIME segments; and GStreamer's audiofirfilter run side
- * by side on the same input. One behaviour per test. */
+ * ones, FIFOs; the wait for the decode at start); kernel and file changes while playing against
+ * the crossover formula of cudafft/convolve.h; flush, DISCONT, gaps and new caps; mix; NaN
+ * confinement; state cycles; two instances at once; a kernel too large for the machine; non-TIME
+ * segments; and GStreamer's audiofirfilter run side by side on the same input. One behaviour per
+ * test. */
 #include "convolve_reference.h"
 #include "element_util.h"
 
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define BLOCK CUDAFFT_CONVOLVE_BLOCK /* partition, block and latency of long kernels */
@@ -581,6 +583,60 @@ random_response(TestRng *rng, gsize taps, guint channels)
   return r;
 }
 
+/* ir-location files are decoded on a worker thread, which the element's PROGRESS messages
+ * (code "ir-location") follow: waits (at most 30 s) for the end of a decode and returns how it
+ * ended (COMPLETE, ERROR or CANCELED). */
+static GstProgressType
+wait_ir_decoded(GstBus *bus)
+{
+  for (;;) {
+    GstMessage *msg = gst_bus_timed_pop_filtered(bus, 30 * GST_SECOND, GST_MESSAGE_PROGRESS);
+    fail_unless(msg != NULL, "the impulse response's decode did not end within 30 s");
+    GstProgressType type;
+    gchar *code = NULL, *text = NULL;
+    gst_message_parse_progress(msg, &type, &code, &text);
+    const gboolean ended = g_strcmp0(code, "ir-location") == 0 && type != GST_PROGRESS_TYPE_START &&
+                           type != GST_PROGRESS_TYPE_CONTINUE;
+    GST_INFO("progress %d %s: %s", type, code, text);
+    g_free(code);
+    g_free(text);
+    gst_message_unref(msg);
+    if (ended)
+      return type;
+  }
+}
+
+/* Pops the progress messages of the decodes so far, waiting (at most 30 s) until every decode
+ * that started has ended; returns how the last one ended, -1 when none started, and counts the
+ * decodes in *starts. */
+static gint
+drain_ir_progress(GstBus *bus, guint *starts)
+{
+  guint open = 0;
+  gint last = -1;
+  *starts = 0;
+  for (;;) {
+    GstMessage *msg =
+        gst_bus_timed_pop_filtered(bus, open > 0 ? 30 * GST_SECOND : 0, GST_MESSAGE_PROGRESS);
+    if (!msg) {
+      fail_unless(open == 0, "a decode of the impulse response did not end within 30 s");
+      return last;
+    }
+    GstProgressType type;
+    gst_message_parse_progress(msg, &type, NULL, NULL);
+    gst_message_unref(msg);
+    if (type == GST_PROGRESS_TYPE_START) {
+      fail_unless(open == 0, "a decode started before the last one ended");
+      open++;
+      (*starts)++;
+    } else if (type != GST_PROGRESS_TYPE_CONTINUE) {
+      fail_unless(open == 1, "a decode ended that had not started");
+      open--;
+      last = type;
+    }
+  }
+}
+
 /* A mono file filters every channel; an N-channel file filters channel i with its channel i. */
 GST_START_TEST(test_ir_location_files)
 {
@@ -671,6 +727,112 @@ GST_START_TEST(test_ir_location_resampled)
   g_ptr_array_unref(out);
   gst_object_unref(e);
   gst_harness_teardown(h);
+  test_signal_clear(&signal);
+}
+GST_END_TEST;
+
+/* The first buffer waits for the decode set off by the caps: a long stereo response (decoded on the
+ * worker thread while the first buffer is already there) filters the stream from its first
+ * sample, and the decode's START and COMPLETE were posted. */
+GST_START_TEST(test_ir_ready_at_start_wait)
+{
+  const guint channels = 2;
+  const gsize taps = 2 * RATE;
+  TestRng rng = test_rng("ir ready at start");
+  float *response = random_response(&rng, taps, channels);
+  gchar *path = write_wav("start", response, taps, channels, RATE);
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, channels, RATE, 20000, READ);
+  GstHarness *h = conv_harness(NULL);
+  GstBus *bus = eu_harness_bus(h);
+  GstElement *e = eu_harness_element(h, "c");
+  g_object_set(e, "ir-location", path, NULL); /* no rate yet: nothing to decode */
+  GstMessage *early = gst_bus_pop_filtered(bus, GST_MESSAGE_PROGRESS);
+  fail_unless(early == NULL, "a decode started before the stream's rate was known");
+  GPtrArray *out = run_harness(h, &signal, 4096, 0);
+  fail_unless_equals_int(wait_ir_decoded(bus), GST_PROGRESS_TYPE_COMPLETE);
+  const gsize expected = signal.frames + taps - 1;
+  double *got = read_single_run(out, &signal, 0, expected, "ready at start");
+  double *rows = g_new(double, taps *channels);
+  for (guint c = 0; c < channels; c++)
+    for (gsize t = 0; t < taps; t++)
+      rows[c * taps + t] = response[t * channels + c];
+  double *want =
+      convolve_reference(rows, taps, channels, signal.values, channels, signal.frames, expected);
+  check_values(got, want, expected, channels, VALUE_TOLERANCE, "ready at start");
+  unlink(path);
+  g_free(path);
+  g_free(got);
+  g_free(want);
+  g_free(rows);
+  g_free(response);
+  g_ptr_array_unref(out);
+  gst_object_unref(e);
+  gst_element_set_bus(h->element, NULL);
+  gst_object_unref(bus);
+  gst_harness_teardown(h);
+  test_signal_clear(&signal);
+}
+GST_END_TEST;
+
+/* A decode in progress is cancelled, cleanly, when the element stops (0) or when another file is
+ * set before it ends (1; the second file then filters the stream). Whether the first decode has
+ * started, or even ended, by then is a race; either way every decode that starts ends once, and
+ * nothing hangs or leaks. */
+GST_START_TEST(test_ir_decode_cancelled)
+{
+  const gsize long_taps = 30 * RATE, taps = 1500;
+  TestRng rng = test_rng("ir cancelled %d", __i__);
+  float *long_response = g_new0(float, long_taps);
+  long_response[0] = 1.0f;
+  gchar *long_path = write_wav("long", long_response, long_taps, 1, RATE);
+  float *response = random_response(&rng, taps, 1);
+  gchar *path = write_wav("short", response, taps, 1, RATE);
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, 2, RATE, 10000, READ);
+  GstHarness *h = conv_harness(NULL);
+  GstBus *bus = eu_harness_bus(h);
+  GstElement *e = eu_harness_element(h, "c");
+  g_object_set(e, "ir-location", long_path, NULL);
+  gst_harness_set_src_caps(h, eu_raw_caps(CUDAFFT_SAMPLE_F32, RATE, 2)); /* the decode starts */
+  guint starts = 0;
+  if (__i__ == 0) {
+    gst_object_unref(e);
+    gst_harness_teardown(h); /* stops it */
+    const gint end = drain_ir_progress(bus, &starts);
+    fail_unless(starts <= 1, "%u decodes of one file", starts);
+    fail_unless(starts == 0 || end == GST_PROGRESS_TYPE_CANCELED ||
+                    end == GST_PROGRESS_TYPE_COMPLETE,
+                "the decode ended with %d", end);
+  } else {
+    g_object_set(e, "ir-location", path, NULL);
+    GPtrArray *out = eu_buffer_list();
+    eu_push_signal(h, &signal, 0, signal.frames, 1000, 0, out);
+    eu_push_eos(h, out);
+    const gint end = drain_ir_progress(bus, &starts);
+    fail_unless(starts >= 1 && starts <= 2, "%u decodes of two files", starts);
+    fail_unless_equals_int(end, GST_PROGRESS_TYPE_COMPLETE);
+    const gsize expected = signal.frames + taps - 1;
+    double *got = read_single_run(out, &signal, 0, expected, "second file");
+    double *h_taps = g_new(double, taps);
+    for (gsize t = 0; t < taps; t++)
+      h_taps[t] = response[t];
+    double *want = convolve_reference(h_taps, taps, 1, signal.values, 2, signal.frames, expected);
+    check_values(got, want, expected, 2, VALUE_TOLERANCE, "second file");
+    g_free(got);
+    g_free(want);
+    g_free(h_taps);
+    g_ptr_array_unref(out);
+    gst_object_unref(e);
+    gst_harness_teardown(h);
+  }
+  gst_object_unref(bus);
+  unlink(long_path);
+  unlink(path);
+  g_free(long_path);
+  g_free(path);
+  g_free(long_response);
+  g_free(response);
   test_signal_clear(&signal);
 }
 GST_END_TEST;
@@ -873,6 +1035,118 @@ GST_START_TEST(test_bad_ir_files)
 }
 GST_END_TEST;
 
+/* run_pipeline on a thread of its own, given `seconds` to end: FALSE if it has not by then (the
+ * thread is left behind: the test fails and its process ends). */
+typedef struct {
+  PipelineRun *run;
+  GMutex lock;
+  GCond cond;
+  gboolean done;
+} BoundedRun;
+
+static gpointer
+bounded_run_main(gpointer data)
+{
+  BoundedRun *b = data;
+  run_pipeline(b->run);
+  g_mutex_lock(&b->lock);
+  b->done = TRUE;
+  g_cond_signal(&b->cond);
+  g_mutex_unlock(&b->lock);
+  return NULL;
+}
+
+static gboolean
+run_pipeline_bounded(PipelineRun *run, guint seconds)
+{
+  BoundedRun *b = g_new0(BoundedRun, 1);
+  b->run = run;
+  g_mutex_init(&b->lock);
+  g_cond_init(&b->cond);
+  GThread *thread = g_thread_new("bounded-run", bounded_run_main, b);
+  const gint64 deadline = g_get_monotonic_time() + seconds * G_TIME_SPAN_SECOND;
+  g_mutex_lock(&b->lock);
+  while (!b->done && g_cond_wait_until(&b->cond, &b->lock, deadline))
+    ;
+  const gboolean done = b->done;
+  g_mutex_unlock(&b->lock);
+  if (!done)
+    return FALSE;
+  g_thread_join(thread);
+  g_mutex_clear(&b->lock);
+  g_cond_clear(&b->cond);
+  g_free(b);
+  return TRUE;
+}
+
+/* A FIFO as ir-location: refused without being opened (opening it would wait for a writer), with
+ * an error naming it at start and, set while playing, a warning naming it while the old kernel
+ * goes on filtering. Neither hangs. */
+GST_START_TEST(test_ir_fifo_refused)
+{
+  const gboolean while_playing = __i__ == 1;
+  gchar *path =
+      g_strdup_printf("%s/cudaconvolve-test-%d-fifo-%d.wav", g_get_tmp_dir(), (int)getpid(), __i__);
+  unlink(path);
+  fail_unless(mkfifo(path, 0600) == 0, "cannot make the FIFO %s", path);
+  TestRng rng = test_rng("fifo %d", __i__);
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, 2, RATE, 12000, READ);
+  if (!while_playing) {
+    gchar *element =
+        g_strdup_printf("cudaconvolve name=c backend=%s ir-location=\"%s\"", eu_backend, path);
+    PipelineRun run = {.element = element, .signal = &signal, .chunk = 1000};
+    fail_unless(run_pipeline_bounded(&run, 30), "the pipeline hangs on a FIFO as ir-location");
+    fail_unless(run.why == NULL, "FIFO: %s", run.why);
+    fail_unless(run.error != NULL, "FIFO: no ERROR message");
+    fail_unless(g_str_has_prefix(run.error, "c: "), "FIFO: the error comes from elsewhere: %s",
+                run.error);
+    fail_unless(strstr(run.error, path) != NULL, "FIFO: the error does not name %s: %s", path,
+                run.error);
+    GST_INFO("FIFO at start: %s", run.error);
+    pipeline_run_clear(&run);
+    g_free(element);
+  } else {
+    double *k = random_kernel(&rng, 700);
+    GstHarness *h = conv_harness(NULL);
+    GstBus *bus = eu_harness_bus(h);
+    harness_set_kernel(h, k, 700);
+    gst_harness_set_src_caps(h, eu_raw_caps(CUDAFFT_SAMPLE_F32, RATE, 2));
+    GPtrArray *out = eu_buffer_list();
+    eu_push_signal(h, &signal, 0, 5000, 1000, 0, out);
+    GstElement *e = eu_harness_element(h, "c");
+    g_object_set(e, "ir-location", path, NULL);
+    fail_unless_equals_int(wait_ir_decoded(bus), GST_PROGRESS_TYPE_ERROR);
+    eu_push_signal(h, &signal, 5000, signal.frames - 5000, 1000, 0, out);
+    eu_push_eos(h, out);
+    GstMessage *msg = gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING | GST_MESSAGE_ERROR);
+    fail_unless(msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_WARNING,
+                "expected a WARNING for a FIFO set while playing");
+    GError *err = NULL;
+    gst_message_parse_warning(msg, &err, NULL);
+    fail_unless(strstr(err->message, path) != NULL, "the warning does not name %s: %s", path,
+                err->message);
+    g_clear_error(&err);
+    gst_message_unref(msg);
+    const gsize expected = signal.frames + 699;
+    double *got = read_single_run(out, &signal, 0, expected, "FIFO while playing");
+    double *want = convolve_reference(k, 700, 1, signal.values, 2, signal.frames, expected);
+    check_values(got, want, expected, 2, VALUE_TOLERANCE, "FIFO while playing");
+    g_free(got);
+    g_free(want);
+    g_free(k);
+    g_ptr_array_unref(out);
+    gst_object_unref(e);
+    gst_element_set_bus(h->element, NULL);
+    gst_object_unref(bus);
+    gst_harness_teardown(h);
+  }
+  unlink(path);
+  g_free(path);
+  test_signal_clear(&signal);
+}
+GST_END_TEST;
+
 /* An empty kernel is refused with a WARNING and the previous kernel stays. */
 GST_START_TEST(test_bad_kernel_refused)
 {
@@ -912,17 +1186,31 @@ GST_END_TEST;
 
 typedef struct {
   gsize taps_old, taps_new;
-  gsize at;         /* input samples pushed before the change */
-  gboolean by_file; /* the new kernel comes as an ir-location file */
+  gsize at;             /* input samples pushed before the change */
+  gboolean by_file;     /* the new kernel comes as an ir-location file */
+  gboolean old_by_file; /* and the old one as another, set before the start */
 } ChangeRow;
 
 static const ChangeRow change_rows[] = {
-    {3000, 500, 10000, FALSE},   /* partitioned to partitioned, mid-block */
-    {3000, 40, 8192, FALSE},     /* partitioned to direct, at a block boundary */
-    {5, 3000, 7000, FALSE},      /* direct to partitioned */
-    {48000, 2049, 50000, FALSE}, /* long to long */
-    {100, 6000, 3000, TRUE},     /* a file set while playing */
+    {3000, 500, 10000, FALSE, FALSE},   /* partitioned to partitioned, mid-block */
+    {3000, 40, 8192, FALSE, FALSE},     /* partitioned to direct, at a block boundary */
+    {5, 3000, 7000, FALSE, FALSE},      /* direct to partitioned */
+    {48000, 2049, 50000, FALSE, FALSE}, /* long to long */
+    {100, 6000, 3000, TRUE, FALSE},     /* a file set while playing */
+    {2500, 4000, 9000, TRUE, TRUE},     /* a file replaced by another while playing */
 };
+
+/* Writes taps[] (rounded to float in place: the file holds floats) as a mono WAV file. */
+static gchar *
+write_kernel_wav(const char *label, double *taps, gsize n)
+{
+  float *response = g_new(float, n);
+  for (gsize t = 0; t < n; t++)
+    taps[t] = response[t] = (float)taps[t];
+  gchar *path = write_wav(label, response, n, 1, RATE);
+  g_free(response);
+  return path;
+}
 
 /* The output follows cudafft_convolve.h's crossover: the old kernel's output up to the change
  * point s (the first block boundary at or after the samples pushed), a linear crossfade to the new
@@ -940,27 +1228,37 @@ GST_START_TEST(test_kernel_change_crossover)
   double *h_old = random_kernel(&rng, r->taps_old);
   double *h_new = random_kernel(&rng, r->taps_new);
   GstHarness *h = conv_harness(NULL);
-  harness_set_kernel(h, h_old, r->taps_old);
+  GstBus *bus = eu_harness_bus(h);
+  GstElement *e = eu_harness_element(h, "c");
+  gchar *old_path = NULL;
+  if (r->old_by_file) {
+    old_path = write_kernel_wav("change-old", h_old, r->taps_old);
+    g_object_set(e, "ir-location", old_path, NULL);
+  } else {
+    set_kernel(e, h_old, r->taps_old);
+  }
   eu_harness_signal_caps(h, &signal);
   GPtrArray *out = eu_buffer_list();
   eu_push_signal(h, &signal, 0, r->at, 1000, 0, out);
   gchar *path = NULL;
   if (r->by_file) {
-    float *response = g_new(float, r->taps_new);
-    for (gsize t = 0; t < r->taps_new; t++)
-      h_new[t] = response[t] = (float)h_new[t]; /* the file holds floats */
-    path = write_wav("change", response, r->taps_new, 1, RATE);
-    g_free(response);
-    GstElement *e = eu_harness_element(h, "c");
+    if (r->old_by_file)
+      fail_unless_equals_int(wait_ir_decoded(bus), GST_PROGRESS_TYPE_COMPLETE);
+    path = write_kernel_wav("change", h_new, r->taps_new);
     g_object_set(e, "ir-location", path, NULL);
-    gst_object_unref(e);
+    /* decoded on the worker thread: the next buffer after the decode takes the new kernel */
+    fail_unless_equals_int(wait_ir_decoded(bus), GST_PROGRESS_TYPE_COMPLETE);
   } else {
-    harness_set_kernel(h, h_new, r->taps_new);
+    set_kernel(e, h_new, r->taps_new);
   }
   eu_push_signal(h, &signal, r->at, samples - r->at, 1000, 0, out);
   if (path) {
     unlink(path);
     g_free(path);
+  }
+  if (old_path) {
+    unlink(old_path);
+    g_free(old_path);
   }
   eu_push_eos(h, out);
 
@@ -978,6 +1276,9 @@ GST_START_TEST(test_kernel_change_crossover)
   g_free(h_new);
   g_free(row);
   g_ptr_array_unref(out);
+  gst_object_unref(e);
+  gst_element_set_bus(h->element, NULL);
+  gst_object_unref(bus);
   gst_harness_teardown(h);
   test_signal_clear(&signal);
 }
@@ -1000,6 +1301,8 @@ GST_START_TEST(test_bad_ir_while_playing_keeps_kernel)
   gchar *path = g_strdup_printf("%s/cudaconvolve-test-%d-gone.wav", g_get_tmp_dir(), (int)getpid());
   GstElement *e = eu_harness_element(h, "c");
   g_object_set(e, "ir-location", path, NULL);
+  /* decoded on the worker thread: the next buffer after the decode posts the warning */
+  fail_unless_equals_int(wait_ir_decoded(bus), GST_PROGRESS_TYPE_ERROR);
   eu_push_signal(h, &signal, 9000, 11000, 1000, 0, out);
   eu_push_eos(h, out);
   GstMessage *msg = gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING | GST_MESSAGE_ERROR);
@@ -1515,7 +1818,10 @@ cudaconvolve_suite(void)
   tcase_add_test(tc, test_rate_changed_sets_kernel);
   tcase_add_loop_test(tc, test_ir_location_files, 0, 2);
   tcase_add_test(tc, test_ir_location_resampled);
+  tcase_add_test(tc, test_ir_ready_at_start_wait);
+  tcase_add_loop_test(tc, test_ir_decode_cancelled, 0, 2);
   tcase_add_loop_test(tc, test_bad_ir_files, 0, 5);
+  tcase_add_loop_test(tc, test_ir_fifo_refused, 0, 2);
   tcase_add_test(tc, test_bad_kernel_refused);
   tcase_add_loop_test(tc, test_kernel_change_crossover, 0, G_N_ELEMENTS(change_rows));
   tcase_add_test(tc, test_bad_ir_while_playing_keeps_kernel);

@@ -1,5 +1,5 @@
-/* gstcudahostmemory.c: see the header. */
-#include "gstcudahostmemory.h"
+/* gstcudaffthostmemory.c: see the header. */
+#include "gstcudaffthostmemory.h"
 
 #include <cudafft/common.h>
 
@@ -7,19 +7,19 @@ typedef struct {
   GstMemory mem;
   guint8 *data; /* of the allocation (shared memories point into their parent's) */
   int pinned;
-} GstCudaHostMemory;
+} GstCudafftHostMemory;
 
-struct _GstCudaHostAllocator {
+struct _GstCudafftHostAllocator {
   GstAllocator parent;
   gboolean pinned;
 };
 
-G_DEFINE_TYPE(GstCudaHostAllocator, gst_cuda_host_allocator, GST_TYPE_ALLOCATOR);
+G_DEFINE_TYPE(GstCudafftHostAllocator, gst_cudafft_host_allocator, GST_TYPE_ALLOCATOR);
 
 static GstMemory *
 host_alloc(GstAllocator *allocator, gsize size, GstAllocationParams *params)
 {
-  GstCudaHostAllocator *self = GST_CUDA_HOST_ALLOCATOR(allocator);
+  GstCudafftHostAllocator *self = GST_CUDAFFT_HOST_ALLOCATOR(allocator);
   const gsize maxsize = size + params->prefix + params->padding;
   /* both kinds are at least 64-byte aligned (pinned memory is page aligned) */
   if (params->align >= 64) {
@@ -30,7 +30,7 @@ host_alloc(GstAllocator *allocator, gsize size, GstAllocationParams *params)
   guint8 *data = cudafft_pinned_alloc(maxsize, self->pinned, &pinned);
   if (!data)
     return NULL;
-  GstCudaHostMemory *mem = g_new0(GstCudaHostMemory, 1);
+  GstCudafftHostMemory *mem = g_new0(GstCudafftHostMemory, 1);
   gst_memory_init(GST_MEMORY_CAST(mem), params->flags, allocator, NULL, maxsize, 63, params->prefix,
                   size);
   mem->data = data;
@@ -42,7 +42,7 @@ static void
 host_free(GstAllocator *allocator, GstMemory *memory)
 {
   (void)allocator;
-  GstCudaHostMemory *mem = (GstCudaHostMemory *)memory;
+  GstCudafftHostMemory *mem = (GstCudafftHostMemory *)memory;
   if (!memory->parent)
     cudafft_pinned_free(mem->data, mem->pinned);
   g_free(mem);
@@ -53,7 +53,7 @@ host_map(GstMemory *memory, gsize maxsize, GstMapFlags flags)
 {
   (void)maxsize;
   (void)flags;
-  return ((GstCudaHostMemory *)memory)->data;
+  return ((GstCudafftHostMemory *)memory)->data;
 }
 
 static void
@@ -65,11 +65,11 @@ host_unmap(GstMemory *memory)
 static GstMemory *
 host_share(GstMemory *memory, gssize offset, gssize size)
 {
-  GstCudaHostMemory *parent = (GstCudaHostMemory *)memory;
+  GstCudafftHostMemory *parent = (GstCudafftHostMemory *)memory;
   GstMemory *root = memory->parent ? memory->parent : memory;
   if (size == -1)
     size = memory->size - offset;
-  GstCudaHostMemory *sub = g_new0(GstCudaHostMemory, 1);
+  GstCudafftHostMemory *sub = g_new0(GstCudafftHostMemory, 1);
   gst_memory_init(
       GST_MEMORY_CAST(sub), GST_MINI_OBJECT_FLAGS(root) | GST_MINI_OBJECT_FLAG_LOCK_READONLY,
       memory->allocator, root, memory->maxsize, memory->align, memory->offset + offset, size);
@@ -79,7 +79,7 @@ host_share(GstMemory *memory, gssize offset, gssize size)
 }
 
 static void
-gst_cuda_host_allocator_class_init(GstCudaHostAllocatorClass *klass)
+gst_cudafft_host_allocator_class_init(GstCudafftHostAllocatorClass *klass)
 {
   GstAllocatorClass *allocator_class = GST_ALLOCATOR_CLASS(klass);
   allocator_class->alloc = host_alloc;
@@ -87,10 +87,10 @@ gst_cuda_host_allocator_class_init(GstCudaHostAllocatorClass *klass)
 }
 
 static void
-gst_cuda_host_allocator_init(GstCudaHostAllocator *self)
+gst_cudafft_host_allocator_init(GstCudafftHostAllocator *self)
 {
   GstAllocator *allocator = GST_ALLOCATOR(self);
-  allocator->mem_type = GST_CUDA_HOST_MEMORY_TYPE;
+  allocator->mem_type = GST_CUDAFFT_HOST_MEMORY_TYPE;
   allocator->mem_map = host_map;
   allocator->mem_unmap = host_unmap;
   allocator->mem_share = host_share;
@@ -98,26 +98,26 @@ gst_cuda_host_allocator_init(GstCudaHostAllocator *self)
 }
 
 GstAllocator *
-gst_cuda_host_allocator_new(gboolean pinned)
+gst_cudafft_host_allocator_new(gboolean pinned)
 {
-  GstCudaHostAllocator *self = g_object_new(GST_TYPE_CUDA_HOST_ALLOCATOR, NULL);
+  GstCudafftHostAllocator *self = g_object_new(GST_TYPE_CUDAFFT_HOST_ALLOCATOR, NULL);
   gst_object_ref_sink(self);
   self->pinned = pinned;
   return GST_ALLOCATOR(self);
 }
 
 void
-gst_cuda_host_allocator_propose(GstAllocator **allocator, GstQuery *query)
+gst_cudafft_host_allocator_propose(GstAllocator **allocator, GstQuery *query)
 {
   if (!*allocator)
-    *allocator = gst_cuda_host_allocator_new(TRUE);
+    *allocator = gst_cudafft_host_allocator_new(TRUE);
   gst_query_add_allocation_param(query, *allocator, NULL);
 }
 
 GstBufferPool *
-gst_cuda_host_pool_new(gboolean pinned, GstCaps *caps, guint size)
+gst_cudafft_host_pool_new(gboolean pinned, GstCaps *caps, guint size)
 {
-  GstAllocator *allocator = gst_cuda_host_allocator_new(pinned);
+  GstAllocator *allocator = gst_cudafft_host_allocator_new(pinned);
   GstBufferPool *pool = gst_buffer_pool_new();
   GstStructure *config = gst_buffer_pool_get_config(pool);
   gst_buffer_pool_config_set_params(config, caps, size, 0, 0);
@@ -132,7 +132,7 @@ gst_cuda_host_pool_new(gboolean pinned, GstCaps *caps, guint size)
 }
 
 void
-gst_cuda_output_pool_clear(GstCudaOutputPool *pool)
+gst_cudafft_output_pool_clear(GstCudafftOutputPool *pool)
 {
   if (pool->pool) {
     gst_buffer_pool_set_active(pool->pool, FALSE);
@@ -143,14 +143,14 @@ gst_cuda_output_pool_clear(GstCudaOutputPool *pool)
 }
 
 GstBuffer *
-gst_cuda_output_pool_acquire(GstCudaOutputPool *pool, GstPad *srcpad, gboolean pinned, gsize bytes,
-                             gsize spare)
+gst_cudafft_output_pool_acquire(GstCudafftOutputPool *pool, GstPad *srcpad, gboolean pinned,
+                                gsize bytes, gsize spare)
 {
   if (!pool->pool || pool->size < bytes) {
-    gst_cuda_output_pool_clear(pool);
+    gst_cudafft_output_pool_clear(pool);
     const gsize size = bytes + spare;
     GstCaps *caps = gst_pad_get_current_caps(srcpad);
-    pool->pool = gst_cuda_host_pool_new(pinned, caps, (guint)size);
+    pool->pool = gst_cudafft_host_pool_new(pinned, caps, (guint)size);
     if (caps)
       gst_caps_unref(caps);
     pool->size = pool->pool ? size : 0;

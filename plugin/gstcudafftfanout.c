@@ -1,19 +1,19 @@
-/* gstcudafanout.c: see gstcudafanout.h.
+/* gstcudafftfanout.c: see gstcudafftfanout.h.
  *
  * The jobs of a run are claimed in order from one counter, by the workers and by the calling
  * thread alike, so the job to deliver next is always among the first in work; the calling thread
  * delivers before it builds, so that a delivered job's resources go early. A worker that starts
  * late (after its run) finds nothing to claim, or joins the run then in progress, which is just as
  * good: it only ever reads the fanout itself, never a finished run's jobs. */
-#include "gstcudafanout.h"
+#include "gstcudafftfanout.h"
 
 #include <gst/gst.h>
 #include <string.h>
 
-GST_DEBUG_CATEGORY_STATIC(gst_cuda_fanout_debug);
-#define GST_CAT_DEFAULT gst_cuda_fanout_debug
+GST_DEBUG_CATEGORY_STATIC(gst_cudafft_fanout_debug);
+#define GST_CAT_DEFAULT gst_cudafft_fanout_debug
 
-struct _GstCudaFanout {
+struct _GstCudafftFanout {
   GThreadPool *pool;
   guint workers;
 
@@ -28,7 +28,7 @@ struct _GstCudaFanout {
   guint8 *jobs;
   gsize job_size;
   guint n, next; /* jobs, and the first one no thread has claimed yet */
-  GstCudaFanoutFunc build;
+  GstCudafftFanoutFunc build;
   gpointer user_data;
 };
 
@@ -36,14 +36,14 @@ struct _GstCudaFanout {
 static void
 work(gpointer data, gpointer user_data)
 {
-  GstCudaFanout *f = user_data;
+  GstCudafftFanout *f = user_data;
   (void)data;
   g_mutex_lock(&f->lock);
   f->queued--;
   while (f->next < f->n) {
     const guint i = f->next++;
     gpointer job = f->jobs + i * f->job_size;
-    const GstCudaFanoutFunc build = f->build;
+    const GstCudafftFanoutFunc build = f->build;
     gpointer build_data = f->user_data;
     g_mutex_unlock(&f->lock);
     build(job, build_data);
@@ -55,18 +55,18 @@ work(gpointer data, gpointer user_data)
   g_mutex_unlock(&f->lock);
 }
 
-GstCudaFanout *
-gst_cuda_fanout_new(guint workers, GError **error)
+GstCudafftFanout *
+gst_cudafft_fanout_new(guint workers, GError **error)
 {
   static gsize category = 0;
   if (g_once_init_enter(&category)) {
-    GST_DEBUG_CATEGORY_INIT(gst_cuda_fanout_debug, "cudafanout", 0,
+    GST_DEBUG_CATEGORY_INIT(gst_cudafft_fanout_debug, "cudafftfanout", 0,
                             "worker threads that build in parallel, delivered in order");
     g_once_init_leave(&category, 1);
   }
   g_return_val_if_fail(workers >= 1, NULL);
 
-  GstCudaFanout *f = g_new0(GstCudaFanout, 1);
+  GstCudafftFanout *f = g_new0(GstCudafftFanout, 1);
   /* Not exclusive: idle threads go back to GLib's shared ones instead of waiting per element. */
   f->pool = g_thread_pool_new(work, f, (gint)MIN(workers, (guint)G_MAXINT), FALSE, error);
   if (!f->pool) {
@@ -81,7 +81,7 @@ gst_cuda_fanout_new(guint workers, GError **error)
 }
 
 void
-gst_cuda_fanout_free(GstCudaFanout *f)
+gst_cudafft_fanout_free(GstCudafftFanout *f)
 {
   if (!f)
     return;
@@ -96,8 +96,8 @@ gst_cuda_fanout_free(GstCudaFanout *f)
 }
 
 void
-gst_cuda_fanout_run(GstCudaFanout *f, gpointer jobs, gsize job_size, guint n, guint helpers,
-                    GstCudaFanoutFunc build, GstCudaFanoutFunc deliver, gpointer user_data)
+gst_cudafft_fanout_run(GstCudafftFanout *f, gpointer jobs, gsize job_size, guint n, guint helpers,
+                       GstCudafftFanoutFunc build, GstCudafftFanoutFunc deliver, gpointer user_data)
 {
   guint8 *const base = jobs;
   if (!f || helpers == 0 || n < 2) {

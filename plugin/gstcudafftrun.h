@@ -1,9 +1,9 @@
-/* gstcudarun.h: the timeline of a "run", the stretch of a stream between resets (start, flush,
+/* gstcudafftrun.h: the timeline of a "run", the stretch of a stream between resets (start, flush,
  * discontinuity, EOS). Times come from sample counts since the run's first sample, never from
  * summed durations, so they do not drift; the elements count their own units (frames, samples) in
  * the same way. */
-#ifndef GST_CUDA_RUN_H
-#define GST_CUDA_RUN_H
+#ifndef GST_CUDAFFT_RUN_H
+#define GST_CUDAFFT_RUN_H
 
 #include <gst/gst.h>
 
@@ -15,22 +15,23 @@ typedef struct {
   gint rate;
   guint64 samples;  /* input samples received in the run */
   guint64 produced; /* output units (frames or samples) pushed in the run */
-} GstCudaRun;
+} GstCudafftRun;
 
-void gst_cuda_run_reset(GstCudaRun *run);
+void gst_cudafft_run_reset(GstCudafftRun *run);
 
 /* Starts a run at `first`'s timestamp, or at `fallback` (the segment start) when it has none. */
-void gst_cuda_run_start(GstCudaRun *run, GstBuffer *first, GstClockTime fallback, gint rate);
+void gst_cudafft_run_start(GstCudafftRun *run, GstBuffer *first, GstClockTime fallback, gint rate);
 
 /* The time of sample `index` of the run. */
-GstClockTime gst_cuda_run_time(const GstCudaRun *run, guint64 index);
+GstClockTime gst_cudafft_run_time(const GstCudafftRun *run, guint64 index);
 
 /* Whether `buffer` continues the run: not flagged DISCONT, and (when it has a timestamp) starting
  * within `tolerance` samples of where the samples received so far end. */
-gboolean gst_cuda_run_continues(const GstCudaRun *run, GstBuffer *buffer, guint64 tolerance);
+gboolean gst_cudafft_run_continues(const GstCudafftRun *run, GstBuffer *buffer, guint64 tolerance);
 
 /* Stamps `buffer` as samples [first, first + count) of the run: PTS, exact duration. */
-void gst_cuda_run_stamp(const GstCudaRun *run, GstBuffer *buffer, guint64 first, guint64 count);
+void gst_cudafft_run_stamp(const GstCudafftRun *run, GstBuffer *buffer, guint64 first,
+                           guint64 count);
 
 G_END_DECLS
 

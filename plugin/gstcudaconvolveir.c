@@ -1,0 +1,508 @@
+/* gstcudaconvolveir.c: see the header. */
+#define _POSIX_C_SOURCE 200809L /* open's O_CLOEXEC, fstat */
+#include "gstcudaconvolveir.h"
+
+#include <gst/audio/audio.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+GST_DEBUG_CATEGORY_STATIC(gst_cuda_convolve_ir_debug);
+#define GST_CAT_DEFAULT gst_cuda_convolve_ir_debug
+
+/* The most a decode may take before it is given up. */
+#define DECODE_TIMEOUT (60 * GST_SECOND)
+
+/* Samples (all channels) a response file may decode to: 1 GiB of doubles, 6 hours of mono at
+ * 48 kHz, far beyond a room; longer files are refused rather than exhausting memory. */
+#define MAX_VALUES ((gsize)1 << 27)
+
+struct _GstCudaConvolveIr {
+  GstElement *owner;
+  GMutex lock;
+  GCond cond; /* signalled when there is work for the worker, a result, or a stop */
+
+  /* under lock */
+  gchar *location; /* NULL: none */
+  gint rate;       /* 0: not known */
+  guint64 wanted;  /* the request: bumped by every change of location or rate */
+  guint64 done;    /* the request `result` answers; 0: none */
+  GstCudaConvolveIrResult *result;
+  GThread *worker;  /* NULL while none runs */
+  gboolean quit;    /* the worker is to end */
+  guint64 stops;    /* bumped by every stop: waiters give up */
+  GstBus *decoding; /* the bus of the decode in progress, which a cancel message ends */
+  guint64 decoding_for;
+};
+
+/* Problems ----------------------------------------------------------------------------------- */
+
+static void
+problem_set(GstCudaConvolveIrProblem *problem, GQuark domain, gint code, gchar *text, gchar *debug)
+{
+  problem->domain = domain;
+  problem->code = code;
+  problem->text = text;
+  problem->debug = debug;
+}
+
+void
+gst_cuda_convolve_ir_problem_clear(GstCudaConvolveIrProblem *problem)
+{
+  g_free(problem->text);
+  g_free(problem->debug);
+  memset(problem, 0, sizeof *problem);
+}
+
+void
+gst_cuda_convolve_ir_problem_post(const GstCudaConvolveIrProblem *problem, GstElement *element,
+                                  gboolean fatal)
+{
+  gst_element_message_full(element, fatal ? GST_MESSAGE_ERROR : GST_MESSAGE_WARNING,
+                           problem->domain, problem->code, g_strdup(problem->text),
+                           g_strdup(problem->debug), __FILE__, GST_FUNCTION, __LINE__);
+}
+
+gboolean
+gst_cuda_convolve_ir_check(const gchar *location, GstCudaConvolveIrProblem *problem)
+{
+  /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer */
+  const int fd = open(location, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT)
+      problem_set(
+          problem, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
+          g_strdup_printf("Impulse response file \"%s\" (ir-location) not found.", location), NULL);
+    else
+      problem_set(problem, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
+                  g_strdup_printf("Cannot read the impulse response file \"%s\" (ir-location): "
+                                  "%s.",
+                                  location, g_strerror(err)),
+                  NULL);
+    return FALSE;
+  }
+  struct stat st;
+  const gboolean stated = fstat(fd, &st) == 0;
+  const int err = errno;
+  close(fd);
+  const gchar *why = !stated               ? g_strerror(err)
+                     : S_ISDIR(st.st_mode) ? "it is a directory"
+                     : !S_ISREG(st.st_mode)
+                         ? "it is not a regular file (a FIFO, device or socket could block)"
+                         : NULL;
+  if (!why)
+    return TRUE;
+  problem_set(problem, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
+              g_strdup_printf("Cannot read the impulse response file \"%s\" (ir-location): %s.",
+                              location, why),
+              NULL);
+  return FALSE;
+}
+
+/* Results ------------------------------------------------------------------------------------ */
+
+static void
+result_clear(gpointer data)
+{
+  GstCudaConvolveIrResult *result = data;
+  g_free(result->location);
+  g_free(result->data);
+  gst_cuda_convolve_ir_problem_clear(&result->problem);
+}
+
+void
+gst_cuda_convolve_ir_result_unref(GstCudaConvolveIrResult *result)
+{
+  if (result)
+    g_atomic_rc_box_release_full(result, result_clear);
+}
+
+static GstCudaConvolveIrResult *
+result_new(const gchar *location, gint rate)
+{
+  GstCudaConvolveIrResult *result = g_atomic_rc_box_new0(GstCudaConvolveIrResult);
+  result->location = g_strdup(location);
+  result->rate = rate;
+  return result;
+}
+
+/* Decoding ----------------------------------------------------------------------------------- */
+
+/* Appends the samples of `sample` to `data` (interleaved F64); checks that the channel count
+ * stays the same. */
+static gboolean
+append_samples(GstSample *sample, GArray *data, guint *channels)
+{
+  GstAudioInfo info;
+  GstCaps *caps = gst_sample_get_caps(sample);
+  if (!caps || !gst_audio_info_from_caps(&info, caps))
+    return FALSE;
+  if (*channels && *channels != (guint)GST_AUDIO_INFO_CHANNELS(&info))
+    return FALSE;
+  *channels = GST_AUDIO_INFO_CHANNELS(&info);
+  GstBuffer *buffer = gst_sample_get_buffer(sample);
+  GstMapInfo map;
+  if (!buffer || !gst_buffer_map(buffer, &map, GST_MAP_READ))
+    return FALSE;
+  g_array_append_vals(data, map.data, map.size / sizeof(gdouble));
+  gst_buffer_unmap(buffer, &map);
+  return TRUE;
+}
+
+/* Makes the decode of `request` cancellable through `bus`; FALSE when the request is already
+ * stale (a newer one came, or a stop). */
+static gboolean
+begin_decoding(GstCudaConvolveIr *ir, guint64 request, GstBus *bus)
+{
+  g_mutex_lock(&ir->lock);
+  const gboolean current = !ir->quit && request == ir->wanted;
+  if (current) {
+    ir->decoding = gst_object_ref(bus);
+    ir->decoding_for = request;
+  }
+  g_mutex_unlock(&ir->lock);
+  return current;
+}
+
+static void
+end_decoding(GstCudaConvolveIr *ir)
+{
+  g_mutex_lock(&ir->lock);
+  gst_clear_object(&ir->decoding);
+  ir->decoding_for = 0;
+  g_mutex_unlock(&ir->lock);
+}
+
+/* Ends the decode in progress, if any, unless it is for the current request. */
+static void
+cancel_stale_decode_locked(GstCudaConvolveIr *ir)
+{
+  if (ir->decoding && (ir->quit || ir->decoding_for != ir->wanted))
+    gst_bus_post(ir->decoding,
+                 gst_message_new_application(NULL, gst_structure_new_empty("cancel")));
+}
+
+/* Decodes `location` to F64 at `rate` with a sub-pipeline (any format GStreamer decodes): a result
+ * with the samples or with the problem, or NULL when cancelled. */
+static GstCudaConvolveIrResult *
+decode(GstCudaConvolveIr *ir, guint64 request, const gchar *location, gint rate)
+{
+  GstCudaConvolveIrResult *result = result_new(location, rate);
+  if (!gst_cuda_convolve_ir_check(location, &result->problem))
+    return result;
+  gchar *description =
+      g_strdup_printf("filesrc name=src ! decodebin ! audioconvert ! audioresample ! "
+                      "audio/x-raw, format=F64LE, layout=interleaved, rate=%d ! appsink name=sink "
+                      "sync=false wait-on-eos=false",
+                      rate);
+  GError *error = NULL;
+  GstElement *pipeline = gst_parse_launch(description, &error);
+  g_free(description);
+  if (!pipeline || error) {
+    problem_set(&result->problem, GST_CORE_ERROR, GST_CORE_ERROR_MISSING_PLUGIN,
+                g_strdup_printf("Cannot decode the impulse response file \"%s\": %s (are "
+                                "gst-plugins-base's audioconvert and audioresample installed?)",
+                                location, error ? error->message : "no pipeline"),
+                NULL);
+    g_clear_error(&error);
+    if (pipeline)
+      gst_object_unref(pipeline);
+    return result;
+  }
+  GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+  GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  g_object_set(src, "location", location, NULL);
+  GstBus *bus = gst_element_get_bus(pipeline);
+  GArray *data = g_array_new(FALSE, FALSE, sizeof(gdouble));
+  guint channels = 0;
+  gboolean cancelled = !begin_decoding(ir, request, bus);
+  gchar *problem = NULL, *debug = NULL;
+  GQuark domain = GST_STREAM_ERROR;
+  gint code = GST_STREAM_ERROR_DECODE;
+
+  if (!cancelled && gst_element_set_state(pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE)
+    problem = g_strdup("the decoding pipeline does not start");
+  while (!cancelled && !problem) {
+    GstMessage *msg = gst_bus_timed_pop_filtered(
+        bus, DECODE_TIMEOUT, GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_APPLICATION);
+    if (!msg) {
+      problem = g_strdup("decoding took more than a minute");
+      break;
+    }
+    if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_APPLICATION) {
+      cancelled = TRUE;
+      gst_message_unref(msg);
+      break;
+    }
+    if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR) {
+      GError *err = NULL;
+      gst_message_parse_error(msg, &err, &debug);
+      problem = g_strdup(err ? err->message : "decoding failed");
+      /* the message goes inside a sentence of ours */
+      for (gsize n = strlen(g_strchomp(problem)); n > 0 && problem[n - 1] == '.'; n--)
+        problem[n - 1] = '\0';
+      if (err && (err->domain == GST_RESOURCE_ERROR || err->domain == GST_STREAM_ERROR)) {
+        domain = err->domain;
+        code = err->code;
+      }
+      g_clear_error(&err);
+      gst_message_unref(msg);
+      break;
+    }
+    gst_message_unref(msg);
+    for (;;) { /* EOS: everything decoded is queued in the appsink */
+      GstSample *sample = NULL;
+      g_signal_emit_by_name(sink, "try-pull-sample", (GstClockTime)0, &sample);
+      if (!sample)
+        break;
+      const gboolean ok = append_samples(sample, data, &channels);
+      gst_sample_unref(sample);
+      if (!ok) {
+        problem = g_strdup("the decoder's output changed format or could not be read");
+        break;
+      }
+      if (data->len > MAX_VALUES) {
+        problem =
+            g_strdup_printf("it is longer than %" G_GSIZE_FORMAT " samples", MAX_VALUES / channels);
+        domain = GST_STREAM_ERROR;
+        code = GST_STREAM_ERROR_FORMAT;
+        break;
+      }
+    }
+    if (!problem && (channels == 0 || data->len < channels))
+      problem = g_strdup("it holds no audio samples");
+    break;
+  }
+  end_decoding(ir);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(bus);
+  gst_object_unref(src);
+  gst_object_unref(sink);
+  gst_object_unref(pipeline);
+
+  if (cancelled || problem) {
+    g_array_free(data, TRUE);
+    if (cancelled) {
+      g_free(problem);
+      g_free(debug);
+      gst_cuda_convolve_ir_result_unref(result);
+      return NULL;
+    }
+    problem_set(&result->problem, domain, code,
+                g_strdup_printf("Cannot use \"%s\" as the impulse response (ir-location): %s.",
+                                location, problem),
+                debug);
+    g_free(problem);
+    return result;
+  }
+  result->channels = channels;
+  result->frames = data->len / channels;
+  result->data = (gdouble *)g_array_free(data, FALSE);
+  return result;
+}
+
+/* The worker --------------------------------------------------------------------------------- */
+
+static void
+post_progress(GstCudaConvolveIr *ir, GstProgressType type, gchar *text)
+{
+  gst_element_post_message(
+      ir->owner,
+      gst_message_new_progress(GST_OBJECT(ir->owner), type, GST_CUDA_CONVOLVE_IR_PROGRESS, text));
+  g_free(text);
+}
+
+/* Decodes the request in force whenever it has not been answered, until told to quit. A result
+ * that a newer request made stale on the way is dropped. */
+static gpointer
+worker_main(gpointer data)
+{
+  GstCudaConvolveIr *ir = data;
+  g_mutex_lock(&ir->lock);
+  while (!ir->quit) {
+    if (ir->done == ir->wanted || !ir->location || ir->rate <= 0) {
+      g_cond_wait(&ir->cond, &ir->lock);
+      continue;
+    }
+    const guint64 request = ir->wanted;
+    gchar *location = g_strdup(ir->location);
+    const gint rate = ir->rate;
+    g_mutex_unlock(&ir->lock);
+
+    GST_DEBUG_OBJECT(ir->owner, "decoding %s at %d Hz (request %" G_GUINT64_FORMAT ")", location,
+                     rate, request);
+    post_progress(ir, GST_PROGRESS_TYPE_START,
+                  g_strdup_printf("Decoding the impulse response \"%s\" at %d Hz", location, rate));
+    GstCudaConvolveIrResult *result = decode(ir, request, location, rate);
+
+    g_mutex_lock(&ir->lock);
+    const gboolean current = result && !ir->quit && request == ir->wanted;
+    if (current) {
+      gst_cuda_convolve_ir_result_unref(ir->result);
+      ir->result = result;
+      ir->done = request;
+      g_cond_broadcast(&ir->cond);
+    }
+    g_mutex_unlock(&ir->lock);
+
+    if (!current)
+      post_progress(ir, GST_PROGRESS_TYPE_CANCELED,
+                    g_strdup_printf("Stopped decoding the impulse response \"%s\"", location));
+    else if (result->data)
+      post_progress(ir, GST_PROGRESS_TYPE_COMPLETE,
+                    g_strdup_printf("Decoded the impulse response \"%s\": %" G_GSIZE_FORMAT
+                                    " samples of %u channels at %d Hz",
+                                    location, result->frames, result->channels, rate));
+    else
+      post_progress(ir, GST_PROGRESS_TYPE_ERROR, g_strdup(result->problem.text));
+    GST_INFO_OBJECT(ir->owner, "%s at %d Hz: %s", location, rate,
+                    !current       ? "cancelled"
+                    : result->data ? "decoded"
+                                   : result->problem.text);
+    if (!current)
+      gst_cuda_convolve_ir_result_unref(result);
+    g_free(location);
+    g_mutex_lock(&ir->lock);
+  }
+  g_mutex_unlock(&ir->lock);
+  return NULL;
+}
+
+/* After a change of location or rate: a new request, which the worker (started if need be) takes
+ * up; a decode in progress for an older one is cancelled. */
+static void
+request_locked(GstCudaConvolveIr *ir)
+{
+  ir->wanted++;
+  cancel_stale_decode_locked(ir);
+  if (!ir->worker && !ir->quit && ir->location && ir->rate > 0) {
+    GError *error = NULL;
+    ir->worker = g_thread_try_new("cudaconvolve-ir", worker_main, ir, &error);
+    if (!ir->worker) {
+      /* answered at once, so that nobody waits for a worker that does not exist */
+      GstCudaConvolveIrResult *result = result_new(ir->location, ir->rate);
+      problem_set(&result->problem, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_FAILED,
+                  g_strdup_printf("Cannot decode the impulse response file \"%s\" "
+                                  "(ir-location): no thread to decode it on: %s.",
+                                  ir->location, error ? error->message : "unknown error"),
+                  NULL);
+      g_clear_error(&error);
+      gst_cuda_convolve_ir_result_unref(ir->result);
+      ir->result = result;
+      ir->done = ir->wanted;
+    }
+  }
+  g_cond_broadcast(&ir->cond);
+}
+
+/* The object --------------------------------------------------------------------------------- */
+
+GstCudaConvolveIr *
+gst_cuda_convolve_ir_new(GstElement *owner)
+{
+  static gsize category = 0;
+  if (g_once_init_enter(&category)) {
+    GST_DEBUG_CATEGORY_INIT(gst_cuda_convolve_ir_debug, "cudaconvolveir", 0,
+                            "cudaconvolve's impulse response files");
+    g_once_init_leave(&category, 1);
+  }
+  GstCudaConvolveIr *ir = g_new0(GstCudaConvolveIr, 1);
+  ir->owner = owner;
+  g_mutex_init(&ir->lock);
+  g_cond_init(&ir->cond);
+  return ir;
+}
+
+void
+gst_cuda_convolve_ir_stop(GstCudaConvolveIr *ir)
+{
+  g_mutex_lock(&ir->lock);
+  ir->quit = TRUE;
+  ir->stops++;
+  cancel_stale_decode_locked(ir);
+  GThread *worker = ir->worker;
+  ir->worker = NULL;
+  g_cond_broadcast(&ir->cond);
+  g_mutex_unlock(&ir->lock);
+  if (worker)
+    g_thread_join(worker);
+
+  g_mutex_lock(&ir->lock);
+  ir->quit = FALSE;
+  ir->rate = 0;
+  ir->wanted++; /* what was decoded before is for another stream */
+  gst_cuda_convolve_ir_result_unref(ir->result);
+  ir->result = NULL;
+  ir->done = 0;
+  g_mutex_unlock(&ir->lock);
+}
+
+void
+gst_cuda_convolve_ir_free(GstCudaConvolveIr *ir)
+{
+  if (!ir)
+    return;
+  gst_cuda_convolve_ir_stop(ir);
+  g_free(ir->location);
+  g_mutex_clear(&ir->lock);
+  g_cond_clear(&ir->cond);
+  g_free(ir);
+}
+
+void
+gst_cuda_convolve_ir_set_location(GstCudaConvolveIr *ir, const gchar *location)
+{
+  g_mutex_lock(&ir->lock);
+  g_free(ir->location);
+  ir->location = location && *location ? g_strdup(location) : NULL;
+  request_locked(ir);
+  g_mutex_unlock(&ir->lock);
+}
+
+gchar *
+gst_cuda_convolve_ir_dup_location(GstCudaConvolveIr *ir)
+{
+  g_mutex_lock(&ir->lock);
+  gchar *location = g_strdup(ir->location);
+  g_mutex_unlock(&ir->lock);
+  return location;
+}
+
+void
+gst_cuda_convolve_ir_set_rate(GstCudaConvolveIr *ir, gint rate)
+{
+  g_mutex_lock(&ir->lock);
+  if (rate != ir->rate) {
+    ir->rate = rate;
+    request_locked(ir);
+  }
+  g_mutex_unlock(&ir->lock);
+}
+
+GstCudaConvolveIrState
+gst_cuda_convolve_ir_get(GstCudaConvolveIr *ir, gboolean wait, GstCudaConvolveIrResult **result,
+                         guint64 *request)
+{
+  *result = NULL;
+  *request = 0;
+  g_mutex_lock(&ir->lock);
+  const guint64 stops = ir->stops;
+  /* a decode can come only while there is a worker (or its failure answered the request) */
+  while (wait && ir->stops == stops && ir->location && ir->rate > 0 && ir->done != ir->wanted &&
+         ir->worker)
+    g_cond_wait(&ir->cond, &ir->lock);
+  GstCudaConvolveIrState state = GST_CUDA_CONVOLVE_IR_NONE;
+  if (ir->location && ir->done == ir->wanted && ir->result) {
+    state = GST_CUDA_CONVOLVE_IR_READY;
+    *result = g_atomic_rc_box_acquire(ir->result);
+    *request = ir->done;
+  } else if (ir->location) {
+    state = GST_CUDA_CONVOLVE_IR_PENDING;
+  }
+  g_mutex_unlock(&ir->lock);
+  return state;
+}

@@ -1,0 +1,91 @@
+/* gstcudaconvolveir.h: cudaconvolve's impulse response file (ir-location). The file is decoded
+ * (filesrc ! decodebin ! audioconvert ! audioresample, to interleaved F64 at the stream's rate) on
+ * a worker thread as soon as both its location and the stream's rate are known, again whenever
+ * either changes, and handed to the streaming thread when done; the streaming thread waits for it
+ * only where it cannot go on without it (the first buffer). Nothing here blocks a state change
+ * without bound: a file that is not a regular file (a FIFO would block its reader) is refused
+ * before it is opened, a decode has a time limit, and stopping cancels the decode in progress and
+ * joins the worker.
+ *
+ * While a decode runs, the owner posts GST_MESSAGE_PROGRESS messages with the code
+ * GST_CUDA_CONVOLVE_IR_PROGRESS: START, then COMPLETE (the response is ready), ERROR (it cannot
+ * be used) or CANCELED (stopped, or replaced by a newer location or rate). */
+#ifndef GST_CUDA_CONVOLVE_IR_H
+#define GST_CUDA_CONVOLVE_IR_H
+
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+#define GST_CUDA_CONVOLVE_IR_PROGRESS "ir-location"
+
+/* Why a file cannot be used: an error (or warning) for the owner to post; the text names the
+ * file. */
+typedef struct {
+  GQuark domain;
+  gint code;
+  gchar *text;
+  gchar *debug; /* may be NULL */
+} GstCudaConvolveIrProblem;
+
+void gst_cuda_convolve_ir_problem_clear(GstCudaConvolveIrProblem *problem);
+
+/* Posts `problem` from `element`: an ERROR when `fatal`, else a WARNING. */
+void gst_cuda_convolve_ir_problem_post(const GstCudaConvolveIrProblem *problem, GstElement *element,
+                                       gboolean fatal);
+
+/* Whether `location` is a regular file this process can read, without opening it in a way that
+ * could block; if not, fills *problem. */
+gboolean gst_cuda_convolve_ir_check(const gchar *location, GstCudaConvolveIrProblem *problem);
+
+/* A finished decode, shared (reference counted) and never changed after it is made. */
+typedef struct {
+  gchar *location;
+  gint rate;
+  guint channels;
+  gsize frames;
+  gdouble *data;                    /* frames x channels, interleaved; NULL when it failed: */
+  GstCudaConvolveIrProblem problem; /* why */
+} GstCudaConvolveIrResult;
+
+void gst_cuda_convolve_ir_result_unref(GstCudaConvolveIrResult *result);
+
+/* The file of one element and its worker. */
+typedef struct _GstCudaConvolveIr GstCudaConvolveIr;
+
+/* `owner` (not referenced: it owns this and frees it first) posts the progress messages. */
+GstCudaConvolveIr *gst_cuda_convolve_ir_new(GstElement *owner);
+
+/* Stops (as below) and frees. */
+void gst_cuda_convolve_ir_free(GstCudaConvolveIr *ir);
+
+/* The location (NULL or "" for none), from any thread. Each call asks for a new decode, even of
+ * the same location (the file may have changed). */
+void gst_cuda_convolve_ir_set_location(GstCudaConvolveIr *ir, const gchar *location);
+gchar *gst_cuda_convolve_ir_dup_location(GstCudaConvolveIr *ir);
+
+/* The stream's rate (0: not known), from the streaming thread; a new rate asks for a new decode. */
+void gst_cuda_convolve_ir_set_rate(GstCudaConvolveIr *ir, gint rate);
+
+/* Cancels the decode in progress, joins the worker, wakes any waiter and forgets the rate and the
+ * last result (the location stays); a later set_rate starts afresh. May be called again. */
+void gst_cuda_convolve_ir_stop(GstCudaConvolveIr *ir);
+
+typedef enum {
+  GST_CUDA_CONVOLVE_IR_NONE,    /* no location: the kernel property is in force */
+  GST_CUDA_CONVOLVE_IR_PENDING, /* the decode for the current location and rate has not finished
+                                   (with `wait`: it was stopped) */
+  GST_CUDA_CONVOLVE_IR_READY,   /* *result is the decode for the current location and rate */
+} GstCudaConvolveIrState;
+
+/* Where the response for the current location and rate stands. With `wait`, blocks (on a
+ * condition variable) until its decode has finished or gst_cuda_convolve_ir_stop() is called: as
+ * long as one decode at most, which has a time limit. With READY, *result holds a reference for
+ * the caller and *request says which request it answers (it grows with every change of location
+ * or rate, from 1). */
+GstCudaConvolveIrState gst_cuda_convolve_ir_get(GstCudaConvolveIr *ir, gboolean wait,
+                                                GstCudaConvolveIrResult **result, guint64 *request);
+
+G_END_DECLS
+
+#endif

@@ -1,0 +1,29 @@
+/* gstcudafftfanout.h: builds a batch of independent jobs on a few worker threads and hands each
+ * back to the calling thread, in order, as soon as it and all before it are built. For work that
+ * must end on the streaming thread in order (posting messages) but is costly to prepare. */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef struct _GstCudafftFanout GstCudafftFanout;
+
+typedef void (*GstCudafftFanoutFunc)(gpointer job, gpointer user_data);
+
+/* `workers` threads besides the calling thread, which builds too (>= 1). NULL, with `error` set,
+ * when the thread pool cannot be made. */
+GstCudafftFanout *gst_cudafft_fanout_new(guint workers, GError **error);
+
+/* Only between runs; waits for the workers to let go of it. NULL is allowed. */
+void gst_cudafft_fanout_free(GstCudafftFanout *fanout);
+
+/* Calls build(job) for each of the `n` jobs of `job_size` bytes at `jobs`, on up to `helpers`
+ * workers and on the calling thread, and deliver(job) on the calling thread in job order; returns
+ * when all are delivered, so nothing of the run outlives the call. With fanout NULL or helpers 0,
+ * all on the calling thread: build and deliver each job in turn. */
+void gst_cudafft_fanout_run(GstCudafftFanout *fanout, gpointer jobs, gsize job_size, guint n,
+                            guint helpers, GstCudafftFanoutFunc build, GstCudafftFanoutFunc deliver,
+                            gpointer user_data);
+
+G_END_DECLS
