@@ -1,0 +1,962 @@
+/* executor.c: the executor's host logic (executor.h), against a device table
+ * (executor_device.h): the registry, the batch slots, submission, the launcher and completion
+ * threads, collection, shutdown.
+ *
+ * A slot is one batch: page-locked staging and device buffers for inputs (then the kinds'
+ * auxiliary data) and outputs, and the jobs placed in it. Its life:
+ *   FREE -> OPEN (submissions reserve room in it and copy their inputs in, outside the lock)
+ *        -> LAUNCHING (the launcher closed it: upload, the kinds' launches, download, marker)
+ *        -> IN_FLIGHT (the completion thread waits for the device)
+ *        -> DONE (waiters copy their outputs out) -> FREE once every job's output is out.
+ * Slots get increasing serial numbers when they open and run in that order, so an owner's job
+ * goes in an open slot of a later serial than its previous job (one job per owner per batch, in
+ * order), and the device runs a later batch's kernels after an earlier one's (one stream).
+ *
+ * Group commit: the launcher closes the oldest open slot as soon as it has jobs whose copies are
+ * done and fewer than max_in_flight batches are on the device; so a lone submission goes out at
+ * once, and while batches run, submissions collect in the open slot and go out together.
+ *
+ * No room: a job that finds no open slot it may join (every slot in flight or done, or holding its
+ * owner's earlier jobs, or full) waits in a queue with its input pointer, and so do its owner's
+ * later jobs. The launcher places queued jobs as slots open up, oldest first but skipping an owner
+ * whose earlier job still waits (so one owner's long push does not hold up everyone else), and
+ * copies their inputs itself. While jobs are queued, submitters only join open slots: the free
+ * ones go to the queue first, so that a large queued job is not starved by small new ones.
+ *
+ * Collection never holds the executor up: when the launcher needs a slot and none is free, it
+ * delivers the outputs of the oldest done batch to their jobs' `out` itself (eviction), and their
+ * waiters find them delivered. So the executor needs nothing of its users' waiting order, and no
+ * user can wedge it by waiting late.
+ *
+ * Threads and waking: one mutex guards all of it, held for a few instructions at a time (copies
+ * and device calls happen outside it). The launcher and the completion thread sleep on condition
+ * variables of their own and are signalled only while they sleep (the *_idle flags); the waiters
+ * of a batch sleep on its slot's condition, broadcast once when the batch is done (and once when
+ * its uncollected outputs are delivered). */
+#define _POSIX_C_SOURCE 200809L
+
+#include "executor_device.h"
+
+#include "errors.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum {
+  SLOT_FREE = 0,
+  SLOT_OPEN,
+  SLOT_LAUNCHING,
+  SLOT_IN_FLIGHT,
+  SLOT_DONE,
+} SlotState;
+
+typedef enum {
+  JOB_IDLE = 0,   /* never submitted, or collected */
+  JOB_QUEUED,     /* waiting for room in a slot */
+  JOB_PLACED,     /* in a slot (done when the slot is) */
+  JOB_COLLECTING, /* its waiter copies its output out of the done slot */
+  JOB_EVICTING,   /* the launcher copies its output out of the done slot */
+  JOB_DELIVERED,  /* its output is out and its status in priv.status; the slot may be reused */
+} JobState;
+
+/* Failure messages of batches whose slots were reused before every job was collected. */
+#define KEPT_FAILURES 8
+
+typedef struct {
+  uint64_t serial;
+  char message[512];
+} FailureRecord;
+
+/* The jobs of one kind in a batch: order[first .. first + count). */
+typedef struct {
+  const CudafftWorkKind *kind;
+  size_t first, count, filled;
+  size_t aux_offset; /* in the slot's input staging */
+} KindGroup;
+
+typedef struct {
+  SlotState state;
+  int accepting; /* OPEN and not yet too full for a job that came */
+  uint64_t serial;
+  /* In placement order; limits.max_jobs entries. A job leaves (NULL) once its output is out:
+   * its owner may free it from then on. */
+  CudafftJob **jobs;
+  size_t count;
+  size_t in_used, out_used; /* staging reserved so far, multiples of CUDAFFT_EXECUTOR_ALIGN */
+  size_t aux_reserved;      /* the jobs' reservations for their kinds' auxiliary data */
+  unsigned copying;         /* placed jobs whose input is still being copied in */
+  size_t uncollected;       /* DONE: jobs whose output is not out yet */
+  CudafftStatus status;     /* of the batch: its first failure */
+  char message[512];
+  pthread_cond_t done; /* broadcast when the slot becomes DONE */
+  CudafftSlotMemory mem;
+  /* The launcher's scratch: the jobs grouped by kind. */
+  CudafftJob **order;
+  KindGroup *groups;
+} Slot;
+
+struct CudafftExecutor {
+  const CudafftExecutorDevice *table;
+  int device;
+  void *ctx;
+  CudafftExecutorLimits limits;
+  size_t in_capacity, out_capacity; /* of each slot's staging */
+
+  /* Under registry_lock. */
+  unsigned refs;
+  CudafftExecutor *next;
+
+  pthread_mutex_t lock;
+  pthread_cond_t launcher_wake, completer_wake;
+  pthread_cond_t placed; /* broadcast when the launcher places queued jobs */
+  Slot *slots;
+  unsigned slots_made; /* slots whose condition and memory exist */
+  uint64_t last_serial;
+  unsigned in_flight; /* slots LAUNCHING or IN_FLIGHT */
+  CudafftJob *queue_head, *queue_tail;
+  uint64_t scan; /* the launcher's passes over the queue */
+  FailureRecord failures[KEPT_FAILURES];
+  unsigned next_failure;
+  int launcher_idle, completer_idle;
+  int closing, launcher_done;
+  int sync_made, threads_made;
+  pthread_t launcher, completer;
+};
+
+static size_t
+round_up(size_t bytes)
+{
+  return (bytes + (CUDAFFT_EXECUTOR_ALIGN - 1)) / CUDAFFT_EXECUTOR_ALIGN * CUDAFFT_EXECUTOR_ALIGN;
+}
+
+static void *
+byte_offset(void *base, size_t offset)
+{
+  return (unsigned char *)base + offset;
+}
+
+/* The launcher thread's last message is about to explain a failure: clear what an earlier one
+ * left, so that a callback that fails without cudafft_fail() is not blamed with stale words. */
+static void
+clear_message(void)
+{
+  cudafft_fail(CUDAFFT_STATUS_OK, "%s", "");
+}
+
+/* Records the batch's first failure: `what` (the call) and the failing thread's message. */
+static void
+batch_failed(const CudafftExecutor *ex, Slot *s, CudafftStatus status, const char *what)
+{
+  if (s->status != CUDAFFT_STATUS_OK)
+    return;
+  const char *why = cudafft_last_error_message();
+  s->status = status;
+  snprintf(s->message, sizeof s->message, "batch %llu (%zu jobs) on device %d: %s failed: %s",
+           (unsigned long long)s->serial, s->count, ex->device, what,
+           why[0] ? why : cudafft_status_name(status));
+}
+
+static void
+wake_launcher_locked(CudafftExecutor *ex)
+{
+  if (ex->launcher_idle) {
+    ex->launcher_idle = 0;
+    pthread_cond_signal(&ex->launcher_wake);
+  }
+}
+
+static void
+wake_completer_locked(CudafftExecutor *ex)
+{
+  if (ex->completer_idle) {
+    ex->completer_idle = 0;
+    pthread_cond_signal(&ex->completer_wake);
+  }
+}
+
+/* ---- placement ---- */
+
+static int
+fits(const CudafftExecutor *ex, const Slot *s, const CudafftJob *job)
+{
+  return s->count < ex->limits.max_jobs &&
+         s->in_used + round_up(job->in_bytes) + s->aux_reserved + job->priv.aux_reserved <=
+             ex->in_capacity &&
+         s->out_used + round_up(job->out_bytes) <= ex->out_capacity;
+}
+
+/* The slot job can go in now: the oldest open slot after its owner's previous job with room for
+ * it, or (may_open) a free slot opened for it; -1 if none. An open slot without room for it stops
+ * taking jobs (it goes out as it is, and later jobs go after this one). */
+static int
+find_room_locked(CudafftExecutor *ex, const CudafftJob *job, int may_open)
+{
+  const uint64_t after = job->owner->last_batch;
+  for (;;) {
+    int best = -1;
+    for (unsigned i = 0; i < ex->limits.slots; i++) {
+      const Slot *s = &ex->slots[i];
+      if (s->state == SLOT_OPEN && s->accepting && s->serial > after &&
+          (best < 0 || s->serial < ex->slots[best].serial))
+        best = (int)i;
+    }
+    if (best < 0)
+      break;
+    if (fits(ex, &ex->slots[best], job))
+      return best;
+    ex->slots[best].accepting = 0;
+  }
+  for (unsigned i = 0; may_open && i < ex->limits.slots; i++) {
+    Slot *s = &ex->slots[i];
+    if (s->state != SLOT_FREE)
+      continue;
+    s->state = SLOT_OPEN;
+    s->accepting = 1;
+    s->serial = ++ex->last_serial;
+    s->count = 0;
+    s->in_used = s->out_used = s->aux_reserved = 0;
+    s->copying = 0;
+    s->uncollected = 0;
+    s->status = CUDAFFT_STATUS_OK;
+    s->message[0] = '\0';
+    return (int)i; /* a validated job fits in an empty slot */
+  }
+  return -1;
+}
+
+/* Whether any job could be placed now: a free slot, or an open one taking jobs. */
+static int
+room_anywhere_locked(const CudafftExecutor *ex)
+{
+  for (unsigned i = 0; i < ex->limits.slots; i++) {
+    const Slot *s = &ex->slots[i];
+    if (s->state == SLOT_FREE || (s->state == SLOT_OPEN && s->accepting))
+      return 1;
+  }
+  return 0;
+}
+
+/* Reserves the job's room in slot i; its input copy is then owed (copying). */
+static void
+place_locked(CudafftExecutor *ex, int i, CudafftJob *job)
+{
+  Slot *s = &ex->slots[i];
+  job->priv.slot = i;
+  job->priv.in_offset = s->in_used;
+  job->priv.out_offset = s->out_used;
+  s->in_used += round_up(job->in_bytes);
+  s->out_used += round_up(job->out_bytes);
+  s->aux_reserved += job->priv.aux_reserved;
+  job->priv.index = s->count;
+  s->jobs[s->count++] = job;
+  s->copying++;
+  job->device_in = job->in_bytes ? byte_offset(s->mem.device_in, job->priv.in_offset) : NULL;
+  job->device_out = job->out_bytes ? byte_offset(s->mem.device_out, job->priv.out_offset) : NULL;
+  job->batch = s->serial;
+  job->owner->last_batch = s->serial;
+  job->priv.state = JOB_PLACED;
+}
+
+/* Outside the lock: the slot is OPEN and owes this copy, so it cannot be launched meanwhile. */
+static void
+copy_input(const CudafftExecutor *ex, const CudafftJob *job, const void *in)
+{
+  if (job->in_bytes == 0)
+    return;
+  void *dst = byte_offset(ex->slots[job->priv.slot].mem.host_in, job->priv.in_offset);
+  if (in)
+    memcpy(dst, in, job->in_bytes);
+  else
+    memset(dst, 0, job->in_bytes);
+}
+
+static void
+input_copied_locked(CudafftExecutor *ex, const CudafftJob *job)
+{
+  if (--ex->slots[job->priv.slot].copying == 0)
+    wake_launcher_locked(ex);
+}
+
+static void
+queue_push_locked(CudafftExecutor *ex, CudafftJob *job, const void *in)
+{
+  job->priv.state = JOB_QUEUED;
+  job->priv.in = in;
+  job->priv.next = NULL;
+  if (ex->queue_tail)
+    ex->queue_tail->priv.next = job;
+  else
+    ex->queue_head = job;
+  ex->queue_tail = job;
+  job->owner->queued++;
+}
+
+/* The launcher's part for queued jobs: places them, oldest first, while there is room, skipping
+ * the owners one of whose jobs stays queued (their later jobs must not overtake it); then copies
+ * their inputs with the lock released. Returns whether it placed any (the lock was then released
+ * for a while). */
+static int
+place_queued_locked(CudafftExecutor *ex)
+{
+  CudafftJob *placed = NULL, **tail = &placed;
+  const uint64_t scan = ++ex->scan;
+  CudafftJob **link = &ex->queue_head, *previous = NULL;
+  while (*link && room_anywhere_locked(ex)) {
+    CudafftJob *job = *link;
+    const int i = job->owner->scan == scan ? -1 : find_room_locked(ex, job, 1);
+    if (i < 0) {
+      job->owner->scan = scan;
+      previous = job;
+      link = &job->priv.next;
+      continue;
+    }
+    *link = job->priv.next;
+    if (ex->queue_tail == job)
+      ex->queue_tail = previous;
+    job->owner->queued--;
+    place_locked(ex, i, job);
+    job->priv.next = NULL;
+    *tail = job;
+    tail = &job->priv.next;
+  }
+  if (!placed)
+    return 0;
+  pthread_cond_broadcast(&ex->placed);
+  pthread_mutex_unlock(&ex->lock);
+  /* Nobody else touches these jobs until their slots are done, which needs this thread. */
+  for (CudafftJob *job = placed; job; job = job->priv.next)
+    copy_input(ex, job, job->priv.in);
+  pthread_mutex_lock(&ex->lock);
+  for (CudafftJob *job = placed; job;) {
+    CudafftJob *next = job->priv.next;
+    job->priv.next = NULL;
+    job->priv.in = NULL;
+    input_copied_locked(ex, job);
+    job = next;
+  }
+  return 1;
+}
+
+/* ---- collection ---- */
+
+static void
+copy_output(const Slot *s, const CudafftJob *job)
+{
+  if (job->priv.out && job->out_bytes)
+    memcpy(job->priv.out, byte_offset(s->mem.host_out, job->priv.out_offset), job->out_bytes);
+}
+
+/* The output of job is out of slot s: the job leaves the slot, which is free once all have. */
+static void
+output_out_locked(CudafftExecutor *ex, Slot *s, const CudafftJob *job)
+{
+  s->jobs[job->priv.index] = NULL;
+  if (--s->uncollected == 0) {
+    s->state = SLOT_FREE;
+    if (ex->queue_head)
+      wake_launcher_locked(ex);
+  }
+}
+
+static int
+claimable(const CudafftJob *job)
+{
+  return job && job->priv.state == JOB_PLACED;
+}
+
+/* The launcher needs a slot and none is free: delivers the uncollected outputs of the oldest done
+ * batch that has any (its slot is free once its waiters that are copying already are done too).
+ * Returns whether it delivered any (the lock was then released for a while). */
+static int
+evict_oldest_done_locked(CudafftExecutor *ex)
+{
+  Slot *s = NULL;
+  for (unsigned i = 0; i < ex->limits.slots; i++) {
+    Slot *candidate = &ex->slots[i];
+    if (candidate->state != SLOT_DONE || (s && candidate->serial > s->serial))
+      continue;
+    for (size_t j = 0; j < candidate->count; j++)
+      if (claimable(candidate->jobs[j])) {
+        s = candidate;
+        break;
+      }
+  }
+  if (!s)
+    return 0;
+  /* The claimed jobs go in the launcher's scratch list (the slot is done launching). */
+  size_t claimed = 0;
+  for (size_t j = 0; j < s->count; j++)
+    if (claimable(s->jobs[j])) {
+      s->jobs[j]->priv.state = JOB_EVICTING;
+      s->order[claimed++] = s->jobs[j];
+    }
+  if (s->status != CUDAFFT_STATUS_OK) {
+    FailureRecord *record = &ex->failures[ex->next_failure++ % KEPT_FAILURES];
+    record->serial = s->serial;
+    memcpy(record->message, s->message, sizeof record->message);
+  }
+  pthread_mutex_unlock(&ex->lock);
+  /* The claimed jobs are this thread's until delivered; the slot stays DONE meanwhile. */
+  if (s->status == CUDAFFT_STATUS_OK)
+    for (size_t j = 0; j < claimed; j++)
+      copy_output(s, s->order[j]);
+  pthread_mutex_lock(&ex->lock);
+  for (size_t j = 0; j < claimed; j++) {
+    CudafftJob *job = s->order[j];
+    job->priv.state = JOB_DELIVERED;
+    job->priv.status = s->status;
+    output_out_locked(ex, s, job);
+  }
+  pthread_cond_broadcast(&s->done);
+  return 1;
+}
+
+/* ---- the launcher ---- */
+
+static KindGroup *
+group_of(Slot *s, size_t groups, const CudafftWorkKind *kind)
+{
+  for (size_t g = 0; g < groups; g++)
+    if (s->groups[g].kind == kind)
+      return &s->groups[g];
+  return NULL;
+}
+
+/* Sorts the slot's jobs into s->order by kind (kinds in order of first appearance, each kind's
+ * jobs in submission order); returns the number of kinds. */
+static size_t
+group_by_kind(Slot *s)
+{
+  size_t groups = 0;
+  KindGroup *last = NULL;
+  for (size_t i = 0; i < s->count; i++) {
+    const CudafftWorkKind *kind = s->jobs[i]->kind;
+    if (!last || last->kind != kind)
+      last = group_of(s, groups, kind);
+    if (!last) {
+      last = &s->groups[groups++];
+      *last = (KindGroup){.kind = kind};
+    }
+    last->count++;
+  }
+  size_t first = 0;
+  for (size_t g = 0; g < groups; g++) {
+    s->groups[g].first = first;
+    first += s->groups[g].count;
+  }
+  last = NULL;
+  for (size_t i = 0; i < s->count; i++) {
+    const CudafftWorkKind *kind = s->jobs[i]->kind;
+    if (!last || last->kind != kind)
+      last = group_of(s, groups, kind);
+    s->order[last->first + last->filled++] = s->jobs[i];
+  }
+  return groups;
+}
+
+/* Queues the batch on the device (the slot is LAUNCHING: only this thread touches it). Every
+ * failure becomes the batch's status; finish is queued whatever happened, so that the completion
+ * thread's wait covers what was queued. */
+static void
+launch_batch(CudafftExecutor *ex, Slot *s)
+{
+  const size_t groups = group_by_kind(s);
+  size_t aux_end = s->in_used;
+  char what[160];
+  for (size_t g = 0; g < groups && s->status == CUDAFFT_STATUS_OK; g++) {
+    KindGroup *group = &s->groups[g];
+    group->aux_offset = aux_end;
+    if (group->kind->aux_bytes)
+      aux_end += round_up(group->kind->aux_bytes(s->order + group->first, group->count));
+    if (aux_end - s->in_used > s->aux_reserved) {
+      clear_message();
+      snprintf(what, sizeof what,
+               "kind '%s' auxiliary data (%zu bytes for the batch, %zu reserved)",
+               group->kind->name, aux_end - s->in_used, s->aux_reserved);
+      batch_failed(ex, s, CUDAFFT_STATUS_INVALID_VALUE, what);
+    }
+  }
+  for (size_t g = 0; g < groups && s->status == CUDAFFT_STATUS_OK; g++) {
+    const KindGroup *group = &s->groups[g];
+    if (group->kind->prepare)
+      group->kind->prepare(s->order + group->first, group->count,
+                           byte_offset(s->mem.host_in, group->aux_offset),
+                           byte_offset(s->mem.device_in, group->aux_offset));
+  }
+  if (s->status == CUDAFFT_STATUS_OK) {
+    clear_message();
+    const CudafftStatus status = ex->table->upload(ex->ctx, &s->mem, aux_end);
+    if (status != CUDAFFT_STATUS_OK) {
+      snprintf(what, sizeof what, "uploading %zu bytes of inputs and auxiliary data", aux_end);
+      batch_failed(ex, s, status, what);
+    }
+  }
+  void *stream = ex->table->stream(ex->ctx);
+  for (size_t g = 0; g < groups && s->status == CUDAFFT_STATUS_OK; g++) {
+    const KindGroup *group = &s->groups[g];
+    clear_message();
+    const CudafftStatus status =
+        group->kind->launch(s->order + group->first, group->count,
+                            byte_offset(s->mem.device_in, group->aux_offset), stream);
+    if (status != CUDAFFT_STATUS_OK) {
+      snprintf(what, sizeof what, "launching %zu jobs of kind '%s'", group->count,
+               group->kind->name);
+      batch_failed(ex, s, status, what);
+    }
+  }
+  const size_t download = s->status == CUDAFFT_STATUS_OK ? s->out_used : 0;
+  clear_message();
+  const CudafftStatus status = ex->table->finish(ex->ctx, &s->mem, download);
+  if (status != CUDAFFT_STATUS_OK) {
+    snprintf(what, sizeof what, "downloading %zu bytes of outputs", download);
+    batch_failed(ex, s, status, what);
+  }
+}
+
+/* The open slot that goes out next (the oldest), or NULL. */
+static Slot *
+next_to_launch_locked(CudafftExecutor *ex)
+{
+  Slot *next = NULL;
+  for (unsigned i = 0; i < ex->limits.slots; i++) {
+    Slot *s = &ex->slots[i];
+    if (s->state == SLOT_OPEN && (!next || s->serial < next->serial))
+      next = s;
+  }
+  return next;
+}
+
+/* Shutting down: nobody will collect the jobs of done batches (their owners are gone). */
+static void
+abandon_done_slots_locked(CudafftExecutor *ex)
+{
+  for (unsigned i = 0; i < ex->limits.slots; i++) {
+    Slot *s = &ex->slots[i];
+    if (s->state != SLOT_DONE)
+      continue;
+    for (size_t j = 0; j < s->count; j++)
+      if (s->jobs[j]) /* not collected */
+        s->jobs[j]->priv.state = JOB_IDLE;
+    s->uncollected = 0;
+    s->state = SLOT_FREE;
+  }
+}
+
+static void *
+launcher_main(void *arg)
+{
+  CudafftExecutor *ex = arg;
+  pthread_mutex_lock(&ex->lock);
+  for (;;) {
+    if (ex->closing)
+      abandon_done_slots_locked(ex);
+    if (ex->queue_head) {
+      if (place_queued_locked(ex))
+        continue;
+      if (!room_anywhere_locked(ex) && evict_oldest_done_locked(ex))
+        continue;
+    }
+    Slot *s = next_to_launch_locked(ex);
+    if (s && s->copying == 0 && ex->in_flight < ex->limits.max_in_flight) {
+      s->state = SLOT_LAUNCHING;
+      s->accepting = 0;
+      ex->in_flight++;
+      pthread_mutex_unlock(&ex->lock);
+      launch_batch(ex, s);
+      pthread_mutex_lock(&ex->lock);
+      s->state = SLOT_IN_FLIGHT;
+      wake_completer_locked(ex);
+      continue;
+    }
+    if (ex->closing && !s && !ex->queue_head && ex->in_flight == 0)
+      break;
+    ex->launcher_idle = 1;
+    pthread_cond_wait(&ex->launcher_wake, &ex->lock);
+    ex->launcher_idle = 0;
+  }
+  ex->launcher_done = 1;
+  wake_completer_locked(ex);
+  pthread_mutex_unlock(&ex->lock);
+  return NULL;
+}
+
+/* ---- completion ---- */
+
+static Slot *
+oldest_in_flight_locked(CudafftExecutor *ex)
+{
+  Slot *oldest = NULL;
+  for (unsigned i = 0; i < ex->limits.slots; i++) {
+    Slot *s = &ex->slots[i];
+    if (s->state == SLOT_IN_FLIGHT && (!oldest || s->serial < oldest->serial))
+      oldest = s;
+  }
+  return oldest;
+}
+
+static void *
+completer_main(void *arg)
+{
+  CudafftExecutor *ex = arg;
+  pthread_mutex_lock(&ex->lock);
+  for (;;) {
+    Slot *s = oldest_in_flight_locked(ex);
+    if (s) {
+      pthread_mutex_unlock(&ex->lock);
+      clear_message();
+      const CudafftStatus status = ex->table->wait(ex->ctx, &s->mem);
+      pthread_mutex_lock(&ex->lock);
+      if (status != CUDAFFT_STATUS_OK)
+        batch_failed(ex, s, status, "the device's work");
+      s->state = SLOT_DONE;
+      s->uncollected = s->count;
+      ex->in_flight--;
+      pthread_cond_broadcast(&s->done);
+      wake_launcher_locked(ex);
+      continue;
+    }
+    if (ex->launcher_done)
+      break;
+    ex->completer_idle = 1;
+    pthread_cond_wait(&ex->completer_wake, &ex->lock);
+    ex->completer_idle = 0;
+  }
+  pthread_mutex_unlock(&ex->lock);
+  return NULL;
+}
+
+/* ---- submission and collection ---- */
+
+CudafftStatus
+cudafft_executor_submit(CudafftExecutor *ex, CudafftJob *job, const void *in, void *out)
+{
+  if (!ex || !job || !job->kind || !job->kind->launch || !job->owner)
+    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER,
+                        "cudafft_executor_submit: NULL executor, job, kind, launch or owner");
+  const size_t max = ex->limits.max_job_bytes;
+  const size_t aux = job->kind->aux_bytes ? job->kind->aux_bytes(&job, 1) : 0;
+  if (job->in_bytes > max || aux > max - job->in_bytes || job->out_bytes > max)
+    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
+                        "executor job of kind '%s' too large: %zu input bytes + %zu auxiliary "
+                        "bytes and %zu output bytes; a job holds at most %zu of each",
+                        job->kind->name, job->in_bytes, aux, job->out_bytes, max);
+  pthread_mutex_lock(&ex->lock);
+  if (job->priv.state != JOB_IDLE) {
+    pthread_mutex_unlock(&ex->lock);
+    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
+                        "executor job of kind '%s' submitted again before it was waited for",
+                        job->kind->name);
+  }
+  job->priv.aux_reserved = round_up(aux);
+  job->priv.out = out;
+  job->priv.status = CUDAFFT_STATUS_OK;
+  job->device_in = job->device_out = NULL;
+  job->batch = 0;
+  /* Behind the owner's queued jobs; free slots go to the queue first. */
+  const int i = job->owner->queued ? -1 : find_room_locked(ex, job, !ex->queue_head);
+  if (i < 0) {
+    queue_push_locked(ex, job, in);
+    wake_launcher_locked(ex);
+    pthread_mutex_unlock(&ex->lock);
+    return CUDAFFT_STATUS_OK;
+  }
+  place_locked(ex, i, job);
+  pthread_mutex_unlock(&ex->lock);
+  copy_input(ex, job, in);
+  pthread_mutex_lock(&ex->lock);
+  input_copied_locked(ex, job);
+  pthread_mutex_unlock(&ex->lock);
+  return CUDAFFT_STATUS_OK;
+}
+
+/* A delivered job's failure message: its batch's, if still kept. */
+static CudafftStatus
+delivered_failure_locked(const CudafftExecutor *ex, const CudafftJob *job)
+{
+  for (unsigned i = 0; i < KEPT_FAILURES; i++)
+    if (ex->failures[i].serial == job->batch)
+      return cudafft_fail(job->priv.status, "%s", ex->failures[i].message);
+  return cudafft_fail(job->priv.status,
+                      "batch %llu on device %d failed: %s (the details gave way to later failures)",
+                      (unsigned long long)job->batch, ex->device,
+                      cudafft_status_name(job->priv.status));
+}
+
+CudafftStatus
+cudafft_executor_wait(CudafftExecutor *ex, CudafftJob *job)
+{
+  if (!ex || !job)
+    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_executor_wait: NULL executor or job");
+  pthread_mutex_lock(&ex->lock);
+  if (job->priv.state == JOB_IDLE) {
+    pthread_mutex_unlock(&ex->lock);
+    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
+                        "cudafft_executor_wait: the job is not outstanding (never submitted, or "
+                        "already waited for)");
+  }
+  while (job->priv.state == JOB_QUEUED)
+    pthread_cond_wait(&ex->placed, &ex->lock);
+  Slot *s = &ex->slots[job->priv.slot];
+  while ((job->priv.state == JOB_PLACED && s->state != SLOT_DONE) ||
+         job->priv.state == JOB_EVICTING)
+    pthread_cond_wait(&s->done, &ex->lock);
+  if (job->priv.state == JOB_DELIVERED) {
+    /* The launcher needed the slot and copied the output out already. */
+    const CudafftStatus status = job->priv.status;
+    if (status != CUDAFFT_STATUS_OK)
+      delivered_failure_locked(ex, job);
+    job->priv.state = JOB_IDLE;
+    pthread_mutex_unlock(&ex->lock);
+    return status;
+  }
+  job->priv.state = JOB_COLLECTING;
+  const CudafftStatus status = s->status;
+  pthread_mutex_unlock(&ex->lock);
+  /* The slot stays DONE until this job is out, so its staging and message hold still. */
+  if (status == CUDAFFT_STATUS_OK)
+    copy_output(s, job);
+  else
+    cudafft_fail(status, "%s", s->message);
+  pthread_mutex_lock(&ex->lock);
+  job->priv.state = JOB_IDLE;
+  output_out_locked(ex, s, job);
+  pthread_mutex_unlock(&ex->lock);
+  return status;
+}
+
+/* ---- making and stopping an executor ---- */
+
+static void
+executor_destroy(CudafftExecutor *ex)
+{
+  if (ex->threads_made) {
+    pthread_mutex_lock(&ex->lock);
+    ex->closing = 1;
+    wake_launcher_locked(ex);
+    pthread_mutex_unlock(&ex->lock);
+    pthread_join(ex->launcher, NULL);
+    if (ex->threads_made > 1)
+      pthread_join(ex->completer, NULL);
+  }
+  for (unsigned i = 0; i < ex->slots_made; i++) {
+    Slot *s = &ex->slots[i];
+    ex->table->slot_free(ex->ctx, &s->mem);
+    pthread_cond_destroy(&s->done);
+  }
+  if (ex->slots) {
+    for (unsigned i = 0; i < ex->limits.slots; i++) {
+      free(ex->slots[i].jobs);
+      free(ex->slots[i].order);
+      free(ex->slots[i].groups);
+    }
+    free(ex->slots);
+  }
+  if (ex->sync_made) {
+    pthread_cond_destroy(&ex->placed);
+    pthread_cond_destroy(&ex->completer_wake);
+    pthread_cond_destroy(&ex->launcher_wake);
+    pthread_mutex_destroy(&ex->lock);
+  }
+  if (ex->ctx)
+    ex->table->close(ex->ctx);
+  free(ex);
+}
+
+static CudafftStatus
+check_limits(const CudafftExecutorLimits *limits)
+{
+  if (limits->max_in_flight < 1 || limits->slots < limits->max_in_flight + 1 ||
+      limits->max_jobs < 1 || limits->max_job_bytes < 1 ||
+      limits->max_job_bytes > SIZE_MAX / 2 - 2 * CUDAFFT_EXECUTOR_ALIGN)
+    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
+                        "executor: the device's limits do not work (%u slots, %u in flight, %zu "
+                        "jobs, %zu bytes a job)",
+                        limits->slots, limits->max_in_flight, limits->max_jobs,
+                        limits->max_job_bytes);
+  return CUDAFFT_STATUS_OK;
+}
+
+static CudafftStatus
+make_slots(CudafftExecutor *ex)
+{
+  const size_t max_jobs = ex->limits.max_jobs;
+  ex->slots = calloc(ex->limits.slots, sizeof *ex->slots);
+  if (!ex->slots)
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "executor: no memory for its slots");
+  for (unsigned i = 0; i < ex->limits.slots; i++) {
+    Slot *s = &ex->slots[i];
+    s->jobs = calloc(max_jobs, sizeof *s->jobs);
+    s->order = calloc(max_jobs, sizeof *s->order);
+    s->groups = calloc(max_jobs, sizeof *s->groups);
+    if (!s->jobs || !s->order || !s->groups)
+      return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
+                          "executor: no memory for the job lists of %zu jobs a batch", max_jobs);
+    if (pthread_cond_init(&s->done, NULL) != 0)
+      return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
+                          "executor: cannot make a condition variable");
+    const CudafftStatus status =
+        ex->table->slot_alloc(ex->ctx, ex->in_capacity, ex->out_capacity, &s->mem);
+    if (status != CUDAFFT_STATUS_OK) {
+      pthread_cond_destroy(&s->done);
+      return status;
+    }
+    ex->slots_made++;
+  }
+  return CUDAFFT_STATUS_OK;
+}
+
+static CudafftStatus
+make_sync(CudafftExecutor *ex)
+{
+  if (pthread_mutex_init(&ex->lock, NULL) != 0)
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "executor: cannot make its mutex");
+  pthread_cond_t *conds[] = {&ex->launcher_wake, &ex->completer_wake, &ex->placed};
+  for (size_t i = 0; i < sizeof conds / sizeof conds[0]; i++) {
+    if (pthread_cond_init(conds[i], NULL) != 0) {
+      while (i-- > 0)
+        pthread_cond_destroy(conds[i]);
+      pthread_mutex_destroy(&ex->lock);
+      return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
+                          "executor: cannot make a condition variable");
+    }
+  }
+  ex->sync_made = 1;
+  return CUDAFFT_STATUS_OK;
+}
+
+static CudafftStatus
+start_threads(CudafftExecutor *ex)
+{
+  int error = pthread_create(&ex->launcher, NULL, launcher_main, ex);
+  if (error == 0) {
+    ex->threads_made = 1;
+    error = pthread_create(&ex->completer, NULL, completer_main, ex);
+    if (error == 0)
+      ex->threads_made = 2;
+  }
+  if (error != 0)
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "executor: cannot start a thread: %s",
+                        strerror(error));
+  return CUDAFFT_STATUS_OK;
+}
+
+static CudafftStatus
+executor_create(const CudafftExecutorDevice *table, int device, CudafftExecutor **out)
+{
+  CudafftExecutor *ex = calloc(1, sizeof *ex);
+  if (!ex)
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "executor: no memory");
+  ex->table = table;
+  ex->device = device;
+  CudafftStatus status = table->open(device, &ex->ctx, &ex->limits);
+  if (status != CUDAFFT_STATUS_OK) {
+    ex->ctx = NULL;
+    free(ex);
+    return status;
+  }
+  status = check_limits(&ex->limits);
+  if (status == CUDAFFT_STATUS_OK) {
+    /* Room for a largest job alone after rounding its parts up (executor.h). */
+    ex->in_capacity = ex->limits.max_job_bytes + 2 * CUDAFFT_EXECUTOR_ALIGN;
+    ex->out_capacity = ex->limits.max_job_bytes + CUDAFFT_EXECUTOR_ALIGN;
+    status = make_sync(ex);
+  }
+  if (status == CUDAFFT_STATUS_OK)
+    status = make_slots(ex);
+  if (status == CUDAFFT_STATUS_OK)
+    status = start_threads(ex);
+  if (status != CUDAFFT_STATUS_OK) {
+    executor_destroy(ex);
+    return status;
+  }
+  *out = ex;
+  return CUDAFFT_STATUS_OK;
+}
+
+/* ---- the registry: one executor per device table and device ---- */
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static CudafftExecutor *registry;
+
+CudafftStatus
+cudafft_executor_acquire_on(const CudafftExecutorDevice *table, int device, CudafftExecutor **ex)
+{
+  if (!table || !ex)
+    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER,
+                        "cudafft_executor_acquire: NULL device table or result");
+  *ex = NULL;
+  pthread_mutex_lock(&registry_lock);
+  CudafftExecutor *found = registry;
+  while (found && !(found->table == table && found->device == device))
+    found = found->next;
+  CudafftStatus status = CUDAFFT_STATUS_OK;
+  if (found) {
+    found->refs++;
+  } else {
+    /* Made under the lock, so that two first users of a device share one executor. */
+    status = executor_create(table, device, &found);
+    if (status == CUDAFFT_STATUS_OK) {
+      found->refs = 1;
+      found->next = registry;
+      registry = found;
+    }
+  }
+  pthread_mutex_unlock(&registry_lock);
+  if (status == CUDAFFT_STATUS_OK)
+    *ex = found;
+  return status;
+}
+
+void
+cudafft_executor_release(CudafftExecutor *ex)
+{
+  if (!ex)
+    return;
+  pthread_mutex_lock(&registry_lock);
+  const int last = --ex->refs == 0;
+  if (last) {
+    CudafftExecutor **link = &registry;
+    while (*link != ex)
+      link = &(*link)->next;
+    *link = ex->next;
+  }
+  pthread_mutex_unlock(&registry_lock);
+  /* Outside the lock: stopping waits for the device, and other devices' users need not. */
+  if (last)
+    executor_destroy(ex);
+}
+
+int
+cudafft_executor_device(const CudafftExecutor *ex)
+{
+  return ex->device;
+}
+
+size_t
+cudafft_executor_max_job_bytes(const CudafftExecutor *ex)
+{
+  return ex->limits.max_job_bytes;
+}
+
+CudafftStatus
+cudafft_executor_alloc(CudafftExecutor *ex, size_t bytes, const char *what, void **ptr)
+{
+  if (!ex || !ptr)
+    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_executor_alloc: NULL argument");
+  *ptr = NULL;
+  if (bytes == 0)
+    return CUDAFFT_STATUS_OK;
+  const CudafftStatus status = ex->table->alloc(ex->ctx, bytes, what ? what : "engine state", ptr);
+  if (status != CUDAFFT_STATUS_OK)
+    *ptr = NULL;
+  return status;
+}
+
+void
+cudafft_executor_free(CudafftExecutor *ex, void *ptr)
+{
+  if (ex && ptr)
+    ex->table->free(ex->ctx, ptr);
+}

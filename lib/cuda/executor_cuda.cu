@@ -1,0 +1,387 @@
+/* executor_cuda.cu: the executor's CUDA device (executor_device.h) and
+ * cudafft_executor_acquire(), which always uses it.
+ *
+ * Streams: a batch's inputs go up on the upload stream, its kernels run on the compute stream
+ * (which waits for the upload, and runs the batches in order), its outputs come down on the
+ * download stream (which waits for the kernels); so one batch's copies overlap the other batch's
+ * kernels. A fourth stream orders the memory pool's allocations and frees. Every stream is
+ * non-blocking: the application's work on the legacy default stream neither waits for ours nor
+ * holds ours up.
+ *
+ * Completion: each slot's `done` event is made with cudaEventBlockingSync, so that the completion
+ * thread sleeps in cudaEventSynchronize instead of spinning (the executor's rule: waiting threads
+ * block). The same for the allocation event.
+ *
+ * Memory: the slots' device buffers and the engines' state come from a memory pool of the
+ * executor's own (stream-ordered allocation), so that objects coming and going never synchronise
+ * the device the way cudaFree does. */
+#include "cuda_check.cuh"
+#include "executor_device.h"
+#include "size_math.h"
+
+#include <new>
+#include <pthread.h>
+#include <stdint.h>
+
+namespace {
+
+/* The executor's sizes on CUDA: a batch stages up to 8 MB each way (1024 stereo streams of 10 ms
+ * F32 buffers take 4 MB), in 4 slots: two on the device, one collecting submissions, one being
+ * collected. 64 MB of page-locked host memory and 64 MB of device memory in all. */
+constexpr size_t kMaxJobBytes = (size_t)8 << 20;
+constexpr unsigned kSlots = 4;
+constexpr unsigned kMaxInFlight = 2;
+constexpr size_t kMaxJobs = 4096;
+
+struct CudaExecutorDevice {
+  int device = -1;
+  cudaStream_t upload = nullptr, compute = nullptr, download = nullptr;
+  cudaStream_t memory = nullptr; /* the pool's allocations and frees */
+  cudaMemPool_t pool = nullptr;
+  cudaEvent_t allocated = nullptr; /* blocking sync: an allocation is usable everywhere */
+  pthread_mutex_t alloc_lock;      /* one allocation at a time: the event and the free check */
+  bool lock_made = false;
+};
+
+struct CudaSlot {
+  cudaEvent_t uploaded = nullptr; /* the batch's inputs are on the device */
+  cudaEvent_t computed = nullptr; /* its kernels are done */
+  cudaEvent_t done = nullptr;     /* blocking sync: its outputs are down, the slot is free */
+  /* upload's calls failed (set by upload, read and cleared by finish; the launcher thread's) */
+  bool upload_broken = false;
+  /* finish queued `done` after the whole batch (read by wait: the core's lock orders them) */
+  bool marker = false;
+};
+
+CudafftStatus
+use_device(const CudaExecutorDevice *d)
+{
+  CUDAFFT_CHECK(cudafft_use_device(d->device));
+  return CUDAFFT_STATUS_OK;
+}
+
+/* Waits for everything queued on the memory stream so far: a new allocation is then usable from
+ * any stream and the host; sleeps (blocking-sync event). Called under alloc_lock. */
+CudafftStatus
+memory_stream_settle(CudaExecutorDevice *d)
+{
+  CUDAFFT_CHECK(cudaEventRecord(d->allocated, d->memory));
+  CUDAFFT_CHECK(cudaEventSynchronize(d->allocated));
+  return CUDAFFT_STATUS_OK;
+}
+
+/* Bytes the device can still give: its free memory and what the pool holds unused. */
+CudafftStatus
+available_bytes(const CudaExecutorDevice *d, size_t *available, size_t *total)
+{
+  size_t free_bytes = 0;
+  uint64_t reserved = 0, used = 0; /* the attributes' type (cuuint64_t) */
+  CUDAFFT_CHECK(cudaMemGetInfo(&free_bytes, total));
+  CUDAFFT_CHECK(cudaMemPoolGetAttribute(d->pool, cudaMemPoolAttrReservedMemCurrent, &reserved));
+  CUDAFFT_CHECK(cudaMemPoolGetAttribute(d->pool, cudaMemPoolAttrUsedMemCurrent, &used));
+  *available = sat_add(free_bytes, reserved > used ? (size_t)(reserved - used) : 0);
+  return CUDAFFT_STATUS_OK;
+}
+
+CudafftStatus
+pool_alloc_locked(CudaExecutorDevice *d, size_t bytes, const char *what, void **ptr)
+{
+  size_t available = 0, total = 0;
+  CudafftStatus status = available_bytes(d, &available, &total);
+  if (status != CUDAFFT_STATUS_OK)
+    return status;
+  if (bytes > available)
+    return cudafft_fail(CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY,
+                        "%s needs %zu MB of GPU memory; device %d has %zu MB available of %zu MB",
+                        what, megabytes(bytes), d->device, available >> 20, total >> 20);
+  const cudaError_t error = cudaMallocFromPoolAsync(ptr, bytes, d->pool, d->memory);
+  if (error == cudaErrorMemoryAllocation) {
+    *ptr = nullptr;
+    cudaGetLastError();
+    return cudafft_fail(CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY,
+                        "%s needs %zu MB of GPU memory; device %d could not give it (%zu MB "
+                        "available of %zu MB)",
+                        what, megabytes(bytes), d->device, available >> 20, total >> 20);
+  }
+  if (error != cudaSuccess) {
+    *ptr = nullptr;
+    return cudafft_cuda_failure(error, "cudaMallocFromPoolAsync", __FILE__, __LINE__);
+  }
+  status = memory_stream_settle(d);
+  if (status != CUDAFFT_STATUS_OK) {
+    cudaFreeAsync(*ptr, d->memory);
+    cudaGetLastError();
+    *ptr = nullptr;
+  }
+  return status;
+}
+
+CudafftStatus
+device_alloc(void *ctx, size_t bytes, const char *what, void **ptr)
+{
+  CudaExecutorDevice *d = static_cast<CudaExecutorDevice *>(ctx);
+  *ptr = nullptr;
+  CudafftStatus status = use_device(d);
+  if (status != CUDAFFT_STATUS_OK)
+    return status;
+  pthread_mutex_lock(&d->alloc_lock);
+  status = pool_alloc_locked(d, bytes, what, ptr);
+  pthread_mutex_unlock(&d->alloc_lock);
+  return status;
+}
+
+/* Stream-ordered: returns at once. The executor's contract (no outstanding job uses ptr, and the
+ * host has seen the jobs that did complete) makes the free safe on any stream. A failure cannot be
+ * reported from here; it is cleared so that the next call is not blamed for it. */
+void
+device_free(void *ctx, void *ptr)
+{
+  CudaExecutorDevice *d = static_cast<CudaExecutorDevice *>(ctx);
+  if (cudafft_use_device(d->device) != cudaSuccess || cudaFreeAsync(ptr, d->memory) != cudaSuccess)
+    cudaGetLastError();
+}
+
+void
+device_close(void *ctx)
+{
+  CudaExecutorDevice *d = static_cast<CudaExecutorDevice *>(ctx);
+  if (!d)
+    return;
+  /* Best effort, after any failure (sticky ones too): the frees queued so far first. */
+  cudafft_use_device(d->device);
+  if (d->memory && d->allocated && cudaEventRecord(d->allocated, d->memory) == cudaSuccess)
+    cudaEventSynchronize(d->allocated);
+  if (d->allocated)
+    cudaEventDestroy(d->allocated);
+  for (cudaStream_t stream : {d->upload, d->compute, d->download, d->memory})
+    if (stream)
+      cudaStreamDestroy(stream);
+  /* Outstanding allocations (none, by the contract) would keep it until they are freed. */
+  if (d->pool)
+    cudaMemPoolDestroy(d->pool);
+  cudaGetLastError();
+  if (d->lock_made)
+    pthread_mutex_destroy(&d->alloc_lock);
+  delete d;
+}
+
+CudafftStatus
+make_device(CudaExecutorDevice *d)
+{
+  CUDAFFT_CHECK(cudafft_use_device(d->device));
+  int pools = 0;
+  CUDAFFT_CHECK(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, d->device));
+  if (!pools)
+    return cudafft_fail(CUDAFFT_STATUS_UNSUPPORTED,
+                        "CUDA device %d does not support stream-ordered memory pools, which the "
+                        "executor needs (driver or platform too old)",
+                        d->device);
+  for (cudaStream_t *stream : {&d->upload, &d->compute, &d->download, &d->memory})
+    CUDAFFT_CHECK(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking));
+  cudaMemPoolProps props = {};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.handleTypes = cudaMemHandleTypeNone;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = d->device;
+  CUDAFFT_CHECK(cudaMemPoolCreate(&d->pool, &props));
+  CUDAFFT_CHECK(
+      cudaEventCreateWithFlags(&d->allocated, cudaEventBlockingSync | cudaEventDisableTiming));
+  if (pthread_mutex_init(&d->alloc_lock, nullptr) != 0)
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "executor: cannot make a mutex");
+  d->lock_made = true;
+  return CUDAFFT_STATUS_OK;
+}
+
+CudafftStatus
+device_open(int device, void **ctx, CudafftExecutorLimits *limits)
+{
+  CudaExecutorDevice *d = new (std::nothrow) CudaExecutorDevice;
+  if (!d)
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "executor: no memory");
+  d->device = device;
+  const CudafftStatus status = make_device(d);
+  if (status != CUDAFFT_STATUS_OK) {
+    device_close(d);
+    return status;
+  }
+  *ctx = d;
+  *limits = CudafftExecutorLimits{kMaxJobBytes, kSlots, kMaxInFlight, kMaxJobs};
+  return CUDAFFT_STATUS_OK;
+}
+
+CudafftStatus
+host_staging_alloc(void **ptr, size_t bytes)
+{
+  const cudaError_t error = cudaHostAlloc(ptr, bytes, cudaHostAllocDefault);
+  if (error == cudaSuccess)
+    return CUDAFFT_STATUS_OK;
+  *ptr = nullptr;
+  if (error != cudaErrorMemoryAllocation)
+    return cudafft_cuda_failure(error, "cudaHostAlloc", __FILE__, __LINE__);
+  cudaGetLastError();
+  return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
+                      "cannot allocate %zu MB of page-locked host memory for the executor's "
+                      "staging",
+                      megabytes(bytes));
+}
+
+void
+slot_free(void *ctx, CudafftSlotMemory *mem)
+{
+  CudaExecutorDevice *d = static_cast<CudaExecutorDevice *>(ctx);
+  CudaSlot *slot = static_cast<CudaSlot *>(mem->handle);
+  cudafft_use_device(d->device);
+  if (slot) {
+    for (cudaEvent_t event : {slot->uploaded, slot->computed, slot->done})
+      if (event)
+        cudaEventDestroy(event);
+    delete slot;
+  }
+  /* The slot is idle (its last batch was waited for). cudaFreeHost may synchronise the device: it
+   * runs only when the executor stops. */
+  if (mem->host_in)
+    cudaFreeHost(mem->host_in);
+  if (mem->host_out)
+    cudaFreeHost(mem->host_out);
+  if (mem->device_in)
+    device_free(d, mem->device_in);
+  if (mem->device_out)
+    device_free(d, mem->device_out);
+  cudaGetLastError();
+  *mem = CudafftSlotMemory{};
+}
+
+CudafftStatus
+make_slot(CudaExecutorDevice *d, size_t in_bytes, size_t out_bytes, CudafftSlotMemory *mem)
+{
+  CudaSlot *slot = new (std::nothrow) CudaSlot;
+  if (!slot)
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "executor: no memory");
+  mem->handle = slot;
+  CUDAFFT_CHECK(cudaEventCreateWithFlags(&slot->uploaded, cudaEventDisableTiming));
+  CUDAFFT_CHECK(cudaEventCreateWithFlags(&slot->computed, cudaEventDisableTiming));
+  CUDAFFT_CHECK(
+      cudaEventCreateWithFlags(&slot->done, cudaEventBlockingSync | cudaEventDisableTiming));
+  CudafftStatus status = host_staging_alloc(&mem->host_in, in_bytes);
+  if (status == CUDAFFT_STATUS_OK)
+    status = host_staging_alloc(&mem->host_out, out_bytes);
+  if (status == CUDAFFT_STATUS_OK)
+    status = device_alloc(d, in_bytes, "the executor's input staging", &mem->device_in);
+  if (status == CUDAFFT_STATUS_OK)
+    status = device_alloc(d, out_bytes, "the executor's output staging", &mem->device_out);
+  return status;
+}
+
+CudafftStatus
+slot_alloc(void *ctx, size_t in_bytes, size_t out_bytes, CudafftSlotMemory *mem)
+{
+  CudaExecutorDevice *d = static_cast<CudaExecutorDevice *>(ctx);
+  *mem = CudafftSlotMemory{};
+  CudafftStatus status = use_device(d);
+  if (status == CUDAFFT_STATUS_OK)
+    status = make_slot(d, in_bytes, out_bytes, mem);
+  if (status != CUDAFFT_STATUS_OK)
+    slot_free(ctx, mem);
+  return status;
+}
+
+void *
+compute_stream(void *ctx)
+{
+  return static_cast<CudaExecutorDevice *>(ctx)->compute;
+}
+
+CudafftStatus
+queue_upload(const CudaExecutorDevice *d, CudaSlot *slot, const CudafftSlotMemory *mem,
+             size_t bytes)
+{
+  CUDAFFT_CHECK(cudafft_use_device(d->device));
+  if (bytes > 0)
+    CUDAFFT_CHECK(
+        cudaMemcpyAsync(mem->device_in, mem->host_in, bytes, cudaMemcpyHostToDevice, d->upload));
+  CUDAFFT_CHECK(cudaEventRecord(slot->uploaded, d->upload));
+  CUDAFFT_CHECK(cudaStreamWaitEvent(d->compute, slot->uploaded, 0));
+  return CUDAFFT_STATUS_OK;
+}
+
+CudafftStatus
+batch_upload(void *ctx, CudafftSlotMemory *mem, size_t bytes)
+{
+  CudaSlot *slot = static_cast<CudaSlot *>(mem->handle);
+  const CudafftStatus status =
+      queue_upload(static_cast<CudaExecutorDevice *>(ctx), slot, mem, bytes);
+  slot->upload_broken = status != CUDAFFT_STATUS_OK;
+  return status;
+}
+
+CudafftStatus
+queue_finish(const CudaExecutorDevice *d, CudaSlot *slot, const CudafftSlotMemory *mem,
+             size_t bytes)
+{
+  CUDAFFT_CHECK(cudafft_use_device(d->device));
+  CUDAFFT_CHECK(cudaEventRecord(slot->computed, d->compute));
+  CUDAFFT_CHECK(cudaStreamWaitEvent(d->download, slot->computed, 0));
+  if (bytes > 0)
+    CUDAFFT_CHECK(cudaMemcpyAsync(mem->host_out, mem->device_out, bytes, cudaMemcpyDeviceToHost,
+                                  d->download));
+  CUDAFFT_CHECK(cudaEventRecord(slot->done, d->download));
+  return CUDAFFT_STATUS_OK;
+}
+
+CudafftStatus
+batch_finish(void *ctx, CudafftSlotMemory *mem, size_t bytes)
+{
+  CudaSlot *slot = static_cast<CudaSlot *>(mem->handle);
+  const CudafftStatus status =
+      queue_finish(static_cast<CudaExecutorDevice *>(ctx), slot, mem, bytes);
+  /* `done` covers the upload only through the compute stream's wait for it. */
+  slot->marker = status == CUDAFFT_STATUS_OK && !slot->upload_broken;
+  slot->upload_broken = false;
+  return status;
+}
+
+/* Waits for everything queued on the three streams, sleeping on the slot's blocking-sync event
+ * recorded on each in turn (cudaStreamSynchronize would spin). */
+CudafftStatus
+wait_streams(const CudaExecutorDevice *d, cudaEvent_t event)
+{
+  for (cudaStream_t stream : {d->upload, d->compute, d->download}) {
+    CUDAFFT_CHECK(cudaEventRecord(event, stream));
+    CUDAFFT_CHECK(cudaEventSynchronize(event));
+  }
+  return CUDAFFT_STATUS_OK;
+}
+
+CudafftStatus
+batch_wait(void *ctx, CudafftSlotMemory *mem)
+{
+  const CudaExecutorDevice *d = static_cast<CudaExecutorDevice *>(ctx);
+  const CudaSlot *slot = static_cast<CudaSlot *>(mem->handle);
+  CUDAFFT_CHECK(cudafft_use_device(d->device));
+  if (!slot->marker)
+    /* The batch's own calls failed, so no marker covers what of it was queued: the streams do.
+     * (A failed kind's launch still has its marker.) */
+    return wait_streams(d, slot->done);
+  CUDAFFT_CHECK(cudaEventSynchronize(slot->done));
+  return CUDAFFT_STATUS_OK;
+}
+
+const CudafftExecutorDevice cuda_executor_device = {
+    device_open,  device_close, slot_alloc, slot_free,    compute_stream,
+    batch_upload, batch_finish, batch_wait, device_alloc, device_free,
+};
+
+} // namespace
+
+extern "C" CudafftStatus
+cudafft_executor_acquire(int device, CudafftExecutor **ex)
+{
+  if (!ex)
+    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_executor_acquire: NULL result");
+  *ex = nullptr;
+  int picked = 0;
+  const CudafftStatus status = cudafft_cuda_pick_device(device, &picked);
+  if (status != CUDAFFT_STATUS_OK)
+    return status;
+  return cudafft_executor_acquire_on(&cuda_executor_device, picked, ex);
+}
