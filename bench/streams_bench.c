@@ -1,0 +1,368 @@
+/* streams-bench: many live-sized streams in one process, as a media server runs them: N
+ * independent pipelines, each
+ *   audiotestsrc samplesperbuffer=480 ! audio/x-raw,format=F32LE,rate=48000,channels=2 !
+ *   ELEMENT ! fakesink sync=false
+ * (480 frames = 10 ms per buffer), for cudaconvolve with 1 s and 10 s responses, cudafft and
+ * cudaspectrum (bands=1025, 60 messages a second), on the GPU and on the CPU backend in the same
+ * run, at several N.
+ *
+ * All N pipelines play at once, each on its own streaming thread. After a warm-up (engines made,
+ * kernels uploaded, every pipeline streaming) the program counts the buffers every pipeline has
+ * taken during a measured window and the process's CPU time (user + system, getrusage) over it:
+ *   aggregate = audio seconds taken by all N pipelines / wall seconds of the window
+ *   host CPU  = CPU milliseconds of the process / audio seconds taken.
+ * Pad probes time each buffer in the element: from its arrival at the element's sink pad to the
+ * push of its output, or, where it gives no output (cudafft completes a frame every 4 or 5
+ * buffers), to the source's next buffer (an upper bound: it includes fakesink and the source's
+ * next buffer); median and 99th percentile over the window. Each streaming thread writes its own
+ * records, so the probes take no lock.
+ *
+ * Usage: streams-bench [--streams N,..] [--elements convolve1,convolve10,fft,spectrum]
+ *                      [--backends cuda,cpu] [--warmup S] [--window S]
+ *   Defaults: N = 1,16,64,256,1024; every element; both backends (cuda only with a device);
+ *   1 s warm-up (2 s for 10 s responses), 3 s window.
+ *   Needs the plugin: GST_PLUGIN_PATH=<build>/plugin build/bench/streams-bench */
+#include "bench_util.h"
+
+#include <cudafft/common.h>
+
+#include <gst/gst.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#define RATE 48000
+#define CHANNELS 2
+#define FRAMES_PER_BUFFER 480
+#define AUDIO_PER_BUFFER ((double)FRAMES_PER_BUFFER / RATE)
+/* Per-buffer records a pipeline keeps over a window: 30 s of buffers, more than any window
+ * takes (a pipeline that runs faster keeps its first ones). */
+#define RECORDS_MAX 3000
+
+typedef struct {
+  const char *key;
+  const char *factory;
+  const char *properties;  /* besides backend=... */
+  double ir_seconds;       /* cudaconvolve: the response's length (kernel property) */
+  double warmup_factor;    /* the warm-up is this many times --warmup */
+  gboolean drops_messages; /* cudaspectrum: its element messages are dropped at the bus */
+} Element;
+
+static const Element elements[] = {
+    {"convolve1", "cudaconvolve", "drain-tail=false", 1.0, 1.0, FALSE},
+    {"convolve10", "cudaconvolve", "drain-tail=false", 10.0, 2.0, FALSE},
+    {"fft", "cudafft", "fft-size=4096 hop=2048", 0.0, 1.0, FALSE},
+    {"spectrum", "cudaspectrum", "bands=1025 interval=16666667 post-messages=true", 0.0, 1.0, TRUE},
+};
+#define N_ELEMENTS (int)(sizeof elements / sizeof elements[0])
+
+static const char *const backends[] = {"cuda", "cpu"};
+
+/* One pipeline and its probes' records (written by its streaming thread only). */
+typedef struct {
+  GstElement *pipeline;
+  gint64 arrived;         /* monotonic us of the buffer in the element; 0: none open */
+  volatile gint counting; /* set by the main thread during the window */
+  guint64 taken;          /* buffers that arrived at the element while counting */
+  guint records;
+  double ms[RECORDS_MAX];
+} Stream;
+
+static void
+close_record(Stream *s, gint64 now)
+{
+  if (s->arrived && g_atomic_int_get(&s->counting) && s->records < RECORDS_MAX)
+    s->ms[s->records++] = (double)(now - s->arrived) / 1000.0;
+  s->arrived = 0;
+}
+
+static GstPadProbeReturn
+on_element_input(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+  (void)pad;
+  (void)info;
+  Stream *s = data;
+  const gint64 now = g_get_monotonic_time();
+  close_record(s, now); /* none open unless the last buffer gave no output */
+  s->arrived = now;
+  if (g_atomic_int_get(&s->counting))
+    s->taken++;
+  return GST_PAD_PROBE_OK;
+}
+
+static GstPadProbeReturn
+on_element_output(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+  (void)pad;
+  (void)info;
+  close_record(data, g_get_monotonic_time());
+  return GST_PAD_PROBE_OK;
+}
+
+/* The source's next buffer closes the record of one that gave no output. */
+static GstPadProbeReturn
+on_source_output(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+  (void)pad;
+  (void)info;
+  close_record(data, g_get_monotonic_time());
+  return GST_PAD_PROBE_OK;
+}
+
+static GstBusSyncReply
+drop_element_messages(GstBus *bus, GstMessage *message, gpointer data)
+{
+  (void)bus;
+  (void)data;
+  return GST_MESSAGE_TYPE(message) == GST_MESSAGE_ELEMENT ? GST_BUS_DROP : GST_BUS_PASS;
+}
+
+/* The response every cudaconvolve gets: decaying noise of `seconds`. */
+static GValueArray *
+make_kernel(double seconds)
+{
+  const guint taps = (guint)(seconds * RATE);
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+  GValueArray *array = g_value_array_new(taps);
+  GValue v = G_VALUE_INIT;
+  g_value_init(&v, G_TYPE_DOUBLE);
+  GRand *rand = g_rand_new_with_seed(42);
+  for (guint i = 0; i < taps; i++) {
+    g_value_set_double(&v, (2.0 * g_rand_double(rand) - 1.0) * exp(-6.9 * i / taps) * 0.05);
+    g_value_array_append(array, &v);
+  }
+  G_GNUC_END_IGNORE_DEPRECATIONS
+  g_rand_free(rand);
+  g_value_unset(&v);
+  return array;
+}
+
+static gboolean
+stream_open(Stream *s, const Element *e, const char *backend, GValueArray *kernel, guint index)
+{
+  gchar *launch = g_strdup_printf(
+      "audiotestsrc name=src samplesperbuffer=%d is-live=false ! audio/x-raw,format=F32LE,"
+      "rate=%d,channels=%d,layout=interleaved ! %s name=e backend=%s %s ! fakesink sync=false",
+      FRAMES_PER_BUFFER, RATE, CHANNELS, e->factory, backend, e->properties);
+  GError *error = NULL;
+  s->pipeline = gst_parse_launch(launch, &error);
+  g_free(launch);
+  if (!s->pipeline) {
+    fprintf(stderr, "stream %u: %s\n", index, error ? error->message : "cannot parse");
+    g_clear_error(&error);
+    return FALSE;
+  }
+  GstElement *el = gst_bin_get_by_name(GST_BIN(s->pipeline), "e");
+  GstElement *src = gst_bin_get_by_name(GST_BIN(s->pipeline), "src");
+  if (kernel)
+    g_object_set(el, "kernel", kernel, NULL);
+  GstPad *sink = gst_element_get_static_pad(el, "sink");
+  GstPad *out = gst_element_get_static_pad(el, "src");
+  GstPad *from = gst_element_get_static_pad(src, "src");
+  gst_pad_add_probe(sink, GST_PAD_PROBE_TYPE_BUFFER, on_element_input, s, NULL);
+  gst_pad_add_probe(out, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST,
+                    on_element_output, s, NULL);
+  gst_pad_add_probe(from, GST_PAD_PROBE_TYPE_BUFFER, on_source_output, s, NULL);
+  gst_object_unref(sink);
+  gst_object_unref(out);
+  gst_object_unref(from);
+  gst_object_unref(src);
+  gst_object_unref(el);
+  if (e->drops_messages) {
+    GstBus *bus = gst_element_get_bus(s->pipeline);
+    gst_bus_set_sync_handler(bus, drop_element_messages, NULL, NULL);
+    gst_object_unref(bus);
+  }
+  return TRUE;
+}
+
+/* The first error any pipeline posted, printed; FALSE if there was one. */
+static gboolean
+no_errors(Stream *streams, guint n)
+{
+  for (guint i = 0; i < n; i++) {
+    GstBus *bus = gst_element_get_bus(streams[i].pipeline);
+    GstMessage *msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+    gst_object_unref(bus);
+    if (msg) {
+      GError *err = NULL;
+      gchar *debug = NULL;
+      gst_message_parse_error(msg, &err, &debug);
+      fprintf(stderr, "stream %u: error from %s: %s (%s)\n", i,
+              GST_OBJECT_NAME(GST_MESSAGE_SRC(msg)), err->message, debug ? debug : "");
+      g_error_free(err);
+      g_free(debug);
+      gst_message_unref(msg);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+static double
+cpu_seconds(void)
+{
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
+         (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+typedef struct {
+  gboolean ok;
+  double aggregate;   /* audio seconds per wall second, all streams */
+  double cpu_ms;      /* process CPU ms per audio second */
+  double median, p99; /* ms per buffer in the element */
+  guint64 buffers;
+} Figures;
+
+static double
+percentile(double *sorted, size_t n, double q)
+{
+  return n ? sorted[(size_t)(q * (double)(n - 1) + 0.5)] : 0.0;
+}
+
+static Figures
+run_case(const Element *e, const char *backend, GValueArray *kernel, guint n, double warmup,
+         double window)
+{
+  Figures f = {0};
+  Stream *streams = g_new0(Stream, n);
+  gboolean ok = TRUE;
+  for (guint i = 0; i < n && ok; i++)
+    ok = stream_open(&streams[i], e, backend, kernel, i);
+  for (guint i = 0; i < n && ok; i++)
+    ok = gst_element_set_state(streams[i].pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE;
+  if (ok) {
+    g_usleep((gulong)(warmup * e->warmup_factor * G_USEC_PER_SEC));
+    ok = no_errors(streams, n);
+  }
+  if (ok) {
+    for (guint i = 0; i < n; i++)
+      g_atomic_int_set(&streams[i].counting, 1);
+    const gint64 start = g_get_monotonic_time();
+    const double cpu_start = cpu_seconds();
+    g_usleep((gulong)(window * G_USEC_PER_SEC));
+    for (guint i = 0; i < n; i++)
+      g_atomic_int_set(&streams[i].counting, 0);
+    const double wall = (double)(g_get_monotonic_time() - start) / 1e6;
+    const double cpu = cpu_seconds() - cpu_start;
+    ok = no_errors(streams, n);
+    guint64 buffers = 0;
+    size_t records = 0;
+    for (guint i = 0; i < n; i++) {
+      buffers += streams[i].taken;
+      records += streams[i].records;
+    }
+    double *all = g_new(double, records > 0 ? records : 1);
+    size_t at = 0;
+    for (guint i = 0; i < n; i++) {
+      memcpy(all + at, streams[i].ms, streams[i].records * sizeof(double));
+      at += streams[i].records;
+    }
+    qsort(all, records, sizeof(double), bench_compare_doubles);
+    const double audio = (double)buffers * AUDIO_PER_BUFFER;
+    f.ok = ok && buffers > 0;
+    f.buffers = buffers;
+    f.aggregate = audio / wall;
+    f.cpu_ms = audio > 0.0 ? 1000.0 * cpu / audio : 0.0;
+    f.median = percentile(all, records, 0.5);
+    f.p99 = percentile(all, records, 0.99);
+    g_free(all);
+  }
+  for (guint i = 0; i < n; i++)
+    if (streams[i].pipeline) {
+      gst_element_set_state(streams[i].pipeline, GST_STATE_NULL);
+      gst_object_unref(streams[i].pipeline);
+    }
+  g_free(streams);
+  return f;
+}
+
+static void
+usage(const char *program)
+{
+  fprintf(stderr,
+          "usage: %s [--streams N,..] [--elements convolve1,convolve10,fft,spectrum] "
+          "[--backends cuda,cpu] [--warmup S] [--window S]\n",
+          program);
+}
+
+int
+main(int argc, char **argv)
+{
+  gst_init(&argc, &argv);
+  double counts[16] = {1, 16, 64, 256, 1024};
+  int n_counts = 5;
+  gboolean want_element[N_ELEMENTS] = {TRUE, TRUE, TRUE, TRUE};
+  gboolean want_backend[2] = {TRUE, TRUE};
+  double warmup = 1.0, window = 3.0;
+  for (int i = 1; i < argc; i++) {
+    const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+    gboolean good = value != NULL;
+    if (good && !strcmp(argv[i], "--streams"))
+      good = (n_counts = bench_parse_list(value, counts, 16)) > 0;
+    else if (good && !strcmp(argv[i], "--elements"))
+      good = bench_parse_elements(value, &elements[0].key, sizeof elements[0], N_ELEMENTS,
+                                  want_element);
+    else if (good && !strcmp(argv[i], "--backends"))
+      good = bench_parse_elements(value, &backends[0], sizeof backends[0], 2, want_backend);
+    else if (good && !strcmp(argv[i], "--warmup"))
+      good = (warmup = g_ascii_strtod(value, NULL)) >= 0.0;
+    else if (good && !strcmp(argv[i], "--window"))
+      good = (window = g_ascii_strtod(value, NULL)) > 0.0;
+    else
+      good = FALSE;
+    if (!good) {
+      usage(argv[0]);
+      return 2;
+    }
+    i++;
+  }
+  if (cudafft_cuda_device_count() == 0)
+    want_backend[0] = FALSE;
+
+  bench_print_machine("the cuda backend");
+  printf("N pipelines of audiotestsrc (480-frame buffers, F32 stereo 48 kHz) ! ELEMENT ! "
+         "fakesink sync=false in one process; %.1f s warm-up, %.1f s window\n",
+         warmup, window);
+  printf("%-11s %-5s %6s %12s %14s %10s %10s\n", "element", "backend", "N", "aggregate",
+         "cpu ms/audio s", "median ms", "p99 ms");
+  int failures = 0;
+  for (int e = 0; e < N_ELEMENTS; e++) {
+    if (!want_element[e])
+      continue;
+    GValueArray *kernel = elements[e].ir_seconds > 0.0 ? make_kernel(elements[e].ir_seconds) : NULL;
+    for (int c = 0; c < n_counts; c++) {
+      Figures by_backend[2] = {{0}};
+      for (int b = 0; b < 2; b++) {
+        if (!want_backend[b])
+          continue;
+        const guint n = (guint)counts[c];
+        Figures f = run_case(&elements[e], backends[b], kernel, n, warmup, window);
+        by_backend[b] = f;
+        if (!f.ok) {
+          printf("%-11s %-5s %6u  FAILED (see the error above)\n", elements[e].key, backends[b], n);
+          failures++;
+          continue;
+        }
+        printf("%-11s %-5s %6u %11.1fx %14.2f %10.3f %10.3f\n", elements[e].key, backends[b], n,
+               f.aggregate, f.cpu_ms, f.median, f.p99);
+        fflush(stdout);
+      }
+      if (by_backend[0].ok && by_backend[1].ok)
+        printf("%-11s  gpu/cpu %6u %11.2fx %13.0f%%\n", elements[e].key, (guint)counts[c],
+               by_backend[0].aggregate / by_backend[1].aggregate,
+               100.0 * by_backend[0].cpu_ms / by_backend[1].cpu_ms);
+    }
+    if (kernel) {
+      G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+      g_value_array_free(kernel);
+      G_GNUC_END_IGNORE_DEPRECATIONS
+    }
+  }
+  return failures ? 1 : 0;
+}
