@@ -256,9 +256,8 @@ constexpr int kMacThreads = MacShape::kThreads;
 constexpr int kMacPairs = kConvBlock / 2 / kMacThreads;
 static_assert(kMacPairs * 2 * kMacThreads == kConvBlock, "bin pairs must divide evenly");
 static_assert(MacShape::kStride == Shape::kStride, "both plans use the same shared row");
-/* The twiddle table: the wide plan's, then the narrow plan's. */
+/* The twiddle table: the wide plan's, then the narrow plan's (cudafft_convolve_twiddle_plans()). */
 constexpr int kWideTwiddles = twiddle_count(kConvBlock, kWide);
-constexpr int kNarrowTwiddles = twiddle_count(kConvBlock, kNarrow);
 
 /* The forward real FFT of `from` into shared memory, then each bin (scaled) to bins[k]. */
 template <typename From>
@@ -647,17 +646,12 @@ cudafft_convolve_kernel_variant(void)
           CONVOLVE_ITEM(CONVOLVE_MAC_MIN_BLOCKS) CONVOLVE_ITEM(CONVOLVE_MAC_DEPTH);
 }
 
-extern "C" size_t
-cudafft_convolve_twiddle_count(void)
+extern "C" const CudafftTwiddlePlan *
+cudafft_convolve_twiddle_plans(int *count)
 {
-  return (size_t)kWideTwiddles + kNarrowTwiddles;
-}
-
-extern "C" void
-cudafft_convolve_twiddles(float *table)
-{
-  cudafft_twiddle_table(CUDAFFT_CONVOLVE_FFT_SIZE / 2, kWide, table);
-  cudafft_twiddle_table(CUDAFFT_CONVOLVE_FFT_SIZE / 2, kNarrow, table + 2 * kWideTwiddles);
+  static const CudafftTwiddlePlan plans[] = {{kConvBlock, kWide}, {kConvBlock, kNarrow}};
+  *count = 2;
+  return plans;
 }
 
 extern "C" cudaError_t

@@ -577,6 +577,20 @@ real_forward_post(const float2 *s, int t, const float2 *__restrict__ twiddles, E
   real_forward_post<N, Kind, Threads, Products>(s, nullptr, t, twiddles, emit);
 }
 
+/* Copies the bins X[0..N] of a real transform from row to s (padded layout), where
+ * real_inverse_pre reads them: thread t of the transform's Threads copies k = t, t + Threads, ...
+ * and thread 0 also X[N]. The caller makes the copy complete (a barrier) before reading it. */
+template <int N, int Threads>
+__device__ __forceinline__ void
+load_real_bins(float2 *s, const float2 *__restrict__ row, int t)
+{
+#pragma unroll
+  for (int k = t; k < N; k += Threads)
+    s[pad(k)] = row[k];
+  if (t == 0)
+    s[pad(N)] = row[N];
+}
+
 /* The inverse of real_forward_post: turns the bins X[0..N] at s into conj(Z), in place, where
  * Z[k] = (X[k] + conj X[N-k]) + i W^-k (X[k] - conj X[N-k]), so that a forward block_fft then
  * yields the conjugate of the unnormalised inverse of Z, whose real and imaginary parts are the
