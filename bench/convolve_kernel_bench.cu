@@ -327,7 +327,6 @@ main(int argc, char **argv)
   cudaDeviceProp prop;
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
   print_device(prop);
-  printf("kernels: %s\n", cudafft_convolve_kernel_variant());
 
   const size_t samples = b.blocks * kN + kB;
   CHECK_CUDA(cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));

@@ -65,16 +65,13 @@ constexpr int kMaxPieces = 16;
 /* Chunks per call: a call is cut into up to kPipelineChunks chunks, so that a large push
  * pipelines (one chunk would upload, compute and download one after the other), but into none
  * smaller than kMinChunkBytes of input (rounded up to whole blocks on the partitioned path). A
- * chunk costs the host about a dozen API calls (events, waits, launches, copies: 20-40 us), adds a
- * few us of dependency latency to each stream, and a smaller launch fills less of the GPU. Measured
- * on an H100 through the element (64 channels, 2 s kernel, convolve-bench): 48000-frame pushes (12
- * MB) in 4 chunks ran 403x real time from plain memory and 660x from page-locked memory (288x and
- * 520x in one chunk), but 4096-frame pushes (1 MB) cut into 2 chunks of 512 KB ran 356x from
- * page-locked memory against 489x uncut (289x and 276x from plain memory): hence 1 MB. Stereo and
- * 8 channels stay in one chunk up to 32 and 8 blocks. Four chunks leave a quarter of a call's
- * copies unoverlapped at each end; more would save little and cost more.
- * CUDAFFT_CONVOLVE_CHUNKS and CUDAFFT_CONVOLVE_MIN_CHUNK_KB override the two when a filter is made,
- * for measurements (as CUDAFFT_VARIANT does for the FFT). */
+ * chunk costs the host about a dozen API calls (events, waits, launches, copies), adds dependency
+ * latency to each stream, and a smaller launch fills less of the GPU. Measured through the element
+ * (64 channels, 2 s kernel, convolve-bench; the figures are in bench/HISTORY.md): large pushes ran
+ * faster in 4 chunks than in one, from plain and from page-locked memory, but 1 MB pushes ran
+ * slower cut into two chunks of 512 KB than uncut: hence 1 MB. Stereo and 8 channels stay in one
+ * chunk up to 32 and 8 blocks. Four chunks leave a quarter of a call's copies unoverlapped at each
+ * end; more would save little and cost more. */
 constexpr size_t kPipelineChunks = 4;
 constexpr size_t kMinChunkBytes = (size_t)1 << 20;
 
@@ -101,7 +98,6 @@ struct CudaConvolve {
   size_t frame_bytes = 0;
   size_t chunk_frames = 0;
   size_t piece_bytes = 0;
-  size_t pipeline_chunks = kPipelineChunks, min_chunk_bytes = kMinChunkBytes;
 
   /* partitioned */
   size_t partitions = 0;
@@ -262,18 +258,6 @@ clear_history(CudaConvolve *f)
   return CUDAFFT_STATUS_OK;
 }
 
-/* An environment variable's value in lo..hi, else `otherwise`. */
-size_t
-env_size(const char *name, size_t otherwise, size_t lo, size_t hi)
-{
-  const char *text = getenv(name);
-  if (!text || !*text)
-    return otherwise;
-  char *end = nullptr;
-  const unsigned long long value = strtoull(text, &end, 10);
-  return *end == '\0' && value >= lo && value <= hi ? (size_t)value : otherwise;
-}
-
 CudafftStatus
 convolve_setup(CudaConvolve *f, const CudafftConvolveSpec *spec)
 {
@@ -286,9 +270,6 @@ convolve_setup(CudaConvolve *f, const CudafftConvolveSpec *spec)
   f->rows = spec->kernel.rows;
   f->taps = spec->kernel.taps;
   f->frame_bytes = spec->channels * cudafft_sample_size(spec->format);
-  f->pipeline_chunks = env_size("CUDAFFT_CONVOLVE_CHUNKS", kPipelineChunks, 1, 64);
-  f->min_chunk_bytes =
-      env_size("CUDAFFT_CONVOLVE_MIN_CHUNK_KB", kMinChunkBytes >> 10, 1, (size_t)1 << 20) << 10;
   if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
     size_t blocks = kChunkTransforms / f->channels;
     if (blocks > kChunkBytes / (kBlock * f->frame_bytes))
@@ -483,8 +464,8 @@ call_chunk_frames(const CudaConvolve *f, size_t frames)
 {
   const size_t unit = f->path == CUDAFFT_CONVOLVE_PARTITIONED ? kBlock : 1;
   const size_t unit_bytes = unit * f->frame_bytes;
-  size_t units = (frames / unit + f->pipeline_chunks - 1) / f->pipeline_chunks;
-  const size_t least = (f->min_chunk_bytes + unit_bytes - 1) / unit_bytes;
+  size_t units = (frames / unit + kPipelineChunks - 1) / kPipelineChunks;
+  const size_t least = (kMinChunkBytes + unit_bytes - 1) / unit_bytes;
   units = units > least ? units : least;
   return units < f->chunk_frames / unit ? units * unit : f->chunk_frames;
 }

@@ -39,10 +39,6 @@ extern "C" {
  * (the MAC's inverse FFT); *count receives how many. */
 const CudafftTwiddlePlan *cudafft_convolve_twiddle_plans(int *count);
 
-/* The build-time variant of the kernels (convolve_kernels.cu.s CONVOLVE_* macros), as one line of
- * NAME=VALUE pairs, for benchmark logs. */
-const char *cudafft_convolve_kernel_variant(void);
-
 /* Kernel partition spectra: taps is rows x taps_count floats (device, row-major); partition p of
  * row r (taps p B .. p B + B - 1, zeros past the end) zero-padded to N points, transformed, scaled
  * by 1/N, to spectra (rows x partitions spectrum rows). */
