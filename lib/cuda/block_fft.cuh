@@ -57,8 +57,8 @@ make_radix_plan(int n, int kind)
   plan.points_per_thread = r;
   if (kind == kPlanWide) {
     /* The radix left over when the 16s are taken goes first: its pass reads global memory with
-     * several adjacent butterflies per thread, hence 16-byte loads (R2C of 16384 x 4096 on an
-     * H200: 0.1514 -> 0.1420 ms against the same radix last). */
+     * several adjacent butterflies per thread, hence 16-byte loads (faster than the same radix
+     * last: bench/HISTORY.md). */
     int first = 1;
     for (int m = n; m >= r; m /= r)
       first = m / r;
@@ -371,7 +371,7 @@ struct TableTwiddles {
  * (W^(r k) = W^(h k) W^((r - h) k), h the highest power of two in r: at most three products
  * deep, a few float rounding units more): a radix-16 pass reads 4 twiddles a butterfly instead
  * of 15. The engine's kernels are bound by traffic through L1 and shared memory, of which these
- * loads are a large part (R2C of 1024 x 4096 on an H100: 0.0134 -> 0.0121 ms, bench/RESULTS.md). */
+ * loads are a large part (the gain is measured in bench/HISTORY.md). */
 struct ProductTwiddles {
   const float2 *__restrict__ table;
 

@@ -18,11 +18,10 @@ namespace {
 constexpr int kWide = kPlanWide;
 
 /* Enough blocks for 1024 threads per multiprocessor, as for the C2C kernels: the register cap this
- * sets (64 for the 128-thread blocks of nfft 4096, down from 77; a few bytes spill with phase) lets
- * 7 blocks in instead of 6 (then shared memory limits), which keeps more loads in flight in this
- * latency-bound kernel: 0.181 -> 0.169 ms for 16384 x 4096 on an H100 (spectrum-kernel-bench).
- * Raising the shared-memory carveout as well made it slower (0.200 ms): the window and twiddles
- * lose L1. */
+ * sets (for the 128-thread blocks of nfft 4096; a few bytes spill with phase) lets one more block
+ * in (then shared memory limits), which keeps more loads in flight in this latency-bound kernel.
+ * Raising the shared-memory carveout as well made it slower: the window and twiddles lose L1. The
+ * measurements (spectrum-kernel-bench) are in bench/HISTORY.md. */
 template <int BlockThreads>
 constexpr int kFusedMinBlocks = BlockThreads >= 1024 ? 1 : 1024 / BlockThreads;
 
