@@ -327,7 +327,6 @@ main(int argc, char **argv)
   cudaDeviceProp prop;
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
   print_device(prop);
-  printf("kernels: %s\n", cudafft_convolve_kernel_variant());
 
   const size_t samples = b.blocks * kN + kB;
   CHECK_CUDA(cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
@@ -335,12 +334,9 @@ main(int argc, char **argv)
   CHECK_CUDA(cudaMalloc(&b.d_ours, b.blocks * kN * sizeof(float)));
   CHECK_CUDA(cudaMalloc(&b.d_ref, b.blocks * kN * sizeof(float)));
   CHECK_CUDA(cudaMalloc(&b.d_bins, b.blocks * kBins * sizeof(float2)));
-  const size_t twiddle_count = cudafft_convolve_twiddle_count();
-  std::vector<float> twiddles(2 * twiddle_count);
-  cudafft_convolve_twiddles(twiddles.data());
-  CHECK_CUDA(cudaMalloc(&b.d_twiddles, twiddle_count * sizeof(float2)));
-  CHECK_CUDA(cudaMemcpy(b.d_twiddles, twiddles.data(), twiddle_count * sizeof(float2),
-                        cudaMemcpyHostToDevice));
+  int twiddle_plans = 0;
+  const CudafftTwiddlePlan *plans = cudafft_convolve_twiddle_plans(&twiddle_plans);
+  CHECK_OURS(cudafft_twiddles_upload(plans, twiddle_plans, b.stream, &b.d_twiddles));
   fill_kernel<<<blocks_for(samples, 256), 256, 0, b.stream>>>(b.d_signal, samples, 1);
   CHECK_CUDA(cudaGetLastError());
   const std::vector<float> taps = random_taps(kB, 2);

@@ -160,7 +160,8 @@ main(int argc, char **argv)
     fprintf(stderr, "spectrum-kernel-bench: --runs must be >= 1, --frames in 1..%u\n", 1u << 24);
     return 2;
   }
-  if (cudafft_spectrum_fused_smem(b.n) == 0) {
+  const CudafftBlockKernels *fused = cudafft_spectrum_fused_kernels(b.n);
+  if (!fused) {
     fprintf(stderr, "spectrum-kernel-bench: no fused kernel for size %zu (powers of two %d..%d)\n",
             b.n, CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE);
     return 2;
@@ -172,11 +173,11 @@ main(int argc, char **argv)
   }
   cudaDeviceProp prop;
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
-  if (cudafft_spectrum_fused_smem(b.n) > prop.sharedMemPerBlockOptin) {
+  if (fused->smem_bytes > prop.sharedMemPerBlockOptin) {
     fprintf(stderr,
             "spectrum-kernel-bench: size %zu needs %zu bytes of shared memory; %s offers "
             "%zu\n",
-            b.n, cudafft_spectrum_fused_smem(b.n), prop.name, prop.sharedMemPerBlockOptin);
+            b.n, fused->smem_bytes, prop.name, prop.sharedMemPerBlockOptin);
     return 77;
   }
   b.bands = b.n / 2 + 1;
@@ -198,16 +199,14 @@ main(int argc, char **argv)
   CHECK_CUDA(cudaMalloc(&b.d_sums, b.slots * b.bands * sizeof(float)));
   CHECK_CUDA(cudaMalloc(&b.d_own_slots, b.frames * sizeof(CudafftSpectrumLaunchFft)));
   CHECK_CUDA(cudaMalloc(&b.d_shared_slots, b.frames * sizeof(CudafftSpectrumLaunchFft)));
-  const size_t twiddle_count = cudafft_spectrum_twiddle_count(b.n);
-  CHECK_CUDA(cudaMalloc(&b.d_twiddles, twiddle_count * sizeof(float2)));
-  CHECK_CUDA(cudafft_spectrum_fused_prepare(b.n));
+  CHECK_OURS(cudafft_twiddles_upload(&fused->twiddles, 1, b.stream, &b.d_twiddles));
+  CHECK_CUDA(cudafft_block_kernels_prepare(fused));
 
   fill_kernel<<<blocks_for(samples, 256), 256, 0, b.stream>>>(b.d_signal, samples);
   CHECK_CUDA(cudaGetLastError());
-  std::vector<float> window(b.n), twiddles(2 * twiddle_count);
+  std::vector<float> window(b.n);
   for (size_t i = 0; i < b.n; ++i)
     window[i] = (float)(0.53836 - 0.46164 * cos(2.0 * M_PI * (double)i / (double)b.n));
-  cudafft_spectrum_twiddles(b.n, twiddles.data());
   std::vector<CudafftSpectrumLaunchFft> own(b.frames), shared(b.frames);
   for (size_t f = 0; f < b.frames; ++f) {
     own[f] = CudafftSpectrumLaunchFft{f * b.n, (unsigned)f, 1};
@@ -215,8 +214,6 @@ main(int argc, char **argv)
   }
   CHECK_CUDA(cudaMemcpyAsync(b.d_window, window.data(), b.n * sizeof(float), cudaMemcpyHostToDevice,
                              b.stream));
-  CHECK_CUDA(cudaMemcpyAsync(b.d_twiddles, twiddles.data(), twiddle_count * sizeof(float2),
-                             cudaMemcpyHostToDevice, b.stream));
   CHECK_CUDA(cudaMemcpyAsync(b.d_own_slots, own.data(), b.frames * sizeof(own[0]),
                              cudaMemcpyHostToDevice, b.stream));
   CHECK_CUDA(cudaMemcpyAsync(b.d_shared_slots, shared.data(), b.frames * sizeof(shared[0]),

@@ -16,6 +16,29 @@ cudafft_check_backend(CudafftBackend backend, int device_id)
 }
 
 CudafftStatus
+cudafft_check_create(void **out, const char *out_name, const void *args, const char *args_name,
+                     CudafftCheckArgs check_args, CudafftBackend backend, int device_id)
+{
+  if (!out)
+    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "%s is NULL", out_name);
+  *out = NULL;
+  if (!args)
+    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "%s is NULL", args_name);
+  const CudafftStatus status = check_args(args);
+  return status != CUDAFFT_STATUS_OK ? status : cudafft_check_backend(backend, device_id);
+}
+
+CudafftStatus
+cudafft_publish(void **out, void *object, CudafftStatus status, void (*release)(void *object))
+{
+  if (status == CUDAFFT_STATUS_OK)
+    *out = object;
+  else
+    release(object);
+  return status;
+}
+
+CudafftStatus
 cudafft_no_cuda_backend(void)
 {
   return cudafft_fail(CUDAFFT_STATUS_BACKEND_UNAVAILABLE,
@@ -23,17 +46,17 @@ cudafft_no_cuda_backend(void)
 }
 
 CudafftStatus
-cudafft_create_on_backend(CudafftBackend requested, CudafftTryBackend try_backend, void *context,
-                          CudafftBackend *actual)
+cudafft_create_on_backend(CudafftBackend requested, CudafftTryBackend try_backend, void *object,
+                          const void *spec, CudafftBackend *actual)
 {
   CudafftBackend backend = requested == CUDAFFT_BACKEND_AUTO ? CUDAFFT_BACKEND_CUDA : requested;
-  CudafftStatus status = try_backend(context, backend);
+  CudafftStatus status = try_backend(object, spec, backend);
   /* AUTO goes on to the CPU where the GPU is missing or not built in, and only then: a GPU that
    * fails otherwise (out of memory, say) is an error the caller must see. */
   if (requested == CUDAFFT_BACKEND_AUTO &&
       (status == CUDAFFT_STATUS_NO_DEVICE || status == CUDAFFT_STATUS_BACKEND_UNAVAILABLE)) {
     backend = CUDAFFT_BACKEND_CPU;
-    status = try_backend(context, backend);
+    status = try_backend(object, spec, backend);
   }
   if (status == CUDAFFT_STATUS_OK && actual)
     *actual = backend;

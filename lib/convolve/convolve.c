@@ -3,6 +3,7 @@
  * side, blended here), draining with zeros. The backends run whole calls without lag. */
 #include "convolve_backend.h"
 
+#include "api_getter.h"
 #include "backend_choice.h"
 #include "sample_values.h"
 
@@ -28,7 +29,7 @@ struct CudafftConvolve {
   CudafftSampleFormat format;
   size_t frame_bytes;
   CudafftBackend backend;
-  const CudafftConvolveOps *ops;
+  const CudafftConvolveBackend *ops;
   int device_id;
   double mix;
 
@@ -80,10 +81,9 @@ check_kernel(const CudafftConvolveKernel *kernel, unsigned channels)
 }
 
 static CudafftStatus
-check_config(const CudafftConvolveConfig *config)
+check_config(const void *args)
 {
-  if (!config)
-    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "convolution config is NULL");
+  const CudafftConvolveConfig *config = args;
   if (config->channels == 0 || config->channels > CUDAFFT_MAX_CHANNELS)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "%u channels is not in 1..%d",
                         config->channels, CUDAFFT_MAX_CHANNELS);
@@ -106,10 +106,10 @@ path_latency(CudafftConvolvePath path)
 }
 
 static CudafftStatus
-filter_create(const CudafftConvolve *cv, const CudafftConvolveOps *ops,
+filter_create(const CudafftConvolve *cv, const CudafftConvolveBackend *ops,
               const CudafftConvolveKernel *kernel, Filter *filter)
 {
-  const CudafftConvolveFilterSpec spec = {
+  const CudafftConvolveSpec spec = {
       .channels = cv->channels,
       .format = cv->format,
       .kernel = *kernel,
@@ -162,7 +162,7 @@ restart(CudafftConvolve *cv)
     cv->current = cv->next;
     cv->next = (Filter){0};
   }
-  cv->ops->reset(cv->current.impl);
+  cv->ops->reset(cv->current.impl); /* nothing to report: reset and drain report nothing */
   cv->pushed = 0;
   cv->produced = 0;
   cv->change = 0;
@@ -207,10 +207,12 @@ run(CudafftConvolve *cv, const void *in, size_t frames, uint8_t *out)
 {
   const float mix = (float)cv->mix;
   const int crossing = cv->next.impl && cv->pushed >= cv->change;
-  CudafftStatus status = cv->ops->process(cv->current.impl, in, out, frames, mix);
+  const CudafftConvolveJob job = {in, out, frames, mix};
+  CudafftStatus status = cv->ops->run(cv->current.impl, &job);
   if (status == CUDAFFT_STATUS_OK && crossing) {
     /* a crossover stretch is one block: scratch holds it */
-    status = cv->ops->process(cv->next.impl, in, cv->scratch, frames, mix);
+    const CudafftConvolveJob next = {in, cv->scratch, frames, mix};
+    status = cv->ops->run(cv->next.impl, &next);
     if (status == CUDAFFT_STATUS_OK)
       blend(cv, out, frames, cv->pushed);
   }
@@ -226,8 +228,9 @@ run(CudafftConvolve *cv, const void *in, size_t frames, uint8_t *out)
 /* Creation ------------------------------------------------------------------------------------- */
 
 static void
-convolve_free(CudafftConvolve *cv)
+convolve_free(void *object)
 {
+  CudafftConvolve *cv = object;
   if (!cv)
     return;
   if (cv->ops) {
@@ -241,36 +244,24 @@ convolve_free(CudafftConvolve *cv)
   free(cv);
 }
 
-typedef struct {
-  CudafftConvolve *convolve;
-  const CudafftConvolveKernel *kernel;
-} Creation;
-
+/* The try_backend of cudafft_create_on_backend() for a convolution: its first filter, for kernel
+ * (the spec), on the table for backend. */
 static CudafftStatus
-backend_init(void *context, CudafftBackend backend)
+first_filter(void *convolve, const void *kernel, CudafftBackend backend)
 {
-  const Creation *c = context;
-  CudafftConvolve *cv = c->convolve;
-  const CudafftConvolveOps *ops =
-      CUDAFFT_BACKEND_TABLE(backend, cudafft_convolve_cpu_ops, cudafft_convolve_cuda_ops);
-  const CudafftStatus status = filter_create(cv, ops, c->kernel, &cv->current);
-  if (status != CUDAFFT_STATUS_OK)
-    return status;
-  cv->backend = backend;
-  cv->ops = ops;
-  return CUDAFFT_STATUS_OK;
+  CudafftConvolve *cv = convolve;
+  cv->ops =
+      CUDAFFT_BACKEND_TABLE(backend, cudafft_convolve_cpu_backend, cudafft_convolve_cuda_backend);
+  return filter_create(cv, cv->ops, kernel, &cv->current);
 }
 
 CudafftStatus
 cudafft_convolve_create(CudafftConvolve **convolve_out, CudafftBackend backend, int device_id,
                         const CudafftConvolveConfig *config)
 {
-  if (!convolve_out)
-    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_convolve_create: convolve is NULL");
-  *convolve_out = NULL;
-  CudafftStatus status = check_config(config);
-  if (status == CUDAFFT_STATUS_OK)
-    status = cudafft_check_backend(backend, device_id);
+  CudafftStatus status =
+      cudafft_check_create((void **)convolve_out, "cudafft_convolve_create: convolve", config,
+                           "convolution config", check_config, backend, device_id);
   if (status != CUDAFFT_STATUS_OK)
     return status;
 
@@ -293,14 +284,8 @@ cudafft_convolve_create(CudafftConvolve **convolve_out, CudafftBackend backend, 
                         config->channels);
   }
 
-  Creation creation = {cv, &config->kernel};
-  status = cudafft_create_on_backend(backend, backend_init, &creation, NULL);
-  if (status != CUDAFFT_STATUS_OK) {
-    convolve_free(cv);
-    return status;
-  }
-  *convolve_out = cv;
-  return CUDAFFT_STATUS_OK;
+  status = cudafft_create_on_backend(backend, first_filter, cv, &config->kernel, &cv->backend);
+  return cudafft_publish((void **)convolve_out, cv, status, convolve_free);
 }
 
 void
@@ -309,17 +294,10 @@ cudafft_convolve_destroy(CudafftConvolve *convolve)
   convolve_free(convolve);
 }
 
-CudafftBackend
-cudafft_convolve_get_backend(const CudafftConvolve *convolve)
-{
-  return convolve ? convolve->backend : CUDAFFT_BACKEND_AUTO;
-}
+CUDAFFT_DEFINE_GETTER(CudafftBackend, cudafft_convolve_get_backend, CudafftConvolve,
+                      object->backend, CUDAFFT_BACKEND_AUTO)
 
-size_t
-cudafft_convolve_frame_bytes(const CudafftConvolve *convolve)
-{
-  return convolve ? convolve->frame_bytes : 0;
-}
+CUDAFFT_DEFINE_GETTER(size_t, cudafft_convolve_frame_bytes, CudafftConvolve, object->frame_bytes, 0)
 
 size_t
 cudafft_convolve_latency(const CudafftConvolve *convolve)
@@ -334,11 +312,8 @@ cudafft_convolve_latency(const CudafftConvolve *convolve)
   return latency;
 }
 
-size_t
-cudafft_convolve_lag(const CudafftConvolve *convolve)
-{
-  return convolve ? convolve->pushed - convolve->produced : 0;
-}
+CUDAFFT_DEFINE_GETTER(size_t, cudafft_convolve_lag, CudafftConvolve,
+                      object->pushed - object->produced, 0)
 
 size_t
 cudafft_convolve_max_output(const CudafftConvolve *convolve, size_t frames)

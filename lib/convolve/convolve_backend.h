@@ -1,19 +1,18 @@
-/* convolve_backend.h: what the convolution front end (convolve.c) needs from a backend. Internal
- * to kernels/.
+/* convolve_backend.h: what the convolution front end (convolve.c) asks of a backend. Internal to
+ * the library.
  *
- * A backend filter holds one kernel on one path and runs it over the frames it is given: output
- * frame i of a call is y[i] for input frame i of the same call (the header's formula, with the
- * history of every earlier call), so a backend itself never lags. The front end stages partial
- * blocks (hence the public lag), runs two filters side by side during a kernel crossover and
- * blends them, pads with zeros to drain, and picks the path. */
+ * The backend table has the shape every engine's has (lib/common/backend_table.h). A backend filter
+ * holds one kernel on one path and runs it over the frames it is given: output frame i of a call is
+ * y[i] for input frame i of the same call (the header's formula, with the history of every earlier
+ * call), so a backend itself never lags. The front end stages partial blocks (hence the public
+ * lag), runs two filters side by side during a kernel crossover and blends them, pads with zeros to
+ * drain, and picks the path. */
 #ifndef CUDAFFT_CONVOLVE_BACKEND_H
 #define CUDAFFT_CONVOLVE_BACKEND_H
 
-#include <cudafft/convolve.h>
+#include "backend_table.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+#include <cudafft/convolve.h>
 
 typedef enum {
   CUDAFFT_CONVOLVE_DIRECT = 0, /* process() takes any number of frames */
@@ -28,26 +27,25 @@ typedef struct {
   CudafftConvolveKernel kernel;
   CudafftConvolvePath path;
   int device_id; /* CUDA backend: the device (-1: device 0) */
-} CudafftConvolveFilterSpec;
+} CudafftConvolveSpec;
 
-typedef struct CudafftConvolveOps {
-  /* Makes a filter with zero history, allocating everything process() will need (out-of-memory
-   * statuses with the sizes in the message); on failure releases what it made, *impl NULL. */
-  CudafftStatus (*create)(const CudafftConvolveFilterSpec *spec, void **impl);
-  void (*destroy)(void *impl); /* NULL allowed */
-  /* out[i] = mix * (h * x)[i] + (1 - mix) * in[i] for `frames` interleaved frames (a multiple of
-   * CUDAFFT_CONVOLVE_BLOCK on the partitioned path; may be 0), in and out host memory in the
-   * spec's format, not overlapping; returns when out is written. in NULL means zeros (draining).
-   * A failure leaves a state that reset() recovers from. */
-  CudafftStatus (*process)(void *impl, const void *in, void *out, size_t frames, float mix);
-  void (*reset)(void *impl); /* history to zeros */
-} CudafftConvolveOps;
+/* One call: out[i] = mix * (h * x)[i] + (1 - mix) * in[i] for `frames` interleaved frames (a
+ * multiple of CUDAFFT_CONVOLVE_BLOCK on the partitioned path; may be 0), in and out host memory in
+ * the spec's format, not overlapping. in NULL means zeros (draining). */
+typedef struct {
+  const void *in;
+  void *out;
+  size_t frames;
+  float mix;
+} CudafftConvolveJob;
 
-extern const CudafftConvolveOps cudafft_convolve_cpu_ops;
-extern const CudafftConvolveOps cudafft_convolve_cuda_ops; /* CUDA builds only */
+/* create makes a filter with zero history, allocating everything run will need (out-of-memory
+ * statuses with the sizes in the message). run returns when out is written; a failure leaves a
+ * state that reset (history to zeros) recovers from. */
+typedef CUDAFFT_BACKEND_TABLE_TYPE(CudafftConvolveSpec, CudafftConvolveJob) CudafftConvolveBackend;
 
-#ifdef __cplusplus
-}
-#endif
+/* The CPU table; the CUDA table in CUDA builds only. */
+CUDAFFT_BACKEND_TABLE_DECL const CudafftConvolveBackend cudafft_convolve_cpu_backend;
+CUDAFFT_BACKEND_TABLE_DECL const CudafftConvolveBackend cudafft_convolve_cuda_backend;
 
 #endif /* CUDAFFT_CONVOLVE_BACKEND_H */

@@ -6,6 +6,7 @@
 
 #include "convolve_backend.h"
 
+#include "cpu_backend.h"
 #include "errors.h"
 #include "fftw_planner.h"
 #include "sample_values.h"
@@ -29,6 +30,7 @@ _Static_assert(BIN_STRIDE >= FFT_SIZE / 2 + 1 && BIN_STRIDE % 16 == 0, "BIN_STRI
 #define DIRECT_CHUNK ((size_t)1024)
 
 typedef struct {
+  CudafftCpuObject base; /* owns the plans and the arrays */
   CudafftConvolvePath path;
   unsigned channels, rows;
   CudafftSampleFormat format;
@@ -54,7 +56,7 @@ typedef struct {
 /* Refuses, before anything is allocated, a filter whose memory exceeds the machine's: allocations
  * that large may succeed under overcommit and end in an OOM kill when touched. */
 static CudafftStatus
-check_host_memory(const CudafftConvolveFilterSpec *spec, size_t parts)
+check_host_memory(const CudafftConvolveSpec *spec, size_t parts)
 {
   const size_t channels = spec->channels, rows = spec->kernel.rows, taps = spec->kernel.taps;
   size_t floats, bytes = 0;
@@ -84,39 +86,12 @@ check_host_memory(const CudafftConvolveFilterSpec *spec, size_t parts)
   return CUDAFFT_STATUS_OK;
 }
 
-static void
-cpu_destroy(void *impl)
-{
-  CpuFilter *f = impl;
-  if (!f)
-    return;
-  if (f->forward || f->inverse) {
-    cudafft_fftw_planner_lock();
-    if (f->forward)
-      fftwf_destroy_plan(f->forward);
-    if (f->inverse)
-      fftwf_destroy_plan(f->inverse);
-    cudafft_fftw_planner_unlock();
-  }
-  free(f->coef);
-  free(f->line);
-  fftwf_free(f->h_re);
-  fftwf_free(f->h_im);
-  fftwf_free(f->x_re);
-  fftwf_free(f->x_im);
-  fftwf_free(f->blocks);
-  fftwf_free(f->acc_re);
-  fftwf_free(f->acc_im);
-  fftwf_free(f->time);
-  free(f);
-}
-
 static CudafftStatus
 direct_init(CpuFilter *f, const CudafftConvolveKernel *kernel)
 {
   const size_t taps = kernel->taps;
-  f->coef = malloc(kernel->rows * taps * sizeof *f->coef);
-  f->line = calloc(f->channels * (taps - 1 + DIRECT_CHUNK), sizeof *f->line);
+  f->coef = cudafft_cpu_array(&f->base, kernel->rows * taps * sizeof *f->coef);
+  f->line = cudafft_cpu_array(&f->base, f->channels * (taps - 1 + DIRECT_CHUNK) * sizeof *f->line);
   if (!f->coef || !f->line)
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
                         "CPU backend: cannot allocate a direct filter of %zu taps on %u channels",
@@ -127,27 +102,25 @@ direct_init(CpuFilter *f, const CudafftConvolveKernel *kernel)
   return CUDAFFT_STATUS_OK;
 }
 
+/* count zeroed floats that f owns. */
 static float *
-zeroed_floats(size_t count)
+zeroed_floats(CpuFilter *f, size_t count)
 {
-  float *p = fftwf_malloc(count * sizeof *p);
-  if (p)
-    memset(p, 0, count * sizeof *p);
-  return p;
+  return cudafft_cpu_array(&f->base, count * sizeof(float));
 }
 
 static CudafftStatus
 partitioned_init(CpuFilter *f, const CudafftConvolveKernel *kernel)
 {
   const size_t parts = f->parts, rows = kernel->rows;
-  f->h_re = zeroed_floats(rows * parts * BIN_STRIDE);
-  f->h_im = zeroed_floats(rows * parts * BIN_STRIDE);
-  f->x_re = zeroed_floats(f->channels * parts * BIN_STRIDE);
-  f->x_im = zeroed_floats(f->channels * parts * BIN_STRIDE);
-  f->blocks = zeroed_floats(f->channels * FFT_SIZE);
-  f->acc_re = zeroed_floats(BIN_STRIDE);
-  f->acc_im = zeroed_floats(BIN_STRIDE);
-  f->time = zeroed_floats(FFT_SIZE);
+  f->h_re = zeroed_floats(f, rows * parts * BIN_STRIDE);
+  f->h_im = zeroed_floats(f, rows * parts * BIN_STRIDE);
+  f->x_re = zeroed_floats(f, f->channels * parts * BIN_STRIDE);
+  f->x_im = zeroed_floats(f, f->channels * parts * BIN_STRIDE);
+  f->blocks = zeroed_floats(f, f->channels * FFT_SIZE);
+  f->acc_re = zeroed_floats(f, BIN_STRIDE);
+  f->acc_im = zeroed_floats(f, BIN_STRIDE);
+  f->time = zeroed_floats(f, FFT_SIZE);
   if (!f->h_re || !f->h_im || !f->x_re || !f->x_im || !f->blocks || !f->acc_re || !f->acc_im ||
       !f->time)
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
@@ -164,6 +137,8 @@ partitioned_init(CpuFilter *f, const CudafftConvolveKernel *kernel)
   f->inverse =
       fftwf_plan_guru_split_dft_c2r(1, &dim, 0, NULL, f->acc_re, f->acc_im, f->time, FFTW_ESTIMATE);
   cudafft_fftw_planner_unlock();
+  cudafft_cpu_own_plan(&f->base, f->forward);
+  cudafft_cpu_own_plan(&f->base, f->inverse);
   if (!f->forward || !f->inverse)
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
                         "CPU backend: FFTW could not plan %zu-point real transforms", FFT_SIZE);
@@ -186,7 +161,7 @@ partitioned_init(CpuFilter *f, const CudafftConvolveKernel *kernel)
 }
 
 static CudafftStatus
-cpu_create(const CudafftConvolveFilterSpec *spec, void **impl)
+cpu_create(const CudafftConvolveSpec *spec, void **impl)
 {
   *impl = NULL;
   const size_t taps = spec->kernel.taps;
@@ -194,9 +169,9 @@ cpu_create(const CudafftConvolveFilterSpec *spec, void **impl)
   CudafftStatus status = check_host_memory(spec, parts);
   if (status != CUDAFFT_STATUS_OK)
     return status;
-  CpuFilter *f = calloc(1, sizeof *f);
+  CpuFilter *f = cudafft_cpu_object_new(sizeof *f, "a filter");
   if (!f)
-    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "CPU backend: cannot allocate a filter");
+    return CUDAFFT_STATUS_HOST_OUT_OF_MEMORY;
   f->path = spec->path;
   f->channels = spec->channels;
   f->rows = spec->kernel.rows;
@@ -206,7 +181,7 @@ cpu_create(const CudafftConvolveFilterSpec *spec, void **impl)
   status = spec->path == CUDAFFT_CONVOLVE_DIRECT ? direct_init(f, &spec->kernel)
                                                  : partitioned_init(f, &spec->kernel);
   if (status != CUDAFFT_STATUS_OK) {
-    cpu_destroy(f);
+    cudafft_cpu_destroy(f);
     return status;
   }
   *impl = f;
@@ -350,17 +325,17 @@ partitioned_process(CpuFilter *f, const void *in, void *out, size_t frames, floa
 }
 
 static CudafftStatus
-cpu_process(void *impl, const void *in, void *out, size_t frames, float mix)
+cpu_run(void *impl, const CudafftConvolveJob *job)
 {
   CpuFilter *f = impl;
   if (f->path == CUDAFFT_CONVOLVE_DIRECT)
-    direct_process(f, in, out, frames, mix);
+    direct_process(f, job->in, job->out, job->frames, job->mix);
   else
-    partitioned_process(f, in, out, frames, mix);
+    partitioned_process(f, job->in, job->out, job->frames, job->mix);
   return CUDAFFT_STATUS_OK;
 }
 
-static void
+static CudafftStatus
 cpu_reset(void *impl)
 {
   CpuFilter *f = impl;
@@ -368,18 +343,15 @@ cpu_reset(void *impl)
     const size_t history = f->taps - 1, width = history + DIRECT_CHUNK;
     for (size_t c = 0; c < f->channels; c++)
       memset(f->line + c * width, 0, history * sizeof *f->line);
-    return;
+    return CUDAFFT_STATUS_OK;
   }
   const size_t spectra = f->channels * f->parts * BIN_STRIDE;
   memset(f->x_re, 0, spectra * sizeof *f->x_re);
   memset(f->x_im, 0, spectra * sizeof *f->x_im);
   memset(f->blocks, 0, f->channels * FFT_SIZE * sizeof *f->blocks);
   f->head = 0;
+  return CUDAFFT_STATUS_OK;
 }
 
-const CudafftConvolveOps cudafft_convolve_cpu_ops = {
-    .create = cpu_create,
-    .destroy = cpu_destroy,
-    .process = cpu_process,
-    .reset = cpu_reset,
-};
+const CudafftConvolveBackend cudafft_convolve_cpu_backend = {
+    cpu_create, cudafft_cpu_destroy, cpu_run, cpu_reset, cudafft_cpu_stream};

@@ -4,7 +4,7 @@
  * staging, and the launch chain of a chunk. Every CUDA call is checked; a failure becomes a status
  * and a message.
  *
- * A process() call runs in chunks of at most chunk_frames frames (whole blocks on the partitioned
+ * A run() call runs in chunks of at most chunk_frames frames (whole blocks on the partitioned
  * path; call_chunk_frames() picks the size per call), chunk i through pair i & 1 (pinned staging
  * and device input and output buffers). Each chunk goes through three streams, so that the upload
  * of chunk i + 1, the kernels of chunk i and the download of chunk i - 1 overlap (PCIe is full
@@ -29,17 +29,21 @@
  * else they can: the upload and the download go in pieces, each piece's DMA running while the host
  * copies the next (or previous) one, and the host copies chunk i's input in before it copies chunk
  * i - 2's output out of the same pair, while the device works on chunk i - 1. */
+#include "backend_object.cuh"
 #include "convolve_backend.h"
 #include "convolve_kernels.h"
 #include "cuda_check.cuh"
+#include "device_choice.cuh"
+#include "device_fit.h"
+#include "device_memory.h"
 #include "sample_values.h"
 #include "size_math.h"
+#include "streams.cuh"
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <initializer_list>
-#include <new>
 
 namespace {
 
@@ -61,16 +65,13 @@ constexpr int kMaxPieces = 16;
 /* Chunks per call: a call is cut into up to kPipelineChunks chunks, so that a large push
  * pipelines (one chunk would upload, compute and download one after the other), but into none
  * smaller than kMinChunkBytes of input (rounded up to whole blocks on the partitioned path). A
- * chunk costs the host about a dozen API calls (events, waits, launches, copies: 20-40 us), adds a
- * few us of dependency latency to each stream, and a smaller launch fills less of the GPU. Measured
- * on an H100 through the element (64 channels, 2 s kernel, convolve-bench): 48000-frame pushes (12
- * MB) in 4 chunks ran 403x real time from plain memory and 660x from page-locked memory (288x and
- * 520x in one chunk), but 4096-frame pushes (1 MB) cut into 2 chunks of 512 KB ran 356x from
- * page-locked memory against 489x uncut (289x and 276x from plain memory): hence 1 MB. Stereo and
- * 8 channels stay in one chunk up to 32 and 8 blocks. Four chunks leave a quarter of a call's
- * copies unoverlapped at each end; more would save little and cost more.
- * CUDAFFT_CONVOLVE_CHUNKS and CUDAFFT_CONVOLVE_MIN_CHUNK_KB override the two when a filter is made,
- * for measurements (as CUDAFFT_VARIANT does for the FFT). */
+ * chunk costs the host about a dozen API calls (events, waits, launches, copies), adds dependency
+ * latency to each stream, and a smaller launch fills less of the GPU. Measured through the element
+ * (64 channels, 2 s kernel, convolve-bench; the figures are in bench/HISTORY.md): large pushes ran
+ * faster in 4 chunks than in one, from plain and from page-locked memory, but 1 MB pushes ran
+ * slower cut into two chunks of 512 KB than uncut: hence 1 MB. Stereo and 8 channels stay in one
+ * chunk up to 32 and 8 blocks. Four chunks leave a quarter of a call's copies unoverlapped at each
+ * end; more would save little and cost more. */
 constexpr size_t kPipelineChunks = 4;
 constexpr size_t kMinChunkBytes = (size_t)1 << 20;
 
@@ -97,7 +98,6 @@ struct CudaConvolve {
   size_t frame_bytes = 0;
   size_t chunk_frames = 0;
   size_t piece_bytes = 0;
-  size_t pipeline_chunks = kPipelineChunks, min_chunk_bytes = kMinChunkBytes;
 
   /* partitioned */
   size_t partitions = 0;
@@ -122,85 +122,30 @@ spectrum_row_bytes()
   return CUDAFFT_CONVOLVE_BIN_PITCH * sizeof(float2);
 }
 
-/* Waits for everything queued on the three streams (those made so far), best effort: for release
- * and recovery, where any error is cleared afterwards. */
+/* Waits for everything queued on the three streams (those made so far), best effort, and clears
+ * any error: for release and recovery. */
 void
-synchronize_all(CudaConvolve *f)
+settle(CudaConvolve *f)
 {
-  for (cudaStream_t stream : {f->upload, f->stream, f->download})
-    if (stream)
-      cudaStreamSynchronize(stream);
+  cudafft_streams_settle({f->upload, f->stream, f->download});
 }
 
+/* The filter's resources, best effort (cudafft_cuda_destroy). */
 void
-destroy_event(cudaEvent_t event)
+convolve_release(CudaConvolve *f)
 {
-  if (event)
-    cudaEventDestroy(event);
-}
-
-void
-convolve_destroy(void *impl)
-{
-  CudaConvolve *f = static_cast<CudaConvolve *>(impl);
-  if (!f)
-    return;
-  cudaSetDevice(f->device); /* best effort: release after any failure, sticky ones too */
-  synchronize_all(f);
+  settle(f);
   for (Pair &pair : f->pairs) {
-    destroy_event(pair.uploaded);
-    destroy_event(pair.computed);
+    cudafft_events_destroy({pair.uploaded, pair.computed});
     for (cudaEvent_t event : pair.downloaded)
-      destroy_event(event);
+      cudafft_events_destroy({event});
     cudaFreeHost(pair.h_in);
     cudaFreeHost(pair.h_out);
-    cudaFree(pair.d_raw);
-    cudaFree(pair.d_out);
+    cudafft_device_free({pair.d_raw, pair.d_out});
   }
-  cudaFree(f->d_history[0]);
-  cudaFree(f->d_history[1]);
-  cudaFree(f->d_twiddles);
-  cudaFree(f->d_spectra);
-  cudaFree(f->d_ring);
-  cudaFree(f->d_signal[0]);
-  cudaFree(f->d_signal[1]);
-  cudaFree(f->d_taps);
-  for (cudaStream_t stream : {f->upload, f->stream, f->download})
-    if (stream)
-      cudaStreamDestroy(stream);
-  cudaGetLastError();
-  delete f;
-}
-
-/* cudaMalloc with the size in the message when it fails. */
-CudafftStatus
-device_alloc(void **ptr, size_t bytes, const char *what, int device)
-{
-  const cudaError_t error = cudaMalloc(ptr, bytes > 0 ? bytes : 1);
-  if (error == cudaSuccess)
-    return CUDAFFT_STATUS_OK;
-  *ptr = nullptr;
-  if (error != cudaErrorMemoryAllocation)
-    return cudafft_cuda_failure(error, "cudaMalloc", __FILE__, __LINE__);
-  cudaGetLastError();
-  return cudafft_fail(CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY,
-                      "cannot allocate %zu MB of GPU %d memory for the convolution's %s",
-                      megabytes(bytes), device, what);
-}
-
-CudafftStatus
-pinned_alloc(void **ptr, size_t bytes)
-{
-  const cudaError_t error = cudaMallocHost(ptr, bytes > 0 ? bytes : 1);
-  if (error == cudaSuccess)
-    return CUDAFFT_STATUS_OK;
-  *ptr = nullptr;
-  if (error != cudaErrorMemoryAllocation)
-    return cudafft_cuda_failure(error, "cudaMallocHost", __FILE__, __LINE__);
-  cudaGetLastError();
-  return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
-                      "cannot allocate %zu MB of pinned host memory for the convolution's staging",
-                      megabytes(bytes));
+  cudafft_device_free({f->d_history[0], f->d_history[1], f->d_twiddles, f->d_spectra, f->d_ring,
+                       f->d_signal[0], f->d_signal[1], f->d_taps});
+  cudafft_streams_destroy({f->upload, f->stream, f->download});
 }
 
 /* The kernel's taps as floats, row-major (the engine computes in single precision). */
@@ -215,44 +160,35 @@ taps_as_floats(const CudafftConvolveKernel &kernel)
   return taps;
 }
 
-/* Copies host data to a fresh device buffer and waits (the host copy may be freed after). */
+/* The kernel's taps as floats in a fresh device buffer (*d_taps). */
 CudafftStatus
-to_device(CudaConvolve *f, void **d_ptr, const void *host, size_t bytes, const char *what)
+upload_taps(CudaConvolve *f, const CudafftConvolveKernel &kernel, float **d_taps)
 {
-  CudafftStatus status = device_alloc(d_ptr, bytes, what, f->device);
-  if (status != CUDAFFT_STATUS_OK)
-    return status;
-  CUDAFFT_CHECK(cudaMemcpyAsync(*d_ptr, host, bytes, cudaMemcpyHostToDevice, f->stream));
-  CUDAFFT_CHECK(cudaStreamSynchronize(f->stream));
-  return CUDAFFT_STATUS_OK;
+  float *taps = taps_as_floats(kernel);
+  if (!taps)
+    return cudafft_fail(
+        CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate %zu MB for a %zu-tap kernel of %u rows",
+        megabytes(kernel.taps * kernel.rows * sizeof(float)), kernel.taps, kernel.rows);
+  const CudafftStatus status =
+      cudafft_device_copy((void **)d_taps, taps, kernel.taps * kernel.rows * sizeof(float),
+                          "the convolution's taps", f->stream);
+  free(taps);
+  return status;
 }
 
 /* The kernel's partition spectra, computed on the device from the uploaded taps. */
 CudafftStatus
 make_spectra(CudaConvolve *f, const CudafftConvolveKernel &kernel)
 {
-  const size_t table_bytes = cudafft_convolve_twiddle_count() * sizeof(float2);
-  float *table = (float *)malloc(table_bytes);
-  if (!table)
-    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a twiddle table");
-  cudafft_convolve_twiddles(table);
-  CudafftStatus status = to_device(f, (void **)&f->d_twiddles, table, table_bytes, "twiddle table");
-  free(table);
+  int plans = 0;
+  const CudafftTwiddlePlan *twiddles = cudafft_convolve_twiddle_plans(&plans);
+  CudafftStatus status = cudafft_twiddles_upload(twiddles, plans, f->stream, &f->d_twiddles);
   if (status != CUDAFFT_STATUS_OK)
     return status;
-
-  float *taps = taps_as_floats(kernel);
-  if (!taps)
-    return cudafft_fail(
-        CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate %zu MB for a %zu-tap kernel of %u rows",
-        megabytes(kernel.taps * kernel.rows * sizeof(float)), kernel.taps, kernel.rows);
   float *d_taps = nullptr;
-  status = to_device(f, (void **)&d_taps, taps, kernel.taps * kernel.rows * sizeof(float), "taps");
-  free(taps);
-  if (status != CUDAFFT_STATUS_OK) {
-    cudaFree(d_taps); /* to_device() may fail after the allocation (nullptr: nothing) */
+  status = upload_taps(f, kernel, &d_taps);
+  if (status != CUDAFFT_STATUS_OK)
     return status;
-  }
   cudaError_t error = cudafft_convolve_spectra_launch(
       d_taps, kernel.taps, kernel.rows, f->partitions, f->d_spectra, f->d_twiddles, f->stream);
   if (error == cudaSuccess)
@@ -261,6 +197,14 @@ make_spectra(CudaConvolve *f, const CudafftConvolveKernel &kernel)
   if (error != cudaSuccess)
     return cudafft_cuda_failure(error, "computing the kernel spectra", __FILE__, __LINE__);
   return CUDAFFT_STATUS_OK;
+}
+
+size_t
+twiddle_bytes()
+{
+  int plans = 0;
+  const CudafftTwiddlePlan *twiddles = cudafft_convolve_twiddle_plans(&plans);
+  return cudafft_twiddles_count(twiddles, plans) * sizeof(float2);
 }
 
 /* Device bytes the filter needs (saturating). */
@@ -272,7 +216,7 @@ device_bytes(const CudaConvolve *f)
     need = sat_add(need, sat_mul(sat_mul(f->partitions, f->rows), spectrum_row_bytes()));
     need = sat_add(need, sat_mul(sat_mul(f->slots, f->channels), spectrum_row_bytes()));
     need = sat_add(need, sat_mul(sat_mul(2 * f->pitch, f->channels), sizeof(float)));
-    need = sat_add(need, cudafft_convolve_twiddle_count() * sizeof(float2));
+    need = sat_add(need, twiddle_bytes());
     need = sat_add(need, sat_mul(sat_mul(f->taps, f->rows), sizeof(float))); /* while uploading */
   } else {
     need = sat_add(need, sat_mul(sat_mul(f->taps, f->rows), sizeof(float)));
@@ -284,24 +228,14 @@ device_bytes(const CudaConvolve *f)
 CudafftStatus
 check_fits(const CudaConvolve *f)
 {
-  const size_t need = device_bytes(f);
-  size_t free_bytes = 0, total_bytes = 0;
-  CUDAFFT_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  if (need <= free_bytes)
-    return CUDAFFT_STATUS_OK;
-  if (need == SIZE_MAX)
-    return cudafft_fail(CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY,
-                        "a %zu-tap kernel (%u rows) on %u channels needs more GPU memory than can "
-                        "be addressed; GPU %d has %zu MB free",
-                        f->taps, f->rows, f->channels, f->device, free_bytes >> 20);
   const size_t ring = sat_mul(sat_mul(f->slots, f->channels), spectrum_row_bytes());
   const size_t spectra = sat_mul(sat_mul(f->partitions, f->rows), spectrum_row_bytes());
-  return cudafft_fail(CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY,
-                      "a %zu-tap kernel (%u rows) on %u channels needs %zu MB of GPU memory "
-                      "(kernel spectra %zu MB, delay line %zu MB); GPU %d has %zu MB free of %zu "
-                      "MB",
-                      f->taps, f->rows, f->channels, megabytes(need), megabytes(spectra),
-                      megabytes(ring), f->device, free_bytes >> 20, total_bytes >> 20);
+  char what[96], detail[96];
+  snprintf(what, sizeof what, "a %zu-tap kernel (%u rows) on %u channels", f->taps, f->rows,
+           f->channels);
+  snprintf(detail, sizeof detail, " (kernel spectra %zu MB, delay line %zu MB)", megabytes(spectra),
+           megabytes(ring));
+  return cudafft_device_fits(device_bytes(f), what, detail);
 }
 
 /* History to zeros: the signal rows (the block before the first is zeros) and the delay line
@@ -324,34 +258,18 @@ clear_history(CudaConvolve *f)
   return CUDAFFT_STATUS_OK;
 }
 
-/* An environment variable's value in lo..hi, else `otherwise`. */
-size_t
-env_size(const char *name, size_t otherwise, size_t lo, size_t hi)
-{
-  const char *text = getenv(name);
-  if (!text || !*text)
-    return otherwise;
-  char *end = nullptr;
-  const unsigned long long value = strtoull(text, &end, 10);
-  return *end == '\0' && value >= lo && value <= hi ? (size_t)value : otherwise;
-}
-
 CudafftStatus
-convolve_setup(CudaConvolve *f, const CudafftConvolveFilterSpec *spec)
+convolve_setup(CudaConvolve *f, const CudafftConvolveSpec *spec)
 {
-  const CudafftStatus picked = cudafft_cuda_pick_device(spec->device_id, &f->device);
-  if (picked != CUDAFFT_STATUS_OK)
-    return picked;
-  CUDAFFT_CHECK(cudaSetDevice(f->device));
+  const CudafftStatus opened = cudafft_cuda_open_device(spec->device_id, &f->device, nullptr);
+  if (opened != CUDAFFT_STATUS_OK)
+    return opened;
   f->format = spec->format;
   f->path = spec->path;
   f->channels = spec->channels;
   f->rows = spec->kernel.rows;
   f->taps = spec->kernel.taps;
   f->frame_bytes = spec->channels * cudafft_sample_size(spec->format);
-  f->pipeline_chunks = env_size("CUDAFFT_CONVOLVE_CHUNKS", kPipelineChunks, 1, 64);
-  f->min_chunk_bytes =
-      env_size("CUDAFFT_CONVOLVE_MIN_CHUNK_KB", kMinChunkBytes >> 10, 1, (size_t)1 << 20) << 10;
   if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
     size_t blocks = kChunkTransforms / f->channels;
     if (blocks > kChunkBytes / (kBlock * f->frame_bytes))
@@ -374,68 +292,49 @@ convolve_setup(CudaConvolve *f, const CudafftConvolveFilterSpec *spec)
   if (status != CUDAFFT_STATUS_OK)
     return status;
 
-  CUDAFFT_CHECK(cudaStreamCreateWithFlags(&f->stream, cudaStreamNonBlocking));
-  CUDAFFT_CHECK(cudaStreamCreateWithFlags(&f->upload, cudaStreamNonBlocking));
-  CUDAFFT_CHECK(cudaStreamCreateWithFlags(&f->download, cudaStreamNonBlocking));
+  CUDAFFT_CHECK(cudafft_streams_create({&f->stream, &f->upload, &f->download}));
   const size_t chunk_bytes = f->chunk_frames * f->frame_bytes;
   const size_t piece = (chunk_bytes + kMaxPieces - 1) / kMaxPieces;
   f->piece_bytes = piece > kPieceBytes ? (piece + 4095) / 4096 * 4096 : kPieceBytes;
   for (Pair &pair : f->pairs) {
-    CUDAFFT_CHECK(cudaEventCreateWithFlags(&pair.uploaded, cudaEventDisableTiming));
-    CUDAFFT_CHECK(cudaEventCreateWithFlags(&pair.computed, cudaEventDisableTiming));
+    CUDAFFT_CHECK(cudafft_events_create({&pair.uploaded, &pair.computed}));
     for (cudaEvent_t &event : pair.downloaded)
-      CUDAFFT_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-    status = pinned_alloc(&pair.h_in, chunk_bytes);
+      CUDAFFT_CHECK(cudafft_events_create({&event}));
+    status = cudafft_pinned_host_alloc(&pair.h_in, chunk_bytes, "the convolution's staging");
     if (status == CUDAFFT_STATUS_OK)
-      status = pinned_alloc(&pair.h_out, chunk_bytes);
+      status = cudafft_pinned_host_alloc(&pair.h_out, chunk_bytes, "the convolution's staging");
     if (status == CUDAFFT_STATUS_OK)
-      status = device_alloc(&pair.d_raw, chunk_bytes, "input buffers", f->device);
+      status = cudafft_device_alloc(&pair.d_raw, chunk_bytes, "the convolution's input buffers");
     if (status == CUDAFFT_STATUS_OK)
-      status = device_alloc(&pair.d_out, chunk_bytes, "output buffers", f->device);
+      status = cudafft_device_alloc(&pair.d_out, chunk_bytes, "the convolution's output buffers");
     if (status != CUDAFFT_STATUS_OK)
       return status;
   }
 
   if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
-    status = device_alloc((void **)&f->d_spectra, f->partitions * f->rows * spectrum_row_bytes(),
-                          "kernel spectra", f->device);
+    status =
+        cudafft_device_alloc((void **)&f->d_spectra, f->partitions * f->rows * spectrum_row_bytes(),
+                             "the convolution's kernel spectra");
     if (status == CUDAFFT_STATUS_OK && f->slots > 0)
-      status = device_alloc((void **)&f->d_ring, f->slots * f->channels * spectrum_row_bytes(),
-                            "delay line", f->device);
+      status =
+          cudafft_device_alloc((void **)&f->d_ring, f->slots * f->channels * spectrum_row_bytes(),
+                               "the convolution's delay line");
     for (int i = 0; i < 2 && status == CUDAFFT_STATUS_OK; ++i)
-      status = device_alloc((void **)&f->d_signal[i], f->pitch * f->channels * sizeof(float),
-                            "signal rows", f->device);
+      status =
+          cudafft_device_alloc((void **)&f->d_signal[i], f->pitch * f->channels * sizeof(float),
+                               "the convolution's signal rows");
     if (status == CUDAFFT_STATUS_OK)
       status = make_spectra(f, spec->kernel);
   } else {
-    float *taps = taps_as_floats(spec->kernel);
-    if (!taps)
-      return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a kernel's taps");
-    status = to_device(f, (void **)&f->d_taps, taps, f->taps * f->rows * sizeof(float), "taps");
-    free(taps);
+    status = upload_taps(f, spec->kernel, &f->d_taps);
     for (int i = 0; i < 2 && status == CUDAFFT_STATUS_OK && f->taps > 1; ++i)
-      status = device_alloc((void **)&f->d_history[i], (f->taps - 1) * f->channels * sizeof(float),
-                            "history", f->device);
+      status = cudafft_device_alloc((void **)&f->d_history[i],
+                                    (f->taps - 1) * f->channels * sizeof(float),
+                                    "the convolution's history");
   }
   if (status != CUDAFFT_STATUS_OK)
     return status;
   return clear_history(f);
-}
-
-CudafftStatus
-convolve_create(const CudafftConvolveFilterSpec *spec, void **impl)
-{
-  *impl = nullptr;
-  CudaConvolve *f = new (std::nothrow) CudaConvolve;
-  if (!f)
-    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a CUDA convolution");
-  const CudafftStatus status = convolve_setup(f, spec);
-  if (status != CUDAFFT_STATUS_OK) {
-    convolve_destroy(f);
-    return status;
-  }
-  *impl = f;
-  return CUDAFFT_STATUS_OK;
 }
 
 /* Queues chunk input of `bytes` to pair s's d_raw on the upload stream, once the pair's previous
@@ -565,8 +464,8 @@ call_chunk_frames(const CudaConvolve *f, size_t frames)
 {
   const size_t unit = f->path == CUDAFFT_CONVOLVE_PARTITIONED ? kBlock : 1;
   const size_t unit_bytes = unit * f->frame_bytes;
-  size_t units = (frames / unit + f->pipeline_chunks - 1) / f->pipeline_chunks;
-  const size_t least = (f->min_chunk_bytes + unit_bytes - 1) / unit_bytes;
+  size_t units = (frames / unit + kPipelineChunks - 1) / kPipelineChunks;
+  const size_t least = (kMinChunkBytes + unit_bytes - 1) / unit_bytes;
   units = units > least ? units : least;
   return units < f->chunk_frames / unit ? units * unit : f->chunk_frames;
 }
@@ -602,9 +501,10 @@ run_chunks(CudaConvolve *f, const char *in, char *out, size_t frames, float mix)
 }
 
 CudafftStatus
-convolve_process(void *impl, const void *in, void *out, size_t frames, float mix)
+convolve_run(void *impl, const CudafftConvolveJob *job)
 {
   CudaConvolve *f = static_cast<CudaConvolve *>(impl);
+  const size_t frames = job->frames;
   if (frames == 0)
     return CUDAFFT_STATUS_OK;
   if (f->path == CUDAFFT_CONVOLVE_PARTITIONED && frames % kBlock != 0)
@@ -613,30 +513,25 @@ convolve_process(void *impl, const void *in, void *out, size_t frames, float mix
         "the partitioned CUDA convolution takes whole blocks of %zu frames, not %zu", kBlock,
         frames);
   CUDAFFT_CHECK(cudafft_use_device(f->device));
-  const CudafftStatus status = run_chunks(f, (const char *)in, (char *)out, frames, mix);
-  if (status != CUDAFFT_STATUS_OK) {
-    synchronize_all(f); /* nothing may still run on the buffers, the caller's included */
-    cudaGetLastError();
-  }
+  const CudafftStatus status =
+      run_chunks(f, (const char *)job->in, (char *)job->out, frames, job->mix);
+  if (status != CUDAFFT_STATUS_OK)
+    settle(f); /* nothing may still run on the buffers, the caller's included */
   return status;
 }
 
-void
+CudafftStatus
 convolve_reset(void *impl)
 {
   CudaConvolve *f = static_cast<CudaConvolve *>(impl);
-  if (cudafft_use_device(f->device) == cudaSuccess) {
-    synchronize_all(f); /* nothing may overlap the clearing (process() leaves none in flight) */
-    clear_history(f);
-  }
-  cudaGetLastError();
+  CUDAFFT_CHECK(cudafft_use_device(f->device));
+  settle(f); /* nothing may overlap the clearing (run() leaves none in flight) */
+  return clear_history(f);
 }
 
 } // namespace
 
-extern "C" const CudafftConvolveOps cudafft_convolve_cuda_ops = {
-    convolve_create,
-    convolve_destroy,
-    convolve_process,
-    convolve_reset,
-};
+extern "C" const CudafftConvolveBackend cudafft_convolve_cuda_backend = {
+    cudafft_cuda_create<CudaConvolve, CudafftConvolveSpec, convolve_setup, convolve_release>,
+    cudafft_cuda_destroy<CudaConvolve, convolve_release>, convolve_run, convolve_reset,
+    cudafft_cuda_stream<CudaConvolve>};

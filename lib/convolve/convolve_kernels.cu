@@ -14,66 +14,21 @@
  * block reaches only the outputs whose sums read its slot). With one partition (P = 1) the delay
  * line is not needed and the whole pipeline is one kernel (fused_kernel).
  *
- * Output: the inverse transform's last pass writes the kept half to shared memory, and the block
- * then writes it out in runs of adjacent samples (16 bytes a thread for mono and planar output):
- * written straight from the pass, each thread's samples were two frames apart. In the fused
- * kernels the forward transform's real post-step, the product and the inverse's real pre-step are
- * one step in registers (forward_times_pre): these kernels are bound by shared-memory traffic
- * (Nsight Compute on the planar one: L1 91% busy, DRAM 53%). */
-
-/* Build-time variants, so that one GPU run can time them (meson setup ... -Dcuda_args=-DNAME=V):
- * CONVOLVE_STAGED_STORES (fused kernels), CONVOLVE_MAC_STAGED_STORES (MAC): 1: the inverse FFT's
- *   kept half goes through shared memory and out in coalesced runs (ConvolveStageOut); 0: its last
- *   pass writes global memory itself. Measured on an H100 (convolve-kernel-bench): staging took
- *   the fused kernel from 2.12x to 2.25x cuFFT's time on independent blocks, but the partitioned
- *   chain (64 channels, 2 s) from 0.260 to 0.293 ms, hence one switch each.
- * CONVOLVE_FUSED_REAL_STEPS: 1: the fused kernels run the forward transform's real post-step, the
- *   product and the inverse's real pre-step in registers, in one step (forward_times_pre); 0: as
- *   three steps through shared memory.
- * CONVOLVE_FUSED_MIN_BLOCKS, CONVOLVE_MAC_MIN_BLOCKS: the thread blocks per multiprocessor that
- *   __launch_bounds__ asks ptxas to fit, which caps the registers (65536 / (threads x blocks)).
- *   0: only the thread count (1 is not the same: ptxas then takes up to 126 registers). Fused
- *   kernels (128 threads): 8 -> 64 registers (a few bytes spilled in some) against 63..72
- *   uncapped, 7 blocks for the planar one; the spectrum's fused kernel went 0.181 -> 0.169 ms on
- *   an H100 at 8 x 128 threads. MAC (256 threads): uncapped it takes 46 registers (5 blocks); 4
- *   would let it take 64 (4 blocks), 5 changes nothing but spills in Depth 2, 6 spills.
- * The defaults are the fastest measured on an H100 for the partitioned chain, which the element
- * runs (bench/RESULTS.md): fused kernels uncapped (8 blocks: 2.25x cuFFT on independent blocks,
- * uncapped 2.38x) and staged, the MAC unstaged. (A variant that derived most twiddles as products
- * of four table rows, for less L1 traffic, took the fused kernel to 2.42x but the chain from 0.260
- * to 0.291 ms, and was dropped.)
- * CONVOLVE_MAC_DEPTH: the MAC's Depth (partitions' loads in flight per thread) for launches large
- *   enough to fill the device; small ones take 2 either way. The MAC is latency-bound on its
- *   loads (Nsight Compute: 40 cycles per issued instruction, DRAM 14%): 2 doubles the loads in
- *   flight per thread at 60 registers (4 blocks instead of 5). */
-#ifndef CONVOLVE_STAGED_STORES
-#define CONVOLVE_STAGED_STORES 1
-#endif
-#ifndef CONVOLVE_MAC_STAGED_STORES
-#define CONVOLVE_MAC_STAGED_STORES 0
-#endif
-#ifndef CONVOLVE_FUSED_REAL_STEPS
-#define CONVOLVE_FUSED_REAL_STEPS 1
-#endif
-#ifndef CONVOLVE_FUSED_MIN_BLOCKS
-#define CONVOLVE_FUSED_MIN_BLOCKS 0
-#endif
-#ifndef CONVOLVE_MAC_MIN_BLOCKS
-#define CONVOLVE_MAC_MIN_BLOCKS 0
-#endif
-#ifndef CONVOLVE_MAC_DEPTH
-#define CONVOLVE_MAC_DEPTH 1
-#endif
-#if CONVOLVE_FUSED_MIN_BLOCKS > 0
-#define CONVOLVE_FUSED_BOUNDS __launch_bounds__(kThreads, CONVOLVE_FUSED_MIN_BLOCKS)
-#else
-#define CONVOLVE_FUSED_BOUNDS __launch_bounds__(kThreads)
-#endif
-#if CONVOLVE_MAC_MIN_BLOCKS > 0
-#define CONVOLVE_MAC_BOUNDS __launch_bounds__(kMacThreads, CONVOLVE_MAC_MIN_BLOCKS)
-#else
-#define CONVOLVE_MAC_BOUNDS __launch_bounds__(kMacThreads)
-#endif
+ * Output: the fused kernels' inverse transform writes its last pass, the kept half, to shared
+ * memory (ConvolveStageOut), and the block then writes it out in runs of adjacent samples (16 bytes
+ * a thread for mono and planar output): written straight from the pass, each thread's samples were
+ * two frames apart. The MAC's last pass writes global memory itself (ConvolveMixOut): staging made
+ * the fused kernel faster but the partitioned chain slower. In the fused kernels the forward
+ * transform's real post-step, the product and the inverse's real pre-step are one step in
+ * registers (forward_times_pre): these kernels are bound by shared-memory traffic (Nsight Compute
+ * on the planar one).
+ *
+ * Launch bounds: every kernel asks ptxas only to fit its thread count, which leaves the registers
+ * uncapped; capping them for more blocks per multiprocessor (as the spectrum's fused kernel does)
+ * made these kernels slower. The MAC issues one partition's loads at a time (Depth 1) in launches
+ * large enough to fill the device and two (Depth 2) in small ones. Each choice is the fastest
+ * measured for the partitioned chain, which the element runs; the measurements, and the variants
+ * tried and dropped, are in bench/HISTORY.md. */
 
 #include "block_fft.cuh"
 #include "convolve_kernels.h"
@@ -133,8 +88,8 @@ mixed(float y, float x, float wet_gain, float dry_gain)
 
 /* The last pass's destination for an output block: point m is the conjugate of the sample pair
  * (2m, 2m + 1) (see real_inverse_pre); the second half is mixed with the block's input and written
- * interleaved in T, the first half (the circular wrap) dropped. The unstaged form
- * (CONVOLVE_STAGED_STORES=0): each thread writes its own points' samples, two frames apart. */
+ * interleaved in T, the first half (the circular wrap) dropped. The unstaged form, which the MAC
+ * writes with: each thread writes its own points' samples, two frames apart. */
 template <typename T> struct ConvolveMixOut {
   T *out;           /* the block's first frame, this channel's sample; frames `channels` apart */
   const float *dry; /* the block's input samples, this channel (8-byte aligned) */
@@ -189,16 +144,16 @@ write_points(ConvolvePlanarOut<Keep> to, const float2 *v, int j0)
     }
 }
 
-/* The staged destination (CONVOLVE_STAGED_STORES=1): the last pass writes the kept points m >=
- * first, conjugated, to stage[m - first], a plain row in shared memory that then holds the kept
- * output samples in order; after a barrier the block writes them out in runs of adjacent samples
- * (16 bytes a thread where the layout allows). The last pass's own global stores were 8 bytes a
- * thread, two frames apart when interleaved, and Nsight Compute counted half of each stored sector
- * wasted. The pass writes runs of adjacent points and the copy reads runs of 16 bytes: neither
- * conflicts in the banks. Keep >= 0: first == Keep, a multiple of the last pass's Ns, so that a
- * point j + r Ns (j < Ns in the last pass) is kept iff r Ns >= Keep, known at compile time: the
- * dropped half's outputs are neither stored nor computed. Keep < 0: first known at run time only
- * (even). */
+/* The staged destination, which the fused kernels write with: the last pass writes the kept points
+ * m >= first, conjugated, to stage[m - first], a plain row in shared memory that then holds the
+ * kept output samples in order; after a barrier the block writes them out in runs of adjacent
+ * samples (16 bytes a thread where the layout allows). The last pass's own global stores were 8
+ * bytes a thread, two frames apart when interleaved, and Nsight Compute counted half of each stored
+ * sector wasted. The pass writes runs of adjacent points and the copy reads runs of 16 bytes:
+ * neither conflicts in the banks. Keep >= 0: first == Keep, a multiple of the last pass's Ns, so
+ * that a point j + r Ns (j < Ns in the last pass) is kept iff r Ns >= Keep, known at compile time:
+ * the dropped half's outputs are neither stored nor computed. Keep < 0: first known at run time
+ * only (even). */
 template <int Keep> struct ConvolveStageOut {
   float2 *stage;
   int first;
@@ -256,9 +211,8 @@ constexpr int kMacThreads = MacShape::kThreads;
 constexpr int kMacPairs = kConvBlock / 2 / kMacThreads;
 static_assert(kMacPairs * 2 * kMacThreads == kConvBlock, "bin pairs must divide evenly");
 static_assert(MacShape::kStride == Shape::kStride, "both plans use the same shared row");
-/* The twiddle table: the wide plan's, then the narrow plan's. */
+/* The twiddle table: the wide plan's, then the narrow plan's (cudafft_convolve_twiddle_plans()). */
 constexpr int kWideTwiddles = twiddle_count(kConvBlock, kWide);
-constexpr int kNarrowTwiddles = twiddle_count(kConvBlock, kNarrow);
 
 /* The forward real FFT of `from` into shared memory, then each bin (scaled) to bins[k]. */
 template <typename From>
@@ -278,8 +232,7 @@ forward_to_bins(From from, float2 *smem, float2 *bins, float scale, const float2
  * k, so one thread does both in registers, in place: no other thread touches the pair, and the
  * products never make a round trip through shared memory (one write, one read and a barrier fewer
  * per transform, in kernels bound by shared-memory traffic), and w[k] is loaded once for both.
- * The arithmetic is theirs, operation for operation (CONVOLVE_FUSED_REAL_STEPS=0: the two steps
- * apart, as they are in fft_kernels.cuh). */
+ * The arithmetic is theirs, operation for operation. */
 template <typename From>
 __device__ __forceinline__ void
 forward_times_pre(From from, float2 *smem, const float2 *__restrict__ h, const float2 *twiddles)
@@ -287,7 +240,6 @@ forward_times_pre(From from, float2 *smem, const float2 *__restrict__ h, const f
   constexpr int N = kConvBlock;
   const SharedRow s{smem};
   block_fft<N, kWide>(from, s, s, threadIdx.x, twiddles);
-#if CONVOLVE_FUSED_REAL_STEPS
   const float2 *w = twiddles + real_twiddle_offset(N, kWide);
 #pragma unroll
   for (int i = 0; i < N / 2 / kThreads; ++i) {
@@ -317,12 +269,6 @@ forward_times_pre(From from, float2 *smem, const float2 *__restrict__ h, const f
     smem[pad(N - k)] = conj(make_float2(sum.x + q.y, q.x - sum.y));
   }
   __syncthreads();
-#else
-  real_forward_post<N, kWide, kThreads>(
-      smem, threadIdx.x, twiddles, [&](int k, float2 x) { smem[pad(k)] = cmul(x, __ldg(&h[k])); });
-  __syncthreads();
-  real_inverse_pre<N, kWide, kThreads>(smem, threadIdx.x, twiddles);
-#endif
 }
 
 /* Kernel spectra: one thread block per (row, partition). */
@@ -442,11 +388,12 @@ inverse_to_output(float2 *smem, int q, int c, int channels, const float *signal,
  * or 8 Depth: Depth = 2, for small launches, issues two partitions' loads before their sums. The
  * sums run over p in order either way. twiddles: the narrow plan's. */
 template <typename T, int Depth>
-__global__ void CONVOLVE_MAC_BOUNDS
-mac_kernel(const float2 *__restrict__ ring, int slots, int first_slot, int channels,
-           const float2 *__restrict__ spectra, int kernel_rows, int partitions,
-           const float *__restrict__ signal, size_t pitch, float wet_gain, float dry_gain,
-           T *__restrict__ out, const float2 *__restrict__ twiddles)
+__global__ void
+__launch_bounds__(kMacThreads)
+    mac_kernel(const float2 *__restrict__ ring, int slots, int first_slot, int channels,
+               const float2 *__restrict__ spectra, int kernel_rows, int partitions,
+               const float *__restrict__ signal, size_t pitch, float wet_gain, float dry_gain,
+               T *__restrict__ out, const float2 *__restrict__ twiddles)
 {
   __shared__ float2 smem[Shape::kStride];
   const int t = threadIdx.x;
@@ -517,34 +464,36 @@ mac_kernel(const float2 *__restrict__ ring, int slots, int first_slot, int chann
   if (t == 0)
     smem[pad(kConvBlock)] = last;
   __syncthreads();
-  inverse_to_output<kNarrow, true, CONVOLVE_MAC_STAGED_STORES>(smem, q, c, channels, signal, pitch,
-                                                               wet_gain, dry_gain, out, twiddles);
+  inverse_to_output<kNarrow, true, false>(smem, q, c, channels, signal, pitch, wet_gain, dry_gain,
+                                          out, twiddles);
 }
 
 /* P = 1: forward FFT, product, inverse FFT and mix in one thread block per output block. */
 template <typename T>
-__global__ void CONVOLVE_FUSED_BOUNDS
-fused_kernel(const float *__restrict__ signal, size_t pitch, int channels,
-             const float2 *__restrict__ spectra, int kernel_rows, float wet_gain, float dry_gain,
-             T *__restrict__ out, const float2 *__restrict__ twiddles)
+__global__ void
+__launch_bounds__(kThreads)
+    fused_kernel(const float *__restrict__ signal, size_t pitch, int channels,
+                 const float2 *__restrict__ spectra, int kernel_rows, float wet_gain,
+                 float dry_gain, T *__restrict__ out, const float2 *__restrict__ twiddles)
 {
   __shared__ float2 smem[Shape::kStride];
   const int q = blockIdx.x / channels, c = blockIdx.x % channels;
   const float2 *h = spectra + (size_t)(kernel_rows > 1 ? c : 0) * kConvPitch;
   const GlobalIn from = real_frame(signal + (size_t)c * pitch + (size_t)q * kConvBlock);
   forward_times_pre(from, smem, h, twiddles);
-  inverse_to_output<kWide, false, CONVOLVE_STAGED_STORES>(smem, q, c, channels, signal, pitch,
-                                                          wet_gain, dry_gain, out, twiddles);
+  inverse_to_output<kWide, false, true>(smem, q, c, channels, signal, pitch, wet_gain, dry_gain,
+                                        out, twiddles);
 }
 
 /* Keep: the kept points' start keep_from / 2 where it is a constant, else -1 (ConvolveStageOut,
  * ConvolvePlanarOut). Staged: the output 16-byte aligned and keep_from a multiple of 4, so that
  * float4 k of the stage is float4 k of the row. */
 template <bool Staged, int Keep>
-__global__ void CONVOLVE_FUSED_BOUNDS
-fused_planar_kernel(const float *__restrict__ in, size_t in_hop,
-                    const float2 *__restrict__ spectrum, float *__restrict__ out, size_t out_hop,
-                    int keep_from, const float2 *__restrict__ twiddles)
+__global__ void
+__launch_bounds__(kThreads)
+    fused_planar_kernel(const float *__restrict__ in, size_t in_hop,
+                        const float2 *__restrict__ spectrum, float *__restrict__ out,
+                        size_t out_hop, int keep_from, const float2 *__restrict__ twiddles)
 {
   __shared__ float2 smem[Shape::kStride];
   const size_t b = blockIdx.x;
@@ -635,29 +584,12 @@ constexpr size_t kSmallMacLaunch = 256;
 
 } // namespace
 
-#define CONVOLVE_STR_(x) #x
-#define CONVOLVE_STR(x) CONVOLVE_STR_(x)
-#define CONVOLVE_ITEM(name) #name "=" CONVOLVE_STR(name) " "
-
-extern "C" const char *
-cudafft_convolve_kernel_variant(void)
+extern "C" const CudafftTwiddlePlan *
+cudafft_convolve_twiddle_plans(int *count)
 {
-  return CONVOLVE_ITEM(CONVOLVE_STAGED_STORES) CONVOLVE_ITEM(CONVOLVE_MAC_STAGED_STORES)
-      CONVOLVE_ITEM(CONVOLVE_FUSED_REAL_STEPS) CONVOLVE_ITEM(CONVOLVE_FUSED_MIN_BLOCKS)
-          CONVOLVE_ITEM(CONVOLVE_MAC_MIN_BLOCKS) CONVOLVE_ITEM(CONVOLVE_MAC_DEPTH);
-}
-
-extern "C" size_t
-cudafft_convolve_twiddle_count(void)
-{
-  return (size_t)kWideTwiddles + kNarrowTwiddles;
-}
-
-extern "C" void
-cudafft_convolve_twiddles(float *table)
-{
-  cudafft_twiddle_table(CUDAFFT_CONVOLVE_FFT_SIZE / 2, kWide, table);
-  cudafft_twiddle_table(CUDAFFT_CONVOLVE_FFT_SIZE / 2, kNarrow, table + 2 * kWideTwiddles);
+  static const CudafftTwiddlePlan plans[] = {{kConvBlock, kWide}, {kConvBlock, kNarrow}};
+  *count = 2;
+  return plans;
 }
 
 extern "C" cudaError_t
@@ -725,14 +657,14 @@ cudafft_convolve_mac_launch(CudafftSampleFormat format, const float2 *ring, size
       mac_kernel<double, 2><<<grid, kMacThreads, 0, stream>>>(
           ring, w, f, ch, spectra, r, p, signal, pitch, mix, 1.0f - mix, (double *)out, tw);
     else
-      mac_kernel<double, CONVOLVE_MAC_DEPTH><<<grid, kMacThreads, 0, stream>>>(
+      mac_kernel<double, 1><<<grid, kMacThreads, 0, stream>>>(
           ring, w, f, ch, spectra, r, p, signal, pitch, mix, 1.0f - mix, (double *)out, tw);
   } else {
     if (small)
       mac_kernel<float, 2><<<grid, kMacThreads, 0, stream>>>(
           ring, w, f, ch, spectra, r, p, signal, pitch, mix, 1.0f - mix, (float *)out, tw);
     else
-      mac_kernel<float, CONVOLVE_MAC_DEPTH><<<grid, kMacThreads, 0, stream>>>(
+      mac_kernel<float, 1><<<grid, kMacThreads, 0, stream>>>(
           ring, w, f, ch, spectra, r, p, signal, pitch, mix, 1.0f - mix, (float *)out, tw);
   }
   return cudaGetLastError();
@@ -769,8 +701,8 @@ cudafft_convolve_fused_planar_launch(const float *in, size_t in_hop, size_t bloc
     return cudaErrorInvalidValue;
   const unsigned grid = (unsigned)blocks;
   const int keep = (int)keep_from;
-  const bool staged = CONVOLVE_STAGED_STORES && keep_from % 4 == 0 && out_hop % 4 == 0 &&
-                      reinterpret_cast<uintptr_t>(out) % 16 == 0;
+  const bool staged =
+      keep_from % 4 == 0 && out_hop % 4 == 0 && reinterpret_cast<uintptr_t>(out) % 16 == 0;
   /* the benchmark's two cuttings get the kept half's start as a constant */
   if (keep_from == 0) {
     if (staged)

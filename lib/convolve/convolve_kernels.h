@@ -1,6 +1,7 @@
 /* convolve_kernels.h: the convolution's kernels, built from the block FFT's device functions (the
  * N = 4096 point real FFT is the 2048-point complex block_fft with its real pre/post steps).
- * Internal to kernels/ (it speaks CUDA types); the kernel benchmark calls the planar fused launch.
+ * Internal to the library (it speaks CUDA types); the kernel benchmark calls the planar fused
+ * launch.
  *
  * Layouts the kernels share (B = CUDAFFT_CONVOLVE_BLOCK, N = 2 B):
  * - spectrum row: CUDAFFT_CONVOLVE_BINS bins (0..B) of a real N-point FFT, in a row of
@@ -17,8 +18,10 @@
  *   of rows alternate between chunks: the deinterleave writes the chunk's last block to the front
  *   of the other set as well, which saves a copy (a launch) per chunk.
  * - interleaved samples: frame-major, F32 or F64 (CudafftSampleFormat). */
-#ifndef CUDAFFT_CONVOLVE_LAUNCH_H
-#define CUDAFFT_CONVOLVE_LAUNCH_H
+#ifndef CUDAFFT_CONVOLVE_KERNELS_H
+#define CUDAFFT_CONVOLVE_KERNELS_H
+
+#include "twiddles.h"
 
 #include <cudafft/convolve.h>
 
@@ -31,14 +34,10 @@ extern "C" {
 #define CUDAFFT_CONVOLVE_BINS (CUDAFFT_CONVOLVE_BLOCK + 1)
 #define CUDAFFT_CONVOLVE_BIN_PITCH (CUDAFFT_CONVOLVE_BLOCK + 16)
 
-/* The twiddle table every convolution launch takes (complex values), to be copied to the device:
- * the engine's wide R2C table of N points, then its narrow one (the MAC's inverse FFT). */
-size_t cudafft_convolve_twiddle_count(void);
-void cudafft_convolve_twiddles(float *table);
-
-/* The build-time variant of the kernels (convolve_kernels.cu.s CONVOLVE_* macros), as one line of
- * NAME=VALUE pairs, for benchmark logs. */
-const char *cudafft_convolve_kernel_variant(void);
+/* The block FFTs whose twiddle tables every convolution launch takes, in the order of its table
+ * (cudafft_twiddles_upload()): the wide plan of the N-point real transforms, then the narrow one
+ * (the MAC's inverse FFT); *count receives how many. */
+const CudafftTwiddlePlan *cudafft_convolve_twiddle_plans(int *count);
 
 /* Kernel partition spectra: taps is rows x taps_count floats (device, row-major); partition p of
  * row r (taps p B .. p B + B - 1, zeros past the end) zero-padded to N points, transformed, scaled

@@ -57,8 +57,8 @@ make_radix_plan(int n, int kind)
   plan.points_per_thread = r;
   if (kind == kPlanWide) {
     /* The radix left over when the 16s are taken goes first: its pass reads global memory with
-     * several adjacent butterflies per thread, hence 16-byte loads (R2C of 16384 x 4096 on an
-     * H200: 0.1514 -> 0.1420 ms against the same radix last). */
+     * several adjacent butterflies per thread, hence 16-byte loads (faster than the same radix
+     * last: bench/HISTORY.md). */
     int first = 1;
     for (int m = n; m >= r; m /= r)
       first = m / r;
@@ -371,7 +371,7 @@ struct TableTwiddles {
  * (W^(r k) = W^(h k) W^((r - h) k), h the highest power of two in r: at most three products
  * deep, a few float rounding units more): a radix-16 pass reads 4 twiddles a butterfly instead
  * of 15. The engine's kernels are bound by traffic through L1 and shared memory, of which these
- * loads are a large part (R2C of 1024 x 4096 on an H100: 0.0134 -> 0.0121 ms, bench/RESULTS.md). */
+ * loads are a large part (the gain is measured in bench/HISTORY.md). */
 struct ProductTwiddles {
   const float2 *__restrict__ table;
 
@@ -575,6 +575,20 @@ __device__ __forceinline__ void
 real_forward_post(const float2 *s, int t, const float2 *__restrict__ twiddles, Emit emit)
 {
   real_forward_post<N, Kind, Threads, Products>(s, nullptr, t, twiddles, emit);
+}
+
+/* Copies the bins X[0..N] of a real transform from row to s (padded layout), where
+ * real_inverse_pre reads them: thread t of the transform's Threads copies k = t, t + Threads, ...
+ * and thread 0 also X[N]. The caller makes the copy complete (a barrier) before reading it. */
+template <int N, int Threads>
+__device__ __forceinline__ void
+load_real_bins(float2 *s, const float2 *__restrict__ row, int t)
+{
+#pragma unroll
+  for (int k = t; k < N; k += Threads)
+    s[pad(k)] = row[k];
+  if (t == 0)
+    s[pad(N)] = row[N];
 }
 
 /* The inverse of real_forward_post: turns the bins X[0..N] at s into conj(Z), in place, where

@@ -1,5 +1,5 @@
 /* cuda_check.cuh: how the CUDA backends turn a failed CUDA call into a status and a message.
- * Internal to kernels/; for .cu files only. */
+ * Internal to the library; for .cu files only. */
 #ifndef CUDAFFT_CUDA_CHECK_CUH
 #define CUDAFFT_CUDA_CHECK_CUH
 
@@ -63,26 +63,6 @@ cudafft_is_pinned(const void *ptr)
     return false;
   }
   return attributes.type == cudaMemoryTypeHost;
-}
-
-/* The device a backend object runs on: device_id, or device 0 for -1; NO_DEVICE with a message
- * when there is none or no such one. */
-static inline CudafftStatus
-cudafft_cuda_pick_device(int device_id, int *device)
-{
-  int count = 0;
-  const cudaError_t error = cudaGetDeviceCount(&count);
-  if (error != cudaSuccess || count == 0) {
-    cudaGetLastError();
-    return cudafft_fail(CUDAFFT_STATUS_NO_DEVICE, "no CUDA device found (cudaGetDeviceCount: %s)",
-                        error != cudaSuccess ? cudaGetErrorString(error) : "0 devices");
-  }
-  *device = device_id < 0 ? 0 : device_id;
-  if (*device >= count)
-    return cudafft_fail(CUDAFFT_STATUS_NO_DEVICE,
-                        "CUDA device %d does not exist: this machine has %d (0 to %d)", *device,
-                        count, count - 1);
-  return CUDAFFT_STATUS_OK;
 }
 
 #endif

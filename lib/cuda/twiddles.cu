@@ -1,8 +1,11 @@
 /* twiddles.cu: the block FFT's twiddle tables (twiddles.h). */
 #include "block_fft.cuh"
+#include "device_memory.h"
+#include "errors.h"
 #include "twiddles.h"
 
 #include <cmath>
+#include <cstdlib>
 
 using namespace cudafft;
 
@@ -37,4 +40,33 @@ cudafft_twiddle_table(int n_complex, int plan_kind, float *table)
     table[2 * o + 1] = (float)sin(angle);
     ++o;
   }
+}
+
+extern "C" size_t
+cudafft_twiddles_count(const CudafftTwiddlePlan *plans, int count)
+{
+  size_t values = 0;
+  for (int i = 0; i < count; ++i)
+    values += cudafft_twiddle_count(plans[i].n_complex, plans[i].plan_kind);
+  return values;
+}
+
+extern "C" CudafftStatus
+cudafft_twiddles_upload(const CudafftTwiddlePlan *plans, int count, cudaStream_t stream,
+                        float2 **table)
+{
+  *table = nullptr;
+  const size_t values = cudafft_twiddles_count(plans, count);
+  float *host = (float *)malloc(values * sizeof(float2)); /* up to 200 KB: not for a stack */
+  if (!host)
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a twiddle table");
+  float *at = host;
+  for (int i = 0; i < count; ++i) {
+    cudafft_twiddle_table(plans[i].n_complex, plans[i].plan_kind, at);
+    at += 2 * cudafft_twiddle_count(plans[i].n_complex, plans[i].plan_kind);
+  }
+  const CudafftStatus status =
+      cudafft_device_copy((void **)table, host, values * sizeof(float2), "a twiddle table", stream);
+  free(host);
+  return status;
 }

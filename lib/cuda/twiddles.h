@@ -1,10 +1,12 @@
 /* twiddles.h: the twiddle tables the block FFT's device functions (block_fft.cuh) read, computed
- * on the host in double precision and rounded once, for every kernel of every engine. Internal to
- * the library. */
+ * on the host in double precision and rounded once, for every kernel of every engine, and put on
+ * the device. Internal to the library (it speaks CUDA types). */
 #ifndef CUDAFFT_TWIDDLES_H
 #define CUDAFFT_TWIDDLES_H
 
-#include <stddef.h>
+#include <cudafft/common.h>
+
+#include <cuda_runtime.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -17,6 +19,20 @@ size_t cudafft_twiddle_count(int n_complex, int plan_kind);
 
 /* Fills table (2 floats a value) with those values, in the order block_fft.cuh reads them. */
 void cudafft_twiddle_table(int n_complex, int plan_kind, float *table);
+
+/* One block FFT whose table a kernel reads. */
+typedef struct {
+  int n_complex, plan_kind;
+} CudafftTwiddlePlan;
+
+/* Complex values in the tables of plans[0..count-1]. */
+size_t cudafft_twiddles_count(const CudafftTwiddlePlan *plans, int count);
+
+/* The tables of plans[0..count-1], one after another (a kernel that runs two plans reads the
+ * second's table behind the first's), computed on the host and copied into a fresh device buffer
+ * on stream (cudafft_device_copy: waited for; *table NULL on failure). */
+CudafftStatus cudafft_twiddles_upload(const CudafftTwiddlePlan *plans, int count,
+                                      cudaStream_t stream, float2 **table);
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,7 @@
  * can trust what they are given. */
 #include "fft_backend.h"
 
+#include "api_getter.h"
 #include "backend_choice.h"
 #include "host_memory.h"
 #include "sizes.h"
@@ -37,52 +38,40 @@ cudafft_output_floats(CudafftKind kind, size_t n)
   return 0;
 }
 
-typedef struct {
-  CudafftPlan *plan;
-  const CudafftFftSpec *spec;
-} Creation;
+CUDAFFT_DEFINE_TRY_BACKEND(try_backend, CudafftPlan, cudafft_fft_cpu_backend,
+                           cudafft_fft_cuda_backend)
 
 static CudafftStatus
-try_backend(void *context, CudafftBackend backend)
+check_spec(const void *args)
 {
-  Creation *c = context;
-  const CudafftFftBackend *ops =
-      CUDAFFT_BACKEND_TABLE(backend, cudafft_fft_cpu_backend, cudafft_fft_cuda_backend);
-  if (!ops)
-    return cudafft_no_cuda_backend();
-  c->plan->ops = ops;
-  return ops->create(c->spec, &c->plan->impl);
+  const CudafftFftSpec *spec = args;
+  const CudafftStatus status = cudafft_check_size(spec->n, "transform size");
+  const int known =
+      spec->kind == CUDAFFT_C2C || spec->kind == CUDAFFT_R2C || spec->kind == CUDAFFT_C2R;
+  if (status == CUDAFFT_STATUS_OK && !known)
+    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "unknown transform kind %d", (int)spec->kind);
+  return status;
 }
 
 CudafftStatus
 cudafft_plan_create_spec(CudafftPlan **plan_out, CudafftBackend backend, const CudafftFftSpec *spec)
 {
-  if (!plan_out)
-    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_plan_create: plan is NULL");
-  *plan_out = NULL;
-  CudafftStatus status = cudafft_check_size(spec->n, "transform size");
-  if (status != CUDAFFT_STATUS_OK)
-    return status;
-  if (spec->kind != CUDAFFT_C2C && spec->kind != CUDAFFT_R2C && spec->kind != CUDAFFT_C2R)
-    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "unknown transform kind %d", (int)spec->kind);
-  status = cudafft_check_backend(backend, spec->device_id);
+  CudafftStatus status =
+      cudafft_check_create((void **)plan_out, "cudafft_plan_create: plan", spec, "transform spec",
+                           check_spec, backend, spec->device_id);
   if (status != CUDAFFT_STATUS_OK)
     return status;
 
-  CudafftPlan *plan = calloc(1, sizeof *plan);
+  CudafftPlan *plan = malloc(sizeof *plan);
   if (!plan)
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a plan");
-  plan->kind = spec->kind;
-  plan->n = spec->n;
-  plan->device = spec->device_id < 0 ? 0 : spec->device_id;
-  Creation creation = {plan, spec};
-  status = cudafft_create_on_backend(backend, try_backend, &creation, &plan->backend);
-  if (status != CUDAFFT_STATUS_OK) {
-    free(plan);
-    return status;
-  }
-  *plan_out = plan;
-  return CUDAFFT_STATUS_OK;
+  *plan = (CudafftPlan){
+      .kind = spec->kind,
+      .n = spec->n,
+      .device = spec->device_id < 0 ? 0 : spec->device_id,
+  };
+  status = cudafft_create_on_backend(backend, try_backend, plan, spec, &plan->backend);
+  return cudafft_publish((void **)plan_out, plan, status, free);
 }
 
 CudafftStatus
@@ -102,35 +91,14 @@ cudafft_plan_destroy(CudafftPlan *plan)
   free(plan);
 }
 
-CudafftBackend
-cudafft_plan_get_backend(const CudafftPlan *plan)
-{
-  return plan ? plan->backend : CUDAFFT_BACKEND_AUTO;
-}
-
-CudafftKind
-cudafft_plan_get_kind(const CudafftPlan *plan)
-{
-  return plan ? plan->kind : CUDAFFT_C2C;
-}
-
-size_t
-cudafft_plan_get_size(const CudafftPlan *plan)
-{
-  return plan ? plan->n : 0;
-}
-
-size_t
-cudafft_plan_input_floats(const CudafftPlan *plan)
-{
-  return plan ? cudafft_input_floats(plan->kind, plan->n) : 0;
-}
-
-size_t
-cudafft_plan_output_floats(const CudafftPlan *plan)
-{
-  return plan ? cudafft_output_floats(plan->kind, plan->n) : 0;
-}
+CUDAFFT_DEFINE_GETTER(CudafftBackend, cudafft_plan_get_backend, CudafftPlan, object->backend,
+                      CUDAFFT_BACKEND_AUTO)
+CUDAFFT_DEFINE_GETTER(CudafftKind, cudafft_plan_get_kind, CudafftPlan, object->kind, CUDAFFT_C2C)
+CUDAFFT_DEFINE_GETTER(size_t, cudafft_plan_get_size, CudafftPlan, object->n, 0)
+CUDAFFT_DEFINE_GETTER(size_t, cudafft_plan_input_floats, CudafftPlan,
+                      cudafft_input_floats(object->kind, object->n), 0)
+CUDAFFT_DEFINE_GETTER(size_t, cudafft_plan_output_floats, CudafftPlan,
+                      cudafft_output_floats(object->kind, object->n), 0)
 
 static CudafftStatus
 check_execute_args(const CudafftPlan *plan, CudafftDirection direction, const void *in,
@@ -202,11 +170,8 @@ cudafft_plan_synchronize(CudafftPlan *plan)
   return plan->ops->reset(plan->impl);
 }
 
-void *
-cudafft_plan_get_cuda_stream(const CudafftPlan *plan)
-{
-  return plan ? plan->ops->stream(plan->impl) : NULL;
-}
+CUDAFFT_DEFINE_GETTER(void *, cudafft_plan_get_cuda_stream, CudafftPlan,
+                      object->ops->stream(object->impl), NULL)
 
 CudafftStatus
 cudafft_host_alloc(CudafftPlan *plan, size_t bytes, void **ptr)

@@ -1,10 +1,9 @@
-/* fft_backend.h: what the plan front end (fft.c) asks of a backend. Internal to the library.
- *
- * Every engine's backend table has this shape (create, destroy, run, reset, stream), with a spec
- * (what an object is made for) and a job (one call's work) of its own; lib/common/backend_choice.h
- * says how the front ends pick a table. */
+/* fft_backend.h: what the plan front end (fft.c) asks of a backend: a table of the shape every
+ * engine's has (lib/common/backend_table.h). Internal to the library. */
 #ifndef CUDAFFT_FFT_BACKEND_H
 #define CUDAFFT_FFT_BACKEND_H
+
+#include "backend_table.h"
 
 #include <cudafft/fft.h>
 
@@ -23,7 +22,8 @@ typedef struct {
 } CudafftFftSpec;
 
 /* One call: batch transforms of in to out, in the layouts of cudafft/fft.h, times scale. The front
- * end has validated it. */
+ * end has validated it. run returns from a host job when out is written, from a device job once
+ * the work is queued. */
 typedef struct {
   CudafftDirection direction;
   const void *in;
@@ -33,20 +33,11 @@ typedef struct {
   int on_device; /* in and out are device memory: queue the work and return (CUDA backend only) */
 } CudafftFftJob;
 
-typedef struct {
-  /* Makes the backend's object; on failure releases what it made (*impl NULL). */
-  CudafftStatus (*create)(const CudafftFftSpec *spec, void **impl);
-  void (*destroy)(void *impl); /* waits for queued work; NULL allowed */
-  /* A host job returns when out is written; a device job once it is queued. */
-  CudafftStatus (*run)(void *impl, const CudafftFftJob *job);
-  /* Back to the state after create: waits for queued work. */
-  CudafftStatus (*reset)(void *impl);
-  /* The CUDA stream the object queues its work on; NULL for the CPU backend. */
-  void *(*stream)(const void *impl);
-} CudafftFftBackend;
+typedef CUDAFFT_BACKEND_TABLE_TYPE(CudafftFftSpec, CudafftFftJob) CudafftFftBackend;
 
-extern const CudafftFftBackend cudafft_fft_cpu_backend;
-extern const CudafftFftBackend cudafft_fft_cuda_backend; /* CUDA builds only */
+/* The CPU table; the CUDA table in CUDA builds only. */
+CUDAFFT_BACKEND_TABLE_DECL const CudafftFftBackend cudafft_fft_cpu_backend;
+CUDAFFT_BACKEND_TABLE_DECL const CudafftFftBackend cudafft_fft_cuda_backend;
 
 struct CudafftPlan {
   CudafftBackend backend;

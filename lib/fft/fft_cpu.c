@@ -3,6 +3,7 @@
  * caller buffer and the planning cost is paid once, in init. */
 #include "fft_backend.h"
 
+#include "cpu_backend.h"
 #include "errors.h"
 #include "fftw_planner.h"
 
@@ -11,6 +12,7 @@
 #include <string.h>
 
 typedef struct {
+  CudafftCpuObject base; /* owns the plans and the arrays */
   CudafftKind kind;
   size_t n;
   fftwf_plan forward; /* C2C forward or R2C; NULL for C2R */
@@ -19,33 +21,22 @@ typedef struct {
   float *out_copy;    /* one transform's output, for callers' buffers that are not float aligned */
 } CpuImpl;
 
-static void
-cpu_destroy(void *p)
-{
-  CpuImpl *impl = p;
-  if (!impl)
-    return;
-  cudafft_fftw_destroy(impl->forward);
-  cudafft_fftw_destroy(impl->inverse);
-  fftwf_free(impl->in_copy);
-  fftwf_free(impl->out_copy);
-  free(impl);
-}
-
 static CudafftStatus
 cpu_create(const CudafftFftSpec *spec, void **out)
 {
   *out = NULL;
   int n = (int)spec->n; /* at most CUDAFFT_MAX_SIZE, checked by the front end */
-  CpuImpl *impl = calloc(1, sizeof *impl);
+  CpuImpl *impl = cudafft_cpu_object_new(sizeof *impl, "a plan");
   if (!impl)
-    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "CPU backend: cannot allocate a plan");
+    return CUDAFFT_STATUS_HOST_OUT_OF_MEMORY;
   impl->kind = spec->kind;
   impl->n = spec->n;
-  impl->in_copy = fftwf_malloc(cudafft_input_floats(spec->kind, spec->n) * sizeof(float));
-  impl->out_copy = fftwf_malloc(cudafft_output_floats(spec->kind, spec->n) * sizeof(float));
+  impl->in_copy =
+      cudafft_cpu_array(&impl->base, cudafft_input_floats(spec->kind, spec->n) * sizeof(float));
+  impl->out_copy =
+      cudafft_cpu_array(&impl->base, cudafft_output_floats(spec->kind, spec->n) * sizeof(float));
   if (!impl->in_copy || !impl->out_copy) {
-    cpu_destroy(impl);
+    cudafft_cpu_destroy(impl);
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
                         "CPU backend: cannot allocate the %d-point scratch buffers", n);
   }
@@ -71,9 +62,11 @@ cpu_create(const CudafftFftSpec *spec, void **out)
     break;
   }
   cudafft_fftw_planner_unlock();
+  cudafft_cpu_own_plan(&impl->base, impl->forward);
+  cudafft_cpu_own_plan(&impl->base, impl->inverse);
   int need_forward = spec->kind != CUDAFFT_C2R, need_inverse = spec->kind != CUDAFFT_R2C;
   if ((need_forward && !impl->forward) || (need_inverse && !impl->inverse)) {
-    cpu_destroy(impl);
+    cudafft_cpu_destroy(impl);
     /* With FFTW_ESTIMATE a valid size only fails for want of memory. */
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
                         "CPU backend: FFTW could not plan a %d-point transform", n);
@@ -131,24 +124,5 @@ cpu_run(void *p, const CudafftFftJob *job)
   return CUDAFFT_STATUS_OK;
 }
 
-static CudafftStatus
-cpu_reset(void *impl)
-{
-  (void)impl; /* run has finished its work when it returns */
-  return CUDAFFT_STATUS_OK;
-}
-
-static void *
-cpu_stream(const void *impl)
-{
-  (void)impl;
-  return NULL;
-}
-
-const CudafftFftBackend cudafft_fft_cpu_backend = {
-    .create = cpu_create,
-    .destroy = cpu_destroy,
-    .run = cpu_run,
-    .reset = cpu_reset,
-    .stream = cpu_stream,
-};
+const CudafftFftBackend cudafft_fft_cpu_backend = {cpu_create, cudafft_cpu_destroy, cpu_run,
+                                                   cudafft_cpu_reset_nothing, cudafft_cpu_stream};

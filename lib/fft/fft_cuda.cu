@@ -2,16 +2,18 @@
  * through cached launch graphs, the pinned staging pipeline of the host entry point, and the cuFFT
  * fallback for GPUs whose shared memory cannot hold a transform. Every CUDA call is checked; a
  * failure becomes a status and a message. */
+#include "backend_object.cuh"
 #include "cuda_check.cuh"
+#include "device_choice.cuh"
+#include "device_memory.h"
 #include "fft_backend.h"
 #include "fft_kernels.h"
 #include "kernel_launch.h"
+#include "streams.cuh"
 
 #include <cufft.h>
 
-#include <cstdlib>
 #include <cstring>
-#include <new>
 
 namespace {
 
@@ -20,8 +22,6 @@ namespace {
  * small enough that a plan holds at most 4 x 8 MB of pinned memory. */
 constexpr size_t kStagingSlotBytes = 8u << 20;
 constexpr int kSlots = 2;
-/* Transforms per kernel launch, which keeps every index in int range. */
-constexpr size_t kMaxLaunchBatch = 1u << 20;
 
 struct Slot {
   void *h_in = nullptr, *h_out = nullptr; /* pinned */
@@ -40,7 +40,7 @@ struct CudaPlan {
   size_t slot_transforms = 0; /* capacity of each slot, 0 until the first host execute */
   Slot slots[kSlots];
   /* our kernel (unless use_cufft), resolved on the device, and its twiddle table */
-  CudafftFftKernel kernel = {};
+  const CudafftBlockKernels *kernel = nullptr;
   CudafftKernel resolved = {};
   float2 *d_twiddles = nullptr;
   CudafftGraphCache graphs = {};
@@ -74,114 +74,53 @@ free_slots(CudaPlan *p)
   for (Slot &s : p->slots) {
     cudaFreeHost(s.h_in);
     cudaFreeHost(s.h_out);
-    cudaFree(s.d_in);
-    cudaFree(s.d_out);
+    cudafft_device_free({s.d_in, s.d_out});
     s.h_in = s.h_out = s.d_in = s.d_out = nullptr;
   }
   p->slot_transforms = 0;
 }
 
+/* The plan's resources, best effort (cudafft_cuda_destroy). */
 void
-cuda_destroy(void *impl)
+release(CudaPlan *p)
 {
-  CudaPlan *p = static_cast<CudaPlan *>(impl);
-  if (!p)
-    return;
-  /* Best effort throughout: a plan must be releasable after any failure, sticky ones included. */
-  cudaSetDevice(p->device);
-  if (p->stream)
-    cudaStreamSynchronize(p->stream);
-  if (p->upload)
-    cudaStreamSynchronize(p->upload);
-  if (p->download)
-    cudaStreamSynchronize(p->download);
+  cudafft_streams_settle({p->stream, p->upload, p->download});
   free_slots(p);
-  for (Slot &s : p->slots) {
-    if (s.uploaded)
-      cudaEventDestroy(s.uploaded);
-    if (s.computed)
-      cudaEventDestroy(s.computed);
-    if (s.downloaded)
-      cudaEventDestroy(s.downloaded);
-  }
+  for (Slot &s : p->slots)
+    cudafft_events_destroy({s.uploaded, s.computed, s.downloaded});
   cudafft_graph_cache_clear(&p->graphs);
   if (p->cufft_made)
     cufftDestroy(p->cufft);
-  cudaFree(p->d_scratch);
-  cudaFree(p->d_twiddles);
-  if (p->stream)
-    cudaStreamDestroy(p->stream);
-  if (p->upload)
-    cudaStreamDestroy(p->upload);
-  if (p->download)
-    cudaStreamDestroy(p->download);
-  cudaGetLastError(); /* leave no error of ours behind for the caller's next CUDA call */
-  delete p;
+  cudafft_device_free({p->d_scratch, p->d_twiddles});
+  cudafft_streams_destroy({p->stream, p->upload, p->download});
 }
 
 CudafftStatus
-setup(CudaPlan *p, bool force_cufft)
+setup(CudaPlan *p, const CudafftFftSpec *spec)
 {
-  CUDAFFT_CHECK(cudaSetDevice(p->device));
-  /* one attribute, not cudaGetDeviceProperties(), which gathers all of them and is slow */
   int smem_optin = 0;
-  CUDAFFT_CHECK(
-      cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, p->device));
-  CUDAFFT_CHECK(cudaStreamCreateWithFlags(&p->stream, cudaStreamNonBlocking));
-  CUDAFFT_CHECK(cudaStreamCreateWithFlags(&p->upload, cudaStreamNonBlocking));
-  CUDAFFT_CHECK(cudaStreamCreateWithFlags(&p->download, cudaStreamNonBlocking));
-  for (Slot &s : p->slots) {
-    CUDAFFT_CHECK(cudaEventCreateWithFlags(&s.uploaded, cudaEventDisableTiming));
-    CUDAFFT_CHECK(cudaEventCreateWithFlags(&s.computed, cudaEventDisableTiming));
-    CUDAFFT_CHECK(cudaEventCreateWithFlags(&s.downloaded, cudaEventDisableTiming));
-  }
+  const CudafftStatus opened = cudafft_cuda_open_device(spec->device_id, &p->device, &smem_optin);
+  if (opened != CUDAFFT_STATUS_OK)
+    return opened;
+  p->kind = spec->kind;
+  p->n = spec->n;
+  CUDAFFT_CHECK(cudafft_streams_create({&p->stream, &p->upload, &p->download}));
+  for (Slot &s : p->slots)
+    CUDAFFT_CHECK(cudafft_events_create({&s.uploaded, &s.computed, &s.downloaded}));
 
   /* Our kernels hold a whole transform in shared memory; where the GPU offers too little
    * (16384-point C2C on sm_86/sm_89; on sm_75 also 8192-point C2C and 16384-point real
    * transforms), cuFFT runs the plan instead. */
-  if (!cudafft_fft_kernel(p->kind, p->n, &p->kernel))
+  p->kernel = cudafft_fft_kernel(p->kind, p->n);
+  if (!p->kernel)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_SIZE, "no kernel for size %zu", p->n);
-  p->use_cufft = force_cufft || p->kernel.smem_bytes > (size_t)smem_optin;
+  p->use_cufft = spec->force_cufft || p->kernel->smem_bytes > (size_t)smem_optin;
   if (p->use_cufft)
     return CUDAFFT_STATUS_OK;
 
-  CUDAFFT_CHECK(cudafft_fft_kernel_prepare(&p->kernel));
-  CUDAFFT_CHECK(cudafft_kernel_resolve(p->kernel.entry, &p->resolved));
-  const size_t table_bytes = cudafft_fft_twiddle_count(p->kind, p->n) * sizeof(float2);
-  float *values = (float *)malloc(table_bytes); /* up to 200 KB: not for a thread's stack */
-  if (!values)
-    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a twiddle table");
-  cudafft_fft_twiddles(p->kind, p->n, values);
-  cudaError_t error = cudaMalloc(&p->d_twiddles, table_bytes);
-  if (error == cudaSuccess)
-    error = cudaMemcpy(p->d_twiddles, values, table_bytes, cudaMemcpyHostToDevice);
-  free(values);
-  if (error != cudaSuccess)
-    return cudafft_cuda_failure(error, "uploading a twiddle table", __FILE__, __LINE__);
-  return CUDAFFT_STATUS_OK;
-}
-
-CudafftStatus
-cuda_create(const CudafftFftSpec *spec, void **impl)
-{
-  *impl = nullptr;
-  int device = 0;
-  const CudafftStatus picked = cudafft_cuda_pick_device(spec->device_id, &device);
-  if (picked != CUDAFFT_STATUS_OK)
-    return picked;
-  CudaPlan *p = new (std::nothrow) CudaPlan;
-  if (!p)
-    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a CUDA plan");
-  p->kind = spec->kind;
-  p->n = spec->n;
-  p->device = device;
-  const CudafftStatus status = setup(p, spec->force_cufft != 0);
-  if (status != CUDAFFT_STATUS_OK) {
-    cuda_destroy(p);
-    return status;
-  }
-  *impl = p;
-  return CUDAFFT_STATUS_OK;
+  CUDAFFT_CHECK(cudafft_block_kernels_prepare(p->kernel));
+  CUDAFFT_CHECK(cudafft_kernel_resolve(p->kernel->entries[0], &p->resolved));
+  return cudafft_twiddles_upload(&p->kernel->twiddles, 1, p->stream, &p->d_twiddles);
 }
 
 /* cuFFT's plans are made for one batch count; the fallback keeps one, remade when it changes. */
@@ -246,10 +185,11 @@ enqueue(CudaPlan *p, CudafftDirection direction, const void *in, void *out, size
     return cufft_execute(p, direction, in, out, batch, scale);
   const size_t in_bytes = cudafft_input_floats(p->kind, p->n) * sizeof(float);
   const size_t out_bytes = cudafft_output_floats(p->kind, p->n) * sizeof(float);
-  for (size_t done = 0; done < batch; done += kMaxLaunchBatch) {
-    const size_t count = batch - done < kMaxLaunchBatch ? batch - done : kMaxLaunchBatch;
+  for (size_t done = 0; done < batch; done += CUDAFFT_MAX_LAUNCH_TRANSFORMS) {
+    const size_t count =
+        batch - done < CUDAFFT_MAX_LAUNCH_TRANSFORMS ? batch - done : CUDAFFT_MAX_LAUNCH_TRANSFORMS;
     CudafftFftLaunch launch;
-    cudafft_fft_launch_init(&launch, &p->resolved, &p->kernel, direction,
+    cudafft_fft_launch_init(&launch, &p->resolved, p->kernel, direction,
                             (const char *)in + done * in_bytes, (char *)out + done * out_bytes,
                             (int)count, scale, p->d_twiddles);
     CUDAFFT_CHECK(cudafft_graph_run(&p->graphs, &launch.launch, p->stream));
@@ -346,33 +286,14 @@ cuda_run(void *impl, const CudafftFftJob *job)
     return enqueue(p, job->direction, job->in, job->out, job->batch, job->scale);
   const CudafftStatus status =
       pipeline(p, job->direction, (const char *)job->in, (char *)job->out, job->batch, job->scale);
-  if (status != CUDAFFT_STATUS_OK) {
-    /* No copy may still be writing into the caller's buffer once we return. */
-    cudaStreamSynchronize(p->stream);
-    cudaStreamSynchronize(p->upload);
-    cudaStreamSynchronize(p->download);
-    cudaGetLastError();
-  }
+  if (status != CUDAFFT_STATUS_OK) /* no copy may still write into the caller's buffer */
+    cudafft_streams_settle({p->stream, p->upload, p->download});
   return status;
-}
-
-CudafftStatus
-cuda_reset(void *impl)
-{
-  CudaPlan *p = static_cast<CudaPlan *>(impl);
-  CUDAFFT_CHECK(cudafft_use_device(p->device));
-  CUDAFFT_CHECK(cudaStreamSynchronize(p->stream));
-  return CUDAFFT_STATUS_OK;
-}
-
-void *
-cuda_stream(const void *impl)
-{
-  return static_cast<const CudaPlan *>(impl)->stream;
 }
 
 } // namespace
 
 extern "C" const CudafftFftBackend cudafft_fft_cuda_backend = {
-    cuda_create, cuda_destroy, cuda_run, cuda_reset, cuda_stream,
-};
+    cudafft_cuda_create<CudaPlan, CudafftFftSpec, setup, release>,
+    cudafft_cuda_destroy<CudaPlan, release>, cuda_run, cudafft_cuda_wait<CudaPlan>,
+    cudafft_cuda_stream<CudaPlan>};

@@ -2,9 +2,9 @@
  * block_fft.cuh with twiddles made as products of a few table rows (ProductTwiddles), the
  * fastest of the variants measured at every batch (bench/HISTORY.md). */
 #include "block_fft.cuh"
+#include "block_kernels.cuh"
 #include "fft_kernels.h"
 #include "fft_sizes.cuh"
-#include "twiddles.h"
 
 #include <cstring>
 
@@ -75,14 +75,8 @@ __launch_bounds__(FftShape<N, Kind>::kBlockThreads)
   using S = FftShape<N, Kind>;
   extern __shared__ float2 smem[];
   BlockRow<N, Kind> ctx(smem, batch);
-  if (ctx.active) {
-    const float2 *bins = in + (size_t)ctx.transform * (N + 1);
-#pragma unroll
-    for (int k = ctx.t; k < N; k += S::kThreads)
-      ctx.smem.s[pad(k)] = bins[k];
-    if (ctx.t == 0)
-      ctx.smem.s[pad(N)] = bins[N];
-  }
+  if (ctx.active)
+    load_real_bins<N, S::kThreads>(ctx.smem.s, in + (size_t)ctx.transform * (N + 1), ctx.t);
   __syncthreads();
   real_inverse_pre<N, Kind, S::kThreads, true>(ctx.smem.s, ctx.t, twiddles);
   const GlobalOut to{ctx.active ? out + (size_t)ctx.transform * N : nullptr, scale, -1.0f};
@@ -104,17 +98,16 @@ constexpr int kKind = kPlanWide;
 using KernelFn = void (*)(const float2 *, float2 *, int, float, float, const float2 *);
 
 template <int N, KernelFn Kernel>
-CudafftFftKernel
+CudafftBlockKernels
 kernel_entry()
 {
-  using S = FftShape<N, kKind>;
-  return {(const void *)Kernel, S::kBlockThreads, S::kPerBlock, S::kSmemBytes};
+  return cudafft_block_kernels<N, kKind>((const void *)Kernel);
 }
 
 /* The tables by size: C2C runs N = n complex points, the real kinds N = n / 2. */
 struct C2cKernels {
   template <int n>
-  static CudafftFftKernel
+  static CudafftBlockKernels
   entry()
   {
     return kernel_entry<n, c2c_kernel<n, kKind>>();
@@ -122,7 +115,7 @@ struct C2cKernels {
 };
 struct R2cKernels {
   template <int n>
-  static CudafftFftKernel
+  static CudafftBlockKernels
   entry()
   {
     return kernel_entry<n / 2, r2c_kernel<n / 2, kKind>>();
@@ -130,14 +123,14 @@ struct R2cKernels {
 };
 struct C2rKernels {
   template <int n>
-  static CudafftFftKernel
+  static CudafftBlockKernels
   entry()
   {
     return kernel_entry<n / 2, c2r_kernel<n / 2, kKind>>();
   }
 };
 
-const CudafftFftKernel *
+const CudafftBlockKernels *
 kernel_for(CudafftKind kind, size_t n)
 {
   switch (kind) {
@@ -151,50 +144,18 @@ kernel_for(CudafftKind kind, size_t n)
   return nullptr;
 }
 
-/* Complex points of one transform's block FFT. */
-int
-n_complex(CudafftKind kind, size_t n)
-{
-  return (int)(kind == CUDAFFT_C2C ? n : n / 2);
-}
-
 } // namespace
 
-extern "C" int
-cudafft_fft_kernel(CudafftKind kind, size_t n, CudafftFftKernel *kernel)
+extern "C" const CudafftBlockKernels *
+cudafft_fft_kernel(CudafftKind kind, size_t n)
 {
-  const CudafftFftKernel *k = kernel_for(kind, n);
-  if (!k)
-    return 0;
-  *kernel = *k;
-  return 1;
-}
-
-extern "C" cudaError_t
-cudafft_fft_kernel_prepare(const CudafftFftKernel *kernel)
-{
-  if (kernel->smem_bytes <= 48 * 1024)
-    return cudaSuccess;
-  return cudaFuncSetAttribute(kernel->entry, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              (int)kernel->smem_bytes);
-}
-
-extern "C" size_t
-cudafft_fft_twiddle_count(CudafftKind kind, size_t n)
-{
-  return cudafft_twiddle_count(n_complex(kind, n), kKind);
-}
-
-extern "C" void
-cudafft_fft_twiddles(CudafftKind kind, size_t n, float *table)
-{
-  cudafft_twiddle_table(n_complex(kind, n), kKind, table);
+  return kernel_for(kind, n);
 }
 
 extern "C" void
 cudafft_fft_launch_init(CudafftFftLaunch *launch, const CudafftKernel *resolved,
-                        const CudafftFftKernel *kernel, CudafftDirection direction, const void *in,
-                        void *out, int batch, float scale, const float2 *twiddles)
+                        const CudafftBlockKernels *kernel, CudafftDirection direction,
+                        const void *in, void *out, int batch, float scale, const float2 *twiddles)
 {
   memset(&launch->args, 0, sizeof launch->args);
   CudafftFftArgs *a = &launch->args;

@@ -4,7 +4,9 @@
 #ifndef CUDAFFT_FFT_KERNELS_H
 #define CUDAFFT_FFT_KERNELS_H
 
+#include "block_kernels.h"
 #include "kernel_launch.h"
+#include "twiddles.h"
 
 #include <cudafft/fft.h>
 
@@ -14,25 +16,9 @@
 extern "C" {
 #endif
 
-/* The kernel of one (kind, size). */
-typedef struct {
-  const void *entry; /* the kernel's host-side entry */
-  int block_threads; /* threads per block */
-  int per_block;     /* transforms per block */
-  size_t smem_bytes; /* dynamic shared memory per block */
-} CudafftFftKernel;
-
-/* The kernel for (kind, n); 0 when there is none (n not a listed size). */
-int cudafft_fft_kernel(CudafftKind kind, size_t n, CudafftFftKernel *kernel);
-
-/* Raises the kernel's dynamic shared-memory limit where it needs more than the default 48 KB; call
- * once per device before the first launch. */
-cudaError_t cudafft_fft_kernel_prepare(const CudafftFftKernel *kernel);
-
-/* The kernel's twiddle table for (kind, n): how many complex values, and the values themselves,
- * to be copied to the device (twiddles.h). */
-size_t cudafft_fft_twiddle_count(CudafftKind kind, size_t n);
-void cudafft_fft_twiddles(CudafftKind kind, size_t n, float *table);
+/* The kernel for (kind, n), alone in its entries; NULL when there is none (n not a listed
+ * size). */
+const CudafftBlockKernels *cudafft_fft_kernel(CudafftKind kind, size_t n);
 
 /* The argument values every FFT kernel takes, in their order; padding zeroed, so that the launch
  * cache can compare them byte by byte. */
@@ -55,7 +41,7 @@ typedef struct {
 } CudafftFftLaunch;
 
 void cudafft_fft_launch_init(CudafftFftLaunch *launch, const CudafftKernel *resolved,
-                             const CudafftFftKernel *kernel, CudafftDirection direction,
+                             const CudafftBlockKernels *kernel, CudafftDirection direction,
                              const void *in, void *out, int batch, float scale,
                              const float2 *twiddles);
 

@@ -3,6 +3,7 @@
  * the choice of backend. The backends only append samples and add up the FFTs listed for them. */
 #define _DEFAULT_SOURCE /* sysconf's _SC_PHYS_PAGES */
 
+#include "api_getter.h"
 #include "backend_choice.h"
 #include "sample_values.h"
 #include "size_math.h"
@@ -24,12 +25,32 @@
 /* What the CPU backend converts per run at most (see spectrum_cpu.c), for the memory estimate. */
 #define RUN_FLOATS_ESTIMATE ((size_t)1 << 22)
 
-/* The FFT list lives beside the public state, where no backend sees or depends on it. */
-typedef struct {
-  CudafftSpectrum base; /* first, so that the API's pointer is this object's */
-  CudafftSpectrumFft *ffts;
+struct CudafftSpectrum {
+  CudafftSpectrumConfig config; /* config.options: those of the open interval */
+  CudafftSpectrumOptions pending;
+  int has_pending;
+  CudafftBackend backend;
+  const CudafftSpectrumBackend *ops;
+  void *impl;
+  size_t nfft;    /* 2 bands - 2 */
+  size_t spectra; /* analysed signals: channels or 1 */
+  float norm_db;  /* 20 log10(nfft): the level's 1/nfft^2 in dB */
+
+  CudafftSpectrumBounds bounds; /* the backend's: the most a single run may carry */
+  CudafftSpectrumFft *ffts;     /* the FFT list of a run */
   size_t fft_capacity;
-} Analyser;
+
+  /* Interval framing, as spectrum keeps it. */
+  uint64_t frames_per_interval, error_per_interval, accumulated_error;
+  size_t frames_todo; /* frames of the open interval */
+  size_t num_frames;  /* frames pushed into it */
+  size_t num_fft;     /* FFTs listed for it */
+
+  /* Results of the last push or finish. */
+  size_t max_results, result_count;
+  float *magnitude, *phase; /* max_results x spectra x bands */
+  CudafftSpectrumResult *results;
+};
 
 static CudafftStatus
 check_options(const CudafftSpectrumOptions *options)
@@ -43,10 +64,9 @@ check_options(const CudafftSpectrumOptions *options)
 }
 
 static CudafftStatus
-check_config(const CudafftSpectrumConfig *config)
+check_config(const void *args)
 {
-  if (!config)
-    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "spectrum config is NULL");
+  const CudafftSpectrumConfig *config = args;
   if (config->bands < CUDAFFT_SPECTRUM_MIN_BANDS || config->bands > CUDAFFT_SPECTRUM_MAX_BANDS)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_SIZE, "%zu bands is not in %d..%zu", config->bands,
                         CUDAFFT_SPECTRUM_MIN_BANDS, (size_t)CUDAFFT_SPECTRUM_MAX_BANDS);
@@ -159,50 +179,39 @@ next_interval(CudafftSpectrum *s)
 
 /* Creation ------------------------------------------------------------------------------------- */
 
-typedef struct {
-  CudafftSpectrum *spectrum;
-  int device_id;
-} Creation;
+CUDAFFT_DEFINE_TRY_BACKEND(try_backend, CudafftSpectrum, cudafft_spectrum_cpu_backend,
+                           cudafft_spectrum_cuda_backend)
 
-static CudafftStatus
-backend_init(void *context, CudafftBackend backend)
+/* Releases an analyser, its backend object (where made) included; also what a failed create made.
+ */
+void
+cudafft_spectrum_destroy(CudafftSpectrum *s)
 {
-  const Creation *c = context;
-  const CudafftSpectrumOps *ops =
-      CUDAFFT_BACKEND_TABLE(backend, cudafft_spectrum_cpu_ops, cudafft_spectrum_cuda_ops);
-  if (!ops)
-    return cudafft_no_cuda_backend();
-  c->spectrum->backend = backend;
-  c->spectrum->ops = ops;
-  return ops->init(c->spectrum, c->device_id);
-}
-
-static void
-analyser_free(Analyser *a)
-{
-  if (!a)
+  if (!s)
     return;
-  free(a->ffts);
-  free(a->base.window);
-  free(a->base.magnitude);
-  free(a->base.phase);
-  free(a->base.results);
-  free(a);
+  if (s->impl)
+    s->ops->destroy(s->impl);
+  free(s->ffts);
+  free(s->results); /* and the magnitudes and phases behind them */
+  free(s);
 }
 
-CudafftStatus
-cudafft_spectrum_create(CudafftSpectrum **spectrum_out, CudafftBackend backend, int device_id,
-                        const CudafftSpectrumConfig *config)
+/* The Hamming window of nfft points (computed in double, rounded once) into a fresh array. */
+static float *
+hamming_window(size_t nfft)
 {
-  if (!spectrum_out)
-    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_spectrum_create: spectrum is NULL");
-  *spectrum_out = NULL;
-  CudafftStatus status = check_config(config);
-  if (status == CUDAFFT_STATUS_OK)
-    status = cudafft_check_backend(backend, device_id);
-  if (status != CUDAFFT_STATUS_OK)
-    return status;
+  float *window = malloc(nfft * sizeof *window);
+  const double two_pi = 6.283185307179586476925286766559;
+  for (size_t i = 0; window && i < nfft; i++)
+    window[i] = (float)(0.53836 - 0.46164 * cos(two_pi * (double)i / (double)nfft));
+  return window;
+}
 
+/* cudafft_spectrum_create() for a config that passed its checks. */
+static CudafftStatus
+make_analyser(CudafftSpectrum **spectrum_out, CudafftBackend backend, int device_id,
+              const CudafftSpectrumConfig *config)
+{
   const size_t bands = config->bands, nfft = 2 * bands - 2;
   const size_t spectra = config->multi_channel ? config->channels : 1;
   size_t result_floats;
@@ -212,21 +221,24 @@ cudafft_spectrum_create(CudafftSpectrum **spectrum_out, CudafftBackend backend, 
                         spectra);
   size_t max_results = min_size(RESULTS_MAX, RESULT_FLOATS_MAX / result_floats);
   max_results = max_results ? max_results : 1;
-  status = check_host_memory(nfft, bands, spectra, max_results);
+  CudafftStatus status = check_host_memory(nfft, bands, spectra, max_results);
   if (status != CUDAFFT_STATUS_OK)
     return status;
 
   /* The sizes below were all checked for overflow by check_host_memory. */
-  Analyser *a = calloc(1, sizeof *a);
-  if (!a)
+  CudafftSpectrum *s = calloc(1, sizeof *s);
+  if (!s)
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a spectrum analyser");
-  CudafftSpectrum *s = &a->base;
-  s->window = malloc(nfft * sizeof *s->window);
-  s->magnitude = malloc(max_results * result_floats * sizeof *s->magnitude);
-  s->phase = malloc(max_results * result_floats * sizeof *s->phase);
-  s->results = calloc(max_results, sizeof *s->results);
-  if (!s->window || !s->magnitude || !s->phase || !s->results) {
-    analyser_free(a);
+  float *window = hamming_window(nfft);
+  /* One block: the results, then their magnitudes, then their phases. */
+  s->results = calloc(1, max_results * (sizeof *s->results + 2 * result_floats * sizeof(float)));
+  if (s->results) {
+    s->magnitude = (float *)(s->results + max_results);
+    s->phase = s->magnitude + max_results * result_floats;
+  }
+  if (!window || !s->results) {
+    free(window);
+    cudafft_spectrum_destroy(s);
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
                         "cannot allocate the window and %zu results of a spectrum of %zu bands x "
                         "%zu signals",
@@ -236,74 +248,64 @@ cudafft_spectrum_create(CudafftSpectrum **spectrum_out, CudafftBackend backend, 
   s->nfft = nfft;
   s->spectra = spectra;
   s->max_results = max_results;
-  const double two_pi = 6.283185307179586476925286766559;
-  for (size_t i = 0; i < nfft; i++)
-    s->window[i] = (float)(0.53836 - 0.46164 * cos(two_pi * (double)i / (double)nfft));
   s->norm_db = (float)(20.0 * log10((double)nfft));
   set_interval(s, config->options.interval_ns);
   restart_framing(s);
 
-  Creation creation = {s, device_id};
-  status = cudafft_create_on_backend(backend, backend_init, &creation, NULL);
+  const CudafftSpectrumSpec spec = {
+      .format = config->format,
+      .channels = config->channels,
+      .multi_channel = config->multi_channel,
+      .bands = bands,
+      .nfft = nfft,
+      .spectra = spectra,
+      .window = window,
+      .norm_db = s->norm_db,
+      .device_id = device_id,
+      .bounds = &s->bounds,
+  };
+  status = cudafft_create_on_backend(backend, try_backend, s, &spec, &s->backend);
+  free(window); /* the backend keeps its own copy */
   if (status != CUDAFFT_STATUS_OK) {
-    analyser_free(a);
+    cudafft_spectrum_destroy(s);
     return status;
   }
-  a->fft_capacity = min_size(s->run_ffts, FFT_LIST_MAX);
-  a->ffts = malloc(a->fft_capacity * sizeof *a->ffts);
-  if (!a->ffts) {
-    s->ops->fini(s);
-    analyser_free(a);
+  s->fft_capacity = min_size(s->bounds.ffts, FFT_LIST_MAX);
+  s->ffts = malloc(s->fft_capacity * sizeof *s->ffts);
+  if (!s->ffts) {
+    cudafft_spectrum_destroy(s);
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a spectrum FFT list");
   }
   *spectrum_out = s;
   return CUDAFFT_STATUS_OK;
 }
 
-void
-cudafft_spectrum_destroy(CudafftSpectrum *spectrum)
+CudafftStatus
+cudafft_spectrum_create(CudafftSpectrum **spectrum_out, CudafftBackend backend, int device_id,
+                        const CudafftSpectrumConfig *config)
 {
-  if (!spectrum)
-    return;
-  spectrum->ops->fini(spectrum);
-  analyser_free((Analyser *)spectrum);
+  const CudafftStatus status =
+      cudafft_check_create((void **)spectrum_out, "cudafft_spectrum_create: spectrum", config,
+                           "spectrum config", check_config, backend, device_id);
+  return status != CUDAFFT_STATUS_OK ? status
+                                     : make_analyser(spectrum_out, backend, device_id, config);
 }
 
-CudafftBackend
-cudafft_spectrum_get_backend(const CudafftSpectrum *spectrum)
-{
-  return spectrum ? spectrum->backend : CUDAFFT_BACKEND_AUTO;
-}
+CUDAFFT_DEFINE_GETTER(CudafftBackend, cudafft_spectrum_get_backend, CudafftSpectrum,
+                      object->backend, CUDAFFT_BACKEND_AUTO)
 
-size_t
-cudafft_spectrum_spectra(const CudafftSpectrum *spectrum)
-{
-  return spectrum ? spectrum->spectra : 0;
-}
+CUDAFFT_DEFINE_GETTER(size_t, cudafft_spectrum_spectra, CudafftSpectrum, object->spectra, 0)
 
-size_t
-cudafft_spectrum_frame_bytes(const CudafftSpectrum *spectrum)
-{
-  return spectrum ? spectrum->config.channels * cudafft_sample_size(spectrum->config.format) : 0;
-}
+CUDAFFT_DEFINE_GETTER(size_t, cudafft_spectrum_frame_bytes, CudafftSpectrum,
+                      object->config.channels *cudafft_sample_size(object->config.format), 0)
 
-size_t
-cudafft_spectrum_max_results(const CudafftSpectrum *spectrum)
-{
-  return spectrum ? spectrum->max_results : 0;
-}
+CUDAFFT_DEFINE_GETTER(size_t, cudafft_spectrum_max_results, CudafftSpectrum, object->max_results, 0)
 
-size_t
-cudafft_spectrum_frames_left(const CudafftSpectrum *spectrum)
-{
-  return spectrum ? spectrum->frames_todo - spectrum->num_frames : 0;
-}
+CUDAFFT_DEFINE_GETTER(size_t, cudafft_spectrum_frames_left, CudafftSpectrum,
+                      object->frames_todo - object->num_frames, 0)
 
-size_t
-cudafft_spectrum_frames_pending(const CudafftSpectrum *spectrum)
-{
-  return spectrum ? spectrum->num_frames : 0;
-}
+CUDAFFT_DEFINE_GETTER(size_t, cudafft_spectrum_frames_pending, CudafftSpectrum, object->num_frames,
+                      0)
 
 CudafftStatus
 cudafft_spectrum_set_options(CudafftSpectrum *spectrum, const CudafftSpectrumOptions *options)
@@ -326,7 +328,7 @@ cudafft_spectrum_reset(CudafftSpectrum *spectrum)
 {
   if (!spectrum)
     return;
-  spectrum->ops->reset(spectrum);
+  spectrum->ops->reset(spectrum->impl); /* the API's reset reports nothing */
   apply_pending(spectrum);
   restart_framing(spectrum);
   spectrum->result_count = 0;
@@ -337,17 +339,16 @@ cudafft_spectrum_reset(CudafftSpectrum *spectrum)
 /* Runs the listed FFTs over `frames` new frames and turns the `closed` slots' sums, written from
  * result result_count on, into results; their frames, ffts and threshold are already set. */
 static CudafftStatus
-run_and_collect(Analyser *a, const void *in, size_t frames, size_t fft_count, size_t closed,
+run_and_collect(CudafftSpectrum *s, const void *in, size_t frames, size_t fft_count, size_t closed,
                 const CudafftSpectrumOptions *options)
 {
-  CudafftSpectrum *s = &a->base;
   const size_t slot_floats = s->spectra * s->config.bands;
   float *magnitude = s->magnitude + s->result_count * slot_floats;
   float *phase = options->phase ? s->phase + s->result_count * slot_floats : NULL;
-  const CudafftSpectrumRun run = {
+  const CudafftSpectrumJob job = {
       .in = in,
       .frames = frames,
-      .ffts = a->ffts,
+      .ffts = s->ffts,
       .fft_count = fft_count,
       .closed = closed,
       .threshold = options->threshold,
@@ -355,7 +356,7 @@ run_and_collect(Analyser *a, const void *in, size_t frames, size_t fft_count, si
       .magnitude_sums = magnitude,
       .phase_sums = phase,
   };
-  const CudafftStatus status = s->ops->run(s, &run);
+  const CudafftStatus status = s->ops->run(s->impl, &job);
   if (status != CUDAFFT_STATUS_OK)
     return status;
   for (size_t i = 0; i < closed; i++) {
@@ -393,23 +394,22 @@ close_slot(CudafftSpectrum *s, size_t slot, int threshold)
  * ends on a multiple of nfft or fills an interval without one. The run ends at the backend's
  * limits, after the push's last result, or where the next interval's threshold or phase differ. */
 static CudafftStatus
-push_run(Analyser *a, const uint8_t *in, size_t frames, size_t result_limit, size_t *taken)
+push_run(CudafftSpectrum *s, const uint8_t *in, size_t frames, size_t result_limit, size_t *taken)
 {
-  CudafftSpectrum *s = &a->base;
   const CudafftSpectrumOptions options = s->config.options;
-  const size_t max_frames = min_size(frames, s->run_frames);
-  const size_t max_closed = min_size(s->run_closed, result_limit - s->result_count);
+  const size_t max_frames = min_size(frames, s->bounds.frames);
+  const size_t max_closed = min_size(s->bounds.closed, result_limit - s->result_count);
   const size_t nfft = s->nfft;
   size_t length = 0, count = 0, closed = 0;
-  while (length < max_frames && count < a->fft_capacity) {
+  while (length < max_frames && count < s->fft_capacity) {
     size_t block = min_size(s->frames_todo - s->num_frames, nfft - s->num_frames % nfft);
     block = min_size(block, max_frames - length);
     length += block;
     s->num_frames += block;
     const int full = s->num_frames == s->frames_todo;
     if (s->num_frames % nfft == 0 || (full && s->num_fft == 0)) {
-      a->ffts[count].end = length;
-      a->ffts[count].slot = closed;
+      s->ffts[count].end = length;
+      s->ffts[count].slot = closed;
       count++;
       s->num_fft++;
     }
@@ -424,7 +424,7 @@ push_run(Analyser *a, const uint8_t *in, size_t frames, size_t result_limit, siz
     }
   }
   *taken = length;
-  return run_and_collect(a, in, length, count, closed, &options);
+  return run_and_collect(s, in, length, count, closed, &options);
 }
 
 CudafftStatus
@@ -455,13 +455,12 @@ cudafft_spectrum_push(CudafftSpectrum *spectrum, const void *in, size_t frames, 
     return status;
   }
 
-  Analyser *a = (Analyser *)spectrum;
   const uint8_t *bytes = in;
   const size_t result_limit = min_size(max_results, spectrum->max_results);
   size_t done = 0;
   while (done < frames && spectrum->result_count < result_limit) {
     size_t taken = 0;
-    status = push_run(a, bytes + done * frame_bytes, frames - done, result_limit, &taken);
+    status = push_run(spectrum, bytes + done * frame_bytes, frames - done, result_limit, &taken);
     if (status != CUDAFFT_STATUS_OK) {
       /* the framing has moved past frames the backend may not have taken */
       cudafft_spectrum_reset(spectrum);
@@ -484,18 +483,17 @@ cudafft_spectrum_finish(CudafftSpectrum *spectrum, size_t *results)
                         !spectrum ? "spectrum" : "results");
   spectrum->result_count = 0;
   if (spectrum->num_frames > 0) {
-    Analyser *a = (Analyser *)spectrum;
     size_t count = 0;
     if (spectrum->num_fft == 0) {
       /* the FFT a full interval would have had at its end: over the history, which ends here */
-      a->ffts[0].end = 0;
-      a->ffts[0].slot = 0;
+      spectrum->ffts[0].end = 0;
+      spectrum->ffts[0].slot = 0;
       count = 1;
       spectrum->num_fft = 1;
     }
     const CudafftSpectrumOptions options = spectrum->config.options;
     close_slot(spectrum, 0, options.threshold);
-    const CudafftStatus status = run_and_collect(a, NULL, 0, count, 1, &options);
+    const CudafftStatus status = run_and_collect(spectrum, NULL, 0, count, 1, &options);
     if (status != CUDAFFT_STATUS_OK) {
       cudafft_spectrum_reset(spectrum);
       return status;

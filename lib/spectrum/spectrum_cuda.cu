@@ -3,18 +3,21 @@
  * input sample is uploaded once), the interval sums, and the launch chain of a run: the fused
  * kernel where the block FFT covers nfft, cuFFT between gather and accumulate kernels elsewhere.
  * Every CUDA and cuFFT call is checked; a failure becomes a status and a message. */
+#include "backend_object.cuh"
 #include "cuda_check.cuh"
+#include "device_choice.cuh"
+#include "device_fit.h"
+#include "device_memory.h"
 #include "sample_values.h"
-#include "spectrum_backend.h"
 #include "size_math.h"
+#include "spectrum_backend.h"
 #include "spectrum_kernels.h"
+#include "streams.cuh"
 
 #include <cufft.h>
 
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
-#include <new>
+#include <cstdio>
 
 namespace {
 
@@ -36,9 +39,17 @@ constexpr int kMaxPlans = 12;
 constexpr size_t kPlanStep = 8;
 
 struct CudaSpectrum {
+  /* what it is made for (the spec's values) and the bounds of a run */
+  CudafftSampleFormat format = CUDAFFT_SAMPLE_F32;
+  unsigned channels = 0;
+  int multi_channel = 0;
+  size_t bands = 0, nfft = 0, spectra = 0;
+  float norm_db = 0.0f;
+  CudafftSpectrumBounds bounds = {};
+
   int device = 0;
   cudaStream_t stream = nullptr;
-  bool fused = false;
+  const CudafftBlockKernels *fused = nullptr; /* the fused kernels, or NULL: the cuFFT path */
   size_t frame_bytes = 0;
   size_t slot_floats = 0;  /* spectra x bands */
   size_t pitch = 0;        /* floats per signal row: nfft history + run_frames */
@@ -86,61 +97,33 @@ cufft_failure(cufftResult result, const char *call, size_t nfft, int line)
       return cufft_failure(sp_result_, #call, nfft, __LINE__);                                     \
   } while (0)
 
+/* The spectrum's resources, best effort (cudafft_cuda_destroy). */
 void
-spectrum_fini(CudafftSpectrum *spectrum)
+spectrum_release(CudaSpectrum *c)
 {
-  CudaSpectrum *c = static_cast<CudaSpectrum *>(spectrum->impl);
-  if (!c)
-    return;
-  cudaSetDevice(c->device); /* best effort: release after any failure, sticky ones too */
-  if (c->stream)
-    cudaStreamSynchronize(c->stream);
+  cudafft_streams_settle({c->stream});
   for (int i = 0; i < c->plans_created; ++i)
     cufftDestroy(c->plans[i]);
-  cudaFree(c->d_work);
-  cudaFree(c->d_frames);
-  cudaFree(c->d_bins);
-  cudaFree(c->d_signal[0]);
-  cudaFree(c->d_signal[1]);
-  cudaFree(c->d_raw);
-  cudaFree(c->d_window);
-  cudaFree(c->d_twiddles);
-  cudaFree(c->d_ffts);
+  cudafft_device_free({c->d_work, c->d_frames, c->d_bins, c->d_signal[0], c->d_signal[1], c->d_raw,
+                       c->d_window, c->d_twiddles, c->d_ffts, c->d_magnitude, c->d_phase});
   cudaFreeHost(c->h_ffts);
-  cudaFree(c->d_magnitude);
-  cudaFree(c->d_phase);
-  if (c->stream)
-    cudaStreamDestroy(c->stream);
-  cudaGetLastError();
-  delete c;
-  spectrum->impl = nullptr;
+  cudafft_streams_destroy({c->stream});
 }
 
 CudafftStatus
-check_fits(const CudafftSpectrum *spectrum, const CudaSpectrum *c, size_t need)
+check_fits(const CudaSpectrum *c, size_t need)
 {
-  size_t free_bytes = 0, total_bytes = 0;
-  CUDAFFT_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  if (need == SIZE_MAX)
-    return cudafft_fail(CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY,
-                        "bands=%zu with %zu spectra needs more GPU memory than can be addressed; "
-                        "GPU %d has %zu MB free",
-                        spectrum->config.bands, spectrum->spectra, c->device, free_bytes >> 20);
-  if (need > free_bytes)
-    return cudafft_fail(CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY,
-                        "bands=%zu with %zu spectra needs %zu MB of GPU memory; GPU %d has %zu MB "
-                        "free",
-                        spectrum->config.bands, spectrum->spectra, megabytes(need), c->device,
-                        free_bytes >> 20);
-  return CUDAFFT_STATUS_OK;
+  char what[64];
+  snprintf(what, sizeof what, "bands=%zu with %zu spectra", c->bands, c->spectra);
+  return cudafft_device_fits(need, what, "");
 }
 
 /* cuFFT plans for batch, batch / 8, ... (the last >= 1), without work areas yet: *work receives
  * the largest any of them needs. */
 CudafftStatus
-make_plans(CudafftSpectrum *spectrum, CudaSpectrum *c, size_t batch, size_t *work)
+make_plans(CudaSpectrum *c, size_t batch, size_t *work)
 {
-  const size_t nfft = spectrum->nfft;
+  const size_t nfft = c->nfft;
   long long n = (long long)nfft;
   *work = 0;
   for (size_t b = batch; b > 0 && c->plans_created < kMaxPlans; b /= kPlanStep) {
@@ -160,119 +143,100 @@ make_plans(CudafftSpectrum *spectrum, CudaSpectrum *c, size_t batch, size_t *wor
   return CUDAFFT_STATUS_OK;
 }
 
-/* Uploads on the backend's stream, which is non-blocking: copies and memsets on the legacy
- * default stream would not be ordered before its kernels. */
+/* The window and, for the fused kernel, the twiddles, copied on the backend's stream, which is
+ * non-blocking: copies on the legacy default stream would not be ordered before its kernels. */
 CudafftStatus
-upload_tables(CudafftSpectrum *spectrum, CudaSpectrum *c)
+upload_tables(CudaSpectrum *c, const float *window)
 {
-  const size_t nfft = spectrum->nfft;
-  CUDAFFT_CHECK(cudaMemcpyAsync(c->d_window, spectrum->window, nfft * sizeof(float),
-                                cudaMemcpyHostToDevice, c->stream));
-  if (!c->fused)
-    return CUDAFFT_STATUS_OK;
-  CUDAFFT_CHECK(cudafft_spectrum_fused_prepare(nfft));
-  const size_t table_bytes = cudafft_spectrum_twiddle_count(nfft) * sizeof(float2);
-  float *table = (float *)malloc(table_bytes);
-  if (!table)
-    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a twiddle table");
-  cudafft_spectrum_twiddles(nfft, table);
-  cudaError_t error =
-      cudaMemcpyAsync(c->d_twiddles, table, table_bytes, cudaMemcpyHostToDevice, c->stream);
-  if (error == cudaSuccess)
-    error = cudaStreamSynchronize(c->stream); /* before the table is freed */
-  free(table);
-  if (error != cudaSuccess)
-    return cudafft_cuda_failure(error, "uploading the twiddle table", __FILE__, __LINE__);
-  return CUDAFFT_STATUS_OK;
+  const size_t nfft = c->nfft;
+  CudafftStatus status = cudafft_device_copy((void **)&c->d_window, window, nfft * sizeof(float),
+                                             "the spectrum's window", c->stream);
+  if (status != CUDAFFT_STATUS_OK || !c->fused)
+    return status;
+  CUDAFFT_CHECK(cudafft_block_kernels_prepare(c->fused));
+  return cudafft_twiddles_upload(&c->fused->twiddles, 1, c->stream, &c->d_twiddles);
 }
 
 CudafftStatus
-spectrum_setup(CudafftSpectrum *spectrum, CudaSpectrum *c, int device_id)
+spectrum_setup(CudaSpectrum *c, const CudafftSpectrumSpec *spec)
 {
-  const CudafftSpectrumConfig &config = spectrum->config;
-  const size_t nfft = spectrum->nfft, bands = config.bands, spectra = spectrum->spectra;
-  const CudafftStatus picked = cudafft_cuda_pick_device(device_id, &c->device);
-  if (picked != CUDAFFT_STATUS_OK)
-    return picked;
-  CUDAFFT_CHECK(cudaSetDevice(c->device));
+  c->format = spec->format;
+  c->channels = spec->channels;
+  c->multi_channel = spec->multi_channel;
+  c->bands = spec->bands;
+  c->nfft = spec->nfft;
+  c->spectra = spec->spectra;
+  c->norm_db = spec->norm_db;
+  const size_t nfft = c->nfft, bands = c->bands, spectra = c->spectra;
 
   /* The fused kernel holds a transform in shared memory; where the GPU offers too little (16384
    * points on sm_75) cuFFT runs it instead (the path every size other than the powers of two
    * 256..16384 takes). */
   int smem_optin = 0, max_pitch = 0;
-  CUDAFFT_CHECK(
-      cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, c->device));
+  const CudafftStatus opened = cudafft_cuda_open_device(spec->device_id, &c->device, &smem_optin);
+  if (opened != CUDAFFT_STATUS_OK)
+    return opened;
   CUDAFFT_CHECK(cudaDeviceGetAttribute(&max_pitch, cudaDevAttrMaxPitch, c->device));
   c->max_pitch = max_pitch > 0 ? (size_t)max_pitch : 0;
-  const size_t smem = cudafft_spectrum_fused_smem(nfft);
-  c->fused = smem > 0 && smem <= (size_t)smem_optin;
+  const CudafftBlockKernels *fused = cudafft_spectrum_fused_kernels(nfft);
+  c->fused = fused && fused->smem_bytes <= (size_t)smem_optin ? fused : nullptr;
 
   /* The run's bounds (each >= 1), then every buffer's size, saturating: the front end has
    * checked the host side, but bands x spectra may still be far more than any GPU holds. */
-  c->frame_bytes = config.channels * cudafft_sample_size(config.format);
+  c->frame_bytes = c->channels * cudafft_sample_size(c->format);
   size_t run_frames = min_size(kRunFramesMax, kRunFloats / spectra);
   run_frames = min_size(run_frames, kRunRawBytes / c->frame_bytes);
-  spectrum->run_frames = run_frames > 0 ? run_frames : 1;
-  spectrum->run_ffts = kRunFfts;
+  c->bounds.frames = run_frames > 0 ? run_frames : 1;
+  c->bounds.ffts = kRunFfts;
   c->slot_floats = sat_mul(spectra, bands);
   const size_t slots = kSumBytes / sat_mul(c->slot_floats, 2 * sizeof(float));
-  spectrum->run_closed = min_size(slots > 2 ? slots - 1 : 1, kRunFfts);
-  c->pitch = nfft + spectrum->run_frames;
+  c->bounds.closed = min_size(slots > 2 ? slots - 1 : 1, kRunFfts);
+  c->pitch = nfft + c->bounds.frames;
   size_t batch = 0;
   if (!c->fused) {
     batch = min_size(kCufftFloats / nfft, kRunFfts * spectra);
     batch = batch > 0 ? batch : 1;
   }
 
-  const size_t sum_floats = sat_mul(spectrum->run_closed + 1, c->slot_floats);
+  const size_t sum_floats = sat_mul(c->bounds.closed + 1, c->slot_floats);
   size_t need = sat_mul(sat_mul(2 * spectra, c->pitch), sizeof(float)); /* signal */
-  need = sat_add(need, sat_mul(spectrum->run_frames, c->frame_bytes));
+  need = sat_add(need, sat_mul(c->bounds.frames, c->frame_bytes));
   need = sat_add(need, sat_mul(nfft, sizeof(float)));
   need = sat_add(need, sat_mul(2 * sizeof(float), sum_floats));
   need = sat_add(need, kRunFfts * sizeof(CudafftSpectrumLaunchFft));
   if (c->fused)
-    need = sat_add(need, cudafft_spectrum_twiddle_count(nfft) * sizeof(float2));
+    need = sat_add(need, cudafft_twiddles_count(&c->fused->twiddles, 1) * sizeof(float2));
   else
     need = sat_add(need, sat_add(sat_mul(sat_mul(batch, nfft), sizeof(float)),
                                  sat_mul(sat_mul(batch, bands), sizeof(float2))));
-  CudafftStatus status = check_fits(spectrum, c, need);
+  CudafftStatus status = check_fits(c, need);
   if (status != CUDAFFT_STATUS_OK)
     return status;
 
-  CUDAFFT_CHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+  CUDAFFT_CHECK(cudafft_streams_create({&c->stream}));
   size_t work = 0;
   if (!c->fused) {
     /* Plans are made (their work areas not yet allocated) only once the buffers are known to
      * fit; their work area then joins the estimate. */
-    status = make_plans(spectrum, c, batch, &work);
+    status = make_plans(c, batch, &work);
     if (status != CUDAFFT_STATUS_OK)
       return status;
-    status = check_fits(spectrum, c, sat_add(need, work));
+    status = check_fits(c, sat_add(need, work));
     if (status != CUDAFFT_STATUS_OK)
       return status;
   }
 
   for (float *&signal : c->d_signal)
     CUDAFFT_CHECK(cudaMalloc(&signal, spectra * c->pitch * sizeof(float)));
-  CUDAFFT_CHECK(cudaMalloc(&c->d_raw, spectrum->run_frames * c->frame_bytes));
-  CUDAFFT_CHECK(cudaMalloc(&c->d_window, nfft * sizeof(float)));
+  CUDAFFT_CHECK(cudaMalloc(&c->d_raw, c->bounds.frames * c->frame_bytes));
   CUDAFFT_CHECK(cudaMalloc(&c->d_magnitude, sum_floats * sizeof(float)));
   CUDAFFT_CHECK(cudaMalloc(&c->d_phase, sum_floats * sizeof(float)));
   CUDAFFT_CHECK(cudaMalloc(&c->d_ffts, kRunFfts * sizeof(CudafftSpectrumLaunchFft)));
-  const cudaError_t pinned =
-      cudaMallocHost(&c->h_ffts, kRunFfts * sizeof(CudafftSpectrumLaunchFft));
-  if (pinned != cudaSuccess) {
-    c->h_ffts = nullptr;
-    if (pinned != cudaErrorMemoryAllocation)
-      return cudafft_cuda_failure(pinned, "cudaMallocHost", __FILE__, __LINE__);
-    cudaGetLastError();
-    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cudaMallocHost(%zu bytes): %s",
-                        kRunFfts * sizeof(CudafftSpectrumLaunchFft), cudaGetErrorString(pinned));
-  }
-  if (c->fused) {
-    CUDAFFT_CHECK(
-        cudaMalloc(&c->d_twiddles, cudafft_spectrum_twiddle_count(nfft) * sizeof(float2)));
-  } else {
+  status = cudafft_pinned_host_alloc(
+      (void **)&c->h_ffts, kRunFfts * sizeof(CudafftSpectrumLaunchFft), "the spectrum's FFT list");
+  if (status != CUDAFFT_STATUS_OK)
+    return status;
+  if (!c->fused) {
     CUDAFFT_CHECK(cudaMalloc(&c->d_frames, batch * nfft * sizeof(float)));
     CUDAFFT_CHECK(cudaMalloc(&c->d_bins, batch * bands * sizeof(float2)));
     /* a partial batch leaves rows of the plan's batch unwritten: defined values, never read */
@@ -283,26 +247,14 @@ spectrum_setup(CudafftSpectrum *spectrum, CudaSpectrum *c, int device_id)
         SPECTRUM_CHECK_CUFFT(cufftSetWorkArea(c->plans[i], c->d_work), nfft);
     }
   }
-  status = upload_tables(spectrum, c);
+  status = upload_tables(c, spec->window);
   if (status != CUDAFFT_STATUS_OK)
     return status;
   /* zeros before the stream's first sample */
   CUDAFFT_CHECK(cudaMemsetAsync(c->d_signal[0], 0, spectra * c->pitch * sizeof(float), c->stream));
   CUDAFFT_CHECK(cudaStreamSynchronize(c->stream));
+  *spec->bounds = c->bounds;
   return CUDAFFT_STATUS_OK;
-}
-
-CudafftStatus
-spectrum_init(CudafftSpectrum *spectrum, int device_id)
-{
-  CudaSpectrum *c = new (std::nothrow) CudaSpectrum;
-  if (!c)
-    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a CUDA spectrum");
-  spectrum->impl = c;
-  const CudafftStatus status = spectrum_setup(spectrum, c, device_id);
-  if (status != CUDAFFT_STATUS_OK)
-    spectrum_fini(spectrum);
-  return status;
 }
 
 /* Checks the run against the bounds init set and the list's promises (which the device writes
@@ -310,20 +262,19 @@ spectrum_init(CudafftSpectrum *spectrum, int device_id)
  * carries nothing in; [*zero_first, *zero_last] (empty when first > last) are the slots that need
  * zeros before FFTs add into them. Nothing is queued yet. */
 CudafftStatus
-prepare_ffts(const CudafftSpectrum *spectrum, CudaSpectrum *c, const CudafftSpectrumRun *run,
-             size_t *zero_first, size_t *zero_last)
+prepare_ffts(CudaSpectrum *c, const CudafftSpectrumJob *run, size_t *zero_first, size_t *zero_last)
 {
   *zero_first = 1;
   *zero_last = 0;
-  if (run->frames > spectrum->run_frames || run->fft_count > spectrum->run_ffts ||
-      run->closed > spectrum->run_closed || (run->frames > 0 && !run->in) ||
+  if (run->frames > c->bounds.frames || run->fft_count > c->bounds.ffts ||
+      run->closed > c->bounds.closed || (run->frames > 0 && !run->in) ||
       (run->fft_count > 0 && !run->ffts) || (run->closed > 0 && !run->magnitude_sums) ||
       (run->closed > 0 && run->phase && !run->phase_sums))
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
                         "CUDA spectrum run of %zu frames, %zu FFTs, %zu closed intervals is out "
                         "of its bounds (%zu, %zu, %zu) or lacks a buffer",
-                        run->frames, run->fft_count, run->closed, spectrum->run_frames,
-                        spectrum->run_ffts, spectrum->run_closed);
+                        run->frames, run->fft_count, run->closed, c->bounds.frames, c->bounds.ffts,
+                        c->bounds.closed);
   const bool carried = c->open_sums;
   /* slots 0..covered-1 have sums (slot 0 from earlier runs, or from FFTs listed so far) */
   size_t covered = carried ? 1 : 0;
@@ -360,10 +311,9 @@ prepare_ffts(const CudafftSpectrum *spectrum, CudaSpectrum *c, const CudafftSpec
  * partial batch on the smallest plan that holds it, whose rows past the batch are transformed
  * but never accumulated. */
 CudafftStatus
-cufft_ffts(CudafftSpectrum *spectrum, CudaSpectrum *c, const CudafftSpectrumRun *run,
-           const float *signal)
+cufft_ffts(CudaSpectrum *c, const CudafftSpectrumJob *run, const float *signal)
 {
-  const size_t nfft = spectrum->nfft, spectra = spectrum->spectra;
+  const size_t nfft = c->nfft, spectra = c->spectra;
   const size_t pairs = run->fft_count * spectra;
   float *phase = run->phase ? c->d_phase : nullptr;
   for (size_t first = 0; first < pairs;) {
@@ -375,9 +325,9 @@ cufft_ffts(CudafftSpectrum *spectrum, CudaSpectrum *c, const CudafftSpectrumRun 
                                                  count, c->d_window, c->d_frames, c->stream));
     SPECTRUM_CHECK_CUFFT(cufftExecR2C(c->plans[plan], c->d_frames, (cufftComplex *)c->d_bins),
                          nfft);
-    CUDAFFT_CHECK(cudafft_spectrum_accumulate_launch(
-        spectrum->config.bands, spectra, c->d_ffts, first, count, c->d_bins, spectrum->norm_db,
-        run->threshold, c->d_magnitude, phase, c->stream));
+    CUDAFFT_CHECK(cudafft_spectrum_accumulate_launch(c->bands, spectra, c->d_ffts, first, count,
+                                                     c->d_bins, c->norm_db, run->threshold,
+                                                     c->d_magnitude, phase, c->stream));
     first += count;
   }
   return CUDAFFT_STATUS_OK;
@@ -385,10 +335,10 @@ cufft_ffts(CudafftSpectrum *spectrum, CudaSpectrum *c, const CudafftSpectrumRun 
 
 /* The nfft samples before the run's end, of every row, to the start of the rows of next. */
 CudafftStatus
-carry_history(CudafftSpectrum *spectrum, CudaSpectrum *c, const float *from, float *next)
+carry_history(CudaSpectrum *c, const float *from, float *next)
 {
-  const size_t width = spectrum->nfft * sizeof(float), pitch = c->pitch * sizeof(float);
-  const size_t spectra = spectrum->spectra;
+  const size_t width = c->nfft * sizeof(float), pitch = c->pitch * sizeof(float);
+  const size_t spectra = c->spectra;
   if (spectra == 1 || pitch > c->max_pitch) {
     for (size_t s = 0; s < spectra; ++s)
       CUDAFFT_CHECK(cudaMemcpyAsync(next + s * c->pitch, from + s * c->pitch, width,
@@ -404,14 +354,13 @@ carry_history(CudafftSpectrum *spectrum, CudaSpectrum *c, const float *from, flo
  * slots, the closed slots' sums to the caller, the open slot's to slot 0, the history for the
  * next run. */
 CudafftStatus
-queue_run(CudafftSpectrum *spectrum, CudaSpectrum *c, const CudafftSpectrumRun *run)
+queue_run(CudaSpectrum *c, const CudafftSpectrumJob *run)
 {
-  const CudafftSpectrumConfig &config = spectrum->config;
-  const size_t nfft = spectrum->nfft, spectra = spectrum->spectra;
+  const size_t nfft = c->nfft, spectra = c->spectra;
   const size_t slot_bytes = c->slot_floats * sizeof(float);
   cudaStream_t stream = c->stream;
   size_t zero_first, zero_last;
-  CudafftStatus status = prepare_ffts(spectrum, c, run, &zero_first, &zero_last);
+  CudafftStatus status = prepare_ffts(c, run, &zero_first, &zero_last);
   if (status != CUDAFFT_STATUS_OK)
     return status;
 
@@ -419,9 +368,9 @@ queue_run(CudafftSpectrum *spectrum, CudaSpectrum *c, const CudafftSpectrumRun *
   if (run->frames > 0) {
     CUDAFFT_CHECK(cudaMemcpyAsync(c->d_raw, run->in, run->frames * c->frame_bytes,
                                   cudaMemcpyHostToDevice, stream));
-    CUDAFFT_CHECK(cudafft_spectrum_convert_launch(config.format, c->d_raw, run->frames,
-                                                  config.channels, config.multi_channel, spectra,
-                                                  signal + nfft, c->pitch, stream));
+    CUDAFFT_CHECK(cudafft_spectrum_convert_launch(c->format, c->d_raw, run->frames, c->channels,
+                                                  c->multi_channel, spectra, signal + nfft,
+                                                  c->pitch, stream));
   }
 
   if (run->fft_count > 0) {
@@ -438,12 +387,12 @@ queue_run(CudafftSpectrum *spectrum, CudaSpectrum *c, const CudafftSpectrumRun *
         CUDAFFT_CHECK(cudaMemsetAsync(c->d_phase + offset, 0, bytes, stream));
     }
     if (c->fused) {
-      CUDAFFT_CHECK(cudafft_spectrum_fused_launch(
-          nfft, signal, c->pitch, spectra, c->d_ffts, run->fft_count, c->d_window,
-          spectrum->norm_db, run->threshold, c->d_magnitude, run->phase ? c->d_phase : nullptr,
-          c->d_twiddles, stream));
+      CUDAFFT_CHECK(
+          cudafft_spectrum_fused_launch(nfft, signal, c->pitch, spectra, c->d_ffts, run->fft_count,
+                                        c->d_window, c->norm_db, run->threshold, c->d_magnitude,
+                                        run->phase ? c->d_phase : nullptr, c->d_twiddles, stream));
     } else {
-      status = cufft_ffts(spectrum, c, run, signal);
+      status = cufft_ffts(c, run, signal);
       if (status != CUDAFFT_STATUS_OK)
         return status;
     }
@@ -470,7 +419,7 @@ queue_run(CudafftSpectrum *spectrum, CudaSpectrum *c, const CudafftSpectrumRun *
   }
 
   if (run->frames > 0) {
-    status = carry_history(spectrum, c, signal + run->frames, c->d_signal[1 - c->current]);
+    status = carry_history(c, signal + run->frames, c->d_signal[1 - c->current]);
     if (status != CUDAFFT_STATUS_OK)
       return status;
     c->current = 1 - c->current;
@@ -479,14 +428,13 @@ queue_run(CudafftSpectrum *spectrum, CudaSpectrum *c, const CudafftSpectrumRun *
 }
 
 CudafftStatus
-spectrum_run(CudafftSpectrum *spectrum, const CudafftSpectrumRun *run)
+spectrum_run(void *impl, const CudafftSpectrumJob *job)
 {
-  CudaSpectrum *c = static_cast<CudaSpectrum *>(spectrum->impl);
+  CudaSpectrum *c = static_cast<CudaSpectrum *>(impl);
   CUDAFFT_CHECK(cudafft_use_device(c->device));
-  const CudafftStatus status = queue_run(spectrum, c, run);
+  const CudafftStatus status = queue_run(c, job);
   if (status != CUDAFFT_STATUS_OK) {
-    cudaStreamSynchronize(c->stream); /* no copy may still write into the caller's sums */
-    cudaGetLastError();
+    cudafft_streams_settle({c->stream}); /* no copy may still write into the caller's sums */
     return status;
   }
   CUDAFFT_CHECK(cudaStreamSynchronize(c->stream));
@@ -495,24 +443,21 @@ spectrum_run(CudafftSpectrum *spectrum, const CudafftSpectrumRun *run)
 
 /* Zeros the history. The open sums need no zeros: without open_sums the next FFTs into slot 0
  * store, or zero it first. */
-void
-spectrum_reset(CudafftSpectrum *spectrum)
+CudafftStatus
+spectrum_reset(void *impl)
 {
-  CudaSpectrum *c = static_cast<CudaSpectrum *>(spectrum->impl);
+  CudaSpectrum *c = static_cast<CudaSpectrum *>(impl);
   c->open_sums = false;
-  if (cudafft_use_device(c->device) == cudaSuccess) {
-    cudaMemsetAsync(c->d_signal[c->current], 0, spectrum->spectra * c->pitch * sizeof(float),
-                    c->stream);
-    cudaStreamSynchronize(c->stream);
-  }
-  cudaGetLastError();
+  CUDAFFT_CHECK(cudafft_use_device(c->device));
+  CUDAFFT_CHECK(cudaMemsetAsync(c->d_signal[c->current], 0, c->spectra * c->pitch * sizeof(float),
+                                c->stream));
+  CUDAFFT_CHECK(cudaStreamSynchronize(c->stream));
+  return CUDAFFT_STATUS_OK;
 }
 
 } // namespace
 
-extern "C" const CudafftSpectrumOps cudafft_spectrum_cuda_ops = {
-    spectrum_init,
-    spectrum_fini,
-    spectrum_run,
-    spectrum_reset,
-};
+extern "C" const CudafftSpectrumBackend cudafft_spectrum_cuda_backend = {
+    cudafft_cuda_create<CudaSpectrum, CudafftSpectrumSpec, spectrum_setup, spectrum_release>,
+    cudafft_cuda_destroy<CudaSpectrum, spectrum_release>, spectrum_run, spectrum_reset,
+    cudafft_cuda_stream<CudaSpectrum>};

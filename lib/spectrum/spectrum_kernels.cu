@@ -2,8 +2,10 @@
  * functions. */
 #include "block_fft.cuh"
 #include "block_fft_io.cuh"
+#include "block_kernels.cuh"
+#include "fft_sizes.cuh"
+#include "sample_dispatch.cuh"
 #include "spectrum_kernels.h"
-#include "twiddles.h"
 #include "spectrum_values.h"
 
 #include <climits>
@@ -16,11 +18,10 @@ namespace {
 constexpr int kWide = kPlanWide;
 
 /* Enough blocks for 1024 threads per multiprocessor, as for the C2C kernels: the register cap this
- * sets (64 for the 128-thread blocks of nfft 4096, down from 77; a few bytes spill with phase) lets
- * 7 blocks in instead of 6 (then shared memory limits), which keeps more loads in flight in this
- * latency-bound kernel: 0.181 -> 0.169 ms for 16384 x 4096 on an H100 (spectrum-kernel-bench).
- * Raising the shared-memory carveout as well made it slower (0.200 ms): the window and twiddles
- * lose L1. */
+ * sets (for the 128-thread blocks of nfft 4096; a few bytes spill with phase) lets one more block
+ * in (then shared memory limits), which keeps more loads in flight in this latency-bound kernel.
+ * Raising the shared-memory carveout as well made it slower: the window and twiddles lose L1. The
+ * measurements (spectrum-kernel-bench) are in bench/HISTORY.md. */
 template <int BlockThreads>
 constexpr int kFusedMinBlocks = BlockThreads >= 1024 ? 1 : 1024 / BlockThreads;
 
@@ -148,9 +149,7 @@ using FusedFn = void (*)(dim3, int, size_t, cudaStream_t, const float *, size_t,
                          float *, const float2 *);
 
 struct FusedKernels {
-  size_t smem;
-  int block_threads, per_block;
-  const void *kernels[2]; /* without, with phase */
+  CudafftBlockKernels shape; /* without, with phase */
   FusedFn launch[2];
 };
 
@@ -165,69 +164,27 @@ launch_fused(dim3 grid, int threads, size_t smem, cudaStream_t stream, const flo
       signal, pitch, spectra, ffts, count, window, norm_db, threshold, magnitude, phase, twiddles);
 }
 
-template <int N>
-FusedKernels
-fused()
-{
-  using S = FftShape<N, kWide>;
-  return {S::kSmemBytes,
-          S::kBlockThreads,
-          S::kPerBlock,
-          {(const void *)fused_kernel<N, false>, (const void *)fused_kernel<N, true>},
-          {launch_fused<N, false>, launch_fused<N, true>}};
-}
-
-/* nfft real points: the complex transform of nfft / 2 */
-const FusedKernels *
-fused_for(size_t nfft)
-{
-  static const FusedKernels table[] = {fused<128>(),  fused<256>(),  fused<512>(), fused<1024>(),
-                                       fused<2048>(), fused<4096>(), fused<8192>()};
-  for (int i = 0; i < 7; ++i)
-    if (((size_t)CUDAFFT_MIN_SIZE << i) == nfft)
-      return &table[i];
-  return nullptr;
-}
-
-/* Transforms per fused launch, which keeps every index in int range. */
-constexpr size_t kMaxLaunchTransforms = 1u << 20;
+/* The kernels of each size nfft: the real transforms of nfft points run the block FFT of
+ * nfft / 2. */
+struct FusedTable {
+  template <int nfft>
+  static FusedKernels
+  entry()
+  {
+    constexpr int N = nfft / 2;
+    return {cudafft_block_kernels<N, kWide>((const void *)fused_kernel<N, false>,
+                                            (const void *)fused_kernel<N, true>),
+            {launch_fused<N, false>, launch_fused<N, true>}};
+  }
+};
 
 } // namespace
 
-extern "C" size_t
-cudafft_spectrum_fused_smem(size_t nfft)
+extern "C" const CudafftBlockKernels *
+cudafft_spectrum_fused_kernels(size_t nfft)
 {
-  const FusedKernels *k = fused_for(nfft);
-  return k ? k->smem : 0;
-}
-
-extern "C" cudaError_t
-cudafft_spectrum_fused_prepare(size_t nfft)
-{
-  const FusedKernels *k = fused_for(nfft);
-  if (!k)
-    return cudaErrorInvalidValue;
-  if (k->smem <= 48 * 1024)
-    return cudaSuccess;
-  for (const void *kernel : k->kernels) {
-    const cudaError_t error =
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)k->smem);
-    if (error != cudaSuccess)
-      return error;
-  }
-  return cudaSuccess;
-}
-
-extern "C" size_t
-cudafft_spectrum_twiddle_count(size_t nfft)
-{
-  return cudafft_twiddle_count((int)(nfft / 2), kWide);
-}
-
-extern "C" void
-cudafft_spectrum_twiddles(size_t nfft, float *table)
-{
-  cudafft_twiddle_table((int)(nfft / 2), kWide, table);
+  const FusedKernels *k = size_table_entry<FusedTable>(nfft);
+  return k ? &k->shape : nullptr;
 }
 
 namespace {
@@ -258,31 +215,13 @@ cudafft_spectrum_convert_launch(CudafftSampleFormat format, const void *raw, siz
 {
   if (frames == 0)
     return cudaSuccess;
-  switch (format) {
-  case CUDAFFT_SAMPLE_S16:
-    convert<CUDAFFT_SAMPLE_S16>(raw, frames, channels, multi_channel, spectra, signal, pitch,
-                                stream);
-    break;
-  case CUDAFFT_SAMPLE_S24:
-    convert<CUDAFFT_SAMPLE_S24>(raw, frames, channels, multi_channel, spectra, signal, pitch,
-                                stream);
-    break;
-  case CUDAFFT_SAMPLE_S32:
-    convert<CUDAFFT_SAMPLE_S32>(raw, frames, channels, multi_channel, spectra, signal, pitch,
-                                stream);
-    break;
-  case CUDAFFT_SAMPLE_F32:
-    convert<CUDAFFT_SAMPLE_F32>(raw, frames, channels, multi_channel, spectra, signal, pitch,
-                                stream);
-    break;
-  case CUDAFFT_SAMPLE_F64:
-    convert<CUDAFFT_SAMPLE_F64>(raw, frames, channels, multi_channel, spectra, signal, pitch,
-                                stream);
-    break;
-  default:
-    return cudaErrorInvalidValue;
-  }
-  return cudaGetLastError();
+  const bool known =
+      cudafft_sample_dispatch<CUDAFFT_SAMPLE_S16, CUDAFFT_SAMPLE_S24, CUDAFFT_SAMPLE_S32,
+                              CUDAFFT_SAMPLE_F32, CUDAFFT_SAMPLE_F64>(format, [&](auto f) {
+        convert<decltype(f)::value>(raw, frames, channels, multi_channel, spectra, signal, pitch,
+                                    stream);
+      });
+  return known ? cudaGetLastError() : cudaErrorInvalidValue;
 }
 
 extern "C" cudaError_t
@@ -291,23 +230,17 @@ cudafft_spectrum_fused_launch(size_t nfft, const float *signal, size_t pitch, si
                               const float *window, float norm_db, int threshold, float *magnitude,
                               float *phase, const float2 *twiddles, cudaStream_t stream)
 {
-  const FusedKernels *k = fused_for(nfft);
-  if (!k || spectra == 0 || spectra > kMaxLaunchTransforms)
+  const FusedKernels *k = size_table_entry<FusedTable>(nfft);
+  if (!k || spectra == 0 || spectra > CUDAFFT_MAX_LAUNCH_TRANSFORMS)
     return cudaErrorInvalidValue;
   /* Launches start at whole FFTs, so that a launch's transform t is FFT t / spectra of its own. */
-  const size_t ffts_per_launch = kMaxLaunchTransforms / spectra;
   const FusedFn launch = k->launch[phase ? 1 : 0];
-  for (size_t f = 0; f < fft_count; f += ffts_per_launch) {
-    const size_t count = fft_count - f < ffts_per_launch ? fft_count - f : ffts_per_launch;
-    const int transforms = (int)(count * spectra);
-    const dim3 grid((unsigned)((transforms + k->per_block - 1) / k->per_block));
-    launch(grid, k->block_threads, k->smem, stream, signal, pitch, (int)spectra, ffts + f,
-           transforms, window, norm_db, threshold, magnitude, phase, twiddles);
-    const cudaError_t error = cudaGetLastError();
-    if (error != cudaSuccess)
-      return error;
-  }
-  return cudaSuccess;
+  return cudafft_block_launches(&k->shape, fft_count, spectra,
+                                [&](size_t f, int transforms, dim3 grid) {
+                                  launch(grid, k->shape.block_threads, k->shape.smem_bytes, stream,
+                                         signal, pitch, (int)spectra, ffts + f, transforms, window,
+                                         norm_db, threshold, magnitude, phase, twiddles);
+                                });
 }
 
 extern "C" cudaError_t

@@ -1,15 +1,17 @@
 /* spectrum_kernels.h: the spectrum's kernels: conversion of interleaved input into signal rows,
  * the fused analysis (window, FFT, level and phase, interval sums in one kernel) for the sizes the
  * block FFT covers, and the gather and accumulate kernels around cuFFT for every other size.
- * Internal to kernels/.
+ * Internal to the library (it speaks CUDA types).
  *
  * Layouts the kernels share:
  * - signal: `spectra` rows of `pitch` floats, spectrum s's row at signal + s pitch.
  * - an FFT's window: row + [end, end + nfft) of every spectrum's row.
  * - pairs: FFT f of a list with spectrum s is pair f spectra + s.
  * - accumulators: slot-major rows of `bands` floats, (slot, s) at (slot spectra + s) bands. */
-#ifndef CUDAFFT_SPECTRUM_LAUNCH_H
-#define CUDAFFT_SPECTRUM_LAUNCH_H
+#ifndef CUDAFFT_SPECTRUM_KERNELS_H
+#define CUDAFFT_SPECTRUM_KERNELS_H
+
+#include "block_kernels.h"
 
 #include <cudafft/spectrum.h>
 
@@ -27,16 +29,9 @@ typedef struct {
                     values are stored; zero: added atomically to what the slot holds */
 } CudafftSpectrumLaunchFft;
 
-/* Dynamic shared memory the fused kernel of real size nfft needs; 0 where there is no fused
- * kernel for nfft (the power-of-two sizes CUDAFFT_MIN_SIZE..CUDAFFT_MAX_SIZE have one). */
-size_t cudafft_spectrum_fused_smem(size_t nfft);
-
-/* Raises the fused kernels' shared-memory limit for nfft on the current device. */
-cudaError_t cudafft_spectrum_fused_prepare(size_t nfft);
-
-/* The twiddle table the fused kernels of nfft read (complex values), to be copied to the device. */
-size_t cudafft_spectrum_twiddle_count(size_t nfft);
-void cudafft_spectrum_twiddles(size_t nfft, float *table);
+/* The fused kernels of real size nfft (without, with phases); NULL where there are none (the
+ * power-of-two sizes CUDAFFT_MIN_SIZE..CUDAFFT_MAX_SIZE have them). */
+const CudafftBlockKernels *cudafft_spectrum_fused_kernels(size_t nfft);
 
 /* frames interleaved frames of `channels` `format` samples at raw (frame_bytes each, no
  * alignment) -> for each frame j and spectrum s, cudafft_spectrum_frame_value() at
@@ -46,7 +41,7 @@ cudaError_t cudafft_spectrum_convert_launch(CudafftSampleFormat format, const vo
                                             size_t spectra, float *signal, size_t pitch,
                                             cudaStream_t stream);
 
-/* fft_count x spectra windowed real FFTs of nfft points (cudafft_spectrum_fused_smem(nfft) > 0),
+/* fft_count x spectra windowed real FFTs of nfft points (cudafft_spectrum_fused_kernels(nfft)),
  * each band's level (cudafft_spectrum_level) stored or added into magnitude, and its phase into
  * phase unless that is NULL, by the FFT's store flag. ffts: device memory. */
 cudaError_t cudafft_spectrum_fused_launch(size_t nfft, const float *signal, size_t pitch,

@@ -1,5 +1,6 @@
 /* stft.c: the STFT API's front end: validation, the window tables both backends use, the frame
  * bookkeeping, and the choice of backend. */
+#include "api_getter.h"
 #include "backend_choice.h"
 #include "sizes.h"
 #include "stft_backend.h"
@@ -7,6 +8,20 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+
+struct CudafftStft {
+  CudafftStftConfig config;
+  CudafftBackend backend;
+  const CudafftStftBackend *ops;
+  void *impl;
+  size_t held; /* samples per channel kept for frames not yet complete */
+};
+
+struct CudafftIstft {
+  CudafftBackend backend;
+  const CudafftIstftBackend *ops;
+  void *impl;
+};
 
 static const char *const window_names[CUDAFFT_WINDOW_COUNT_] = {"rectangular", "hann", "hamming",
                                                                 "blackman", "blackman-harris"};
@@ -75,10 +90,9 @@ cudafft_stft_check_synthesis(CudafftWindow window, size_t fft_size, size_t hop, 
 }
 
 static CudafftStatus
-check_config(const CudafftStftConfig *config)
+check_config(const void *args)
 {
-  if (!config)
-    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "STFT config is NULL");
+  const CudafftStftConfig *config = args;
   const CudafftStatus size_status = cudafft_check_size(config->fft_size, "fft size");
   if (size_status != CUDAFFT_STATUS_OK)
     return size_status;
@@ -100,92 +114,87 @@ check_config(const CudafftStftConfig *config)
   return CUDAFFT_STATUS_OK;
 }
 
-/* What the backend tries of a creation need. */
-typedef struct {
-  void *object; /* the CudafftStft or CudafftIstft being made */
-  int device_id;
-} Creation;
+CUDAFFT_DEFINE_TRY_BACKEND(try_analysis, CudafftStft, cudafft_stft_cpu_backend,
+                           cudafft_stft_cuda_backend)
+CUDAFFT_DEFINE_TRY_BACKEND(try_synthesis, CudafftIstft, cudafft_istft_cpu_backend,
+                           cudafft_istft_cuda_backend)
 
+/* g[i] = w[i] / (n S[i mod hop]): the synthesis window with the inverse DFT's 1/n folded in. */
 static CudafftStatus
-analysis_init(void *context, CudafftBackend backend)
+make_synthesis_window(const CudafftStftConfig *config, float *g)
 {
-  const Creation *c = context;
-  CudafftStft *stft = c->object;
-  const CudafftStftOps *ops =
-      CUDAFFT_BACKEND_TABLE(backend, cudafft_stft_cpu_ops, cudafft_stft_cuda_ops);
-  if (!ops)
-    return cudafft_no_cuda_backend();
-  stft->backend = backend;
-  stft->ops = ops;
-  return ops->analysis_init(stft, c->device_id);
+  const size_t n = config->fft_size, hop = config->hop;
+  double *s = malloc(hop * sizeof *s);
+  if (!s)
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate %zu overlap sums", hop);
+  overlap_sums(config->window, n, hop, s);
+  for (size_t i = 0; i < n; i++)
+    g[i] = (float)(cudafft_window_value(config->window, n, i) / ((double)n * s[i % hop]));
+  free(s);
+  return CUDAFFT_STATUS_OK;
+}
+
+/* Makes the backend object of an analyser or a synthesiser (object, made by try_backend) for
+ * config, with its window: the analysis window, or the synthesis window g. */
+static CudafftStatus
+create_backend_object(CudafftTryBackend try_backend, void *object, int synthesis,
+                      CudafftBackend backend, int device_id, const CudafftStftConfig *config,
+                      CudafftBackend *actual)
+{
+  const size_t n = config->fft_size;
+  float *window = malloc(n * sizeof *window);
+  if (!window)
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a %zu-point window", n);
+  CudafftStatus status = CUDAFFT_STATUS_OK;
+  if (synthesis)
+    status = make_synthesis_window(config, window);
+  else
+    for (size_t i = 0; i < n; i++)
+      window[i] = (float)cudafft_window_value(config->window, n, i);
+  const CudafftStftSpec spec = {*config, window, device_id};
+  if (status == CUDAFFT_STATUS_OK)
+    status = cudafft_create_on_backend(backend, try_backend, object, &spec, actual);
+  free(window); /* the backend keeps its own copy */
+  return status;
 }
 
 CudafftStatus
 cudafft_stft_create(CudafftStft **stft_out, CudafftBackend backend, int device_id,
                     const CudafftStftConfig *config)
 {
-  if (!stft_out)
-    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_stft_create: stft is NULL");
-  *stft_out = NULL;
-  CudafftStatus status = check_config(config);
-  if (status == CUDAFFT_STATUS_OK)
-    status = cudafft_check_backend(backend, device_id);
+  CudafftStatus status =
+      cudafft_check_create((void **)stft_out, "cudafft_stft_create: stft", config, "STFT config",
+                           check_config, backend, device_id);
   if (status != CUDAFFT_STATUS_OK)
     return status;
-
   CudafftStft *stft = calloc(1, sizeof *stft);
-  float *window = malloc(config->fft_size * sizeof *window);
-  if (!stft || !window) {
-    free(stft);
-    free(window);
+  if (!stft)
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate an STFT analyser");
-  }
   stft->config = *config;
-  stft->window = window;
-  for (size_t i = 0; i < config->fft_size; i++)
-    window[i] = (float)cudafft_window_value(config->window, config->fft_size, i);
+  status = create_backend_object(try_analysis, stft, 0, backend, device_id, config, &stft->backend);
+  return cudafft_publish((void **)stft_out, stft, status, free);
+}
 
-  Creation creation = {stft, device_id};
-  status = cudafft_create_on_backend(backend, analysis_init, &creation, NULL);
-  if (status != CUDAFFT_STATUS_OK) {
-    free(window);
-    free(stft);
-    return status;
-  }
-  *stft_out = stft;
-  return CUDAFFT_STATUS_OK;
+/* Releases an analyser or a synthesiser: its backend object (destroy, its table's), then it. */
+static void
+release(void *object, void (*destroy)(void *impl), void *impl)
+{
+  destroy(impl);
+  free(object);
 }
 
 void
 cudafft_stft_destroy(CudafftStft *stft)
 {
-  if (!stft)
-    return;
-  stft->ops->analysis_fini(stft);
-  free(stft->window);
-  free(stft);
+  if (stft)
+    release(stft, stft->ops->destroy, stft->impl);
 }
 
-CudafftBackend
-cudafft_stft_get_backend(const CudafftStft *stft)
-{
-  return stft ? stft->backend : CUDAFFT_BACKEND_AUTO;
-}
-
-size_t
-cudafft_stft_frame_floats(const CudafftStft *stft)
-{
-  if (!stft)
-    return 0;
-  return stft->config.channels * cudafft_stft_bins(&stft->config) *
-         cudafft_stft_bin_floats(stft->config.representation);
-}
-
-size_t
-cudafft_stft_held(const CudafftStft *stft)
-{
-  return stft ? stft->held : 0;
-}
+CUDAFFT_DEFINE_GETTER(CudafftBackend, cudafft_stft_get_backend, CudafftStft, object->backend,
+                      CUDAFFT_BACKEND_AUTO)
+CUDAFFT_DEFINE_GETTER(size_t, cudafft_stft_frame_floats, CudafftStft,
+                      cudafft_stft_frame_floats_of(&object->config), 0)
+CUDAFFT_DEFINE_GETTER(size_t, cudafft_stft_held, CudafftStft, object->held, 0)
 
 size_t
 cudafft_stft_frames_for(const CudafftStft *stft, size_t samples)
@@ -217,7 +226,8 @@ cudafft_stft_push(CudafftStft *stft, const void *in, size_t samples, float *out,
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER,
                         "cudafft_stft_push: out is NULL but %zu frames are complete", count);
   }
-  const CudafftStatus status = stft->ops->analysis_push(stft, in, samples, out, count);
+  const CudafftStftJob job = {in, samples, stft->held, out, count};
+  const CudafftStatus status = stft->ops->run(stft->impl, &job);
   if (status != CUDAFFT_STATUS_OK) {
     stft->held = 0; /* a failed push may have consumed part of its samples */
     return status;
@@ -231,49 +241,19 @@ cudafft_stft_push(CudafftStft *stft, const void *in, size_t samples, float *out,
 void
 cudafft_stft_reset(CudafftStft *stft)
 {
-  if (stft)
-    stft->held = 0;
-}
-
-static CudafftStatus
-synthesis_init(void *context, CudafftBackend backend)
-{
-  const Creation *c = context;
-  CudafftIstft *istft = c->object;
-  const CudafftStftOps *ops =
-      CUDAFFT_BACKEND_TABLE(backend, cudafft_stft_cpu_ops, cudafft_stft_cuda_ops);
-  if (!ops)
-    return cudafft_no_cuda_backend();
-  istft->backend = backend;
-  istft->ops = ops;
-  return ops->synthesis_init(istft, c->device_id);
-}
-
-/* g[i] = w[i] / (n S[i mod hop]): the synthesis window with the inverse DFT's 1/n folded in. */
-static CudafftStatus
-make_synthesis_window(const CudafftStftConfig *config, float *g)
-{
-  const size_t n = config->fft_size, hop = config->hop;
-  double *s = malloc(hop * sizeof *s);
-  if (!s)
-    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate %zu overlap sums", hop);
-  overlap_sums(config->window, n, hop, s);
-  for (size_t i = 0; i < n; i++)
-    g[i] = (float)(cudafft_window_value(config->window, n, i) / ((double)n * s[i % hop]));
-  free(s);
-  return CUDAFFT_STATUS_OK;
+  if (!stft)
+    return;
+  stft->held = 0;
+  stft->ops->reset(stft->impl); /* nothing to report: held is 0 whatever it says */
 }
 
 CudafftStatus
 cudafft_istft_create(CudafftIstft **istft_out, CudafftBackend backend, int device_id,
                      const CudafftStftConfig *config)
 {
-  if (!istft_out)
-    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_istft_create: istft is NULL");
-  *istft_out = NULL;
-  CudafftStatus status = check_config(config);
-  if (status == CUDAFFT_STATUS_OK)
-    status = cudafft_check_backend(backend, device_id);
+  CudafftStatus status =
+      cudafft_check_create((void **)istft_out, "cudafft_istft_create: istft", config, "STFT config",
+                           check_config, backend, device_id);
   if (status != CUDAFFT_STATUS_OK)
     return status;
   if (config->representation != CUDAFFT_REPRESENTATION_COMPLEX)
@@ -285,43 +265,22 @@ cudafft_istft_create(CudafftIstft **istft_out, CudafftBackend backend, int devic
     return status;
 
   CudafftIstft *istft = calloc(1, sizeof *istft);
-  float *g = malloc(config->fft_size * sizeof *g);
-  if (!istft || !g) {
-    free(istft);
-    free(g);
+  if (!istft)
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate an STFT synthesiser");
-  }
-  istft->config = *config;
-  istft->synthesis = g;
-  status = make_synthesis_window(config, g);
-  if (status == CUDAFFT_STATUS_OK) {
-    Creation creation = {istft, device_id};
-    status = cudafft_create_on_backend(backend, synthesis_init, &creation, NULL);
-  }
-  if (status != CUDAFFT_STATUS_OK) {
-    free(g);
-    free(istft);
-    return status;
-  }
-  *istft_out = istft;
-  return CUDAFFT_STATUS_OK;
+  status =
+      create_backend_object(try_synthesis, istft, 1, backend, device_id, config, &istft->backend);
+  return cudafft_publish((void **)istft_out, istft, status, free);
 }
 
 void
 cudafft_istft_destroy(CudafftIstft *istft)
 {
-  if (!istft)
-    return;
-  istft->ops->synthesis_fini(istft);
-  free(istft->synthesis);
-  free(istft);
+  if (istft)
+    release(istft, istft->ops->destroy, istft->impl);
 }
 
-CudafftBackend
-cudafft_istft_get_backend(const CudafftIstft *istft)
-{
-  return istft ? istft->backend : CUDAFFT_BACKEND_AUTO;
-}
+CUDAFFT_DEFINE_GETTER(CudafftBackend, cudafft_istft_get_backend, CudafftIstft, object->backend,
+                      CUDAFFT_BACKEND_AUTO)
 
 CudafftStatus
 cudafft_istft_push(CudafftIstft *istft, const float *in, size_t frames, float *out)
@@ -336,7 +295,8 @@ cudafft_istft_push(CudafftIstft *istft, const float *in, size_t frames, float *o
   if (frames > SIZE_MAX / 8 / CUDAFFT_MAX_CHANNELS / CUDAFFT_MAX_SIZE)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "cudafft_istft_push: %zu frames is too many",
                         frames);
-  return istft->ops->synthesis_push(istft, in, frames, out);
+  const CudafftIstftJob job = {in, frames, out, 0};
+  return istft->ops->run(istft->impl, &job);
 }
 
 CudafftStatus
@@ -345,12 +305,13 @@ cudafft_istft_drain(CudafftIstft *istft, float *out)
   if (!istft || !out)
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_istft_drain: %s is NULL",
                         !istft ? "istft" : "out");
-  return istft->ops->synthesis_drain(istft, out);
+  const CudafftIstftJob job = {NULL, 0, out, 1};
+  return istft->ops->run(istft->impl, &job);
 }
 
 void
 cudafft_istft_reset(CudafftIstft *istft)
 {
   if (istft)
-    istft->ops->synthesis_reset(istft);
+    istft->ops->reset(istft->impl); /* the API's reset reports nothing */
 }

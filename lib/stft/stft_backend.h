@@ -1,51 +1,58 @@
-/* stft_backend.h: what the STFT front end (stft.c) needs from a backend. Internal to kernels/. */
+/* stft_backend.h: what the STFT front end (stft.c) asks of a backend. Internal to the library.
+ *
+ * The engine has two objects, the analyser (CudafftStft) and the synthesiser (CudafftIstft), and a
+ * backend table for each, of the shape every engine's tables have (lib/common/backend_table.h).
+ * Both are made from the same spec; each has a job of its own. The front end keeps the frame
+ * bookkeeping (how many samples the analyser holds, how many frames a push completes). */
 #ifndef CUDAFFT_STFT_BACKEND_H
 #define CUDAFFT_STFT_BACKEND_H
 
+#include "backend_table.h"
+
 #include <cudafft/stft.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-typedef struct CudafftStftOps CudafftStftOps;
-
-struct CudafftStft {
+/* What an analyser or a synthesiser is made for; the front end has validated it. */
+typedef struct {
   CudafftStftConfig config;
-  CudafftBackend backend;
-  const CudafftStftOps *ops;
-  size_t held;   /* samples per channel kept for frames not yet complete */
-  float *window; /* the fft_size analysis window values */
-  void *impl;
-};
+  /* config.fft_size values, which the backend copies: the analysis window for an analyser; for a
+   * synthesiser g, the synthesis window with the inverse DFT's 1/n and the overlap sums folded
+   * in. */
+  const float *window;
+  int device_id; /* CUDA backend: the device (-1: device 0) */
+} CudafftStftSpec;
 
-struct CudafftIstft {
-  CudafftStftConfig config;
-  CudafftBackend backend;
-  const CudafftStftOps *ops;
-  float *synthesis; /* the fft_size values of g, the synthesis window with the 1/n and 1/S */
-  void *impl;
-};
+/* One analyser push: appends `samples` samples per channel (interleaved in config.format; in NULL:
+ * zeros) to the `held` ones earlier pushes left, and writes the `frames` frames that completes to
+ * out. held and frames are the front end's count, which the backend's own follows; the samples
+ * held are the front end's to forget (on reset and after a failure, it holds 0). run returns when
+ * out is written, and leaves nothing queued when it fails. */
+typedef struct {
+  const void *in;
+  size_t samples;
+  size_t held;
+  float *out;
+  size_t frames;
+} CudafftStftJob;
 
-/* The front end validates every argument first. An init either succeeds or releases what it made
- * and leaves impl NULL (the front end then frees the object without calling fini). */
-struct CudafftStftOps {
-  CudafftStatus (*analysis_init)(CudafftStft *stft, int device_id);
-  void (*analysis_fini)(CudafftStft *stft);
-  /* Appends samples (in == NULL: zeros) to the stft->held held ones and writes the `frames`
-   * frames that completes (computed by the front end, which updates held on success and resets
-   * it to 0 on failure). */
-  CudafftStatus (*analysis_push)(CudafftStft *stft, const void *in, size_t samples, float *out,
-                                 size_t frames);
-  CudafftStatus (*synthesis_init)(CudafftIstft *istft, int device_id);
-  void (*synthesis_fini)(CudafftIstft *istft);
-  CudafftStatus (*synthesis_push)(CudafftIstft *istft, const float *in, size_t frames, float *out);
-  CudafftStatus (*synthesis_drain)(CudafftIstft *istft, float *out); /* then resets */
-  void (*synthesis_reset)(CudafftIstft *istft);
-};
+/* One synthesiser call: `frames` complex frames in, frames x hop samples per channel out
+ * (interleaved); or, with drain, the fft_size - hop samples per channel still being summed out
+ * (in and frames unused), after which the synthesiser is as after reset (its sums zero). run
+ * returns when out is written. */
+typedef struct {
+  const float *in;
+  size_t frames;
+  float *out;
+  int drain;
+} CudafftIstftJob;
 
-extern const CudafftStftOps cudafft_stft_cpu_ops;
-extern const CudafftStftOps cudafft_stft_cuda_ops; /* CUDA builds only */
+typedef CUDAFFT_BACKEND_TABLE_TYPE(CudafftStftSpec, CudafftStftJob) CudafftStftBackend;
+typedef CUDAFFT_BACKEND_TABLE_TYPE(CudafftStftSpec, CudafftIstftJob) CudafftIstftBackend;
+
+/* The CPU table; the CUDA table in CUDA builds only. */
+CUDAFFT_BACKEND_TABLE_DECL const CudafftStftBackend cudafft_stft_cpu_backend;
+CUDAFFT_BACKEND_TABLE_DECL const CudafftStftBackend cudafft_stft_cuda_backend;
+CUDAFFT_BACKEND_TABLE_DECL const CudafftIstftBackend cudafft_istft_cpu_backend;
+CUDAFFT_BACKEND_TABLE_DECL const CudafftIstftBackend cudafft_istft_cuda_backend;
 
 /* Bins per channel of a frame, and floats per bin. */
 static inline size_t
@@ -60,8 +67,12 @@ cudafft_stft_bin_floats(CudafftRepresentation representation)
   return representation == CUDAFFT_REPRESENTATION_COMPLEX ? 2 : 1;
 }
 
-#ifdef __cplusplus
+/* Floats of one frame: every channel's bins. */
+static inline size_t
+cudafft_stft_frame_floats_of(const CudafftStftConfig *config)
+{
+  return config->channels * cudafft_stft_bins(config) *
+         cudafft_stft_bin_floats(config->representation);
 }
-#endif
 
 #endif

@@ -1,84 +1,57 @@
 /* stft_cpu.c: the STFT's CPU backend, on FFTW single precision: the reference the GStreamer
  * elements fall back to where there is no GPU, and what CI runs. */
-#define _POSIX_C_SOURCE 200809L
-
+#include "cpu_backend.h"
 #include "errors.h"
-#include "fftw_planner.h"
+#include "fftw_real.h"
 #include "stft_backend.h"
 #include "stft_values.h"
 
-#include <fftw3.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct {
-  fftwf_plan plan;
-  float *real;         /* n samples: the windowed frame (analysis) or the inverse's output */
-  fftwf_complex *bins; /* n/2 + 1 bins */
+  CudafftCpuObject base; /* owns the plan and the arrays */
+  CudafftStftConfig config;
+  float *window;       /* fft_size values: the analysis window, or the synthesis window g */
+  CudafftFftwReal fft; /* forward (analysis) or inverse (synthesis) */
   float *signal;       /* analysis: channels rows of `capacity` planar samples */
   size_t capacity;     /* analysis: samples per row */
   float *acc;          /* synthesis: channels rows of n overlap-add sums, from the next output */
 } CpuStft;
 
-static void
-cpu_stft_free(CpuStft *impl)
-{
-  if (!impl)
-    return;
-  cudafft_fftw_planner_lock();
-  if (impl->plan)
-    fftwf_destroy_plan(impl->plan);
-  cudafft_fftw_planner_unlock();
-  fftwf_free(impl->real);
-  fftwf_free(impl->bins);
-  free(impl->signal);
-  free(impl->acc);
-  free(impl);
-}
-
 static CudafftStatus
-cpu_stft_new(const CudafftStftConfig *config, int forward, CpuStft **out)
+cpu_new(const CudafftStftSpec *spec, int forward, CpuStft **out)
 {
-  const int n = (int)config->fft_size;
-  CpuStft *impl = calloc(1, sizeof *impl);
+  *out = NULL;
+  const size_t n = spec->config.fft_size;
+  CpuStft *impl = cudafft_cpu_object_new(sizeof *impl, "an STFT");
   if (!impl)
-    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "CPU backend: cannot allocate an STFT");
-  impl->real = fftwf_malloc((size_t)n * sizeof(float));
-  impl->bins = fftwf_malloc(((size_t)n / 2 + 1) * sizeof(fftwf_complex));
-  if (impl->real && impl->bins) {
-    /* Our own aligned arrays, so FFTW may use SIMD; FFTW_ESTIMATE plans at once (elements create
-     * these on every caps change). */
-    cudafft_fftw_planner_lock();
-    impl->plan = forward ? fftwf_plan_dft_r2c_1d(n, impl->real, impl->bins, FFTW_ESTIMATE)
-                         : fftwf_plan_dft_c2r_1d(n, impl->bins, impl->real, FFTW_ESTIMATE);
-    cudafft_fftw_planner_unlock();
-  }
-  if (!impl->plan) {
-    cpu_stft_free(impl);
-    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
-                        "CPU backend: cannot plan a %d-point real transform", n);
+    return CUDAFFT_STATUS_HOST_OUT_OF_MEMORY;
+  impl->config = spec->config;
+  impl->window = cudafft_cpu_array(&impl->base, n * sizeof *impl->window);
+  CudafftStatus status = CUDAFFT_STATUS_OK;
+  if (impl->window)
+    memcpy(impl->window, spec->window, n * sizeof *impl->window);
+  else
+    status = cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
+                          "CPU backend: cannot allocate a %zu-point window", n);
+  if (status == CUDAFFT_STATUS_OK)
+    status = cudafft_fftw_real_init(&impl->base, &impl->fft, n, forward);
+  if (status != CUDAFFT_STATUS_OK) {
+    cudafft_cpu_destroy(impl);
+    return status;
   }
   *out = impl;
   return CUDAFFT_STATUS_OK;
 }
 
-static CudafftStatus
-cpu_analysis_init(CudafftStft *stft, int device_id)
-{
-  (void)device_id;
-  CpuStft *impl = NULL;
-  const CudafftStatus status = cpu_stft_new(&stft->config, 1, &impl);
-  stft->impl = impl;
-  return status;
-}
+/* Analysis ------------------------------------------------------------------------------------ */
 
-static void
-cpu_analysis_fini(CudafftStft *stft)
+static CudafftStatus
+analysis_create(const CudafftStftSpec *spec, void **impl)
 {
-  cpu_stft_free(stft->impl);
-  stft->impl = NULL;
+  return cpu_new(spec, 1, (CpuStft **)impl);
 }
 
 /* Makes room for `total` samples per row, keeping the first `held` of each. */
@@ -88,13 +61,13 @@ reserve_rows(CpuStft *impl, unsigned channels, size_t held, size_t total)
   if (total <= impl->capacity)
     return CUDAFFT_STATUS_OK;
   const size_t capacity = total + total / 2;
-  float *signal = malloc(capacity * channels * sizeof *signal);
+  float *signal = cudafft_cpu_array(&impl->base, capacity * channels * sizeof *signal);
   if (!signal)
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
                         "CPU backend: cannot hold %zu samples of %u channels", capacity, channels);
   for (unsigned c = 0; c < channels && held > 0; c++)
     memcpy(signal + c * capacity, impl->signal + c * impl->capacity, held * sizeof *signal);
-  free(impl->signal);
+  cudafft_cpu_array_free(&impl->base, impl->signal);
   impl->signal = signal;
   impl->capacity = capacity;
   return CUDAFFT_STATUS_OK;
@@ -116,37 +89,40 @@ store_bins(const fftwf_complex *bins, size_t count, CudafftRepresentation repres
 }
 
 static CudafftStatus
-cpu_analysis_push(CudafftStft *stft, const void *in, size_t samples, float *out, size_t frames)
+analysis_run(void *p, const CudafftStftJob *job)
 {
-  CpuStft *impl = stft->impl;
-  const CudafftStftConfig *config = &stft->config;
+  CpuStft *impl = p;
+  const CudafftStftConfig *config = &impl->config;
   const unsigned channels = config->channels;
-  const size_t n = config->fft_size, hop = config->hop, held = stft->held;
+  const size_t n = config->fft_size, hop = config->hop, held = job->held;
+  const size_t samples = job->samples;
   const CudafftStatus status = reserve_rows(impl, channels, held, held + samples);
   if (status != CUDAFFT_STATUS_OK)
     return status;
 
   for (unsigned c = 0; c < channels; c++) {
     float *row = impl->signal + c * impl->capacity + held;
-    if (!in)
+    if (!job->in)
       memset(row, 0, samples * sizeof *row);
     else
       for (size_t i = 0; i < samples; i++)
-        row[i] = cudafft_sample_float(config->format, in, i * channels + c, CUDAFFT_INT_SCALE_POW2);
+        row[i] =
+            cudafft_sample_float(config->format, job->in, i * channels + c, CUDAFFT_INT_SCALE_POW2);
   }
 
   const size_t bins = cudafft_stft_bins(config);
   const size_t row_floats = bins * cudafft_stft_bin_floats(config->representation);
-  for (size_t f = 0; f < frames; f++)
+  for (size_t f = 0; f < job->frames; f++)
     for (unsigned c = 0; c < channels; c++) {
       const float *x = impl->signal + c * impl->capacity + f * hop;
       for (size_t i = 0; i < n; i++)
-        impl->real[i] = x[i] * stft->window[i];
-      fftwf_execute(impl->plan);
-      store_bins(impl->bins, bins, config->representation, out + (f * channels + c) * row_floats);
+        impl->fft.real[i] = x[i] * impl->window[i];
+      fftwf_execute(impl->fft.plan);
+      store_bins(impl->fft.bins, bins, config->representation,
+                 job->out + (f * channels + c) * row_floats);
     }
 
-  const size_t consumed = frames * hop, left = held + samples - consumed;
+  const size_t consumed = job->frames * hop, left = held + samples - consumed;
   for (unsigned c = 0; c < channels && consumed > 0; c++) {
     float *row = impl->signal + c * impl->capacity;
     memmove(row, row + consumed, left * sizeof *row);
@@ -154,37 +130,37 @@ cpu_analysis_push(CudafftStft *stft, const void *in, size_t samples, float *out,
   return CUDAFFT_STATUS_OK;
 }
 
+/* reset: nothing to clear, the samples held are the front end's count */
+const CudafftStftBackend cudafft_stft_cpu_backend = {analysis_create, cudafft_cpu_destroy,
+                                                     analysis_run, cudafft_cpu_reset_nothing,
+                                                     cudafft_cpu_stream};
+
+/* Synthesis ----------------------------------------------------------------------------------- */
+
 static CudafftStatus
-cpu_synthesis_init(CudafftIstft *istft, int device_id)
+synthesis_create(const CudafftStftSpec *spec, void **out)
 {
-  (void)device_id;
   CpuStft *impl = NULL;
-  CudafftStatus status = cpu_stft_new(&istft->config, 0, &impl);
+  CudafftStatus status = cpu_new(spec, 0, &impl);
   if (status != CUDAFFT_STATUS_OK)
     return status;
-  impl->acc = calloc(istft->config.fft_size * istft->config.channels, sizeof *impl->acc);
+  impl->acc =
+      cudafft_cpu_array(&impl->base, spec->config.fft_size * spec->config.channels * sizeof(float));
   if (!impl->acc) {
-    cpu_stft_free(impl);
+    cudafft_cpu_destroy(impl);
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
                         "CPU backend: cannot allocate the overlap-add buffer");
   }
-  istft->impl = impl;
+  *out = impl;
   return CUDAFFT_STATUS_OK;
-}
-
-static void
-cpu_synthesis_fini(CudafftIstft *istft)
-{
-  cpu_stft_free(istft->impl);
-  istft->impl = NULL;
 }
 
 /* Writes `count` samples of each channel's sums, interleaved, and moves the sums along by count. */
 static void
-emit_and_shift(CpuStft *impl, const CudafftStftConfig *config, size_t count, float *out)
+emit_and_shift(CpuStft *impl, size_t count, float *out)
 {
-  const unsigned channels = config->channels;
-  const size_t n = config->fft_size;
+  const unsigned channels = impl->config.channels;
+  const size_t n = impl->config.fft_size;
   for (unsigned c = 0; c < channels; c++) {
     float *acc = impl->acc + c * n;
     for (size_t i = 0; i < count; i++)
@@ -195,49 +171,39 @@ emit_and_shift(CpuStft *impl, const CudafftStftConfig *config, size_t count, flo
 }
 
 static CudafftStatus
-cpu_synthesis_push(CudafftIstft *istft, const float *in, size_t frames, float *out)
+synthesis_reset(void *p)
 {
-  CpuStft *impl = istft->impl;
-  const CudafftStftConfig *config = &istft->config;
+  CpuStft *impl = p;
+  memset(impl->acc, 0, impl->config.fft_size * impl->config.channels * sizeof *impl->acc);
+  return CUDAFFT_STATUS_OK;
+}
+
+static CudafftStatus
+synthesis_run(void *p, const CudafftIstftJob *job)
+{
+  CpuStft *impl = p;
+  const CudafftStftConfig *config = &impl->config;
   const unsigned channels = config->channels;
   const size_t n = config->fft_size, hop = config->hop, bins = cudafft_stft_bins(config);
-  for (size_t f = 0; f < frames; f++) {
+  if (job->drain) {
+    emit_and_shift(impl, n - hop, job->out);
+    return synthesis_reset(impl);
+  }
+  fftwf_complex *spectrum = impl->fft.bins;
+  for (size_t f = 0; f < job->frames; f++) {
     for (unsigned c = 0; c < channels; c++) {
-      memcpy(impl->bins, in + (f * channels + c) * 2 * bins, bins * sizeof(fftwf_complex));
-      impl->bins[0][1] = 0.0f; /* ignored, as documented; FFTW's result would depend on them */
-      impl->bins[bins - 1][1] = 0.0f;
-      fftwf_execute(impl->plan);
+      memcpy(spectrum, job->in + (f * channels + c) * 2 * bins, bins * sizeof(fftwf_complex));
+      spectrum[0][1] = 0.0f; /* ignored, as documented; FFTW's result would depend on them */
+      spectrum[bins - 1][1] = 0.0f;
+      fftwf_execute(impl->fft.plan);
       float *acc = impl->acc + c * n;
       for (size_t i = 0; i < n; i++)
-        acc[i] += impl->real[i] * istft->synthesis[i];
+        acc[i] += impl->fft.real[i] * impl->window[i];
     }
-    emit_and_shift(impl, config, hop, out + f * hop * channels);
+    emit_and_shift(impl, hop, job->out + f * hop * channels);
   }
   return CUDAFFT_STATUS_OK;
 }
 
-static void
-cpu_synthesis_reset(CudafftIstft *istft)
-{
-  CpuStft *impl = istft->impl;
-  memset(impl->acc, 0, istft->config.fft_size * istft->config.channels * sizeof *impl->acc);
-}
-
-static CudafftStatus
-cpu_synthesis_drain(CudafftIstft *istft, float *out)
-{
-  emit_and_shift(istft->impl, &istft->config, istft->config.fft_size - istft->config.hop, out);
-  cpu_synthesis_reset(istft);
-  return CUDAFFT_STATUS_OK;
-}
-
-const CudafftStftOps cudafft_stft_cpu_ops = {
-    .analysis_init = cpu_analysis_init,
-    .analysis_fini = cpu_analysis_fini,
-    .analysis_push = cpu_analysis_push,
-    .synthesis_init = cpu_synthesis_init,
-    .synthesis_fini = cpu_synthesis_fini,
-    .synthesis_push = cpu_synthesis_push,
-    .synthesis_drain = cpu_synthesis_drain,
-    .synthesis_reset = cpu_synthesis_reset,
-};
+const CudafftIstftBackend cudafft_istft_cpu_backend = {
+    synthesis_create, cudafft_cpu_destroy, synthesis_run, synthesis_reset, cudafft_cpu_stream};

@@ -1,14 +1,16 @@
 /* stft_cuda.cu: the STFT's CUDA backend: device buffers, the signal carried between pushes (on the
  * device, so that every input sample is uploaded once), chunking, and the launch chains. Every
  * CUDA call is checked; a failure becomes a status and a message. */
+#include "backend_object.cuh"
 #include "cuda_check.cuh"
+#include "device_choice.cuh"
+#include "device_memory.h"
 #include "sample_values.h"
 #include "stft_backend.h"
 #include "stft_kernels.h"
+#include "streams.cuh"
 
 #include <cstdlib>
-#include <cstring>
-#include <new>
 
 namespace {
 
@@ -18,16 +20,17 @@ namespace {
 constexpr size_t kChunkFloats = 1u << 22;
 constexpr size_t kChunkFrameBytes = 64u << 20;
 
-/* What analysis and synthesis share: the device, a stream, the twiddles and the window. */
+/* What analysis and synthesis objects share (a base of both): the configuration, the device, a
+ * stream, the twiddles and the window. */
 struct Common {
+  CudafftStftConfig config = {};
   int device = 0;
   cudaStream_t stream = nullptr;
   float2 *d_twiddles = nullptr;
   float *d_window = nullptr; /* analysis window, or synthesis window g */
 };
 
-struct CudaAnalysis {
-  Common common;
+struct CudaAnalysis : Common {
   size_t chunk_samples = 0; /* most samples per channel one chunk appends */
   size_t pitch = 0;         /* floats per signal row: fft_size + chunk_samples */
   float *d_signal[2] = {};  /* planar rows; held samples at the start of d_signal[current] */
@@ -37,8 +40,7 @@ struct CudaAnalysis {
   size_t max_frames = 0; /* frames one chunk can complete */
 };
 
-struct CudaSynthesis {
-  Common common;
+struct CudaSynthesis : Common {
   size_t chunk_frames = 0;
   float *d_bins = nullptr;
   float *d_rows = nullptr; /* chunk_frames x channels rows of n windowed samples */
@@ -51,76 +53,57 @@ struct CudaSynthesis {
 void
 common_fini(Common *c)
 {
-  if (c->stream)
-    cudaStreamSynchronize(c->stream);
-  cudaFree(c->d_twiddles);
-  cudaFree(c->d_window);
-  if (c->stream)
-    cudaStreamDestroy(c->stream);
+  cudafft_streams_settle({c->stream});
+  cudafft_device_free({c->d_twiddles, c->d_window});
+  cudafft_streams_destroy({c->stream});
 }
 
 CudafftStatus
-common_init(Common *c, int device_id, size_t n, const float *window)
+common_init(Common *c, const CudafftStftSpec *spec)
 {
-  const CudafftStatus picked = cudafft_cuda_pick_device(device_id, &c->device);
-  if (picked != CUDAFFT_STATUS_OK)
-    return picked;
-  CUDAFFT_CHECK(cudaSetDevice(c->device));
+  const size_t n = spec->config.fft_size;
+  c->config = spec->config;
   int smem_optin = 0;
-  CUDAFFT_CHECK(
-      cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, c->device));
-  if (cudafft_stft_kernel_smem(n) > (size_t)smem_optin)
+  const CudafftStatus opened = cudafft_cuda_open_device(spec->device_id, &c->device, &smem_optin);
+  if (opened != CUDAFFT_STATUS_OK)
+    return opened;
+  const CudafftBlockKernels *kernels = cudafft_stft_kernels(n);
+  if (!kernels)
+    return cudafft_fail(CUDAFFT_STATUS_INVALID_SIZE, "no STFT kernel for size %zu", n);
+  if (kernels->smem_bytes > (size_t)smem_optin)
     return cudafft_fail(CUDAFFT_STATUS_UNSUPPORTED,
                         "a %zu-point STFT needs %zu bytes of shared memory per block; this GPU "
                         "offers %d",
-                        n, cudafft_stft_kernel_smem(n), smem_optin);
-  CUDAFFT_CHECK(cudafft_stft_kernel_prepare(n));
-  CUDAFFT_CHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
-
-  const size_t table_bytes = cudafft_stft_twiddle_count(n) * sizeof(float2);
-  float *table = (float *)malloc(table_bytes);
-  if (!table)
-    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a twiddle table");
-  cudafft_stft_twiddles(n, table);
-  cudaError_t copy = cudaMalloc(&c->d_twiddles, table_bytes);
-  if (copy == cudaSuccess)
-    copy = cudaMemcpy(c->d_twiddles, table, table_bytes, cudaMemcpyHostToDevice);
-  free(table);
-  if (copy != cudaSuccess)
-    return cudafft_cuda_failure(copy, "uploading the twiddle table", __FILE__, __LINE__);
-  CUDAFFT_CHECK(cudaMalloc(&c->d_window, n * sizeof(float)));
-  CUDAFFT_CHECK(cudaMemcpy(c->d_window, window, n * sizeof(float), cudaMemcpyHostToDevice));
-  return CUDAFFT_STATUS_OK;
+                        n, kernels->smem_bytes, smem_optin);
+  CUDAFFT_CHECK(cudafft_block_kernels_prepare(kernels));
+  CUDAFFT_CHECK(cudafft_streams_create({&c->stream}));
+  const CudafftStatus status =
+      cudafft_twiddles_upload(&kernels->twiddles, 1, c->stream, &c->d_twiddles);
+  if (status != CUDAFFT_STATUS_OK)
+    return status;
+  return cudafft_device_copy((void **)&c->d_window, spec->window, n * sizeof(float),
+                             "the STFT window", c->stream);
 }
 
 /* Analysis ------------------------------------------------------------------------------------ */
 
+/* The analyser's resources, best effort (cudafft_cuda_destroy). */
 void
-analysis_fini(CudafftStft *stft)
+analysis_release(CudaAnalysis *a)
 {
-  CudaAnalysis *a = static_cast<CudaAnalysis *>(stft->impl);
-  if (!a)
-    return;
-  cudaSetDevice(a->common.device); /* best effort: release after any failure, sticky ones too */
-  common_fini(&a->common);
-  cudaFree(a->d_signal[0]);
-  cudaFree(a->d_signal[1]);
-  cudaFree(a->d_raw);
-  cudaFree(a->d_frames);
-  cudaGetLastError();
-  delete a;
-  stft->impl = nullptr;
+  common_fini(a);
+  cudafft_device_free({a->d_signal[0], a->d_signal[1], a->d_raw, a->d_frames});
 }
 
 CudafftStatus
-analysis_setup(CudafftStft *stft, CudaAnalysis *a, int device_id)
+analysis_setup(CudaAnalysis *a, const CudafftStftSpec *spec)
 {
-  const CudafftStftConfig &config = stft->config;
+  const CudafftStftConfig &config = spec->config;
   const size_t n = config.fft_size, channels = config.channels;
-  CudafftStatus status = common_init(&a->common, device_id, n, stft->window);
+  CudafftStatus status = common_init(a, spec);
   if (status != CUDAFFT_STATUS_OK)
     return status;
-  const size_t frame_bytes = cudafft_stft_frame_floats(stft) * sizeof(float);
+  const size_t frame_bytes = cudafft_stft_frame_floats_of(&config) * sizeof(float);
   a->max_frames = kChunkFrameBytes / frame_bytes > 0 ? kChunkFrameBytes / frame_bytes : 1;
   size_t chunk = kChunkFloats / channels;
   if (chunk < 2 * n)
@@ -138,29 +121,16 @@ analysis_setup(CudafftStft *stft, CudaAnalysis *a, int device_id)
   return CUDAFFT_STATUS_OK;
 }
 
-CudafftStatus
-analysis_init(CudafftStft *stft, int device_id)
-{
-  CudaAnalysis *a = new (std::nothrow) CudaAnalysis;
-  if (!a)
-    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a CUDA STFT");
-  stft->impl = a;
-  const CudafftStatus status = analysis_setup(stft, a, device_id);
-  if (status != CUDAFFT_STATUS_OK)
-    analysis_fini(stft);
-  return status;
-}
-
 /* One chunk: upload and convert its samples behind the held ones, transform the frames that
  * completes, download them, and carry the rest over into the other signal buffer. */
 CudafftStatus
-analysis_chunk(CudafftStft *stft, CudaAnalysis *a, const char *in, size_t samples, size_t held,
-               float *out, size_t frames)
+analysis_chunk(CudaAnalysis *a, const char *in, size_t samples, size_t held, float *out,
+               size_t frames)
 {
-  const CudafftStftConfig &config = stft->config;
+  const CudafftStftConfig &config = a->config;
   const unsigned channels = config.channels;
   const size_t hop = config.hop;
-  cudaStream_t stream = a->common.stream;
+  cudaStream_t stream = a->stream;
   float *signal = a->d_signal[a->current];
   if (in) {
     const size_t bytes = samples * channels * cudafft_sample_size(config.format);
@@ -174,8 +144,8 @@ analysis_chunk(CudafftStft *stft, CudaAnalysis *a, const char *in, size_t sample
   if (frames == 0)
     return CUDAFFT_STATUS_OK;
   CUDAFFT_CHECK(cudafft_analysis_launch(config.fft_size, signal, a->pitch, channels, frames, hop,
-                                        a->common.d_window, config.representation, a->d_frames,
-                                        a->common.d_twiddles, stream));
+                                        a->d_window, config.representation, a->d_frames,
+                                        a->d_twiddles, stream));
   const size_t left = held + samples - frames * hop;
   float *next = a->d_signal[1 - a->current];
   if (left > 0)
@@ -183,61 +153,51 @@ analysis_chunk(CudafftStft *stft, CudaAnalysis *a, const char *in, size_t sample
                                     a->pitch * sizeof(float), left * sizeof(float), channels,
                                     cudaMemcpyDeviceToDevice, stream));
   a->current = 1 - a->current;
-  const size_t bytes = frames * cudafft_stft_frame_floats(stft) * sizeof(float);
+  const size_t bytes = frames * cudafft_stft_frame_floats_of(&config) * sizeof(float);
   CUDAFFT_CHECK(cudaMemcpyAsync(out, a->d_frames, bytes, cudaMemcpyDeviceToHost, stream));
   return CUDAFFT_STATUS_OK;
 }
 
+/* Each chunk counts its own frames; they add up to the job's. */
 CudafftStatus
-analysis_push(CudafftStft *stft, const void *in, size_t samples, float *out, size_t frames)
+analysis_run(void *impl, const CudafftStftJob *job)
 {
-  (void)frames; /* each chunk counts its own; they add up to the front end's count */
-  CudaAnalysis *a = static_cast<CudaAnalysis *>(stft->impl);
-  CUDAFFT_CHECK(cudafft_use_device(a->common.device));
-  const CudafftStftConfig &config = stft->config;
-  const size_t n = config.fft_size, hop = config.hop;
+  CudaAnalysis *a = static_cast<CudaAnalysis *>(impl);
+  CUDAFFT_CHECK(cudafft_use_device(a->device));
+  const CudafftStftConfig &config = a->config;
+  const size_t n = config.fft_size, hop = config.hop, samples = job->samples;
   const size_t sample_bytes = cudafft_sample_size(config.format) * config.channels;
-  const size_t frame_floats = cudafft_stft_frame_floats(stft);
-  size_t held = stft->held;
+  const size_t frame_floats = cudafft_stft_frame_floats_of(&config);
+  const char *in = static_cast<const char *>(job->in);
+  float *out = job->out;
+  size_t held = job->held;
   for (size_t done = 0; done < samples;) {
     const size_t count = samples - done < a->chunk_samples ? samples - done : a->chunk_samples;
     const size_t total = held + count;
     const size_t chunk_frames = total < n ? 0 : (total - n) / hop + 1;
     const CudafftStatus status =
-        analysis_chunk(stft, a, in ? (const char *)in + done * sample_bytes : nullptr, count, held,
-                       out, chunk_frames);
+        analysis_chunk(a, in ? in + done * sample_bytes : nullptr, count, held, out, chunk_frames);
     if (status != CUDAFFT_STATUS_OK) {
-      cudaStreamSynchronize(a->common.stream); /* no copy may still write into out */
-      cudaGetLastError();
+      cudafft_streams_settle({a->stream}); /* no copy may still write into out */
       return status;
     }
     out += chunk_frames * frame_floats;
     held = total - chunk_frames * hop;
     done += count;
   }
-  CUDAFFT_CHECK(cudaStreamSynchronize(a->common.stream));
+  CUDAFFT_CHECK(cudaStreamSynchronize(a->stream));
   return CUDAFFT_STATUS_OK;
 }
 
 /* Synthesis ----------------------------------------------------------------------------------- */
 
+/* The synthesiser's resources, best effort (cudafft_cuda_destroy). */
 void
-synthesis_fini(CudafftIstft *istft)
+synthesis_release(CudaSynthesis *s)
 {
-  CudaSynthesis *s = static_cast<CudaSynthesis *>(istft->impl);
-  if (!s)
-    return;
-  cudaSetDevice(s->common.device);
-  common_fini(&s->common);
-  cudaFree(s->d_bins);
-  cudaFree(s->d_rows);
-  cudaFree(s->d_tail[0]);
-  cudaFree(s->d_tail[1]);
-  cudaFree(s->d_out);
+  common_fini(s);
+  cudafft_device_free({s->d_bins, s->d_rows, s->d_tail[0], s->d_tail[1], s->d_out});
   free(s->h_tail);
-  cudaGetLastError();
-  delete s;
-  istft->impl = nullptr;
 }
 
 size_t
@@ -247,11 +207,11 @@ tail_floats(const CudafftStftConfig &config)
 }
 
 CudafftStatus
-synthesis_setup(CudafftIstft *istft, CudaSynthesis *s, int device_id)
+synthesis_setup(CudaSynthesis *s, const CudafftStftSpec *spec)
 {
-  const CudafftStftConfig &config = istft->config;
+  const CudafftStftConfig &config = spec->config;
   const size_t n = config.fft_size, channels = config.channels;
-  CudafftStatus status = common_init(&s->common, device_id, n, istft->synthesis);
+  CudafftStatus status = common_init(s, spec);
   if (status != CUDAFFT_STATUS_OK)
     return status;
   const size_t bins_bytes = channels * (n / 2 + 1) * 2 * sizeof(float);
@@ -273,29 +233,16 @@ synthesis_setup(CudafftIstft *istft, CudaSynthesis *s, int device_id)
 }
 
 CudafftStatus
-synthesis_init(CudafftIstft *istft, int device_id)
+synthesis_chunk(CudaSynthesis *s, const float *in, size_t frames, float *out)
 {
-  CudaSynthesis *s = new (std::nothrow) CudaSynthesis;
-  if (!s)
-    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a CUDA ISTFT");
-  istft->impl = s;
-  const CudafftStatus status = synthesis_setup(istft, s, device_id);
-  if (status != CUDAFFT_STATUS_OK)
-    synthesis_fini(istft);
-  return status;
-}
-
-CudafftStatus
-synthesis_chunk(CudafftIstft *istft, CudaSynthesis *s, const float *in, size_t frames, float *out)
-{
-  const CudafftStftConfig &config = istft->config;
+  const CudafftStftConfig &config = s->config;
   const unsigned channels = config.channels;
   const size_t n = config.fft_size, hop = config.hop;
-  cudaStream_t stream = s->common.stream;
+  cudaStream_t stream = s->stream;
   const size_t bins_bytes = frames * channels * (n / 2 + 1) * 2 * sizeof(float);
   CUDAFFT_CHECK(cudaMemcpyAsync(s->d_bins, in, bins_bytes, cudaMemcpyHostToDevice, stream));
-  CUDAFFT_CHECK(cudafft_synthesis_launch(n, s->d_bins, channels, frames, s->common.d_window,
-                                         s->d_rows, s->common.d_twiddles, stream));
+  CUDAFFT_CHECK(cudafft_synthesis_launch(n, s->d_bins, channels, frames, s->d_window, s->d_rows,
+                                         s->d_twiddles, stream));
   CUDAFFT_CHECK(cudafft_overlap_add_launch(n, hop, channels, frames, s->d_rows,
                                            s->d_tail[s->current], s->d_tail[1 - s->current],
                                            s->d_out, stream));
@@ -306,70 +253,78 @@ synthesis_chunk(CudafftIstft *istft, CudaSynthesis *s, const float *in, size_t f
 }
 
 CudafftStatus
-synthesis_push(CudafftIstft *istft, const float *in, size_t frames, float *out)
+synthesis_push(CudaSynthesis *s, const float *in, size_t frames, float *out)
 {
-  CudaSynthesis *s = static_cast<CudaSynthesis *>(istft->impl);
-  CUDAFFT_CHECK(cudafft_use_device(s->common.device));
-  const CudafftStftConfig &config = istft->config;
+  const CudafftStftConfig &config = s->config;
   const size_t in_floats = config.channels * (config.fft_size / 2 + 1) * 2;
   const size_t out_floats = config.hop * config.channels;
   for (size_t done = 0; done < frames; done += s->chunk_frames) {
     const size_t count = frames - done < s->chunk_frames ? frames - done : s->chunk_frames;
     const CudafftStatus status =
-        synthesis_chunk(istft, s, in + done * in_floats, count, out + done * out_floats);
+        synthesis_chunk(s, in + done * in_floats, count, out + done * out_floats);
     if (status != CUDAFFT_STATUS_OK) {
-      cudaStreamSynchronize(s->common.stream);
-      cudaGetLastError();
+      cudafft_streams_settle({s->stream});
       return status;
     }
   }
-  CUDAFFT_CHECK(cudaStreamSynchronize(s->common.stream));
+  CUDAFFT_CHECK(cudaStreamSynchronize(s->stream));
   return CUDAFFT_STATUS_OK;
 }
 
 CudafftStatus
-clear_tails(CudafftIstft *istft, CudaSynthesis *s)
+clear_tails(CudaSynthesis *s)
 {
-  const size_t tail = tail_floats(istft->config);
+  const size_t tail = tail_floats(s->config);
   for (float *t : s->d_tail)
     if (t)
-      CUDAFFT_CHECK(cudaMemsetAsync(t, 0, tail * sizeof(float), s->common.stream));
-  CUDAFFT_CHECK(cudaStreamSynchronize(s->common.stream));
+      CUDAFFT_CHECK(cudaMemsetAsync(t, 0, tail * sizeof(float), s->stream));
+  CUDAFFT_CHECK(cudaStreamSynchronize(s->stream));
   return CUDAFFT_STATUS_OK;
 }
 
 CudafftStatus
-synthesis_drain(CudafftIstft *istft, float *out)
+synthesis_drain(CudaSynthesis *s, float *out)
 {
-  CudaSynthesis *s = static_cast<CudaSynthesis *>(istft->impl);
-  CUDAFFT_CHECK(cudafft_use_device(s->common.device));
-  const CudafftStftConfig &config = istft->config;
+  const CudafftStftConfig &config = s->config;
   const size_t carried = config.fft_size - config.hop;
   const unsigned channels = config.channels;
   if (carried == 0)
     return CUDAFFT_STATUS_OK;
   CUDAFFT_CHECK(cudaMemcpyAsync(s->h_tail, s->d_tail[s->current],
                                 carried * channels * sizeof(float), cudaMemcpyDeviceToHost,
-                                s->common.stream));
-  CUDAFFT_CHECK(cudaStreamSynchronize(s->common.stream));
+                                s->stream));
+  CUDAFFT_CHECK(cudaStreamSynchronize(s->stream));
   for (unsigned c = 0; c < channels; c++)
     for (size_t i = 0; i < carried; i++)
       out[i * channels + c] = s->h_tail[c * carried + i];
-  return clear_tails(istft, s);
+  return clear_tails(s);
 }
 
-void
-synthesis_reset(CudafftIstft *istft)
+CudafftStatus
+synthesis_run(void *impl, const CudafftIstftJob *job)
 {
-  CudaSynthesis *s = static_cast<CudaSynthesis *>(istft->impl);
-  if (cudafft_use_device(s->common.device) == cudaSuccess)
-    clear_tails(istft, s);
-  cudaGetLastError();
+  CudaSynthesis *s = static_cast<CudaSynthesis *>(impl);
+  CUDAFFT_CHECK(cudafft_use_device(s->device));
+  return job->drain ? synthesis_drain(s, job->out)
+                    : synthesis_push(s, job->in, job->frames, job->out);
+}
+
+CudafftStatus
+synthesis_reset(void *impl)
+{
+  CudaSynthesis *s = static_cast<CudaSynthesis *>(impl);
+  CUDAFFT_CHECK(cudafft_use_device(s->device));
+  return clear_tails(s);
 }
 
 } // namespace
 
-extern "C" const CudafftStftOps cudafft_stft_cuda_ops = {
-    analysis_init,  analysis_fini,  analysis_push,   synthesis_init,
-    synthesis_fini, synthesis_push, synthesis_drain, synthesis_reset,
-};
+extern "C" const CudafftStftBackend cudafft_stft_cuda_backend = {
+    cudafft_cuda_create<CudaAnalysis, CudafftStftSpec, analysis_setup, analysis_release>,
+    cudafft_cuda_destroy<CudaAnalysis, analysis_release>, analysis_run,
+    cudafft_cuda_wait<CudaAnalysis>, cudafft_cuda_stream<CudaAnalysis>};
+
+extern "C" const CudafftIstftBackend cudafft_istft_cuda_backend = {
+    cudafft_cuda_create<CudaSynthesis, CudafftStftSpec, synthesis_setup, synthesis_release>,
+    cudafft_cuda_destroy<CudaSynthesis, synthesis_release>, synthesis_run, synthesis_reset,
+    cudafft_cuda_stream<CudaSynthesis>};

@@ -1,7 +1,9 @@
 /* stft_kernels.cu: the STFT's fused kernels, built from the block FFT's device functions. */
 #include "block_fft.cuh"
 #include "block_fft_io.cuh"
-#include "twiddles.h"
+#include "block_kernels.cuh"
+#include "fft_sizes.cuh"
+#include "sample_dispatch.cuh"
 #include "stft_kernels.h"
 #include "stft_values.h"
 
@@ -74,12 +76,7 @@ __launch_bounds__(FftShape<N, kWide>::kBlockThreads)
   using S = FftShape<N, kWide>;
   extern __shared__ float2 smem[];
   BlockRow<N, kWide> ctx(smem, count);
-  const float2 *row = bins + (size_t)ctx.transform * (N + 1);
-#pragma unroll
-  for (int k = ctx.t; k < N; k += S::kThreads)
-    ctx.smem.s[pad(k)] = row[k];
-  if (ctx.t == 0)
-    ctx.smem.s[pad(N)] = row[N];
+  load_real_bins<N, S::kThreads>(ctx.smem.s, bins + (size_t)ctx.transform * (N + 1), ctx.t);
   __syncthreads();
   real_inverse_pre<N, kWide, S::kThreads>(ctx.smem.s, ctx.t, twiddles);
   const WindowedRealOut to{ctx.active ? frames_out + (size_t)ctx.transform * N : nullptr, g};
@@ -128,9 +125,7 @@ overlap_add_kernel(int n, int hop, int channels, int frames, const float *__rest
 }
 
 struct FusedKernels {
-  size_t smem;
-  int block_threads, per_block;
-  const void *analysis, *synthesis;
+  CudafftBlockKernels shape; /* analysis, synthesis */
   void (*analyse)(dim3, int, size_t, cudaStream_t, const float *, size_t, int, int, int,
                   const float *, int, float *, const float2 *);
   void (*synthesise)(dim3, int, size_t, cudaStream_t, const float2 *, int, const float2 *, float2 *,
@@ -155,69 +150,26 @@ synthesise(dim3 grid, int threads, size_t smem, cudaStream_t stream, const float
   synthesis_kernel<N><<<grid, threads, smem, stream>>>(bins, count, g, frames_out, twiddles);
 }
 
-template <int N>
-FusedKernels
-fused()
-{
-  using S = FftShape<N, kWide>;
-  return {S::kSmemBytes,
-          S::kBlockThreads,
-          S::kPerBlock,
-          (const void *)analysis_kernel<N>,
-          (const void *)synthesis_kernel<N>,
-          analyse<N>,
-          synthesise<N>};
-}
-
-const FusedKernels *
-fused_for(size_t n)
-{
-  static const FusedKernels table[] = {fused<128>(),  fused<256>(),  fused<512>(), fused<1024>(),
-                                       fused<2048>(), fused<4096>(), fused<8192>()};
-  for (int i = 0; i < 7; ++i)
-    if (((size_t)CUDAFFT_MIN_SIZE << i) == n)
-      return &table[i];
-  return nullptr;
-}
-
-/* Transforms per launch, which keeps every index in int range. */
-constexpr size_t kMaxLaunchTransforms = 1u << 20;
+/* The kernels of each size n: the real transforms of n points run the block FFT of n / 2. */
+struct FusedTable {
+  template <int n>
+  static FusedKernels
+  entry()
+  {
+    constexpr int N = n / 2;
+    return {cudafft_block_kernels<N, kWide>((const void *)analysis_kernel<N>,
+                                            (const void *)synthesis_kernel<N>),
+            analyse<N>, synthesise<N>};
+  }
+};
 
 } // namespace
 
-extern "C" size_t
-cudafft_stft_kernel_smem(size_t n)
+extern "C" const CudafftBlockKernels *
+cudafft_stft_kernels(size_t n)
 {
-  const FusedKernels *k = fused_for(n);
-  return k ? k->smem : 0;
-}
-
-extern "C" cudaError_t
-cudafft_stft_kernel_prepare(size_t n)
-{
-  const FusedKernels *k = fused_for(n);
-  if (!k)
-    return cudaErrorInvalidValue;
-  if (k->smem <= 48 * 1024)
-    return cudaSuccess;
-  cudaError_t error =
-      cudaFuncSetAttribute(k->analysis, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)k->smem);
-  if (error == cudaSuccess)
-    error = cudaFuncSetAttribute(k->synthesis, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 (int)k->smem);
-  return error;
-}
-
-extern "C" size_t
-cudafft_stft_twiddle_count(size_t n)
-{
-  return cudafft_twiddle_count((int)(n / 2), kWide);
-}
-
-extern "C" void
-cudafft_stft_twiddles(size_t n, float *table)
-{
-  cudafft_twiddle_table((int)(n / 2), kWide, table);
+  const FusedKernels *k = size_table_entry<FusedTable>(n);
+  return k ? &k->shape : nullptr;
 }
 
 extern "C" cudaError_t
@@ -226,27 +178,13 @@ cudafft_deinterleave_launch(CudafftSampleFormat format, const void *raw, size_t 
 {
   const size_t total = samples * channels;
   const int threads = 256, blocks = grid_for(total, threads);
-  switch (format) {
-  case CUDAFFT_SAMPLE_S16:
-    deinterleave_kernel<CUDAFFT_SAMPLE_S16>
-        <<<blocks, threads, 0, stream>>>(raw, total, channels, signal, pitch);
-    break;
-  case CUDAFFT_SAMPLE_S32:
-    deinterleave_kernel<CUDAFFT_SAMPLE_S32>
-        <<<blocks, threads, 0, stream>>>(raw, total, channels, signal, pitch);
-    break;
-  case CUDAFFT_SAMPLE_F32:
-    deinterleave_kernel<CUDAFFT_SAMPLE_F32>
-        <<<blocks, threads, 0, stream>>>(raw, total, channels, signal, pitch);
-    break;
-  case CUDAFFT_SAMPLE_F64:
-    deinterleave_kernel<CUDAFFT_SAMPLE_F64>
-        <<<blocks, threads, 0, stream>>>(raw, total, channels, signal, pitch);
-    break;
-  default:
-    return cudaErrorInvalidValue;
-  }
-  return cudaGetLastError();
+  const bool known =
+      cudafft_sample_dispatch<CUDAFFT_SAMPLE_S16, CUDAFFT_SAMPLE_S32, CUDAFFT_SAMPLE_F32,
+                              CUDAFFT_SAMPLE_F64>(format, [&](auto f) {
+        deinterleave_kernel<decltype(f)::value>
+            <<<blocks, threads, 0, stream>>>(raw, total, channels, signal, pitch);
+      });
+  return known ? cudaGetLastError() : cudaErrorInvalidValue;
 }
 
 extern "C" cudaError_t
@@ -255,26 +193,17 @@ cudafft_analysis_launch(size_t n, const float *signal, size_t pitch, unsigned ch
                         CudafftRepresentation representation, float *out, const float2 *twiddles,
                         cudaStream_t stream)
 {
-  const FusedKernels *k = fused_for(n);
+  const FusedKernels *k = size_table_entry<FusedTable>(n);
   if (!k)
     return cudaErrorInvalidValue;
   const size_t row_floats =
       (n / 2 + 1) * (representation == CUDAFFT_REPRESENTATION_COMPLEX ? 2 : 1);
-  /* Launches start at whole frames, so that each launch's transforms are frame-major too. */
-  const size_t frames_per_launch =
-      kMaxLaunchTransforms / channels > 0 ? kMaxLaunchTransforms / channels : 1;
-  for (size_t f = 0; f < frames; f += frames_per_launch) {
-    const size_t count = frames - f < frames_per_launch ? frames - f : frames_per_launch;
-    const int transforms = (int)(count * channels);
-    const dim3 grid((transforms + k->per_block - 1) / k->per_block);
-    k->analyse(grid, k->block_threads, k->smem, stream, signal + f * hop, pitch, (int)channels,
-               transforms, (int)hop, window, (int)representation, out + f * channels * row_floats,
-               twiddles);
-    const cudaError_t error = cudaGetLastError();
-    if (error != cudaSuccess)
-      return error;
-  }
-  return cudaSuccess;
+  return cudafft_block_launches(
+      &k->shape, frames, channels, [&](size_t f, int transforms, dim3 grid) {
+        k->analyse(grid, k->shape.block_threads, k->shape.smem_bytes, stream, signal + f * hop,
+                   pitch, (int)channels, transforms, (int)hop, window, (int)representation,
+                   out + f * channels * row_floats, twiddles);
+      });
 }
 
 extern "C" cudaError_t
@@ -282,21 +211,15 @@ cudafft_synthesis_launch(size_t n, const float *bins, unsigned channels, size_t 
                          const float *synthesis, float *frames_out, const float2 *twiddles,
                          cudaStream_t stream)
 {
-  const FusedKernels *k = fused_for(n);
+  const FusedKernels *k = size_table_entry<FusedTable>(n);
   if (!k)
     return cudaErrorInvalidValue;
-  const size_t total = frames * channels;
-  for (size_t done = 0; done < total; done += kMaxLaunchTransforms) {
-    const size_t count = total - done < kMaxLaunchTransforms ? total - done : kMaxLaunchTransforms;
-    const dim3 grid((unsigned)((count + k->per_block - 1) / k->per_block));
-    k->synthesise(grid, k->block_threads, k->smem, stream,
-                  (const float2 *)bins + done * (n / 2 + 1), (int)count, (const float2 *)synthesis,
-                  (float2 *)frames_out + done * (n / 2), twiddles);
-    const cudaError_t error = cudaGetLastError();
-    if (error != cudaSuccess)
-      return error;
-  }
-  return cudaSuccess;
+  return cudafft_block_launches(
+      &k->shape, frames * channels, 1, [&](size_t done, int count, dim3 grid) {
+        k->synthesise(grid, k->shape.block_threads, k->shape.smem_bytes, stream,
+                      (const float2 *)bins + done * (n / 2 + 1), count, (const float2 *)synthesis,
+                      (float2 *)frames_out + done * (n / 2), twiddles);
+      });
 }
 
 extern "C" cudaError_t

@@ -1,10 +1,12 @@
 /* stft_kernels.h: the STFT's kernels (analysis: window, FFT and representation fused; synthesis:
- * inverse FFT and synthesis window fused, then overlap-add). Internal to kernels/. */
-#ifndef CUDAFFT_STFT_LAUNCH_H
-#define CUDAFFT_STFT_LAUNCH_H
+ * inverse FFT and synthesis window fused, then overlap-add). Internal to the library (it speaks
+ * CUDA types). */
+#ifndef CUDAFFT_STFT_KERNELS_H
+#define CUDAFFT_STFT_KERNELS_H
+
+#include "block_kernels.h"
 
 #include <cudafft/stft.h>
-#include <cuda_runtime.h>
 
 #include <cuda_runtime.h>
 
@@ -12,15 +14,8 @@
 extern "C" {
 #endif
 
-/* Dynamic shared memory the fused kernels of size n need (0: no kernel for n). */
-size_t cudafft_stft_kernel_smem(size_t n);
-
-/* Raises the fused kernels' shared-memory limit for size n on the current device. */
-cudaError_t cudafft_stft_kernel_prepare(size_t n);
-
-/* The twiddle table the fused kernels of size n read: that of the engine's wide real kernels. */
-size_t cudafft_stft_twiddle_count(size_t n);
-void cudafft_stft_twiddles(size_t n, float *table);
+/* The fused kernels of size n (analysis, synthesis); NULL where n is not a listed size. */
+const CudafftBlockKernels *cudafft_stft_kernels(size_t n);
 
 /* samples x channels interleaved `format` samples at raw -> rows of planar floats: channel c's
  * sample i goes to signal[c * pitch + i]. */
