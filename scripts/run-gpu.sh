@@ -4,8 +4,9 @@
 #  1. build for one architecture (CUDA_ARCH, default 90) in build-gpu, from scratch;
 #  2. the whole suite (nothing may skip there);
 #  3. with SANITIZE=1, compute-sanitizer over the library's CUDA test programs, side by side:
-#     memcheck with --leak-check full over fft-accuracy, fft-device, fft-signals, stft, spectrum
-#     and convolve (with the cuda argument), racecheck over fft-device; each capped at
+#     memcheck with --leak-check full over fft-accuracy, fft-device, fft-signals, stft, spectrum,
+#     convolve and executor-cuda (with the cuda argument), racecheck over fft-device and
+#     executor-cuda; each capped at
 #     SANITIZE_TIMEOUT seconds (default 300); one summary line per program;
 #  4. the installed files checked from a staging folder (scripts/check-install.sh; the demo there
 #     runs on the GPU);
@@ -95,14 +96,15 @@ sanitizers() {
     [ -n "$sanitizer" ] || { [ -x "$candidate" ] && sanitizer=$candidate; }
   done
   [ -n "$sanitizer" ] || { echo "compute-sanitizer: not found beside nvcc nor on PATH"; return 1; }
-  for program in test_fft_accuracy test_fft_signals test_stft test_spectrum test_convolve; do
+  for program in test_fft_accuracy test_fft_signals test_fft_device test_stft test_spectrum \
+    test_convolve test_executor_cuda; do
     sanitize memcheck "$program" cuda
     pids+=($!)
   done
-  sanitize memcheck test_fft_device
-  pids+=($!)
-  sanitize racecheck test_fft_device
-  pids+=($!)
+  for program in test_fft_device test_executor_cuda; do
+    sanitize racecheck "$program" cuda
+    pids+=($!)
+  done
   for pid in "${pids[@]}"; do wait "$pid" || status=1; done
   cat "$logdir"/sanitize-*.log.summary | tee "$logdir/sanitize.txt"
   rm -f "$logdir"/sanitize-*.log.summary

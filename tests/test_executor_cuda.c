@@ -425,7 +425,7 @@ fail_main(void *arg)
       w->failed++;
       const char *message = cudafft_last_error_message();
       if (status != CUDAFFT_STATUS_CUDA_ERROR || !strstr(message, "bad launch test kind") ||
-          !strstr(message, "cudaErrorInvalidConfiguration"))
+          !strstr(message, "(cudaErrorInvalid"))
         worker_fail("failures: a failed job says %s (%s)", cudafft_status_name(status), message);
       /* Whether the batch's other kinds ran before the failing launch is not known: the count
        * starts afresh, as an engine's state would after a failure. */
@@ -474,7 +474,7 @@ test_failures(Rng *r)
     const CudafftStatus status = cudafft_executor_wait(ex, &p->t.job);
     named += status == CUDAFFT_STATUS_CUDA_ERROR &&
              strstr(cudafft_last_error_message(), "bad launch test kind") &&
-             strstr(cudafft_last_error_message(), "cudaErrorInvalidConfiguration");
+             strstr(cudafft_last_error_message(), "(cudaErrorInvalid");
     if (p->t.job.batch > 0 && p->t.job.batch < MAX_BATCHES)
       atomic_store(&poisoned[p->t.job.batch], 1);
     injections++;
