@@ -1,5 +1,5 @@
 /* test_fft_device.c: cudafft_execute_device() over device memory, against FFTW double, in the
- * ways a plan's cached launch graphs (kernels/fft_graph.h) could go wrong:
+ * ways a plan's cached launch graphs (lib/cuda/kernel_launch.h) could go wrong:
  *  - more buffer pairs than a plan keeps graphs for, each called twice in a row (a cached graph,
  *    then one rewritten for other buffers, batch or scale);
  *  - a burst of calls queued before one synchronisation, so that graphs are rewritten while their

@@ -3,10 +3,9 @@
  * small cache and reused for calls with the same arguments. Internal to the library (it speaks
  * CUDA types).
  *
- * Why: on the project's H100 machine, cudaGraphLaunch of a one-kernel graph costs the host about
- * 2 us where cuLaunchKernel of the same kernel costs about 4 us and the runtime's <<<>>> more, and
- * at small batches that host time is most of a call's latency (bench/HISTORY.md, "Launch through
- * cached CUDA graphs"). */
+ * Why: launching a one-kernel graph costs the host about half what cuLaunchKernel of the same
+ * kernel does (and the runtime's <<<>>> more), and at small batches that host time is most of a
+ * call's latency (bench/HISTORY.md, "Launch through cached CUDA graphs"). */
 #ifndef CUDAFFT_KERNEL_LAUNCH_H
 #define CUDAFFT_KERNEL_LAUNCH_H
 
