@@ -16,16 +16,17 @@
  * job): deinterleave, forward FFTs into the delay line, MAC + inverse FFT + mix writing interleaved
  * F32 (the deinterleave also carries the last block to the next job's rows); timed whole and as
  * forward + MAC alone, with the real-time factor this implies.
- * Part 3, the executor's batch of live streams: STREAMS (1024) stereo F32 objects, each with a 1 s
- * stereo kernel (48000 taps x 2 rows, P = 24) and a delay line of its own, one block each in one
- * batch: the batched deinterleave, forward and MAC launches over every job (what the executor's
- * compute stream runs for such a batch; its copies, 16 KB up and 16 KB down per job, are not
- * timed here). Printed: the device time, the bytes the kernels must move in device memory (each
- * job: its input, signal rows and the next front, the forward's frames and slots, and the MAC's
- * 2 x P delay-line slots, 2 x P kernel spectra, dry input and output) and that time against those
- * bytes at the device's peak memory bandwidth (the bandwidth floor). Checked: every job's output
- * is bit for bit what the same chain gives for that job alone (a batch of one), for a sample of
- * jobs.
+ * Part 3, the executor's batch of live streams, as streams-bench runs them: STREAMS (1024) stereo
+ * F32 objects, each with a 1 s mono kernel (48000 taps, P = 24; the element's `kernel` property is
+ * one row) and a delay line of its own, one block each in one batch: the batched deinterleave,
+ * forward and MAC launches over every job (what the executor's compute stream runs for such a
+ * batch; its copies, 16 KB up and 16 KB down per job, are not timed here). Printed: the device
+ * time, the bytes the kernels must move in device memory (each job: its input, signal rows and the
+ * next front; the forward's frames and slots; the MAC's 2 x P delay-line slots, its P kernel
+ * spectra, which the block's two channels share, the dry input and the output) and that time
+ * against those bytes at the device's peak memory bandwidth (the bandwidth floor). Checked: every
+ * sampled job's output is bit for bit what the same chain gives for that job alone (a batch of
+ * one).
  *
  * Timing: 10 warm-ups, then RUNS rounds in which every variant runs once, each timed alone with
  * CUDA events on the one stream; medians. Effective GB/s counts the samples read once and written
@@ -65,7 +66,7 @@ constexpr size_t kLongTaps = 96000; /* 2 s at 48 kHz */
 constexpr double kRate = 48000.0;
 /* Part 3 */
 constexpr unsigned kStreamChannels = 2;
-constexpr size_t kStreamTaps = 48000; /* 1 s at 48 kHz */
+constexpr size_t kStreamTaps = 48000; /* 1 s at 48 kHz, one row */
 
 struct Bench {
   size_t blocks = 0;
@@ -378,7 +379,7 @@ setup_part3(Bench *b)
   const size_t partitions = (kStreamTaps + kB - 1) / kB, slots = partitions, pitch = 2 * kB;
   const size_t samples = b->streams * kB * kStreamChannels;
   const size_t rows = b->streams * 2 * kStreamChannels * pitch;
-  const size_t spectrum_rows = b->streams * kStreamChannels * partitions;
+  const size_t spectrum_rows = b->streams * partitions;
   CHECK_CUDA(cudaMalloc(&b->d_batch_raw, samples * sizeof(float)));
   CHECK_CUDA(cudaMalloc(&b->d_batch_out, samples * sizeof(float)));
   CHECK_CUDA(cudaMalloc(&b->d_batch_rows, rows * sizeof(float)));
@@ -407,13 +408,13 @@ setup_part3(Bench *b)
     d.signal = b->d_batch_rows + j * 2 * kStreamChannels * pitch;
     d.next = d.signal + kStreamChannels * pitch;
     d.ring = b->d_batch_ring + j * kStreamChannels * slots * kPitch;
-    d.spectra = b->d_batch_spectra + j * kStreamChannels * partitions * kPitch;
+    d.spectra = b->d_batch_spectra + j * partitions * kPitch;
     d.pitch = pitch;
     d.wet_gain = 1.0f;
     d.dry_gain = 0.0f;
     d.format = CUDAFFT_SAMPLE_F32;
     d.channels = (int)kStreamChannels;
-    d.kernel_rows = (int)kStreamChannels;
+    d.kernel_rows = 1;
     d.partitions = (int)partitions;
     d.slots = (int)slots;
     d.first_slot = (int)(j % slots);
@@ -428,15 +429,16 @@ setup_part3(Bench *b)
 
 /* Bytes the batch's kernels must move in device memory, per job: the deinterleave reads the input
  * and writes the signal rows and the next job's front; the forward FFTs read a frame (two blocks)
- * of each channel and write a spectrum row; the MAC reads P delay-line rows and P kernel spectrum
- * rows per channel (bins 0..B), the dry input, and writes the output. */
+ * of each channel and write a spectrum row each; the MAC reads P delay-line rows per channel and
+ * the P kernel spectrum rows once (bins 0..B each), the dry input, and writes the output. */
 double
 part3_bytes_per_job()
 {
   const double block = (double)kB * kStreamChannels * sizeof(float);
-  const double bins = (double)kBins * sizeof(float2) * kStreamChannels;
+  const double row = (double)kBins * sizeof(float2);
   const double partitions = (double)((kStreamTaps + kB - 1) / kB);
-  return 3 * block + (2 * block + bins) + (2 * partitions * bins + 2 * block);
+  return 3 * block + (2 * block + kStreamChannels * row) +
+         ((kStreamChannels + 1) * partitions * row + 2 * block);
 }
 
 /* Every sampled job's output from the batch, bit for bit as the job alone gives it. */
@@ -612,8 +614,8 @@ main(int argc, char **argv)
   const double peak = 2.0 * clock_khz * 1e3 * bus_bits / 8.0; /* bytes/s, double data rate */
   const double bytes = part3_bytes_per_job() * (double)b.streams;
   printf(
-      "part 3: a batch of %zu stereo F32 streams, one block each, 1 s stereo kernels (%zu taps x "
-      "2 rows, P = %zu); median of %d runs\n",
+      "part 3: a batch of %zu stereo F32 streams, one block each, 1 s mono kernels (%zu taps, P = "
+      "%zu); median of %d runs\n",
       b.streams, kStreamTaps, (kStreamTaps + kB - 1) / kB, runs);
   ok = check_part3(&b) && ok;
   const RunFn part3[] = {run_batch};

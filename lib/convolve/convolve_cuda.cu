@@ -248,6 +248,23 @@ spectra_units(const ConvolveJob *j)
 
 /* The kinds --------------------------------------------------------------------------------- */
 
+/* The sum of per_job(job) over the jobs. */
+template <typename PerJob>
+size_t
+sum_over(CudafftJob *const *jobs, size_t count, PerJob per_job)
+{
+  size_t sum = 0;
+  for (size_t i = 0; i < count; ++i)
+    sum += per_job(as_job(jobs[i]));
+  return sum;
+}
+
+size_t
+direct_and_history_units(const ConvolveJob *j)
+{
+  return direct_units(j) + history_units(j);
+}
+
 /* Appends the unit entries of job `index` (units of it) to *at. */
 CudafftConvolveUnit *
 map_units(CudafftConvolveUnit *at, size_t index, size_t units)
@@ -266,10 +283,7 @@ multi_partition(const ConvolveJob *j)
 size_t
 blocks_aux_bytes(CudafftJob *const *jobs, size_t count)
 {
-  size_t units = 0;
-  for (size_t i = 0; i < count; ++i)
-    units += block_units(as_job(jobs[i]));
-  return aux_bytes_for(count, sizeof(CudafftConvolveBlocksJob), units);
+  return aux_bytes_for(count, sizeof(CudafftConvolveBlocksJob), sum_over(jobs, count, block_units));
 }
 
 CudafftConvolveBlocksJob
@@ -335,10 +349,8 @@ const CudafftWorkKind blocks_kind = {"convolution blocks", blocks_aux_bytes, blo
 size_t
 direct_aux_bytes(CudafftJob *const *jobs, size_t count)
 {
-  size_t units = 0;
-  for (size_t i = 0; i < count; ++i)
-    units += direct_units(as_job(jobs[i])) + history_units(as_job(jobs[i]));
-  return aux_bytes_for(count, sizeof(CudafftConvolveDirectJob), units);
+  return aux_bytes_for(count, sizeof(CudafftConvolveDirectJob),
+                       sum_over(jobs, count, direct_and_history_units));
 }
 
 CudafftConvolveDirectJob
@@ -378,11 +390,8 @@ direct_prepare(CudafftJob *const *jobs, size_t count, void *host_aux, void *)
 CudafftStatus
 direct_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *stream)
 {
-  size_t outputs = 0, histories = 0;
-  for (size_t i = 0; i < count; ++i) {
-    outputs += direct_units(as_job(jobs[i]));
-    histories += history_units(as_job(jobs[i]));
-  }
+  const size_t outputs = sum_over(jobs, count, direct_units);
+  const size_t histories = sum_over(jobs, count, history_units);
   const CudafftConvolveUnit *units = aux_units<CudafftConvolveDirectJob>(device_aux, count);
   CUDAFFT_CHECK(cudafft_convolve_direct_launch(aux_descs<CudafftConvolveDirectJob>(device_aux),
                                                units, outputs, units + outputs, histories,
@@ -396,10 +405,8 @@ const CudafftWorkKind direct_kind = {"convolution direct", direct_aux_bytes, dir
 size_t
 spectra_aux_bytes(CudafftJob *const *jobs, size_t count)
 {
-  size_t units = 0;
-  for (size_t i = 0; i < count; ++i)
-    units += spectra_units(as_job(jobs[i]));
-  return aux_bytes_for(count, sizeof(CudafftConvolveSpectraJob), units);
+  return aux_bytes_for(count, sizeof(CudafftConvolveSpectraJob),
+                       sum_over(jobs, count, spectra_units));
 }
 
 void
@@ -421,13 +428,10 @@ spectra_prepare(CudafftJob *const *jobs, size_t count, void *host_aux, void *)
 CudafftStatus
 spectra_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *stream)
 {
-  size_t units = 0;
-  for (size_t i = 0; i < count; ++i)
-    units += spectra_units(as_job(jobs[i]));
   CUDAFFT_CHECK(cudafft_convolve_spectra_launch(
       aux_descs<CudafftConvolveSpectraJob>(device_aux),
-      aux_units<CudafftConvolveSpectraJob>(device_aux, count), units, as_job(jobs[0])->f->twiddles,
-      static_cast<cudaStream_t>(stream)));
+      aux_units<CudafftConvolveSpectraJob>(device_aux, count), sum_over(jobs, count, spectra_units),
+      as_job(jobs[0])->f->twiddles, static_cast<cudaStream_t>(stream)));
   return CUDAFFT_STATUS_OK;
 }
 

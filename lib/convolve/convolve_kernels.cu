@@ -724,6 +724,20 @@ constexpr size_t kSmallMacLaunch = 256;
 /* Fill launches: at most this many thread blocks per job (they stride over the rest). */
 constexpr size_t kFillBlocks = 1024;
 
+/* A batched launch: `count` units, one thread block of `threads` each; nothing for none. */
+template <typename... Params, typename... Args>
+cudaError_t
+launch_units(void (*kernel)(Params...), size_t count, int threads, cudaStream_t stream,
+             Args... args)
+{
+  if (!launchable(count))
+    return cudaErrorInvalidValue;
+  if (count == 0)
+    return cudaSuccess;
+  kernel<<<(unsigned)count, threads, 0, stream>>>(args...);
+  return cudaGetLastError();
+}
+
 } // namespace
 
 extern "C" const CudafftTwiddlePlan *
@@ -739,12 +753,7 @@ cudafft_convolve_spectra_launch(const CudafftConvolveSpectraJob *jobs,
                                 const CudafftConvolveUnit *units, size_t count,
                                 const float2 *twiddles, cudaStream_t stream)
 {
-  if (!launchable(count))
-    return cudaErrorInvalidValue;
-  if (count == 0)
-    return cudaSuccess;
-  spectra_kernel<<<(unsigned)count, kThreads, 0, stream>>>(jobs, units, twiddles);
-  return cudaGetLastError();
+  return launch_units(spectra_kernel, count, kThreads, stream, jobs, units, twiddles);
 }
 
 extern "C" cudaError_t
@@ -752,12 +761,7 @@ cudafft_convolve_deinterleave_launch(const CudafftConvolveBlocksJob *jobs,
                                      const CudafftConvolveUnit *units, size_t count,
                                      cudaStream_t stream)
 {
-  if (!launchable(count))
-    return cudaErrorInvalidValue;
-  if (count == 0)
-    return cudaSuccess;
-  deinterleave_kernel<<<(unsigned)count, kFlatThreads, 0, stream>>>(jobs, units);
-  return cudaGetLastError();
+  return launch_units(deinterleave_kernel, count, kFlatThreads, stream, jobs, units);
 }
 
 extern "C" cudaError_t
@@ -765,28 +769,15 @@ cudafft_convolve_forward_launch(const CudafftConvolveBlocksJob *jobs,
                                 const CudafftConvolveUnit *units, size_t count,
                                 const float2 *twiddles, cudaStream_t stream)
 {
-  if (!launchable(count))
-    return cudaErrorInvalidValue;
-  if (count == 0)
-    return cudaSuccess;
-  forward_kernel<<<(unsigned)count, kThreads, 0, stream>>>(jobs, units, twiddles);
-  return cudaGetLastError();
+  return launch_units(forward_kernel, count, kThreads, stream, jobs, units, twiddles);
 }
 
 extern "C" cudaError_t
 cudafft_convolve_mac_launch(const CudafftConvolveBlocksJob *jobs, const CudafftConvolveUnit *units,
                             size_t count, const float2 *twiddles, cudaStream_t stream)
 {
-  if (!launchable(count))
-    return cudaErrorInvalidValue;
-  if (count == 0)
-    return cudaSuccess;
-  const float2 *narrow = twiddles + kWideTwiddles;
-  if (count < kSmallMacLaunch)
-    mac_kernel<2><<<(unsigned)count, kMacThreads, 0, stream>>>(jobs, units, narrow);
-  else
-    mac_kernel<1><<<(unsigned)count, kMacThreads, 0, stream>>>(jobs, units, narrow);
-  return cudaGetLastError();
+  return launch_units(count < kSmallMacLaunch ? mac_kernel<2> : mac_kernel<1>, count, kMacThreads,
+                      stream, jobs, units, twiddles + kWideTwiddles);
 }
 
 extern "C" cudaError_t
@@ -794,12 +785,7 @@ cudafft_convolve_fused_launch(const CudafftConvolveBlocksJob *jobs,
                               const CudafftConvolveUnit *units, size_t count,
                               const float2 *twiddles, cudaStream_t stream)
 {
-  if (!launchable(count))
-    return cudaErrorInvalidValue;
-  if (count == 0)
-    return cudaSuccess;
-  fused_kernel<<<(unsigned)count, kThreads, 0, stream>>>(jobs, units, twiddles);
-  return cudaGetLastError();
+  return launch_units(fused_kernel, count, kThreads, stream, jobs, units, twiddles);
 }
 
 extern "C" cudaError_t
@@ -845,19 +831,10 @@ cudafft_convolve_direct_launch(const CudafftConvolveDirectJob *jobs,
                                const CudafftConvolveUnit *history_units, size_t history_count,
                                cudaStream_t stream)
 {
-  if (!launchable(count) || !launchable(history_count))
-    return cudaErrorInvalidValue;
-  if (count > 0) {
-    direct_kernel<<<(unsigned)count, kDirectUnit, 0, stream>>>(jobs, units);
-    const cudaError_t error = cudaGetLastError();
-    if (error != cudaSuccess)
-      return error;
-  }
-  if (history_count > 0) {
-    history_kernel<<<(unsigned)history_count, kDirectUnit, 0, stream>>>(jobs, history_units);
-    return cudaGetLastError();
-  }
-  return cudaSuccess;
+  const cudaError_t error = launch_units(direct_kernel, count, kDirectUnit, stream, jobs, units);
+  if (error != cudaSuccess)
+    return error;
+  return launch_units(history_kernel, history_count, kDirectUnit, stream, jobs, history_units);
 }
 
 extern "C" cudaError_t
