@@ -41,8 +41,9 @@
 
 #define WORKERS 8
 #define STREAMS_PER_WORKER 8
-#define SEGMENTS 2  /* of an object, each ended by a drain or a reset */
-#define MAX_LIVES 8 /* objects one after another in a worker's place, at most (a bound on the run) */
+#define SEGMENTS 2 /* of an object, each ended by a drain or a reset */
+/* Objects one after another in a worker's place, at most (a bound on the run's length). */
+#define MAX_LIVES 4
 #define CYCLES 100
 
 static CudafftBackend backend;
@@ -454,6 +455,8 @@ worker_open(Worker *w, unsigned slot)
   snprintf(label, sizeof label, "worker %u object %u", w->id, w->lives++);
   w->lives_of[slot]++;
   w->live[slot] = stream_open(&w->streams[slot], label, 200000, SEGMENTS, 1);
+  if (!w->live[slot])
+    stream_close(&w->streams[slot]); /* its failure is noted */
 }
 
 static void
