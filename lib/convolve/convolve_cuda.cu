@@ -1,44 +1,37 @@
-/* convolve_cuda.cu: the convolution's CUDA backend: device buffers sized for a chunk and checked
- * against the GPU's free memory before anything is allocated, the kernel spectra computed on the
- * device at create, the history kept on the device (every input sample is uploaded once), pinned
- * staging, and the launch chain of a chunk. Every CUDA call is checked; a failure becomes a status
- * and a message.
+/* convolve_cuda.cu: the convolution's CUDA backend, on the device's shared executor
+ * (lib/common/executor.h): an object holds its state in executor memory and does everything on the
+ * device through jobs, so that the work of every convolution object on a device goes out in
+ * batched launches (convolve_kernels.h) and in the executor's order. It owns no streams, events or
+ * staging. Every CUDA call is checked; a failure becomes a status and a message.
  *
- * A run() call runs in chunks of at most chunk_frames frames (whole blocks on the partitioned
- * path; call_chunk_frames() picks the size per call), chunk i through pair i & 1 (pinned staging
- * and device input and output buffers). Each chunk goes through three streams, so that the upload
- * of chunk i + 1, the kernels of chunk i and the download of chunk i - 1 overlap (PCIe is full
- * duplex):
- * - upload stream: once the pair's previous kernels are done (event computed), the input from
- *   pinned staging (or from the caller's page-locked buffer) to the pair's d_raw; event uploaded;
- * - compute stream, which keeps the chunks in order (the delay line, the signal rows with the
- *   carried block and the direct path's history depend on it): once the chunk is uploaded and the
- *   pair's previous download is done (event downloaded), the kernels from d_raw to d_out:
- *   - partitioned, P > 1: deinterleave into the signal rows (and the last block into the next
- *     chunk's), forward FFTs into the delay line, the MAC + inverse FFT + mix kernel writing
- *     interleaved output (3 kernels);
- *   - partitioned, P = 1: deinterleave, the fused kernel (forward, product, inverse, mix);
- *   - direct: the direct kernel on the interleaved input, the history update;
- *   event computed;
- * - download stream: once computed, d_out to pinned staging, an event downloaded after each
- *   piece (or to the caller's page-locked buffer in one piece).
- * Waits for the pair's previous chunk are queued only where that chunk was in the same call: a
- * call returns with all its work done.
- * The host copies between the caller's buffers and pinned staging bound the speed through the
- * element (64 channels of F32 at 500x real time move 6 GB/s each way), so they overlap everything
- * else they can: the upload and the download go in pieces, each piece's DMA running while the host
- * copies the next (or previous) one, and the host copies chunk i's input in before it copies chunk
- * i - 2's output out of the same pair, while the device works on chunk i - 1. */
+ * State (one executor allocation, so that an object too large fails at create with the sizes in
+ * the message, before anything else is done): the partitioned path's twiddle table, kernel
+ * spectra, delay line and two sets of signal rows (and, where one block is more than a job holds,
+ * a block of input and one of output); the direct path's taps and two histories.
+ *
+ * Kinds of work (one job per call of the executor; the kernels are convolve_kernels.h's):
+ * - blocks: partitioned jobs: deinterleave into the object's signal rows, then forward FFTs into
+ *   its delay line and MAC + inverse FFT + mix + interleave (P > 1), or the fused kernel (P = 1);
+ * - direct: direct-path jobs: the direct kernel, then the history update;
+ * - spectra: the kernel spectra from uploaded taps (setup);
+ * - fill: copies, conversions and zeroing of state (setup, reset, and the staged blocks' input and
+ *   output).
+ * Each kind's launch serves all its jobs in the batch, one launch per stage, whatever their
+ * objects. An object's host-side sequence (the delay line's head, which set of rows or history a
+ * job reads) advances as its jobs are submitted: the executor runs an owner's jobs in order.
+ *
+ * A call runs in jobs of at most job_units blocks (frames on the direct path), cut as the old
+ * per-object pipeline cut its chunks (call_job_units()), and keeps up to kWindow of them
+ * outstanding, so that consecutive jobs go out in consecutive batches whose copies and kernels
+ * overlap. Every call waits for all its jobs before it returns; a failed job's status is the
+ * call's (the front end then resets). */
 #include "backend_object.cuh"
 #include "convolve_backend.h"
 #include "convolve_kernels.h"
 #include "cuda_check.cuh"
-#include "device_choice.cuh"
-#include "device_fit.h"
-#include "device_memory.h"
+#include "executor.h"
 #include "sample_values.h"
 #include "size_math.h"
-#include "streams.cuh"
 
 #include <cstdint>
 #include <cstdio>
@@ -48,155 +41,101 @@
 namespace {
 
 constexpr size_t kBlock = CUDAFFT_CONVOLVE_BLOCK;
-/* Partitioned chunk: at most kChunkTransforms (blocks x channels) transforms per launch, which
- * fill an H100 (132 SMs) about twice over at 128 threads a block, and at most kChunkBytes of
- * interleaved input, so that a long call has several chunks to overlap (run_chunks); the delay
- * line holds P - 1 + chunk blocks per channel (64 channels of F32: 8 blocks a chunk). */
+constexpr size_t kRowBytes = CUDAFFT_CONVOLVE_BIN_PITCH * sizeof(float2); /* a spectrum row */
+/* Partitioned jobs: at most kChunkTransforms (blocks x channels) transforms, which fill an H100
+ * (132 SMs) about twice over at 128 threads a block, and at most kChunkBytes of interleaved input,
+ * so that a long call has several jobs to overlap; the delay line holds P - 1 + job_units blocks
+ * per channel (64 channels of F32: 8 blocks a job). */
 constexpr size_t kChunkTransforms = 2048;
 constexpr size_t kChunkBytes = (size_t)4 << 20;
 constexpr size_t kMaxChunkBlocks = 64;
-/* Direct chunk: interleaved samples (1 MB of F32; the direct kernel needs no more to fill a GPU).
- */
+/* Direct jobs: interleaved samples (1 MB of F32; the direct kernel needs no more to fill a GPU). */
 constexpr size_t kChunkSamples = (size_t)1 << 18;
-/* Copies between host and device go in pieces of at least kPieceBytes (a DMA of that size takes
- * about as long as its setup costs on the host), at most kMaxPieces per chunk. */
-constexpr size_t kPieceBytes = (size_t)256 << 10;
-constexpr int kMaxPieces = 16;
-/* Chunks per call: a call is cut into up to kPipelineChunks chunks, so that a large push
- * pipelines (one chunk would upload, compute and download one after the other), but into none
- * smaller than kMinChunkBytes of input (rounded up to whole blocks on the partitioned path). A
- * chunk costs the host about a dozen API calls (events, waits, launches, copies), adds dependency
- * latency to each stream, and a smaller launch fills less of the GPU. Measured through the element
- * (64 channels, 2 s kernel, convolve-bench; the figures are in bench/HISTORY.md): large pushes ran
- * faster in 4 chunks than in one, from plain and from page-locked memory, but 1 MB pushes ran
- * slower cut into two chunks of 512 KB than uncut: hence 1 MB. Stereo and 8 channels stay in one
- * chunk up to 32 and 8 blocks. Four chunks leave a quarter of a call's copies unoverlapped at each
- * end; more would save little and cost more. */
+/* Jobs per call: a call is cut into up to kPipelineChunks jobs, so that a large push pipelines
+ * (one job would upload, compute and download one after the other), but into none smaller than
+ * kMinChunkBytes of input (rounded up to whole blocks on the partitioned path): a job costs a
+ * submission, a wait and a batch's latency, and a smaller launch fills less of the GPU. These are
+ * the old per-object pipeline's chunks, measured through the element (bench/HISTORY.md). */
 constexpr size_t kPipelineChunks = 4;
 constexpr size_t kMinChunkBytes = (size_t)1 << 20;
+/* Jobs an object keeps outstanding: the executor runs one per batch with two batches in flight,
+ * so that four keep a large call's copies and kernels overlapping. */
+constexpr unsigned kWindow = 4;
+/* State parts start at multiples of this (coalesced, 16-byte loads of every part). */
+constexpr size_t kStateAlign = 256;
 
-/* One of two sets of chunk buffers that alternate between chunks. */
-struct Pair {
-  void *h_in = nullptr, *h_out = nullptr; /* pinned staging, chunk_frames frames each */
-  void *d_raw = nullptr, *d_out = nullptr;
-  cudaEvent_t uploaded = nullptr; /* d_raw holds the chunk's input; h_in is free again */
-  cudaEvent_t computed = nullptr; /* d_raw is free again, d_out holds the chunk's output */
-  /* piece k of d_out is in h_out (or the caller's buffer); the last one frees d_out */
-  cudaEvent_t downloaded[kMaxPieces] = {};
-  int pieces = 0; /* downloads queued by the pair's last chunk */
+enum class Work { Blocks, Direct, Spectra, Fill };
+
+struct CudaConvolve;
+
+/* A fill range before its job's place in a batch is known: from the job's input and to its output
+ * are resolved when the batch is prepared. */
+struct FillStep {
+  CudafftConvolveFillOp op = CUDAFFT_CONVOLVE_FILL_ZERO;
+  void *dst = nullptr;       /* state, unless to_output */
+  const void *src = nullptr; /* state, unless from_input (unused for ZERO) */
+  size_t count = 0;          /* elements */
+  bool from_input = false, to_output = false;
+};
+
+/* One job of an object (the executor's CudafftJob first: the kinds cast its pointers back). */
+struct ConvolveJob {
+  CudafftJob job = {};
+  CudaConvolve *f = nullptr;
+  Work work = Work::Fill;
+  /* Blocks, Direct */
+  size_t count = 0;    /* blocks (Blocks), frames (Direct), taps (Spectra) */
+  int current = 0;     /* the set of signal rows or history it reads */
+  size_t head = 0;     /* Blocks, P > 1: its first block's slot */
+  float mix = 1.0f;    /* wet fraction */
+  bool staged = false; /* Blocks: input and output in the object's block buffers */
+  /* Spectra: partitions first_partition... of kernel row `row` */
+  size_t row = 0, first_partition = 0;
+  /* Fill */
+  FillStep steps[CUDAFFT_CONVOLVE_FILL_RANGES];
 };
 
 struct CudaConvolve {
-  int device = 0;
-  cudaStream_t stream = nullptr; /* compute */
-  cudaStream_t upload = nullptr, download = nullptr;
-  Pair pairs[2];
+  int device = 0; /* for cudafft_cuda_destroy */
+  CudafftExecutor *ex = nullptr;
+  CudafftJobOwner owner = {};
   CudafftSampleFormat format = CUDAFFT_SAMPLE_F32;
   CudafftConvolvePath path = CUDAFFT_CONVOLVE_DIRECT;
   unsigned channels = 0, rows = 0;
   size_t taps = 0;
   size_t frame_bytes = 0;
-  size_t chunk_frames = 0;
-  size_t piece_bytes = 0;
+  size_t job_units = 0;  /* the most blocks (partitioned) or frames (direct) of one job */
+  bool staged = false;   /* a block is more than a job holds: it goes through block buffers */
+  size_t part_bytes = 0; /* staged: bytes of one copy job */
 
   /* partitioned */
   size_t partitions = 0;
-  float2 *d_twiddles = nullptr;
-  float2 *d_spectra = nullptr; /* rows x partitions spectrum rows */
-  float2 *d_ring = nullptr;    /* channels x slots spectrum rows (P > 1) */
-  size_t slots = 0;
-  size_t head = 0;         /* the slot the next block's spectrum goes to */
-  float *d_signal[2] = {}; /* channels rows of pitch floats each */
-  size_t pitch = 0;        /* B + chunk blocks x B */
+  size_t slots = 0; /* of the delay line (P > 1) */
+  size_t pitch = 0; /* of the signal rows: B + job_units B */
 
-  /* direct */
-  float *d_taps = nullptr;
-  float *d_history[2] = {}; /* taps - 1 interleaved frames each (taps > 1) */
+  /* executor memory: one allocation, in parts */
+  void *state = nullptr;
+  float2 *twiddles = nullptr;
+  float2 *spectra = nullptr;                       /* rows x partitions spectrum rows */
+  float2 *ring = nullptr;                          /* channels x slots spectrum rows (P > 1) */
+  float *signal[2] = {};                           /* channels rows of pitch floats each */
+  void *raw_block = nullptr, *out_block = nullptr; /* staged: a block of input, of output */
+  float *direct_taps = nullptr;                    /* rows x taps */
+  float *history[2] = {};                          /* taps - 1 interleaved frames each */
 
-  int current = 0; /* which d_signal, d_history the next chunk reads */
+  /* The sequence on the host, advanced as jobs are submitted. */
+  size_t head = 0; /* the slot the next block's spectrum goes to */
+  int current = 0; /* the set of signal rows or history the next job reads */
+
+  ConvolveJob jobs[kWindow];
 };
 
+/* Sizes ------------------------------------------------------------------------------------- */
+
 size_t
-spectrum_row_bytes()
+round_up(size_t bytes, size_t to)
 {
-  return CUDAFFT_CONVOLVE_BIN_PITCH * sizeof(float2);
-}
-
-/* Waits for everything queued on the three streams (those made so far), best effort, and clears
- * any error: for release and recovery. */
-void
-settle(CudaConvolve *f)
-{
-  cudafft_streams_settle({f->upload, f->stream, f->download});
-}
-
-/* The filter's resources, best effort (cudafft_cuda_destroy). */
-void
-convolve_release(CudaConvolve *f)
-{
-  settle(f);
-  for (Pair &pair : f->pairs) {
-    cudafft_events_destroy({pair.uploaded, pair.computed});
-    for (cudaEvent_t event : pair.downloaded)
-      cudafft_events_destroy({event});
-    cudaFreeHost(pair.h_in);
-    cudaFreeHost(pair.h_out);
-    cudafft_device_free({pair.d_raw, pair.d_out});
-  }
-  cudafft_device_free({f->d_history[0], f->d_history[1], f->d_twiddles, f->d_spectra, f->d_ring,
-                       f->d_signal[0], f->d_signal[1], f->d_taps});
-  cudafft_streams_destroy({f->upload, f->stream, f->download});
-}
-
-/* The kernel's taps as floats, row-major (the engine computes in single precision). */
-float *
-taps_as_floats(const CudafftConvolveKernel &kernel)
-{
-  const size_t count = kernel.taps * kernel.rows;
-  float *taps = (float *)malloc(count * sizeof(float));
-  if (taps)
-    for (size_t i = 0; i < count; ++i)
-      taps[i] = (float)kernel.taps_data[i];
-  return taps;
-}
-
-/* The kernel's taps as floats in a fresh device buffer (*d_taps). */
-CudafftStatus
-upload_taps(CudaConvolve *f, const CudafftConvolveKernel &kernel, float **d_taps)
-{
-  float *taps = taps_as_floats(kernel);
-  if (!taps)
-    return cudafft_fail(
-        CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate %zu MB for a %zu-tap kernel of %u rows",
-        megabytes(kernel.taps * kernel.rows * sizeof(float)), kernel.taps, kernel.rows);
-  const CudafftStatus status =
-      cudafft_device_copy((void **)d_taps, taps, kernel.taps * kernel.rows * sizeof(float),
-                          "the convolution's taps", f->stream);
-  free(taps);
-  return status;
-}
-
-/* The kernel's partition spectra, computed on the device from the uploaded taps. */
-CudafftStatus
-make_spectra(CudaConvolve *f, const CudafftConvolveKernel &kernel)
-{
-  int plans = 0;
-  const CudafftTwiddlePlan *twiddles = cudafft_convolve_twiddle_plans(&plans);
-  CudafftStatus status = cudafft_twiddles_upload(twiddles, plans, f->stream, &f->d_twiddles);
-  if (status != CUDAFFT_STATUS_OK)
-    return status;
-  float *d_taps = nullptr;
-  status = upload_taps(f, kernel, &d_taps);
-  if (status != CUDAFFT_STATUS_OK)
-    return status;
-  cudaError_t error = cudafft_convolve_spectra_launch(
-      d_taps, kernel.taps, kernel.rows, f->partitions, f->d_spectra, f->d_twiddles, f->stream);
-  if (error == cudaSuccess)
-    error = cudaStreamSynchronize(f->stream); /* before the taps are freed */
-  cudaFree(d_taps);
-  if (error != cudaSuccess)
-    return cudafft_cuda_failure(error, "computing the kernel spectra", __FILE__, __LINE__);
-  return CUDAFFT_STATUS_OK;
+  return bytes > SIZE_MAX - (to - 1) ? SIZE_MAX : (bytes + to - 1) / to * to;
 }
 
 size_t
@@ -207,326 +146,764 @@ twiddle_bytes()
   return cudafft_twiddles_count(twiddles, plans) * sizeof(float2);
 }
 
-/* Device bytes the filter needs (saturating). */
+/* Lays the object's state out from base (nullptr: only counts), each part at a multiple of
+ * kStateAlign, and returns its bytes (saturating: SIZE_MAX stands for more than can be counted).
+ */
 size_t
-device_bytes(const CudaConvolve *f)
+lay_out(CudaConvolve *f, char *base)
 {
-  size_t need = sat_mul(4 * f->chunk_frames, f->frame_bytes); /* raw in, out: two pairs */
+  size_t at = 0;
+  auto part = [&](size_t bytes) -> void * {
+    void *p = base && bytes > 0 ? base + at : nullptr;
+    at = sat_add(at, round_up(bytes, kStateAlign));
+    return p;
+  };
   if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
-    need = sat_add(need, sat_mul(sat_mul(f->partitions, f->rows), spectrum_row_bytes()));
-    need = sat_add(need, sat_mul(sat_mul(f->slots, f->channels), spectrum_row_bytes()));
-    need = sat_add(need, sat_mul(sat_mul(2 * f->pitch, f->channels), sizeof(float)));
-    need = sat_add(need, twiddle_bytes());
-    need = sat_add(need, sat_mul(sat_mul(f->taps, f->rows), sizeof(float))); /* while uploading */
+    f->twiddles = static_cast<float2 *>(part(twiddle_bytes()));
+    f->spectra = static_cast<float2 *>(part(sat_mul(sat_mul(f->partitions, f->rows), kRowBytes)));
+    f->ring = static_cast<float2 *>(part(sat_mul(sat_mul(f->slots, f->channels), kRowBytes)));
+    for (float *&rows : f->signal)
+      rows = static_cast<float *>(part(sat_mul(sat_mul(f->pitch, f->channels), sizeof(float))));
+    if (f->staged) {
+      f->raw_block = part(kBlock * f->frame_bytes);
+      f->out_block = part(kBlock * f->frame_bytes);
+    }
   } else {
-    need = sat_add(need, sat_mul(sat_mul(f->taps, f->rows), sizeof(float)));
-    need = sat_add(need, sat_mul(sat_mul(2 * (f->taps - 1), f->channels), sizeof(float)));
+    f->direct_taps = static_cast<float *>(part(f->taps * f->rows * sizeof(float)));
+    for (float *&history : f->history)
+      history = static_cast<float *>(part((f->taps - 1) * f->channels * sizeof(float)));
   }
-  return need;
+  return at;
 }
 
-CudafftStatus
-check_fits(const CudaConvolve *f)
+/* Auxiliary data of a kind: count descriptors of desc_bytes each, then `units` unit entries. A
+ * batch needs no more than its jobs alone: the descriptors' rounding to 16 bytes is at most each
+ * job's. */
+size_t
+descs_bytes(size_t count, size_t desc_bytes)
 {
-  const size_t ring = sat_mul(sat_mul(f->slots, f->channels), spectrum_row_bytes());
-  const size_t spectra = sat_mul(sat_mul(f->partitions, f->rows), spectrum_row_bytes());
-  char what[96], detail[96];
-  snprintf(what, sizeof what, "a %zu-tap kernel (%u rows) on %u channels", f->taps, f->rows,
-           f->channels);
-  snprintf(detail, sizeof detail, " (kernel spectra %zu MB, delay line %zu MB)", megabytes(spectra),
-           megabytes(ring));
-  return cudafft_device_fits(device_bytes(f), what, detail);
+  return round_up(count * desc_bytes, 16);
 }
 
-/* History to zeros: the signal rows (the block before the first is zeros) and the delay line
- * (spectra of the blocks before the first), or the direct path's history. */
+size_t
+aux_bytes_for(size_t count, size_t desc_bytes, size_t units)
+{
+  return descs_bytes(count, desc_bytes) + units * sizeof(CudafftConvolveUnit);
+}
+
+template <typename Desc>
+Desc *
+aux_descs(void *aux)
+{
+  return static_cast<Desc *>(aux);
+}
+
+template <typename Desc>
+CudafftConvolveUnit *
+aux_units(void *aux, size_t count)
+{
+  return reinterpret_cast<CudafftConvolveUnit *>(static_cast<char *>(aux) +
+                                                 descs_bytes(count, sizeof(Desc)));
+}
+
+const ConvolveJob *
+as_job(const CudafftJob *job)
+{
+  return reinterpret_cast<const ConvolveJob *>(job);
+}
+
+size_t
+units_of(size_t count, size_t per_unit)
+{
+  return (count + per_unit - 1) / per_unit;
+}
+
+/* Units of each job (convolve_kernels.h): transforms of a partitioned job, output samples and
+ * history samples of a direct one in runs of CUDAFFT_CONVOLVE_DIRECT_UNIT, partitions of a spectra
+ * job. */
+size_t
+block_units(const ConvolveJob *j)
+{
+  return j->count * j->f->channels;
+}
+
+size_t
+direct_units(const ConvolveJob *j)
+{
+  return units_of(j->count * j->f->channels, CUDAFFT_CONVOLVE_DIRECT_UNIT);
+}
+
+size_t
+history_units(const ConvolveJob *j)
+{
+  return j->f->taps > 1 ? units_of((j->f->taps - 1) * j->f->channels, CUDAFFT_CONVOLVE_DIRECT_UNIT)
+                        : 0;
+}
+
+size_t
+spectra_units(const ConvolveJob *j)
+{
+  return units_of(j->count, kBlock);
+}
+
+/* The kinds --------------------------------------------------------------------------------- */
+
+/* The sum of per_job(job) over the jobs. */
+template <typename PerJob>
+size_t
+sum_over(CudafftJob *const *jobs, size_t count, PerJob per_job)
+{
+  size_t sum = 0;
+  for (size_t i = 0; i < count; ++i)
+    sum += per_job(as_job(jobs[i]));
+  return sum;
+}
+
+size_t
+direct_and_history_units(const ConvolveJob *j)
+{
+  return direct_units(j) + history_units(j);
+}
+
+/* Appends the unit entries of job `index` (units of it) to *at. */
+CudafftConvolveUnit *
+map_units(CudafftConvolveUnit *at, size_t index, size_t units)
+{
+  for (size_t k = 0; k < units; ++k)
+    *at++ = CudafftConvolveUnit{(uint32_t)index, (uint32_t)k};
+  return at;
+}
+
+bool
+multi_partition(const ConvolveJob *j)
+{
+  return j->f->partitions > 1;
+}
+
+size_t
+blocks_aux_bytes(CudafftJob *const *jobs, size_t count)
+{
+  return aux_bytes_for(count, sizeof(CudafftConvolveBlocksJob), sum_over(jobs, count, block_units));
+}
+
+CudafftConvolveBlocksJob
+describe_blocks(const ConvolveJob *j)
+{
+  const CudaConvolve *f = j->f;
+  CudafftConvolveBlocksJob d = {};
+  d.in = j->staged ? f->raw_block : j->job.device_in;
+  d.out = j->staged ? f->out_block : j->job.device_out;
+  d.signal = f->signal[j->current];
+  d.next = f->signal[1 - j->current];
+  d.ring = f->ring;
+  d.spectra = f->spectra;
+  d.pitch = f->pitch;
+  d.wet_gain = j->mix;
+  d.dry_gain = 1.0f - j->mix;
+  d.format = f->format;
+  d.channels = (int)f->channels;
+  d.kernel_rows = (int)f->rows;
+  d.partitions = (int)f->partitions;
+  d.slots = (int)f->slots;
+  d.first_slot = (int)j->head;
+  d.blocks = (int)j->count;
+  return d;
+}
+
+/* The units of the jobs with P > 1 first (forward and MAC launch over them), then those of the
+ * jobs with P = 1 (the fused launch); the deinterleave launches over all. */
+void
+blocks_prepare(CudafftJob *const *jobs, size_t count, void *host_aux, void *)
+{
+  CudafftConvolveBlocksJob *descs = aux_descs<CudafftConvolveBlocksJob>(host_aux);
+  CudafftConvolveUnit *at = aux_units<CudafftConvolveBlocksJob>(host_aux, count);
+  for (size_t i = 0; i < count; ++i)
+    descs[i] = describe_blocks(as_job(jobs[i]));
+  for (int multi = 1; multi >= 0; --multi)
+    for (size_t i = 0; i < count; ++i)
+      if (multi_partition(as_job(jobs[i])) == (multi == 1))
+        at = map_units(at, i, block_units(as_job(jobs[i])));
+}
+
 CudafftStatus
-clear_history(CudaConvolve *f)
+blocks_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *stream)
+{
+  size_t multi = 0, single = 0;
+  for (size_t i = 0; i < count; ++i)
+    (multi_partition(as_job(jobs[i])) ? multi : single) += block_units(as_job(jobs[i]));
+  const CudafftConvolveBlocksJob *descs = aux_descs<CudafftConvolveBlocksJob>(device_aux);
+  const CudafftConvolveUnit *units = aux_units<CudafftConvolveBlocksJob>(device_aux, count);
+  /* every object's table is the same: the first job's serves the launch */
+  const float2 *twiddles = as_job(jobs[0])->f->twiddles;
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  CUDAFFT_CHECK(cudafft_convolve_deinterleave_launch(descs, units, multi + single, s));
+  CUDAFFT_CHECK(cudafft_convolve_forward_launch(descs, units, multi, twiddles, s));
+  CUDAFFT_CHECK(cudafft_convolve_mac_launch(descs, units, multi, twiddles, s));
+  CUDAFFT_CHECK(cudafft_convolve_fused_launch(descs, units + multi, single, twiddles, s));
+  return CUDAFFT_STATUS_OK;
+}
+
+const CudafftWorkKind blocks_kind = {"convolution blocks", blocks_aux_bytes, blocks_prepare,
+                                     blocks_launch};
+
+size_t
+direct_aux_bytes(CudafftJob *const *jobs, size_t count)
+{
+  return aux_bytes_for(count, sizeof(CudafftConvolveDirectJob),
+                       sum_over(jobs, count, direct_and_history_units));
+}
+
+CudafftConvolveDirectJob
+describe_direct(const ConvolveJob *j)
+{
+  const CudaConvolve *f = j->f;
+  CudafftConvolveDirectJob d = {};
+  d.in = j->job.device_in;
+  d.out = j->job.device_out;
+  d.history = f->history[j->current];
+  d.next_history = f->history[1 - j->current];
+  d.taps = f->direct_taps;
+  d.frames = j->count;
+  d.wet_gain = j->mix;
+  d.dry_gain = 1.0f - j->mix;
+  d.format = f->format;
+  d.channels = (int)f->channels;
+  d.taps_count = (int)f->taps;
+  d.kernel_rows = (int)f->rows;
+  return d;
+}
+
+/* Every job's output units, then every job's history units. */
+void
+direct_prepare(CudafftJob *const *jobs, size_t count, void *host_aux, void *)
+{
+  CudafftConvolveDirectJob *descs = aux_descs<CudafftConvolveDirectJob>(host_aux);
+  CudafftConvolveUnit *at = aux_units<CudafftConvolveDirectJob>(host_aux, count);
+  for (size_t i = 0; i < count; ++i) {
+    descs[i] = describe_direct(as_job(jobs[i]));
+    at = map_units(at, i, direct_units(as_job(jobs[i])));
+  }
+  for (size_t i = 0; i < count; ++i)
+    at = map_units(at, i, history_units(as_job(jobs[i])));
+}
+
+CudafftStatus
+direct_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *stream)
+{
+  const size_t outputs = sum_over(jobs, count, direct_units);
+  const size_t histories = sum_over(jobs, count, history_units);
+  const CudafftConvolveUnit *units = aux_units<CudafftConvolveDirectJob>(device_aux, count);
+  CUDAFFT_CHECK(cudafft_convolve_direct_launch(aux_descs<CudafftConvolveDirectJob>(device_aux),
+                                               units, outputs, units + outputs, histories,
+                                               static_cast<cudaStream_t>(stream)));
+  return CUDAFFT_STATUS_OK;
+}
+
+const CudafftWorkKind direct_kind = {"convolution direct", direct_aux_bytes, direct_prepare,
+                                     direct_launch};
+
+size_t
+spectra_aux_bytes(CudafftJob *const *jobs, size_t count)
+{
+  return aux_bytes_for(count, sizeof(CudafftConvolveSpectraJob),
+                       sum_over(jobs, count, spectra_units));
+}
+
+void
+spectra_prepare(CudafftJob *const *jobs, size_t count, void *host_aux, void *)
+{
+  CudafftConvolveSpectraJob *descs = aux_descs<CudafftConvolveSpectraJob>(host_aux);
+  CudafftConvolveUnit *at = aux_units<CudafftConvolveSpectraJob>(host_aux, count);
+  for (size_t i = 0; i < count; ++i) {
+    const ConvolveJob *j = as_job(jobs[i]);
+    const CudaConvolve *f = j->f;
+    descs[i] = CudafftConvolveSpectraJob{
+        static_cast<const double *>(j->job.device_in),
+        f->spectra + (j->row * f->partitions + j->first_partition) * CUDAFFT_CONVOLVE_BIN_PITCH,
+        j->count};
+    at = map_units(at, i, spectra_units(j));
+  }
+}
+
+CudafftStatus
+spectra_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *stream)
+{
+  CUDAFFT_CHECK(cudafft_convolve_spectra_launch(
+      aux_descs<CudafftConvolveSpectraJob>(device_aux),
+      aux_units<CudafftConvolveSpectraJob>(device_aux, count), sum_over(jobs, count, spectra_units),
+      as_job(jobs[0])->f->twiddles, static_cast<cudaStream_t>(stream)));
+  return CUDAFFT_STATUS_OK;
+}
+
+const CudafftWorkKind spectra_kind = {"convolution kernel spectra", spectra_aux_bytes,
+                                      spectra_prepare, spectra_launch};
+
+size_t
+fill_aux_bytes(CudafftJob *const *, size_t count)
+{
+  return descs_bytes(count, sizeof(CudafftConvolveFillJob));
+}
+
+void
+fill_prepare(CudafftJob *const *jobs, size_t count, void *host_aux, void *)
+{
+  CudafftConvolveFillJob *descs = aux_descs<CudafftConvolveFillJob>(host_aux);
+  for (size_t i = 0; i < count; ++i) {
+    const ConvolveJob *j = as_job(jobs[i]);
+    for (int r = 0; r < CUDAFFT_CONVOLVE_FILL_RANGES; ++r) {
+      const FillStep &step = j->steps[r];
+      descs[i].ranges[r] = CudafftConvolveFillRange{step.to_output ? j->job.device_out : step.dst,
+                                                    step.from_input ? j->job.device_in : step.src,
+                                                    step.count, step.op};
+    }
+  }
+}
+
+CudafftStatus
+fill_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *stream)
+{
+  size_t longest = 0;
+  for (size_t i = 0; i < count; ++i)
+    for (const FillStep &step : as_job(jobs[i])->steps)
+      longest = step.count > longest ? step.count : longest;
+  CUDAFFT_CHECK(cudafft_convolve_fill_launch(aux_descs<CudafftConvolveFillJob>(device_aux), count,
+                                             longest, static_cast<cudaStream_t>(stream)));
+  return CUDAFFT_STATUS_OK;
+}
+
+const CudafftWorkKind fill_kind = {"convolution state", fill_aux_bytes, fill_prepare, fill_launch};
+
+/* A call's jobs ------------------------------------------------------------------------------- */
+
+/* The jobs of one call: filled in and submitted in order, up to kWindow outstanding (the oldest is
+ * waited for before its place is reused), all waited for by finish(). The first failure is kept,
+ * status and message, and ends the submissions. */
+class Window {
+public:
+  explicit Window(CudaConvolve *f) : f_(f)
+  {
+  }
+
+  /* The next job, reset, for the caller to fill in and submit(); nullptr once one has failed. */
+  ConvolveJob *
+  next()
+  {
+    if (submitted_ - waited_ == kWindow)
+      wait_oldest();
+    if (status_ != CUDAFFT_STATUS_OK)
+      return nullptr;
+    ConvolveJob *job = &f_->jobs[submitted_ % kWindow];
+    *job = ConvolveJob{};
+    job->f = f_;
+    job->job.owner = &f_->owner;
+    return job;
+  }
+
+  /* Submits job (from next(), its work and sizes filled in) with its input (nullptr: zeros) and the
+   * place for its output. */
+  void
+  submit(ConvolveJob *job, const void *in, void *out)
+  {
+    static const CudafftWorkKind *const kinds[] = {&blocks_kind, &direct_kind, &spectra_kind,
+                                                   &fill_kind};
+    job->job.kind = kinds[(int)job->work];
+    const CudafftStatus status = cudafft_executor_submit(f_->ex, &job->job, in, out);
+    if (status == CUDAFFT_STATUS_OK)
+      ++submitted_;
+    else
+      failed(status);
+  }
+
+  /* Whether no job has failed so far. */
+  bool
+  ok() const
+  {
+    return status_ == CUDAFFT_STATUS_OK;
+  }
+
+  /* Waits for every job submitted; the first failure's status (and message), or OK. */
+  CudafftStatus
+  finish()
+  {
+    while (waited_ < submitted_)
+      wait_oldest();
+    if (status_ != CUDAFFT_STATUS_OK)
+      return cudafft_fail(status_, "%s", message_);
+    return CUDAFFT_STATUS_OK;
+  }
+
+private:
+  void
+  wait_oldest()
+  {
+    const CudafftStatus status = cudafft_executor_wait(f_->ex, &f_->jobs[waited_ % kWindow].job);
+    ++waited_;
+    if (status != CUDAFFT_STATUS_OK)
+      failed(status);
+  }
+
+  void
+  failed(CudafftStatus status)
+  {
+    if (status_ != CUDAFFT_STATUS_OK)
+      return;
+    status_ = status;
+    snprintf(message_, sizeof message_, "%s", cudafft_last_error_message());
+  }
+
+  CudaConvolve *f_;
+  size_t submitted_ = 0, waited_ = 0;
+  CudafftStatus status_ = CUDAFFT_STATUS_OK;
+  char message_[512] = "";
+};
+
+/* A fill job's step: a range of 4-byte words (bytes a multiple of 4) or of narrowed doubles. */
+FillStep
+zero_step(void *dst, size_t bytes)
+{
+  FillStep step;
+  step.dst = dst;
+  step.count = bytes / 4;
+  return step;
+}
+
+FillStep
+copy_step(void *dst, const void *src, size_t bytes)
+{
+  FillStep step;
+  step.op = CUDAFFT_CONVOLVE_FILL_COPY;
+  step.dst = dst;
+  step.src = src;
+  step.count = bytes / 4;
+  return step;
+}
+
+FillStep
+from_input(FillStep step)
+{
+  step.from_input = true;
+  return step;
+}
+
+FillStep
+to_output(FillStep step)
+{
+  step.to_output = true;
+  return step;
+}
+
+/* The submissions of the steps of each kind ------------------------------------------------- */
+
+/* History to zeros: the delay line (the spectra of the blocks before the first) and the first set
+ * of signal rows (the block before the first is zeros), or the first history; from then on the
+ * sequence starts again. The job follows the object's earlier ones. */
+void
+submit_clear(Window *w, CudaConvolve *f)
 {
   f->head = 0;
   f->current = 0;
-  if (f->d_ring)
-    CUDAFFT_CHECK(
-        cudaMemsetAsync(f->d_ring, 0, f->slots * f->channels * spectrum_row_bytes(), f->stream));
-  if (f->d_signal[0])
-    CUDAFFT_CHECK(
-        cudaMemsetAsync(f->d_signal[0], 0, f->pitch * f->channels * sizeof(float), f->stream));
-  if (f->d_history[0])
-    CUDAFFT_CHECK(cudaMemsetAsync(f->d_history[0], 0, (f->taps - 1) * f->channels * sizeof(float),
-                                  f->stream));
-  CUDAFFT_CHECK(cudaStreamSynchronize(f->stream));
-  return CUDAFFT_STATUS_OK;
+  if (f->path == CUDAFFT_CONVOLVE_DIRECT && f->taps == 1)
+    return; /* nothing kept */
+  ConvolveJob *job = w->next();
+  if (!job)
+    return;
+  if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
+    job->steps[0] = zero_step(f->ring, f->slots * f->channels * kRowBytes);
+    job->steps[1] = zero_step(f->signal[0], f->pitch * f->channels * sizeof(float));
+  } else {
+    job->steps[0] = zero_step(f->history[0], (f->taps - 1) * f->channels * sizeof(float));
+  }
+  w->submit(job, nullptr, nullptr);
+}
+
+/* The twiddle table on the host (the tables of cudafft_convolve_twiddle_plans(), one after
+ * another), for the object's copy; free() it. */
+float *
+host_twiddles()
+{
+  int plans = 0;
+  const CudafftTwiddlePlan *twiddles = cudafft_convolve_twiddle_plans(&plans);
+  float *table = static_cast<float *>(malloc(twiddle_bytes()));
+  if (!table)
+    return nullptr;
+  float *at = table;
+  for (int i = 0; i < plans; ++i) {
+    cudafft_twiddle_table(twiddles[i].n_complex, twiddles[i].plan_kind, at);
+    at += 2 * cudafft_twiddle_count(twiddles[i].n_complex, twiddles[i].plan_kind);
+  }
+  return table;
+}
+
+/* Partitioned setup: the twiddle table, the kernel spectra from the taps (each job a range of
+ * partitions of a row, the taps uploaded as they are and rounded to float by the kernel), the
+ * history cleared. */
+CudafftStatus
+load_partitioned(CudaConvolve *f, const CudafftConvolveKernel &kernel)
+{
+  float *table = host_twiddles();
+  if (!table)
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a twiddle table");
+  Window w(f);
+  if (ConvolveJob *job = w.next()) {
+    job->steps[0] = from_input(copy_step(f->twiddles, nullptr, twiddle_bytes()));
+    job->job.in_bytes = twiddle_bytes();
+    w.submit(job, table, nullptr);
+  }
+  /* partitions per job: their taps and unit entries, after the descriptor */
+  const size_t max_job = cudafft_executor_max_job_bytes(f->ex);
+  const size_t room = max_job - aux_bytes_for(1, sizeof(CudafftConvolveSpectraJob), 0);
+  const size_t per_job = room / (kBlock * sizeof(double) + sizeof(CudafftConvolveUnit));
+  for (size_t r = 0; r < f->rows; ++r)
+    for (size_t p = 0; p < f->partitions; p += per_job) {
+      ConvolveJob *job = w.next();
+      if (!job)
+        break;
+      job->work = Work::Spectra;
+      job->row = r;
+      job->first_partition = p;
+      job->count = min_size(f->taps - p * kBlock, per_job * kBlock);
+      job->job.in_bytes = job->count * sizeof(double);
+      w.submit(job, kernel.taps_data + r * f->taps + p * kBlock, nullptr);
+    }
+  submit_clear(&w, f);
+  const CudafftStatus status = w.finish();
+  free(table);
+  return status;
+}
+
+/* Direct setup: the taps, rounded to float on the device, and the history cleared. */
+CudafftStatus
+load_direct(CudaConvolve *f, const CudafftConvolveKernel &kernel)
+{
+  Window w(f);
+  if (ConvolveJob *job = w.next()) {
+    const size_t count = f->taps * f->rows;
+    job->steps[0].op = CUDAFFT_CONVOLVE_FILL_NARROW;
+    job->steps[0].dst = f->direct_taps;
+    job->steps[0].count = count;
+    job->steps[0].from_input = true;
+    job->job.in_bytes = count * sizeof(double);
+    w.submit(job, kernel.taps_data, nullptr);
+  }
+  submit_clear(&w, f);
+  return w.finish();
+}
+
+/* Jobs of a call of `units` blocks (frames on the direct path): kPipelineChunks says why. */
+size_t
+call_job_units(const CudaConvolve *f, size_t units)
+{
+  const size_t unit_bytes = (f->path == CUDAFFT_CONVOLVE_PARTITIONED ? kBlock : 1) * f->frame_bytes;
+  size_t per_job = (units + kPipelineChunks - 1) / kPipelineChunks;
+  const size_t least = (kMinChunkBytes + unit_bytes - 1) / unit_bytes;
+  per_job = per_job > least ? per_job : least;
+  return per_job < f->job_units ? per_job : f->job_units;
+}
+
+/* One partitioned job of `blocks` blocks, its input at in (nullptr: zeros), its output to out. */
+void
+submit_blocks(Window *w, CudaConvolve *f, const char *in, char *out, size_t blocks, float mix)
+{
+  ConvolveJob *job = w->next();
+  if (!job)
+    return;
+  job->work = Work::Blocks;
+  job->count = blocks;
+  job->current = f->current;
+  job->head = f->head;
+  job->mix = mix;
+  job->job.in_bytes = job->job.out_bytes = blocks * kBlock * f->frame_bytes;
+  w->submit(job, in, out);
+  f->current = 1 - f->current;
+  if (f->slots > 0)
+    f->head = (f->head + blocks) % f->slots;
+}
+
+/* One block of a staged object: its input copied into the object's raw block in parts, the block's
+ * job on the block buffers, its output copied out of the out block in parts. */
+void
+submit_staged_block(Window *w, CudaConvolve *f, const char *in, char *out, float mix)
+{
+  const size_t bytes = kBlock * f->frame_bytes;
+  char *raw = static_cast<char *>(f->raw_block);
+  const char *cooked = static_cast<const char *>(f->out_block);
+  for (size_t at = 0; at < bytes; at += f->part_bytes) {
+    ConvolveJob *job = w->next();
+    if (!job)
+      return;
+    const size_t size = min_size(f->part_bytes, bytes - at);
+    job->steps[0] = from_input(copy_step(raw + at, nullptr, size));
+    job->job.in_bytes = size;
+    w->submit(job, in ? in + at : nullptr, nullptr);
+  }
+  ConvolveJob *job = w->next();
+  if (!job)
+    return;
+  job->work = Work::Blocks;
+  job->count = 1;
+  job->current = f->current;
+  job->head = f->head;
+  job->mix = mix;
+  job->staged = true;
+  w->submit(job, nullptr, nullptr);
+  f->current = 1 - f->current;
+  if (f->slots > 0)
+    f->head = (f->head + 1) % f->slots;
+  for (size_t at = 0; at < bytes; at += f->part_bytes) {
+    job = w->next();
+    if (!job)
+      return;
+    const size_t size = min_size(f->part_bytes, bytes - at);
+    job->steps[0] = to_output(copy_step(nullptr, cooked + at, size));
+    job->job.out_bytes = size;
+    w->submit(job, nullptr, out + at);
+  }
+}
+
+/* One direct job of `frames` frames. */
+void
+submit_direct(Window *w, CudaConvolve *f, const char *in, char *out, size_t frames, float mix)
+{
+  ConvolveJob *job = w->next();
+  if (!job)
+    return;
+  job->work = Work::Direct;
+  job->count = frames;
+  job->current = f->current;
+  job->mix = mix;
+  job->job.in_bytes = job->job.out_bytes = frames * f->frame_bytes;
+  w->submit(job, in, out);
+  if (f->taps > 1)
+    f->current = 1 - f->current;
+}
+
+/* The backend table ------------------------------------------------------------------------- */
+
+/* Whether a partitioned job of `blocks` blocks fits an executor job. */
+bool
+blocks_fit(const CudaConvolve *f, size_t blocks, size_t max_job)
+{
+  const size_t in = blocks * kBlock * f->frame_bytes;
+  const size_t aux = aux_bytes_for(1, sizeof(CudafftConvolveBlocksJob), blocks * f->channels);
+  return in <= max_job && aux <= max_job - in;
 }
 
 CudafftStatus
 convolve_setup(CudaConvolve *f, const CudafftConvolveSpec *spec)
 {
-  const CudafftStatus opened = cudafft_cuda_open_device(spec->device_id, &f->device, nullptr);
-  if (opened != CUDAFFT_STATUS_OK)
-    return opened;
   f->format = spec->format;
   f->path = spec->path;
   f->channels = spec->channels;
   f->rows = spec->kernel.rows;
   f->taps = spec->kernel.taps;
   f->frame_bytes = spec->channels * cudafft_sample_size(spec->format);
+  if (f->path == CUDAFFT_CONVOLVE_DIRECT && f->taps > CUDAFFT_CONVOLVE_DIRECT_TAPS)
+    return cudafft_fail(CUDAFFT_STATUS_INVALID_SIZE,
+                        "the CUDA direct path takes at most %d taps, not %zu",
+                        CUDAFFT_CONVOLVE_DIRECT_TAPS, f->taps);
+  CudafftStatus status = cudafft_executor_acquire(spec->device_id, &f->ex);
+  if (status != CUDAFFT_STATUS_OK)
+    return status;
+  f->device = cudafft_executor_device(f->ex);
+  const size_t max_job = cudafft_executor_max_job_bytes(f->ex);
   if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
     size_t blocks = kChunkTransforms / f->channels;
     if (blocks > kChunkBytes / (kBlock * f->frame_bytes))
       blocks = kChunkBytes / (kBlock * f->frame_bytes);
     blocks = blocks < 1 ? 1 : blocks > kMaxChunkBlocks ? kMaxChunkBlocks : blocks;
-    f->chunk_frames = blocks * kBlock;
+    while (blocks > 1 && !blocks_fit(f, blocks, max_job))
+      --blocks;
+    f->staged = !blocks_fit(f, 1, max_job);
+    if (f->staged)
+      f->part_bytes = (max_job - aux_bytes_for(1, sizeof(CudafftConvolveFillJob), 0)) /
+                      kStateAlign * kStateAlign;
+    f->job_units = blocks;
     f->partitions = (f->taps + kBlock - 1) / kBlock;
-    /* The chunk's blocks and the P - 1 before the first must coexist in the ring. */
+    /* A job's blocks and the P - 1 before its first must coexist in the ring. */
     f->slots = f->partitions > 1 ? f->partitions + blocks - 1 : 0;
-    f->pitch = kBlock + f->chunk_frames;
+    f->pitch = kBlock + blocks * kBlock;
   } else {
-    if (f->taps > CUDAFFT_CONVOLVE_DIRECT_TAPS)
-      return cudafft_fail(CUDAFFT_STATUS_INVALID_SIZE,
-                          "the CUDA direct path takes at most %d taps, not %zu",
-                          CUDAFFT_CONVOLVE_DIRECT_TAPS, f->taps);
     const size_t frames = kChunkSamples / f->channels;
-    f->chunk_frames = frames > 0 ? frames : 1;
+    f->job_units = frames > 0 ? frames : 1;
   }
-  CudafftStatus status = check_fits(f);
+
+  const size_t bytes = lay_out(f, nullptr);
+  char what[192];
+  if (f->path == CUDAFFT_CONVOLVE_PARTITIONED)
+    snprintf(what, sizeof what,
+             "the state of a %zu-tap kernel (%u rows) on %u channels (kernel spectra %zu MB, "
+             "delay line %zu MB)",
+             f->taps, f->rows, f->channels,
+             megabytes(sat_mul(sat_mul(f->partitions, f->rows), kRowBytes)),
+             megabytes(sat_mul(sat_mul(f->slots, f->channels), kRowBytes)));
+  else
+    snprintf(what, sizeof what, "the state of a %zu-tap kernel (%u rows) on %u channels", f->taps,
+             f->rows, f->channels);
+  status = cudafft_executor_alloc(f->ex, bytes, what, &f->state);
   if (status != CUDAFFT_STATUS_OK)
     return status;
-
-  CUDAFFT_CHECK(cudafft_streams_create({&f->stream, &f->upload, &f->download}));
-  const size_t chunk_bytes = f->chunk_frames * f->frame_bytes;
-  const size_t piece = (chunk_bytes + kMaxPieces - 1) / kMaxPieces;
-  f->piece_bytes = piece > kPieceBytes ? (piece + 4095) / 4096 * 4096 : kPieceBytes;
-  for (Pair &pair : f->pairs) {
-    CUDAFFT_CHECK(cudafft_events_create({&pair.uploaded, &pair.computed}));
-    for (cudaEvent_t &event : pair.downloaded)
-      CUDAFFT_CHECK(cudafft_events_create({&event}));
-    status = cudafft_pinned_host_alloc(&pair.h_in, chunk_bytes, "the convolution's staging");
-    if (status == CUDAFFT_STATUS_OK)
-      status = cudafft_pinned_host_alloc(&pair.h_out, chunk_bytes, "the convolution's staging");
-    if (status == CUDAFFT_STATUS_OK)
-      status = cudafft_device_alloc(&pair.d_raw, chunk_bytes, "the convolution's input buffers");
-    if (status == CUDAFFT_STATUS_OK)
-      status = cudafft_device_alloc(&pair.d_out, chunk_bytes, "the convolution's output buffers");
-    if (status != CUDAFFT_STATUS_OK)
-      return status;
-  }
-
-  if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
-    status =
-        cudafft_device_alloc((void **)&f->d_spectra, f->partitions * f->rows * spectrum_row_bytes(),
-                             "the convolution's kernel spectra");
-    if (status == CUDAFFT_STATUS_OK && f->slots > 0)
-      status =
-          cudafft_device_alloc((void **)&f->d_ring, f->slots * f->channels * spectrum_row_bytes(),
-                               "the convolution's delay line");
-    for (int i = 0; i < 2 && status == CUDAFFT_STATUS_OK; ++i)
-      status =
-          cudafft_device_alloc((void **)&f->d_signal[i], f->pitch * f->channels * sizeof(float),
-                               "the convolution's signal rows");
-    if (status == CUDAFFT_STATUS_OK)
-      status = make_spectra(f, spec->kernel);
-  } else {
-    status = upload_taps(f, spec->kernel, &f->d_taps);
-    for (int i = 0; i < 2 && status == CUDAFFT_STATUS_OK && f->taps > 1; ++i)
-      status = cudafft_device_alloc((void **)&f->d_history[i],
-                                    (f->taps - 1) * f->channels * sizeof(float),
-                                    "the convolution's history");
-  }
-  if (status != CUDAFFT_STATUS_OK)
-    return status;
-  return clear_history(f);
+  lay_out(f, static_cast<char *>(f->state));
+  return f->path == CUDAFFT_CONVOLVE_PARTITIONED ? load_partitioned(f, spec->kernel)
+                                                 : load_direct(f, spec->kernel);
 }
 
-/* Queues chunk input of `bytes` to pair s's d_raw on the upload stream, once the pair's previous
- * kernels have read it where `reused` (an earlier chunk of this call used the pair; those of
- * earlier calls are done): from the caller's buffer directly where that is page-locked, else piece
- * by piece through pinned staging, each piece's upload queued as soon as it is there (in nullptr:
- * zeros). */
-CudafftStatus
-upload_input(CudaConvolve *f, int s, const char *in, size_t bytes, bool in_pinned, bool reused)
+/* Frees the state and gives the executor back (no job of the object is outstanding: every call
+ * waits for its jobs). */
+void
+convolve_release(CudaConvolve *f)
 {
-  Pair &pair = f->pairs[s];
-  char *device = static_cast<char *>(pair.d_raw);
-  if (reused)
-    CUDAFFT_CHECK(cudaStreamWaitEvent(f->upload, pair.computed, 0));
-  if (!in) {
-    CUDAFFT_CHECK(cudaMemsetAsync(device, 0, bytes, f->upload)); /* all-zero bytes: 0.0 */
-  } else if (in_pinned) {
-    CUDAFFT_CHECK(cudaMemcpyAsync(device, in, bytes, cudaMemcpyHostToDevice, f->upload));
-  } else {
-    if (reused) /* the pair's last upload must have left h_in */
-      CUDAFFT_CHECK(cudaEventSynchronize(pair.uploaded));
-    char *staging = static_cast<char *>(pair.h_in);
-    for (size_t at = 0; at < bytes; at += f->piece_bytes) {
-      const size_t size = bytes - at < f->piece_bytes ? bytes - at : f->piece_bytes;
-      memcpy(staging + at, in + at, size);
-      CUDAFFT_CHECK(
-          cudaMemcpyAsync(device + at, staging + at, size, cudaMemcpyHostToDevice, f->upload));
-    }
-  }
-  CUDAFFT_CHECK(cudaEventRecord(pair.uploaded, f->upload));
-  return CUDAFFT_STATUS_OK;
-}
-
-/* Queues the download of `bytes` of pair s's output on the download stream once its kernels are
- * done, to staging in pieces, an event after each (collect() copies each piece out as soon as it
- * is there); to `direct` instead, in one piece, where that is the caller's page-locked output. The
- * caller has collected the pair's previous output from staging. */
-CudafftStatus
-download(CudaConvolve *f, int s, size_t bytes, char *direct)
-{
-  Pair &pair = f->pairs[s];
-  char *staging = direct ? direct : static_cast<char *>(pair.h_out);
-  const char *device = static_cast<const char *>(pair.d_out);
-  const size_t piece_bytes = direct ? bytes : f->piece_bytes;
-  CUDAFFT_CHECK(cudaStreamWaitEvent(f->download, pair.computed, 0));
-  int k = 0;
-  for (size_t at = 0; at < bytes; at += piece_bytes, ++k) {
-    const size_t size = bytes - at < piece_bytes ? bytes - at : piece_bytes;
-    CUDAFFT_CHECK(
-        cudaMemcpyAsync(staging + at, device + at, size, cudaMemcpyDeviceToHost, f->download));
-    CUDAFFT_CHECK(cudaEventRecord(pair.downloaded[k], f->download));
-    pair.pieces = k + 1;
-  }
-  return CUDAFFT_STATUS_OK;
-}
-
-/* Copies `bytes` of pair s's last output to out, each piece as soon as it is downloaded (only
- * waits where the download went to out directly). When it returns, the pair's chunk is done on
- * every stream: its download waited for its kernels, which waited for its upload. */
-CudafftStatus
-collect(CudaConvolve *f, int s, char *out, size_t bytes, bool out_pinned)
-{
-  const Pair &pair = f->pairs[s];
-  if (out_pinned) {
-    CUDAFFT_CHECK(cudaEventSynchronize(pair.downloaded[pair.pieces - 1]));
-    return CUDAFFT_STATUS_OK;
-  }
-  const char *staging = static_cast<const char *>(pair.h_out);
-  int k = 0;
-  for (size_t at = 0; at < bytes; at += f->piece_bytes, ++k) {
-    const size_t size = bytes - at < f->piece_bytes ? bytes - at : f->piece_bytes;
-    CUDAFFT_CHECK(cudaEventSynchronize(pair.downloaded[k]));
-    memcpy(out + at, staging + at, size);
-  }
-  return CUDAFFT_STATUS_OK;
-}
-
-/* Queues the kernels of one chunk of `frames` frames on the compute stream, from pair s's d_raw
- * once uploaded, to its d_out once the pair's previous download has left it (where `reused`, as
- * in upload_input()). */
-CudafftStatus
-queue_kernels(CudaConvolve *f, int s, size_t frames, float mix, bool reused)
-{
-  Pair &pair = f->pairs[s];
-  cudaStream_t stream = f->stream;
-  CUDAFFT_CHECK(cudaStreamWaitEvent(stream, pair.uploaded, 0));
-  if (reused)
-    CUDAFFT_CHECK(cudaStreamWaitEvent(stream, pair.downloaded[pair.pieces - 1], 0));
-  if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
-    const size_t blocks = frames / kBlock;
-    float *signal = f->d_signal[f->current];
-    CUDAFFT_CHECK(cudafft_convolve_deinterleave_launch(f->format, pair.d_raw, frames, f->channels,
-                                                       signal + kBlock, f->pitch,
-                                                       f->d_signal[1 - f->current], stream));
-    if (f->partitions == 1) {
-      CUDAFFT_CHECK(cudafft_convolve_fused_launch(f->format, signal, f->pitch, f->channels, blocks,
-                                                  f->d_spectra, f->rows, mix, pair.d_out,
-                                                  f->d_twiddles, stream));
-    } else {
-      CUDAFFT_CHECK(cudafft_convolve_forward_launch(signal, f->pitch, f->channels, blocks,
-                                                    f->d_ring, f->slots, f->head, f->d_twiddles,
-                                                    stream));
-      CUDAFFT_CHECK(cudafft_convolve_mac_launch(
-          f->format, f->d_ring, f->slots, f->head, f->channels, blocks, f->d_spectra, f->rows,
-          f->partitions, signal, f->pitch, mix, pair.d_out, f->d_twiddles, stream));
-      f->head = (f->head + blocks) % f->slots;
-    }
-    f->current = 1 - f->current;
-  } else {
-    CUDAFFT_CHECK(cudafft_convolve_direct_launch(f->format, pair.d_raw, frames, f->channels,
-                                                 f->d_history[f->current], f->d_taps, f->taps,
-                                                 f->rows, mix, pair.d_out, stream));
-    if (f->taps > 1) {
-      CUDAFFT_CHECK(cudafft_convolve_history_launch(
-          f->format, pair.d_raw, frames, f->channels, f->d_history[f->current],
-          f->d_history[1 - f->current], f->taps - 1, stream));
-      f->current = 1 - f->current;
-    }
-  }
-  CUDAFFT_CHECK(cudaEventRecord(pair.computed, stream));
-  return CUDAFFT_STATUS_OK;
-}
-
-/* Frames per chunk for a call of `frames` frames (kPipelineChunks says why). */
-size_t
-call_chunk_frames(const CudaConvolve *f, size_t frames)
-{
-  const size_t unit = f->path == CUDAFFT_CONVOLVE_PARTITIONED ? kBlock : 1;
-  const size_t unit_bytes = unit * f->frame_bytes;
-  size_t units = (frames / unit + kPipelineChunks - 1) / kPipelineChunks;
-  const size_t least = (kMinChunkBytes + unit_bytes - 1) / unit_bytes;
-  units = units > least ? units : least;
-  return units < f->chunk_frames / unit ? units * unit : f->chunk_frames;
-}
-
-/* The chunks, pair i & 1 for chunk i. Before chunk i's download reuses a pair's staging, chunk
- * i - 2's output is collected from it; the host copies chunk i's input in before that, so that
- * they overlap chunk i - 2's download. */
-CudafftStatus
-run_chunks(CudaConvolve *f, const char *in, char *out, size_t frames, float mix)
-{
-  const size_t chunk = call_chunk_frames(f, frames), fb = f->frame_bytes;
-  const size_t chunks = (frames + chunk - 1) / chunk;
-  /* Page-locked caller buffers (the element's output pool; input from an upstream that took the
-   * element's allocator) skip the host copies through staging, which otherwise bound the speed. */
-  const bool in_pinned = in && cudafft_is_pinned(in), out_pinned = cudafft_is_pinned(out);
-  CudafftStatus status = CUDAFFT_STATUS_OK;
-  for (size_t i = 0; i < chunks && status == CUDAFFT_STATUS_OK; ++i) {
-    const int s = (int)(i & 1);
-    const size_t first = i * chunk, count = frames - first < chunk ? frames - first : chunk;
-    status = upload_input(f, s, in ? in + first * fb : nullptr, count * fb, in_pinned, i >= 2);
-    if (status == CUDAFFT_STATUS_OK)
-      status = queue_kernels(f, s, count, mix, i >= 2);
-    if (status == CUDAFFT_STATUS_OK && i >= 2) /* chunk i - 2 was a whole one */
-      status = collect(f, s, out + (first - 2 * chunk) * fb, chunk * fb, out_pinned);
-    if (status == CUDAFFT_STATUS_OK)
-      status = download(f, s, count * fb, out_pinned ? out + first * fb : nullptr);
-  }
-  for (size_t i = chunks >= 2 ? chunks - 2 : 0; i < chunks && status == CUDAFFT_STATUS_OK; ++i) {
-    const size_t first = i * chunk, count = frames - first < chunk ? frames - first : chunk;
-    status = collect(f, (int)(i & 1), out + first * fb, count * fb, out_pinned);
-  }
-  return status;
+  if (!f->ex)
+    return;
+  cudafft_executor_free(f->ex, f->state);
+  cudafft_executor_release(f->ex);
 }
 
 CudafftStatus
-convolve_run(void *impl, const CudafftConvolveJob *job)
+convolve_run(void *impl, const CudafftConvolveJob *call)
 {
   CudaConvolve *f = static_cast<CudaConvolve *>(impl);
-  const size_t frames = job->frames;
+  const size_t frames = call->frames;
   if (frames == 0)
     return CUDAFFT_STATUS_OK;
-  if (f->path == CUDAFFT_CONVOLVE_PARTITIONED && frames % kBlock != 0)
+  const bool partitioned = f->path == CUDAFFT_CONVOLVE_PARTITIONED;
+  if (partitioned && frames % kBlock != 0)
     return cudafft_fail(
         CUDAFFT_STATUS_INVALID_VALUE,
         "the partitioned CUDA convolution takes whole blocks of %zu frames, not %zu", kBlock,
         frames);
-  CUDAFFT_CHECK(cudafft_use_device(f->device));
-  const CudafftStatus status =
-      run_chunks(f, (const char *)job->in, (char *)job->out, frames, job->mix);
-  if (status != CUDAFFT_STATUS_OK)
-    settle(f); /* nothing may still run on the buffers, the caller's included */
-  return status;
+  const char *in = static_cast<const char *>(call->in);
+  char *out = static_cast<char *>(call->out);
+  const size_t unit = partitioned ? kBlock : 1, units = frames / unit;
+  const size_t per_job = call_job_units(f, units), unit_bytes = unit * f->frame_bytes;
+  Window w(f);
+  for (size_t done = 0; done < units && w.ok();) {
+    const size_t count = min_size(per_job, units - done);
+    const char *job_in = in ? in + done * unit_bytes : nullptr;
+    char *job_out = out + done * unit_bytes;
+    if (!partitioned)
+      submit_direct(&w, f, job_in, job_out, count, call->mix);
+    else if (f->staged)
+      submit_staged_block(&w, f, job_in, job_out, call->mix);
+    else
+      submit_blocks(&w, f, job_in, job_out, count, call->mix);
+    done += count;
+  }
+  return w.finish();
 }
 
 CudafftStatus
 convolve_reset(void *impl)
 {
   CudaConvolve *f = static_cast<CudaConvolve *>(impl);
-  CUDAFFT_CHECK(cudafft_use_device(f->device));
-  settle(f); /* nothing may overlap the clearing (run() leaves none in flight) */
-  return clear_history(f);
+  Window w(f);
+  submit_clear(&w, f);
+  return w.finish();
+}
+
+void *
+convolve_stream(const void *)
+{
+  return nullptr; /* the executor's streams carry the work */
 }
 
 } // namespace
@@ -534,4 +911,4 @@ convolve_reset(void *impl)
 extern "C" const CudafftConvolveBackend cudafft_convolve_cuda_backend = {
     cudafft_cuda_create<CudaConvolve, CudafftConvolveSpec, convolve_setup, convolve_release>,
     cudafft_cuda_destroy<CudaConvolve, convolve_release>, convolve_run, convolve_reset,
-    cudafft_cuda_stream<CudaConvolve>};
+    convolve_stream};

@@ -5,7 +5,14 @@
  * real_forward_post / real_inverse_pre around it, in 17 KB of static shared memory (so they run
  * on every architecture, sm_75 included, without raising the shared-memory limit).
  *
- * Fusion: the partitioned path runs two kernels per chunk, forward (signal -> delay line) and MAC
+ * Batches: every launch serves the jobs of every convolution object in an executor batch. A kernel
+ * takes the jobs' descriptors and a map from unit to job (convolve_kernels.h); a thread block reads
+ * its unit and its job's descriptor (the same address for all its threads: broadcast loads) and
+ * then runs the body one object's launch ran, with the object's parameters from the descriptor, so
+ * that a job computes exactly what it would alone. F32 and F64 outputs share a launch
+ * (with_output).
+ *
+ * Fusion: the partitioned path runs two kernels per batch, forward (signal -> delay line) and MAC
  * (delay line x kernel spectra -> inverse FFT -> mix -> interleaved output): block q's MAC needs
  * the spectra of blocks q - 1, q - 2, ... of the same launch, which other thread blocks compute,
  * so the two cannot share a kernel without a grid-wide barrier. The MAC's sum stays in registers
@@ -57,10 +64,11 @@ real_frame(const float *x)
   return GlobalIn{reinterpret_cast<const float2 *>(x), 1.0f};
 }
 
-/* One partition of a kernel row: `count` taps (<= B) at x, zeros after them up to N. Rows start
- * at any tap, hence scalar loads; this runs once per kernel. */
+/* One partition of a kernel row: `count` taps (<= B) at x, zeros after them up to N, each rounded
+ * to float as it is read (as the host rounded them before). Rows start at any tap, hence scalar
+ * loads; this runs once per kernel. */
 struct ConvolvePartitionIn {
-  const float *x;
+  const double *x;
   int count;
 };
 
@@ -73,8 +81,8 @@ read_points(float2 *v, ConvolvePartitionIn from, int j0)
 #pragma unroll
     for (int r = 0; r < P; ++r) {
       const int i = 2 * (j0 + b + r * Stride);
-      v[b * P + r] =
-          make_float2(i < from.count ? from.x[i] : 0.0f, i + 1 < from.count ? from.x[i + 1] : 0.0f);
+      v[b * P + r] = make_float2(i < from.count ? (float)from.x[i] : 0.0f,
+                                 i + 1 < from.count ? (float)from.x[i + 1] : 0.0f);
     }
 }
 
@@ -271,35 +279,70 @@ forward_times_pre(From from, float2 *smem, const float2 *__restrict__ h, const f
   __syncthreads();
 }
 
-/* Kernel spectra: one thread block per (row, partition). */
+/* A thread block's job descriptor, copied once to shared memory (`stage`, a word per thread) for
+ * the kernels that read its fields after their transforms: from there they are loaded where they
+ * are used (after the barriers), instead of being held in registers across the transforms (the
+ * per-object kernels had them as parameters, in constant memory, which cost no registers either).
+ */
+template <typename Job>
+__device__ __forceinline__ const Job &
+shared_job(const Job *__restrict__ jobs, uint32_t index, Job &stage)
+{
+  static_assert(sizeof(Job) % 4 == 0, "descriptors are whole words");
+  constexpr int kWords = sizeof(Job) / 4;
+  static_assert(kWords <= kThreads, "a word per thread");
+  const uint32_t *from = reinterpret_cast<const uint32_t *>(jobs + index);
+  uint32_t *to = reinterpret_cast<uint32_t *>(&stage);
+  if (threadIdx.x < kWords)
+    to[threadIdx.x] = from[threadIdx.x];
+  __syncthreads();
+  return stage;
+}
+
+/* Kernel spectra: one thread block per partition of a job (CudafftConvolveSpectraJob). */
 __global__ void
-__launch_bounds__(kThreads)
-    spectra_kernel(const float *__restrict__ taps, int taps_count, int partitions,
-                   float2 *__restrict__ spectra, const float2 *__restrict__ twiddles)
+__launch_bounds__(kThreads) spectra_kernel(const CudafftConvolveSpectraJob *__restrict__ jobs,
+                                           const CudafftConvolveUnit *__restrict__ units,
+                                           const float2 *__restrict__ twiddles)
 {
   __shared__ float2 smem[Shape::kStride];
-  const int row = blockIdx.x / partitions, p = blockIdx.x % partitions;
-  const int first = p * kConvBlock;
-  const int count = taps_count - first < kConvBlock ? taps_count - first : kConvBlock;
-  const ConvolvePartitionIn from{taps + (size_t)row * taps_count + first, count};
-  forward_to_bins(from, smem, spectra + (size_t)blockIdx.x * kConvPitch,
+  const CudafftConvolveUnit u = units[blockIdx.x];
+  const CudafftConvolveSpectraJob &d = jobs[u.job];
+  const size_t first = (size_t)u.unit * kConvBlock;
+  const int count = d.count - first < (size_t)kConvBlock ? (int)(d.count - first) : kConvBlock;
+  const ConvolvePartitionIn from{d.taps + first, count};
+  forward_to_bins(from, smem, d.spectra + (size_t)u.unit * kConvPitch,
                   1.0f / CUDAFFT_CONVOLVE_FFT_SIZE, twiddles);
 }
 
-/* Forward FFTs into the delay line: thread block q channels + c takes frame q of channel c, so
- * that a launch's consecutive blocks read rows of different channels at the same offset. */
+/* A partitioned job's transform unit q channels + c: frame q of channel c. Within a job,
+ * consecutive thread blocks take the channels of a frame, so that they read rows of different
+ * channels at the same offset (and a mono kernel's spectra at about the same time, from L2). */
+struct FrameOf {
+  int q, c;
+  __device__
+  FrameOf(uint32_t unit, int channels)
+      : q((int)unit / channels), c((int)unit % channels)
+  {
+  }
+};
+
+/* Forward FFTs into the delay line: thread block u takes frame q of channel c of its job. */
 __global__ void
-__launch_bounds__(kThreads) forward_kernel(const float *__restrict__ signal, size_t pitch,
-                                           int channels, float2 *__restrict__ ring, int slots,
-                                           int first_slot, const float2 *__restrict__ twiddles)
+__launch_bounds__(kThreads) forward_kernel(const CudafftConvolveBlocksJob *__restrict__ jobs,
+                                           const CudafftConvolveUnit *__restrict__ units,
+                                           const float2 *__restrict__ twiddles)
 {
   __shared__ float2 smem[Shape::kStride];
-  const int q = blockIdx.x / channels, c = blockIdx.x % channels;
-  int slot = first_slot + q;
+  const CudafftConvolveUnit u = units[blockIdx.x];
+  const CudafftConvolveBlocksJob &d = jobs[u.job];
+  const FrameOf f(u.unit, d.channels);
+  const int slots = d.slots;
+  int slot = d.first_slot + f.q;
   if (slot >= slots)
     slot -= slots;
-  const GlobalIn from = real_frame(signal + (size_t)c * pitch + (size_t)q * kConvBlock);
-  forward_to_bins(from, smem, ring + ((size_t)c * slots + slot) * kConvPitch, 1.0f, twiddles);
+  const GlobalIn from = real_frame(d.signal + (size_t)f.c * d.pitch + (size_t)f.q * kConvBlock);
+  forward_to_bins(from, smem, d.ring + ((size_t)f.c * slots + slot) * kConvPitch, 1.0f, twiddles);
 }
 
 __device__ __forceinline__ float4
@@ -353,30 +396,57 @@ store_mixed(const float *y, T *out, const float *dry, int channels, float wet_ga
   }
 }
 
-/* The inverse real FFT (plan Kind) of the bins in shared memory (complete: a barrier before),
- * output block q of channel c mixed and written. */
-template <int Kind, bool Pre, bool Staged, typename T>
+/* Calls write(out) with the job's output as float * or double *, by its format: both forms are
+ * compiled into a kernel, and a thread block takes the one of its job (the branch is the same for
+ * all its threads), so that jobs of both formats share a launch. */
+template <typename Job, typename Write>
 __device__ __forceinline__ void
-inverse_to_output(float2 *smem, int q, int c, int channels, const float *signal, size_t pitch,
-                  float wet_gain, float dry_gain, T *out, const float2 *twiddles)
+with_output(const Job &job, Write write)
+{
+  if (job.format == CUDAFFT_SAMPLE_F64)
+    write(static_cast<double *>(job.out));
+  else
+    write(static_cast<float *>(job.out));
+}
+
+template <typename T>
+__device__ __forceinline__ ConvolveMixOut<T>
+mix_out(T *out, const float *dry, int channels, float wet_gain, float dry_gain)
+{
+  return ConvolveMixOut<T>{out, dry, channels, wet_gain, dry_gain};
+}
+
+/* The inverse real FFT (plan Kind) of the bins in shared memory (complete: a barrier before),
+ * output block q of channel c of a partitioned job mixed and written in the job's format. Staged,
+ * only the stores after the transform depend on the format, so only they are compiled twice;
+ * unstaged, the transform's last pass stores, so the whole transform is. */
+template <int Kind, bool Pre, bool Staged>
+__device__ __forceinline__ void
+inverse_to_output(float2 *smem, int q, int c, const CudafftConvolveBlocksJob &job,
+                  const float2 *twiddles)
 {
   constexpr int kKindThreads = FftShape<kConvBlock, Kind>::kThreads;
   if constexpr (Pre)
     real_inverse_pre<kConvBlock, Kind, kKindThreads>(smem, threadIdx.x, twiddles);
-  const size_t frame0 = (size_t)q * kConvBlock;
-  T *block_out = out + frame0 * channels + c;
-  const float *dry = signal + (size_t)c * pitch + kConvBlock + frame0;
+  const int channels = job.channels;
+  const size_t frame0 = (size_t)q * kConvBlock, at = frame0 * channels + c;
+  const float *dry = job.signal + (size_t)c * job.pitch + kConvBlock + frame0;
+  const float wet_gain = job.wet_gain, dry_gain = job.dry_gain;
   const SharedRow s{smem};
   if constexpr (Staged) {
     /* the last pass reads all of smem before its barrier, so the stage may overwrite it */
     block_fft<kConvBlock, Kind>(s, s, ConvolveStageOut<kKeepPoint>{smem, kKeepPoint}, threadIdx.x,
                                 twiddles);
     __syncthreads();
-    store_mixed<kKindThreads>(reinterpret_cast<const float *>(smem), block_out, dry, channels,
-                              wet_gain, dry_gain);
+    with_output(job, [&](auto *out) {
+      store_mixed<kKindThreads>(reinterpret_cast<const float *>(smem), out + at, dry, channels,
+                                wet_gain, dry_gain);
+    });
   } else {
-    const ConvolveMixOut<T> to{block_out, dry, channels, wet_gain, dry_gain};
-    block_fft<kConvBlock, Kind>(s, s, to, threadIdx.x, twiddles);
+    with_output(job, [&](auto *out) {
+      block_fft<kConvBlock, Kind>(s, s, mix_out(out + at, dry, channels, wet_gain, dry_gain),
+                                  threadIdx.x, twiddles);
+    });
   }
 }
 
@@ -387,23 +457,26 @@ inverse_to_output(float2 *smem, int q, int c, int channels, const float *signal,
  * H per thread, adjacent threads adjacent addresses) are independent, so a thread has 8 in flight,
  * or 8 Depth: Depth = 2, for small launches, issues two partitions' loads before their sums. The
  * sums run over p in order either way. twiddles: the narrow plan's. */
-template <typename T, int Depth>
+template <int Depth>
 __global__ void
 __launch_bounds__(kMacThreads)
-    mac_kernel(const float2 *__restrict__ ring, int slots, int first_slot, int channels,
-               const float2 *__restrict__ spectra, int kernel_rows, int partitions,
-               const float *__restrict__ signal, size_t pitch, float wet_gain, float dry_gain,
-               T *__restrict__ out, const float2 *__restrict__ twiddles)
+    mac_kernel(const CudafftConvolveBlocksJob *__restrict__ jobs,
+               const CudafftConvolveUnit *__restrict__ units, const float2 *__restrict__ twiddles)
 {
   __shared__ float2 smem[Shape::kStride];
   const int t = threadIdx.x;
-  const int q = blockIdx.x / channels, c = blockIdx.x % channels;
-  const int row = kernel_rows > 1 ? c : 0;
-  int newest = first_slot + q;
+  const CudafftConvolveUnit u = units[blockIdx.x];
+  __shared__ CudafftConvolveBlocksJob stage;
+  const CudafftConvolveBlocksJob &job = shared_job(jobs, u.job, stage);
+  const int channels = job.channels, slots = job.slots, partitions = job.partitions;
+  const FrameOf f(u.unit, channels);
+  const int q = f.q, c = f.c;
+  const int row = job.kernel_rows > 1 ? c : 0;
+  int newest = job.first_slot + q;
   if (newest >= slots)
     newest -= slots;
-  const float2 *x_rows = ring + (size_t)c * slots * kConvPitch;
-  const float2 *h_rows = spectra + (size_t)row * partitions * kConvPitch;
+  const float2 *x_rows = job.ring + (size_t)c * slots * kConvPitch;
+  const float2 *h_rows = job.spectra + (size_t)row * partitions * kConvPitch;
   /* partition p's rows: the spectrum of block q - p (slot newest - p) and H[row][p] */
   auto x_row = [&](int p) {
     const int slot = newest - p < 0 ? newest - p + slots : newest - p;
@@ -464,25 +537,24 @@ __launch_bounds__(kMacThreads)
   if (t == 0)
     smem[pad(kConvBlock)] = last;
   __syncthreads();
-  inverse_to_output<kNarrow, true, false>(smem, q, c, channels, signal, pitch, wet_gain, dry_gain,
-                                          out, twiddles);
+  inverse_to_output<kNarrow, true, false>(smem, q, c, job, twiddles);
 }
 
 /* P = 1: forward FFT, product, inverse FFT and mix in one thread block per output block. */
-template <typename T>
 __global__ void
 __launch_bounds__(kThreads)
-    fused_kernel(const float *__restrict__ signal, size_t pitch, int channels,
-                 const float2 *__restrict__ spectra, int kernel_rows, float wet_gain,
-                 float dry_gain, T *__restrict__ out, const float2 *__restrict__ twiddles)
+    fused_kernel(const CudafftConvolveBlocksJob *__restrict__ jobs,
+                 const CudafftConvolveUnit *__restrict__ units, const float2 *__restrict__ twiddles)
 {
   __shared__ float2 smem[Shape::kStride];
-  const int q = blockIdx.x / channels, c = blockIdx.x % channels;
-  const float2 *h = spectra + (size_t)(kernel_rows > 1 ? c : 0) * kConvPitch;
-  const GlobalIn from = real_frame(signal + (size_t)c * pitch + (size_t)q * kConvBlock);
+  const CudafftConvolveUnit u = units[blockIdx.x];
+  __shared__ CudafftConvolveBlocksJob stage;
+  const CudafftConvolveBlocksJob &job = shared_job(jobs, u.job, stage);
+  const FrameOf f(u.unit, job.channels);
+  const float2 *h = job.spectra + (size_t)(job.kernel_rows > 1 ? f.c : 0) * kConvPitch;
+  const GlobalIn from = real_frame(job.signal + (size_t)f.c * job.pitch + (size_t)f.q * kConvBlock);
   forward_times_pre(from, smem, h, twiddles);
-  inverse_to_output<kWide, false, true>(smem, q, c, channels, signal, pitch, wet_gain, dry_gain,
-                                        out, twiddles);
+  inverse_to_output<kWide, false, true>(smem, f.q, f.c, job, twiddles);
 }
 
 /* Keep: the kept points' start keep_from / 2 where it is a constant, else -1 (ConvolveStageOut,
@@ -515,72 +587,156 @@ __launch_bounds__(kThreads)
   }
 }
 
+constexpr int kFlatThreads = 256;
+constexpr int kDirectUnit = CUDAFFT_CONVOLVE_DIRECT_UNIT;
+static_assert(kConvBlock % kFlatThreads == 0, "a deinterleave unit is whole rounds of threads");
+
+/* A job's interleaved samples [first, first + B) (one unit) to its signal rows: channel c's frame i
+ * to signal[c pitch + i], and the frames from `last` on also to next[c pitch + i - last]. */
 template <typename T>
-__global__ void
-deinterleave_kernel(const T *__restrict__ raw, size_t frames, unsigned channels,
-                    float *__restrict__ signal, size_t pitch, float *__restrict__ next)
+__device__ __forceinline__ void
+deinterleave_unit(const T *__restrict__ raw, size_t first, unsigned channels, float *signal,
+                  size_t pitch, float *next, size_t last)
 {
-  const size_t total = frames * channels, last = frames - kConvBlock;
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
-       i += (size_t)gridDim.x * blockDim.x) {
+#pragma unroll 4
+  for (int j = threadIdx.x; j < kConvBlock; j += kFlatThreads) {
+    const size_t i = first + j;
     const size_t frame = i / channels, c = i % channels;
     const float v = (float)raw[i];
     signal[c * pitch + frame] = v;
-    if (next && frame >= last)
+    if (frame >= last)
       next[c * pitch + (frame - last)] = v;
   }
 }
 
-/* One thread per output sample, in the interleaved order: for each k the threads of a warp read
+__global__ void
+__launch_bounds__(kFlatThreads)
+    deinterleave_kernel(const CudafftConvolveBlocksJob *__restrict__ jobs,
+                        const CudafftConvolveUnit *__restrict__ units)
+{
+  const CudafftConvolveUnit u = units[blockIdx.x];
+  const CudafftConvolveBlocksJob &job = jobs[u.job];
+  const size_t first = (size_t)u.unit * kConvBlock;
+  const size_t last = (size_t)(job.blocks - 1) * kConvBlock;
+  float *signal = job.signal + kConvBlock;
+  if (job.format == CUDAFFT_SAMPLE_F64)
+    deinterleave_unit(static_cast<const double *>(job.in), first, job.channels, signal, job.pitch,
+                      job.next, last);
+  else
+    deinterleave_unit(static_cast<const float *>(job.in), first, job.channels, signal, job.pitch,
+                      job.next, last);
+}
+
+/* Output sample i of a direct job, in the interleaved order: for each k the threads of a warp read
  * adjacent input samples (one frame k earlier), so the loads are coalesced without a planar copy.
- * Samples before the call's first frame come from the history. */
+ * Samples before the job's first frame come from the history. */
 template <typename T>
-__global__ void
-direct_kernel(const T *__restrict__ raw, size_t total, unsigned channels,
-              const float *__restrict__ history, int history_frames, const float *__restrict__ taps,
-              int taps_count, int kernel_rows, float wet_gain, float dry_gain, T *__restrict__ out)
+__device__ __forceinline__ void
+direct_sample(const CudafftConvolveDirectJob &job, size_t i)
 {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
-       i += (size_t)gridDim.x * blockDim.x) {
-    const size_t n = i / channels, c = i % channels;
-    const float *h = taps + (kernel_rows > 1 ? c * taps_count : 0);
-    float acc = 0.0f;
-    for (int k = 0; k < taps_count; ++k) {
-      const float x = (size_t)k <= n ? (float)raw[i - (size_t)k * channels]
-                                     : history[(history_frames - (size_t)k + n) * channels + c];
-      acc = fmaf(__ldg(&h[k]), x, acc);
+  const T *__restrict__ raw = static_cast<const T *>(job.in);
+  const size_t channels = (unsigned)job.channels;
+  const int taps_count = job.taps_count, history_frames = taps_count - 1;
+  const size_t n = i / channels, c = i % channels;
+  const float *h = job.taps + (job.kernel_rows > 1 ? c * taps_count : 0);
+  float acc = 0.0f;
+  for (int k = 0; k < taps_count; ++k) {
+    const float x = (size_t)k <= n ? (float)raw[i - (size_t)k * channels]
+                                   : job.history[(history_frames - (size_t)k + n) * channels + c];
+    acc = fmaf(__ldg(&h[k]), x, acc);
+  }
+  static_cast<T *>(job.out)[i] = (T)mixed(acc, (float)raw[i], job.wet_gain, job.dry_gain);
+}
+
+/* One thread per output sample: unit u of a job is its samples [u U, u U + U). */
+__global__ void
+__launch_bounds__(kDirectUnit) direct_kernel(const CudafftConvolveDirectJob *__restrict__ jobs,
+                                             const CudafftConvolveUnit *__restrict__ units)
+{
+  const CudafftConvolveUnit u = units[blockIdx.x];
+  const CudafftConvolveDirectJob &job = jobs[u.job];
+  const size_t i = (size_t)u.unit * kDirectUnit + threadIdx.x;
+  if (i >= job.frames * (unsigned)job.channels)
+    return;
+  if (job.format == CUDAFFT_SAMPLE_F64)
+    direct_sample<double>(job, i);
+  else
+    direct_sample<float>(job, i);
+}
+
+/* Element i of the new history is element `frames` + i of (old history, then the job's frames). */
+template <typename T>
+__device__ __forceinline__ void
+history_sample(const CudafftConvolveDirectJob &job, size_t i)
+{
+  const size_t channels = (unsigned)job.channels, history_frames = (size_t)job.taps_count - 1;
+  const size_t f = i / channels, c = i % channels, g = job.frames + f;
+  job.next_history[i] =
+      g < history_frames
+          ? job.history[g * channels + c]
+          : (float)static_cast<const T *>(job.in)[(g - history_frames) * channels + c];
+}
+
+__global__ void
+__launch_bounds__(kDirectUnit) history_kernel(const CudafftConvolveDirectJob *__restrict__ jobs,
+                                              const CudafftConvolveUnit *__restrict__ units)
+{
+  const CudafftConvolveUnit u = units[blockIdx.x];
+  const CudafftConvolveDirectJob &job = jobs[u.job];
+  const size_t i = (size_t)u.unit * kDirectUnit + threadIdx.x;
+  if (i >= ((size_t)job.taps_count - 1) * (unsigned)job.channels)
+    return;
+  if (job.format == CUDAFFT_SAMPLE_F64)
+    history_sample<double>(job, i);
+  else
+    history_sample<float>(job, i);
+}
+
+/* Fill jobs: row y of thread blocks does job y's ranges, each grid-stride over its elements. */
+__global__ void
+__launch_bounds__(kFlatThreads) fill_kernel(const CudafftConvolveFillJob *__restrict__ jobs)
+{
+  const CudafftConvolveFillJob &job = jobs[blockIdx.y];
+  const size_t stride = (size_t)gridDim.x * kFlatThreads;
+  for (int r = 0; r < CUDAFFT_CONVOLVE_FILL_RANGES; ++r) {
+    const CudafftConvolveFillRange range = job.ranges[r];
+    for (size_t i = blockIdx.x * (size_t)kFlatThreads + threadIdx.x; i < range.count; i += stride) {
+      if (range.op == CUDAFFT_CONVOLVE_FILL_NARROW)
+        static_cast<float *>(range.dst)[i] = (float)static_cast<const double *>(range.src)[i];
+      else
+        static_cast<uint32_t *>(range.dst)[i] = range.op == CUDAFFT_CONVOLVE_FILL_COPY
+                                                    ? static_cast<const uint32_t *>(range.src)[i]
+                                                    : 0u;
     }
-    out[i] = (T)mixed(acc, (float)raw[i], wet_gain, dry_gain);
   }
 }
 
-/* Element i of the new history is element `frames` + i of (old history, then the call's frames). */
-template <typename T>
-__global__ void
-history_kernel(const T *__restrict__ raw, size_t frames, unsigned channels,
-               const float *__restrict__ history_in, float *__restrict__ history_out,
-               size_t history_frames)
-{
-  const size_t total = history_frames * channels;
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
-       i += (size_t)gridDim.x * blockDim.x) {
-    const size_t f = i / channels, c = i % channels, g = frames + f;
-    history_out[i] = g < history_frames ? history_in[g * channels + c]
-                                        : (float)raw[(g - history_frames) * channels + c];
-  }
-}
-
-/* Thread blocks per FFT launch: one per transform, kept within the grid's x limit and int. */
+/* A batched launch's grid: one thread block per unit, within int (and so the grid's x limit). */
 bool
-launchable(size_t transforms)
+launchable(size_t units)
 {
-  return transforms > 0 && transforms <= (size_t)INT_MAX;
+  return units <= (size_t)INT_MAX;
 }
 
-constexpr int kFlatThreads = 256;
 /* MAC launches of fewer transforms than this (under two thread blocks per SM on an H100) take the
  * deeper-pipelined variant (Depth 2). */
 constexpr size_t kSmallMacLaunch = 256;
+/* Fill launches: at most this many thread blocks per job (they stride over the rest). */
+constexpr size_t kFillBlocks = 1024;
+
+/* A batched launch: `count` units, one thread block of `threads` each; nothing for none. */
+template <typename... Params, typename... Args>
+cudaError_t
+launch_units(void (*kernel)(Params...), size_t count, int threads, cudaStream_t stream,
+             Args... args)
+{
+  if (!launchable(count))
+    return cudaErrorInvalidValue;
+  if (count == 0)
+    return cudaSuccess;
+  kernel<<<(unsigned)count, threads, 0, stream>>>(args...);
+  return cudaGetLastError();
+}
 
 } // namespace
 
@@ -593,102 +749,43 @@ cudafft_convolve_twiddle_plans(int *count)
 }
 
 extern "C" cudaError_t
-cudafft_convolve_spectra_launch(const float *taps, size_t taps_count, unsigned rows,
-                                size_t partitions, float2 *spectra, const float2 *twiddles,
-                                cudaStream_t stream)
-{
-  const size_t transforms = partitions * rows;
-  if (!launchable(transforms) || taps_count > (size_t)INT_MAX - kConvBlock ||
-      partitions * kConvBlock < taps_count)
-    return cudaErrorInvalidValue;
-  spectra_kernel<<<(unsigned)transforms, kThreads, 0, stream>>>(taps, (int)taps_count,
-                                                                (int)partitions, spectra, twiddles);
-  return cudaGetLastError();
-}
-
-extern "C" cudaError_t
-cudafft_convolve_deinterleave_launch(CudafftSampleFormat format, const void *raw, size_t frames,
-                                     unsigned channels, float *signal, size_t pitch, float *next,
-                                     cudaStream_t stream)
-{
-  if (next && frames < (size_t)kConvBlock)
-    return cudaErrorInvalidValue;
-  const int blocks = grid_for(frames * channels, kFlatThreads);
-  if (format == CUDAFFT_SAMPLE_F64)
-    deinterleave_kernel<<<blocks, kFlatThreads, 0, stream>>>((const double *)raw, frames, channels,
-                                                             signal, pitch, next);
-  else
-    deinterleave_kernel<<<blocks, kFlatThreads, 0, stream>>>((const float *)raw, frames, channels,
-                                                             signal, pitch, next);
-  return cudaGetLastError();
-}
-
-extern "C" cudaError_t
-cudafft_convolve_forward_launch(const float *signal, size_t pitch, unsigned channels, size_t blocks,
-                                float2 *ring, size_t slots, size_t first_slot,
+cudafft_convolve_spectra_launch(const CudafftConvolveSpectraJob *jobs,
+                                const CudafftConvolveUnit *units, size_t count,
                                 const float2 *twiddles, cudaStream_t stream)
 {
-  const size_t transforms = blocks * channels;
-  if (!launchable(transforms) || blocks > slots || first_slot >= slots || slots > INT_MAX)
-    return cudaErrorInvalidValue;
-  forward_kernel<<<(unsigned)transforms, kThreads, 0, stream>>>(
-      signal, pitch, (int)channels, ring, (int)slots, (int)first_slot, twiddles);
-  return cudaGetLastError();
+  return launch_units(spectra_kernel, count, kThreads, stream, jobs, units, twiddles);
 }
 
 extern "C" cudaError_t
-cudafft_convolve_mac_launch(CudafftSampleFormat format, const float2 *ring, size_t slots,
-                            size_t first_slot, unsigned channels, size_t blocks,
-                            const float2 *spectra, unsigned kernel_rows, size_t partitions,
-                            const float *signal, size_t pitch, float mix, void *out,
-                            const float2 *twiddles, cudaStream_t stream)
+cudafft_convolve_deinterleave_launch(const CudafftConvolveBlocksJob *jobs,
+                                     const CudafftConvolveUnit *units, size_t count,
+                                     cudaStream_t stream)
 {
-  const size_t transforms = blocks * channels;
-  if (!launchable(transforms) || blocks > slots || first_slot >= slots || slots > INT_MAX ||
-      partitions == 0 || partitions > slots)
-    return cudaErrorInvalidValue;
-  const unsigned grid = (unsigned)transforms;
-  const bool small = transforms < kSmallMacLaunch;
-  const int w = (int)slots, f = (int)first_slot, ch = (int)channels, r = (int)kernel_rows,
-            p = (int)partitions;
-  const float2 *tw = twiddles + kWideTwiddles;
-  if (format == CUDAFFT_SAMPLE_F64) {
-    if (small)
-      mac_kernel<double, 2><<<grid, kMacThreads, 0, stream>>>(
-          ring, w, f, ch, spectra, r, p, signal, pitch, mix, 1.0f - mix, (double *)out, tw);
-    else
-      mac_kernel<double, 1><<<grid, kMacThreads, 0, stream>>>(
-          ring, w, f, ch, spectra, r, p, signal, pitch, mix, 1.0f - mix, (double *)out, tw);
-  } else {
-    if (small)
-      mac_kernel<float, 2><<<grid, kMacThreads, 0, stream>>>(
-          ring, w, f, ch, spectra, r, p, signal, pitch, mix, 1.0f - mix, (float *)out, tw);
-    else
-      mac_kernel<float, 1><<<grid, kMacThreads, 0, stream>>>(
-          ring, w, f, ch, spectra, r, p, signal, pitch, mix, 1.0f - mix, (float *)out, tw);
-  }
-  return cudaGetLastError();
+  return launch_units(deinterleave_kernel, count, kFlatThreads, stream, jobs, units);
 }
 
 extern "C" cudaError_t
-cudafft_convolve_fused_launch(CudafftSampleFormat format, const float *signal, size_t pitch,
-                              unsigned channels, size_t blocks, const float2 *spectra,
-                              unsigned kernel_rows, float mix, void *out, const float2 *twiddles,
-                              cudaStream_t stream)
+cudafft_convolve_forward_launch(const CudafftConvolveBlocksJob *jobs,
+                                const CudafftConvolveUnit *units, size_t count,
+                                const float2 *twiddles, cudaStream_t stream)
 {
-  const size_t transforms = blocks * channels;
-  if (!launchable(transforms))
-    return cudaErrorInvalidValue;
-  const unsigned grid = (unsigned)transforms;
-  if (format == CUDAFFT_SAMPLE_F64)
-    fused_kernel<<<grid, kThreads, 0, stream>>>(signal, pitch, (int)channels, spectra,
-                                                (int)kernel_rows, mix, 1.0f - mix, (double *)out,
-                                                twiddles);
-  else
-    fused_kernel<<<grid, kThreads, 0, stream>>>(signal, pitch, (int)channels, spectra,
-                                                (int)kernel_rows, mix, 1.0f - mix, (float *)out,
-                                                twiddles);
-  return cudaGetLastError();
+  return launch_units(forward_kernel, count, kThreads, stream, jobs, units, twiddles);
+}
+
+extern "C" cudaError_t
+cudafft_convolve_mac_launch(const CudafftConvolveBlocksJob *jobs, const CudafftConvolveUnit *units,
+                            size_t count, const float2 *twiddles, cudaStream_t stream)
+{
+  return launch_units(count < kSmallMacLaunch ? mac_kernel<2> : mac_kernel<1>, count, kMacThreads,
+                      stream, jobs, units, twiddles + kWideTwiddles);
+}
+
+extern "C" cudaError_t
+cudafft_convolve_fused_launch(const CudafftConvolveBlocksJob *jobs,
+                              const CudafftConvolveUnit *units, size_t count,
+                              const float2 *twiddles, cudaStream_t stream)
+{
+  return launch_units(fused_kernel, count, kThreads, stream, jobs, units, twiddles);
 }
 
 extern "C" cudaError_t
@@ -696,8 +793,8 @@ cudafft_convolve_fused_planar_launch(const float *in, size_t in_hop, size_t bloc
                                      const float2 *spectrum, float *out, size_t out_hop,
                                      size_t keep_from, const float2 *twiddles, cudaStream_t stream)
 {
-  if (!launchable(blocks) || in_hop % 4 != 0 || out_hop % 2 != 0 || keep_from % 2 != 0 ||
-      keep_from >= CUDAFFT_CONVOLVE_FFT_SIZE)
+  if (blocks == 0 || !launchable(blocks) || in_hop % 4 != 0 || out_hop % 2 != 0 ||
+      keep_from % 2 != 0 || keep_from >= CUDAFFT_CONVOLVE_FFT_SIZE)
     return cudaErrorInvalidValue;
   const unsigned grid = (unsigned)blocks;
   const int keep = (int)keep_from;
@@ -729,42 +826,30 @@ cudafft_convolve_fused_planar_launch(const float *in, size_t in_hop, size_t bloc
 }
 
 extern "C" cudaError_t
-cudafft_convolve_direct_launch(CudafftSampleFormat format, const void *raw, size_t frames,
-                               unsigned channels, const float *history, const float *taps,
-                               size_t taps_count, unsigned kernel_rows, float mix, void *out,
+cudafft_convolve_direct_launch(const CudafftConvolveDirectJob *jobs,
+                               const CudafftConvolveUnit *units, size_t count,
+                               const CudafftConvolveUnit *history_units, size_t history_count,
                                cudaStream_t stream)
 {
-  if (taps_count == 0 || taps_count > CUDAFFT_CONVOLVE_DIRECT_TAPS)
-    return cudaErrorInvalidValue;
-  const size_t total = frames * channels;
-  if (total == 0)
-    return cudaSuccess;
-  const int blocks = grid_for(total, kFlatThreads), history_frames = (int)taps_count - 1;
-  if (format == CUDAFFT_SAMPLE_F64)
-    direct_kernel<<<blocks, kFlatThreads, 0, stream>>>(
-        (const double *)raw, total, channels, history, history_frames, taps, (int)taps_count,
-        (int)kernel_rows, mix, 1.0f - mix, (double *)out);
-  else
-    direct_kernel<<<blocks, kFlatThreads, 0, stream>>>(
-        (const float *)raw, total, channels, history, history_frames, taps, (int)taps_count,
-        (int)kernel_rows, mix, 1.0f - mix, (float *)out);
-  return cudaGetLastError();
+  const cudaError_t error = launch_units(direct_kernel, count, kDirectUnit, stream, jobs, units);
+  if (error != cudaSuccess)
+    return error;
+  return launch_units(history_kernel, history_count, kDirectUnit, stream, jobs, history_units);
 }
 
 extern "C" cudaError_t
-cudafft_convolve_history_launch(CudafftSampleFormat format, const void *raw, size_t frames,
-                                unsigned channels, const float *history_in, float *history_out,
-                                size_t history_frames, cudaStream_t stream)
+cudafft_convolve_fill_launch(const CudafftConvolveFillJob *jobs, size_t count, size_t longest,
+                             cudaStream_t stream)
 {
-  const size_t total = history_frames * channels;
-  if (total == 0 || history_in == history_out)
+  if (count > 65535)
     return cudaErrorInvalidValue;
-  const int blocks = grid_for(total, kFlatThreads);
-  if (format == CUDAFFT_SAMPLE_F64)
-    history_kernel<<<blocks, kFlatThreads, 0, stream>>>((const double *)raw, frames, channels,
-                                                        history_in, history_out, history_frames);
-  else
-    history_kernel<<<blocks, kFlatThreads, 0, stream>>>((const float *)raw, frames, channels,
-                                                        history_in, history_out, history_frames);
+  if (count == 0)
+    return cudaSuccess;
+  const size_t wanted = (longest + kFlatThreads - 1) / kFlatThreads;
+  const dim3 grid((unsigned)(wanted < 1             ? 1
+                             : wanted < kFillBlocks ? wanted
+                                                    : kFillBlocks),
+                  (unsigned)count);
+  fill_kernel<<<grid, kFlatThreads, 0, stream>>>(jobs);
   return cudaGetLastError();
 }
