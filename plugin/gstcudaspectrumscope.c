@@ -12,9 +12,14 @@
  * pool; backend=cpu draws the same pixels on the host.
  *
  * As a GstAudioVisualizer it takes its frame size, frame rate and pixel format from downstream
- * (default 320x200 at 25 fps), stamps each frame with the time of its first audio sample, drops
- * frames that QoS says are late, and reports its latency. Each frame analyses the samples that
- * arrived for it (rate / frame rate of them) with the fft-size samples before:
+ * (default 320x200 at 25 fps) and reports its latency. Frames come exactly at the negotiated
+ * rate: frame k holds the samples from floor(k rate / frame rate) on, counted from the start of
+ * the stream (or of the run after a flush or a discontinuity), and is stamped with the time of
+ * its first sample, computed from sample counts, lasting until the next frame; frames that QoS
+ * says would be late are skipped. (The element gathers the samples itself instead of through the
+ * base class, whose adapter re-renders the last frame's samples whenever a buffer ends within a
+ * frame: 93 frames a second with uneven timestamps for 60/1 caps and 1024-sample buffers.) Each
+ * frame analyses its own samples with the fft-size samples before:
  *
  * * Window: periodic Hann. One FFT per channel ending at the newest sample; where a frame brings
  *   more than fft-size / 2 samples, FFTs every fft-size / 2 samples back (at most 64), their
@@ -40,12 +45,11 @@
  *
  * The formulas are stated exactly in cudafft/scope.h and cudafft/bands.h.
  *
- * Shading: GstAudioVisualizer's #GstAudioVisualizer:shader runs on the CPU over whole frames
- * (copying the last frame in before drawing and shading it after). This element draws every
- * pixel of every frame itself and scrolls the spectrogram on the device, so a shader has no
- * visible effect and would only cost a pass over each frame on the host: its default here is
- * `none` (the base class's is `fade`). Even so the base class clears each frame on the CPU
- * before the element draws it.
+ * Shading: GstAudioVisualizer's #GstAudioVisualizer:shader runs on the CPU over whole frames in
+ * the base class's own framing. This element draws every pixel of every frame itself and scrolls
+ * the spectrogram on the device, so no frame passes through the CPU before it is pushed: the
+ * shader and shade-amount properties are accepted and have no effect, and shader is `none` here
+ * (the base class's default is `fade`).
  *
  * Properties may change while playing: style, frequency-scale, bands-per-octave, the
  * frequencies, weighting, multi-channel and peak-hold start the display afresh at the next frame;
@@ -125,12 +129,28 @@ struct _GstCudaSpectrumScope {
 
   Settings settings; /* the properties, under the object lock */
 
-  /* streaming thread only (setup and render run under the base class's configuration lock) */
+  /* streaming thread only: the sink pad's chain and serialized events (setup and
+   * decide_allocation run from the caps event) */
   CudafftScope *scope;
   Settings applied;            /* what the scope runs with */
   CudafftScopeOptions refused; /* the last options the engine refused, warned about once */
-  gint reset_pending;          /* atomic: a DISCONT buffer or a flush arrived */
+  gboolean restart;            /* the next frame starts the display afresh (a flush) */
   GstAllocator *allocator;     /* page-locked frame memory, made at the first GPU negotiation */
+  GstBufferPool *pool;         /* frame buffers, chosen in decide_allocation */
+  gboolean pool_active;
+  GstPad *srcpad; /* the base class's, for the streaming thread */
+  GstPadEventFunction base_sink_event, base_src_event; /* the base class's handlers */
+  GstAdapter *adapter;                                 /* samples of the frame being gathered */
+  GstCudafftRun run;                                   /* the timeline: times from sample counts */
+  GstSegment segment;                                  /* for QoS's running times */
+  guint64 frame_origin; /* run sample where frame 0 of the current frame rate starts */
+  guint64 frames;       /* frames since frame_origin */
+  guint64 next_sample;  /* run sample where the next frame starts */
+
+  /* QoS, under the object lock */
+  GstClockTime earliest_time;
+  gdouble proportion;
+  guint processed, dropped;
 };
 
 #define MEMORY_HINT                                                                                \
@@ -398,6 +418,28 @@ pixel_format(GstVideoFormat format)
   }
 }
 
+/* The run sample where frame k (of the current frame rate) starts: frames cover rate / frame
+ * rate samples on average, exactly, without drift. */
+static guint64
+frame_start(GstCudaSpectrumScope *self, guint64 k)
+{
+  GstAudioVisualizer *vis = GST_AUDIO_VISUALIZER(self);
+  const GstVideoInfo *v = &vis->vinfo;
+  return self->frame_origin +
+         gst_util_uint64_scale(k,
+                               (guint64)GST_AUDIO_INFO_RATE(&vis->ainfo) * GST_VIDEO_INFO_FPS_D(v),
+                               (guint64)GST_VIDEO_INFO_FPS_N(v));
+}
+
+/* The most samples a frame brings: rate / frame rate, rounded up. */
+static size_t
+most_samples(GstAudioVisualizer *vis)
+{
+  const guint64 n = (guint64)GST_AUDIO_INFO_RATE(&vis->ainfo) * GST_VIDEO_INFO_FPS_D(&vis->vinfo);
+  const guint64 d = (guint64)GST_VIDEO_INFO_FPS_N(&vis->vinfo);
+  return (size_t)MAX((n + d - 1) / d, 1);
+}
+
 /* Makes a scope for the negotiated formats and `s`; the old one (if any) goes first. On failure
  * an error is posted and there is none. */
 static gboolean
@@ -406,12 +448,21 @@ open_engine(GstCudaSpectrumScope *self, const Settings *s)
   GstAudioVisualizer *vis = GST_AUDIO_VISUALIZER(self);
   close_engine(self);
   const GstVideoInfo *v = &vis->vinfo;
+  const gint channels = GST_AUDIO_INFO_CHANNELS(&vis->ainfo);
+  if (s->options.multi_channel && channels > GST_VIDEO_INFO_HEIGHT(v)) {
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
+                      ("%d channels in lanes of their own need a pixel row each and the frame has "
+                       "%d rows: set multi-channel=false or make the frame taller.",
+                       channels, GST_VIDEO_INFO_HEIGHT(v)),
+                      (NULL));
+    return FALSE;
+  }
   const CudafftScopeConfig config = {
       .channels = (unsigned)GST_AUDIO_INFO_CHANNELS(&vis->ainfo),
       .rate = (unsigned)GST_AUDIO_INFO_RATE(&vis->ainfo),
       .format = gst_cudafft_sample_format(GST_AUDIO_INFO_FORMAT(&vis->ainfo)),
       .fft_size = s->fft_size,
-      .max_frames = MAX(vis->req_spf, 1),
+      .max_frames = most_samples(vis),
       .width = (unsigned)GST_VIDEO_INFO_WIDTH(v),
       .height = (unsigned)GST_VIDEO_INFO_HEIGHT(v),
       .pixels = pixel_format(GST_VIDEO_INFO_FORMAT(v)),
@@ -432,7 +483,7 @@ open_engine(GstCudaSpectrumScope *self, const Settings *s)
     return FALSE;
   self->applied = *s;
   memset(&self->refused, 0, sizeof self->refused);
-  g_atomic_int_set(&self->reset_pending, 0);
+  self->restart = FALSE;
   return TRUE;
 }
 
@@ -463,57 +514,30 @@ apply_settings(GstCudaSpectrumScope *self, const Settings *s)
   return TRUE;
 }
 
-/* GstAudioVisualizer ------------------------------------------------------------------------- */
+/* Framing ------------------------------------------------------------------------------------
+ *
+ * GstAudioVisualizer 1.22 renders from an adapter that always keeps the last frame's samples: a
+ * buffer that ends within a frame makes it draw that frame's samples again at an earlier time
+ * (with 1024-sample buffers and 60/1 caps, 93 frames a second with uneven timestamps). So the
+ * element takes the sink pad's buffers itself: frame k holds the run's samples from
+ * floor(k rate / frame rate) on, is stamped with the time of its first sample (from sample counts
+ * since the run's start, gstcudafftrun.h) and lasts until the next one, so frames come exactly at
+ * the negotiated rate. The base class still negotiates the caps (and calls setup and
+ * decide_allocation), answers the latency query and forwards QoS upstream; the element reads QoS
+ * as the base class does, skipping frames that would be late. */
 
 static gboolean
 gst_cuda_spectrum_scope_setup(GstAudioVisualizer *vis)
 {
   GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(vis);
   const Settings s = current_settings(self);
+  /* a new frame rate numbers frames from the next one on */
+  self->frame_origin = self->next_sample;
+  self->frames = 0;
+  GST_OBJECT_LOCK(self);
+  self->earliest_time = GST_CLOCK_TIME_NONE;
+  GST_OBJECT_UNLOCK(self);
   return open_engine(self, &s);
-}
-
-static gboolean
-gst_cuda_spectrum_scope_render(GstAudioVisualizer *vis, GstBuffer *audio, GstVideoFrame *video)
-{
-  GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(vis);
-  if (!self->scope) {
-    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Audio arrived before the formats were agreed."),
-                      (NULL));
-    return FALSE;
-  }
-  const Settings s = current_settings(self);
-  if (!apply_settings(self, &s))
-    return FALSE;
-  if (g_atomic_int_compare_and_exchange(&self->reset_pending, 1, 0)) {
-    GST_DEBUG_OBJECT(self, "discontinuity or flush: starting the display afresh");
-    const CudafftStatus status = cudafft_scope_reset(self->scope);
-    if (status != CUDAFFT_STATUS_OK) {
-      gst_cudafft_post_engine_error(GST_ELEMENT(self), status, "cudafft_scope_reset", MEMORY_HINT);
-      return FALSE;
-    }
-  }
-  GstMapInfo map;
-  if (!gst_buffer_map(audio, &map, GST_MAP_READ)) {
-    GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot read an audio buffer."), (NULL));
-    return FALSE;
-  }
-  const gsize bpf = GST_AUDIO_INFO_BPF(&vis->ainfo);
-  gsize frames = bpf > 0 ? map.size / bpf : 0;
-  const guint8 *data = map.data;
-  const gsize most = MAX(vis->req_spf, 1);
-  if (frames > most) { /* the newest: the base class hands over req_spf frames */
-    data += (frames - most) * bpf;
-    frames = most;
-  }
-  const CudafftStatus status = cudafft_scope_render(self->scope, frames ? data : NULL, frames,
-                                                    GST_VIDEO_FRAME_PLANE_DATA(video, 0));
-  gst_buffer_unmap(audio, &map);
-  if (status != CUDAFFT_STATUS_OK) {
-    gst_cudafft_post_engine_error(GST_ELEMENT(self), status, "cudafft_scope_render", MEMORY_HINT);
-    return FALSE;
-  }
-  return TRUE;
 }
 
 /* Frames from page-locked memory where the scope runs on the GPU, so that its one copy of each
@@ -523,9 +547,20 @@ static gboolean
 gst_cuda_spectrum_scope_decide_allocation(GstAudioVisualizer *vis, GstQuery *query)
 {
   GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(vis);
-  if (!self->scope || cudafft_scope_get_backend(self->scope) != CUDAFFT_BACKEND_CUDA)
-    return GST_AUDIO_VISUALIZER_CLASS(gst_cuda_spectrum_scope_parent_class)
-        ->decide_allocation(vis, query);
+  if (self->pool) {
+    gst_buffer_pool_set_active(self->pool, FALSE);
+    gst_object_unref(self->pool);
+    self->pool = NULL;
+    self->pool_active = FALSE;
+  }
+  if (!self->scope || cudafft_scope_get_backend(self->scope) != CUDAFFT_BACKEND_CUDA) {
+    if (!GST_AUDIO_VISUALIZER_CLASS(gst_cuda_spectrum_scope_parent_class)
+             ->decide_allocation(vis, query))
+      return FALSE;
+    if (gst_query_get_n_allocation_pools(query) > 0)
+      gst_query_parse_nth_allocation_pool(query, 0, &self->pool, NULL, NULL, NULL);
+    return TRUE;
+  }
   GstCaps *caps = NULL;
   gst_query_parse_allocation(query, &caps, NULL);
   GstVideoInfo info;
@@ -562,35 +597,256 @@ gst_cuda_spectrum_scope_decide_allocation(GstAudioVisualizer *vis, GstQuery *que
     gst_query_set_nth_allocation_param(query, 0, self->allocator, NULL);
   else
     gst_query_add_allocation_param(query, self->allocator, NULL);
-  gst_object_unref(pool);
+  self->pool = pool; /* the query holds a reference of its own */
   GST_DEBUG_OBJECT(self, "frames from a page-locked pool of %u-byte buffers", size);
   return TRUE;
 }
 
-/* A DISCONT buffer (whose samples do not follow the last ones; the base class then drops what it
- * held) or a flush: the next frame starts the analysis afresh. */
-static GstPadProbeReturn
-sink_probe(GstPad *pad, GstPadProbeInfo *info, gpointer user_data)
+static GstFlowReturn
+new_frame_buffer(GstCudaSpectrumScope *self, GstBuffer **out)
 {
-  (void)pad;
-  GstCudaSpectrumScope *self = user_data;
-  if ((GST_PAD_PROBE_INFO_TYPE(info) & GST_PAD_PROBE_TYPE_BUFFER) &&
-      GST_BUFFER_IS_DISCONT(GST_PAD_PROBE_INFO_BUFFER(info)))
-    g_atomic_int_set(&self->reset_pending, 1);
-  else if ((GST_PAD_PROBE_INFO_TYPE(info) & GST_PAD_PROBE_TYPE_EVENT_FLUSH) &&
-           GST_EVENT_TYPE(GST_PAD_PROBE_INFO_EVENT(info)) == GST_EVENT_FLUSH_STOP)
-    g_atomic_int_set(&self->reset_pending, 1);
-  return GST_PAD_PROBE_OK;
+  if (!self->pool) {
+    *out = gst_buffer_new_allocate(NULL, GST_VIDEO_INFO_SIZE(&GST_AUDIO_VISUALIZER(self)->vinfo),
+                                   NULL);
+    return *out ? GST_FLOW_OK : GST_FLOW_ERROR;
+  }
+  if (!self->pool_active) {
+    if (!gst_buffer_pool_set_active(self->pool, TRUE)) {
+      GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("Cannot activate the frame buffer pool."),
+                        (NULL));
+      return GST_FLOW_ERROR;
+    }
+    self->pool_active = TRUE;
+  }
+  return gst_buffer_pool_acquire_buffer(self->pool, out, NULL);
+}
+
+/* Whether the frame at `pts` lasting `duration` would be late (the QoS upstream of the base
+ * class's: its running time ends before the earliest time downstream reported); posts the QoS
+ * message then. */
+static gboolean
+frame_is_late(GstCudaSpectrumScope *self, GstClockTime pts, GstClockTime duration)
+{
+  if (self->segment.format != GST_FORMAT_TIME)
+    return FALSE;
+  const GstClockTime running = gst_segment_to_running_time(&self->segment, GST_FORMAT_TIME, pts);
+  if (!GST_CLOCK_TIME_IS_VALID(running))
+    return FALSE;
+  const GstClockTime qostime = running + duration;
+  GST_OBJECT_LOCK(self);
+  const GstClockTime earliest = self->earliest_time;
+  const gdouble proportion = self->proportion;
+  const gboolean late = GST_CLOCK_TIME_IS_VALID(earliest) && qostime <= earliest;
+  if (late)
+    self->dropped++;
+  else
+    self->processed++;
+  const guint processed = self->processed, dropped = self->dropped;
+  GST_OBJECT_UNLOCK(self);
+  if (late) {
+    GST_DEBUG_OBJECT(self, "QoS: skipping the frame at %" GST_TIME_FORMAT, GST_TIME_ARGS(pts));
+    GstMessage *qos = gst_message_new_qos(
+        GST_OBJECT(self), FALSE, qostime,
+        gst_segment_to_stream_time(&self->segment, GST_FORMAT_TIME, pts), pts, duration);
+    gst_message_set_qos_values(qos, GST_CLOCK_DIFF(qostime, earliest), proportion, 1000000);
+    gst_message_set_qos_stats(qos, GST_FORMAT_BUFFERS, processed, dropped);
+    gst_element_post_message(GST_ELEMENT(self), qos);
+  }
+  return late;
+}
+
+/* Draws a frame from `count` samples the adapter holds: run samples first .. first + count - 1. */
+static GstFlowReturn
+render_frame(GstCudaSpectrumScope *self, guint64 first, gsize count)
+{
+  GstAudioVisualizer *vis = GST_AUDIO_VISUALIZER(self);
+  const gsize bytes = count * GST_AUDIO_INFO_BPF(&vis->ainfo);
+  const GstClockTime pts = gst_cudafft_run_time(&self->run, first);
+  const GstClockTime duration = gst_cudafft_run_time(&self->run, first + count) - pts;
+  if (frame_is_late(self, pts, duration)) {
+    gst_adapter_flush(self->adapter, bytes);
+    return GST_FLOW_OK;
+  }
+  const Settings s = current_settings(self);
+  if (!apply_settings(self, &s))
+    return GST_FLOW_ERROR;
+  if (self->restart) {
+    GST_DEBUG_OBJECT(self, "flush or discontinuity: starting the display afresh");
+    const CudafftStatus status = cudafft_scope_reset(self->scope);
+    if (status != CUDAFFT_STATUS_OK) {
+      gst_cudafft_post_engine_error(GST_ELEMENT(self), status, "cudafft_scope_reset", MEMORY_HINT);
+      return GST_FLOW_ERROR;
+    }
+    self->restart = FALSE;
+  }
+  GstBuffer *out = NULL;
+  GstFlowReturn ret = new_frame_buffer(self, &out);
+  if (ret != GST_FLOW_OK)
+    return ret;
+  gst_object_sync_values(GST_OBJECT(self), pts);
+  gst_cudafft_run_stamp(&self->run, out, first, count);
+  GstVideoFrame frame;
+  if (!gst_video_frame_map(&frame, &vis->vinfo, out, GST_MAP_WRITE)) {
+    gst_buffer_unref(out);
+    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map a video frame."), (NULL));
+    return GST_FLOW_ERROR;
+  }
+  const guint8 *samples = gst_adapter_map(self->adapter, bytes);
+  const CudafftStatus status =
+      cudafft_scope_render(self->scope, samples, count, GST_VIDEO_FRAME_PLANE_DATA(&frame, 0));
+  gst_adapter_unmap(self->adapter);
+  gst_adapter_flush(self->adapter, bytes);
+  gst_video_frame_unmap(&frame);
+  if (status != CUDAFFT_STATUS_OK) {
+    gst_buffer_unref(out);
+    gst_cudafft_post_engine_error(GST_ELEMENT(self), status, "cudafft_scope_render", MEMORY_HINT);
+    return GST_FLOW_ERROR;
+  }
+  return gst_pad_push(self->srcpad, out);
+}
+
+/* Forgets the samples gathered and the run: the next buffer starts a new one. */
+static void
+end_run(GstCudaSpectrumScope *self)
+{
+  gst_adapter_clear(self->adapter);
+  gst_cudafft_run_reset(&self->run);
+  self->frame_origin = self->next_sample = 0;
+  self->frames = 0;
+}
+
+/* The base class negotiates again where downstream asked (a RECONFIGURE event): the current caps
+ * are handed to it as it takes them from upstream. */
+static gboolean
+renegotiate(GstCudaSpectrumScope *self, GstPad *sinkpad)
+{
+  GstCaps *caps = gst_pad_get_current_caps(sinkpad);
+  if (!caps)
+    return FALSE;
+  const gboolean ok = self->base_sink_event(sinkpad, GST_OBJECT(self), gst_event_new_caps(caps));
+  gst_caps_unref(caps);
+  return ok;
+}
+
+static GstFlowReturn
+gst_cuda_spectrum_scope_chain(GstPad *pad, GstObject *parent, GstBuffer *buffer)
+{
+  GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(parent);
+  GstAudioVisualizer *vis = GST_AUDIO_VISUALIZER(self);
+  if (gst_pad_check_reconfigure(self->srcpad) && !renegotiate(self, pad)) {
+    gst_pad_mark_reconfigure(self->srcpad);
+    gst_buffer_unref(buffer);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  const gint rate = GST_AUDIO_INFO_RATE(&vis->ainfo);
+  const gsize bpf = GST_AUDIO_INFO_BPF(&vis->ainfo);
+  if (bpf == 0 || !self->scope) {
+    gst_buffer_unref(buffer);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  /* a discontinuity or a timestamp more than half a frame off ends the run */
+  const guint64 tolerance = most_samples(vis) / 2;
+  if (self->run.active && !gst_cudafft_run_continues(&self->run, buffer, tolerance)) {
+    GST_DEBUG_OBJECT(self, "discontinuity at %" GST_TIME_FORMAT "; a new run",
+                     GST_TIME_ARGS(GST_BUFFER_PTS(buffer)));
+    end_run(self);
+    self->restart = TRUE;
+  }
+  if (!self->run.active)
+    gst_cudafft_run_start(&self->run, buffer, self->segment.start, rate);
+  self->run.samples += gst_buffer_get_size(buffer) / bpf;
+  gst_adapter_push(self->adapter, buffer);
+  GstFlowReturn ret = GST_FLOW_OK;
+  while (ret == GST_FLOW_OK) {
+    const guint64 first = frame_start(self, self->frames);
+    const guint64 next = frame_start(self, self->frames + 1);
+    const gsize count = (gsize)(next - first);
+    if (gst_adapter_available(self->adapter) < count * bpf)
+      break;
+    ret = render_frame(self, first, count);
+    self->frames++;
+    self->next_sample = next;
+  }
+  return ret;
+}
+
+static gboolean
+gst_cuda_spectrum_scope_sink_event(GstPad *pad, GstObject *parent, GstEvent *event)
+{
+  GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(parent);
+  switch (GST_EVENT_TYPE(event)) {
+  case GST_EVENT_FLUSH_STOP:
+    end_run(self);
+    self->restart = TRUE;
+    gst_segment_init(&self->segment, GST_FORMAT_UNDEFINED);
+    GST_OBJECT_LOCK(self);
+    self->earliest_time = GST_CLOCK_TIME_NONE;
+    GST_OBJECT_UNLOCK(self);
+    break;
+  case GST_EVENT_SEGMENT:
+    gst_event_copy_segment(event, &self->segment);
+    break;
+  case GST_EVENT_CAPS:
+    end_run(self); /* a new audio format: a new run (setup makes a new display) */
+    break;
+  default:
+    break;
+  }
+  return self->base_sink_event(pad, parent, event);
+}
+
+/* QoS as the base class reads it (which forwards the event upstream). */
+static gboolean
+gst_cuda_spectrum_scope_src_event(GstPad *pad, GstObject *parent, GstEvent *event)
+{
+  GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(parent);
+  if (GST_EVENT_TYPE(event) == GST_EVENT_QOS) {
+    gdouble proportion;
+    GstClockTimeDiff diff;
+    GstClockTime timestamp;
+    gst_event_parse_qos(event, NULL, &proportion, &diff, &timestamp);
+    const GstVideoInfo *v = &GST_AUDIO_VISUALIZER(self)->vinfo;
+    const GstClockTime frame = GST_VIDEO_INFO_FPS_N(v) > 0
+                                   ? gst_util_uint64_scale_int(GST_SECOND, GST_VIDEO_INFO_FPS_D(v),
+                                                               GST_VIDEO_INFO_FPS_N(v))
+                                   : 0;
+    GST_OBJECT_LOCK(self);
+    self->proportion = proportion;
+    if (diff >= 0) /* late: this is a good estimate of the next frame that can be shown */
+      self->earliest_time = timestamp + MIN(2 * diff, (GstClockTimeDiff)GST_SECOND) + frame;
+    else
+      self->earliest_time = timestamp + diff;
+    GST_OBJECT_UNLOCK(self);
+  }
+  return self->base_src_event(pad, parent, event);
 }
 
 static GstStateChangeReturn
 gst_cuda_spectrum_scope_change_state(GstElement *element, GstStateChange transition)
 {
   GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(element);
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
+    end_run(self);
+    gst_segment_init(&self->segment, GST_FORMAT_UNDEFINED);
+    GST_OBJECT_LOCK(self);
+    self->earliest_time = GST_CLOCK_TIME_NONE;
+    self->proportion = 1.0;
+    self->processed = self->dropped = 0;
+    GST_OBJECT_UNLOCK(self);
+  }
   const GstStateChangeReturn ret =
       GST_ELEMENT_CLASS(gst_cuda_spectrum_scope_parent_class)->change_state(element, transition);
-  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
-    close_engine(self); /* streaming has stopped: the engine is ours alone */
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
+    /* streaming has stopped: the engine and the pool are ours alone */
+    close_engine(self);
+    end_run(self);
+    if (self->pool) {
+      gst_buffer_pool_set_active(self->pool, FALSE);
+      gst_object_unref(self->pool);
+      self->pool = NULL;
+      self->pool_active = FALSE;
+    }
+  }
   return ret;
 }
 
@@ -599,8 +855,13 @@ gst_cuda_spectrum_scope_finalize(GObject *object)
 {
   GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(object);
   close_engine(self);
+  if (self->pool) {
+    gst_buffer_pool_set_active(self->pool, FALSE);
+    gst_object_unref(self->pool);
+  }
   if (self->allocator)
     gst_object_unref(self->allocator);
+  g_object_unref(self->adapter);
   G_OBJECT_CLASS(gst_cuda_spectrum_scope_parent_class)->finalize(object);
 }
 
@@ -616,7 +877,6 @@ gst_cuda_spectrum_scope_class_init(GstCudaSpectrumScopeClass *klass)
   gobject_class->finalize = gst_cuda_spectrum_scope_finalize;
   element_class->change_state = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_change_state);
   vis_class->setup = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_setup);
-  vis_class->render = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_render);
   vis_class->decide_allocation = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_decide_allocation);
 
   const GParamFlags flags = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING;
@@ -684,7 +944,7 @@ gst_cuda_spectrum_scope_class_init(GstCudaSpectrumScopeClass *klass)
   gst_element_class_add_static_pad_template(element_class, &src_template);
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_set_static_metadata(
-      element_class, "CUDA spectrum scope", "Visualization",
+      element_class, "CUDA spectrum scope", "Visualization/Audio",
       "Draws the spectrum of the audio as video on an NVIDIA GPU (or the CPU): a scrolling "
       "spectrogram or bars with peak markers, on linear, log, mel or IEC 61260-1 octave bands, "
       "with IEC 61672-1 A or C weighting",
@@ -713,12 +973,24 @@ gst_cuda_spectrum_scope_init(GstCudaSpectrumScope *self)
   self->settings.fft_size = DEFAULT_FFT_SIZE;
   self->settings.backend = GST_CUDAFFT_DEFAULT_BACKEND;
   self->settings.device_id = GST_CUDAFFT_DEFAULT_DEVICE_ID;
-  /* The element draws every pixel itself (see the docs above): no CPU shading by default. */
+  /* The element draws every pixel itself (see the docs above): no CPU shading. */
   g_object_set(self, "shader", GST_AUDIO_VISUALIZER_SHADER_NONE, NULL);
+  self->adapter = gst_adapter_new();
+  gst_cudafft_run_reset(&self->run);
+  gst_segment_init(&self->segment, GST_FORMAT_UNDEFINED);
+  self->earliest_time = GST_CLOCK_TIME_NONE;
+  self->proportion = 1.0;
+  /* The framing (see Framing above): the base class made the pads; its sink chain is replaced
+   * and its event handlers wrapped. */
   GstPad *sink = gst_element_get_static_pad(GST_ELEMENT(self), "sink");
-  if (sink) {
-    gst_pad_add_probe(sink, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_FLUSH, sink_probe,
-                      self, NULL);
-    gst_object_unref(sink);
-  }
+  GstPad *src = gst_element_get_static_pad(GST_ELEMENT(self), "src");
+  g_assert(sink && src);
+  self->srcpad = src; /* the element holds the pad */
+  self->base_sink_event = GST_PAD_EVENTFUNC(sink);
+  self->base_src_event = GST_PAD_EVENTFUNC(src);
+  gst_pad_set_chain_function(sink, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_chain));
+  gst_pad_set_event_function(sink, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_sink_event));
+  gst_pad_set_event_function(src, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_src_event));
+  gst_object_unref(sink);
+  gst_object_unref(src);
 }
