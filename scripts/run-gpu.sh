@@ -4,9 +4,9 @@
 #  1. build for one architecture (CUDA_ARCH, default 90) in build-gpu, from scratch;
 #  2. the whole suite (nothing may skip there);
 #  3. with SANITIZE=1, compute-sanitizer over the library's CUDA test programs, side by side:
-#     memcheck with --leak-check full over fft-accuracy, fft-device, fft-signals, stft, spectrum
-#     and convolve (with the cuda argument), racecheck over fft-device; each capped at
-#     SANITIZE_TIMEOUT seconds (default 300); one summary line per program;
+#     memcheck with --leak-check full over fft-accuracy, fft-device, fft-signals, stft, spectrum,
+#     convolve and scope (with the cuda argument) and scope-backends, racecheck over fft-device;
+#     each capped at SANITIZE_TIMEOUT seconds (default 300); one summary line per program;
 #  4. the installed files checked from a staging folder (scripts/check-install.sh; the demo there
 #     runs on the GPU);
 #  5. the benchmarks, one after the other on a quiet GPU, each with the arguments of its entry in
@@ -33,6 +33,7 @@ benchmarks=(
   "spectrum-bench --runs 3"
   "convolve-kernel-bench --runs 50"
   "convolve-bench --runs 3 --max-wall 4"
+  "scope-bench --runs 3"
 )
 default_bench=$(for b in "${benchmarks[@]}"; do echo "${b%% *}"; done | uniq | xargs)
 
@@ -95,10 +96,13 @@ sanitizers() {
     [ -n "$sanitizer" ] || { [ -x "$candidate" ] && sanitizer=$candidate; }
   done
   [ -n "$sanitizer" ] || { echo "compute-sanitizer: not found beside nvcc nor on PATH"; return 1; }
-  for program in test_fft_accuracy test_fft_signals test_stft test_spectrum test_convolve; do
+  for program in test_fft_accuracy test_fft_signals test_stft test_spectrum test_convolve \
+    test_scope; do
     sanitize memcheck "$program" cuda
     pids+=($!)
   done
+  sanitize memcheck test_scope_backends
+  pids+=($!)
   sanitize memcheck test_fft_device
   pids+=($!)
   sanitize racecheck test_fft_device
