@@ -109,17 +109,24 @@ cudafft_band_layout_resolve(CudafftBandLayout *layout, double rate)
   return check_layout(layout);
 }
 
+/* The bands of a checked layout, and in *x0 the IEC 61260-1 index of an OCTAVE layout's first
+ * (0 for the other scales). */
+static size_t
+layout_bands(const CudafftBandLayout *layout, int *x0)
+{
+  *x0 = 0;
+  if (layout->scale != CUDAFFT_SCALE_OCTAVE)
+    return layout->bands;
+  size_t count;
+  octave_range(layout->bands_per_octave, layout->min_frequency, layout->max_frequency, x0, &count);
+  return count;
+}
+
 size_t
 cudafft_band_count(const CudafftBandLayout *layout)
 {
-  if (check_layout(layout) != CUDAFFT_STATUS_OK)
-    return 0;
-  if (layout->scale != CUDAFFT_SCALE_OCTAVE)
-    return layout->bands;
   int x0;
-  size_t count;
-  octave_range(layout->bands_per_octave, layout->min_frequency, layout->max_frequency, &x0, &count);
-  return count;
+  return check_layout(layout) == CUDAFFT_STATUS_OK ? layout_bands(layout, &x0) : 0;
 }
 
 double
@@ -165,11 +172,8 @@ cudafft_band_edges(const CudafftBandLayout *layout, double *lower, double *centr
   const CudafftStatus status = check_layout(layout);
   if (status != CUDAFFT_STATUS_OK)
     return status;
-  const size_t count = cudafft_band_count(layout);
-  int x0 = 0;
-  size_t n;
-  if (layout->scale == CUDAFFT_SCALE_OCTAVE)
-    octave_range(layout->bands_per_octave, layout->min_frequency, layout->max_frequency, &x0, &n);
+  int x0;
+  const size_t count = layout_bands(layout, &x0);
   for (size_t i = 0; i < count; i++) {
     double lo, c, hi;
     band_edges(layout, x0, i, &lo, &c, &hi);
@@ -233,11 +237,8 @@ cudafft_band_bins(const CudafftBandLayout *layout, size_t nfft, double rate, Cud
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "band bins: sample rate %g", rate);
   const double d = rate / (double)nfft;
   const unsigned top = (unsigned)(nfft / 2);
-  const size_t count = cudafft_band_count(layout);
-  int x0 = 0;
-  size_t n;
-  if (layout->scale == CUDAFFT_SCALE_OCTAVE)
-    octave_range(layout->bands_per_octave, layout->min_frequency, layout->max_frequency, &x0, &n);
+  int x0;
+  const size_t count = layout_bands(layout, &x0);
   for (size_t i = 0; i < count; i++) {
     double lo, c, hi;
     band_edges(layout, x0, i, &lo, &c, &hi);
