@@ -11,7 +11,9 @@
 #     runs on the GPU);
 #  5. the benchmarks, one after the other on a quiet GPU, each with the arguments of its entry in
 #     bench/RESULTS.md (the list below); BENCH="fft-bench launch-bench" picks some (BENCH= none),
-#     BENCH_ARGS, when set, replaces every picked benchmark's own arguments.
+#     BENCH_ARGS, when set, replaces every picked benchmark's own arguments. scope-bench's
+#     spectrascope rows need gst-plugins-bad in the bundle (its audiovisualizers plugin needs only
+#     base libraries): GST_BUNDLE_EXTRA=gstreamer1.0-plugins-bad ../shared/gpu/make-gst-bundle.
 # Logs go to LOGDIR (default $OUT when set, else build-gpu/logs); each step prints how long it
 # took. The exit status is 1 when any step failed.
 # shellcheck disable=SC2317 # the functions run through step
