@@ -160,7 +160,7 @@ struct _GstCudaSpectrumScope {
 #define SRC_CAPS                                                                                   \
   "video/x-raw, format = (string) { BGRx, RGBx, xRGB, xBGR, RGB, BGR }, "                          \
   "width = (int) [ 16, 16384 ], height = (int) [ 16, 16384 ], "                                    \
-  "framerate = (fraction) [ 1/1000, 1000/1 ]"
+  "framerate = (fraction) [ 1/10, 1000/1 ]"
 #define SINK_CAPS                                                                                  \
   "audio/x-raw, format = (string) { S16LE, S24LE, S32LE, F32LE, F64LE }, "                         \
   "rate = (int) [ 1, MAX ], layout = (string) interleaved, " GST_CUDAFFT_CHANNELS_FIELD
