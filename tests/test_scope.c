@@ -565,6 +565,7 @@ test_errors(void)
       {"width 0", CUDAFFT_STATUS_INVALID_SIZE},
       {"height 20000", CUDAFFT_STATUS_INVALID_SIZE},
       {"stride too small", CUDAFFT_STATUS_INVALID_VALUE},
+      {"stride not a multiple of 4 for 4-byte pixels", CUDAFFT_STATUS_INVALID_VALUE},
       {"max_frames 0", CUDAFFT_STATUS_INVALID_VALUE},
       {"frame_seconds 0", CUDAFFT_STATUS_INVALID_VALUE},
       {"5 bands per octave", CUDAFFT_STATUS_INVALID_VALUE},
@@ -604,31 +605,34 @@ test_errors(void)
       c.stride = 64 * 4 - 1;
       break;
     case 8:
-      c.max_frames = 0;
+      c.stride = 64 * 4 + 2;
       break;
     case 9:
-      c.frame_seconds = 0.0;
+      c.max_frames = 0;
       break;
     case 10:
-      c.options.bands_per_octave = 5;
+      c.frame_seconds = 0.0;
       break;
     case 11:
-      c.options.db_min = c.options.db_max;
+      c.options.bands_per_octave = 5;
       break;
     case 12:
-      c.options.smoothing_ms = NAN;
+      c.options.db_min = c.options.db_max;
       break;
     case 13:
-      c.options.peak_hold_ms = -1.0f;
+      c.options.smoothing_ms = NAN;
       break;
     case 14:
+      c.options.peak_hold_ms = -1.0f;
+      break;
+    case 15:
       c.options.min_frequency = 5000.0;
       c.options.max_frequency = 1000.0;
       break;
-    case 15:
+    case 16:
       c.channels = 60;
       break;
-    case 16:
+    case 17:
       c.pixels = CUDAFFT_PIXELS_COUNT_;
       break;
     default:

@@ -251,10 +251,13 @@ check_config(const CudafftScopeConfig *c)
   if (bpp == 0)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "scope: unknown pixel format %d",
                         (int)c->pixels);
-  if (c->stride < (size_t)c->width * bpp || c->stride > ((size_t)1 << 30) / c->height)
+  /* 4-byte pixels are written 4 bytes at a time on the device: their rows must stay aligned */
+  if (c->stride < (size_t)c->width * bpp || c->stride > ((size_t)1 << 30) / c->height ||
+      (bpp == 4 && c->stride % 4 != 0))
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
-                        "scope: stride %zu for rows of %u pixels of %zu bytes", c->stride, c->width,
-                        bpp);
+                        "scope: stride %zu for rows of %u pixels of %zu bytes (a multiple of 4 "
+                        "for 4-byte pixels)",
+                        c->stride, c->width, bpp);
   if (!isfinite(c->frame_seconds) || c->frame_seconds <= 0.0 || c->frame_seconds > 3600.0)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "scope: frame duration %g s",
                         c->frame_seconds);

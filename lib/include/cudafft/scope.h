@@ -124,7 +124,8 @@ typedef struct {
   size_t max_frames;          /* most samples per channel one render brings, 1..MAX_FRAMES */
   unsigned width, height;     /* pixels, 1..CUDAFFT_SCOPE_MAX_SIDE */
   CudafftPixelFormat pixels;
-  size_t stride;        /* bytes from one row to the next, >= width x bytes per pixel */
+  size_t stride; /* bytes from one row to the next, >= width x bytes per pixel (a multiple of 4
+                    for 4-byte pixels) */
   double frame_seconds; /* the time one frame stands for (1 / frame rate), > 0 */
   CudafftScopeOptions options;
 } CudafftScopeConfig;
