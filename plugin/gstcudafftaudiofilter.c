@@ -8,9 +8,6 @@ GST_DEBUG_CATEGORY_STATIC(gst_cudafft_audio_filter_debug);
 
 enum { PROP_0, PROP_BACKEND, PROP_CUDA_DEVICE_ID };
 
-#define DEFAULT_BACKEND GST_CUDAFFT_BACKEND_AUTO
-#define DEFAULT_CUDA_DEVICE_ID -1
-
 typedef struct {
   GstCudafftBackend backend; /* both under the object lock */
   gint device_id;
@@ -35,23 +32,6 @@ G_DEFINE_ABSTRACT_TYPE_WITH_CODE(GstCudafftAudioFilter, gst_cudafft_audio_filter
 
 #define PRIV(filter)                                                                               \
   ((GstCudafftAudioFilterPrivate *)gst_cudafft_audio_filter_get_instance_private(filter))
-
-GType
-gst_cudafft_backend_get_type(void)
-{
-  static GType type = 0;
-  static const GEnumValue values[] = {
-      {GST_CUDAFFT_BACKEND_AUTO, "The GPU when one is usable, otherwise the CPU", "auto"},
-      {GST_CUDAFFT_BACKEND_CUDA, "The GPU (CUDA); fail if there is none", "cuda"},
-      {GST_CUDAFFT_BACKEND_CPU, "The CPU (FFTW)", "cpu"},
-      {0, NULL, NULL},
-  };
-  if (g_once_init_enter(&type)) {
-    GType t = g_enum_register_static("GstCudafftBackend", values);
-    g_once_init_leave(&type, t);
-  }
-  return type;
-}
 
 /* Properties --------------------------------------------------------------------------------- */
 
@@ -124,12 +104,6 @@ gst_cudafft_audio_filter_close_engine(GstCudafftAudioFilter *filter)
   gst_cudafft_run_reset(&priv->run);
 }
 
-static const gchar *
-backend_name(CudafftBackend backend)
-{
-  return backend == CUDAFFT_BACKEND_CUDA ? "cuda" : backend == CUDAFFT_BACKEND_CPU ? "cpu" : "auto";
-}
-
 gboolean
 gst_cudafft_audio_filter_open_engine(GstCudafftAudioFilter *filter,
                                      const GstCudafftEngineClass *engine_class,
@@ -141,25 +115,12 @@ gst_cudafft_audio_filter_open_engine(GstCudafftAudioFilter *filter,
   const int device_id = priv->device_id;
   GST_OBJECT_UNLOCK(filter);
 
-  const gchar *what = engine_class->name;
-  gpointer made = NULL;
-  CudafftStatus status = engine_class->create(&made, requested, device_id, config);
-  if (status == CUDAFFT_STATUS_UNSUPPORTED && requested == CUDAFFT_BACKEND_AUTO) {
-    GST_WARNING_OBJECT(filter, "the GPU cannot run %s (%s); using the CPU backend", what,
-                       cudafft_last_error_message());
-    status = engine_class->create(&made, CUDAFFT_BACKEND_CPU, device_id, config);
-  }
-  if (status != CUDAFFT_STATUS_OK) {
-    gst_cudafft_audio_filter_post_error(filter, status, what);
+  CudafftBackend actual = CUDAFFT_BACKEND_AUTO;
+  const gpointer made =
+      gst_cudafft_engine_new(GST_ELEMENT(filter), engine_class, requested, device_id, config,
+                             GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(filter)->memory_hint, &actual);
+  if (!made)
     return FALSE;
-  }
-  const CudafftBackend actual = engine_class->get_backend(made);
-  if (requested == CUDAFFT_BACKEND_AUTO && actual == CUDAFFT_BACKEND_CPU)
-    /* A warning in the debug log, not on the bus: auto promises to work without a GPU. */
-    GST_WARNING_OBJECT(filter, "no usable CUDA device (%s); %s runs on the CPU backend",
-                       cudafft_last_error_message(), what);
-  GST_INFO_OBJECT(filter, "%s runs on the %s backend (asked for %s, device %d)", what,
-                  backend_name(actual), backend_name(requested), device_id);
   gst_cudafft_output_pool_clear(&priv->pool);
   if (priv->engine)
     priv->engine_class->destroy(priv->engine);
@@ -453,20 +414,7 @@ gst_cudafft_audio_filter_class_init(GstCudafftAudioFilterClass *klass)
   trans_class->propose_allocation = GST_DEBUG_FUNCPTR(gst_cudafft_audio_filter_propose_allocation);
   klass->memory_hint = "use a smaller fft-size or fewer channels";
 
-  g_object_class_install_property(
-      gobject_class, PROP_BACKEND,
-      g_param_spec_enum("backend", "Backend",
-                        "Where the DSP runs: auto (the GPU when one is usable, otherwise the CPU, "
-                        "with a warning in the debug log), cuda (the GPU or an error) or cpu",
-                        GST_TYPE_CUDAFFT_BACKEND, DEFAULT_BACKEND,
-                        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
-  g_object_class_install_property(
-      gobject_class, PROP_CUDA_DEVICE_ID,
-      g_param_spec_int("cuda-device-id", "CUDA device id",
-                       "The CUDA device to run on (-1: automatic, the first device)", -1, G_MAXINT,
-                       DEFAULT_CUDA_DEVICE_ID,
-                       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
-  gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_BACKEND, 0);
+  gst_cudafft_backend_install_properties(gobject_class, PROP_BACKEND, PROP_CUDA_DEVICE_ID);
   gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_AUDIO_FILTER, 0);
 }
 
@@ -474,8 +422,8 @@ static void
 gst_cudafft_audio_filter_init(GstCudafftAudioFilter *filter)
 {
   GstCudafftAudioFilterPrivate *priv = PRIV(filter);
-  priv->backend = DEFAULT_BACKEND;
-  priv->device_id = DEFAULT_CUDA_DEVICE_ID;
+  priv->backend = GST_CUDAFFT_DEFAULT_BACKEND;
+  priv->device_id = GST_CUDAFFT_DEFAULT_DEVICE_ID;
   gst_cudafft_run_reset(&priv->run);
 }
 
@@ -485,46 +433,6 @@ void
 gst_cudafft_audio_filter_post_error(GstCudafftAudioFilter *filter, CudafftStatus status,
                                     const gchar *what)
 {
-  const gchar *detail = cudafft_last_error_message();
-  const gchar *hint = GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(filter)->memory_hint;
-  switch (status) {
-  case CUDAFFT_STATUS_NO_DEVICE:
-    GST_ELEMENT_ERROR(filter, RESOURCE, NOT_FOUND,
-                      ("No usable CUDA device found; set backend=cpu, pick another "
-                       "cuda-device-id, or check the NVIDIA driver."),
-                      ("%s: %s", what, detail));
-    break;
-  case CUDAFFT_STATUS_BACKEND_UNAVAILABLE:
-    GST_ELEMENT_ERROR(filter, RESOURCE, NOT_FOUND,
-                      ("This build of gst-cudafft has no CUDA support; set backend=cpu, or "
-                       "rebuild it with the CUDA toolkit installed."),
-                      ("%s: %s", what, detail));
-    break;
-  case CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY:
-    GST_ELEMENT_ERROR(filter, RESOURCE, NO_SPACE_LEFT,
-                      ("Out of GPU memory; %s, free the GPU, or set backend=cpu.", hint),
-                      ("%s: %s", what, detail));
-    break;
-  case CUDAFFT_STATUS_HOST_OUT_OF_MEMORY:
-    GST_ELEMENT_ERROR(filter, RESOURCE, NO_SPACE_LEFT, ("Out of memory; %s.", hint),
-                      ("%s: %s", what, detail));
-    break;
-  case CUDAFFT_STATUS_UNSUPPORTED:
-    GST_ELEMENT_ERROR(filter, CORE, NOT_IMPLEMENTED,
-                      ("These settings are not supported here: %s", detail), ("%s failed", what));
-    break;
-  case CUDAFFT_STATUS_INVALID_SIZE:
-  case CUDAFFT_STATUS_INVALID_BATCH:
-  case CUDAFFT_STATUS_INVALID_VALUE:
-  case CUDAFFT_STATUS_NULL_POINTER:
-    GST_ELEMENT_ERROR(filter, CORE, NEGOTIATION, ("Invalid settings: %s", detail),
-                      ("%s failed", what));
-    break;
-  default:
-    GST_ELEMENT_ERROR(
-        filter, RESOURCE, FAILED,
-        ("The GPU failed (%s); set backend=cpu to run without it.", cudafft_status_name(status)),
-        ("%s: %s", what, detail));
-    break;
-  }
+  gst_cudafft_post_engine_error(GST_ELEMENT(filter), status, what,
+                                GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(filter)->memory_hint);
 }

@@ -1,18 +1,20 @@
 /* gstcudafftaudiofilter.h: the abstract base of every element in this plugin. It owns what they all
  * have, so that an element's file holds only its own properties and behaviour:
  *
- * - the backend and cuda-device-id properties, and the rule for falling back to the CPU;
+ * - the backend and cuda-device-id properties, and the rule for falling back to the CPU (both
+ *   written once in gstcudafftbackend.h, which cudaspectrumscope shares);
  * - the engine object (one of the cudafft library's), made by that rule and released at stop on
  *   every path;
  * - the output buffers (a pool, page-locked where the engine runs on the GPU) and the page-locked
  *   memory offered upstream in the ALLOCATION query;
  * - the run (gstcudafftrun.h): where it starts, where a discontinuity ends it;
  * - the stream events every element treats alike (drain, flush, latency);
- * - the one mapping of GStreamer's sample formats to the library's, and the one place where an
- *   engine status becomes an error a user can act on. */
+ * - the one mapping of GStreamer's sample formats to the library's, and the way to the one place
+ *   where an engine status becomes an error a user can act on (gstcudafftbackend.h). */
 #ifndef GST_CUDAFFT_AUDIO_FILTER_H
 #define GST_CUDAFFT_AUDIO_FILTER_H
 
+#include "gstcudafftbackend.h"
 #include "gstcudafftrun.h"
 
 #include <cudafft/common.h>
@@ -26,55 +28,10 @@ G_BEGIN_DECLS
 /* The caps field every element's raw audio has: channels up to the library's limit. */
 #define GST_CUDAFFT_CHANNELS_FIELD "channels = (int) [ 1, " G_STRINGIFY(CUDAFFT_MAX_CHANNELS) " ]"
 
-/* Values equal CudafftBackend's. */
-typedef enum {
-  GST_CUDAFFT_BACKEND_AUTO = CUDAFFT_BACKEND_AUTO,
-  GST_CUDAFFT_BACKEND_CUDA = CUDAFFT_BACKEND_CUDA,
-  GST_CUDAFFT_BACKEND_CPU = CUDAFFT_BACKEND_CPU,
-} GstCudafftBackend;
-
-#define GST_TYPE_CUDAFFT_BACKEND (gst_cudafft_backend_get_type())
-GType gst_cudafft_backend_get_type(void);
-
-/* One of the library's engines as the base class handles it: the functions every engine has
- * (cudafft_<engine>_create, _destroy, _get_backend, _reset), on untyped pointers. Define one with
- * GST_CUDAFFT_DEFINE_ENGINE. */
-typedef struct {
-  const gchar *name; /* names the engine in messages: "the STFT analyser" */
-  CudafftStatus (*create)(gpointer *engine, CudafftBackend backend, int device_id,
-                          gconstpointer config);
-  void (*destroy)(gpointer engine);
-  CudafftBackend (*get_backend)(gconstpointer engine);
-  void (*reset)(gpointer engine);
-} GstCudafftEngineClass;
-
-/* Defines `static const GstCudafftEngineClass var` for the engine whose functions are
- * cudafft_<engine>_*, whose objects are `Type` and whose create takes a `const Config *`; and
+/* Defines the engine class `var` (GST_CUDAFFT_DEFINE_ENGINE_CLASS, gstcudafftbackend.h) and
  * `var_of(element)`, the element's engine as a `Type *` (NULL while it has none). */
 #define GST_CUDAFFT_DEFINE_ENGINE(var, engine, Type, Config, label)                                \
-  static CudafftStatus var##_create(gpointer *object, CudafftBackend backend, int device_id,       \
-                                    gconstpointer config)                                          \
-  {                                                                                                \
-    Type *made = NULL;                                                                             \
-    const CudafftStatus status =                                                                   \
-        cudafft_##engine##_create(&made, backend, device_id, (const Config *)config);              \
-    *object = made;                                                                                \
-    return status;                                                                                 \
-  }                                                                                                \
-  static void var##_destroy(gpointer object)                                                       \
-  {                                                                                                \
-    cudafft_##engine##_destroy((Type *)object);                                                    \
-  }                                                                                                \
-  static CudafftBackend var##_get_backend(gconstpointer object)                                    \
-  {                                                                                                \
-    return cudafft_##engine##_get_backend((const Type *)object);                                   \
-  }                                                                                                \
-  static void var##_reset(gpointer object)                                                         \
-  {                                                                                                \
-    cudafft_##engine##_reset((Type *)object);                                                      \
-  }                                                                                                \
-  static const GstCudafftEngineClass var = {label, var##_create, var##_destroy, var##_get_backend, \
-                                            var##_reset};                                          \
+  GST_CUDAFFT_DEFINE_ENGINE_CLASS(var, engine, Type, Config, label)                                \
   static G_GNUC_UNUSED Type *var##_of(gpointer element)                                            \
   {                                                                                                \
     return gst_cudafft_audio_filter_get_engine(GST_CUDAFFT_AUDIO_FILTER(element));                 \

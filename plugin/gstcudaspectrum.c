@@ -57,6 +57,32 @@
  *   and the rest is kept for the next buffer (with a warning in the debug log); `spectrum` fails
  *   an assertion.
  *
+ * ## Band layouts
+ *
+ * Five properties of its own, off by default, give the bands a display wants:
+ * #GstCudaSpectrum:frequency-scale (linear, log, mel or IEC 61260-1 octave bands),
+ * #GstCudaSpectrum:bands-per-octave, #GstCudaSpectrum:min-frequency,
+ * #GstCudaSpectrum:max-frequency and #GstCudaSpectrum:weighting (IEC 61672-1 A or C). With their
+ * defaults (linear, z) cudaspectrum is `spectrum`: the same bands and messages. Otherwise the
+ * analysis stays spectrum's (nfft = 2 bands - 2, its window, FFTs and intervals) and each
+ * interval's spectrum becomes the layout's bands before it is posted:
+ *
+ * * Bands: linear, log and mel give #GstCudaSpectrum:bands bands with centres evenly spaced on
+ *   that axis from min-frequency to max-frequency; octave gives the IEC 61260-1 bands whose
+ *   midband lies in that range (cudafft/bands.h states the formulas).
+ * * Levels: a bin's interval level L_k is spectrum's (the mean of its FFTs' levels in dB),
+ *   without the threshold's floor; a band's level is 10 log10(sum_k a_k g_k 10^(L_k / 10)), with
+ *   a_k the fraction of bin k inside the band (a band narrower than a bin: the density
+ *   interpolated at its centre, times its width) and g_k the weighting's gain at the bin's
+ *   frequency; then raised to #GstCudaSpectrum:threshold. A band's phase is that of the bin
+ *   nearest its centre.
+ * * The message is the same, with `bands` values per row, and one field more: #GBytes
+ *   `frequencies`, the band centres in Hz as float32, so that an application can label its axis.
+ *
+ * The layout properties may change while playing and apply from the next interval, as threshold
+ * does. A layout without bands at the stream's rate (min-frequency above the Nyquist frequency, an
+ * octave range without a midband) is ignored with a warning and the previous one stays.
+ *
  * Like `spectrum`, it adds no latency. The GPU pays off for many bands, many channels or short
  * intervals; backend=auto falls back to the CPU where no GPU is usable.
  *
@@ -69,7 +95,9 @@
 #include "gstcudaspectrum.h"
 
 #include <cudafft/spectrum.h>
+#include "gstcudafftbands.h"
 #include "gstcudafftfanout.h"
+#include "gstcudaspectrumbands.h"
 
 #include <gst/audio/audio.h>
 #include <string.h>
@@ -85,7 +113,12 @@ enum {
   PROP_INTERVAL,
   PROP_BANDS,
   PROP_THRESHOLD,
-  PROP_MULTI_CHANNEL
+  PROP_MULTI_CHANNEL,
+  PROP_FREQUENCY_SCALE,
+  PROP_BANDS_PER_OCTAVE,
+  PROP_MIN_FREQUENCY,
+  PROP_MAX_FREQUENCY,
+  PROP_WEIGHTING,
 };
 
 #define DEFAULT_POST_MESSAGES TRUE
@@ -107,6 +140,10 @@ typedef struct {
   guint bands;
   gint threshold;
   gboolean multi_channel;
+  CudafftFrequencyScale scale; /* the band layout: off (spectrum's bins) with linear and z */
+  guint bands_per_octave;
+  gdouble min_frequency, max_frequency;
+  CudafftWeighting weighting;
 } Settings;
 
 struct _GstCudaSpectrum {
@@ -116,9 +153,12 @@ struct _GstCudaSpectrum {
 
   /* streaming thread only */
   GstAudioInfo info;
-  CudafftSpectrumConfig config;  /* what the engine runs: made with, options last given */
-  guint64 interval_now;          /* interval_ns of the open interval, for `duration` */
-  guint64 interval_next;         /* and of the intervals after it (set_options waits for those) */
+  CudafftSpectrumConfig config; /* what the engine runs: made with, options last given */
+  guint64 interval_now;         /* interval_ns of the open interval, for `duration` */
+  guint64 interval_next;        /* and of the intervals after it (set_options waits for those) */
+  GstCudaSpectrumLayout layout_now, layout_next; /* the same for the band layout */
+  GstCudaSpectrumLayout layout_refused;          /* the last one warned about */
+  GstCudaSpectrumBandMap band_map;
   GstClockTime message_ts;       /* start of the open interval, computed as spectrum does */
   GstClockTime time_base;        /* the last timestamp seen (0 before any) ... */
   guint64 frames_since_base;     /* ... and the frames since, for untimestamped buffers */
@@ -140,7 +180,7 @@ static GstStaticPadTemplate src_template =
 
 /* Field names, interned once: a message is built for every interval, up to a thousand a second. */
 static GQuark q_spectrum, q_endtime, q_timestamp, q_stream_time, q_running_time, q_duration,
-    q_magnitude, q_phase, q_magnitude_data, q_phase_data, q_bands, q_channels;
+    q_magnitude, q_phase, q_magnitude_data, q_phase_data, q_bands, q_channels, q_frequencies;
 
 G_DEFINE_TYPE_WITH_CODE(GstCudaSpectrum, gst_cuda_spectrum, GST_TYPE_CUDAFFT_AUDIO_FILTER,
                         GST_DEBUG_CATEGORY_INIT(gst_cuda_spectrum_debug, "cudaspectrum", 0,
@@ -159,12 +199,51 @@ current_settings(GstCudaSpectrum *self)
   return s;
 }
 
+/* The engine's options; with a band layout the threshold applies to the bands, after the engine
+ * (gstcudaspectrumbands.h). */
 static CudafftSpectrumOptions
-options_of(const Settings *s)
+options_of(const Settings *s, const GstCudaSpectrumLayout *layout)
 {
   const CudafftSpectrumOptions options = {
-      .interval_ns = s->interval, .threshold = s->threshold, .phase = s->message_phase ? 1 : 0};
+      .interval_ns = s->interval,
+      .threshold = layout->active ? GST_CUDA_SPECTRUM_LAYOUT_THRESHOLD : s->threshold,
+      .phase = s->message_phase ? 1 : 0};
   return options;
+}
+
+static GstCudaSpectrumLayout
+layout_of(const Settings *s)
+{
+  const GstCudaSpectrumLayout layout = {
+      .active = s->scale != CUDAFFT_SCALE_LINEAR || s->weighting != CUDAFFT_WEIGHTING_Z,
+      .scale = s->scale,
+      .bands_per_octave = s->bands_per_octave,
+      .min_frequency = s->min_frequency,
+      .max_frequency = s->max_frequency,
+      .weighting = s->weighting,
+      .threshold = s->threshold,
+  };
+  return layout;
+}
+
+/* The layout the properties ask for where it has bands at this rate; else (once, with a warning)
+ * the one in force. */
+static GstCudaSpectrumLayout
+accepted_layout(GstCudaSpectrum *self, const Settings *s, const GstCudaSpectrumLayout *in_force)
+{
+  const GstCudaSpectrumLayout want = layout_of(s);
+  gchar *why = NULL;
+  if (!want.active || gst_cuda_spectrum_layout_check(&want, s->bands,
+                                                     (guint)GST_AUDIO_INFO_RATE(&self->info), &why))
+    return want;
+  if (!gst_cuda_spectrum_layout_equal(&want, &self->layout_refused)) {
+    GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
+                        ("%s; the band layout is ignored and the previous one stays.", why),
+                        (NULL));
+    self->layout_refused = want;
+  }
+  g_free(why);
+  return *in_force;
 }
 
 /* Times saturate at the largest valid clock time: spectrum's wrapped values are worse than a
@@ -197,6 +276,9 @@ gst_cuda_spectrum_set_property(GObject *object, guint prop_id, const GValue *val
 {
   GstCudaSpectrum *self = GST_CUDA_SPECTRUM(object);
   Settings *s = &self->settings;
+  if (prop_id == PROP_BANDS_PER_OCTAVE &&
+      !gst_cudafft_bands_check_per_octave(GST_ELEMENT(self), g_value_get_uint(value)))
+    return;
   GST_OBJECT_LOCK(self);
   switch (prop_id) {
   case PROP_POST_MESSAGES:
@@ -219,6 +301,21 @@ gst_cuda_spectrum_set_property(GObject *object, guint prop_id, const GValue *val
     break;
   case PROP_MULTI_CHANNEL:
     s->multi_channel = g_value_get_boolean(value);
+    break;
+  case PROP_FREQUENCY_SCALE:
+    s->scale = g_value_get_enum(value);
+    break;
+  case PROP_BANDS_PER_OCTAVE:
+    s->bands_per_octave = g_value_get_uint(value);
+    break;
+  case PROP_MIN_FREQUENCY:
+    s->min_frequency = g_value_get_double(value);
+    break;
+  case PROP_MAX_FREQUENCY:
+    s->max_frequency = g_value_get_double(value);
+    break;
+  case PROP_WEIGHTING:
+    s->weighting = g_value_get_enum(value);
     break;
   default:
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
@@ -254,6 +351,21 @@ gst_cuda_spectrum_get_property(GObject *object, guint prop_id, GValue *value, GP
   case PROP_MULTI_CHANNEL:
     g_value_set_boolean(value, s.multi_channel);
     break;
+  case PROP_FREQUENCY_SCALE:
+    g_value_set_enum(value, s.scale);
+    break;
+  case PROP_BANDS_PER_OCTAVE:
+    g_value_set_uint(value, s.bands_per_octave);
+    break;
+  case PROP_MIN_FREQUENCY:
+    g_value_set_double(value, s.min_frequency);
+    break;
+  case PROP_MAX_FREQUENCY:
+    g_value_set_double(value, s.max_frequency);
+    break;
+  case PROP_WEIGHTING:
+    g_value_set_enum(value, s.weighting);
+    break;
   default:
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
     break;
@@ -274,13 +386,15 @@ close_engine(GstCudaSpectrum *self)
 static gboolean
 open_engine(GstCudaSpectrum *self, const Settings *s)
 {
+  const GstCudaSpectrumLayout off = {0};
+  const GstCudaSpectrumLayout layout = accepted_layout(self, s, &off);
   const CudafftSpectrumConfig config = {
       .bands = s->bands,
       .channels = (unsigned)GST_AUDIO_INFO_CHANNELS(&self->info),
       .rate = (unsigned)GST_AUDIO_INFO_RATE(&self->info),
       .format = gst_cudafft_sample_format(GST_AUDIO_INFO_FORMAT(&self->info)),
       .multi_channel = s->multi_channel ? 1 : 0,
-      .options = options_of(s),
+      .options = options_of(s, &layout),
   };
   GST_DEBUG_OBJECT(
       self,
@@ -294,6 +408,7 @@ open_engine(GstCudaSpectrum *self, const Settings *s)
     return FALSE;
   self->config = config;
   self->interval_now = self->interval_next = config.options.interval_ns;
+  self->layout_now = self->layout_next = layout;
   return TRUE;
 }
 
@@ -307,7 +422,13 @@ needs_new_engine(const GstCudaSpectrum *self, const Settings *s)
 static GstFlowReturn
 update_options(GstCudaSpectrum *self, const Settings *s)
 {
-  const CudafftSpectrumOptions want = options_of(s);
+  const GstCudaSpectrumLayout layout = accepted_layout(self, s, &self->layout_next);
+  if (!gst_cuda_spectrum_layout_equal(&layout, &self->layout_next)) {
+    if (cudafft_spectrum_frames_pending(spectrum_engine_of(self)) == 0)
+      self->layout_now = layout;
+    self->layout_next = layout;
+  }
+  const CudafftSpectrumOptions want = options_of(s, &layout);
   const CudafftSpectrumOptions *have = &self->config.options;
   if (want.interval_ns == have->interval_ns && want.threshold == have->threshold &&
       want.phase == have->phase)
@@ -381,7 +502,7 @@ take_bytes(GstStructure *s, GQuark field, const float *values, size_t count)
 /* What the messages of one push share. */
 typedef struct {
   GstCudaSpectrum *self;
-  size_t bands, spectra;
+  size_t spectra;
   gboolean multi_channel;
 } MessageShape;
 
@@ -390,9 +511,12 @@ typedef struct {
  * valid until the next push, which waits for every message of this one). */
 typedef struct {
   CudafftSpectrumResult result;
+  size_t bands;
   GstClockTime timestamp, stream_time, running_time, duration;
   gboolean with_magnitude;
-  GstMessage *message; /* built */
+  gfloat *mapped;        /* a band layout's values (result points into them), owned; or NULL */
+  const gfloat *centres; /* and its band centres: the frequencies field */
+  GstMessage *message;   /* built */
 } MessageJob;
 
 /* A worker thread joins the streaming thread for each this many values in a push's messages:
@@ -418,16 +542,18 @@ build_message(gpointer data, gpointer user_data)
       job->timestamp, q_stream_time, G_TYPE_UINT64, job->stream_time, q_running_time, G_TYPE_UINT64,
       job->running_time, q_duration, G_TYPE_UINT64, job->duration, NULL);
   if (job->with_magnitude)
-    take_values(s, q_magnitude, result->magnitude, shape->bands, shape->spectra,
+    take_values(s, q_magnitude, result->magnitude, job->bands, shape->spectra,
                 shape->multi_channel);
   if (result->phase)
-    take_values(s, q_phase, result->phase, shape->bands, shape->spectra, shape->multi_channel);
+    take_values(s, q_phase, result->phase, job->bands, shape->spectra, shape->multi_channel);
   if (job->with_magnitude)
-    take_bytes(s, q_magnitude_data, result->magnitude, shape->bands * shape->spectra);
+    take_bytes(s, q_magnitude_data, result->magnitude, job->bands * shape->spectra);
   if (result->phase)
-    take_bytes(s, q_phase_data, result->phase, shape->bands * shape->spectra);
-  gst_structure_id_set(s, q_bands, G_TYPE_UINT, (guint)shape->bands, q_channels, G_TYPE_UINT,
+    take_bytes(s, q_phase_data, result->phase, job->bands * shape->spectra);
+  gst_structure_id_set(s, q_bands, G_TYPE_UINT, (guint)job->bands, q_channels, G_TYPE_UINT,
                        (guint)shape->spectra, NULL);
+  if (job->centres)
+    take_bytes(s, q_frequencies, job->centres, job->bands);
   job->message = gst_message_new_element(GST_OBJECT(shape->self), s);
 }
 
@@ -473,6 +599,24 @@ close_fanout(GstCudaSpectrum *self)
   self->fanout_failed = FALSE;
 }
 
+/* A job's result in the band layout of its interval (gstcudaspectrumbands.h). */
+static void
+map_to_bands(GstCudaSpectrum *self, MessageJob *job, size_t spectra)
+{
+  gsize count = 0;
+  gfloat *phase = NULL, *centres = NULL;
+  gfloat *mapped = gst_cuda_spectrum_bands_map(&self->band_map, &self->layout_now,
+                                               (guint)self->config.bands, self->config.rate,
+                                               &job->result, spectra, &count, &phase, &centres);
+  if (!mapped) /* cannot happen: accepted layouts have bands */
+    return;
+  job->mapped = mapped;
+  job->result.magnitude = mapped;
+  job->result.phase = phase;
+  job->bands = count;
+  job->centres = centres;
+}
+
 /* Posts the `count` results the last push or finish returned. A full interval lasts `interval`
  * as in spectrum; a partial one (from finish) as long as its frames. post-messages and
  * message-magnitude are read here, so that a change shows in the next push's messages. Everything
@@ -492,6 +636,7 @@ post_results(GstCudaSpectrum *self, size_t count, gboolean partial)
   GST_OBJECT_UNLOCK(self);
 
   MessageJob *jobs = g_new(MessageJob, count);
+  const size_t spectra = cudafft_spectrum_spectra(spectrum_engine_of(self));
   guint n = 0;
   for (size_t i = 0; i < count; i++) {
     CudafftSpectrumResult result;
@@ -516,28 +661,35 @@ post_results(GstCudaSpectrum *self, size_t count, gboolean partial)
       job->duration = duration;
       job->with_magnitude = with_magnitude;
       job->message = NULL;
+      job->bands = self->config.bands;
+      job->mapped = NULL;
+      job->centres = NULL;
+      if (self->layout_now.active)
+        map_to_bands(self, job, spectra);
     }
     /* spectrum's own stepping (truncating per interval), so that timestamps match it */
     self->message_ts = add_time(self->message_ts, frames_to_time(self, result.frames));
     self->interval_now = self->interval_next;
+    self->layout_now = self->layout_next;
   }
 
   if (n > 0) {
     const MessageShape shape = {
         .self = self,
-        .bands = self->config.bands,
-        .spectra = cudafft_spectrum_spectra(spectrum_engine_of(self)),
+        .spectra = spectra,
         .multi_channel = self->config.multi_channel != 0,
     };
     size_t values = 0;
     for (guint i = 0; i < n; i++) {
       const size_t fields = (jobs[i].with_magnitude ? 1 : 0) + (jobs[i].result.phase ? 1 : 0);
-      values += fields * shape.bands * shape.spectra;
+      values += fields * jobs[i].bands * shape.spectra;
     }
     const guint helpers = (guint)MIN(values / VALUES_PER_WORKER, n - 1);
     gst_cudafft_fanout_run(helpers > 0 ? fanout(self) : NULL, jobs, sizeof *jobs, n, helpers,
                            build_message, post_message, (gpointer)&shape);
   }
+  for (guint i = 0; i < n; i++)
+    g_free(jobs[i].mapped);
   g_free(jobs);
 }
 
@@ -611,6 +763,7 @@ gst_cuda_spectrum_transform_ip(GstBaseTransform *trans, GstBuffer *buffer)
                      GST_TIME_ARGS(GST_BUFFER_PTS(buffer)));
     cudafft_spectrum_reset(spectrum_engine_of(self));
     self->interval_now = self->interval_next;
+    self->layout_now = self->layout_next;
     self->carry_bytes = 0;
   }
   GstFlowReturn ret = update_options(self, &s);
@@ -714,6 +867,7 @@ gst_cuda_spectrum_flush(GstCudafftAudioFilter *filter)
   GstCudaSpectrum *self = GST_CUDA_SPECTRUM(filter);
   GST_DEBUG_OBJECT(self, "flush: starting the analysis afresh");
   self->interval_now = self->interval_next;
+  self->layout_now = self->layout_next;
   self->carry_bytes = 0;
 }
 
@@ -730,6 +884,8 @@ gst_cuda_spectrum_close(GstCudafftAudioFilter *filter)
 {
   GST_CUDA_SPECTRUM(filter)->carry_bytes = 0;
   close_fanout(GST_CUDA_SPECTRUM(filter));
+  gst_cuda_spectrum_band_map_clear(&GST_CUDA_SPECTRUM(filter)->band_map);
+  memset(&GST_CUDA_SPECTRUM(filter)->layout_refused, 0, sizeof(GstCudaSpectrumLayout));
 }
 
 static gboolean
@@ -749,6 +905,7 @@ static void
 gst_cuda_spectrum_finalize(GObject *object)
 {
   close_fanout(GST_CUDA_SPECTRUM(object));
+  gst_cuda_spectrum_band_map_clear(&GST_CUDA_SPECTRUM(object)->band_map);
   G_OBJECT_CLASS(gst_cuda_spectrum_parent_class)->finalize(object);
 }
 
@@ -802,6 +959,11 @@ gst_cuda_spectrum_class_init(GstCudaSpectrumClass *klass)
                                   g_param_spec_boolean("multi-channel", "Multichannel results",
                                                        "Send separate results for each channel",
                                                        DEFAULT_MULTI_CHANNEL, flags));
+  /* Of its own: band layouts, off by default (linear, z: spectrum's bins) */
+  const GstCudafftBandProps band_props = {PROP_FREQUENCY_SCALE, PROP_BANDS_PER_OCTAVE,
+                                          PROP_MIN_FREQUENCY, PROP_MAX_FREQUENCY, PROP_WEIGHTING};
+  gst_cudafft_bands_install_properties(gobject_class, &band_props, CUDAFFT_SCALE_LINEAR,
+                                       GST_PARAM_MUTABLE_PLAYING);
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);
@@ -835,6 +997,7 @@ gst_cuda_spectrum_class_init(GstCudaSpectrumClass *klass)
   q_phase_data = g_quark_from_static_string("phase-data");
   q_bands = g_quark_from_static_string("bands");
   q_channels = g_quark_from_static_string("channels");
+  q_frequencies = g_quark_from_static_string("frequencies");
 }
 
 static void
@@ -847,5 +1010,10 @@ gst_cuda_spectrum_init(GstCudaSpectrum *self)
   self->settings.bands = DEFAULT_BANDS;
   self->settings.threshold = DEFAULT_THRESHOLD;
   self->settings.multi_channel = DEFAULT_MULTI_CHANNEL;
+  self->settings.scale = CUDAFFT_SCALE_LINEAR;
+  self->settings.bands_per_octave = GST_CUDAFFT_DEFAULT_BANDS_PER_OCTAVE;
+  self->settings.min_frequency = GST_CUDAFFT_DEFAULT_MIN_FREQUENCY;
+  self->settings.max_frequency = GST_CUDAFFT_DEFAULT_MAX_FREQUENCY;
+  self->settings.weighting = GST_CUDAFFT_DEFAULT_WEIGHTING;
   gst_audio_info_init(&self->info);
 }

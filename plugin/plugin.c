@@ -3,6 +3,7 @@
 #include "gstcudafft.h"
 #include "gstcudaifft.h"
 #include "gstcudaspectrum.h"
+#include "gstcudaspectrumscope.h"
 
 #include <gst/gst.h>
 
@@ -13,9 +14,11 @@ plugin_init(GstPlugin *plugin)
   ok &= GST_ELEMENT_REGISTER(cudaifft, plugin);
   ok &= GST_ELEMENT_REGISTER(cudaspectrum, plugin);
   ok &= GST_ELEMENT_REGISTER(cudaconvolve, plugin);
+  ok &= GST_ELEMENT_REGISTER(cudaspectrumscope, plugin);
   return ok;
 }
 
-GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, cudafft,
-                  "Audio DSP on NVIDIA GPUs: block FFT, convolution and spectrum analysis",
-                  plugin_init, VERSION, "LGPL", GST_PACKAGE_NAME, GST_PACKAGE_ORIGIN)
+GST_PLUGIN_DEFINE(
+    GST_VERSION_MAJOR, GST_VERSION_MINOR, cudafft,
+    "Audio DSP on NVIDIA GPUs: block FFT, convolution, spectrum analysis and displays", plugin_init,
+    VERSION, "LGPL", GST_PACKAGE_NAME, GST_PACKAGE_ORIGIN)

@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 source scripts/env.sh
 builddir=${BUILDDIR:-build-tests}
 staging=$(realpath -m "${STAGING:-$builddir/staging}")
-elements=(cudafft cudaifft cudaspectrum cudaconvolve)
+elements=(cudafft cudaifft cudaspectrum cudaconvolve cudaspectrumscope)
 
 rm -rf "$staging"
 log=$builddir/meson-logs/install-check.log

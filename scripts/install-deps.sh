@@ -7,6 +7,8 @@ packages=(
   libfftw3-dev
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
+  # spectrascope, which scope-bench compares cudaspectrumscope with
+  gstreamer1.0-plugins-bad
 )
 sudo=
 [ "$(id -u)" = 0 ] || sudo=sudo

@@ -5,14 +5,16 @@
 #  2. the whole suite (nothing may skip there);
 #  3. with SANITIZE=1, compute-sanitizer over the library's CUDA test programs, side by side:
 #     memcheck with --leak-check full over fft-accuracy, fft-device, fft-signals, stft, spectrum,
-#     convolve and executor-cuda (with the cuda argument), racecheck over fft-device and
-#     executor-cuda; each capped at
-#     SANITIZE_TIMEOUT seconds (default 300); one summary line per program;
+#     convolve, executor-cuda and scope (with the cuda argument) and scope-backends, racecheck
+#     over fft-device and executor-cuda; each capped at SANITIZE_TIMEOUT seconds (default 300);
+#     one summary line per program;
 #  4. the installed files checked from a staging folder (scripts/check-install.sh; the demo there
 #     runs on the GPU);
 #  5. the benchmarks, one after the other on a quiet GPU, each with the arguments of its entry in
 #     bench/RESULTS.md (the list below); BENCH="fft-bench launch-bench" picks some (BENCH= none),
-#     BENCH_ARGS, when set, replaces every picked benchmark's own arguments.
+#     BENCH_ARGS, when set, replaces every picked benchmark's own arguments. scope-bench's
+#     spectrascope rows need gst-plugins-bad in the bundle (its audiovisualizers plugin needs only
+#     base libraries): GST_BUNDLE_EXTRA=gstreamer1.0-plugins-bad ../shared/gpu/make-gst-bundle.
 # Logs go to LOGDIR (default $OUT when set, else build-gpu/logs); each step prints how long it
 # took. The exit status is 1 when any step failed.
 # shellcheck disable=SC2317 # the functions run through step
@@ -34,6 +36,7 @@ benchmarks=(
   "spectrum-bench --runs 3"
   "convolve-kernel-bench --runs 50"
   "convolve-bench --runs 3 --max-wall 4"
+  "scope-bench --runs 3"
 )
 default_bench=$(for b in "${benchmarks[@]}"; do echo "${b%% *}"; done | uniq | xargs)
 
@@ -97,10 +100,12 @@ sanitizers() {
   done
   [ -n "$sanitizer" ] || { echo "compute-sanitizer: not found beside nvcc nor on PATH"; return 1; }
   for program in test_fft_accuracy test_fft_signals test_fft_device test_stft test_spectrum \
-    test_convolve test_executor_cuda; do
+    test_convolve test_executor_cuda test_scope; do
     sanitize memcheck "$program" cuda
     pids+=($!)
   done
+  sanitize memcheck test_scope_backends
+  pids+=($!)
   for program in test_fft_device test_executor_cuda; do
     sanitize racecheck "$program" cuda
     pids+=($!)

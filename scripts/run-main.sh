@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The main job: installs the dependencies, builds everything (GPU code for sm_75 to sm_90 plus PTX),
-# runs audio through the elements in real pipelines (cudafft ! cudaifft, cudaspectrum and
-# cudaconvolve; on the GPU when one is usable, else on the CPU), runs the engine demo, and
-# benchmarks the elements (both backends; the GPU half where a CUDA device is present) and, with a
-# GPU, the kernels against cuFFT.
+# runs audio through the elements in real pipelines (cudafft ! cudaifft, cudaspectrum,
+# cudaconvolve and cudaspectrumscope; on the GPU when one is usable, else on the CPU), runs the
+# engine demo, and benchmarks the elements (both backends; the GPU half where a CUDA device is
+# present) and, with a GPU, the kernels against cuFFT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
@@ -38,6 +38,24 @@ gst-launch-1.0 -m audiotestsrc num-buffers=469 wave=sine freq=440 \
   | grep -E "^Got message .*(error|warning|eos)" || true
 ls -l build/reverb.wav
 
+echo "== cudaspectrumscope: 12 s of a sweep and tones drawn as video, to build/scope.webm and build/scope.png"
+python3 scripts/make-sweep.py build/sweep.wav 12
+rm -f build/scope-*.png
+# The spectrogram (left: log frequency, both channels in lanes, magma) and A-weighted sixth-octave
+# bars with peak markers (right), 60 frames a second; the PNG is the frame at 11 s.
+gst-launch-1.0 -m filesrc location=build/sweep.wav ! wavparse ! audioconvert ! tee name=t \
+  compositor name=mix sink_1::xpos=640 ! video/x-raw,width=1280,height=720 ! tee name=v \
+  v. ! queue ! videoconvert ! vp8enc deadline=1 ! webmmux ! filesink location=build/scope.webm \
+  v. ! queue ! videorate drop-only=true ! video/x-raw,framerate=1/1 ! videoconvert ! pngenc \
+  ! multifilesink max-files=1 location=build/scope-%02d.png \
+  t. ! queue ! cudaspectrumscope colormap=magma \
+  ! video/x-raw,width=640,height=720,framerate=60/1 ! mix. \
+  t. ! queue ! cudaspectrumscope style=bars frequency-scale=octave bands-per-octave=6 weighting=a \
+  smoothing=125 ! video/x-raw,width=640,height=720,framerate=60/1 ! mix. 2>&1 \
+  | grep -E "^Got message .*(error|warning|eos)" || true
+mv build/scope-*.png build/scope.png
+ls -l build/scope.webm build/scope.png
+
 echo "== the FFT engine demo"
 ./build/examples/fft-demo
 
@@ -52,6 +70,10 @@ fi
 if [ -x build/bench/convolve-bench ]; then
   echo "== cudaconvolve against audiofirfilter"
   ./build/bench/convolve-bench --runs 3
+fi
+if [ -x build/bench/scope-bench ]; then
+  echo "== cudaspectrumscope against spectrascope"
+  ./build/bench/scope-bench --runs 3
 fi
 for bench in fft-bench spectrum-kernel-bench convolve-kernel-bench; do
   if [ -x "build/bench/$bench" ]; then

@@ -1033,6 +1033,60 @@ check_call_errors(CudafftBackend backend)
   cudafft_spectrum_destroy(sp);
 }
 
+/* The DC and Nyquist bins of a real signal's FFT are real: their imaginary parts must be exactly
+ * +0, as GStreamer's own FFT gives, so that their phase is 0 or +pi (never -pi, never a rounding
+ * error's angle), on every path: the fused kernel's sizes and cuFFT's (the others). One FFT per
+ * interval, so that each result is one FFT's phase; the DC level's sign alternates. */
+static void
+check_edge_phases(CudafftBackend backend)
+{
+  static const size_t bands[] = {129, 301, 1000, 3001};
+  const float half_turn = atan2f(0.0f, -1.0f);
+  for (size_t b = 0; b < COUNT(bands); b++) {
+    const size_t nfft = 2 * bands[b] - 2;
+    const unsigned rate = 50000; /* nfft frames last a whole number of nanoseconds */
+    const CudafftSpectrumConfig config =
+        make_config(bands[b], 2, rate, CUDAFFT_SAMPLE_F32, 1, nfft * NS_PER_SECOND / rate, -200, 1);
+    CudafftSpectrum *sp = NULL;
+    if (!test_check(cudafft_spectrum_create(&sp, backend, -1, &config) == CUDAFFT_STATUS_OK,
+                    "edge phases, %zu bands: create", bands[b]))
+      continue;
+    const size_t intervals = 8, frames = intervals * nfft;
+    float *in = test_malloc(frames * 2 * sizeof *in);
+    TestRng rng = test_rng("edge phases %zu", bands[b]);
+    for (size_t j = 0; j < frames; j++)
+      for (unsigned c = 0; c < 2; c++) {
+        const double dc = ((j / nfft + c) % 2 ? -0.3 : 0.3);
+        const double nyquist = (j % 2 ? -0.2 : 0.2) * (c ? -1.0 : 1.0);
+        in[2 * j + c] = (float)(dc + nyquist + 0.05 * test_rng_uniform(&rng));
+      }
+    size_t consumed = 0, results = 0, checked = 0, bad = 0;
+    char why[160] = "";
+    const CudafftStatus status =
+        cudafft_spectrum_push(sp, in, frames, ALL_RESULTS, &consumed, &results);
+    for (size_t r = 0; r < results && status == CUDAFFT_STATUS_OK; r++) {
+      CudafftSpectrumResult res;
+      cudafft_spectrum_result(sp, r, &res);
+      for (size_t row = 0; row < 2; row++)
+        for (int edge = 0; edge < 2; edge++) {
+          const size_t k = edge ? bands[b] - 1 : 0;
+          const float phase = res.phase[row * bands[b] + k];
+          checked++;
+          if (!(phase == 0.0f && !signbit(phase)) && phase != half_turn) {
+            if (bad++ == 0)
+              snprintf(why, sizeof why, "; interval %zu channel %zu bin %zu: %.9g", r, row, k,
+                       phase);
+          }
+        }
+    }
+    test_check(status == CUDAFFT_STATUS_OK && results == intervals && bad == 0,
+               "%zu bands (nfft %zu): DC and Nyquist phases are +0 or +pi, %zu of %zu not%s",
+               bands[b], nfft, bad, checked, why);
+    free(in);
+    cudafft_spectrum_destroy(sp);
+  }
+}
+
 /* Main ------------------------------------------------------------------------------------------
  */
 
@@ -1055,7 +1109,8 @@ main(int argc, char **argv)
   check_finish(backend);
   check_reset(backend);
   check_options_changes(backend);
-  test_section_done("sine, finish, reset, options");
+  check_edge_phases(backend);
+  test_section_done("sine, finish, reset, options, edge phases");
 
   for (int multi = 0; multi <= 1; multi++) {
     /* 100 frames (with a carry): windows span three intervals; 1000: several FFTs each */

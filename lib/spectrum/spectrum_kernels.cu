@@ -136,7 +136,11 @@ accumulate_kernel(Index bands, Index spectra, const CudafftSpectrumLaunchFft *__
     const Index p = first_s + r, f = p / spectra, s = p - f * spectra;
     const CudafftSpectrumLaunchFft fft = ffts[f];
     const size_t at = ((size_t)fft.slot * spectra + s) * bands + k;
-    const float2 x = bins[i];
+    float2 x = bins[i];
+    /* The DC and Nyquist bins of a real signal are real; cuFFT may leave -0 or a rounding error in
+     * their imaginary parts, whose phase would read -pi or noise where spectrum's is 0 or pi. */
+    if (k == 0 || k == bands - 1)
+      x.y = 0.0f;
     const bool store = fft.store != 0;
     put(&magnitude[at], cudafft_spectrum_level(x.x * x.x + x.y * x.y, norm_db, threshold), store);
     if (Phase)

@@ -3,9 +3,11 @@
 #ifndef CUDAFFT_CUDAFFT_H
 #define CUDAFFT_CUDAFFT_H
 
+#include <cudafft/bands.h>
 #include <cudafft/common.h>
 #include <cudafft/convolve.h>
 #include <cudafft/fft.h>
+#include <cudafft/scope.h>
 #include <cudafft/spectrum.h>
 #include <cudafft/stft.h>
 

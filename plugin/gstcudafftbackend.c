@@ -1,0 +1,124 @@
+/* gstcudafftbackend.c: see the header. */
+#include "gstcudafftbackend.h"
+
+GST_DEBUG_CATEGORY_STATIC(gst_cudafft_backend_debug);
+#define GST_CAT_DEFAULT gst_cudafft_backend_debug
+
+GType
+gst_cudafft_backend_get_type(void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {GST_CUDAFFT_BACKEND_AUTO, "The GPU when one is usable, otherwise the CPU", "auto"},
+      {GST_CUDAFFT_BACKEND_CUDA, "The GPU (CUDA); fail if there is none", "cuda"},
+      {GST_CUDAFFT_BACKEND_CPU, "The CPU (FFTW)", "cpu"},
+      {0, NULL, NULL},
+  };
+  if (g_once_init_enter(&type)) {
+    GType t = g_enum_register_static("GstCudafftBackend", values);
+    GST_DEBUG_CATEGORY_INIT(gst_cudafft_backend_debug, "cudafftbackend", 0,
+                            "gst-cudafft: the choice of backend");
+    g_once_init_leave(&type, t);
+  }
+  return type;
+}
+
+void
+gst_cudafft_backend_install_properties(GObjectClass *klass, guint prop_backend,
+                                       guint prop_device_id)
+{
+  g_object_class_install_property(
+      klass, prop_backend,
+      g_param_spec_enum("backend", "Backend",
+                        "Where the DSP runs: auto (the GPU when one is usable, otherwise the CPU, "
+                        "with a warning in the debug log), cuda (the GPU or an error) or cpu",
+                        GST_TYPE_CUDAFFT_BACKEND, GST_CUDAFFT_DEFAULT_BACKEND,
+                        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property(
+      klass, prop_device_id,
+      g_param_spec_int("cuda-device-id", "CUDA device id",
+                       "The CUDA device to run on (-1: automatic, the first device)", -1, G_MAXINT,
+                       GST_CUDAFFT_DEFAULT_DEVICE_ID,
+                       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_BACKEND, 0);
+}
+
+static const gchar *
+backend_name(CudafftBackend backend)
+{
+  return backend == CUDAFFT_BACKEND_CUDA ? "cuda" : backend == CUDAFFT_BACKEND_CPU ? "cpu" : "auto";
+}
+
+gpointer
+gst_cudafft_engine_new(GstElement *element, const GstCudafftEngineClass *engine_class,
+                       CudafftBackend requested, int device_id, gconstpointer config,
+                       const gchar *memory_hint, CudafftBackend *actual)
+{
+  const gchar *what = engine_class->name;
+  gpointer made = NULL;
+  CudafftStatus status = engine_class->create(&made, requested, device_id, config);
+  if (status == CUDAFFT_STATUS_UNSUPPORTED && requested == CUDAFFT_BACKEND_AUTO) {
+    GST_WARNING_OBJECT(element, "the GPU cannot run %s (%s); using the CPU backend", what,
+                       cudafft_last_error_message());
+    status = engine_class->create(&made, CUDAFFT_BACKEND_CPU, device_id, config);
+  }
+  if (status != CUDAFFT_STATUS_OK) {
+    gst_cudafft_post_engine_error(element, status, what, memory_hint);
+    return NULL;
+  }
+  *actual = engine_class->get_backend(made);
+  if (requested == CUDAFFT_BACKEND_AUTO && *actual == CUDAFFT_BACKEND_CPU)
+    /* A warning in the debug log, not on the bus: auto promises to work without a GPU. */
+    GST_WARNING_OBJECT(element, "no usable CUDA device (%s); %s runs on the CPU backend",
+                       cudafft_last_error_message(), what);
+  GST_INFO_OBJECT(element, "%s runs on the %s backend (asked for %s, device %d)", what,
+                  backend_name(*actual), backend_name(requested), device_id);
+  return made;
+}
+
+void
+gst_cudafft_post_engine_error(GstElement *element, CudafftStatus status, const gchar *what,
+                              const gchar *memory_hint)
+{
+  const gchar *detail = cudafft_last_error_message();
+  switch (status) {
+  case CUDAFFT_STATUS_NO_DEVICE:
+    GST_ELEMENT_ERROR(element, RESOURCE, NOT_FOUND,
+                      ("No usable CUDA device found; set backend=cpu, pick another "
+                       "cuda-device-id, or check the NVIDIA driver."),
+                      ("%s: %s", what, detail));
+    break;
+  case CUDAFFT_STATUS_BACKEND_UNAVAILABLE:
+    GST_ELEMENT_ERROR(element, RESOURCE, NOT_FOUND,
+                      ("This build of gst-cudafft has no CUDA support; set backend=cpu, or "
+                       "rebuild it with the CUDA toolkit installed."),
+                      ("%s: %s", what, detail));
+    break;
+  case CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY:
+    GST_ELEMENT_ERROR(element, RESOURCE, NO_SPACE_LEFT,
+                      ("Out of GPU memory; %s, free the GPU, or set backend=cpu.", memory_hint),
+                      ("%s: %s", what, detail));
+    break;
+  case CUDAFFT_STATUS_HOST_OUT_OF_MEMORY:
+    GST_ELEMENT_ERROR(element, RESOURCE, NO_SPACE_LEFT, ("Out of memory; %s.", memory_hint),
+                      ("%s: %s", what, detail));
+    break;
+  case CUDAFFT_STATUS_UNSUPPORTED:
+    GST_ELEMENT_ERROR(element, CORE, NOT_IMPLEMENTED,
+                      ("These settings are not supported here: %s", detail), ("%s failed", what));
+    break;
+  case CUDAFFT_STATUS_INVALID_SIZE:
+  case CUDAFFT_STATUS_INVALID_BATCH:
+  case CUDAFFT_STATUS_INVALID_VALUE:
+  case CUDAFFT_STATUS_NULL_POINTER:
+    GST_ELEMENT_ERROR(element, CORE, NEGOTIATION, ("Invalid settings: %s", detail),
+                      ("%s failed", what));
+    break;
+  default:
+    GST_ELEMENT_ERROR(
+        element, RESOURCE, FAILED,
+        ("The GPU failed (%s); set backend=cpu to run without it.", cudafft_status_name(status)),
+        ("%s: %s", what, detail));
+    break;
+  }
+}

@@ -1,0 +1,87 @@
+/* gstcudafftbackend.h: what every element of the plugin shares about where its engine runs,
+ * whatever its base class (GstCudafftAudioFilter for the audio filters, GstAudioVisualizer for
+ * cudaspectrumscope): the backend enum and the backend and cuda-device-id properties, the making
+ * of an engine with AUTO's fallback to the CPU, and the one mapping of an engine status to an
+ * error a user can act on. */
+#ifndef GST_CUDAFFT_BACKEND_H
+#define GST_CUDAFFT_BACKEND_H
+
+#include <cudafft/common.h>
+
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+/* Values equal CudafftBackend's. */
+typedef enum {
+  GST_CUDAFFT_BACKEND_AUTO = CUDAFFT_BACKEND_AUTO,
+  GST_CUDAFFT_BACKEND_CUDA = CUDAFFT_BACKEND_CUDA,
+  GST_CUDAFFT_BACKEND_CPU = CUDAFFT_BACKEND_CPU,
+} GstCudafftBackend;
+
+#define GST_TYPE_CUDAFFT_BACKEND (gst_cudafft_backend_get_type())
+GType gst_cudafft_backend_get_type(void);
+
+#define GST_CUDAFFT_DEFAULT_BACKEND GST_CUDAFFT_BACKEND_AUTO
+#define GST_CUDAFFT_DEFAULT_DEVICE_ID -1
+
+/* Installs the backend and cuda-device-id properties (changeable up to READY) on klass under the
+ * ids prop_backend and prop_device_id; the class's set/get_property handle them. */
+void gst_cudafft_backend_install_properties(GObjectClass *klass, guint prop_backend,
+                                            guint prop_device_id);
+
+/* One of the library's engines: the functions every engine has (cudafft_<engine>_create,
+ * _destroy, _get_backend, _reset), on untyped pointers. Define one with
+ * GST_CUDAFFT_DEFINE_ENGINE_CLASS. */
+typedef struct {
+  const gchar *name; /* names the engine in messages: "the STFT analyser" */
+  CudafftStatus (*create)(gpointer *engine, CudafftBackend backend, int device_id,
+                          gconstpointer config);
+  void (*destroy)(gpointer engine);
+  CudafftBackend (*get_backend)(gconstpointer engine);
+  void (*reset)(gpointer engine);
+} GstCudafftEngineClass;
+
+/* Defines `static const GstCudafftEngineClass var` for the engine whose functions are
+ * cudafft_<engine>_*, whose objects are `Type` and whose create takes a `const Config *`. */
+#define GST_CUDAFFT_DEFINE_ENGINE_CLASS(var, engine, Type, Config, label)                          \
+  static CudafftStatus var##_create(gpointer *object, CudafftBackend backend, int device_id,       \
+                                    gconstpointer config)                                          \
+  {                                                                                                \
+    Type *made = NULL;                                                                             \
+    const CudafftStatus status =                                                                   \
+        cudafft_##engine##_create(&made, backend, device_id, (const Config *)config);              \
+    *object = made;                                                                                \
+    return status;                                                                                 \
+  }                                                                                                \
+  static void var##_destroy(gpointer object)                                                       \
+  {                                                                                                \
+    cudafft_##engine##_destroy((Type *)object);                                                    \
+  }                                                                                                \
+  static CudafftBackend var##_get_backend(gconstpointer object)                                    \
+  {                                                                                                \
+    return cudafft_##engine##_get_backend((const Type *)object);                                   \
+  }                                                                                                \
+  static void var##_reset(gpointer object)                                                         \
+  {                                                                                                \
+    cudafft_##engine##_reset((Type *)object);                                                      \
+  }                                                                                                \
+  static const GstCudafftEngineClass var = {label, var##_create, var##_destroy, var##_get_backend, \
+                                            var##_reset};
+
+/* Makes an engine of `engine_class` for `config` on the backend and device asked for, once more
+ * on the CPU where `auto` meets a GPU that cannot run these settings (UNSUPPORTED), with the
+ * choice in the debug log. Returns it, and its backend in *actual; or NULL after posting the
+ * GST_ELEMENT_ERROR for the failure (memory_hint: what the out-of-memory errors tell the user to
+ * shrink, naming the element's own properties). */
+gpointer gst_cudafft_engine_new(GstElement *element, const GstCudafftEngineClass *engine_class,
+                                CudafftBackend requested, int device_id, gconstpointer config,
+                                const gchar *memory_hint, CudafftBackend *actual);
+
+/* Posts the GST_ELEMENT_ERROR for a failed engine call; `what` says which call. */
+void gst_cudafft_post_engine_error(GstElement *element, CudafftStatus status, const gchar *what,
+                                   const gchar *memory_hint);
+
+G_END_DECLS
+
+#endif

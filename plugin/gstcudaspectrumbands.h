@@ -1,0 +1,65 @@
+/* gstcudaspectrumbands.h: cudaspectrum's band layouts (frequency-scale, bands-per-octave,
+ * min-frequency, max-frequency, weighting): when one is active, each interval's spectrum (the
+ * analysis of spectrum, nfft = 2 bands - 2) is turned into the layout's bands before it is posted.
+ *
+ * The definition: bin k's interval level L_k is spectrum's (the mean of its FFTs' levels in dB,
+ * that is the geometric mean of their powers), taken without the threshold's floor; a band's
+ * level is 10 log10(sum_k a_k g_k 10^(L_k / 10)) with the bins-to-band weights a_k and the
+ * weighting's gains g_k of cudafft/bands.h (a bin's gain at its own frequency k rate / nfft), then
+ * raised to threshold. A band's phase is that of the bin nearest its centre. */
+#ifndef GST_CUDA_SPECTRUM_BANDS_H
+#define GST_CUDA_SPECTRUM_BANDS_H
+
+#include <cudafft/bands.h>
+#include <cudafft/spectrum.h>
+
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+/* The engine's threshold while a layout is active: low enough never to floor a level (an FFT
+ * bin of exactly zero power reads as this, which makes its interval power 0). */
+#define GST_CUDA_SPECTRUM_LAYOUT_THRESHOLD (G_MININT / 2)
+
+/* A layout as the properties set it, with the threshold its bands are floored to. */
+typedef struct {
+  gboolean active; /* frequency-scale != linear or weighting != z */
+  CudafftFrequencyScale scale;
+  guint bands_per_octave;
+  gdouble min_frequency, max_frequency;
+  CudafftWeighting weighting;
+  gint threshold;
+} GstCudaSpectrumLayout;
+
+gboolean gst_cuda_spectrum_layout_equal(const GstCudaSpectrumLayout *a,
+                                        const GstCudaSpectrumLayout *b);
+
+/* Whether an active layout has bands for a spectrum of `bands` bins at `rate`; if not, *why
+ * (freed by the caller) says why. */
+gboolean gst_cuda_spectrum_layout_check(const GstCudaSpectrumLayout *layout, guint bands,
+                                        guint rate, gchar **why);
+
+/* The weights of the layout last used, kept while the layout, bins and rate stay the same. */
+typedef struct {
+  GstCudaSpectrumLayout layout;
+  guint bins, rate;
+  gsize count;
+  CudafftBandBins *weights;
+  gfloat *gains, *centres;
+  guint *nearest; /* the bin nearest each band's centre */
+} GstCudaSpectrumBandMap;
+
+/* One result in the layout's bands: returns a new array (g_free) of `spectra` rows of *count
+ * magnitudes, then (where the result has phases) as many phases, then the *count band centres
+ * in Hz; *phase points to the phases (NULL without) and *centres to the centres. NULL where the
+ * layout cannot be made (checked beforehand with gst_cuda_spectrum_layout_check). */
+gfloat *gst_cuda_spectrum_bands_map(GstCudaSpectrumBandMap *map,
+                                    const GstCudaSpectrumLayout *layout, guint bins, guint rate,
+                                    const CudafftSpectrumResult *result, gsize spectra,
+                                    gsize *count, gfloat **phase, gfloat **centres);
+
+void gst_cuda_spectrum_band_map_clear(GstCudaSpectrumBandMap *map);
+
+G_END_DECLS
+
+#endif

@@ -1,0 +1,996 @@
+/* gstcudaspectrumscope.c: cudaspectrumscope, a spectrum display drawn on the GPU: audio in, video
+ * out, a GstAudioVisualizer over the cudafft library's scope engine (cudafft/scope.h). */
+/**
+ * SECTION:element-cudaspectrumscope
+ * @title: cudaspectrumscope
+ *
+ * cudaspectrumscope draws the spectrum of its audio as video: a scrolling spectrogram (a column a
+ * frame, the newest at the right, low frequencies at the bottom) or bars with peak markers, each
+ * channel in its own lane (stacked from the top) or all channels in one, in a perceptual colormap
+ * (viridis, magma) or grey. On the GPU the analysis and the drawing both happen on the device and
+ * only the finished frame is copied back, into page-locked frame memory from the element's own
+ * pool; backend=cpu draws the same pixels on the host.
+ *
+ * As a GstAudioVisualizer it takes its frame size, frame rate and pixel format from downstream
+ * (default 320x200 at 25 fps) and reports its latency. Frames come exactly at the negotiated
+ * rate: frame k holds the samples from floor(k rate / frame rate) on, counted from the start of
+ * the stream (or of the run after a flush or a discontinuity), and is stamped with the time of
+ * its first sample, computed from sample counts, lasting until the next frame; frames that QoS
+ * says would be late are skipped. (The element gathers the samples itself instead of through the
+ * base class, whose adapter re-renders the last frame's samples whenever a buffer ends within a
+ * frame: 93 frames a second with uneven timestamps for 60/1 caps and 1024-sample buffers.) Each
+ * frame analyses its own samples with the fft-size samples before:
+ *
+ * * Window: periodic Hann. One FFT per channel ending at the newest sample; where a frame brings
+ *   more than fft-size / 2 samples, FFTs every fft-size / 2 samples back (at most 64), their
+ *   powers averaged, so that every sample is seen.
+ * * Levels: bin power |X|^2 4 / (fft-size sum w^2), so a sine of amplitude A reads 20 log10 A dB
+ *   in a band that holds it (0 dB: a full-scale sine); with #GstCudaSpectrumScope:weighting each
+ *   bin's power is weighted (IEC 61672-1) before the bins are summed into bands. Without
+ *   #GstCudaSpectrumScope:multi-channel the channels' powers are averaged into one lane.
+ * * Bands: #GstCudaSpectrumScope:frequency-scale from #GstCudaSpectrumScope:min-frequency to
+ *   #GstCudaSpectrumScope:max-frequency: linear, log and mel give one band per pixel row of a lane
+ *   (spectrogram) or per pixel column (bars); octave gives the IEC 61260-1 bands of
+ *   #GstCudaSpectrumScope:bands-per-octave, a block of rows or a bar (with a gap) each. A band
+ *   sums the power of the FFT bins it covers, edge bins by the fraction of their width inside it;
+ *   a band narrower than a bin takes the power density interpolated between the nearest bins at
+ *   its centre, times its width.
+ * * Time: #GstCudaSpectrumScope:smoothing averages each band's power exponentially with that
+ *   time constant (a sound level meter's time weighting); bars hold every level for
+ *   #GstCudaSpectrumScope:peak-hold, then let it fall at #GstCudaSpectrumScope:peak-decay, and
+ *   the peak marker (white) shows the highest.
+ * * Colour: a level maps to (level - db-min) / (db-max - db-min), clamped to 0..1, and that to
+ *   the colormap (linear between the 256 entries of matplotlib's tables). Bars are anti-aliased
+ *   at their tops, coloured by height.
+ *
+ * The formulas are stated exactly in cudafft/scope.h and cudafft/bands.h.
+ *
+ * Shading: GstAudioVisualizer's #GstAudioVisualizer:shader runs on the CPU over whole frames in
+ * the base class's own framing. This element draws every pixel of every frame itself and scrolls
+ * the spectrogram on the device, so no frame passes through the CPU before it is pushed: the
+ * shader and shade-amount properties are accepted and have no effect, and shader is `none` here
+ * (the base class's default is `fade`).
+ *
+ * Properties may change while playing: style, frequency-scale, bands-per-octave, the
+ * frequencies, weighting, multi-channel and peak-hold start the display afresh at the next frame;
+ * db-min, db-max and colormap recolour the whole display, the spectrogram's history included;
+ * smoothing and peak-decay apply from the next frame; fft-size makes a new analyser (the display
+ * starts afresh). Values the engine refuses (a frequency range empty at this rate) are ignored
+ * with a warning and the previous settings stay. A DISCONT buffer or a flush starts the analysis
+ * afresh.
+ *
+ * ## Example pipelines
+ * |[
+ * gst-launch-1.0 audiotestsrc wave=chirp ! audioconvert ! cudaspectrumscope \
+ *     frequency-scale=log colormap=magma ! video/x-raw,width=1280,height=720,framerate=60/1 ! \
+ *     videoconvert ! autovideosink
+ * ]| a log-frequency spectrogram of a sweep.
+ * |[
+ * gst-launch-1.0 filesrc location=music.flac ! decodebin ! audioconvert ! cudaspectrumscope \
+ *     style=bars frequency-scale=octave bands-per-octave=3 weighting=a smoothing=125 ! \
+ *     videoconvert ! autovideosink
+ * ]| an A-weighted third-octave analyser with the time weighting of a sound level meter's F.
+ */
+#include "gstcudaspectrumscope.h"
+
+#include "gstcudafftaudiofilter.h" /* gst_cudafft_sample_format(): the one format mapping */
+#include "gstcudafftbackend.h"
+#include "gstcudafftbands.h"
+#include "gstcudaffthostmemory.h"
+
+#include <cudafft/scope.h>
+
+#include <gst/video/gstvideopool.h>
+#include <gst/video/video.h>
+
+GST_DEBUG_CATEGORY_STATIC(gst_cuda_spectrum_scope_debug);
+#define GST_CAT_DEFAULT gst_cuda_spectrum_scope_debug
+
+enum {
+  PROP_0,
+  PROP_STYLE,
+  PROP_FREQUENCY_SCALE,
+  PROP_BANDS_PER_OCTAVE,
+  PROP_MIN_FREQUENCY,
+  PROP_MAX_FREQUENCY,
+  PROP_WEIGHTING,
+  PROP_DB_MIN,
+  PROP_DB_MAX,
+  PROP_COLORMAP,
+  PROP_SMOOTHING,
+  PROP_PEAK_HOLD,
+  PROP_PEAK_DECAY,
+  PROP_FFT_SIZE,
+  PROP_MULTI_CHANNEL,
+  PROP_BACKEND,
+  PROP_CUDA_DEVICE_ID,
+};
+
+#define DEFAULT_STYLE CUDAFFT_SCOPE_SPECTROGRAM
+#define DEFAULT_FREQUENCY_SCALE CUDAFFT_SCALE_LOG
+#define DEFAULT_DB_MIN -90.0
+#define DEFAULT_DB_MAX 0.0
+#define DEFAULT_COLORMAP CUDAFFT_COLORMAP_VIRIDIS
+#define DEFAULT_SMOOTHING 0.0
+#define DEFAULT_PEAK_HOLD 1000.0
+#define DEFAULT_PEAK_DECAY 20.0
+#define DEFAULT_FFT_SIZE 4096
+#define DEFAULT_MULTI_CHANNEL TRUE
+
+typedef struct {
+  CudafftScopeOptions options;
+  guint fft_size;
+  GstCudafftBackend backend;
+  gint device_id;
+} Settings;
+
+struct _GstCudaSpectrumScope {
+  GstAudioVisualizer parent;
+
+  Settings settings; /* the properties, under the object lock */
+
+  /* streaming thread only: the sink pad's chain and serialized events (setup and
+   * decide_allocation run from the caps event) */
+  CudafftScope *scope;
+  Settings applied;            /* what the scope runs with */
+  CudafftScopeOptions refused; /* the last options the engine refused, warned about once */
+  gboolean restart;            /* the next frame starts the display afresh (a flush) */
+  GstAllocator *allocator;     /* page-locked frame memory, made at the first GPU negotiation */
+  GstBufferPool *pool;         /* frame buffers, chosen in decide_allocation */
+  gboolean pool_active;
+  GstPad *srcpad; /* the base class's, for the streaming thread */
+  GstPadEventFunction base_sink_event, base_src_event; /* the base class's handlers */
+  GstAdapter *adapter;                                 /* samples of the frame being gathered */
+  GstCudafftRun run;                                   /* the timeline: times from sample counts */
+  GstSegment segment;                                  /* for QoS's running times */
+  guint64 frame_origin; /* run sample where frame 0 of the current frame rate starts */
+  guint64 frames;       /* frames since frame_origin */
+  guint64 next_sample;  /* run sample where the next frame starts */
+
+  /* QoS, under the object lock */
+  GstClockTime earliest_time;
+  gdouble proportion;
+  guint processed, dropped;
+};
+
+#define MEMORY_HINT                                                                                \
+  "use a smaller frame, fewer channels (or multi-channel=false) or a smaller fft-size"
+
+/* Little-endian BGRx first: GStreamer's xRGB word, what the base class's shaders expect. */
+#define SRC_CAPS                                                                                   \
+  "video/x-raw, format = (string) { BGRx, RGBx, xRGB, xBGR, RGB, BGR }, "                          \
+  "width = (int) [ 16, 16384 ], height = (int) [ 16, 16384 ], "                                    \
+  "framerate = (fraction) [ 1/10, 1000/1 ]"
+#define SINK_CAPS                                                                                  \
+  "audio/x-raw, format = (string) { S16LE, S24LE, S32LE, F32LE, F64LE }, "                         \
+  "rate = (int) [ 1, MAX ], layout = (string) interleaved, " GST_CUDAFFT_CHANNELS_FIELD
+
+static GstStaticPadTemplate src_template =
+    GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(SRC_CAPS));
+static GstStaticPadTemplate sink_template =
+    GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(SINK_CAPS));
+
+G_DEFINE_TYPE_WITH_CODE(GstCudaSpectrumScope, gst_cuda_spectrum_scope, GST_TYPE_AUDIO_VISUALIZER,
+                        GST_DEBUG_CATEGORY_INIT(gst_cuda_spectrum_scope_debug, "cudaspectrumscope",
+                                                0, "GPU spectrum display"));
+GST_ELEMENT_REGISTER_DEFINE(cudaspectrumscope, "cudaspectrumscope", GST_RANK_NONE,
+                            GST_TYPE_CUDA_SPECTRUM_SCOPE);
+
+GST_CUDAFFT_DEFINE_ENGINE_CLASS(scope_engine, scope, CudafftScope, CudafftScopeConfig,
+                                "the spectrum display");
+
+#define GST_TYPE_CUDA_SPECTRUM_SCOPE_STYLE (gst_cuda_spectrum_scope_style_get_type())
+static GType
+gst_cuda_spectrum_scope_style_get_type(void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {CUDAFFT_SCOPE_SPECTROGRAM, "A scrolling spectrogram, the newest column at the right",
+       "spectrogram"},
+      {CUDAFFT_SCOPE_BARS, "An analyser's bars with peak markers", "bars"},
+      {0, NULL, NULL},
+  };
+  if (g_once_init_enter(&type)) {
+    GType t = g_enum_register_static("GstCudaSpectrumScopeStyle", values);
+    g_once_init_leave(&type, t);
+  }
+  return type;
+}
+
+#define GST_TYPE_CUDAFFT_COLORMAP (gst_cudafft_colormap_get_type())
+static GType
+gst_cudafft_colormap_get_type(void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {CUDAFFT_COLORMAP_VIRIDIS, "viridis (matplotlib's perceptual colormap)", "viridis"},
+      {CUDAFFT_COLORMAP_MAGMA, "magma (matplotlib's perceptual colormap)", "magma"},
+      {CUDAFFT_COLORMAP_GREY, "grey, black to white", "grey"},
+      {0, NULL, NULL},
+  };
+  if (g_once_init_enter(&type)) {
+    GType t = g_enum_register_static("GstCudafftColormap", values);
+    g_once_init_leave(&type, t);
+  }
+  return type;
+}
+
+static Settings
+current_settings(GstCudaSpectrumScope *self)
+{
+  GST_OBJECT_LOCK(self);
+  const Settings s = self->settings;
+  GST_OBJECT_UNLOCK(self);
+  return s;
+}
+
+static gboolean
+same_options(const CudafftScopeOptions *a, const CudafftScopeOptions *b)
+{
+  return a->style == b->style && !a->multi_channel == !b->multi_channel && a->scale == b->scale &&
+         a->bands_per_octave == b->bands_per_octave && a->min_frequency == b->min_frequency &&
+         a->max_frequency == b->max_frequency && a->weighting == b->weighting &&
+         a->db_min == b->db_min && a->db_max == b->db_max && a->colormap == b->colormap &&
+         a->smoothing_ms == b->smoothing_ms && a->peak_hold_ms == b->peak_hold_ms &&
+         a->peak_decay_db_per_s == b->peak_decay_db_per_s;
+}
+
+/* Properties --------------------------------------------------------------------------------- */
+
+static void
+gst_cuda_spectrum_scope_set_property(GObject *object, guint prop_id, const GValue *value,
+                                     GParamSpec *pspec)
+{
+  GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(object);
+  CudafftScopeOptions *o = &self->settings.options;
+  /* checks that post a warning run before the lock is taken */
+  if (prop_id == PROP_BANDS_PER_OCTAVE &&
+      !gst_cudafft_bands_check_per_octave(GST_ELEMENT(self), g_value_get_uint(value)))
+    return;
+  if (prop_id == PROP_FFT_SIZE) {
+    const guint n = g_value_get_uint(value);
+    if (n & (n - 1)) {
+      GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
+                          ("fft-size %u is not a power of two (%d, %d, ... %d); ignored.", n,
+                           CUDAFFT_MIN_SIZE, 2 * CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE),
+                          (NULL));
+      return;
+    }
+  }
+  if (prop_id == PROP_DB_MIN || prop_id == PROP_DB_MAX) {
+    GST_OBJECT_LOCK(self);
+    const double lo = prop_id == PROP_DB_MIN ? g_value_get_double(value) : o->db_min;
+    const double hi = prop_id == PROP_DB_MAX ? g_value_get_double(value) : o->db_max;
+    GST_OBJECT_UNLOCK(self);
+    if (!(lo < hi)) {
+      GST_ELEMENT_WARNING(
+          self, LIBRARY, SETTINGS,
+          ("db-min (%g) must stay below db-max (%g); %s ignored.", lo, hi, pspec->name), (NULL));
+      return;
+    }
+  }
+  GST_OBJECT_LOCK(self);
+  switch (prop_id) {
+  case PROP_STYLE:
+    o->style = g_value_get_enum(value);
+    break;
+  case PROP_FREQUENCY_SCALE:
+    o->scale = g_value_get_enum(value);
+    break;
+  case PROP_BANDS_PER_OCTAVE:
+    o->bands_per_octave = g_value_get_uint(value);
+    break;
+  case PROP_MIN_FREQUENCY:
+    o->min_frequency = g_value_get_double(value);
+    break;
+  case PROP_MAX_FREQUENCY:
+    o->max_frequency = g_value_get_double(value);
+    break;
+  case PROP_WEIGHTING:
+    o->weighting = g_value_get_enum(value);
+    break;
+  case PROP_DB_MIN:
+    o->db_min = (float)g_value_get_double(value);
+    break;
+  case PROP_DB_MAX:
+    o->db_max = (float)g_value_get_double(value);
+    break;
+  case PROP_COLORMAP:
+    o->colormap = g_value_get_enum(value);
+    break;
+  case PROP_SMOOTHING:
+    o->smoothing_ms = (float)g_value_get_double(value);
+    break;
+  case PROP_PEAK_HOLD:
+    o->peak_hold_ms = (float)g_value_get_double(value);
+    break;
+  case PROP_PEAK_DECAY:
+    o->peak_decay_db_per_s = (float)g_value_get_double(value);
+    break;
+  case PROP_FFT_SIZE:
+    self->settings.fft_size = g_value_get_uint(value);
+    break;
+  case PROP_MULTI_CHANNEL:
+    o->multi_channel = g_value_get_boolean(value) ? 1 : 0;
+    break;
+  case PROP_BACKEND:
+    self->settings.backend = g_value_get_enum(value);
+    break;
+  case PROP_CUDA_DEVICE_ID:
+    self->settings.device_id = g_value_get_int(value);
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+    break;
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
+static void
+gst_cuda_spectrum_scope_get_property(GObject *object, guint prop_id, GValue *value,
+                                     GParamSpec *pspec)
+{
+  GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(object);
+  const Settings s = current_settings(self);
+  const CudafftScopeOptions *o = &s.options;
+  switch (prop_id) {
+  case PROP_STYLE:
+    g_value_set_enum(value, o->style);
+    break;
+  case PROP_FREQUENCY_SCALE:
+    g_value_set_enum(value, o->scale);
+    break;
+  case PROP_BANDS_PER_OCTAVE:
+    g_value_set_uint(value, o->bands_per_octave);
+    break;
+  case PROP_MIN_FREQUENCY:
+    g_value_set_double(value, o->min_frequency);
+    break;
+  case PROP_MAX_FREQUENCY:
+    g_value_set_double(value, o->max_frequency);
+    break;
+  case PROP_WEIGHTING:
+    g_value_set_enum(value, o->weighting);
+    break;
+  case PROP_DB_MIN:
+    g_value_set_double(value, o->db_min);
+    break;
+  case PROP_DB_MAX:
+    g_value_set_double(value, o->db_max);
+    break;
+  case PROP_COLORMAP:
+    g_value_set_enum(value, o->colormap);
+    break;
+  case PROP_SMOOTHING:
+    g_value_set_double(value, o->smoothing_ms);
+    break;
+  case PROP_PEAK_HOLD:
+    g_value_set_double(value, o->peak_hold_ms);
+    break;
+  case PROP_PEAK_DECAY:
+    g_value_set_double(value, o->peak_decay_db_per_s);
+    break;
+  case PROP_FFT_SIZE:
+    g_value_set_uint(value, s.fft_size);
+    break;
+  case PROP_MULTI_CHANNEL:
+    g_value_set_boolean(value, o->multi_channel != 0);
+    break;
+  case PROP_BACKEND:
+    g_value_set_enum(value, s.backend);
+    break;
+  case PROP_CUDA_DEVICE_ID:
+    g_value_set_int(value, s.device_id);
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+    break;
+  }
+}
+
+/* The engine -------------------------------------------------------------------------------- */
+
+static void
+close_engine(GstCudaSpectrumScope *self)
+{
+  cudafft_scope_destroy(self->scope);
+  self->scope = NULL;
+}
+
+static CudafftPixelFormat
+pixel_format(GstVideoFormat format)
+{
+  switch (format) {
+  case GST_VIDEO_FORMAT_RGBx:
+    return CUDAFFT_PIXELS_RGBX;
+  case GST_VIDEO_FORMAT_BGRx:
+    return CUDAFFT_PIXELS_BGRX;
+  case GST_VIDEO_FORMAT_xRGB:
+    return CUDAFFT_PIXELS_XRGB;
+  case GST_VIDEO_FORMAT_xBGR:
+    return CUDAFFT_PIXELS_XBGR;
+  case GST_VIDEO_FORMAT_RGB:
+    return CUDAFFT_PIXELS_RGB;
+  case GST_VIDEO_FORMAT_BGR:
+    return CUDAFFT_PIXELS_BGR;
+  default:
+    return CUDAFFT_PIXELS_COUNT_;
+  }
+}
+
+/* The run sample where frame k (of the current frame rate) starts: frames cover rate / frame
+ * rate samples on average, exactly, without drift. */
+static guint64
+frame_start(GstCudaSpectrumScope *self, guint64 k)
+{
+  GstAudioVisualizer *vis = GST_AUDIO_VISUALIZER(self);
+  const GstVideoInfo *v = &vis->vinfo;
+  return self->frame_origin +
+         gst_util_uint64_scale(k,
+                               (guint64)GST_AUDIO_INFO_RATE(&vis->ainfo) * GST_VIDEO_INFO_FPS_D(v),
+                               (guint64)GST_VIDEO_INFO_FPS_N(v));
+}
+
+/* The most samples a frame brings: rate / frame rate, rounded up. */
+static size_t
+most_samples(GstAudioVisualizer *vis)
+{
+  const guint64 n = (guint64)GST_AUDIO_INFO_RATE(&vis->ainfo) * GST_VIDEO_INFO_FPS_D(&vis->vinfo);
+  const guint64 d = (guint64)GST_VIDEO_INFO_FPS_N(&vis->vinfo);
+  return (size_t)MAX((n + d - 1) / d, 1);
+}
+
+/* Makes a scope for the negotiated formats and `s`; the old one (if any) goes first. On failure
+ * an error is posted and there is none. */
+static gboolean
+open_engine(GstCudaSpectrumScope *self, const Settings *s)
+{
+  GstAudioVisualizer *vis = GST_AUDIO_VISUALIZER(self);
+  close_engine(self);
+  const GstVideoInfo *v = &vis->vinfo;
+  const gint channels = GST_AUDIO_INFO_CHANNELS(&vis->ainfo);
+  if (s->options.multi_channel && channels > GST_VIDEO_INFO_HEIGHT(v)) {
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
+                      ("%d channels in lanes of their own need a pixel row each and the frame has "
+                       "%d rows: set multi-channel=false or make the frame taller.",
+                       channels, GST_VIDEO_INFO_HEIGHT(v)),
+                      (NULL));
+    return FALSE;
+  }
+  const CudafftScopeConfig config = {
+      .channels = (unsigned)GST_AUDIO_INFO_CHANNELS(&vis->ainfo),
+      .rate = (unsigned)GST_AUDIO_INFO_RATE(&vis->ainfo),
+      .format = gst_cudafft_sample_format(GST_AUDIO_INFO_FORMAT(&vis->ainfo)),
+      .fft_size = s->fft_size,
+      .max_frames = most_samples(vis),
+      .width = (unsigned)GST_VIDEO_INFO_WIDTH(v),
+      .height = (unsigned)GST_VIDEO_INFO_HEIGHT(v),
+      .pixels = pixel_format(GST_VIDEO_INFO_FORMAT(v)),
+      .stride = (size_t)GST_VIDEO_INFO_PLANE_STRIDE(v, 0),
+      .frame_seconds = (double)GST_VIDEO_INFO_FPS_D(v) / (double)GST_VIDEO_INFO_FPS_N(v),
+      .options = s->options,
+  };
+  GST_DEBUG_OBJECT(self,
+                   "making the display: %u channels at %u Hz, %ux%u %s, %.6g s a frame, %zu "
+                   "samples a frame, fft-size %u",
+                   config.channels, config.rate, config.width, config.height,
+                   gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(v)), config.frame_seconds,
+                   config.max_frames, s->fft_size);
+  CudafftBackend actual;
+  self->scope = gst_cudafft_engine_new(GST_ELEMENT(self), &scope_engine, (CudafftBackend)s->backend,
+                                       s->device_id, &config, MEMORY_HINT, &actual);
+  if (!self->scope)
+    return FALSE;
+  self->applied = *s;
+  memset(&self->refused, 0, sizeof self->refused);
+  self->restart = FALSE;
+  return TRUE;
+}
+
+/* Property changes made while playing, at a frame boundary. */
+static gboolean
+apply_settings(GstCudaSpectrumScope *self, const Settings *s)
+{
+  if (s->fft_size != self->applied.fft_size) {
+    GST_INFO_OBJECT(self, "fft-size %u -> %u: a new analyser", self->applied.fft_size, s->fft_size);
+    Settings next = self->applied;
+    next.fft_size = s->fft_size;
+    next.options = s->options;
+    return open_engine(self, &next);
+  }
+  if (same_options(&s->options, &self->applied.options) ||
+      same_options(&s->options, &self->refused))
+    return TRUE;
+  const CudafftStatus status = cudafft_scope_set_options(self->scope, &s->options);
+  if (status == CUDAFFT_STATUS_OK) {
+    self->applied.options = s->options;
+    return TRUE;
+  }
+  GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
+                      ("%s; the new settings are ignored and the previous ones stay.",
+                       cudafft_last_error_message()),
+                      (NULL));
+  self->refused = s->options;
+  return TRUE;
+}
+
+/* Framing ------------------------------------------------------------------------------------
+ *
+ * GstAudioVisualizer 1.22 renders from an adapter that always keeps the last frame's samples: a
+ * buffer that ends within a frame makes it draw that frame's samples again at an earlier time
+ * (with 1024-sample buffers and 60/1 caps, 93 frames a second with uneven timestamps). So the
+ * element takes the sink pad's buffers itself: frame k holds the run's samples from
+ * floor(k rate / frame rate) on, is stamped with the time of its first sample (from sample counts
+ * since the run's start, gstcudafftrun.h) and lasts until the next one, so frames come exactly at
+ * the negotiated rate. The base class still negotiates the caps (and calls setup and
+ * decide_allocation), answers the latency query and forwards QoS upstream; the element reads QoS
+ * as the base class does, skipping frames that would be late. */
+
+static gboolean
+gst_cuda_spectrum_scope_setup(GstAudioVisualizer *vis)
+{
+  GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(vis);
+  const Settings s = current_settings(self);
+  /* a new frame rate numbers frames from the next one on */
+  self->frame_origin = self->next_sample;
+  self->frames = 0;
+  GST_OBJECT_LOCK(self);
+  self->earliest_time = GST_CLOCK_TIME_NONE;
+  GST_OBJECT_UNLOCK(self);
+  return open_engine(self, &s);
+}
+
+/* Frames from page-locked memory where the scope runs on the GPU, so that its one copy of each
+ * frame runs at full bus speed; the base class's own choice otherwise. Downstream's pool is not
+ * used on the GPU path (its minimum and maximum are kept). */
+static gboolean
+gst_cuda_spectrum_scope_decide_allocation(GstAudioVisualizer *vis, GstQuery *query)
+{
+  GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(vis);
+  if (self->pool) {
+    gst_buffer_pool_set_active(self->pool, FALSE);
+    gst_object_unref(self->pool);
+    self->pool = NULL;
+    self->pool_active = FALSE;
+  }
+  if (!self->scope || cudafft_scope_get_backend(self->scope) != CUDAFFT_BACKEND_CUDA) {
+    if (!GST_AUDIO_VISUALIZER_CLASS(gst_cuda_spectrum_scope_parent_class)
+             ->decide_allocation(vis, query))
+      return FALSE;
+    if (gst_query_get_n_allocation_pools(query) > 0)
+      gst_query_parse_nth_allocation_pool(query, 0, &self->pool, NULL, NULL, NULL);
+    return TRUE;
+  }
+  GstCaps *caps = NULL;
+  gst_query_parse_allocation(query, &caps, NULL);
+  GstVideoInfo info;
+  if (!caps || !gst_video_info_from_caps(&info, caps))
+    return FALSE;
+  guint size = (guint)GST_VIDEO_INFO_SIZE(&info), min = 0, max = 0;
+  const gboolean had_pool = gst_query_get_n_allocation_pools(query) > 0;
+  if (had_pool) {
+    GstBufferPool *theirs = NULL;
+    guint their_size = 0;
+    gst_query_parse_nth_allocation_pool(query, 0, &theirs, &their_size, &min, &max);
+    if (theirs)
+      gst_object_unref(theirs);
+    size = MAX(size, their_size);
+  }
+  if (!self->allocator)
+    self->allocator = gst_cudafft_host_allocator_new(TRUE);
+  GstBufferPool *pool = gst_video_buffer_pool_new();
+  GstStructure *config = gst_buffer_pool_get_config(pool);
+  gst_buffer_pool_config_set_params(config, caps, size, min, max);
+  gst_buffer_pool_config_set_allocator(config, self->allocator, NULL);
+  gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+  if (!gst_buffer_pool_set_config(pool, config)) {
+    GST_WARNING_OBJECT(self, "cannot configure a page-locked pool; using the default allocation");
+    gst_object_unref(pool);
+    return GST_AUDIO_VISUALIZER_CLASS(gst_cuda_spectrum_scope_parent_class)
+        ->decide_allocation(vis, query);
+  }
+  if (had_pool)
+    gst_query_set_nth_allocation_pool(query, 0, pool, size, min, max);
+  else
+    gst_query_add_allocation_pool(query, pool, size, min, max);
+  if (gst_query_get_n_allocation_params(query) > 0)
+    gst_query_set_nth_allocation_param(query, 0, self->allocator, NULL);
+  else
+    gst_query_add_allocation_param(query, self->allocator, NULL);
+  self->pool = pool; /* the query holds a reference of its own */
+  GST_DEBUG_OBJECT(self, "frames from a page-locked pool of %u-byte buffers", size);
+  return TRUE;
+}
+
+static GstFlowReturn
+new_frame_buffer(GstCudaSpectrumScope *self, GstBuffer **out)
+{
+  if (!self->pool) {
+    *out = gst_buffer_new_allocate(NULL, GST_VIDEO_INFO_SIZE(&GST_AUDIO_VISUALIZER(self)->vinfo),
+                                   NULL);
+    return *out ? GST_FLOW_OK : GST_FLOW_ERROR;
+  }
+  if (!self->pool_active) {
+    if (!gst_buffer_pool_set_active(self->pool, TRUE)) {
+      GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("Cannot activate the frame buffer pool."),
+                        (NULL));
+      return GST_FLOW_ERROR;
+    }
+    self->pool_active = TRUE;
+  }
+  return gst_buffer_pool_acquire_buffer(self->pool, out, NULL);
+}
+
+/* Whether the frame at `pts` lasting `duration` would be late (the QoS upstream of the base
+ * class's: its running time ends before the earliest time downstream reported); posts the QoS
+ * message then. */
+static gboolean
+frame_is_late(GstCudaSpectrumScope *self, GstClockTime pts, GstClockTime duration)
+{
+  if (self->segment.format != GST_FORMAT_TIME)
+    return FALSE;
+  const GstClockTime running = gst_segment_to_running_time(&self->segment, GST_FORMAT_TIME, pts);
+  if (!GST_CLOCK_TIME_IS_VALID(running))
+    return FALSE;
+  const GstClockTime qostime = running + duration;
+  GST_OBJECT_LOCK(self);
+  const GstClockTime earliest = self->earliest_time;
+  const gdouble proportion = self->proportion;
+  const gboolean late = GST_CLOCK_TIME_IS_VALID(earliest) && qostime <= earliest;
+  if (late)
+    self->dropped++;
+  else
+    self->processed++;
+  const guint processed = self->processed, dropped = self->dropped;
+  GST_OBJECT_UNLOCK(self);
+  if (late) {
+    GST_DEBUG_OBJECT(self, "QoS: skipping the frame at %" GST_TIME_FORMAT, GST_TIME_ARGS(pts));
+    GstMessage *qos = gst_message_new_qos(
+        GST_OBJECT(self), FALSE, qostime,
+        gst_segment_to_stream_time(&self->segment, GST_FORMAT_TIME, pts), pts, duration);
+    gst_message_set_qos_values(qos, GST_CLOCK_DIFF(qostime, earliest), proportion, 1000000);
+    gst_message_set_qos_stats(qos, GST_FORMAT_BUFFERS, processed, dropped);
+    gst_element_post_message(GST_ELEMENT(self), qos);
+  }
+  return late;
+}
+
+/* Draws a frame from `count` samples the adapter holds: run samples first .. first + count - 1. */
+static GstFlowReturn
+render_frame(GstCudaSpectrumScope *self, guint64 first, gsize count)
+{
+  GstAudioVisualizer *vis = GST_AUDIO_VISUALIZER(self);
+  const gsize bytes = count * GST_AUDIO_INFO_BPF(&vis->ainfo);
+  const GstClockTime pts = gst_cudafft_run_time(&self->run, first);
+  const GstClockTime duration = gst_cudafft_run_time(&self->run, first + count) - pts;
+  if (frame_is_late(self, pts, duration)) {
+    gst_adapter_flush(self->adapter, bytes);
+    return GST_FLOW_OK;
+  }
+  const Settings s = current_settings(self);
+  if (!apply_settings(self, &s))
+    return GST_FLOW_ERROR;
+  if (self->restart) {
+    GST_DEBUG_OBJECT(self, "flush or discontinuity: starting the display afresh");
+    const CudafftStatus status = cudafft_scope_reset(self->scope);
+    if (status != CUDAFFT_STATUS_OK) {
+      gst_cudafft_post_engine_error(GST_ELEMENT(self), status, "cudafft_scope_reset", MEMORY_HINT);
+      return GST_FLOW_ERROR;
+    }
+    self->restart = FALSE;
+  }
+  GstBuffer *out = NULL;
+  GstFlowReturn ret = new_frame_buffer(self, &out);
+  if (ret != GST_FLOW_OK)
+    return ret;
+  gst_object_sync_values(GST_OBJECT(self), pts);
+  gst_cudafft_run_stamp(&self->run, out, first, count);
+  GstVideoFrame frame;
+  if (!gst_video_frame_map(&frame, &vis->vinfo, out, GST_MAP_WRITE)) {
+    gst_buffer_unref(out);
+    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map a video frame."), (NULL));
+    return GST_FLOW_ERROR;
+  }
+  const guint8 *samples = gst_adapter_map(self->adapter, bytes);
+  const CudafftStatus status =
+      cudafft_scope_render(self->scope, samples, count, GST_VIDEO_FRAME_PLANE_DATA(&frame, 0));
+  gst_adapter_unmap(self->adapter);
+  gst_adapter_flush(self->adapter, bytes);
+  gst_video_frame_unmap(&frame);
+  if (status != CUDAFFT_STATUS_OK) {
+    gst_buffer_unref(out);
+    gst_cudafft_post_engine_error(GST_ELEMENT(self), status, "cudafft_scope_render", MEMORY_HINT);
+    return GST_FLOW_ERROR;
+  }
+  return gst_pad_push(self->srcpad, out);
+}
+
+/* Forgets the samples gathered and the run: the next buffer starts a new one. */
+static void
+end_run(GstCudaSpectrumScope *self)
+{
+  gst_adapter_clear(self->adapter);
+  gst_cudafft_run_reset(&self->run);
+  self->frame_origin = self->next_sample = 0;
+  self->frames = 0;
+}
+
+/* The base class negotiates again where downstream asked (a RECONFIGURE event): the current caps
+ * are handed to it as it takes them from upstream. */
+static gboolean
+renegotiate(GstCudaSpectrumScope *self, GstPad *sinkpad)
+{
+  GstCaps *caps = gst_pad_get_current_caps(sinkpad);
+  if (!caps)
+    return FALSE;
+  const gboolean ok = self->base_sink_event(sinkpad, GST_OBJECT(self), gst_event_new_caps(caps));
+  gst_caps_unref(caps);
+  return ok;
+}
+
+static GstFlowReturn
+gst_cuda_spectrum_scope_chain(GstPad *pad, GstObject *parent, GstBuffer *buffer)
+{
+  GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(parent);
+  GstAudioVisualizer *vis = GST_AUDIO_VISUALIZER(self);
+  if (gst_pad_check_reconfigure(self->srcpad) && !renegotiate(self, pad)) {
+    gst_pad_mark_reconfigure(self->srcpad);
+    gst_buffer_unref(buffer);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  const gint rate = GST_AUDIO_INFO_RATE(&vis->ainfo);
+  const gsize bpf = GST_AUDIO_INFO_BPF(&vis->ainfo);
+  if (bpf == 0 || !self->scope) {
+    gst_buffer_unref(buffer);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  /* a discontinuity or a timestamp more than half a frame off ends the run */
+  const guint64 tolerance = most_samples(vis) / 2;
+  if (self->run.active && !gst_cudafft_run_continues(&self->run, buffer, tolerance)) {
+    GST_DEBUG_OBJECT(self, "discontinuity at %" GST_TIME_FORMAT "; a new run",
+                     GST_TIME_ARGS(GST_BUFFER_PTS(buffer)));
+    end_run(self);
+    self->restart = TRUE;
+  }
+  if (!self->run.active)
+    gst_cudafft_run_start(&self->run, buffer, self->segment.start, rate);
+  self->run.samples += gst_buffer_get_size(buffer) / bpf;
+  gst_adapter_push(self->adapter, buffer);
+  GstFlowReturn ret = GST_FLOW_OK;
+  while (ret == GST_FLOW_OK) {
+    const guint64 first = frame_start(self, self->frames);
+    const guint64 next = frame_start(self, self->frames + 1);
+    const gsize count = (gsize)(next - first);
+    if (gst_adapter_available(self->adapter) < count * bpf)
+      break;
+    ret = render_frame(self, first, count);
+    self->frames++;
+    self->next_sample = next;
+  }
+  return ret;
+}
+
+static gboolean
+gst_cuda_spectrum_scope_sink_event(GstPad *pad, GstObject *parent, GstEvent *event)
+{
+  GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(parent);
+  switch (GST_EVENT_TYPE(event)) {
+  case GST_EVENT_FLUSH_STOP:
+    end_run(self);
+    self->restart = TRUE;
+    gst_segment_init(&self->segment, GST_FORMAT_UNDEFINED);
+    GST_OBJECT_LOCK(self);
+    self->earliest_time = GST_CLOCK_TIME_NONE;
+    GST_OBJECT_UNLOCK(self);
+    break;
+  case GST_EVENT_SEGMENT:
+    gst_event_copy_segment(event, &self->segment);
+    break;
+  case GST_EVENT_CAPS:
+    end_run(self); /* a new audio format: a new run (setup makes a new display) */
+    break;
+  default:
+    break;
+  }
+  return self->base_sink_event(pad, parent, event);
+}
+
+/* QoS as the base class reads it (which forwards the event upstream). */
+static gboolean
+gst_cuda_spectrum_scope_src_event(GstPad *pad, GstObject *parent, GstEvent *event)
+{
+  GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(parent);
+  if (GST_EVENT_TYPE(event) == GST_EVENT_QOS) {
+    gdouble proportion;
+    GstClockTimeDiff diff;
+    GstClockTime timestamp;
+    gst_event_parse_qos(event, NULL, &proportion, &diff, &timestamp);
+    const GstVideoInfo *v = &GST_AUDIO_VISUALIZER(self)->vinfo;
+    const GstClockTime frame = GST_VIDEO_INFO_FPS_N(v) > 0
+                                   ? gst_util_uint64_scale_int(GST_SECOND, GST_VIDEO_INFO_FPS_D(v),
+                                                               GST_VIDEO_INFO_FPS_N(v))
+                                   : 0;
+    GST_OBJECT_LOCK(self);
+    self->proportion = proportion;
+    if (diff >= 0) /* late: this is a good estimate of the next frame that can be shown */
+      self->earliest_time = timestamp + MIN(2 * diff, (GstClockTimeDiff)GST_SECOND) + frame;
+    else
+      self->earliest_time = timestamp + diff;
+    GST_OBJECT_UNLOCK(self);
+  }
+  return self->base_src_event(pad, parent, event);
+}
+
+static GstStateChangeReturn
+gst_cuda_spectrum_scope_change_state(GstElement *element, GstStateChange transition)
+{
+  GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(element);
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
+    end_run(self);
+    gst_segment_init(&self->segment, GST_FORMAT_UNDEFINED);
+    GST_OBJECT_LOCK(self);
+    self->earliest_time = GST_CLOCK_TIME_NONE;
+    self->proportion = 1.0;
+    self->processed = self->dropped = 0;
+    GST_OBJECT_UNLOCK(self);
+  }
+  const GstStateChangeReturn ret =
+      GST_ELEMENT_CLASS(gst_cuda_spectrum_scope_parent_class)->change_state(element, transition);
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
+    /* streaming has stopped: the engine and the pool are ours alone */
+    close_engine(self);
+    end_run(self);
+    if (self->pool) {
+      gst_buffer_pool_set_active(self->pool, FALSE);
+      gst_object_unref(self->pool);
+      self->pool = NULL;
+      self->pool_active = FALSE;
+    }
+  }
+  return ret;
+}
+
+static void
+gst_cuda_spectrum_scope_finalize(GObject *object)
+{
+  GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(object);
+  close_engine(self);
+  if (self->pool) {
+    gst_buffer_pool_set_active(self->pool, FALSE);
+    gst_object_unref(self->pool);
+  }
+  if (self->allocator)
+    gst_object_unref(self->allocator);
+  g_object_unref(self->adapter);
+  G_OBJECT_CLASS(gst_cuda_spectrum_scope_parent_class)->finalize(object);
+}
+
+static void
+gst_cuda_spectrum_scope_class_init(GstCudaSpectrumScopeClass *klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS(klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
+  GstAudioVisualizerClass *vis_class = GST_AUDIO_VISUALIZER_CLASS(klass);
+
+  gobject_class->set_property = gst_cuda_spectrum_scope_set_property;
+  gobject_class->get_property = gst_cuda_spectrum_scope_get_property;
+  gobject_class->finalize = gst_cuda_spectrum_scope_finalize;
+  element_class->change_state = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_change_state);
+  vis_class->setup = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_setup);
+  vis_class->decide_allocation = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_decide_allocation);
+
+  const GParamFlags flags = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING;
+  g_object_class_install_property(
+      gobject_class, PROP_STYLE,
+      g_param_spec_enum("style", "Style",
+                        "spectrogram: a scrolling waterfall (a column a frame, the newest at the "
+                        "right, low frequencies at the bottom); bars: an analyser with "
+                        "anti-aliased bars coloured by height and white peak markers",
+                        GST_TYPE_CUDA_SPECTRUM_SCOPE_STYLE, DEFAULT_STYLE, flags));
+  const GstCudafftBandProps band_props = {PROP_FREQUENCY_SCALE, PROP_BANDS_PER_OCTAVE,
+                                          PROP_MIN_FREQUENCY, PROP_MAX_FREQUENCY, PROP_WEIGHTING};
+  gst_cudafft_bands_install_properties(gobject_class, &band_props, DEFAULT_FREQUENCY_SCALE,
+                                       GST_PARAM_MUTABLE_PLAYING);
+  g_object_class_install_property(
+      gobject_class, PROP_DB_MIN,
+      g_param_spec_double("db-min", "Lowest level",
+                          "The level (dB, 0 dB = a full-scale sine) at the bottom of the colormap "
+                          "and of the bars; must stay below db-max",
+                          -300.0, 300.0, DEFAULT_DB_MIN, flags));
+  g_object_class_install_property(
+      gobject_class, PROP_DB_MAX,
+      g_param_spec_double("db-max", "Highest level",
+                          "The level (dB) at the top of the colormap and of the bars; must stay "
+                          "above db-min",
+                          -300.0, 300.0, DEFAULT_DB_MAX, flags));
+  g_object_class_install_property(
+      gobject_class, PROP_COLORMAP,
+      g_param_spec_enum("colormap", "Colormap",
+                        "Colours of the levels: viridis or magma (matplotlib's 256-entry tables, "
+                        "interpolated) or grey",
+                        GST_TYPE_CUDAFFT_COLORMAP, DEFAULT_COLORMAP, flags));
+  g_object_class_install_property(
+      gobject_class, PROP_SMOOTHING,
+      g_param_spec_double("smoothing", "Smoothing",
+                          "Time constant in ms of the exponential average of each band's power "
+                          "over frames (S += (1 - exp(-frame duration / smoothing)) (P - S); 125: "
+                          "a sound level meter's Fast); 0: none",
+                          0.0, 60000.0, DEFAULT_SMOOTHING, flags));
+  g_object_class_install_property(
+      gobject_class, PROP_PEAK_HOLD,
+      g_param_spec_double("peak-hold", "Peak hold",
+                          "How long (ms) bars' peak markers hold a level before it falls (at "
+                          "most 1024 frames)",
+                          0.0, 60000.0, DEFAULT_PEAK_HOLD, flags));
+  g_object_class_install_property(
+      gobject_class, PROP_PEAK_DECAY,
+      g_param_spec_double("peak-decay", "Peak decay",
+                          "How fast (dB per second) a peak falls once its hold is over", 0.0,
+                          10000.0, DEFAULT_PEAK_DECAY, flags));
+  g_object_class_install_property(
+      gobject_class, PROP_FFT_SIZE,
+      g_param_spec_uint("fft-size", "FFT size",
+                        "Points of each channel's FFT (a power of two; others are refused with a "
+                        "warning); a change while playing starts the display afresh",
+                        CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE, DEFAULT_FFT_SIZE, flags));
+  g_object_class_install_property(
+      gobject_class, PROP_MULTI_CHANNEL,
+      g_param_spec_boolean("multi-channel", "Multichannel",
+                           "Each channel in a lane of its own (stacked from the top, channel 0 "
+                           "first); FALSE: one lane, the channels' powers averaged",
+                           DEFAULT_MULTI_CHANNEL, flags));
+  gst_cudafft_backend_install_properties(gobject_class, PROP_BACKEND, PROP_CUDA_DEVICE_ID);
+
+  gst_element_class_add_static_pad_template(element_class, &src_template);
+  gst_element_class_add_static_pad_template(element_class, &sink_template);
+  gst_element_class_set_static_metadata(
+      element_class, "CUDA spectrum scope", "Visualization/Audio",
+      "Draws the spectrum of the audio as video on an NVIDIA GPU (or the CPU): a scrolling "
+      "spectrogram or bars with peak markers, on linear, log, mel or IEC 61260-1 octave bands, "
+      "with IEC 61672-1 A or C weighting",
+      "gst-cudafft developers");
+  gst_type_mark_as_plugin_api(GST_TYPE_CUDA_SPECTRUM_SCOPE_STYLE, 0);
+  gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_COLORMAP, 0);
+}
+
+static void
+gst_cuda_spectrum_scope_init(GstCudaSpectrumScope *self)
+{
+  CudafftScopeOptions *o = &self->settings.options;
+  o->style = DEFAULT_STYLE;
+  o->multi_channel = DEFAULT_MULTI_CHANNEL;
+  o->scale = DEFAULT_FREQUENCY_SCALE;
+  o->bands_per_octave = GST_CUDAFFT_DEFAULT_BANDS_PER_OCTAVE;
+  o->min_frequency = GST_CUDAFFT_DEFAULT_MIN_FREQUENCY;
+  o->max_frequency = GST_CUDAFFT_DEFAULT_MAX_FREQUENCY;
+  o->weighting = GST_CUDAFFT_DEFAULT_WEIGHTING;
+  o->db_min = (float)DEFAULT_DB_MIN;
+  o->db_max = (float)DEFAULT_DB_MAX;
+  o->colormap = DEFAULT_COLORMAP;
+  o->smoothing_ms = (float)DEFAULT_SMOOTHING;
+  o->peak_hold_ms = (float)DEFAULT_PEAK_HOLD;
+  o->peak_decay_db_per_s = (float)DEFAULT_PEAK_DECAY;
+  self->settings.fft_size = DEFAULT_FFT_SIZE;
+  self->settings.backend = GST_CUDAFFT_DEFAULT_BACKEND;
+  self->settings.device_id = GST_CUDAFFT_DEFAULT_DEVICE_ID;
+  /* The element draws every pixel itself (see the docs above): no CPU shading. */
+  g_object_set(self, "shader", GST_AUDIO_VISUALIZER_SHADER_NONE, NULL);
+  self->adapter = gst_adapter_new();
+  gst_cudafft_run_reset(&self->run);
+  gst_segment_init(&self->segment, GST_FORMAT_UNDEFINED);
+  self->earliest_time = GST_CLOCK_TIME_NONE;
+  self->proportion = 1.0;
+  /* The framing (see Framing above): the base class made the pads; its sink chain is replaced
+   * and its event handlers wrapped. */
+  GstPad *sink = gst_element_get_static_pad(GST_ELEMENT(self), "sink");
+  GstPad *src = gst_element_get_static_pad(GST_ELEMENT(self), "src");
+  g_assert(sink && src);
+  self->srcpad = src; /* the element holds the pad */
+  self->base_sink_event = GST_PAD_EVENTFUNC(sink);
+  self->base_src_event = GST_PAD_EVENTFUNC(src);
+  gst_pad_set_chain_function(sink, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_chain));
+  gst_pad_set_event_function(sink, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_sink_event));
+  gst_pad_set_event_function(src, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_src_event));
+  gst_object_unref(sink);
+  gst_object_unref(src);
+}
