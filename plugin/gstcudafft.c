@@ -210,10 +210,13 @@ gst_cuda_fft_transform_caps(GstBaseTransform *trans, GstPadDirection direction, 
                                               result, filter);
 }
 
-/* Makes the analyser for in_info and the frames caps in `caps`. */
+/* Makes the analyser for in_info and the frames caps in `caps`. The old one goes first, whether or
+ * not a new one can be made: none is better than one for another format. */
 static gboolean
 open_engine(GstCudaFft *self, GstCaps *caps)
 {
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
+  gst_cudafft_audio_filter_close_engine(filter);
   gchar *why = NULL;
   GstCudafftFrameInfo info;
   if (!gst_cudafft_frames_caps_to_info(caps, &info, &why)) {
@@ -222,14 +225,13 @@ open_engine(GstCudaFft *self, GstCaps *caps)
     g_free(why);
     return FALSE;
   }
-  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
-  gst_cudafft_audio_filter_close_engine(filter);
   info.config.format = gst_cudafft_sample_format(GST_AUDIO_INFO_FORMAT(&self->in_info));
   self->out_info = info;
   if (!gst_cudafft_audio_filter_open_engine(filter, &stft_engine, &self->out_info.config))
     return FALSE;
   gst_cudafft_audio_filter_set_run_format(filter, GST_AUDIO_INFO_RATE(&self->in_info),
                                           MAX(info.config.hop / 2, 1));
+  gst_cudafft_audio_filter_set_frame_bytes(filter, GST_AUDIO_INFO_BPF(&self->in_info));
   return TRUE;
 }
 
@@ -304,44 +306,59 @@ finish_frames(GstCudaFft *self, GstBuffer *buffer, guint64 frames, guint64 end_p
   run->produced += frames;
 }
 
-/* Runs the analyser over `samples` samples (NULL: zeros) into a new buffer of the frames they
- * complete; *out is NULL when they complete none. */
+/* Runs the analyser over `samples` samples at `data` (NULL: zeros) and pushes the frames they
+ * complete, in buffers of at most GST_CUDAFFT_MAX_OUTPUT_BYTES (one frame where a frame is larger):
+ * a hop of 1 makes fft-size / 2 + 1 bins per channel of every input sample, far more than one
+ * buffer should hold. The last buffer carries `end_padding` (the zeros appended) in its clipping
+ * meta. */
 static GstFlowReturn
-analyse(GstCudaFft *self, const void *data, gsize samples, GstBuffer **out)
+analyse(GstCudaFft *self, const guint8 *data, gsize samples, guint64 end_padding)
 {
-  *out = NULL;
   CudafftStft *stft = stft_engine_of(self);
-  const size_t frames = cudafft_stft_frames_for(stft, samples);
-  GstBuffer *buffer = NULL;
-  GstMapInfo map = GST_MAP_INFO_INIT;
-  if (frames > 0) {
+  const gsize n = self->out_info.config.fft_size, hop = self->out_info.config.hop;
+  const gsize bpf = GST_AUDIO_INFO_BPF(&self->in_info);
+  const gsize frame_bytes = gst_cudafft_frame_bytes(&self->out_info);
+  const gsize most = MAX(GST_CUDAFFT_MAX_OUTPUT_BYTES / frame_bytes, 1);
+  GstFlowReturn ret = GST_FLOW_OK;
+  do {
+    /* the samples that complete at most `most` frames: the next frame completes once the held
+     * samples reach n, each later one a hop after it */
+    const gsize chunk = MIN(samples, n - cudafft_stft_held(stft) + most * hop - 1);
+    const size_t frames = cudafft_stft_frames_for(stft, chunk);
+    GstBuffer *buffer = NULL;
+    GstMapInfo map = GST_MAP_INFO_INIT;
     /* equal input buffers complete this many frames or one more: the pool keeps a frame to spare */
-    const gsize frame_bytes = gst_cudafft_frame_bytes(&self->out_info);
-    buffer = gst_cudafft_audio_filter_map_output(GST_CUDAFFT_AUDIO_FILTER(self),
-                                                 frames * frame_bytes, frame_bytes, &map);
-    if (!buffer)
+    if (frames > 0 &&
+        !(buffer = gst_cudafft_audio_filter_map_output(GST_CUDAFFT_AUDIO_FILTER(self),
+                                                       frames * frame_bytes, frame_bytes, &map)))
       return GST_FLOW_ERROR;
-  }
-  size_t done = 0;
-  const CudafftStatus status = cudafft_stft_push(stft, data, samples, (float *)map.data, &done);
-  if (buffer)
-    gst_buffer_unmap(buffer, &map);
-  if (status != CUDAFFT_STATUS_OK) {
-    gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
-                                        "cudafft_stft_push");
+    size_t done = 0;
+    const CudafftStatus status = cudafft_stft_push(stft, data, chunk, (float *)map.data, &done);
     if (buffer)
-      gst_buffer_unref(buffer);
-    return GST_FLOW_ERROR;
-  }
-  if (done != frames) { /* cudafft_stft_frames_for() promises they agree */
-    GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Internal error: frame counts disagree."),
-                      ("expected %zu frames, got %zu", frames, done));
-    if (buffer)
-      gst_buffer_unref(buffer);
-    return GST_FLOW_ERROR;
-  }
-  *out = buffer;
-  return GST_FLOW_OK;
+      gst_buffer_unmap(buffer, &map);
+    if (status != CUDAFFT_STATUS_OK) {
+      gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
+                                          "cudafft_stft_push");
+      if (buffer)
+        gst_buffer_unref(buffer);
+      return GST_FLOW_ERROR;
+    }
+    if (done != frames) { /* cudafft_stft_frames_for() promises they agree */
+      GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Internal error: frame counts disagree."),
+                        ("expected %zu frames, got %zu", frames, done));
+      if (buffer)
+        gst_buffer_unref(buffer);
+      return GST_FLOW_ERROR;
+    }
+    samples -= chunk;
+    if (data)
+      data += chunk * bpf;
+    if (buffer) {
+      finish_frames(self, buffer, frames, samples == 0 ? end_padding : 0);
+      ret = gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer);
+    }
+  } while (ret == GST_FLOW_OK && samples > 0);
+  return ret;
 }
 
 /* Ends the run: zeros complete every frame holding an input sample, and those frames go out
@@ -356,16 +373,11 @@ drain(GstCudaFft *self)
     const guint64 lead = lead_samples(self), length = run->samples;
     const guint64 total_frames = (length - 1 + lead) / hop + 1;
     const guint64 zeros = (total_frames - 1) * hop + n - lead - length;
-    GstBuffer *buffer = NULL;
-    ret = analyse(self, NULL, zeros, &buffer);
-    if (ret == GST_FLOW_OK && buffer) {
-      finish_frames(self, buffer, total_frames - run->produced, zeros);
-      GST_DEBUG_OBJECT(self,
-                       "drained the run: %" G_GUINT64_FORMAT " samples in %" G_GUINT64_FORMAT
-                       " frames, %" G_GUINT64_FORMAT " zeros appended",
-                       length, total_frames, zeros);
-      ret = gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer);
-    }
+    ret = analyse(self, NULL, zeros, zeros);
+    GST_DEBUG_OBJECT(self,
+                     "drained the run: %" G_GUINT64_FORMAT " samples in %" G_GUINT64_FORMAT
+                     " frames, %" G_GUINT64_FORMAT " zeros appended",
+                     length, total_frames, zeros);
   }
   gst_cudafft_audio_filter_reset_run(GST_CUDAFFT_AUDIO_FILTER(self));
   return ret;
@@ -414,26 +426,21 @@ gst_cuda_fft_begin_run(GstCudafftAudioFilter *filter, GstBuffer *first)
 {
   GstCudaFft *self = GST_CUDA_FFT(filter);
   (void)first;
-  GstBuffer *none = NULL;
-  return analyse(self, NULL, lead_samples(self), &none);
+  return analyse(self, NULL, lead_samples(self), 0);
 }
 
+/* The frames go out from analyse(), in buffers of bounded size. */
 static GstFlowReturn
 gst_cuda_fft_process(GstCudafftAudioFilter *filter, GstBuffer *inbuf, const GstMapInfo *map,
                      GstBuffer **outbuf)
 {
   GstCudaFft *self = GST_CUDA_FFT(filter);
   (void)inbuf;
+  (void)outbuf;
   const gsize samples = map->size / GST_AUDIO_INFO_BPF(&self->in_info);
-  const GstFlowReturn ret = analyse(self, map->data, samples, outbuf);
-  if (ret != GST_FLOW_OK)
-    return ret;
-  if (*outbuf) {
-    const gsize frame_bytes = gst_cudafft_frame_bytes(&self->out_info);
-    finish_frames(self, *outbuf, gst_buffer_get_size(*outbuf) / frame_bytes, 0);
-  }
+  const GstFlowReturn ret = analyse(self, map->data, samples, 0);
   gst_cudafft_audio_filter_get_run(filter)->samples += samples;
-  return GST_FLOW_OK;
+  return ret;
 }
 
 /* Events and queries ------------------------------------------------------------------------- */
@@ -463,7 +470,9 @@ gst_cuda_fft_sink_event(GstBaseTransform *trans, GstEvent *event)
   if (GST_EVENT_TYPE(event) == GST_EVENT_CAPS) {
     GstCaps *caps;
     gst_event_parse_caps(event, &caps);
-    if (!check_downstream(self, caps)) {
+    /* the channel limit first (the base class refuses those caps with its own message) */
+    if (gst_cudafft_audio_filter_check_channels(GST_CUDAFFT_AUDIO_FILTER(self), caps) &&
+        !check_downstream(self, caps)) {
       gst_event_unref(event);
       return FALSE;
     }

@@ -96,9 +96,6 @@ enum {
 #define DEFAULT_THRESHOLD -60
 #define DEFAULT_MULTI_CHANNEL FALSE
 
-/* The widest frame the caps allow: 1024 channels of F64. */
-#define MAX_FRAME_BYTES (CUDAFFT_MAX_CHANNELS * 8)
-
 typedef struct {
   gboolean post_messages;
   gboolean message_magnitude;
@@ -116,15 +113,12 @@ struct _GstCudaSpectrum {
 
   /* streaming thread only */
   GstAudioInfo info;
-  CudafftSpectrumConfig config;  /* what the engine runs: made with, options last given */
-  guint64 interval_now;          /* interval_ns of the open interval, for `duration` */
-  guint64 interval_next;         /* and of the intervals after it (set_options waits for those) */
-  GstClockTime message_ts;       /* start of the open interval, computed as spectrum does */
-  GstClockTime time_base;        /* the last timestamp seen (0 before any) ... */
-  guint64 frames_since_base;     /* ... and the frames since, for untimestamped buffers */
-  guint8 carry[MAX_FRAME_BYTES]; /* the start of a frame split between buffers */
-  gsize carry_bytes;
-  gboolean warned_split;
+  CudafftSpectrumConfig config; /* what the engine runs: made with, options last given */
+  guint64 interval_now;         /* interval_ns of the open interval, for `duration` */
+  guint64 interval_next;        /* and of the intervals after it (set_options waits for those) */
+  GstClockTime message_ts;      /* start of the open interval, computed as spectrum does */
+  GstClockTime time_base;       /* the last timestamp seen (the segment's start before any) ... */
+  guint64 frames_since_base;    /* ... and the frames since, for untimestamped buffers */
   GstCudafftFanout *fanout; /* builds messages in parallel: made at first need, freed at close */
   gboolean fanout_failed;   /* it could not be made: build on the streaming thread only */
 };
@@ -266,7 +260,6 @@ static void
 close_engine(GstCudaSpectrum *self)
 {
   gst_cudafft_audio_filter_close_engine(GST_CUDAFFT_AUDIO_FILTER(self));
-  self->carry_bytes = 0;
 }
 
 /* Makes an analyser for the caps and `s`, and only then lets go of the old one, which stays in
@@ -611,7 +604,8 @@ gst_cuda_spectrum_transform_ip(GstBaseTransform *trans, GstBuffer *buffer)
                      GST_TIME_ARGS(GST_BUFFER_PTS(buffer)));
     cudafft_spectrum_reset(spectrum_engine_of(self));
     self->interval_now = self->interval_next;
-    self->carry_bytes = 0;
+    gst_cudafft_audio_filter_drop_partial_frame(GST_CUDAFFT_AUDIO_FILTER(self),
+                                                "before a discontinuity");
   }
   GstFlowReturn ret = update_options(self, &s);
   if (ret != GST_FLOW_OK)
@@ -629,41 +623,16 @@ gst_cuda_spectrum_transform_ip(GstBaseTransform *trans, GstBuffer *buffer)
     GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot read an input buffer."), (NULL));
     return GST_FLOW_ERROR;
   }
-  const guint8 *data = map.data;
-  gsize size = map.size;
-  guint64 frames_done = 0;
-  if (self->carry_bytes > 0) {
-    const gsize take = MIN(bpf - self->carry_bytes, size);
-    memcpy(self->carry + self->carry_bytes, data, take);
-    self->carry_bytes += take;
-    data += take;
-    size -= take;
-    if (self->carry_bytes == bpf) {
-      self->carry_bytes = 0;
-      ret = analyse(self, self->carry, 1, &s);
-      frames_done++;
-    }
-  }
-  const gsize frames = size / bpf;
-  if (ret == GST_FLOW_OK && frames > 0) {
-    ret = analyse(self, data, frames, &s);
-    frames_done += frames;
-  }
-  const gsize rest = size - frames * bpf;
-  if (ret == GST_FLOW_OK && rest > 0) {
-    if (!self->warned_split) {
-      GST_WARNING_OBJECT(self,
-                         "a buffer of %" G_GSIZE_FORMAT
-                         " bytes is not a whole number of %" G_GSIZE_FORMAT
-                         "-byte frames; the rest waits for the next buffer",
-                         map.size, bpf);
-      self->warned_split = TRUE;
-    }
-    memcpy(self->carry, data + frames * bpf, rest);
-    self->carry_bytes = rest;
-  }
+  /* a frame split between buffers is completed from the next one (the base class holds it) */
+  const guint8 *frames = NULL;
+  gsize count = 0;
+  if (!gst_cudafft_audio_filter_take_frames(GST_CUDAFFT_AUDIO_FILTER(self), map.data, map.size,
+                                            &frames, &count))
+    ret = GST_FLOW_ERROR;
+  else if (count > 0)
+    ret = analyse(self, frames, count, &s);
   gst_buffer_unmap(buffer, &map);
-  self->frames_since_base += frames_done;
+  self->frames_since_base += count;
   return ret;
 }
 
@@ -684,6 +653,8 @@ gst_cuda_spectrum_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *ou
   self->frames_since_base = 0;
   close_engine(self); /* the next buffer makes one for the new format */
   self->info = info;
+  gst_cudafft_audio_filter_set_frame_bytes(GST_CUDAFFT_AUDIO_FILTER(self),
+                                           GST_AUDIO_INFO_BPF(&info));
   GST_DEBUG_OBJECT(self, "format %" GST_PTR_FORMAT, incaps);
   return TRUE;
 }
@@ -693,7 +664,6 @@ static GstFlowReturn
 gst_cuda_spectrum_drain(GstCudafftAudioFilter *filter)
 {
   GstCudaSpectrum *self = GST_CUDA_SPECTRUM(filter);
-  self->carry_bytes = 0;
   if (!spectrum_engine_of(self) || cudafft_spectrum_frames_pending(spectrum_engine_of(self)) == 0)
     return GST_FLOW_OK;
   size_t results = 0;
@@ -714,7 +684,6 @@ gst_cuda_spectrum_flush(GstCudafftAudioFilter *filter)
   GstCudaSpectrum *self = GST_CUDA_SPECTRUM(filter);
   GST_DEBUG_OBJECT(self, "flush: starting the analysis afresh");
   self->interval_now = self->interval_next;
-  self->carry_bytes = 0;
 }
 
 /* An analyser: the audio goes out as it came in. */
@@ -728,7 +697,6 @@ gst_cuda_spectrum_get_latency(GstCudafftAudioFilter *filter)
 static void
 gst_cuda_spectrum_close(GstCudafftAudioFilter *filter)
 {
-  GST_CUDA_SPECTRUM(filter)->carry_bytes = 0;
   close_fanout(GST_CUDA_SPECTRUM(filter));
 }
 
@@ -741,7 +709,6 @@ gst_cuda_spectrum_start(GstBaseTransform *trans)
   self->message_ts = 0;
   self->time_base = 0;
   self->frames_since_base = 0;
-  self->warned_split = FALSE;
   return TRUE;
 }
 

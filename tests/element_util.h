@@ -102,6 +102,38 @@ void eu_push_signal(GstHarness *h, const TestSignal *signal, gsize first, gsize 
 /* Pushes EOS (must be accepted) and pulls the rest. */
 void eu_push_eos(GstHarness *h, GPtrArray *out);
 
+/* Pushes `size` bytes at `data` in buffers of 1 to max_piece bytes each (sizes from rng, which
+ * split frames anywhere), untimestamped, pulling the output after each push into out (may be
+ * NULL). Fails the test on a flow other than OK. */
+void eu_push_bytes(GstHarness *h, const guint8 *data, gsize size, TestRng *rng, gsize max_piece,
+                   GPtrArray *out);
+
+/* Errors of a whole pipeline ---------------------------------------------------------------- */
+
+/* What a pipeline posted: the ERRORs of the element named `name` ("message | debug" each), how
+ * many ERRORs came from other elements, whether going to PLAYING failed at once, and whether EOS
+ * came. */
+typedef struct {
+  GPtrArray *errors;
+  guint others;
+  gboolean start_failed;
+  gboolean eos;
+} EuErrors;
+
+/* Runs the launch line `description` until EOS, or until no message has come for a second after
+ * an ERROR (so that repeated ERRORs are seen too), at most `seconds` in all; then NULL, and
+ * counts what the bus holds. Fails the test if the line does not parse or link. */
+void eu_collect_errors(const char *description, const char *name, guint seconds, EuErrors *out);
+void eu_errors_clear(EuErrors *errors);
+
+/* The checks every element shares (name: its factory name; upstream: a launch line, possibly
+ * empty, that turns audiotestsrc's F32 audio into what it takes):
+ * - a start that cannot run (backend=cuda on a device that does not exist) posts exactly one
+ *   ERROR, from the element, and fails the change to PLAYING;
+ * - a stream of 1025 channels links and is refused with one ERROR that names the limit. */
+void eu_check_one_error_at_start(const char *name, const char *upstream);
+void eu_check_channel_limit(const char *name, const char *upstream);
+
 /* The cudafft contract ---------------------------------------------------------------------- */
 
 typedef struct {

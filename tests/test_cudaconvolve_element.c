@@ -418,6 +418,98 @@ GST_START_TEST(test_counts_and_latency_property)
 }
 GST_END_TEST;
 
+/* `latency` beyond the output, up to its maximum: one rule for every value, audiofirfilter's (the
+ * output has the input's length, the filtered signal from sample `latency` on and zeros past the
+ * end of the response; with drain-tail the whole response where that is longer). So a latency
+ * past the response gives the input's length of zeros, at its maximum too (before, the largest
+ * values gave no output at all). */
+GST_START_TEST(test_latency_beyond_output)
+{
+  static const struct {
+    guint64 latency;
+    gboolean drain_tail;
+  } rows[] = {
+      {G_MAXUINT64, TRUE},      {G_MAXUINT64, FALSE},      {G_MAXUINT64 - 5, TRUE},
+      {1000000000000ull, TRUE}, {1000000000000ull, FALSE}, {G_MAXUINT64 / 2 + 1, TRUE},
+  };
+  const guint r = __i__;
+  gchar *row = g_strdup_printf("latency=%" G_GUINT64_FORMAT " drain-tail=%d", rows[r].latency,
+                               rows[r].drain_tail);
+  TestRng rng = test_rng("latency beyond %u", r);
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, 2, RATE, 7000, READ);
+  double *k = random_kernel(&rng, 3000);
+  gchar *props = g_strdup_printf("latency=%" G_GUINT64_FORMAT " drain-tail=%s", rows[r].latency,
+                                 rows[r].drain_tail ? "true" : "false");
+  GstHarness *h = conv_harness(props);
+  harness_set_kernel(h, k, 3000);
+  const GstClockTime start = 2 * GST_SECOND;
+  GPtrArray *out = run_harness(h, &signal, 1000, start);
+  double *got = read_single_run(out, &signal, start, signal.frames, row);
+  for (gsize i = 0; i < signal.frames * 2; i++)
+    fail_unless(got[i] == 0.0, "%s: output value %zu is %g, not 0", row, i, got[i]);
+  g_free(got);
+  g_free(k);
+  g_free(props);
+  g_free(row);
+  g_ptr_array_unref(out);
+  gst_harness_teardown(h);
+  test_signal_clear(&signal);
+}
+GST_END_TEST;
+
+/* Buffers that split frames (F64 x3 in buffers of any byte count): the partial frame waits for the
+ * rest, and the output is that of the whole frames, bit for bit, and the convolution's. A partial
+ * frame left at EOS is dropped with a WARNING (before, such buffers were an error). */
+GST_START_TEST(test_split_frames_carried)
+{
+  TestRng rng = test_rng("split frames");
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F64, 3, RATE, 9000, READ);
+  double *k = random_kernel(&rng, 700);
+  GstHarness *whole = conv_harness(NULL), *split = conv_harness(NULL);
+  harness_set_kernel(whole, k, 700);
+  harness_set_kernel(split, k, 700);
+  GstBus *bus = eu_harness_bus(split);
+  GPtrArray *want_out = run_harness(whole, &signal, 1000, GST_CLOCK_TIME_NONE);
+  eu_harness_signal_caps(split, &signal);
+  GPtrArray *out = eu_buffer_list();
+  eu_push_bytes(split, signal.raw, signal.frames * test_signal_frame_bytes(&signal), &rng, 1000,
+                out);
+  fail_unless_equals_int(gst_harness_push(split, gst_buffer_new_memdup(signal.raw, 5)),
+                         GST_FLOW_OK);
+  eu_push_eos(split, out);
+  const gsize expected = signal.frames + 699;
+  double *got = read_single_run(out, &signal, 0, expected, "split frames");
+  double *same = read_single_run(want_out, &signal, 0, expected, "whole frames");
+  fail_unless(memcmp(got, same, expected * 3 * sizeof(double)) == 0,
+              "split frames: the output differs from that of whole frames");
+  double *want = convolve_reference(k, 700, 1, signal.values, 3, signal.frames, expected);
+  check_values(got, want, expected, 3, VALUE_TOLERANCE, "split frames");
+  GstMessage *msg = gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING | GST_MESSAGE_ERROR);
+  fail_unless(msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_WARNING,
+              "no WARNING for the 5 bytes left at EOS");
+  gst_message_unref(msg);
+  g_free(got);
+  g_free(same);
+  free(want);
+  g_free(k);
+  g_ptr_array_unref(out);
+  g_ptr_array_unref(want_out);
+  gst_harness_teardown(whole);
+  eu_harness_teardown(split, bus);
+  test_signal_clear(&signal);
+}
+GST_END_TEST;
+
+/* The errors every element shares: one per failure, the channel limit named. */
+GST_START_TEST(test_errors_a_user_sees)
+{
+  eu_check_one_error_at_start("cudaconvolve", "");
+  eu_check_channel_limit("cudaconvolve", "");
+}
+GST_END_TEST;
+
 /* Timestamps: with a rate whose sample period is not a whole number of nanoseconds, odd buffer
  * sizes and a start time, every buffer is stamped from the sample count (no drift). */
 GST_START_TEST(test_timestamps_from_sample_counts)
@@ -1813,6 +1905,9 @@ cudaconvolve_suite(void)
   tcase_add_loop_test(tc, test_matches_convolution, 0, G_N_ELEMENTS(value_rows));
   tcase_add_loop_test(tc, test_delta_kernel_exact, 0, 4);
   tcase_add_loop_test(tc, test_counts_and_latency_property, 0, G_N_ELEMENTS(count_rows));
+  tcase_add_loop_test(tc, test_latency_beyond_output, 0, 6);
+  tcase_add_test(tc, test_split_frames_carried);
+  tcase_add_test(tc, test_errors_a_user_sees);
   tcase_add_test(tc, test_timestamps_from_sample_counts);
   tcase_add_test(tc, test_latency_query_and_message);
   tcase_add_test(tc, test_rate_changed_sets_kernel);

@@ -2072,6 +2072,14 @@ GST_START_TEST(test_unallocatable_bands_error)
 }
 GST_END_TEST;
 
+/* The errors every element shares: one per failure, the channel limit named. */
+GST_START_TEST(test_errors_a_user_sees)
+{
+  eu_check_one_error_at_start("cudaspectrum", "");
+  eu_check_channel_limit("cudaspectrum", "");
+}
+GST_END_TEST;
+
 static Suite *
 cudaspectrum_suite(void)
 {
@@ -2102,6 +2110,7 @@ cudaspectrum_suite(void)
   tcase_add_test(tc, test_state_cycles);
   tcase_add_test(tc, test_two_instances_no_cross_talk);
   tcase_add_test(tc, test_unallocatable_bands_error);
+  tcase_add_test(tc, test_errors_a_user_sees);
   return s;
 }
 
