@@ -53,8 +53,8 @@ struct _GstCudaFft {
 #define FFT_SIZE_BLURB                                                                             \
   "Samples per frame: a power of two from " GST_CUDAFFT_MIN_SIZE_TEXT                              \
   " to " GST_CUDAFFT_MAX_SIZE_TEXT                                                                 \
-  " (others are refused with a warning). Changes while playing apply "                             \
-  "at the next frame boundary"
+  " (an enumeration of exactly those, so that gst-launch-1.0 refuses any other value with "        \
+  "\"could not set property\"). Changes while playing apply at the next frame boundary"
 
 /* The src template (every audio/x-fft caps we make) is gst_cudafft_frames_template_caps(). */
 static GstStaticPadTemplate sink_template =
@@ -66,6 +66,33 @@ G_DEFINE_TYPE_WITH_CODE(GstCudaFft, gst_cuda_fft, GST_TYPE_CUDAFFT_AUDIO_FILTER,
 GST_ELEMENT_REGISTER_DEFINE(cudafft, "cudafft", GST_RANK_NONE, GST_TYPE_CUDA_FFT);
 
 GST_CUDAFFT_DEFINE_ENGINE(stft_engine, stft, CudafftStft, CudafftStftConfig, "the STFT analyser");
+
+/* fft-size as an enumeration of the sizes the engine takes, each named by its value ("4096"):
+ * gst-launch-1.0 refuses any other value with "could not set property" (it reports a failed parse
+ * for enumerations; a uint out of our set would parse, be refused quietly and leave the old size),
+ * gst-inspect-1.0 lists the valid ones, and g_object_set() with the number still works. */
+#define GST_TYPE_CUDAFFT_FFT_SIZE (gst_cudafft_fft_size_get_type())
+static GType
+gst_cudafft_fft_size_get_type(void)
+{
+  static GType type = 0;
+  if (g_once_init_enter(&type)) {
+    guint count = 0;
+    for (guint n = CUDAFFT_MIN_SIZE; n <= CUDAFFT_MAX_SIZE; n *= 2)
+      count++;
+    /* kept for the life of the type, as g_enum_register_static() requires */
+    GEnumValue *values = g_new0(GEnumValue, count + 1);
+    guint i = 0;
+    for (guint n = CUDAFFT_MIN_SIZE; n <= CUDAFFT_MAX_SIZE; n *= 2, i++) {
+      values[i].value = (gint)n;
+      values[i].value_name = g_strdup_printf("%u samples", n);
+      values[i].value_nick = g_strdup_printf("%u", n);
+    }
+    GType t = g_enum_register_static("GstCudafftFftSize", values);
+    g_once_init_leave(&type, t);
+  }
+  return type;
+}
 
 static guint
 effective_hop(const Settings *s)
@@ -108,21 +135,11 @@ gst_cuda_fft_set_property(GObject *object, guint prop_id, const GValue *value, G
 {
   GstCudaFft *self = GST_CUDA_FFT(object);
   switch (prop_id) {
-  case PROP_FFT_SIZE: {
-    const guint n = g_value_get_uint(value);
-    if (n & (n - 1)) {
-      GST_WARNING_OBJECT(self, "fft-size %u is not a power of two; keeping the old value", n);
-      GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
-                          ("fft-size %u is not a power of two (%d, %d, ... %d); ignored.", n,
-                           CUDAFFT_MIN_SIZE, 2 * CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE),
-                          (NULL));
-      break;
-    }
+  case PROP_FFT_SIZE: /* GObject has checked that it is one of the enumeration's */
     GST_OBJECT_LOCK(self);
-    self->settings.fft_size = n;
+    self->settings.fft_size = (guint)g_value_get_enum(value);
     GST_OBJECT_UNLOCK(self);
     break;
-  }
   case PROP_HOP:
     GST_OBJECT_LOCK(self);
     self->settings.hop = g_value_get_uint(value);
@@ -151,7 +168,7 @@ gst_cuda_fft_get_property(GObject *object, guint prop_id, GValue *value, GParamS
   const Settings s = current_settings(self);
   switch (prop_id) {
   case PROP_FFT_SIZE:
-    g_value_set_uint(value, s.fft_size);
+    g_value_set_enum(value, (gint)s.fft_size);
     break;
   case PROP_HOP:
     g_value_set_uint(value, s.hop);
@@ -520,7 +537,7 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
 
   g_object_class_install_property(
       gobject_class, PROP_FFT_SIZE,
-      g_param_spec_uint("fft-size", "FFT size", FFT_SIZE_BLURB, CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE,
+      g_param_spec_enum("fft-size", "FFT size", FFT_SIZE_BLURB, GST_TYPE_CUDAFFT_FFT_SIZE,
                         DEFAULT_FFT_SIZE,
                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property(
@@ -566,6 +583,7 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
   filter_class->begin_run = gst_cuda_fft_begin_run;
   filter_class->process = gst_cuda_fft_process;
 
+  gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_FFT_SIZE, 0);
   gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_WINDOW, 0);
   gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_REPRESENTATION, 0);
 }
