@@ -41,8 +41,9 @@
  *   sample history are forgotten, and the next interval starts at that buffer's timestamp.
  *   `spectrum` forgets only the frame counts and keeps the old sums, which leak into the next
  *   interval.
- * * Untimestamped buffers get times counted in samples from the last timestamp seen (from 0 when
- *   there was none), so every time field is valid; `spectrum` posts wrapped values. `endtime`
+ * * Untimestamped buffers get times counted in samples from the last timestamp seen (from the
+ *   segment's start when there was none since it began, as cudafft and cudaconvolve count them),
+ *   so every time field is valid; `spectrum` posts wrapped values. `endtime`
  *   never wraps: it is #GST_CLOCK_TIME_NONE when the interval lies outside the segment and
  *   saturates instead of overflowing.
  * * S24 input without multi-channel is mixed correctly; `spectrum` forgets to reset its sum per
@@ -274,6 +275,8 @@ open_engine(GstCudaSpectrum *self, const Settings *s)
       .format = gst_cudafft_sample_format(GST_AUDIO_INFO_FORMAT(&self->info)),
       .multi_channel = s->multi_channel ? 1 : 0,
       .options = options_of(s),
+      /* a message holds each value twice: a GValue in the list or array, a float in the bytes */
+      .result_value_bytes = sizeof(GValue) + sizeof(float),
   };
   GST_DEBUG_OBJECT(
       self,
@@ -677,6 +680,23 @@ gst_cuda_spectrum_drain(GstCudafftAudioFilter *filter)
   return GST_FLOW_OK;
 }
 
+/* Untimestamped buffers are timed from a new TIME segment's start (as cudafft and cudaconvolve time
+ * their runs), so that their messages lie inside it, with valid running and stream times. The base
+ * class posts the open interval first (the drain before a new segment). */
+static gboolean
+gst_cuda_spectrum_sink_event(GstBaseTransform *trans, GstEvent *event)
+{
+  GstCudaSpectrum *self = GST_CUDA_SPECTRUM(trans);
+  const gboolean segment = GST_EVENT_TYPE(event) == GST_EVENT_SEGMENT;
+  const gboolean ok =
+      GST_BASE_TRANSFORM_CLASS(gst_cuda_spectrum_parent_class)->sink_event(trans, event);
+  if (ok && segment && trans->segment.format == GST_FORMAT_TIME) {
+    self->time_base = trans->segment.start;
+    self->frames_since_base = 0;
+  }
+  return ok;
+}
+
 /* The base class has reset the engine. */
 static void
 gst_cuda_spectrum_flush(GstCudafftAudioFilter *filter)
@@ -783,6 +803,7 @@ gst_cuda_spectrum_class_init(GstCudaSpectrumClass *klass)
   trans_class->start = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_start);
   trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_set_caps);
   trans_class->transform_ip = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_transform_ip);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_sink_event);
   filter_class->close = gst_cuda_spectrum_close;
   filter_class->drain = gst_cuda_spectrum_drain;
   filter_class->flush = gst_cuda_spectrum_flush;
