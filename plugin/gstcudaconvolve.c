@@ -55,6 +55,7 @@
 #include "gstcudaconvolveir.h"
 
 #include <gst/audio/audio.h>
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -143,7 +144,10 @@ GST_CUDAFFT_DEFINE_ENGINE(convolve_engine, convolve, CudafftConvolve, CudafftCon
 
 /* Properties --------------------------------------------------------------------------------- */
 
-/* Reads a GValueArray of doubles; FALSE (with the reason) for an empty or non-finite kernel. */
+/* Reads a GValueArray of doubles; FALSE (with the reason) for an empty kernel or a tap that is not
+ * a finite number within the float range: the engine filters in single precision (cudafft/
+ * convolve.h), where a tap beyond it is Inf and spoils every output sample, F64 streams included
+ * (double-precision filtering of F64 streams, issue 16, will lift that bound for them). */
 static gboolean
 kernel_from_value(const GValue *value, gdouble **taps, guint *n, gchar **why)
 {
@@ -158,8 +162,11 @@ kernel_from_value(const GValue *value, gdouble **taps, guint *n, gchar **why)
   for (guint i = 0; i < count; i++) {
     const GValue *v = g_value_array_get_nth(array, i);
     values[i] = G_VALUE_HOLDS_DOUBLE(v) ? g_value_get_double(v) : NAN;
-    if (!isfinite(values[i])) {
-      *why = g_strdup_printf("tap %u is not a finite number", i);
+    if (!isfinite(values[i]) || fabs(values[i]) > FLT_MAX) {
+      *why = !isfinite(values[i]) ? g_strdup_printf("tap %u is not a finite number", i)
+                                  : g_strdup_printf("tap %u is %g, beyond the float range (at "
+                                                    "most %g in magnitude)",
+                                                    i, values[i], (double)FLT_MAX);
       g_free(values);
       return FALSE;
     }
@@ -861,8 +868,10 @@ gst_cuda_convolve_class_init(GstCudaConvolveClass *klass)
       g_param_spec_value_array(
           "kernel", "Filter kernel",
           "The FIR filter's taps (impulse response), the same for every channel; default {1.0}. "
-          "An empty array or a non-finite tap is refused with a warning and the previous kernel "
-          "stays. Changes while playing, to any length, take effect at the next 2048-sample block "
+          "An empty array, or a tap that is not finite or lies beyond the float range (+-3.4e38: "
+          "the filter runs in single precision, F64 streams too for now), is refused with a "
+          "warning and the previous kernel stays. Changes while playing, to any length, take "
+          "effect at the next 2048-sample block "
           "boundary with a 2048-sample crossfade. Ignored while ir-location is set",
           g_param_spec_double("element", "Filter kernel element", "One tap of the filter kernel",
                               -G_MAXDOUBLE, G_MAXDOUBLE, 0.0,

@@ -1274,6 +1274,70 @@ GST_START_TEST(test_bad_kernel_refused)
 }
 GST_END_TEST;
 
+/* Taps beyond the float range (1e39: finite as a double, Inf once rounded to the float the filter
+ * runs in) are refused like NaN taps, on F32 and F64 streams alike (double-precision filtering of
+ * F64, issue 16, will lift that for F64): a WARNING, and the old kernel stays, set before the start
+ * or while playing. Before, they were taken, and a single impulse on an F64 stream turned every
+ * output sample into Inf or NaN, the ones that must be exactly 0 too. The output here is checked
+ * exactly: the impulse response of {0.25, 0.5, 0.25}, zeros elsewhere. */
+GST_START_TEST(test_taps_beyond_float_refused)
+{
+  const CudafftSampleFormat format = __i__ % 2 ? CUDAFFT_SAMPLE_F64 : CUDAFFT_SAMPLE_F32;
+  const gboolean while_playing = __i__ >= 2;
+  const char *row = format == CUDAFFT_SAMPLE_F64 ? (while_playing ? "F64, while playing" : "F64")
+                                                 : (while_playing ? "F32, while playing" : "F32");
+  const double good[3] = {0.25, 0.5, 0.25};
+  const double bad[4] = {1.0, 1e39, 0.5, -2e38};
+  const gsize samples = 6000, impulses[2] = {100, 5000};
+  TestSignal signal;
+  test_signal_alloc(&signal, format, 1, RATE, samples, READ);
+  for (int i = 0; i < 2; i++)
+    test_signal_set(&signal, impulses[i], 0, 1.0);
+  GstHarness *h = conv_harness(NULL);
+  GstBus *bus = eu_harness_bus(h);
+  GstElement *e = eu_harness_element(h, "c");
+  set_kernel(e, good, 3);
+  eu_harness_signal_caps(h, &signal);
+  GPtrArray *out = eu_buffer_list();
+  if (while_playing)
+    eu_push_signal(h, &signal, 0, 3000, 1000, 0, out);
+  set_kernel(e, bad, 4);
+  GstMessage *msg = gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING | GST_MESSAGE_ERROR);
+  fail_unless(msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_WARNING,
+              "%s: no WARNING for a tap of 1e39", row);
+  GError *err = NULL;
+  gst_message_parse_warning(msg, &err, NULL);
+  fail_unless(strstr(err->message, "float range") != NULL, "%s: the warning does not say why: %s",
+              row, err->message);
+  g_clear_error(&err);
+  gst_message_unref(msg);
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+  GValueArray *kernel = NULL;
+  g_object_get(e, "kernel", &kernel, NULL);
+  fail_unless(kernel->n_values == 3, "%s: the kernel has %u taps, not the 3 it had", row,
+              kernel->n_values);
+  g_value_array_free(kernel);
+  G_GNUC_END_IGNORE_DEPRECATIONS
+  eu_push_signal(h, &signal, while_playing ? 3000 : 0, while_playing ? samples - 3000 : samples,
+                 1000, 0, out);
+  eu_push_eos(h, out);
+  double *got = read_single_run(out, &signal, 0, samples + 2, row);
+  for (gsize n = 0; n < samples + 2; n++) {
+    double want = 0.0;
+    for (int i = 0; i < 2; i++)
+      if (n >= impulses[i] && n - impulses[i] < 3)
+        want = good[n - impulses[i]];
+    fail_unless(got[n] == want, "%s: output sample %zu is %g, expected exactly %g", row, n, got[n],
+                want);
+  }
+  g_free(got);
+  g_ptr_array_unref(out);
+  gst_object_unref(e);
+  eu_harness_teardown(h, bus);
+  test_signal_clear(&signal);
+}
+GST_END_TEST;
+
 /* Kernel changes while playing --------------------------------------------------------------- */
 
 typedef struct {
@@ -1918,6 +1982,7 @@ cudaconvolve_suite(void)
   tcase_add_loop_test(tc, test_bad_ir_files, 0, 5);
   tcase_add_loop_test(tc, test_ir_fifo_refused, 0, 2);
   tcase_add_test(tc, test_bad_kernel_refused);
+  tcase_add_loop_test(tc, test_taps_beyond_float_refused, 0, 4);
   tcase_add_loop_test(tc, test_kernel_change_crossover, 0, G_N_ELEMENTS(change_rows));
   tcase_add_test(tc, test_bad_ir_while_playing_keeps_kernel);
   tcase_add_test(tc, test_kernel_too_large_error);
