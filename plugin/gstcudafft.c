@@ -259,13 +259,18 @@ gst_cuda_fft_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps
   GstAudioInfo in_info;
   if (!gst_cudafft_audio_filter_read_audio_caps(GST_CUDAFFT_AUDIO_FILTER(self), incaps, &in_info))
     return FALSE;
+  /* A renegotiation to what the analyser runs keeps the stream going: the whole input format and
+   * the whole frame format, channels and rate included, must agree (after a refused caps change,
+   * a retry of other caps must not find the old analyser good enough). */
   GstCudafftFrameInfo out_info;
   gchar *why = NULL;
   const gboolean same = stft_engine_of(self) && gst_audio_info_is_equal(&in_info, &self->in_info) &&
                         gst_cudafft_frames_caps_to_info(outcaps, &out_info, &why) &&
-                        same_framing(&out_info.config, &self->out_info.config);
+                        same_framing(&out_info.config, &self->out_info.config) &&
+                        out_info.config.channels == self->out_info.config.channels &&
+                        out_info.rate == self->out_info.rate;
   g_free(why);
-  if (same) /* a renegotiation to the same caps keeps the stream going */
+  if (same)
     return TRUE;
   self->in_info = in_info;
   return open_engine(self, outcaps);

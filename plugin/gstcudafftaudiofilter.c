@@ -491,11 +491,19 @@ gst_cudafft_audio_filter_generate_output(GstBaseTransform *trans, GstBuffer **ou
   if (!inbuf)
     return GST_FLOW_OK;
   GstFlowReturn ret = klass->prepare ? klass->prepare(filter) : GST_FLOW_OK;
+  if (ret == GST_FLOW_OK && !priv->engine) {
+    /* the engine for these caps could not be made; that was posted when it failed */
+    GST_DEBUG_OBJECT(filter, "no engine: not negotiated");
+    ret = GST_FLOW_NOT_NEGOTIATED;
+  }
   if (ret == GST_FLOW_OK && priv->run.active &&
       !gst_cudafft_run_continues(&priv->run, inbuf, priv->tolerance)) {
     GST_DEBUG_OBJECT(filter, "discontinuity at %" GST_TIME_FORMAT "; ending the run",
                      GST_TIME_ARGS(GST_BUFFER_PTS(inbuf)));
+    gst_cudafft_audio_filter_drop_partial_frame(filter, "before a discontinuity");
     ret = klass->drain(filter);
+  } else if (ret == GST_FLOW_OK && GST_BUFFER_IS_DISCONT(inbuf)) {
+    gst_cudafft_audio_filter_drop_partial_frame(filter, "before a discontinuity");
   }
   if (ret == GST_FLOW_OK && !priv->run.active) {
     gst_cudafft_run_start(&priv->run, inbuf, trans->segment.start, priv->run.rate);
