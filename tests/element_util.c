@@ -68,25 +68,31 @@ eu_run_threads(GThreadFunc func, gpointer items, gsize item_size, guint count)
   g_free(threads);
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
-
 void
 eu_limit_address_space(guint gib)
 {
   const char *fork_mode = g_getenv("CK_FORK");
-  if (strcmp(eu_backend, "cpu") != 0 || (fork_mode && strcmp(fork_mode, "no") == 0) || SANITIZED)
+  if (strcmp(eu_backend, "cpu") != 0 || (fork_mode && strcmp(fork_mode, "no") == 0) || EU_SANITIZED)
     return;
   struct rlimit limit = {(rlim_t)gib << 30, (rlim_t)gib << 30};
   setrlimit(RLIMIT_AS, &limit);
+}
+
+void
+eu_set_kernel(GstElement *e, const double *taps, gsize n)
+{
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+  GValueArray *array = g_value_array_new((guint)n);
+  GValue v = G_VALUE_INIT;
+  g_value_init(&v, G_TYPE_DOUBLE);
+  for (gsize i = 0; i < n; i++) {
+    g_value_set_double(&v, taps[i]);
+    g_value_array_append(array, &v);
+  }
+  g_value_unset(&v);
+  g_object_set(e, "kernel", array, NULL);
+  g_value_array_free(array);
+  G_GNUC_END_IGNORE_DEPRECATIONS
 }
 
 /* Signals ------------------------------------------------------------------------------------ */

@@ -42,6 +42,19 @@ int eu_run(Suite *suite);
     return eu_run(make_suite());                                                                   \
   }
 
+/* 1 where this build runs under AddressSanitizer (which reserves terabytes of address space and
+ * keeps freed memory in a quarantine), else 0. */
+#if defined(__SANITIZE_ADDRESS__)
+#define EU_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define EU_SANITIZED 1
+#endif
+#endif
+#ifndef EU_SANITIZED
+#define EU_SANITIZED 0
+#endif
+
 /* NULL-PLAYING cycles a state-cycle test runs: CUDAFFT_TEST_STATE_CYCLES, else `default_cycles`.
  */
 guint eu_state_cycles(guint default_cycles);
@@ -55,6 +68,10 @@ void eu_limit_address_space(guint gib);
 /* Runs func on each of count items (item_size bytes apart from items on) in threads of their own,
  * all at once, and returns when every one has returned. */
 void eu_run_threads(GThreadFunc func, gpointer items, gsize item_size, guint count);
+
+/* Sets cudaconvolve's kernel property to these taps (a GValueArray of gdouble, as
+ * audiofirfilter's). */
+void eu_set_kernel(GstElement *e, const double *taps, gsize n);
 
 /* audio/x-raw caps; more than two channels get GStreamer's fallback channel-mask (up to 8) or
  * none (0: unpositioned), as audio caps must carry one beyond stereo. */

@@ -42,27 +42,10 @@ conv_harness(const char *properties)
 }
 
 static void
-set_kernel(GstElement *e, const double *taps, gsize n)
-{
-  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
-  GValueArray *array = g_value_array_new((guint)n);
-  GValue v = G_VALUE_INIT;
-  g_value_init(&v, G_TYPE_DOUBLE);
-  for (gsize i = 0; i < n; i++) {
-    g_value_set_double(&v, taps[i]);
-    g_value_array_append(array, &v);
-  }
-  g_value_unset(&v);
-  g_object_set(e, "kernel", array, NULL);
-  g_value_array_free(array);
-  G_GNUC_END_IGNORE_DEPRECATIONS
-}
-
-static void
 harness_set_kernel(GstHarness *h, const double *taps, gsize n)
 {
   GstElement *e = eu_harness_element(h, "c");
-  set_kernel(e, taps, n);
+  eu_set_kernel(e, taps, n);
   gst_object_unref(e);
 }
 
@@ -605,7 +588,7 @@ on_rate_changed(GstElement *element, gint rate, gpointer data)
   seen->calls++;
   /* a kernel that depends on the rate, set from the handler as audiofirfilter's users do */
   const double taps[3] = {rate / 100000.0, 0.5, -0.25};
-  set_kernel(element, taps, 3);
+  eu_set_kernel(element, taps, 3);
 }
 
 /* Emitted once per rate, before the first buffer at it: the kernel the handler sets filters the
@@ -744,7 +727,7 @@ GST_START_TEST(test_ir_location_files)
   GstHarness *h = conv_harness(NULL);
   GstElement *e = eu_harness_element(h, "c");
   const double ignored[2] = {0.5, 0.5};
-  set_kernel(e, ignored, 2); /* ir-location wins */
+  eu_set_kernel(e, ignored, 2); /* ir-location wins */
   g_object_set(e, "ir-location", path, NULL);
   GPtrArray *out = run_harness(h, &signal, 4096, 0);
   const gsize expected = signal.frames + taps - 1;
@@ -999,7 +982,7 @@ run_pipeline(gpointer data)
   GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
   GstElement *c = gst_bin_get_by_name(GST_BIN(pipeline), "c");
   if (run->kernel)
-    set_kernel(c, run->kernel, run->taps);
+    eu_set_kernel(c, run->kernel, run->taps);
   GstCaps *caps = eu_raw_caps(s->format, s->rate, s->channels);
   g_object_set(src, "caps", caps, NULL);
   gst_caps_unref(caps);
@@ -1246,8 +1229,8 @@ GST_START_TEST(test_bad_kernel_refused)
   GstBus *bus = eu_harness_bus(h);
   GstElement *e = eu_harness_element(h, "c");
   const double good[3] = {0.25, 0.5, 0.25};
-  set_kernel(e, good, 3);
-  set_kernel(e, NULL, 0);
+  eu_set_kernel(e, good, 3);
+  eu_set_kernel(e, NULL, 0);
   GstMessage *msg = gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING);
   fail_unless(msg != NULL, "no WARNING for an empty kernel");
   gst_message_unref(msg);
@@ -1296,12 +1279,12 @@ GST_START_TEST(test_taps_beyond_float_refused)
   GstHarness *h = conv_harness(NULL);
   GstBus *bus = eu_harness_bus(h);
   GstElement *e = eu_harness_element(h, "c");
-  set_kernel(e, good, 3);
+  eu_set_kernel(e, good, 3);
   eu_harness_signal_caps(h, &signal);
   GPtrArray *out = eu_buffer_list();
   if (while_playing)
     eu_push_signal(h, &signal, 0, 3000, 1000, 0, out);
-  set_kernel(e, bad, 4);
+  eu_set_kernel(e, bad, 4);
   GstMessage *msg = gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING | GST_MESSAGE_ERROR);
   fail_unless(msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_WARNING,
               "%s: no WARNING for a tap of 1e39", row);
@@ -1391,7 +1374,7 @@ GST_START_TEST(test_kernel_change_crossover)
     old_path = write_kernel_wav("change-old", h_old, r->taps_old);
     g_object_set(e, "ir-location", old_path, NULL);
   } else {
-    set_kernel(e, h_old, r->taps_old);
+    eu_set_kernel(e, h_old, r->taps_old);
   }
   eu_harness_signal_caps(h, &signal);
   GPtrArray *out = eu_buffer_list();
@@ -1405,7 +1388,7 @@ GST_START_TEST(test_kernel_change_crossover)
     /* decoded on the worker thread: the next buffer after the decode takes the new kernel */
     fail_unless_equals_int(wait_ir_decoded(bus), GST_PROGRESS_TYPE_COMPLETE);
   } else {
-    set_kernel(e, h_new, r->taps_new);
+    eu_set_kernel(e, h_new, r->taps_new);
   }
   eu_push_signal(h, &signal, r->at, samples - r->at, 1000, 0, out);
   if (path) {

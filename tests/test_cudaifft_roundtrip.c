@@ -361,40 +361,38 @@ GST_END_TEST;
 
 /* Errors a user sees ------------------------------------------------------------------------ */
 
+/* audiotestsrc ! cudafft <settings> ! cudaifft: one ERROR, from cudaifft, whose text holds both
+ * `names`. */
+static void
+check_one_ifft_error(const char *settings, const char *name_a, const char *name_b)
+{
+  gchar *line = g_strdup_printf("audiotestsrc num-buffers=5 ! cudafft backend=%s %s ! cudaifft "
+                                "name=e backend=%s ! fakesink",
+                                eu_backend, settings, eu_backend);
+  EuErrors got;
+  eu_collect_errors(line, "e", 20, &got);
+  fail_unless(got.errors->len == 1, "%s: %u ERRORs from cudaifft, expected one", line,
+              got.errors->len);
+  const char *text = g_ptr_array_index(got.errors, 0);
+  fail_unless(strstr(text, name_a) != NULL && strstr(text, name_b) != NULL,
+              "%s: the error does not name %s and %s: %s", line, name_a, name_b, text);
+  eu_errors_clear(&got);
+  g_free(line);
+}
+
 /* cudafft representation=db ! cudaifft links, and cudaifft says why it cannot take the frames
  * (before, the link was refused and its message never showed). One ERROR, not one per retry. */
 GST_START_TEST(test_representation_refused_with_message)
 {
-  gchar *line = g_strdup_printf("audiotestsrc num-buffers=5 ! cudafft backend=%s "
-                                "representation=db ! cudaifft name=e backend=%s ! fakesink",
-                                eu_backend, eu_backend);
-  EuErrors got;
-  eu_collect_errors(line, "e", 20, &got);
-  fail_unless(got.errors->len == 1, "%s: %u ERRORs from cudaifft, expected one", line,
-              got.errors->len);
-  const char *text = g_ptr_array_index(got.errors, 0);
-  fail_unless(strstr(text, "representation=complex") != NULL && strstr(text, "db") != NULL,
-              "%s: the error does not say what to change: %s", line, text);
-  eu_errors_clear(&got);
-  g_free(line);
+  check_one_ifft_error("representation=db", "representation=complex", "db");
 }
 GST_END_TEST;
 
-/* A window and hop that cannot be inverted: one ERROR naming them, not one per caps retry. */
+/* A window and hop that cannot be inverted: one ERROR naming them, not one per caps retry; and a
+ * start that cannot run, one ERROR. */
 GST_START_TEST(test_one_error_per_failure)
 {
-  gchar *line = g_strdup_printf("audiotestsrc num-buffers=5 ! cudafft backend=%s fft-size=4096 "
-                                "hop=4096 ! cudaifft name=e backend=%s ! fakesink",
-                                eu_backend, eu_backend);
-  EuErrors got;
-  eu_collect_errors(line, "e", 20, &got);
-  fail_unless(got.errors->len == 1, "%s: %u ERRORs from cudaifft, expected one", line,
-              got.errors->len);
-  const char *text = g_ptr_array_index(got.errors, 0);
-  fail_unless(strstr(text, "hop 4096") != NULL, "%s: the error does not name the hop: %s", line,
-              text);
-  eu_errors_clear(&got);
-  g_free(line);
+  check_one_ifft_error("fft-size=4096 hop=4096", "hop 4096", "hann");
   eu_check_one_error_at_start("cudaifft", "cudafft backend=cpu !");
 }
 GST_END_TEST;

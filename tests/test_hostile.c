@@ -441,23 +441,6 @@ hostile_action(Scenario *sc)
 
 /* Properties from another thread ------------------------------------------------------------- */
 
-static void
-set_kernel(GstElement *e, const double *taps, gsize n)
-{
-  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
-  GValueArray *array = g_value_array_new((guint)n);
-  GValue v = G_VALUE_INIT;
-  g_value_init(&v, G_TYPE_DOUBLE);
-  for (gsize i = 0; i < n; i++) {
-    g_value_set_double(&v, taps[i]);
-    g_value_array_append(array, &v);
-  }
-  g_value_unset(&v);
-  g_object_set(e, "kernel", array, NULL);
-  g_value_array_free(array);
-  G_GNUC_END_IGNORE_DEPRECATIONS
-}
-
 static double *
 random_kernel(TestRng *rng, gsize taps)
 {
@@ -539,7 +522,7 @@ random_property(Scenario *sc)
        * GObject refuses them with a g_warning before the element sees them) */
       if (taps > 0 && test_rng_range(rng, 0, 9) == 0)
         k[test_rng_range(rng, 0, taps - 1)] = test_rng_range(rng, 0, 1) ? 1e39 : -1e300;
-      set_kernel(e, k, taps); /* empty and beyond float are refused with a warning */
+      eu_set_kernel(e, k, taps); /* empty and beyond float are refused with a warning */
       g_free(k);
       break;
     }
@@ -640,7 +623,7 @@ known_state(Scenario *sc, const double *kernel, gsize taps)
                  "post-messages", TRUE, NULL);
     break;
   case EL_CONVOLVE:
-    set_kernel(sc->e, kernel, taps);
+    eu_set_kernel(sc->e, kernel, taps);
     g_object_set(sc->e, "mix", 1.0, "latency", (guint64)0, "drain-tail", TRUE, "ir-location", NULL,
                  NULL);
     break;

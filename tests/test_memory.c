@@ -17,9 +17,10 @@
  * The leak this test was written for (136 KB per run of cudaspectrum with message-phase=true on a
  * 16-core machine, issue 14) grows by 1.4 MB in every window of the default check, where the median
  * allows 32 KB per run (320 KB a window; the steps alone have reached half that here), and by 37 MB
- * in the long check, where the total allows 20 MB. Smaller leaks of reachable memory can hide in the steps; unreachable ones of any size are
- * LeakSanitizer's (run-asan.sh, CPU backend). Under AddressSanitizer (whose quarantine holds freed
- * memory) RSS means nothing: the program skips itself there. */
+ * in the long check, where the total allows 20 MB. Smaller leaks of reachable memory can hide in
+ * the steps; unreachable ones of any size are LeakSanitizer's (run-asan.sh, CPU backend). Under
+ * AddressSanitizer (whose quarantine holds freed memory) RSS means nothing: the program skips
+ * itself there. */
 #include "element_util.h"
 
 #include <stdio.h>
@@ -33,17 +34,6 @@
 #define MEDIAN_KB_PER_RUN 32.0
 #define TOTAL_KB 16384.0
 #define TOTAL_KB_PER_RUN 16.0
-
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
 
 /* Every element with every output option: the source (audio for the element), the element. */
 static const struct {
@@ -217,7 +207,7 @@ int
 main(int argc, char **argv)
 {
   eu_init(&argc, &argv);
-  if (SANITIZED)
+  if (EU_SANITIZED)
     test_skip_program("resident memory means nothing under AddressSanitizer (its quarantine "
                       "keeps freed memory); LeakSanitizer covers leaks in the elements suites");
   return eu_run(memory_suite());
