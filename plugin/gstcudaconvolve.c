@@ -55,6 +55,7 @@
 #include "gstcudaconvolveir.h"
 
 #include <gst/audio/audio.h>
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -143,7 +144,10 @@ GST_CUDAFFT_DEFINE_ENGINE(convolve_engine, convolve, CudafftConvolve, CudafftCon
 
 /* Properties --------------------------------------------------------------------------------- */
 
-/* Reads a GValueArray of doubles; FALSE (with the reason) for an empty or non-finite kernel. */
+/* Reads a GValueArray of doubles; FALSE (with the reason) for an empty kernel or a tap that is not
+ * a finite number within the float range: the engine filters in single precision (cudafft/
+ * convolve.h), where a tap beyond it is Inf and spoils every output sample, F64 streams included
+ * (double-precision filtering of F64 streams, issue 16, will lift that bound for them). */
 static gboolean
 kernel_from_value(const GValue *value, gdouble **taps, guint *n, gchar **why)
 {
@@ -158,8 +162,11 @@ kernel_from_value(const GValue *value, gdouble **taps, guint *n, gchar **why)
   for (guint i = 0; i < count; i++) {
     const GValue *v = g_value_array_get_nth(array, i);
     values[i] = G_VALUE_HOLDS_DOUBLE(v) ? g_value_get_double(v) : NAN;
-    if (!isfinite(values[i])) {
-      *why = g_strdup_printf("tap %u is not a finite number", i);
+    if (!isfinite(values[i]) || fabs(values[i]) > FLT_MAX) {
+      *why = !isfinite(values[i]) ? g_strdup_printf("tap %u is not a finite number", i)
+                                  : g_strdup_printf("tap %u is %g, beyond the float range (at "
+                                                    "most %g in magnitude)",
+                                                    i, values[i], (double)FLT_MAX);
       g_free(values);
       return FALSE;
     }
@@ -447,6 +454,7 @@ gst_cuda_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *ou
   GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
   gst_cudafft_audio_filter_set_run_format(filter, GST_AUDIO_INFO_RATE(&info),
                                           CUDAFFT_CONVOLVE_BLOCK / 2);
+  gst_cudafft_audio_filter_set_frame_bytes(filter, GST_AUDIO_INFO_BPF(&info));
   gst_cudafft_audio_filter_close_engine(filter);
   KernelSource source;
   GstCudaConvolveIrResult *ir = NULL;
@@ -499,88 +507,22 @@ finish_output(GstCudaConvolve *self, GstBuffer *buffer, guint64 filtered, guint6
   return buffer;
 }
 
-/* Pushes zeros as output frames [first, first + count) of the run (the engine's numbering), in
- * buffers of a few blocks: what lies past the kernel's response when the latency property reaches
- * beyond it. */
-static GstFlowReturn
-push_zeros(GstCudaConvolve *self, guint64 first, guint64 count)
+/* Input frames per engine push: its output (the frames and the lag, under a block) stays within
+ * GST_CUDAFFT_MAX_OUTPUT_BYTES. */
+static gsize
+frames_per_push(const GstCudaConvolve *self)
 {
-  GstFlowReturn ret = GST_FLOW_OK;
-  while (count > 0 && ret == GST_FLOW_OK) {
-    const gsize n = (gsize)MIN(count, (guint64)16 * CUDAFFT_CONVOLVE_BLOCK);
-    GstBuffer *buffer = gst_cudafft_audio_filter_output_buffer(
-        GST_CUDAFFT_AUDIO_FILTER(self), n * frame_bytes(self), spare_bytes(self));
-    if (!buffer)
-      return GST_FLOW_ERROR;
-    gst_buffer_memset(buffer, 0, 0, n * frame_bytes(self));
-    buffer = finish_output(self, buffer, first, n);
-    if (buffer)
-      ret = gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer);
-    first += n;
-    count -= n;
-  }
-  return ret;
+  const gsize most = GST_CUDAFFT_MAX_OUTPUT_BYTES / frame_bytes(self);
+  return most > 2 * CUDAFFT_CONVOLVE_BLOCK ? most - CUDAFFT_CONVOLVE_BLOCK : CUDAFFT_CONVOLVE_BLOCK;
 }
 
-/* Ends the run: pushes the output still in the engine, up to the last input sample shifted by the
- * latency property (audiofirfilter's length) or, with `tail`, up to the end of the kernel's
- * response (zeros after it where the latency reaches further); then the engine starts afresh. */
+/* Pushes `frames` input frames at `data` through the engine and the output that comes out
+ * (stamped, the latency property's samples dropped) downstream. */
 static GstFlowReturn
-end_run(GstCudaConvolve *self, gboolean tail)
+push_through_engine(GstCudaConvolve *self, const void *data, gsize frames)
 {
-  GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
   CudafftConvolve *engine = convolve_engine_of(self);
-  GstFlowReturn ret = GST_FLOW_OK;
-  if (run->active && engine && run->samples > 0) {
-    const guint64 length = run->samples, latency = self->run_latency, filtered = self->filtered;
-    /* the response ends at length + taps - 1; a latency that large only drops everything */
-    const guint64 response_end = filtered + cudafft_convolve_drain_frames(engine, 1);
-    const guint64 shifted = latency > G_MAXUINT64 - length ? G_MAXUINT64 : length + latency;
-    const guint64 end = tail ? MAX(response_end, shifted) : shifted;
-    const int engine_tail = end > length;
-    const gsize drained = cudafft_convolve_drain_frames(engine, engine_tail);
-    GstMapInfo map;
-    GstBuffer *buffer = drained > 0
-                            ? gst_cudafft_audio_filter_map_output(GST_CUDAFFT_AUDIO_FILTER(self),
-                                                                  drained * frame_bytes(self),
-                                                                  spare_bytes(self), &map)
-                            : NULL;
-    if (drained > 0 && !buffer) {
-      ret = GST_FLOW_ERROR;
-    } else if (buffer) {
-      size_t produced = 0;
-      const CudafftStatus status = cudafft_convolve_drain(engine, engine_tail, map.data, &produced);
-      gst_buffer_unmap(buffer, &map);
-      if (status != CUDAFFT_STATUS_OK) {
-        gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
-                                            "cudafft_convolve_drain");
-        gst_buffer_unref(buffer);
-        ret = GST_FLOW_ERROR;
-      } else {
-        buffer = finish_output(self, buffer, filtered, MIN(end - filtered, produced));
-        if (buffer)
-          ret = gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer);
-      }
-    }
-    const guint64 zeros_from = MAX(filtered + drained, latency);
-    if (ret == GST_FLOW_OK && end > zeros_from)
-      ret = push_zeros(self, zeros_from, end - zeros_from);
-    GST_DEBUG_OBJECT(self,
-                     "run of %" G_GUINT64_FORMAT " samples ends%s: %" G_GUINT64_FORMAT
-                     " output samples in all",
-                     length, tail ? " with the tail" : "", run->produced);
-  }
-  gst_cudafft_audio_filter_reset_run(GST_CUDAFFT_AUDIO_FILTER(self));
-  self->filtered = 0;
-  return ret;
-}
-
-/* Filters one input buffer's frames into *out (NULL when none came out yet). */
-static GstFlowReturn
-filter_frames(GstCudaConvolve *self, const void *data, gsize frames, GstBuffer **out)
-{
-  *out = NULL;
-  const size_t most = cudafft_convolve_max_output(convolve_engine_of(self), frames);
+  const size_t most = cudafft_convolve_max_output(engine, frames);
   GstMapInfo map = GST_MAP_INFO_INIT;
   GstBuffer *buffer = most > 0 ? gst_cudafft_audio_filter_map_output(GST_CUDAFFT_AUDIO_FILTER(self),
                                                                      most * frame_bytes(self),
@@ -589,8 +531,7 @@ filter_frames(GstCudaConvolve *self, const void *data, gsize frames, GstBuffer *
   if (most > 0 && !buffer)
     return GST_FLOW_ERROR;
   size_t produced = 0;
-  const CudafftStatus status =
-      cudafft_convolve_push(convolve_engine_of(self), data, frames, map.data, &produced);
+  const CudafftStatus status = cudafft_convolve_push(engine, data, frames, map.data, &produced);
   if (buffer)
     gst_buffer_unmap(buffer, &map);
   if (status != CUDAFFT_STATUS_OK) {
@@ -602,12 +543,135 @@ filter_frames(GstCudaConvolve *self, const void *data, gsize frames, GstBuffer *
   }
   const guint64 first = self->filtered;
   self->filtered += produced;
-  GST_CUDAFFT_AUDIO_FILTER_RUN(self)->samples += frames;
-  if (buffer && produced > 0)
-    *out = finish_output(self, buffer, first, produced);
-  else if (buffer)
+  if (!buffer)
+    return GST_FLOW_OK;
+  if (produced == 0) {
     gst_buffer_unref(buffer);
-  return GST_FLOW_OK;
+    return GST_FLOW_OK;
+  }
+  buffer = finish_output(self, buffer, first, produced);
+  return buffer ? gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer) : GST_FLOW_OK;
+}
+
+/* Pushes `count` output frames of zeros (past the kernel's response, where the latency property
+ * reaches beyond it), in buffers of a few blocks. */
+static GstFlowReturn
+push_zeros(GstCudaConvolve *self, guint64 count)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+  while (count > 0 && ret == GST_FLOW_OK) {
+    const gsize n = (gsize)MIN(count, (guint64)16 * CUDAFFT_CONVOLVE_BLOCK);
+    GstBuffer *buffer = gst_cudafft_audio_filter_output_buffer(
+        GST_CUDAFFT_AUDIO_FILTER(self), n * frame_bytes(self), spare_bytes(self));
+    if (!buffer)
+      return GST_FLOW_ERROR;
+    gst_buffer_memset(buffer, 0, 0, n * frame_bytes(self));
+    /* frames past the latency property's: none is dropped */
+    buffer = finish_output(self, buffer, self->run_latency, n);
+    if (buffer)
+      ret = gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer);
+    count -= n;
+  }
+  return ret;
+}
+
+/* Takes the engine's output up to its frame `end` (>= the input's length): zeros pushed through
+ * it where `end` lies past the input (the kernel's response to its last samples), in pieces of
+ * bounded output, then a drain of what still lags. */
+static GstFlowReturn
+drain_engine(GstCudaConvolve *self, guint64 end)
+{
+  CudafftConvolve *engine = convolve_engine_of(self);
+  const guint64 length = GST_CUDAFFT_AUDIO_FILTER_RUN(self)->samples;
+  GstFlowReturn ret = GST_FLOW_OK;
+  guint64 zeros = end > length ? end - length : 0;
+  if (zeros > 0) {
+    const gsize piece = (gsize)MIN(zeros, (guint64)frames_per_push(self));
+    void *silence = g_try_malloc0(piece * frame_bytes(self));
+    if (!silence) {
+      GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
+                        ("Out of memory for the kernel's tail (%" G_GSIZE_FORMAT " bytes).",
+                         piece * frame_bytes(self)),
+                        (NULL));
+      return GST_FLOW_ERROR;
+    }
+    while (zeros > 0 && ret == GST_FLOW_OK) {
+      const gsize n = (gsize)MIN(zeros, (guint64)piece);
+      ret = push_through_engine(self, silence, n);
+      zeros -= n;
+    }
+    g_free(silence);
+  }
+  const gsize lag = cudafft_convolve_drain_frames(engine, 0);
+  if (ret != GST_FLOW_OK || lag == 0)
+    return ret;
+  GstMapInfo map;
+  GstBuffer *buffer = gst_cudafft_audio_filter_map_output(
+      GST_CUDAFFT_AUDIO_FILTER(self), lag * frame_bytes(self), spare_bytes(self), &map);
+  if (!buffer)
+    return GST_FLOW_ERROR;
+  size_t produced = 0;
+  const CudafftStatus status = cudafft_convolve_drain(engine, 0, map.data, &produced);
+  gst_buffer_unmap(buffer, &map);
+  if (status != CUDAFFT_STATUS_OK) {
+    gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
+                                        "cudafft_convolve_drain");
+    gst_buffer_unref(buffer);
+    return GST_FLOW_ERROR;
+  }
+  const guint64 first = self->filtered;
+  self->filtered += produced;
+  buffer = finish_output(self, buffer, first, produced);
+  return buffer ? gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer) : GST_FLOW_OK;
+}
+
+/* Ends the run with audiofirfilter's rule, the same for every value of the latency property: the
+ * output has as many samples as the input (the filtered signal from sample `latency` on, zeros
+ * past the end of the kernel's response), or with `tail` the whole response where that is longer
+ * (input length + taps - 1 - latency samples). Then the engine starts afresh. */
+static GstFlowReturn
+end_run(GstCudaConvolve *self, gboolean tail)
+{
+  GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
+  CudafftConvolve *engine = convolve_engine_of(self);
+  GstFlowReturn ret = GST_FLOW_OK;
+  if (run->active && engine && run->samples > 0) {
+    const guint64 length = run->samples, latency = self->run_latency;
+    /* the response to the input ends at length + taps - 1 (the kernel in force at the end) */
+    const guint64 response = self->filtered + cudafft_convolve_drain_frames(engine, 1);
+    const guint64 after_latency = response > latency ? response - latency : 0;
+    const guint64 total = tail ? MAX(length, after_latency) : length;
+    /* the engine's frames up to latency + total, no further than its response */
+    const guint64 wanted = latency > G_MAXUINT64 - total ? G_MAXUINT64 : latency + total;
+    ret = drain_engine(self, MIN(wanted, response));
+    if (ret == GST_FLOW_OK && run->produced < total)
+      ret = push_zeros(self, total - run->produced);
+    GST_DEBUG_OBJECT(self,
+                     "run of %" G_GUINT64_FORMAT " samples ends%s: %" G_GUINT64_FORMAT
+                     " output samples in all",
+                     length, tail ? " with the tail" : "", run->produced);
+  }
+  gst_cudafft_audio_filter_reset_run(GST_CUDAFFT_AUDIO_FILTER(self));
+  self->filtered = 0;
+  return ret;
+}
+
+/* Filters one input buffer's frames; the output goes downstream in buffers of bounded size. */
+static GstFlowReturn
+filter_frames(GstCudaConvolve *self, const guint8 *data, gsize frames)
+{
+  if (frames == 0)
+    return GST_FLOW_OK;
+  const gsize piece = frames_per_push(self);
+  GstFlowReturn ret = GST_FLOW_OK;
+  do {
+    const gsize n = MIN(frames, piece);
+    ret = push_through_engine(self, data, n);
+    GST_CUDAFFT_AUDIO_FILTER_RUN(self)->samples += n;
+    data += n * frame_bytes(self);
+    frames -= n;
+  } while (ret == GST_FLOW_OK && frames > 0);
+  return ret;
 }
 
 /* Applies kernel, ir-location and mix changes made while streaming: a new kernel crosses over at
@@ -705,9 +769,8 @@ gst_cuda_convolve_process(GstCudafftAudioFilter *filter, GstBuffer *inbuf, const
 {
   GstCudaConvolve *self = GST_CUDA_CONVOLVE(filter);
   (void)inbuf;
-  if (!gst_cudafft_audio_filter_check_frames(filter, map->size, frame_bytes(self)))
-    return GST_FLOW_ERROR;
-  const GstFlowReturn ret = filter_frames(self, map->data, map->size / frame_bytes(self), outbuf);
+  (void)outbuf; /* the output goes out from filter_frames(), in buffers of bounded size */
+  const GstFlowReturn ret = filter_frames(self, map->data, map->size / frame_bytes(self));
   if (ret == GST_FLOW_OK)
     update_latency(self); /* a crossover between paths ends during a push */
   return ret;
@@ -805,8 +868,10 @@ gst_cuda_convolve_class_init(GstCudaConvolveClass *klass)
       g_param_spec_value_array(
           "kernel", "Filter kernel",
           "The FIR filter's taps (impulse response), the same for every channel; default {1.0}. "
-          "An empty array or a non-finite tap is refused with a warning and the previous kernel "
-          "stays. Changes while playing, to any length, take effect at the next 2048-sample block "
+          "An empty array, or a tap that is not finite or lies beyond the float range (+-3.4e38: "
+          "the filter runs in single precision, F64 streams too for now), is refused with a "
+          "warning and the previous kernel stays. Changes while playing, to any length, take "
+          "effect at the next 2048-sample block "
           "boundary with a 2048-sample crossfade. Ignored while ir-location is set",
           g_param_spec_double("element", "Filter kernel element", "One tap of the filter kernel",
                               -G_MAXDOUBLE, G_MAXDOUBLE, 0.0,
@@ -818,8 +883,10 @@ gst_cuda_convolve_class_init(GstCudaConvolveClass *klass)
           "latency", "Filter latency",
           "Samples dropped from the start of the output: the kernel's own delay (e.g. (taps - "
           "1) / 2 for a linear-phase filter), so that the output lines up with the input; output "
-          "sample n is stamped as input sample n. As audiofirfilter's; changes apply from the "
-          "next run (start, flush, discontinuity, EOS)",
+          "sample n is stamped as input sample n. As audiofirfilter's, for every value: the "
+          "output keeps the input's length (zeros past the end of the response, so a latency "
+          "beyond it gives zeros). Changes apply from the next run (start, flush, "
+          "discontinuity, EOS)",
           0, G_MAXUINT64, DEFAULT_LATENCY, playing));
   g_object_class_install_property(
       gobject_class, PROP_IR_LOCATION,

@@ -53,8 +53,8 @@ struct _GstCudaFft {
 #define FFT_SIZE_BLURB                                                                             \
   "Samples per frame: a power of two from " GST_CUDAFFT_MIN_SIZE_TEXT                              \
   " to " GST_CUDAFFT_MAX_SIZE_TEXT                                                                 \
-  " (others are refused with a warning). Changes while playing apply "                             \
-  "at the next frame boundary"
+  " (an enumeration of exactly those, so that gst-launch-1.0 refuses any other value with "        \
+  "\"could not set property\"). Changes while playing apply at the next frame boundary"
 
 /* The src template (every audio/x-fft caps we make) is gst_cudafft_frames_template_caps(). */
 static GstStaticPadTemplate sink_template =
@@ -66,6 +66,33 @@ G_DEFINE_TYPE_WITH_CODE(GstCudaFft, gst_cuda_fft, GST_TYPE_CUDAFFT_AUDIO_FILTER,
 GST_ELEMENT_REGISTER_DEFINE(cudafft, "cudafft", GST_RANK_NONE, GST_TYPE_CUDA_FFT);
 
 GST_CUDAFFT_DEFINE_ENGINE(stft_engine, stft, CudafftStft, CudafftStftConfig, "the STFT analyser");
+
+/* fft-size as an enumeration of the sizes the engine takes, each named by its value ("4096"):
+ * gst-launch-1.0 refuses any other value with "could not set property" (it reports a failed parse
+ * for enumerations; a uint out of our set would parse, be refused quietly and leave the old size),
+ * gst-inspect-1.0 lists the valid ones, and g_object_set() with the number still works. */
+#define GST_TYPE_CUDAFFT_FFT_SIZE (gst_cudafft_fft_size_get_type())
+static GType
+gst_cudafft_fft_size_get_type(void)
+{
+  static GType type = 0;
+  if (g_once_init_enter(&type)) {
+    guint count = 0;
+    for (guint n = CUDAFFT_MIN_SIZE; n <= CUDAFFT_MAX_SIZE; n *= 2)
+      count++;
+    /* kept for the life of the type, as g_enum_register_static() requires */
+    GEnumValue *values = g_new0(GEnumValue, count + 1);
+    guint i = 0;
+    for (guint n = CUDAFFT_MIN_SIZE; n <= CUDAFFT_MAX_SIZE; n *= 2, i++) {
+      values[i].value = (gint)n;
+      values[i].value_name = g_strdup_printf("%u samples", n);
+      values[i].value_nick = g_strdup_printf("%u", n);
+    }
+    GType t = g_enum_register_static("GstCudafftFftSize", values);
+    g_once_init_leave(&type, t);
+  }
+  return type;
+}
 
 static guint
 effective_hop(const Settings *s)
@@ -108,21 +135,11 @@ gst_cuda_fft_set_property(GObject *object, guint prop_id, const GValue *value, G
 {
   GstCudaFft *self = GST_CUDA_FFT(object);
   switch (prop_id) {
-  case PROP_FFT_SIZE: {
-    const guint n = g_value_get_uint(value);
-    if (n & (n - 1)) {
-      GST_WARNING_OBJECT(self, "fft-size %u is not a power of two; keeping the old value", n);
-      GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
-                          ("fft-size %u is not a power of two (%d, %d, ... %d); ignored.", n,
-                           CUDAFFT_MIN_SIZE, 2 * CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE),
-                          (NULL));
-      break;
-    }
+  case PROP_FFT_SIZE: /* GObject has checked that it is one of the enumeration's */
     GST_OBJECT_LOCK(self);
-    self->settings.fft_size = n;
+    self->settings.fft_size = (guint)g_value_get_enum(value);
     GST_OBJECT_UNLOCK(self);
     break;
-  }
   case PROP_HOP:
     GST_OBJECT_LOCK(self);
     self->settings.hop = g_value_get_uint(value);
@@ -151,7 +168,7 @@ gst_cuda_fft_get_property(GObject *object, guint prop_id, GValue *value, GParamS
   const Settings s = current_settings(self);
   switch (prop_id) {
   case PROP_FFT_SIZE:
-    g_value_set_uint(value, s.fft_size);
+    g_value_set_enum(value, (gint)s.fft_size);
     break;
   case PROP_HOP:
     g_value_set_uint(value, s.hop);
@@ -210,10 +227,13 @@ gst_cuda_fft_transform_caps(GstBaseTransform *trans, GstPadDirection direction, 
                                               result, filter);
 }
 
-/* Makes the analyser for in_info and the frames caps in `caps`. */
+/* Makes the analyser for in_info and the frames caps in `caps`. The old one goes first, whether or
+ * not a new one can be made: none is better than one for another format. */
 static gboolean
 open_engine(GstCudaFft *self, GstCaps *caps)
 {
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
+  gst_cudafft_audio_filter_close_engine(filter);
   gchar *why = NULL;
   GstCudafftFrameInfo info;
   if (!gst_cudafft_frames_caps_to_info(caps, &info, &why)) {
@@ -222,14 +242,13 @@ open_engine(GstCudaFft *self, GstCaps *caps)
     g_free(why);
     return FALSE;
   }
-  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
-  gst_cudafft_audio_filter_close_engine(filter);
   info.config.format = gst_cudafft_sample_format(GST_AUDIO_INFO_FORMAT(&self->in_info));
   self->out_info = info;
   if (!gst_cudafft_audio_filter_open_engine(filter, &stft_engine, &self->out_info.config))
     return FALSE;
   gst_cudafft_audio_filter_set_run_format(filter, GST_AUDIO_INFO_RATE(&self->in_info),
                                           MAX(info.config.hop / 2, 1));
+  gst_cudafft_audio_filter_set_frame_bytes(filter, GST_AUDIO_INFO_BPF(&self->in_info));
   return TRUE;
 }
 
@@ -240,13 +259,18 @@ gst_cuda_fft_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps
   GstAudioInfo in_info;
   if (!gst_cudafft_audio_filter_read_audio_caps(GST_CUDAFFT_AUDIO_FILTER(self), incaps, &in_info))
     return FALSE;
+  /* A renegotiation to what the analyser runs keeps the stream going: the whole input format and
+   * the whole frame format, channels and rate included, must agree (after a refused caps change,
+   * a retry of other caps must not find the old analyser good enough). */
   GstCudafftFrameInfo out_info;
   gchar *why = NULL;
   const gboolean same = stft_engine_of(self) && gst_audio_info_is_equal(&in_info, &self->in_info) &&
                         gst_cudafft_frames_caps_to_info(outcaps, &out_info, &why) &&
-                        same_framing(&out_info.config, &self->out_info.config);
+                        same_framing(&out_info.config, &self->out_info.config) &&
+                        out_info.config.channels == self->out_info.config.channels &&
+                        out_info.rate == self->out_info.rate;
   g_free(why);
-  if (same) /* a renegotiation to the same caps keeps the stream going */
+  if (same)
     return TRUE;
   self->in_info = in_info;
   return open_engine(self, outcaps);
@@ -304,44 +328,59 @@ finish_frames(GstCudaFft *self, GstBuffer *buffer, guint64 frames, guint64 end_p
   run->produced += frames;
 }
 
-/* Runs the analyser over `samples` samples (NULL: zeros) into a new buffer of the frames they
- * complete; *out is NULL when they complete none. */
+/* Runs the analyser over `samples` samples at `data` (NULL: zeros) and pushes the frames they
+ * complete, in buffers of at most GST_CUDAFFT_MAX_OUTPUT_BYTES (one frame where a frame is larger):
+ * a hop of 1 makes fft-size / 2 + 1 bins per channel of every input sample, far more than one
+ * buffer should hold. The last buffer carries `end_padding` (the zeros appended) in its clipping
+ * meta. */
 static GstFlowReturn
-analyse(GstCudaFft *self, const void *data, gsize samples, GstBuffer **out)
+analyse(GstCudaFft *self, const guint8 *data, gsize samples, guint64 end_padding)
 {
-  *out = NULL;
   CudafftStft *stft = stft_engine_of(self);
-  const size_t frames = cudafft_stft_frames_for(stft, samples);
-  GstBuffer *buffer = NULL;
-  GstMapInfo map = GST_MAP_INFO_INIT;
-  if (frames > 0) {
+  const gsize n = self->out_info.config.fft_size, hop = self->out_info.config.hop;
+  const gsize bpf = GST_AUDIO_INFO_BPF(&self->in_info);
+  const gsize frame_bytes = gst_cudafft_frame_bytes(&self->out_info);
+  const gsize most = MAX(GST_CUDAFFT_MAX_OUTPUT_BYTES / frame_bytes, 1);
+  GstFlowReturn ret = GST_FLOW_OK;
+  do {
+    /* the samples that complete at most `most` frames: the next frame completes once the held
+     * samples reach n, each later one a hop after it */
+    const gsize chunk = MIN(samples, n - cudafft_stft_held(stft) + most * hop - 1);
+    const size_t frames = cudafft_stft_frames_for(stft, chunk);
+    GstBuffer *buffer = NULL;
+    GstMapInfo map = GST_MAP_INFO_INIT;
     /* equal input buffers complete this many frames or one more: the pool keeps a frame to spare */
-    const gsize frame_bytes = gst_cudafft_frame_bytes(&self->out_info);
-    buffer = gst_cudafft_audio_filter_map_output(GST_CUDAFFT_AUDIO_FILTER(self),
-                                                 frames * frame_bytes, frame_bytes, &map);
-    if (!buffer)
+    if (frames > 0 &&
+        !(buffer = gst_cudafft_audio_filter_map_output(GST_CUDAFFT_AUDIO_FILTER(self),
+                                                       frames * frame_bytes, frame_bytes, &map)))
       return GST_FLOW_ERROR;
-  }
-  size_t done = 0;
-  const CudafftStatus status = cudafft_stft_push(stft, data, samples, (float *)map.data, &done);
-  if (buffer)
-    gst_buffer_unmap(buffer, &map);
-  if (status != CUDAFFT_STATUS_OK) {
-    gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
-                                        "cudafft_stft_push");
+    size_t done = 0;
+    const CudafftStatus status = cudafft_stft_push(stft, data, chunk, (float *)map.data, &done);
     if (buffer)
-      gst_buffer_unref(buffer);
-    return GST_FLOW_ERROR;
-  }
-  if (done != frames) { /* cudafft_stft_frames_for() promises they agree */
-    GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Internal error: frame counts disagree."),
-                      ("expected %zu frames, got %zu", frames, done));
-    if (buffer)
-      gst_buffer_unref(buffer);
-    return GST_FLOW_ERROR;
-  }
-  *out = buffer;
-  return GST_FLOW_OK;
+      gst_buffer_unmap(buffer, &map);
+    if (status != CUDAFFT_STATUS_OK) {
+      gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
+                                          "cudafft_stft_push");
+      if (buffer)
+        gst_buffer_unref(buffer);
+      return GST_FLOW_ERROR;
+    }
+    if (done != frames) { /* cudafft_stft_frames_for() promises they agree */
+      GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Internal error: frame counts disagree."),
+                        ("expected %zu frames, got %zu", frames, done));
+      if (buffer)
+        gst_buffer_unref(buffer);
+      return GST_FLOW_ERROR;
+    }
+    samples -= chunk;
+    if (data)
+      data += chunk * bpf;
+    if (buffer) {
+      finish_frames(self, buffer, frames, samples == 0 ? end_padding : 0);
+      ret = gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer);
+    }
+  } while (ret == GST_FLOW_OK && samples > 0);
+  return ret;
 }
 
 /* Ends the run: zeros complete every frame holding an input sample, and those frames go out
@@ -356,16 +395,11 @@ drain(GstCudaFft *self)
     const guint64 lead = lead_samples(self), length = run->samples;
     const guint64 total_frames = (length - 1 + lead) / hop + 1;
     const guint64 zeros = (total_frames - 1) * hop + n - lead - length;
-    GstBuffer *buffer = NULL;
-    ret = analyse(self, NULL, zeros, &buffer);
-    if (ret == GST_FLOW_OK && buffer) {
-      finish_frames(self, buffer, total_frames - run->produced, zeros);
-      GST_DEBUG_OBJECT(self,
-                       "drained the run: %" G_GUINT64_FORMAT " samples in %" G_GUINT64_FORMAT
-                       " frames, %" G_GUINT64_FORMAT " zeros appended",
-                       length, total_frames, zeros);
-      ret = gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer);
-    }
+    ret = analyse(self, NULL, zeros, zeros);
+    GST_DEBUG_OBJECT(self,
+                     "drained the run: %" G_GUINT64_FORMAT " samples in %" G_GUINT64_FORMAT
+                     " frames, %" G_GUINT64_FORMAT " zeros appended",
+                     length, total_frames, zeros);
   }
   gst_cudafft_audio_filter_reset_run(GST_CUDAFFT_AUDIO_FILTER(self));
   return ret;
@@ -414,26 +448,21 @@ gst_cuda_fft_begin_run(GstCudafftAudioFilter *filter, GstBuffer *first)
 {
   GstCudaFft *self = GST_CUDA_FFT(filter);
   (void)first;
-  GstBuffer *none = NULL;
-  return analyse(self, NULL, lead_samples(self), &none);
+  return analyse(self, NULL, lead_samples(self), 0);
 }
 
+/* The frames go out from analyse(), in buffers of bounded size. */
 static GstFlowReturn
 gst_cuda_fft_process(GstCudafftAudioFilter *filter, GstBuffer *inbuf, const GstMapInfo *map,
                      GstBuffer **outbuf)
 {
   GstCudaFft *self = GST_CUDA_FFT(filter);
   (void)inbuf;
+  (void)outbuf;
   const gsize samples = map->size / GST_AUDIO_INFO_BPF(&self->in_info);
-  const GstFlowReturn ret = analyse(self, map->data, samples, outbuf);
-  if (ret != GST_FLOW_OK)
-    return ret;
-  if (*outbuf) {
-    const gsize frame_bytes = gst_cudafft_frame_bytes(&self->out_info);
-    finish_frames(self, *outbuf, gst_buffer_get_size(*outbuf) / frame_bytes, 0);
-  }
+  const GstFlowReturn ret = analyse(self, map->data, samples, 0);
   gst_cudafft_audio_filter_get_run(filter)->samples += samples;
-  return GST_FLOW_OK;
+  return ret;
 }
 
 /* Events and queries ------------------------------------------------------------------------- */
@@ -463,7 +492,9 @@ gst_cuda_fft_sink_event(GstBaseTransform *trans, GstEvent *event)
   if (GST_EVENT_TYPE(event) == GST_EVENT_CAPS) {
     GstCaps *caps;
     gst_event_parse_caps(event, &caps);
-    if (!check_downstream(self, caps)) {
+    /* the channel limit first (the base class refuses those caps with its own message) */
+    if (gst_cudafft_audio_filter_check_channels(GST_CUDAFFT_AUDIO_FILTER(self), caps) &&
+        !check_downstream(self, caps)) {
       gst_event_unref(event);
       return FALSE;
     }
@@ -511,7 +542,7 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
 
   g_object_class_install_property(
       gobject_class, PROP_FFT_SIZE,
-      g_param_spec_uint("fft-size", "FFT size", FFT_SIZE_BLURB, CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE,
+      g_param_spec_enum("fft-size", "FFT size", FFT_SIZE_BLURB, GST_TYPE_CUDAFFT_FFT_SIZE,
                         DEFAULT_FFT_SIZE,
                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property(
@@ -557,6 +588,7 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
   filter_class->begin_run = gst_cuda_fft_begin_run;
   filter_class->process = gst_cuda_fft_process;
 
+  gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_FFT_SIZE, 0);
   gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_WINDOW, 0);
   gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_REPRESENTATION, 0);
 }

@@ -3,6 +3,8 @@
 
 #include "gstcudaffthostmemory.h"
 
+#include <string.h>
+
 GST_DEBUG_CATEGORY_STATIC(gst_cudafft_audio_filter_debug);
 #define GST_CAT_DEFAULT gst_cudafft_audio_filter_debug
 
@@ -11,6 +13,9 @@ enum { PROP_0, PROP_BACKEND, PROP_CUDA_DEVICE_ID };
 typedef struct {
   GstCudafftBackend backend; /* both under the object lock */
   gint device_id;
+
+  /* the start's probe: the backend engines are made on (CUDA or CPU); AUTO before any start */
+  CudafftBackend probed;
 
   /* streaming thread only (and stop, once streaming has stopped) */
   const GstCudafftEngineClass *engine_class;
@@ -21,6 +26,18 @@ typedef struct {
       *upstream_allocator; /* offered upstream for input buffers, kept for the next query */
   GstCudafftRun run;
   guint64 tolerance; /* samples a timestamp may be off and still continue the run */
+
+  /* the start of a frame split between input buffers (streaming thread only) */
+  gsize frame_bytes;
+  guint8 *held; /* frame_bytes of room once needed */
+  gsize held_bytes;
+  guint8 *joined; /* the held bytes and the next buffer's whole frames, joined */
+  gsize joined_capacity;
+  gboolean warned_split;
+
+  /* the ERRORs posted since the last start ("domain code message"), each posted once */
+  GMutex errors_lock;
+  GHashTable *errors_posted;
 } GstCudafftAudioFilterPrivate;
 
 G_DEFINE_ABSTRACT_TYPE_WITH_CODE(GstCudafftAudioFilter, gst_cudafft_audio_filter,
@@ -79,6 +96,9 @@ gst_cudafft_audio_filter_get_property(GObject *object, guint prop_id, GValue *va
 
 /* The engine --------------------------------------------------------------------------------- */
 
+static void post_status_error(GstCudafftAudioFilter *filter, CudafftStatus status,
+                              const gchar *what, const gchar *detail);
+
 gpointer
 gst_cudafft_audio_filter_get_engine(GstCudafftAudioFilter *filter)
 {
@@ -114,11 +134,13 @@ gst_cudafft_audio_filter_open_engine(GstCudafftAudioFilter *filter,
   const CudafftBackend requested = (CudafftBackend)priv->backend;
   const int device_id = priv->device_id;
   GST_OBJECT_UNLOCK(filter);
+  /* the backend the start's probe chose; engines are made on it without probing again */
+  const CudafftBackend chosen = priv->probed != CUDAFFT_BACKEND_AUTO ? priv->probed : requested;
 
   CudafftBackend actual = CUDAFFT_BACKEND_AUTO;
-  const gpointer made =
-      gst_cudafft_engine_new(GST_ELEMENT(filter), engine_class, requested, device_id, config,
-                             GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(filter)->memory_hint, &actual);
+  const gpointer made = gst_cudafft_engine_new(
+      GST_ELEMENT(filter), engine_class, requested, chosen, device_id, config,
+      GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(filter)->memory_hint, &actual);
   if (!made)
     return FALSE;
   gst_cudafft_output_pool_clear(&priv->pool);
@@ -128,6 +150,66 @@ gst_cudafft_audio_filter_open_engine(GstCudafftAudioFilter *filter,
   priv->engine = made;
   priv->engine_backend = actual;
   return TRUE;
+}
+
+/* The start's probe: which backend this start's engines run on. backend=cpu needs no probe;
+ * auto takes the GPU where the device exists (else the CPU, with a warning in the debug log);
+ * cuda without a usable device fails the start with one ERROR, instead of an error at every
+ * caps retry. */
+static gboolean
+probe_backend(GstCudafftAudioFilter *filter)
+{
+  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
+  GST_OBJECT_LOCK(filter);
+  const CudafftBackend requested = (CudafftBackend)priv->backend;
+  const int device_id = priv->device_id;
+  GST_OBJECT_UNLOCK(filter);
+  priv->probed = CUDAFFT_BACKEND_CPU;
+  if (requested == CUDAFFT_BACKEND_CPU)
+    return TRUE;
+  const gboolean built = cudafft_has_cuda_backend() != 0;
+  const int count = built ? cudafft_cuda_device_count() : 0;
+  const int device = device_id < 0 ? 0 : device_id;
+  if (device < count) {
+    priv->probed = CUDAFFT_BACKEND_CUDA;
+    GST_INFO_OBJECT(filter, "CUDA device %d of %d", device, count);
+    return TRUE;
+  }
+  gchar *detail = !built       ? g_strdup("this build has no CUDA backend")
+                  : count == 0 ? g_strdup("no CUDA device found")
+                               : g_strdup_printf("CUDA device %d does not exist: this machine has "
+                                                 "%d (0 to %d)",
+                                                 device, count, count - 1);
+  if (requested == CUDAFFT_BACKEND_AUTO) {
+    /* A warning in the debug log, not on the bus: auto promises to work without a GPU. */
+    GST_WARNING_OBJECT(filter, "no usable CUDA device (%s); running on the CPU backend", detail);
+    g_free(detail);
+    return TRUE;
+  }
+  post_status_error(filter, built ? CUDAFFT_STATUS_NO_DEVICE : CUDAFFT_STATUS_BACKEND_UNAVAILABLE,
+                    "backend=cuda", detail);
+  g_free(detail);
+  return FALSE;
+}
+
+/* The channel limit ---------------------------------------------------------------------------- */
+
+gboolean
+gst_cudafft_audio_filter_check_channels(GstCudafftAudioFilter *filter, GstCaps *caps)
+{
+  gint channels = 0;
+  if (!caps || gst_caps_get_size(caps) == 0 ||
+      !gst_structure_get_int(gst_caps_get_structure(caps, 0), "channels", &channels) ||
+      channels <= CUDAFFT_MAX_CHANNELS)
+    return TRUE;
+  GstElementFactory *factory = gst_element_get_factory(GST_ELEMENT(filter));
+  GST_ELEMENT_ERROR(filter, STREAM, FORMAT,
+                    ("%s takes 1 to %d channels; this stream has %d. Mix it down first "
+                     "(audioconvert) or split it (deinterleave).",
+                     factory ? GST_OBJECT_NAME(factory) : GST_OBJECT_NAME(filter),
+                     CUDAFFT_MAX_CHANNELS, channels),
+                    ("caps %" GST_PTR_FORMAT, caps));
+  return FALSE;
 }
 
 gboolean
@@ -245,17 +327,116 @@ gst_cudafft_audio_filter_reset_run(GstCudafftAudioFilter *filter)
   gst_cudafft_run_reset(&priv->run);
 }
 
-gboolean
-gst_cudafft_audio_filter_check_frames(GstCudafftAudioFilter *filter, gsize size, gsize frame_bytes)
+/* Split frames --------------------------------------------------------------------------------- */
+
+static void
+forget_partial_frame(GstCudafftAudioFilterPrivate *priv)
 {
-  if (frame_bytes > 0 && size % frame_bytes == 0)
+  priv->held_bytes = 0;
+}
+
+static void
+free_frame_buffers(GstCudafftAudioFilterPrivate *priv)
+{
+  g_free(priv->held);
+  g_free(priv->joined);
+  priv->held = priv->joined = NULL;
+  priv->held_bytes = priv->joined_capacity = 0;
+}
+
+void
+gst_cudafft_audio_filter_set_frame_bytes(GstCudafftAudioFilter *filter, gsize frame_bytes)
+{
+  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
+  if (frame_bytes == priv->frame_bytes)
+    return;
+  free_frame_buffers(priv); /* the held ones are as large as the old frames */
+  priv->frame_bytes = frame_bytes;
+}
+
+void
+gst_cudafft_audio_filter_drop_partial_frame(GstCudafftAudioFilter *filter, const gchar *where)
+{
+  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
+  if (priv->held_bytes == 0)
+    return;
+  GST_ELEMENT_WARNING(filter, STREAM, FORMAT,
+                      ("Dropped %" G_GSIZE_FORMAT " bytes %s: the start of a %" G_GSIZE_FORMAT
+                       "-byte frame whose rest never came.",
+                       priv->held_bytes, where, priv->frame_bytes),
+                      (NULL));
+  forget_partial_frame(priv);
+}
+
+/* Keeps `size` bytes (less than a frame) after those held. */
+static gboolean
+hold(GstCudafftAudioFilter *filter, const guint8 *data, gsize size)
+{
+  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
+  if (size == 0)
     return TRUE;
-  GST_ELEMENT_ERROR(filter, STREAM, FORMAT,
-                    ("A buffer of %" G_GSIZE_FORMAT
-                     " bytes does not hold whole frames of %" G_GSIZE_FORMAT " bytes.",
-                     size, frame_bytes),
-                    (NULL));
-  return FALSE;
+  if (!priv->held && !(priv->held = g_try_malloc(priv->frame_bytes))) {
+    GST_ELEMENT_ERROR(filter, RESOURCE, NO_SPACE_LEFT,
+                      ("Out of memory for a frame of %" G_GSIZE_FORMAT " bytes split between "
+                       "buffers.",
+                       priv->frame_bytes),
+                      (NULL));
+    return FALSE;
+  }
+  memcpy(priv->held + priv->held_bytes, data, size);
+  priv->held_bytes += size;
+  return TRUE;
+}
+
+gboolean
+gst_cudafft_audio_filter_take_frames(GstCudafftAudioFilter *filter, const guint8 *data, gsize size,
+                                     const guint8 **frames, gsize *count)
+{
+  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
+  const gsize fb = priv->frame_bytes;
+  *frames = data;
+  *count = 0;
+  if (fb == 0 && size > 0) {
+    GST_ELEMENT_ERROR(filter, CORE, NEGOTIATION, ("Data arrived before its format (caps)."),
+                      (NULL));
+    return FALSE;
+  }
+  if (fb == 0)
+    return TRUE;
+  const gsize held = priv->held_bytes;
+  if ((held + size) % fb != 0 && !priv->warned_split) {
+    GST_WARNING_OBJECT(filter,
+                       "a buffer of %" G_GSIZE_FORMAT " bytes does not end on a %" G_GSIZE_FORMAT
+                       "-byte frame; the rest of the frame is taken from the next buffer",
+                       size, fb);
+    priv->warned_split = TRUE;
+  }
+  if (held == 0) {
+    *count = size / fb;
+    return hold(filter, data + *count * fb, size - *count * fb);
+  }
+  if (size < fb - held)
+    return hold(filter, data, size);
+  const gsize whole = (held + size) / fb, joined = whole * fb, from_data = joined - held;
+  if (joined > priv->joined_capacity) {
+    guint8 *bigger = g_try_realloc(priv->joined, joined);
+    if (!bigger) {
+      GST_ELEMENT_ERROR(filter, RESOURCE, NO_SPACE_LEFT,
+                        ("Out of memory for %" G_GSIZE_FORMAT " bytes of input frames split "
+                         "between buffers.",
+                         joined),
+                        (NULL));
+      return FALSE;
+    }
+    priv->joined = bigger;
+    priv->joined_capacity = joined;
+  }
+  memcpy(priv->joined, priv->held, held);
+  memcpy(priv->joined + held, data, from_data);
+  priv->held_bytes = 0;
+  *frames = priv->joined;
+  *count = whole;
+  return hold(filter, data + from_data, size - from_data);
 }
 
 static GstFlowReturn
@@ -274,11 +455,19 @@ gst_cudafft_audio_filter_generate_output(GstBaseTransform *trans, GstBuffer **ou
   if (!inbuf)
     return GST_FLOW_OK;
   GstFlowReturn ret = klass->prepare ? klass->prepare(filter) : GST_FLOW_OK;
+  if (ret == GST_FLOW_OK && !priv->engine) {
+    /* the engine for these caps could not be made; that was posted when it failed */
+    GST_DEBUG_OBJECT(filter, "no engine: not negotiated");
+    ret = GST_FLOW_NOT_NEGOTIATED;
+  }
   if (ret == GST_FLOW_OK && priv->run.active &&
       !gst_cudafft_run_continues(&priv->run, inbuf, priv->tolerance)) {
     GST_DEBUG_OBJECT(filter, "discontinuity at %" GST_TIME_FORMAT "; ending the run",
                      GST_TIME_ARGS(GST_BUFFER_PTS(inbuf)));
+    gst_cudafft_audio_filter_drop_partial_frame(filter, "before a discontinuity");
     ret = klass->drain(filter);
+  } else if (ret == GST_FLOW_OK && GST_BUFFER_IS_DISCONT(inbuf)) {
+    gst_cudafft_audio_filter_drop_partial_frame(filter, "before a discontinuity");
   }
   if (ret == GST_FLOW_OK && !priv->run.active) {
     gst_cudafft_run_start(&priv->run, inbuf, trans->segment.start, priv->run.rate);
@@ -287,7 +476,16 @@ gst_cudafft_audio_filter_generate_output(GstBaseTransform *trans, GstBuffer **ou
   }
   GstMapInfo map;
   if (ret == GST_FLOW_OK && gst_buffer_map(inbuf, &map, GST_MAP_READ)) {
-    ret = klass->process(filter, inbuf, &map, outbuf);
+    const guint8 *frames = NULL;
+    gsize count = 0;
+    if (gst_cudafft_audio_filter_take_frames(filter, map.data, map.size, &frames, &count)) {
+      GstMapInfo whole = GST_MAP_INFO_INIT;
+      whole.data = (guint8 *)frames;
+      whole.size = count * priv->frame_bytes;
+      ret = klass->process(filter, inbuf, &whole, outbuf);
+    } else {
+      ret = GST_FLOW_ERROR;
+    }
     gst_buffer_unmap(inbuf, &map);
   } else if (ret == GST_FLOW_OK) {
     GST_ELEMENT_ERROR(filter, RESOURCE, READ, ("Cannot read an input buffer."), (NULL));
@@ -307,7 +505,54 @@ gst_cudafft_audio_filter_stop(GstBaseTransform *trans)
   if (klass->close)
     klass->close(filter);
   gst_cudafft_audio_filter_close_engine(filter);
+  free_frame_buffers(PRIV(filter));
   return TRUE;
+}
+
+/* Each start probes the backend once (failing there, with one ERROR, where backend=cuda cannot
+ * run) and forgets the errors posted before. */
+static GstStateChangeReturn
+gst_cudafft_audio_filter_change_state(GstElement *element, GstStateChange transition)
+{
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(element);
+  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
+    g_mutex_lock(&priv->errors_lock);
+    g_hash_table_remove_all(priv->errors_posted);
+    g_mutex_unlock(&priv->errors_lock);
+    priv->warned_split = FALSE;
+    forget_partial_frame(priv);
+    if (!probe_backend(filter))
+      return GST_STATE_CHANGE_FAILURE;
+  }
+  return GST_ELEMENT_CLASS(gst_cudafft_audio_filter_parent_class)
+      ->change_state(element, transition);
+}
+
+/* One ERROR per failure: caps negotiation retries a refused format several times (each retry
+ * failing the same way), and the same error again before the next start is that failure once
+ * more. */
+static gboolean
+gst_cudafft_audio_filter_post_message(GstElement *element, GstMessage *message)
+{
+  GstCudafftAudioFilterPrivate *priv = PRIV(GST_CUDAFFT_AUDIO_FILTER(element));
+  if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_ERROR &&
+      GST_MESSAGE_SRC(message) == GST_OBJECT_CAST(element)) {
+    GError *error = NULL;
+    gst_message_parse_error(message, &error, NULL);
+    gchar *key = g_strdup_printf("%s %d %s", error ? g_quark_to_string(error->domain) : "",
+                                 error ? error->code : 0, error ? error->message : "");
+    g_clear_error(&error);
+    g_mutex_lock(&priv->errors_lock);
+    const gboolean again = !g_hash_table_add(priv->errors_posted, key);
+    g_mutex_unlock(&priv->errors_lock);
+    if (again) {
+      GST_DEBUG_OBJECT(element, "the same error again; not posted: %" GST_PTR_FORMAT, message);
+      gst_message_unref(message);
+      return FALSE;
+    }
+  }
+  return GST_ELEMENT_CLASS(gst_cudafft_audio_filter_parent_class)->post_message(element, message);
 }
 
 static void
@@ -316,8 +561,11 @@ gst_cudafft_audio_filter_finalize(GObject *object)
   GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(object);
   GstCudafftAudioFilterPrivate *priv = PRIV(filter);
   gst_cudafft_audio_filter_close_engine(filter);
+  free_frame_buffers(priv);
   if (priv->upstream_allocator)
     gst_object_unref(priv->upstream_allocator);
+  g_hash_table_unref(priv->errors_posted);
+  g_mutex_clear(&priv->errors_lock);
   G_OBJECT_CLASS(gst_cudafft_audio_filter_parent_class)->finalize(object);
 }
 
@@ -341,10 +589,19 @@ gst_cudafft_audio_filter_sink_event(GstBaseTransform *trans, GstEvent *event)
   GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(trans);
   GstCudafftAudioFilterClass *klass = GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(filter);
   gboolean drain = FALSE;
+  const gchar *drop_where = NULL;
   switch (GST_EVENT_TYPE(event)) {
-  case GST_EVENT_CAPS:
+  case GST_EVENT_CAPS: {
+    GstCaps *caps;
+    gst_event_parse_caps(event, &caps);
+    if (!gst_cudafft_audio_filter_check_channels(filter, caps)) {
+      gst_event_unref(event);
+      return FALSE;
+    }
     drain = caps_change(GST_BASE_TRANSFORM_SINK_PAD(trans), event);
+    drop_where = "before new caps";
     break;
+  }
   case GST_EVENT_SEGMENT: {
     const GstSegment *segment;
     gst_event_parse_segment(event, &segment);
@@ -358,12 +615,15 @@ gst_cudafft_audio_filter_sink_event(GstBaseTransform *trans, GstEvent *event)
       return FALSE;
     }
     drain = TRUE;
+    drop_where = "before a new segment";
     break;
   }
   case GST_EVENT_EOS:
     drain = TRUE;
+    drop_where = "at the end of the stream";
     break;
   case GST_EVENT_FLUSH_STOP:
+    forget_partial_frame(PRIV(filter));
     gst_cudafft_audio_filter_reset_run(filter);
     if (klass->flush)
       klass->flush(filter);
@@ -371,6 +631,8 @@ gst_cudafft_audio_filter_sink_event(GstBaseTransform *trans, GstEvent *event)
   default:
     break;
   }
+  if (drain)
+    gst_cudafft_audio_filter_drop_partial_frame(filter, drop_where);
   if (drain && klass->drain) {
     const GstFlowReturn ret = klass->drain(filter);
     if (ret != GST_FLOW_OK)
@@ -403,10 +665,13 @@ static void
 gst_cudafft_audio_filter_class_init(GstCudafftAudioFilterClass *klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS(klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
   GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS(klass);
   gobject_class->set_property = gst_cudafft_audio_filter_set_property;
   gobject_class->get_property = gst_cudafft_audio_filter_get_property;
   gobject_class->finalize = gst_cudafft_audio_filter_finalize;
+  element_class->change_state = GST_DEBUG_FUNCPTR(gst_cudafft_audio_filter_change_state);
+  element_class->post_message = GST_DEBUG_FUNCPTR(gst_cudafft_audio_filter_post_message);
   trans_class->stop = GST_DEBUG_FUNCPTR(gst_cudafft_audio_filter_stop);
   trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_cudafft_audio_filter_sink_event);
   trans_class->query = GST_DEBUG_FUNCPTR(gst_cudafft_audio_filter_query);
@@ -424,15 +689,27 @@ gst_cudafft_audio_filter_init(GstCudafftAudioFilter *filter)
   GstCudafftAudioFilterPrivate *priv = PRIV(filter);
   priv->backend = GST_CUDAFFT_DEFAULT_BACKEND;
   priv->device_id = GST_CUDAFFT_DEFAULT_DEVICE_ID;
+  priv->probed = CUDAFFT_BACKEND_AUTO;
   gst_cudafft_run_reset(&priv->run);
+  g_mutex_init(&priv->errors_lock);
+  priv->errors_posted = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 }
 
 /* Errors ------------------------------------------------------------------------------------- */
+
+/* The ERROR for `status`, from `what` (which call or check), with `detail` (CUDA's or the
+ * library's own words) for the debug part. */
+static void
+post_status_error(GstCudafftAudioFilter *filter, CudafftStatus status, const gchar *what,
+                  const gchar *detail)
+{
+  gst_cudafft_post_status_error(GST_ELEMENT(filter), status, what, detail,
+                                GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(filter)->memory_hint);
+}
 
 void
 gst_cudafft_audio_filter_post_error(GstCudafftAudioFilter *filter, CudafftStatus status,
                                     const gchar *what)
 {
-  gst_cudafft_post_engine_error(GST_ELEMENT(filter), status, what,
-                                GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(filter)->memory_hint);
+  post_status_error(filter, status, what, cudafft_last_error_message());
 }

@@ -8,9 +8,13 @@
  * - the output buffers (a pool, page-locked where the engine runs on the GPU) and the page-locked
  *   memory offered upstream in the ALLOCATION query;
  * - the run (gstcudafftrun.h): where it starts, where a discontinuity ends it;
+ * - the bytes of a frame split between input buffers, held until the rest of it comes;
  * - the stream events every element treats alike (drain, flush, latency);
  * - the one mapping of GStreamer's sample formats to the library's, and the way to the one place
- *   where an engine status becomes an error a user can act on (gstcudafftbackend.h). */
+ *   where an engine status becomes an error a user can act on (gstcudafftbackend.h);
+ * - the backend probe (once per start: a backend=cuda that cannot run fails the start with one
+ *   ERROR), and one ERROR per failure: the same error again before the next start, as caps
+ *   retries repeat it, is not posted again. */
 #ifndef GST_CUDAFFT_AUDIO_FILTER_H
 #define GST_CUDAFFT_AUDIO_FILTER_H
 
@@ -25,8 +29,14 @@
 
 G_BEGIN_DECLS
 
-/* The caps field every element's raw audio has: channels up to the library's limit. */
-#define GST_CUDAFFT_CHANNELS_FIELD "channels = (int) [ 1, " G_STRINGIFY(CUDAFFT_MAX_CHANNELS) " ]"
+/* The caps field every element's audio and frames have. Any count links and negotiates, so that a
+ * stream of more than CUDAFFT_MAX_CHANNELS is refused by the element with a message naming the
+ * limit (a CAPS event the base class checks) instead of a bare "could not link". */
+#define GST_CUDAFFT_CHANNELS_FIELD "channels = (int) [ 1, MAX ]"
+
+/* The largest output buffer an element makes (at least one frame where a frame is larger): longer
+ * output goes out in several buffers. */
+#define GST_CUDAFFT_MAX_OUTPUT_BYTES ((gsize)64 << 20)
 
 /* Defines the engine class `var` (GST_CUDAFFT_DEFINE_ENGINE_CLASS, gstcudafftbackend.h) and
  * `var_of(element)`, the element's engine as a `Type *` (NULL while it has none). */
@@ -66,7 +76,9 @@ struct _GstCudafftAudioFilterClass {
    * (optional: apply property changes made while playing); `drain` when the buffer does not
    * continue the run (see gst_cudafft_audio_filter_set_run_format); when no run is active, a new
    * one starts at the buffer and `begin_run` (optional) is called; then `process` with the
-   * buffer mapped for reading, which puts its output in *outbuf or pushes it. */
+   * buffer's whole frames (gst_cudafft_audio_filter_take_frames: a frame split between buffers
+   * is completed from the next one), which puts its output in *outbuf or pushes it. The map holds
+   * whole frames only, possibly none; only its data and size are set. */
   GstFlowReturn (*prepare)(GstCudafftAudioFilter *filter);
   GstFlowReturn (*begin_run)(GstCudafftAudioFilter *filter, GstBuffer *first);
   GstFlowReturn (*process)(GstCudafftAudioFilter *filter, GstBuffer *inbuf, const GstMapInfo *map,
@@ -102,7 +114,13 @@ gboolean gst_cudafft_audio_filter_uses_gpu(GstCudafftAudioFilter *filter);
 void gst_cudafft_audio_filter_post_error(GstCudafftAudioFilter *filter, CudafftStatus status,
                                          const gchar *what);
 
-/* Reads raw audio caps into *info; if they cannot be read, posts a NEGOTIATION error. */
+/* Whether caps (raw audio or audio/x-fft) have at most CUDAFFT_MAX_CHANNELS channels; if not,
+ * posts an error naming the limit. The base class checks every CAPS event with it before anything
+ * else looks at the caps. */
+gboolean gst_cudafft_audio_filter_check_channels(GstCudafftAudioFilter *filter, GstCaps *caps);
+
+/* Reads raw audio caps into *info; if they cannot be read, posts a NEGOTIATION error (the channel
+ * limit is checked before, at the CAPS event). */
 gboolean gst_cudafft_audio_filter_read_audio_caps(GstCudafftAudioFilter *filter, GstCaps *caps,
                                                   GstAudioInfo *info);
 
@@ -120,7 +138,7 @@ CudafftSampleFormat gst_cudafft_sample_format(GstAudioFormat format);
 /* An output buffer of `bytes` bytes from the element's pool (page-locked while the engine runs on
  * the GPU). The pool grows to the largest size asked for plus `spare` bytes, so that sizes which
  * differ by a little from buffer to buffer do not remake it. NULL, with a GST_ELEMENT_ERROR posted,
- * when out of memory. */
+ * when out of memory: no allocation here aborts. */
 GstBuffer *gst_cudafft_audio_filter_output_buffer(GstCudafftAudioFilter *filter, gsize bytes,
                                                   gsize spare);
 
@@ -140,13 +158,29 @@ GstCudafftRun *gst_cudafft_audio_filter_get_run(GstCudafftAudioFilter *filter);
 void gst_cudafft_audio_filter_set_run_format(GstCudafftAudioFilter *filter, gint rate,
                                              guint64 tolerance);
 
-/* Ends the run without pushing anything: resets the engine (if any) and the run. */
+/* Ends the run without pushing anything: resets the engine (if any) and the run. A partial frame
+ * held stays: it continues the stream (dropped only at the events and discontinuities below). */
 void gst_cudafft_audio_filter_reset_run(GstCudafftAudioFilter *filter);
 
-/* Whether an input buffer of `size` bytes holds whole frames of `frame_bytes`; if not, posts a
- * STREAM FORMAT error saying so. */
-gboolean gst_cudafft_audio_filter_check_frames(GstCudafftAudioFilter *filter, gsize size,
-                                               gsize frame_bytes);
+/* Split frames --------------------------------------------------------------------------------- */
+
+/* The bytes of one input frame (an audio frame, or one audio/x-fft frame), from the caps. A change
+ * forgets a partial frame held. */
+void gst_cudafft_audio_filter_set_frame_bytes(GstCudafftAudioFilter *filter, gsize frame_bytes);
+
+/* The whole frames of an input buffer's `size` bytes at `data`, after the start of a frame held
+ * from the buffers before: *frames points at them (into data, or into a copy that joins the held
+ * bytes to data's first ones) and *count is their number, possibly 0; the bytes after the last
+ * whole frame are held for the next buffer. The copy is valid until the next call. FALSE, with a
+ * GST_ELEMENT_ERROR posted, when there is no memory for the copy. */
+gboolean gst_cudafft_audio_filter_take_frames(GstCudafftAudioFilter *filter, const guint8 *data,
+                                              gsize size, const guint8 **frames, gsize *count);
+
+/* Forgets the partial frame held, if any, with a WARNING message (its bytes are lost) naming
+ * `where` ("at the end of the stream", "before a discontinuity"). The base class calls it before
+ * draining for EOS, a new segment or new caps, and at a discontinuity in generate_output; an
+ * in-place element calls it at its own discontinuities. */
+void gst_cudafft_audio_filter_drop_partial_frame(GstCudafftAudioFilter *filter, const gchar *where);
 
 G_END_DECLS
 

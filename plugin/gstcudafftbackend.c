@@ -51,13 +51,14 @@ backend_name(CudafftBackend backend)
 
 gpointer
 gst_cudafft_engine_new(GstElement *element, const GstCudafftEngineClass *engine_class,
-                       CudafftBackend requested, int device_id, gconstpointer config,
-                       const gchar *memory_hint, CudafftBackend *actual)
+                       CudafftBackend requested, CudafftBackend chosen, int device_id,
+                       gconstpointer config, const gchar *memory_hint, CudafftBackend *actual)
 {
   const gchar *what = engine_class->name;
   gpointer made = NULL;
-  CudafftStatus status = engine_class->create(&made, requested, device_id, config);
-  if (status == CUDAFFT_STATUS_UNSUPPORTED && requested == CUDAFFT_BACKEND_AUTO) {
+  CudafftStatus status = engine_class->create(&made, chosen, device_id, config);
+  if (requested == CUDAFFT_BACKEND_AUTO && chosen != CUDAFFT_BACKEND_CPU &&
+      (status == CUDAFFT_STATUS_UNSUPPORTED || status == CUDAFFT_STATUS_NO_DEVICE)) {
     GST_WARNING_OBJECT(element, "the GPU cannot run %s (%s); using the CPU backend", what,
                        cudafft_last_error_message());
     status = engine_class->create(&made, CUDAFFT_BACKEND_CPU, device_id, config);
@@ -80,7 +81,13 @@ void
 gst_cudafft_post_engine_error(GstElement *element, CudafftStatus status, const gchar *what,
                               const gchar *memory_hint)
 {
-  const gchar *detail = cudafft_last_error_message();
+  gst_cudafft_post_status_error(element, status, what, cudafft_last_error_message(), memory_hint);
+}
+
+void
+gst_cudafft_post_status_error(GstElement *element, CudafftStatus status, const gchar *what,
+                              const gchar *detail, const gchar *memory_hint)
+{
   switch (status) {
   case CUDAFFT_STATUS_NO_DEVICE:
     GST_ELEMENT_ERROR(element, RESOURCE, NOT_FOUND,

@@ -69,16 +69,24 @@ typedef struct {
   static const GstCudafftEngineClass var = {label, var##_create, var##_destroy, var##_get_backend, \
                                             var##_reset};
 
-/* Makes an engine of `engine_class` for `config` on the backend and device asked for, once more
- * on the CPU where `auto` meets a GPU that cannot run these settings (UNSUPPORTED), with the
- * choice in the debug log. Returns it, and its backend in *actual; or NULL after posting the
- * GST_ELEMENT_ERROR for the failure (memory_hint: what the out-of-memory errors tell the user to
- * shrink, naming the element's own properties). */
+/* Makes an engine of `engine_class` for `config` on device_id: first on `chosen` (the backend the
+ * element's start probed for, or `requested`, the property, where nothing was probed), then, where
+ * the property asks for `auto` and the GPU cannot run these settings (UNSUPPORTED) or has no
+ * usable device, on the CPU, with the choice in the debug log. Returns it, and its backend in
+ * *actual; or NULL after posting the GST_ELEMENT_ERROR for the failure (memory_hint: what the
+ * out-of-memory errors tell the user to shrink, naming the element's own properties). */
 gpointer gst_cudafft_engine_new(GstElement *element, const GstCudafftEngineClass *engine_class,
-                                CudafftBackend requested, int device_id, gconstpointer config,
-                                const gchar *memory_hint, CudafftBackend *actual);
+                                CudafftBackend requested, CudafftBackend chosen, int device_id,
+                                gconstpointer config, const gchar *memory_hint,
+                                CudafftBackend *actual);
 
-/* Posts the GST_ELEMENT_ERROR for a failed engine call; `what` says which call. */
+/* Posts the GST_ELEMENT_ERROR for `status`, from `what` (which call or check), with `detail`
+ * (CUDA's or the library's own words) for the debug part. The one place a status becomes an
+ * error a user can act on. */
+void gst_cudafft_post_status_error(GstElement *element, CudafftStatus status, const gchar *what,
+                                   const gchar *detail, const gchar *memory_hint);
+
+/* The same for a failed engine call, with the library's message of the failure as the detail. */
 void gst_cudafft_post_engine_error(GstElement *element, CudafftStatus status, const gchar *what,
                                    const gchar *memory_hint);
 

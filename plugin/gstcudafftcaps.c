@@ -96,9 +96,11 @@ gst_cudafft_frames_template_caps(void)
   gst_structure_set(s, "fft-size", GST_TYPE_INT_RANGE, CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE, "hop",
                     GST_TYPE_INT_RANGE, 1, CUDAFFT_MAX_SIZE, NULL);
   set_nicks(s, "window", window_values);
+  /* channels: any count, so that more than CUDAFFT_MAX_CHANNELS is refused by the element with a
+   * message (gstcudafftaudiofilter.h) rather than by a link */
   gst_structure_set(s, "bins", GST_TYPE_INT_RANGE, CUDAFFT_MIN_SIZE / 2 + 1,
                     CUDAFFT_MAX_SIZE / 2 + 1, "rate", GST_TYPE_INT_RANGE, 1, G_MAXINT, "channels",
-                    GST_TYPE_INT_RANGE, 1, CUDAFFT_MAX_CHANNELS, NULL);
+                    GST_TYPE_INT_RANGE, 1, G_MAXINT, NULL);
   return gst_caps_new_full(s, NULL);
 }
 
@@ -192,7 +194,8 @@ gst_cudafft_frames_caps_to_info(const GstCaps *caps, GstCudafftFrameInfo *info, 
     return FALSE;
   }
   if (rate < 1 || channels < 1 || channels > CUDAFFT_MAX_CHANNELS) {
-    *why = g_strdup_printf("rate %d or channels %d is out of range", rate, channels);
+    *why = g_strdup_printf("rate %d or channels %d is out of range (rate >= 1, 1 to %d channels)",
+                           rate, channels, CUDAFFT_MAX_CHANNELS);
     return FALSE;
   }
   info->config.fft_size = (size_t)fft_size;

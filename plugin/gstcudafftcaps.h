@@ -54,8 +54,9 @@ typedef struct {
 } GstCudafftFrameInfo;
 
 /* Every audio/x-fft caps cudafft can make: the fft-size, hop and bins ranges follow from
- * CUDAFFT_MIN_SIZE and CUDAFFT_MAX_SIZE, the lists from the enums, channels from
- * CUDAFFT_MAX_CHANNELS. For a pad template. */
+ * CUDAFFT_MIN_SIZE and CUDAFFT_MAX_SIZE, the lists from the enums; any channel count (the
+ * elements refuse more than CUDAFFT_MAX_CHANNELS themselves, with a message). For a pad
+ * template. */
 GstCaps *gst_cudafft_frames_template_caps(void);
 
 /* An audio/x-fft structure for these settings, without rate and channels (the callers copy those

@@ -4,7 +4,15 @@
  * thread alike, so the job to deliver next is always among the first in work; the calling thread
  * delivers before it builds, so that a delivered job's resources go early. A worker that starts
  * late (after its run) finds nothing to claim, or joins the run then in progress, which is just as
- * good: it only ever reads the fanout itself, never a finished run's jobs. */
+ * good: it only ever reads the fanout itself, never a finished run's jobs.
+ *
+ * The worker threads are one exclusive pool for the whole process, made at first need and kept
+ * for its life (as GStreamer's own task pool is); every fanout queues its tasks there. A pool per
+ * fanout, whose threads came and went with every element start, gave each pipeline run new
+ * threads, each with a malloc arena of its own that kept the freed memory of the messages it had
+ * built: the resident memory grew with every run until the process ran out of arenas (8 per core),
+ * the leak of issue 14 (cudaspectrum with message-phase=true, whose larger messages are built on
+ * workers). A queued task holds a reference on its fanout, so that the fanout outlives it. */
 #include "gstcudafftfanout.h"
 
 #include <gst/gst.h>
@@ -14,7 +22,7 @@ GST_DEBUG_CATEGORY_STATIC(gst_cudafft_fanout_debug);
 #define GST_CAT_DEFAULT gst_cudafft_fanout_debug
 
 struct _GstCudafftFanout {
-  GThreadPool *pool;
+  gint refs; /* the owner's, and one per task queued in the shared pool */
   guint workers;
 
   GMutex lock;
@@ -32,12 +40,27 @@ struct _GstCudafftFanout {
   gpointer user_data;
 };
 
-/* A pool task: builds jobs until none is left to claim. */
+static GMutex shared_lock;
+static GThreadPool *shared_pool; /* never freed: its threads serve the process */
+static guint shared_workers;
+
+static void
+fanout_unref(GstCudafftFanout *f)
+{
+  if (!g_atomic_int_dec_and_test(&f->refs))
+    return;
+  g_mutex_clear(&f->lock);
+  g_cond_clear(&f->cond);
+  g_free(f->done);
+  g_free(f);
+}
+
+/* A pool task: builds jobs of its fanout until none is left to claim. */
 static void
 work(gpointer data, gpointer user_data)
 {
-  GstCudafftFanout *f = user_data;
-  (void)data;
+  GstCudafftFanout *f = data;
+  (void)user_data;
   g_mutex_lock(&f->lock);
   f->queued--;
   while (f->next < f->n) {
@@ -53,6 +76,23 @@ work(gpointer data, gpointer user_data)
       g_cond_signal(&f->cond);
   }
   g_mutex_unlock(&f->lock);
+  fanout_unref(f);
+}
+
+/* The process's worker pool, made with `workers` threads by the first caller. */
+static GThreadPool *
+shared_pool_get(guint workers, guint *threads, GError **error)
+{
+  g_mutex_lock(&shared_lock);
+  if (!shared_pool) {
+    /* Exclusive: its threads are made now and stay, instead of coming and going. */
+    shared_pool = g_thread_pool_new(work, NULL, (gint)MIN(workers, (guint)G_MAXINT), TRUE, error);
+    shared_workers = shared_pool ? workers : 0;
+  }
+  GThreadPool *pool = shared_pool;
+  *threads = shared_workers;
+  g_mutex_unlock(&shared_lock);
+  return pool;
 }
 
 GstCudafftFanout *
@@ -66,33 +106,25 @@ gst_cudafft_fanout_new(guint workers, GError **error)
   }
   g_return_val_if_fail(workers >= 1, NULL);
 
-  GstCudafftFanout *f = g_new0(GstCudafftFanout, 1);
-  /* Not exclusive: idle threads go back to GLib's shared ones instead of waiting per element. */
-  f->pool = g_thread_pool_new(work, f, (gint)MIN(workers, (guint)G_MAXINT), FALSE, error);
-  if (!f->pool) {
-    g_free(f);
+  guint threads = 0;
+  if (!shared_pool_get(workers, &threads, error))
     return NULL;
-  }
-  f->workers = workers;
+  GstCudafftFanout *f = g_new0(GstCudafftFanout, 1);
+  f->refs = 1;
+  f->workers = MIN(workers, threads);
   g_mutex_init(&f->lock);
   g_cond_init(&f->cond);
-  GST_DEBUG("%u worker threads", workers);
+  GST_DEBUG("%u worker threads", f->workers);
   return f;
 }
 
 void
 gst_cudafft_fanout_free(GstCudafftFanout *f)
 {
-  if (!f)
-    return;
-  /* Tasks still queued from the last run have nothing left to do: drop them, and wait for any
-   * that has started, since it uses f. (Letting them run instead would wait for ever where no
-   * worker thread could be started.) */
-  g_thread_pool_free(f->pool, TRUE, TRUE);
-  g_mutex_clear(&f->lock);
-  g_cond_clear(&f->cond);
-  g_free(f->done);
-  g_free(f);
+  /* Tasks still queued from the last run have nothing left to do; each lets go of f when it has
+   * found that out, and the last one frees it. */
+  if (f)
+    fanout_unref(f);
 }
 
 void
@@ -129,7 +161,8 @@ gst_cudafft_fanout_run(GstCudafftFanout *f, gpointer jobs, gsize job_size, guint
   g_mutex_unlock(&f->lock);
   for (guint k = 0; k < push; k++) {
     GError *error = NULL;
-    if (!g_thread_pool_push(f->pool, f, &error)) {
+    g_atomic_int_inc(&f->refs); /* the task's, given back when it has run */
+    if (!g_thread_pool_push(shared_pool, f, &error)) {
       /* The task stays queued for a thread there is or will be; until then the calling thread
        * builds what no worker takes. */
       GST_WARNING("cannot start a worker thread: %s", error ? error->message : "unknown error");

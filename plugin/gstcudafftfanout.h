@@ -11,11 +11,12 @@ typedef struct _GstCudafftFanout GstCudafftFanout;
 
 typedef void (*GstCudafftFanoutFunc)(gpointer job, gpointer user_data);
 
-/* `workers` threads besides the calling thread, which builds too (>= 1). NULL, with `error` set,
- * when the thread pool cannot be made. */
+/* Up to `workers` threads besides the calling thread, which builds too (>= 1), from one pool of
+ * threads that the process keeps (made with the first caller's `workers`). NULL, with `error`
+ * set, when that pool cannot be made. */
 GstCudafftFanout *gst_cudafft_fanout_new(guint workers, GError **error);
 
-/* Only between runs; waits for the workers to let go of it. NULL is allowed. */
+/* Only between runs; the tasks still queued for it let go of it when they run. NULL is allowed. */
 void gst_cudafft_fanout_free(GstCudafftFanout *fanout);
 
 /* Calls build(job) for each of the `n` jobs of `job_size` bytes at `jobs`, on up to `helpers`

@@ -142,11 +142,23 @@ gst_cudafft_output_pool_clear(GstCudafftOutputPool *pool)
   pool->size = 0;
 }
 
+/* Plain memory, or NULL when there is none: gst_buffer_new_allocate() would abort the process. */
+static GstBuffer *
+try_plain_buffer(gsize bytes)
+{
+  gpointer data = g_try_malloc(MAX(bytes, 1));
+  if (!data)
+    return NULL;
+  return gst_buffer_new_wrapped_full(0, data, bytes, 0, bytes, data, g_free);
+}
+
 GstBuffer *
 gst_cudafft_output_pool_acquire(GstCudafftOutputPool *pool, GstPad *srcpad, gboolean pinned,
                                 gsize bytes, gsize spare)
 {
-  if (!pool->pool || pool->size < bytes) {
+  /* a pool's buffer size is a guint: larger buffers come without one */
+  const gboolean poolable = bytes <= G_MAXUINT - MIN(spare, G_MAXUINT);
+  if (poolable && (!pool->pool || pool->size < bytes)) {
     gst_cudafft_output_pool_clear(pool);
     const gsize size = bytes + spare;
     GstCaps *caps = gst_pad_get_current_caps(srcpad);
@@ -156,10 +168,11 @@ gst_cudafft_output_pool_acquire(GstCudafftOutputPool *pool, GstPad *srcpad, gboo
     pool->size = pool->pool ? size : 0;
   }
   GstBuffer *buffer = NULL;
-  if (pool->pool && gst_buffer_pool_acquire_buffer(pool->pool, &buffer, NULL) == GST_FLOW_OK) {
+  if (poolable && pool->pool &&
+      gst_buffer_pool_acquire_buffer(pool->pool, &buffer, NULL) == GST_FLOW_OK) {
     gst_buffer_set_size(buffer, bytes);
     return buffer;
   }
   GST_DEBUG_OBJECT(srcpad, "no pooled buffer of %zu bytes; allocating one", bytes);
-  return gst_buffer_new_allocate(NULL, bytes, NULL);
+  return try_plain_buffer(bytes);
 }

@@ -28,7 +28,7 @@ GstBufferPool *gst_cudafft_host_pool_new(gboolean pinned, GstCaps *caps, guint s
 /* An element's output buffers: a pool that grows to the largest size asked for (plus `spare`
  * bytes, so that sizes which alternate by a little do not remake it: each remake is a new
  * page-locked allocation, a slow system call), falling back to plain memory if no pool can be
- * had. */
+ * had. NULL when out of memory (never an abort). */
 typedef struct {
   GstBufferPool *pool;
   gsize size;

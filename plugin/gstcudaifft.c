@@ -50,12 +50,13 @@ gst_cuda_ifft_transform_caps(GstBaseTransform *trans, GstPadDirection direction,
   GstCaps *result = gst_caps_new_empty();
   for (guint i = 0; i < gst_caps_get_size(caps); i++) {
     const GstStructure *in = gst_caps_get_structure(caps, i);
-    GstStructure *out =
-        direction == GST_PAD_SINK
-            ? gst_structure_new("audio/x-raw", "format", G_TYPE_STRING, "F32LE", "layout",
-                                G_TYPE_STRING, "interleaved", NULL)
-            : gst_structure_new(GST_CUDAFFT_FRAMES_MEDIA_TYPE, "format", G_TYPE_STRING, "F32LE",
-                                "representation", G_TYPE_STRING, "complex", NULL);
+    GstStructure *out = direction == GST_PAD_SINK
+                            ? gst_structure_new("audio/x-raw", "format", G_TYPE_STRING, "F32LE",
+                                                "layout", G_TYPE_STRING, "interleaved", NULL)
+                            /* any representation: set_caps refuses the others with a message saying
+                             * why, which a link refused for its caps would never show */
+                            : gst_structure_new(GST_CUDAFFT_FRAMES_MEDIA_TYPE, "format",
+                                                G_TYPE_STRING, "F32LE", NULL);
     gst_cudafft_copy_rate_and_channels(in, out);
     gint channels = 0;
     /* raw audio of more than 2 channels needs a channel mask; frames carry no positions */
@@ -115,6 +116,7 @@ gst_cuda_ifft_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcap
   if (!gst_cudafft_audio_filter_open_engine(filter, &istft_engine, &self->info.config))
     return FALSE;
   gst_cudafft_audio_filter_set_run_format(filter, info.rate, info.config.hop / 2);
+  gst_cudafft_audio_filter_set_frame_bytes(filter, gst_cudafft_frame_bytes(&self->info));
   return TRUE;
 }
 
@@ -151,37 +153,48 @@ push_samples(GstCudaIfft *self, GstBuffer *buffer, guint64 samples, guint64 end_
 }
 
 /* Synthesises `frames` frames, plus the overlap-add tail when the run ends here (`ends`), and
- * pushes the samples. */
+ * pushes the samples, in buffers of at most GST_CUDAFFT_MAX_OUTPUT_BYTES (one frame's hop where
+ * that is larger). */
 static GstFlowReturn
 synthesise(GstCudaIfft *self, const float *frames_data, guint64 frames, gboolean ends,
            guint64 end_clip)
 {
-  const guint64 hop = self->info.config.hop, body = frames * hop;
-  const guint64 samples = body + (ends ? tail_samples(self) : 0);
-  if (samples == 0)
-    return GST_FLOW_OK;
-  /* buffers of one input buffer's samples differ by the tail at most: the pool keeps that to spare
-   */
+  const guint64 hop = self->info.config.hop, tail = tail_samples(self);
   const gsize bpf = self->info.config.channels * sizeof(float);
-  GstMapInfo map;
-  GstBuffer *buffer = gst_cudafft_audio_filter_map_output(
-      GST_CUDAFFT_AUDIO_FILTER(self), samples * bpf, tail_samples(self) * bpf, &map);
-  if (!buffer)
-    return GST_FLOW_ERROR;
-  float *out = (float *)map.data;
+  const gsize frame_floats = gst_cudafft_frame_bytes(&self->info) / sizeof(float);
+  const guint64 most = MAX(GST_CUDAFFT_MAX_OUTPUT_BYTES / (hop * bpf), 1);
   CudafftIstft *istft = istft_engine_of(self);
-  CudafftStatus status = cudafft_istft_push(istft, frames_data, frames, out);
-  if (status == CUDAFFT_STATUS_OK && ends)
-    status = cudafft_istft_drain(istft, out + body * self->info.config.channels);
-  gst_buffer_unmap(buffer, &map);
-  if (status != CUDAFFT_STATUS_OK) {
-    gst_buffer_unref(buffer);
-    gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
-                                        "cudafft_istft_push");
-    return GST_FLOW_ERROR;
-  }
-  GST_CUDAFFT_AUDIO_FILTER_RUN(self)->samples += body;
-  const GstFlowReturn ret = push_samples(self, buffer, samples, end_clip);
+  GstFlowReturn ret = GST_FLOW_OK;
+  do {
+    const guint64 chunk = MIN(frames, most);
+    const gboolean last = chunk == frames;
+    const guint64 body = chunk * hop, samples = body + (last && ends ? tail : 0);
+    if (samples == 0)
+      break;
+    /* buffers of one input buffer's samples differ by the tail at most: the pool keeps that to
+     * spare */
+    GstMapInfo map;
+    GstBuffer *buffer = gst_cudafft_audio_filter_map_output(GST_CUDAFFT_AUDIO_FILTER(self),
+                                                            samples * bpf, tail * bpf, &map);
+    if (!buffer)
+      return GST_FLOW_ERROR;
+    float *out = (float *)map.data;
+    CudafftStatus status = cudafft_istft_push(istft, frames_data, chunk, out);
+    if (status == CUDAFFT_STATUS_OK && last && ends)
+      status = cudafft_istft_drain(istft, out + body * self->info.config.channels);
+    gst_buffer_unmap(buffer, &map);
+    if (status != CUDAFFT_STATUS_OK) {
+      gst_buffer_unref(buffer);
+      gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
+                                          "cudafft_istft_push");
+      return GST_FLOW_ERROR;
+    }
+    GST_CUDAFFT_AUDIO_FILTER_RUN(self)->samples += body;
+    ret = push_samples(self, buffer, samples, last && ends ? end_clip : 0);
+    frames -= chunk;
+    if (frames_data)
+      frames_data += chunk * frame_floats;
+  } while (ret == GST_FLOW_OK && frames > 0);
   if (ends)
     gst_cudafft_run_reset(GST_CUDAFFT_AUDIO_FILTER_RUN(self));
   return ret;
@@ -217,8 +230,6 @@ gst_cuda_ifft_process(GstCudafftAudioFilter *filter, GstBuffer *inbuf, const Gst
   GstCudaIfft *self = GST_CUDA_IFFT(filter);
   (void)outbuf; /* everything goes out through push_samples, in order with the drains */
   const gsize frame_bytes = gst_cudafft_frame_bytes(&self->info);
-  if (!gst_cudafft_audio_filter_check_frames(filter, map->size, frame_bytes))
-    return GST_FLOW_ERROR;
   GstAudioClippingMeta *clip = gst_buffer_get_audio_clipping_meta(inbuf);
   const gboolean ends = clip && clip->format == GST_FORMAT_DEFAULT && clip->end > 0;
   return synthesise(self, (const float *)map->data, map->size / frame_bytes, ends,

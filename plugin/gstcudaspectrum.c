@@ -41,8 +41,9 @@
  *   sample history are forgotten, and the next interval starts at that buffer's timestamp.
  *   `spectrum` forgets only the frame counts and keeps the old sums, which leak into the next
  *   interval.
- * * Untimestamped buffers get times counted in samples from the last timestamp seen (from 0 when
- *   there was none), so every time field is valid; `spectrum` posts wrapped values. `endtime`
+ * * Untimestamped buffers get times counted in samples from the last timestamp seen (from the
+ *   segment's start when there was none since it began, as cudafft and cudaconvolve count them),
+ *   so every time field is valid; `spectrum` posts wrapped values. `endtime`
  *   never wraps: it is #GST_CLOCK_TIME_NONE when the interval lies outside the segment and
  *   saturates instead of overflowing.
  * * S24 input without multi-channel is mixed correctly; `spectrum` forgets to reset its sum per
@@ -129,9 +130,6 @@ enum {
 #define DEFAULT_THRESHOLD -60
 #define DEFAULT_MULTI_CHANNEL FALSE
 
-/* The widest frame the caps allow: 1024 channels of F64. */
-#define MAX_FRAME_BYTES (CUDAFFT_MAX_CHANNELS * 8)
-
 typedef struct {
   gboolean post_messages;
   gboolean message_magnitude;
@@ -159,14 +157,11 @@ struct _GstCudaSpectrum {
   GstCudaSpectrumLayout layout_now, layout_next; /* the same for the band layout */
   GstCudaSpectrumLayout layout_refused;          /* the last one warned about */
   GstCudaSpectrumBandMap band_map;
-  GstClockTime message_ts;       /* start of the open interval, computed as spectrum does */
-  GstClockTime time_base;        /* the last timestamp seen (0 before any) ... */
-  guint64 frames_since_base;     /* ... and the frames since, for untimestamped buffers */
-  guint8 carry[MAX_FRAME_BYTES]; /* the start of a frame split between buffers */
-  gsize carry_bytes;
-  gboolean warned_split;
-  GstCudafftFanout *fanout; /* builds messages in parallel: made at first need, freed at close */
-  gboolean fanout_failed;   /* it could not be made: build on the streaming thread only */
+  GstClockTime message_ts;   /* start of the open interval, computed as spectrum does */
+  GstClockTime time_base;    /* the last timestamp seen (the segment's start before any) ... */
+  guint64 frames_since_base; /* ... and the frames since, for untimestamped buffers */
+  GstCudafftFanout *fanout;  /* builds messages in parallel: made at first need, freed at close */
+  gboolean fanout_failed;    /* it could not be made: build on the streaming thread only */
 };
 
 #define CAPS                                                                                       \
@@ -378,7 +373,6 @@ static void
 close_engine(GstCudaSpectrum *self)
 {
   gst_cudafft_audio_filter_close_engine(GST_CUDAFFT_AUDIO_FILTER(self));
-  self->carry_bytes = 0;
 }
 
 /* Makes an analyser for the caps and `s`, and only then lets go of the old one, which stays in
@@ -395,6 +389,8 @@ open_engine(GstCudaSpectrum *self, const Settings *s)
       .format = gst_cudafft_sample_format(GST_AUDIO_INFO_FORMAT(&self->info)),
       .multi_channel = s->multi_channel ? 1 : 0,
       .options = options_of(s, &layout),
+      /* a message holds each value twice: a GValue in the list or array, a float in the bytes */
+      .result_value_bytes = sizeof(GValue) + sizeof(float),
   };
   GST_DEBUG_OBJECT(
       self,
@@ -764,7 +760,8 @@ gst_cuda_spectrum_transform_ip(GstBaseTransform *trans, GstBuffer *buffer)
     cudafft_spectrum_reset(spectrum_engine_of(self));
     self->interval_now = self->interval_next;
     self->layout_now = self->layout_next;
-    self->carry_bytes = 0;
+    gst_cudafft_audio_filter_drop_partial_frame(GST_CUDAFFT_AUDIO_FILTER(self),
+                                                "before a discontinuity");
   }
   GstFlowReturn ret = update_options(self, &s);
   if (ret != GST_FLOW_OK)
@@ -782,41 +779,16 @@ gst_cuda_spectrum_transform_ip(GstBaseTransform *trans, GstBuffer *buffer)
     GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot read an input buffer."), (NULL));
     return GST_FLOW_ERROR;
   }
-  const guint8 *data = map.data;
-  gsize size = map.size;
-  guint64 frames_done = 0;
-  if (self->carry_bytes > 0) {
-    const gsize take = MIN(bpf - self->carry_bytes, size);
-    memcpy(self->carry + self->carry_bytes, data, take);
-    self->carry_bytes += take;
-    data += take;
-    size -= take;
-    if (self->carry_bytes == bpf) {
-      self->carry_bytes = 0;
-      ret = analyse(self, self->carry, 1, &s);
-      frames_done++;
-    }
-  }
-  const gsize frames = size / bpf;
-  if (ret == GST_FLOW_OK && frames > 0) {
-    ret = analyse(self, data, frames, &s);
-    frames_done += frames;
-  }
-  const gsize rest = size - frames * bpf;
-  if (ret == GST_FLOW_OK && rest > 0) {
-    if (!self->warned_split) {
-      GST_WARNING_OBJECT(self,
-                         "a buffer of %" G_GSIZE_FORMAT
-                         " bytes is not a whole number of %" G_GSIZE_FORMAT
-                         "-byte frames; the rest waits for the next buffer",
-                         map.size, bpf);
-      self->warned_split = TRUE;
-    }
-    memcpy(self->carry, data + frames * bpf, rest);
-    self->carry_bytes = rest;
-  }
+  /* a frame split between buffers is completed from the next one (the base class holds it) */
+  const guint8 *frames = NULL;
+  gsize count = 0;
+  if (!gst_cudafft_audio_filter_take_frames(GST_CUDAFFT_AUDIO_FILTER(self), map.data, map.size,
+                                            &frames, &count))
+    ret = GST_FLOW_ERROR;
+  else if (count > 0)
+    ret = analyse(self, frames, count, &s);
   gst_buffer_unmap(buffer, &map);
-  self->frames_since_base += frames_done;
+  self->frames_since_base += count;
   return ret;
 }
 
@@ -837,6 +809,8 @@ gst_cuda_spectrum_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *ou
   self->frames_since_base = 0;
   close_engine(self); /* the next buffer makes one for the new format */
   self->info = info;
+  gst_cudafft_audio_filter_set_frame_bytes(GST_CUDAFFT_AUDIO_FILTER(self),
+                                           GST_AUDIO_INFO_BPF(&info));
   GST_DEBUG_OBJECT(self, "format %" GST_PTR_FORMAT, incaps);
   return TRUE;
 }
@@ -846,7 +820,6 @@ static GstFlowReturn
 gst_cuda_spectrum_drain(GstCudafftAudioFilter *filter)
 {
   GstCudaSpectrum *self = GST_CUDA_SPECTRUM(filter);
-  self->carry_bytes = 0;
   if (!spectrum_engine_of(self) || cudafft_spectrum_frames_pending(spectrum_engine_of(self)) == 0)
     return GST_FLOW_OK;
   size_t results = 0;
@@ -860,6 +833,23 @@ gst_cuda_spectrum_drain(GstCudafftAudioFilter *filter)
   return GST_FLOW_OK;
 }
 
+/* Untimestamped buffers are timed from a new TIME segment's start (as cudafft and cudaconvolve time
+ * their runs), so that their messages lie inside it, with valid running and stream times. The base
+ * class posts the open interval first (the drain before a new segment). */
+static gboolean
+gst_cuda_spectrum_sink_event(GstBaseTransform *trans, GstEvent *event)
+{
+  GstCudaSpectrum *self = GST_CUDA_SPECTRUM(trans);
+  const gboolean segment = GST_EVENT_TYPE(event) == GST_EVENT_SEGMENT;
+  const gboolean ok =
+      GST_BASE_TRANSFORM_CLASS(gst_cuda_spectrum_parent_class)->sink_event(trans, event);
+  if (ok && segment && trans->segment.format == GST_FORMAT_TIME) {
+    self->time_base = trans->segment.start;
+    self->frames_since_base = 0;
+  }
+  return ok;
+}
+
 /* The base class has reset the engine. */
 static void
 gst_cuda_spectrum_flush(GstCudafftAudioFilter *filter)
@@ -868,7 +858,6 @@ gst_cuda_spectrum_flush(GstCudafftAudioFilter *filter)
   GST_DEBUG_OBJECT(self, "flush: starting the analysis afresh");
   self->interval_now = self->interval_next;
   self->layout_now = self->layout_next;
-  self->carry_bytes = 0;
 }
 
 /* An analyser: the audio goes out as it came in. */
@@ -882,7 +871,6 @@ gst_cuda_spectrum_get_latency(GstCudafftAudioFilter *filter)
 static void
 gst_cuda_spectrum_close(GstCudafftAudioFilter *filter)
 {
-  GST_CUDA_SPECTRUM(filter)->carry_bytes = 0;
   close_fanout(GST_CUDA_SPECTRUM(filter));
   gst_cuda_spectrum_band_map_clear(&GST_CUDA_SPECTRUM(filter)->band_map);
   memset(&GST_CUDA_SPECTRUM(filter)->layout_refused, 0, sizeof(GstCudaSpectrumLayout));
@@ -897,7 +885,6 @@ gst_cuda_spectrum_start(GstBaseTransform *trans)
   self->message_ts = 0;
   self->time_base = 0;
   self->frames_since_base = 0;
-  self->warned_split = FALSE;
   return TRUE;
 }
 
@@ -978,6 +965,7 @@ gst_cuda_spectrum_class_init(GstCudaSpectrumClass *klass)
   trans_class->start = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_start);
   trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_set_caps);
   trans_class->transform_ip = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_transform_ip);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_sink_event);
   filter_class->close = gst_cuda_spectrum_close;
   filter_class->drain = gst_cuda_spectrum_drain;
   filter_class->flush = gst_cuda_spectrum_flush;

@@ -478,7 +478,8 @@ open_engine(GstCudaSpectrumScope *self, const Settings *s)
                    config.max_frames, s->fft_size);
   CudafftBackend actual;
   self->scope = gst_cudafft_engine_new(GST_ELEMENT(self), &scope_engine, (CudafftBackend)s->backend,
-                                       s->device_id, &config, MEMORY_HINT, &actual);
+                                       (CudafftBackend)s->backend, s->device_id, &config,
+                                       MEMORY_HINT, &actual);
   if (!self->scope)
     return FALSE;
   self->applied = *s;

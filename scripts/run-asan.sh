@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The CPU suites under AddressSanitizer (with LeakSanitizer) and UndefinedBehaviorSanitizer: any
-# invalid access, leak or undefined behaviour fails the run. CPU backend only (the CUDA tests
+# invalid access, leak or undefined behaviour fails the run. The hostile suite (seeded random
+# hostile input on every element) runs here too; the memory suite does not (resident memory means
+# nothing under ASan; it skips itself). CPU backend only (the CUDA tests
 # skip here; compute-sanitizer covers them on a GPU machine, see README). BUILDDIR picks the build
 # folder (default build-asan).
 set -euo pipefail
@@ -27,6 +29,6 @@ export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 status=0
 meson test -C "$builddir" --print-errorlogs --suite fft --suite stft --suite spectrum --suite convolve --suite executor --suite scope --suite elements \
-  --timeout-multiplier 3 || status=$?
+  --suite hostile --timeout-multiplier 3 || status=$?
 python3 scripts/summarize-tests.py "$builddir/meson-logs/testlog.json"
 exit "$status"

@@ -5,9 +5,10 @@
 #  2. the whole suite (nothing may skip there);
 #  3. with SANITIZE=1, compute-sanitizer over the library's CUDA test programs, side by side:
 #     memcheck with --leak-check full over fft-accuracy, fft-device, fft-signals, stft, spectrum,
-#     convolve, executor-cuda and scope (with the cuda argument) and scope-backends, racecheck
-#     over fft-device and executor-cuda; each capped at SANITIZE_TIMEOUT seconds (default 300);
-#     one summary line per program;
+#     convolve, executor-cuda and scope (with the cuda argument), scope-backends, and the hostile
+#     element program (two scenarios per element, in one process); racecheck over fft-device and
+#     executor-cuda; each capped at SANITIZE_TIMEOUT seconds (default 300); one summary line per
+#     program;
 #  4. the installed files checked from a staging folder (scripts/check-install.sh; the demo there
 #     runs on the GPU);
 #  5. the benchmarks, one after the other on a quiet GPU, each with the arguments of its entry in
@@ -105,6 +106,15 @@ sanitizers() {
     pids+=($!)
   done
   sanitize memcheck test_scope_backends
+  pids+=($!)
+  # hostile input on every element, on the GPU: a process of its own (no fork per test, which the
+  # sanitizer would have to follow), the plugin of this build, two scenarios per element
+  (
+    export GST_PLUGIN_PATH=$PWD/build-gpu/plugin GST_REGISTRY_FORK=no CK_FORK=no \
+      GST_REGISTRY_1_0=$PWD/build-gpu/gst-registry-sanitize.bin CUDAFFT_TEST_HOSTILE_SCENARIOS=2
+    sanitize memcheck hostile cuda
+    wait $!
+  ) &
   pids+=($!)
   for program in test_fft_device test_executor_cuda; do
     sanitize racecheck "$program" cuda

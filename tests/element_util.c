@@ -68,25 +68,31 @@ eu_run_threads(GThreadFunc func, gpointer items, gsize item_size, guint count)
   g_free(threads);
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
-
 void
 eu_limit_address_space(guint gib)
 {
   const char *fork_mode = g_getenv("CK_FORK");
-  if (strcmp(eu_backend, "cpu") != 0 || (fork_mode && strcmp(fork_mode, "no") == 0) || SANITIZED)
+  if (strcmp(eu_backend, "cpu") != 0 || (fork_mode && strcmp(fork_mode, "no") == 0) || EU_SANITIZED)
     return;
   struct rlimit limit = {(rlim_t)gib << 30, (rlim_t)gib << 30};
   setrlimit(RLIMIT_AS, &limit);
+}
+
+void
+eu_set_kernel(GstElement *e, const double *taps, gsize n)
+{
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+  GValueArray *array = g_value_array_new((guint)n);
+  GValue v = G_VALUE_INIT;
+  g_value_init(&v, G_TYPE_DOUBLE);
+  for (gsize i = 0; i < n; i++) {
+    g_value_set_double(&v, taps[i]);
+    g_value_array_append(array, &v);
+  }
+  g_value_unset(&v);
+  g_object_set(e, "kernel", array, NULL);
+  g_value_array_free(array);
+  G_GNUC_END_IGNORE_DEPRECATIONS
 }
 
 /* Signals ------------------------------------------------------------------------------------ */
@@ -251,6 +257,130 @@ eu_push_eos(GstHarness *h, GPtrArray *out)
   fail_unless(gst_harness_push_event(h, gst_event_new_eos()), "EOS was refused");
   if (out)
     eu_pull_all(h, out);
+}
+
+void
+eu_push_bytes(GstHarness *h, const guint8 *data, gsize size, TestRng *rng, gsize max_piece,
+              GPtrArray *out)
+{
+  for (gsize at = 0; at < size;) {
+    const gsize want =
+        test_rng_range(rng, 1, max_piece); /* (not inside MIN: it would draw twice) */
+    const gsize n = MIN(want, size - at);
+    GstFlowReturn flow = gst_harness_push(h, gst_buffer_new_memdup(data + at, n));
+    fail_unless_equals_int_hex(flow, GST_FLOW_OK);
+    if (flow != GST_FLOW_OK)
+      return;
+    if (out)
+      eu_pull_all(h, out);
+    at += n;
+  }
+}
+
+/* Errors of a whole pipeline ---------------------------------------------------------------- */
+
+static void
+count_message(GstMessage *msg, const char *name, EuErrors *out)
+{
+  if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_EOS)
+    out->eos = TRUE;
+  if (GST_MESSAGE_TYPE(msg) != GST_MESSAGE_ERROR)
+    return;
+  if (strcmp(GST_MESSAGE_SRC_NAME(msg), name) != 0) {
+    out->others++;
+    return;
+  }
+  GError *err = NULL;
+  gchar *debug = NULL;
+  gst_message_parse_error(msg, &err, &debug);
+  g_ptr_array_add(out->errors,
+                  g_strdup_printf("%s | %s", err ? err->message : "", debug ? debug : ""));
+  g_clear_error(&err);
+  g_free(debug);
+}
+
+void
+eu_collect_errors(const char *description, const char *name, guint seconds, EuErrors *out)
+{
+  memset(out, 0, sizeof *out);
+  out->errors = g_ptr_array_new_with_free_func(g_free);
+  GError *error = NULL;
+  GstElement *pipeline = gst_parse_launch(description, &error);
+  fail_unless(pipeline != NULL && error == NULL, "\"%s\" does not parse or link: %s", description,
+              error ? error->message : "?");
+  GstBus *bus = gst_element_get_bus(pipeline);
+  out->start_failed =
+      gst_element_set_state(pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE;
+  const gint64 deadline = g_get_monotonic_time() + seconds * G_TIME_SPAN_SECOND;
+  gboolean errored = FALSE;
+  while (!out->eos && g_get_monotonic_time() < deadline) {
+    GstMessage *msg = gst_bus_timed_pop_filtered(bus, errored ? GST_SECOND : 100 * GST_MSECOND,
+                                                 GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
+    if (!msg && errored)
+      break;
+    if (!msg)
+      continue;
+    errored |= GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR;
+    count_message(msg, name, out);
+    gst_message_unref(msg);
+  }
+  fail_unless(gst_element_set_state(pipeline, GST_STATE_NULL) != GST_STATE_CHANGE_FAILURE,
+              "\"%s\" does not go back to NULL", description);
+  GstMessage *msg;
+  while ((msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR | GST_MESSAGE_EOS)) != NULL) {
+    count_message(msg, name, out);
+    gst_message_unref(msg);
+  }
+  gst_object_unref(bus);
+  gst_object_unref(pipeline);
+}
+
+void
+eu_errors_clear(EuErrors *errors)
+{
+  if (errors->errors)
+    g_ptr_array_unref(errors->errors);
+  errors->errors = NULL;
+}
+
+void
+eu_check_one_error_at_start(const char *name, const char *upstream)
+{
+  /* a device id no machine has: the start's probe refuses it on every machine */
+  gchar *line = g_strdup_printf("audiotestsrc num-buffers=20 ! audio/x-raw,format=F32LE,channels=2 "
+                                "! %s %s name=e backend=cuda cuda-device-id=4096 ! fakesink",
+                                upstream, name);
+  EuErrors got;
+  eu_collect_errors(line, "e", 20, &got);
+  fail_unless(got.start_failed, "%s: going to PLAYING did not fail", line);
+  fail_unless(got.errors->len == 1, "%s: %u ERRORs from %s, expected one", line, got.errors->len,
+              name);
+  const char *text = g_ptr_array_index(got.errors, 0);
+  fail_unless(strstr(text, "backend=cpu") != NULL, "%s: the error does not say what to do: %s",
+              line, text);
+  fail_unless(got.others == 0, "%s: %u ERRORs from other elements besides %s's", line, got.others,
+              name);
+  eu_errors_clear(&got);
+  g_free(line);
+}
+
+void
+eu_check_channel_limit(const char *name, const char *upstream)
+{
+  gchar *line = g_strdup_printf("audiotestsrc num-buffers=5 samplesperbuffer=256 ! "
+                                "audio/x-raw,format=F32LE,channels=1025 ! %s %s name=e "
+                                "backend=cpu ! fakesink",
+                                upstream, name);
+  EuErrors got;
+  eu_collect_errors(line, "e", 20, &got);
+  fail_unless(got.errors->len == 1, "%s: %u ERRORs from %s, expected one", line, got.errors->len,
+              name);
+  const char *text = g_ptr_array_index(got.errors, 0);
+  fail_unless(strstr(text, "1024") != NULL && strstr(text, "1025") != NULL,
+              "%s: the error does not name the limit and the count: %s", line, text);
+  fail_unless(!got.eos, "%s: EOS came through 1025 channels", line);
+  eu_errors_clear(&got);
+  g_free(line);
 }
 
 /* The cudafft contract ---------------------------------------------------------------------- */

@@ -42,6 +42,19 @@ int eu_run(Suite *suite);
     return eu_run(make_suite());                                                                   \
   }
 
+/* 1 where this build runs under AddressSanitizer (which reserves terabytes of address space and
+ * keeps freed memory in a quarantine), else 0. */
+#if defined(__SANITIZE_ADDRESS__)
+#define EU_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define EU_SANITIZED 1
+#endif
+#endif
+#ifndef EU_SANITIZED
+#define EU_SANITIZED 0
+#endif
+
 /* NULL-PLAYING cycles a state-cycle test runs: CUDAFFT_TEST_STATE_CYCLES, else `default_cycles`.
  */
 guint eu_state_cycles(guint default_cycles);
@@ -55,6 +68,10 @@ void eu_limit_address_space(guint gib);
 /* Runs func on each of count items (item_size bytes apart from items on) in threads of their own,
  * all at once, and returns when every one has returned. */
 void eu_run_threads(GThreadFunc func, gpointer items, gsize item_size, guint count);
+
+/* Sets cudaconvolve's kernel property to these taps (a GValueArray of gdouble, as
+ * audiofirfilter's). */
+void eu_set_kernel(GstElement *e, const double *taps, gsize n);
 
 /* audio/x-raw caps; more than two channels get GStreamer's fallback channel-mask (up to 8) or
  * none (0: unpositioned), as audio caps must carry one beyond stereo. */
@@ -101,6 +118,38 @@ void eu_push_signal(GstHarness *h, const TestSignal *signal, gsize first, gsize 
                     GstClockTime start, GPtrArray *out);
 /* Pushes EOS (must be accepted) and pulls the rest. */
 void eu_push_eos(GstHarness *h, GPtrArray *out);
+
+/* Pushes `size` bytes at `data` in buffers of 1 to max_piece bytes each (sizes from rng, which
+ * split frames anywhere), untimestamped, pulling the output after each push into out (may be
+ * NULL). Fails the test on a flow other than OK. */
+void eu_push_bytes(GstHarness *h, const guint8 *data, gsize size, TestRng *rng, gsize max_piece,
+                   GPtrArray *out);
+
+/* Errors of a whole pipeline ---------------------------------------------------------------- */
+
+/* What a pipeline posted: the ERRORs of the element named `name` ("message | debug" each), how
+ * many ERRORs came from other elements, whether going to PLAYING failed at once, and whether EOS
+ * came. */
+typedef struct {
+  GPtrArray *errors;
+  guint others;
+  gboolean start_failed;
+  gboolean eos;
+} EuErrors;
+
+/* Runs the launch line `description` until EOS, or until no message has come for a second after
+ * an ERROR (so that repeated ERRORs are seen too), at most `seconds` in all; then NULL, and
+ * counts what the bus holds. Fails the test if the line does not parse or link. */
+void eu_collect_errors(const char *description, const char *name, guint seconds, EuErrors *out);
+void eu_errors_clear(EuErrors *errors);
+
+/* The checks every element shares (name: its factory name; upstream: a launch line, possibly
+ * empty, that turns audiotestsrc's F32 audio into what it takes):
+ * - a start that cannot run (backend=cuda on a device that does not exist) posts exactly one
+ *   ERROR, from the element, and fails the change to PLAYING;
+ * - a stream of 1025 channels links and is refused with one ERROR that names the limit. */
+void eu_check_one_error_at_start(const char *name, const char *upstream);
+void eu_check_channel_limit(const char *name, const char *upstream);
 
 /* The cudafft contract ---------------------------------------------------------------------- */
 

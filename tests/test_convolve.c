@@ -950,6 +950,13 @@ check_create_errors(CudafftBackend backend)
   expect_create(VALUE, VALUE, backend, -1, &good, "a NaN tap");
   taps[69] = -INFINITY;
   expect_create(VALUE, VALUE, backend, -1, &good, "an Inf tap");
+  /* finite, but Inf once rounded to the float the filter computes in */
+  taps[69] = 1e39;
+  expect_create(VALUE, VALUE, backend, -1, &good, "a tap of 1e39 (beyond float)");
+  taps[69] = -3.5e38;
+  expect_create(VALUE, VALUE, backend, -1, &good, "a tap of -3.5e38 (beyond float)");
+  taps[69] = 3.4e38; /* within it */
+  expect_create(OK, OK, backend, -1, &good, "a tap of 3.4e38");
   taps[69] = 0.5;
   expect_create(VALUE, VALUE, (CudafftBackend)42, -1, &good, "backend 42");
   expect_create(VALUE, VALUE, backend, -2, &good, "device -2");
@@ -1110,6 +1117,11 @@ check_call_errors(CudafftBackend backend)
   taps[3] = 0.25;
   test_check(s == CUDAFFT_STATUS_INVALID_VALUE && cudafft_convolve_drain_frames(cv, 1) == lag + 99,
              "set_kernel with a NaN tap -> %s, nothing changes", cudafft_status_name(s));
+  taps[3] = 1e39;
+  s = cudafft_convolve_set_kernel(cv, &nan_kernel);
+  taps[3] = 0.25;
+  test_check(s == CUDAFFT_STATUS_INVALID_VALUE && cudafft_convolve_drain_frames(cv, 1) == lag + 99,
+             "set_kernel with a tap of 1e39 -> %s, nothing changes", cudafft_status_name(s));
   const CudafftConvolveKernel good_kernel = {taps, 10, 2};
   s = cudafft_convolve_set_kernel(NULL, &good_kernel);
   const CudafftStatus s2 = cudafft_convolve_set_kernel(cv, NULL);

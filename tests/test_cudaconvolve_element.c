@@ -42,27 +42,10 @@ conv_harness(const char *properties)
 }
 
 static void
-set_kernel(GstElement *e, const double *taps, gsize n)
-{
-  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
-  GValueArray *array = g_value_array_new((guint)n);
-  GValue v = G_VALUE_INIT;
-  g_value_init(&v, G_TYPE_DOUBLE);
-  for (gsize i = 0; i < n; i++) {
-    g_value_set_double(&v, taps[i]);
-    g_value_array_append(array, &v);
-  }
-  g_value_unset(&v);
-  g_object_set(e, "kernel", array, NULL);
-  g_value_array_free(array);
-  G_GNUC_END_IGNORE_DEPRECATIONS
-}
-
-static void
 harness_set_kernel(GstHarness *h, const double *taps, gsize n)
 {
   GstElement *e = eu_harness_element(h, "c");
-  set_kernel(e, taps, n);
+  eu_set_kernel(e, taps, n);
   gst_object_unref(e);
 }
 
@@ -418,6 +401,98 @@ GST_START_TEST(test_counts_and_latency_property)
 }
 GST_END_TEST;
 
+/* `latency` beyond the output, up to its maximum: one rule for every value, audiofirfilter's (the
+ * output has the input's length, the filtered signal from sample `latency` on and zeros past the
+ * end of the response; with drain-tail the whole response where that is longer). So a latency
+ * past the response gives the input's length of zeros, at its maximum too (before, the largest
+ * values gave no output at all). */
+GST_START_TEST(test_latency_beyond_output)
+{
+  static const struct {
+    guint64 latency;
+    gboolean drain_tail;
+  } rows[] = {
+      {G_MAXUINT64, TRUE},      {G_MAXUINT64, FALSE},      {G_MAXUINT64 - 5, TRUE},
+      {1000000000000ull, TRUE}, {1000000000000ull, FALSE}, {G_MAXUINT64 / 2 + 1, TRUE},
+  };
+  const guint r = __i__;
+  gchar *row = g_strdup_printf("latency=%" G_GUINT64_FORMAT " drain-tail=%d", rows[r].latency,
+                               rows[r].drain_tail);
+  TestRng rng = test_rng("latency beyond %u", r);
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, 2, RATE, 7000, READ);
+  double *k = random_kernel(&rng, 3000);
+  gchar *props = g_strdup_printf("latency=%" G_GUINT64_FORMAT " drain-tail=%s", rows[r].latency,
+                                 rows[r].drain_tail ? "true" : "false");
+  GstHarness *h = conv_harness(props);
+  harness_set_kernel(h, k, 3000);
+  const GstClockTime start = 2 * GST_SECOND;
+  GPtrArray *out = run_harness(h, &signal, 1000, start);
+  double *got = read_single_run(out, &signal, start, signal.frames, row);
+  for (gsize i = 0; i < signal.frames * 2; i++)
+    fail_unless(got[i] == 0.0, "%s: output value %zu is %g, not 0", row, i, got[i]);
+  g_free(got);
+  g_free(k);
+  g_free(props);
+  g_free(row);
+  g_ptr_array_unref(out);
+  gst_harness_teardown(h);
+  test_signal_clear(&signal);
+}
+GST_END_TEST;
+
+/* Buffers that split frames (F64 x3 in buffers of any byte count): the partial frame waits for the
+ * rest, and the output is that of the whole frames, bit for bit, and the convolution's. A partial
+ * frame left at EOS is dropped with a WARNING (before, such buffers were an error). */
+GST_START_TEST(test_split_frames_carried)
+{
+  TestRng rng = test_rng("split frames");
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F64, 3, RATE, 9000, READ);
+  double *k = random_kernel(&rng, 700);
+  GstHarness *whole = conv_harness(NULL), *split = conv_harness(NULL);
+  harness_set_kernel(whole, k, 700);
+  harness_set_kernel(split, k, 700);
+  GstBus *bus = eu_harness_bus(split);
+  GPtrArray *want_out = run_harness(whole, &signal, 1000, GST_CLOCK_TIME_NONE);
+  eu_harness_signal_caps(split, &signal);
+  GPtrArray *out = eu_buffer_list();
+  eu_push_bytes(split, signal.raw, signal.frames * test_signal_frame_bytes(&signal), &rng, 1000,
+                out);
+  fail_unless_equals_int(gst_harness_push(split, gst_buffer_new_memdup(signal.raw, 5)),
+                         GST_FLOW_OK);
+  eu_push_eos(split, out);
+  const gsize expected = signal.frames + 699;
+  double *got = read_single_run(out, &signal, 0, expected, "split frames");
+  double *same = read_single_run(want_out, &signal, 0, expected, "whole frames");
+  fail_unless(memcmp(got, same, expected * 3 * sizeof(double)) == 0,
+              "split frames: the output differs from that of whole frames");
+  double *want = convolve_reference(k, 700, 1, signal.values, 3, signal.frames, expected);
+  check_values(got, want, expected, 3, VALUE_TOLERANCE, "split frames");
+  GstMessage *msg = gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING | GST_MESSAGE_ERROR);
+  fail_unless(msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_WARNING,
+              "no WARNING for the 5 bytes left at EOS");
+  gst_message_unref(msg);
+  g_free(got);
+  g_free(same);
+  free(want);
+  g_free(k);
+  g_ptr_array_unref(out);
+  g_ptr_array_unref(want_out);
+  gst_harness_teardown(whole);
+  eu_harness_teardown(split, bus);
+  test_signal_clear(&signal);
+}
+GST_END_TEST;
+
+/* The errors every element shares: one per failure, the channel limit named. */
+GST_START_TEST(test_errors_a_user_sees)
+{
+  eu_check_one_error_at_start("cudaconvolve", "");
+  eu_check_channel_limit("cudaconvolve", "");
+}
+GST_END_TEST;
+
 /* Timestamps: with a rate whose sample period is not a whole number of nanoseconds, odd buffer
  * sizes and a start time, every buffer is stamped from the sample count (no drift). */
 GST_START_TEST(test_timestamps_from_sample_counts)
@@ -513,7 +588,7 @@ on_rate_changed(GstElement *element, gint rate, gpointer data)
   seen->calls++;
   /* a kernel that depends on the rate, set from the handler as audiofirfilter's users do */
   const double taps[3] = {rate / 100000.0, 0.5, -0.25};
-  set_kernel(element, taps, 3);
+  eu_set_kernel(element, taps, 3);
 }
 
 /* Emitted once per rate, before the first buffer at it: the kernel the handler sets filters the
@@ -652,7 +727,7 @@ GST_START_TEST(test_ir_location_files)
   GstHarness *h = conv_harness(NULL);
   GstElement *e = eu_harness_element(h, "c");
   const double ignored[2] = {0.5, 0.5};
-  set_kernel(e, ignored, 2); /* ir-location wins */
+  eu_set_kernel(e, ignored, 2); /* ir-location wins */
   g_object_set(e, "ir-location", path, NULL);
   GPtrArray *out = run_harness(h, &signal, 4096, 0);
   const gsize expected = signal.frames + taps - 1;
@@ -907,7 +982,7 @@ run_pipeline(gpointer data)
   GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
   GstElement *c = gst_bin_get_by_name(GST_BIN(pipeline), "c");
   if (run->kernel)
-    set_kernel(c, run->kernel, run->taps);
+    eu_set_kernel(c, run->kernel, run->taps);
   GstCaps *caps = eu_raw_caps(s->format, s->rate, s->channels);
   g_object_set(src, "caps", caps, NULL);
   gst_caps_unref(caps);
@@ -1154,8 +1229,8 @@ GST_START_TEST(test_bad_kernel_refused)
   GstBus *bus = eu_harness_bus(h);
   GstElement *e = eu_harness_element(h, "c");
   const double good[3] = {0.25, 0.5, 0.25};
-  set_kernel(e, good, 3);
-  set_kernel(e, NULL, 0);
+  eu_set_kernel(e, good, 3);
+  eu_set_kernel(e, NULL, 0);
   GstMessage *msg = gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING);
   fail_unless(msg != NULL, "no WARNING for an empty kernel");
   gst_message_unref(msg);
@@ -1175,6 +1250,70 @@ GST_START_TEST(test_bad_kernel_refused)
   check_values(got, want, 5002, 1, VALUE_TOLERANCE, "after refused kernels");
   g_free(got);
   free(want);
+  g_ptr_array_unref(out);
+  gst_object_unref(e);
+  eu_harness_teardown(h, bus);
+  test_signal_clear(&signal);
+}
+GST_END_TEST;
+
+/* Taps beyond the float range (1e39: finite as a double, Inf once rounded to the float the filter
+ * runs in) are refused like NaN taps, on F32 and F64 streams alike (double-precision filtering of
+ * F64, issue 16, will lift that for F64): a WARNING, and the old kernel stays, set before the start
+ * or while playing. Before, they were taken, and a single impulse on an F64 stream turned every
+ * output sample into Inf or NaN, the ones that must be exactly 0 too. The output here is checked
+ * exactly: the impulse response of {0.25, 0.5, 0.25}, zeros elsewhere. */
+GST_START_TEST(test_taps_beyond_float_refused)
+{
+  const CudafftSampleFormat format = __i__ % 2 ? CUDAFFT_SAMPLE_F64 : CUDAFFT_SAMPLE_F32;
+  const gboolean while_playing = __i__ >= 2;
+  const char *row = format == CUDAFFT_SAMPLE_F64 ? (while_playing ? "F64, while playing" : "F64")
+                                                 : (while_playing ? "F32, while playing" : "F32");
+  const double good[3] = {0.25, 0.5, 0.25};
+  const double bad[4] = {1.0, 1e39, 0.5, -2e38};
+  const gsize samples = 6000, impulses[2] = {100, 5000};
+  TestSignal signal;
+  test_signal_alloc(&signal, format, 1, RATE, samples, READ);
+  for (int i = 0; i < 2; i++)
+    test_signal_set(&signal, impulses[i], 0, 1.0);
+  GstHarness *h = conv_harness(NULL);
+  GstBus *bus = eu_harness_bus(h);
+  GstElement *e = eu_harness_element(h, "c");
+  eu_set_kernel(e, good, 3);
+  eu_harness_signal_caps(h, &signal);
+  GPtrArray *out = eu_buffer_list();
+  if (while_playing)
+    eu_push_signal(h, &signal, 0, 3000, 1000, 0, out);
+  eu_set_kernel(e, bad, 4);
+  GstMessage *msg = gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING | GST_MESSAGE_ERROR);
+  fail_unless(msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_WARNING,
+              "%s: no WARNING for a tap of 1e39", row);
+  GError *err = NULL;
+  gst_message_parse_warning(msg, &err, NULL);
+  fail_unless(strstr(err->message, "float range") != NULL, "%s: the warning does not say why: %s",
+              row, err->message);
+  g_clear_error(&err);
+  gst_message_unref(msg);
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+  GValueArray *kernel = NULL;
+  g_object_get(e, "kernel", &kernel, NULL);
+  fail_unless(kernel->n_values == 3, "%s: the kernel has %u taps, not the 3 it had", row,
+              kernel->n_values);
+  g_value_array_free(kernel);
+  G_GNUC_END_IGNORE_DEPRECATIONS
+  eu_push_signal(h, &signal, while_playing ? 3000 : 0, while_playing ? samples - 3000 : samples,
+                 1000, 0, out);
+  eu_push_eos(h, out);
+  double *got = read_single_run(out, &signal, 0, samples + 2, row);
+  for (gsize n = 0; n < samples + 2; n++) {
+    double want = 0.0;
+    for (int i = 0; i < 2; i++)
+      if (n >= impulses[i] && n - impulses[i] < 3)
+        want = good[n - impulses[i]];
+    fail_unless(got[n] == want, "%s: output sample %zu is %g, expected exactly %g", row, n, got[n],
+                want);
+  }
+  g_free(got);
   g_ptr_array_unref(out);
   gst_object_unref(e);
   eu_harness_teardown(h, bus);
@@ -1235,7 +1374,7 @@ GST_START_TEST(test_kernel_change_crossover)
     old_path = write_kernel_wav("change-old", h_old, r->taps_old);
     g_object_set(e, "ir-location", old_path, NULL);
   } else {
-    set_kernel(e, h_old, r->taps_old);
+    eu_set_kernel(e, h_old, r->taps_old);
   }
   eu_harness_signal_caps(h, &signal);
   GPtrArray *out = eu_buffer_list();
@@ -1249,7 +1388,7 @@ GST_START_TEST(test_kernel_change_crossover)
     /* decoded on the worker thread: the next buffer after the decode takes the new kernel */
     fail_unless_equals_int(wait_ir_decoded(bus), GST_PROGRESS_TYPE_COMPLETE);
   } else {
-    set_kernel(e, h_new, r->taps_new);
+    eu_set_kernel(e, h_new, r->taps_new);
   }
   eu_push_signal(h, &signal, r->at, samples - r->at, 1000, 0, out);
   if (path) {
@@ -1813,6 +1952,9 @@ cudaconvolve_suite(void)
   tcase_add_loop_test(tc, test_matches_convolution, 0, G_N_ELEMENTS(value_rows));
   tcase_add_loop_test(tc, test_delta_kernel_exact, 0, 4);
   tcase_add_loop_test(tc, test_counts_and_latency_property, 0, G_N_ELEMENTS(count_rows));
+  tcase_add_loop_test(tc, test_latency_beyond_output, 0, 6);
+  tcase_add_test(tc, test_split_frames_carried);
+  tcase_add_test(tc, test_errors_a_user_sees);
   tcase_add_test(tc, test_timestamps_from_sample_counts);
   tcase_add_test(tc, test_latency_query_and_message);
   tcase_add_test(tc, test_rate_changed_sets_kernel);
@@ -1823,6 +1965,7 @@ cudaconvolve_suite(void)
   tcase_add_loop_test(tc, test_bad_ir_files, 0, 5);
   tcase_add_loop_test(tc, test_ir_fifo_refused, 0, 2);
   tcase_add_test(tc, test_bad_kernel_refused);
+  tcase_add_loop_test(tc, test_taps_beyond_float_refused, 0, 4);
   tcase_add_loop_test(tc, test_kernel_change_crossover, 0, G_N_ELEMENTS(change_rows));
   tcase_add_test(tc, test_bad_ir_while_playing_keeps_kernel);
   tcase_add_test(tc, test_kernel_too_large_error);

@@ -4,6 +4,7 @@
  * discontinuities, bad segments and settings, NaN isolation, latency. One behaviour per test;
  * tables of formats, channels, windows, representations, sizes and buffer sizes. */
 #include "element_util.h"
+#include "stft_reference.h"
 
 #include <math.h>
 #include <string.h>
@@ -103,10 +104,19 @@ GST_START_TEST(test_property_defaults)
     }
     fail_unless_equals_int(klass->n_values, n);
   }
+  /* fft-size: an enumeration of exactly the powers of two 256..16384, each named by its value */
   GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(e), "fft-size");
-  fail_unless(G_IS_PARAM_SPEC_UINT(spec));
-  fail_unless_equals_int(G_PARAM_SPEC_UINT(spec)->minimum, 256);
-  fail_unless_equals_int(G_PARAM_SPEC_UINT(spec)->maximum, 16384);
+  fail_unless(G_IS_PARAM_SPEC_ENUM(spec));
+  GEnumClass *sizes = G_PARAM_SPEC_ENUM(spec)->enum_class;
+  guint n_sizes = 0;
+  for (guint n = 256; n <= 16384; n *= 2, n_sizes++) {
+    GEnumValue *v = g_enum_get_value(sizes, (gint)n);
+    fail_unless(v != NULL, "fft-size has no value %u", n);
+    gchar *nick = g_strdup_printf("%u", n);
+    fail_unless_equals_string(v->value_nick, nick);
+    g_free(nick);
+  }
+  fail_unless_equals_int(sizes->n_values, n_sizes);
   spec = g_object_class_find_property(G_OBJECT_GET_CLASS(e), "hop");
   fail_unless(G_IS_PARAM_SPEC_UINT(spec));
   fail_unless_equals_int(G_PARAM_SPEC_UINT(spec)->minimum, 0);
@@ -117,22 +127,37 @@ GST_START_TEST(test_property_defaults)
 }
 GST_END_TEST;
 
-GST_START_TEST(test_fft_size_not_power_of_two_refused)
+/* gst-launch-1.0 cudafft fft-size=1000 must not run at 4096 without a word: a size the engine
+ * does not take fails the parse ("could not set property", which gst-launch-1.0 prints and exits
+ * with); every valid size parses by its number and sets, from launch lines and g_object_set. */
+GST_START_TEST(test_fft_size_enumerated)
 {
-  GstElement *e = gst_element_factory_make("cudafft", NULL);
-  fail_unless(e != NULL);
-  guint fft_size = 0;
-  /* gst-check fails the test on any g_warning or g_critical: the refusal must be quiet. */
-  g_object_set(e, "fft-size", 1000, NULL);
-  g_object_get(e, "fft-size", &fft_size, NULL);
-  fail_unless_equals_int(fft_size, 4096);
-  g_object_set(e, "fft-size", 8192, NULL);
-  g_object_get(e, "fft-size", &fft_size, NULL);
-  fail_unless_equals_int(fft_size, 8192);
-  g_object_set(e, "fft-size", 12288, NULL);
-  g_object_get(e, "fft-size", &fft_size, NULL);
-  fail_unless_equals_int(fft_size, 8192);
-  gst_object_unref(e);
+  static const char *const bad[] = {"1000", "12288", "128", "32768", "0", "4097"};
+  for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+    gchar *line = g_strdup_printf("cudafft fft-size=%s", bad[i]);
+    GError *error = NULL;
+    GstElement *e = gst_parse_launch(line, &error);
+    fail_unless(g_error_matches(error, GST_PARSE_ERROR, GST_PARSE_ERROR_COULD_NOT_SET_PROPERTY),
+                "\"%s\": %s", line, error ? error->message : "no parse error");
+    g_clear_error(&error);
+    if (e)
+      gst_object_unref(e);
+    g_free(line);
+  }
+  for (guint n = 256; n <= 16384; n *= 2) {
+    gchar *line = g_strdup_printf("cudafft fft-size=%u", n);
+    GError *error = NULL;
+    GstElement *e = gst_parse_launch(line, &error);
+    fail_unless(e != NULL && error == NULL, "\"%s\": %s", line, error ? error->message : "?");
+    guint fft_size = 0;
+    g_object_get(e, "fft-size", &fft_size, NULL);
+    fail_unless_equals_int(fft_size, n);
+    g_object_set(e, "fft-size", 8192, NULL);
+    g_object_get(e, "fft-size", &fft_size, NULL);
+    fail_unless_equals_int(fft_size, 8192);
+    gst_object_unref(e);
+    g_free(line);
+  }
 }
 GST_END_TEST;
 
@@ -204,6 +229,7 @@ GST_START_TEST(test_too_many_channels_refused)
 {
   const EuFft fft = {256, 128, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_COMPLEX};
   GstHarness *h = fft_harness(&fft, 0);
+  GstBus *bus = eu_harness_bus(h);
   gst_harness_set_src_caps(h, eu_raw_caps(CUDAFFT_SAMPLE_S16, RATE, 1025));
   GstBuffer *buf = gst_buffer_new_allocate(NULL, 1025 * 2 * 300, NULL);
   gst_buffer_memset(buf, 0, 0, 1025 * 2 * 300);
@@ -212,7 +238,20 @@ GST_START_TEST(test_too_many_channels_refused)
   fail_unless(flow == GST_FLOW_NOT_NEGOTIATED, "1025 channels: push returned %s",
               gst_flow_get_name(flow));
   fail_unless_equals_int(gst_harness_buffers_received(h), 0);
-  gst_harness_teardown(h);
+  gchar *text = NULL;
+  fail_unless(eu_bus_pop_error(bus, NULL, &text), "1025 channels: no ERROR");
+  fail_unless(strstr(text, "1024") != NULL, "the error does not name the limit: %s", text);
+  g_free(text);
+  eu_harness_teardown(h, bus);
+  /* and in a pipeline: it links, and the element says why it cannot run */
+  eu_check_channel_limit("cudafft", "");
+}
+GST_END_TEST;
+
+/* backend=cuda that cannot run: one ERROR at start, not one per caps retry. */
+GST_START_TEST(test_one_error_at_start)
+{
+  eu_check_one_error_at_start("cudafft", "");
 }
 GST_END_TEST;
 
@@ -580,6 +619,160 @@ GST_START_TEST(test_hop_larger_than_fft_size_fails)
 }
 GST_END_TEST;
 
+/* Hostile buffers ------------------------------------------------------------------------- */
+
+/* Buffers that split frames (S16 stereo in 6-byte buffers: a frame and a half each; F64 x3 in
+ * buffers of any byte count): the partial frame waits for the rest, no sample is lost, and the
+ * frames are those of the whole stream. A partial frame left at EOS is dropped with a WARNING. */
+GST_START_TEST(test_split_frames_carried)
+{
+  static const struct {
+    CudafftSampleFormat format;
+    guint channels;
+    gsize piece; /* 0: random sizes from 1 to 1000 bytes */
+  } rows[] = {{CUDAFFT_SAMPLE_S16, 2, 6}, {CUDAFFT_SAMPLE_F64, 3, 0}, {CUDAFFT_SAMPLE_S32, 1, 3}};
+  const EuFft fft = {256, 64, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_COMPLEX};
+  for (guint r = 0; r < G_N_ELEMENTS(rows); r++) {
+    TestRng rng = test_rng("split frames %u", r);
+    TestSignal signal;
+    test_signal_random(&signal, &rng, rows[r].format, rows[r].channels, RATE, 3333, TEST_READ_POW2);
+    GstHarness *h = fft_harness(&fft, fft.hop);
+    GstBus *bus = eu_harness_bus(h);
+    eu_harness_signal_caps(h, &signal);
+    GPtrArray *out = eu_buffer_list();
+    const gsize bytes = signal.frames * test_signal_frame_bytes(&signal);
+    if (rows[r].piece) {
+      for (gsize at = 0; at < bytes; at += rows[r].piece) {
+        const gsize n = MIN(rows[r].piece, bytes - at);
+        fail_unless_equals_int(gst_harness_push(h, gst_buffer_new_memdup(signal.raw + at, n)),
+                               GST_FLOW_OK);
+        eu_pull_all(h, out);
+      }
+    } else {
+      eu_push_bytes(h, signal.raw, bytes, &rng, 1000, out);
+    }
+    /* a stray byte at the end: no frame, a WARNING */
+    fail_unless_equals_int(gst_harness_push(h, gst_buffer_new_memdup(signal.raw, 1)), GST_FLOW_OK);
+    eu_push_eos(h, out);
+    GString *why = g_string_new(NULL);
+    guint index = 0;
+    const EuRun run = {signal.values, signal.frames, 0, TRUE};
+    fail_unless(eu_check_fft_runs(out, &index, &fft, signal.channels, RATE, &run, 1, why),
+                "%s x%u in split buffers: %s", test_format_name(signal.format), signal.channels,
+                why->str);
+    fail_unless_equals_int(index, out->len);
+    GstMessage *msg = gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING | GST_MESSAGE_ERROR);
+    fail_unless(msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_WARNING,
+                "no WARNING for the byte left at EOS");
+    gst_message_unref(msg);
+    g_string_free(why, TRUE);
+    g_ptr_array_unref(out);
+    eu_harness_teardown(h, bus);
+    test_signal_clear(&signal);
+  }
+}
+GST_END_TEST;
+
+/* The issue's pipeline: 48000 stereo samples at fft-size 16384 and hop 1 make 8.4 GB of frames.
+ * They come out, all of them, in buffers of at most 64 MiB (GST_CUDAFFT_MAX_OUTPUT_BYTES), never
+ * one buffer of the whole (whose size overflowed the pool's 32 bits and the heap). Every buffer's
+ * framing is checked, and the first frame of every 16th buffer against FFTW double. */
+typedef struct {
+  EuFft fft;
+  const TestSignal *signal;
+  gsize frame_bytes, frames, buffers, largest;
+  GString *why;
+} HugeOutput;
+
+static GstPadProbeReturn
+huge_output_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+  (void)pad;
+  HugeOutput *h = data;
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER(info);
+  const gsize size = gst_buffer_get_size(buf);
+  if (h->why->len > 0)
+    return GST_PAD_PROBE_OK;
+  if (size == 0 || size % h->frame_bytes != 0 || GST_BUFFER_OFFSET(buf) != h->frames) {
+    g_string_append_printf(h->why,
+                           "buffer %zu: %zu bytes at offset %" G_GUINT64_FORMAT
+                           " (frames of %zu bytes, %zu before it)",
+                           h->buffers, size, GST_BUFFER_OFFSET(buf), h->frame_bytes, h->frames);
+    return GST_PAD_PROBE_OK;
+  }
+  if (h->buffers % 16 == 0) {
+    const guint channels = h->signal->channels;
+    const gsize bins = eu_bins(h->fft.fft_size);
+    double *ref = g_malloc(channels * bins * 2 * sizeof(double));
+    /* frame k covers samples k hop - lead .. + fft_size */
+    const gint64 start = (gint64)h->frames * h->fft.hop - eu_lead(&h->fft);
+    const gsize skip = start > 0 ? (gsize)start : 0;
+    stft_reference_frames(
+        h->fft.fft_size, h->fft.hop, h->fft.window, h->signal->values + skip * channels, channels,
+        h->signal->frames - MIN(skip, h->signal->frames), start < 0 ? (gsize)-start : 0, 1, ref);
+    GstMapInfo map;
+    gst_buffer_map(buf, &map, GST_MAP_READ);
+    GString *detail = g_string_new(NULL);
+    if (!eu_compare_frames(&h->fft, channels, (const float *)map.data, ref, 1, NULL, detail))
+      g_string_append_printf(h->why, "frame %zu: %s", h->frames, detail->str);
+    g_string_free(detail, TRUE);
+    gst_buffer_unmap(buf, &map);
+    g_free(ref);
+  }
+  h->frames += size / h->frame_bytes;
+  h->buffers++;
+  h->largest = MAX(h->largest, size);
+  return GST_PAD_PROBE_OK;
+}
+
+GST_START_TEST(test_huge_output_in_bounded_buffers)
+{
+  const EuFft fft = {16384, 1, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_COMPLEX};
+  TestRng rng = test_rng("huge output");
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, 2, RATE, 48000, TEST_READ_POW2);
+  gchar *line = g_strdup_printf("appsrc name=src format=time ! cudafft name=e backend=%s "
+                                "fft-size=16384 hop=1 ! fakesink name=sink sync=false",
+                                eu_backend);
+  GstElement *pipeline = gst_parse_launch(line, NULL);
+  fail_unless(pipeline != NULL, "cannot make %s", line);
+  GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+  GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  GstCaps *caps = eu_raw_caps(signal.format, signal.rate, signal.channels);
+  g_object_set(src, "caps", caps, NULL);
+  gst_caps_unref(caps);
+  HugeOutput h = {.fft = fft, .signal = &signal, .why = g_string_new(NULL)};
+  h.frame_bytes = eu_frame_floats(&fft, signal.channels) * sizeof(float);
+  GstPad *pad = gst_element_get_static_pad(sink, "sink");
+  gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, huge_output_probe, &h, NULL);
+  GstBus *bus = gst_element_get_bus(pipeline);
+  fail_if(gst_element_set_state(pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE);
+  GstFlowReturn flow;
+  g_signal_emit_by_name(src, "push-buffer", eu_signal_buffer(&signal, 0, signal.frames, 0), &flow);
+  g_signal_emit_by_name(src, "end-of-stream", &flow);
+  GstMessage *msg =
+      gst_bus_timed_pop_filtered(bus, 500 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless(msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_EOS, "%s: no EOS (%s)", line,
+              msg ? "an ERROR" : "timeout");
+  gst_message_unref(msg);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  fail_unless(h.why->len == 0, "%s", h.why->str);
+  fail_unless_equals_uint64(h.frames, eu_frames_drained(&fft, signal.frames));
+  fail_unless(h.largest <= MAX((gsize)64 << 20, h.frame_bytes),
+              "a buffer of %zu bytes, more than 64 MiB", h.largest);
+  fail_unless(h.buffers > 1);
+  GST_INFO("%zu frames in %zu buffers, the largest %zu bytes", h.frames, h.buffers, h.largest);
+  g_string_free(h.why, TRUE);
+  gst_object_unref(pad);
+  gst_object_unref(bus);
+  gst_object_unref(src);
+  gst_object_unref(sink);
+  gst_object_unref(pipeline);
+  g_free(line);
+  test_signal_clear(&signal);
+}
+GST_END_TEST;
+
 /* NaN and Inf ------------------------------------------------------------------------------ */
 
 GST_START_TEST(test_nan_isolation)
@@ -690,9 +883,10 @@ cudafft_suite(void)
   Suite *s = eu_suite("cudafft", &tc);
   tcase_add_test(tc, test_metadata);
   tcase_add_test(tc, test_property_defaults);
-  tcase_add_test(tc, test_fft_size_not_power_of_two_refused);
+  tcase_add_test(tc, test_fft_size_enumerated);
   tcase_add_loop_test(tc, test_caps_and_bins, 0, G_N_ELEMENTS(caps_rows));
   tcase_add_test(tc, test_too_many_channels_refused);
+  tcase_add_test(tc, test_one_error_at_start);
   tcase_add_loop_test(tc, test_frame_values, 0, G_N_ELEMENTS(value_rows));
   tcase_add_test(tc, test_frames_pushed_when_complete);
   tcase_add_loop_test(tc, test_timestamps_offsets_flags_clipping, 0, G_N_ELEMENTS(time_rows));
@@ -703,6 +897,8 @@ cudafft_suite(void)
   tcase_add_test(tc, test_small_jitter_keeps_run);
   tcase_add_test(tc, test_non_time_segment_refused);
   tcase_add_test(tc, test_hop_larger_than_fft_size_fails);
+  tcase_add_test(tc, test_split_frames_carried);
+  tcase_add_test(tc, test_huge_output_in_bounded_buffers);
   tcase_add_test(tc, test_nan_isolation);
   tcase_add_loop_test(tc, test_latency, 0, G_N_ELEMENTS(latency_rows));
   return s;

@@ -300,6 +300,124 @@ GST_START_TEST(test_bad_caps_refused)
 }
 GST_END_TEST;
 
+/* A frame split between buffers is completed from the next one: the frames of a cudafft run, cut
+ * into buffers of any byte count (the clipping meta's start on the first, its end on the last),
+ * give the input back whole. */
+GST_START_TEST(test_split_frames_carried)
+{
+  TestRng rng = test_rng("split frames");
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, 2, RATE, 7000, TEST_READ_POW2);
+  GstHarness *fft = eu_harness_new("cudafft backend=%s fft-size=512 hop=128", eu_backend);
+  eu_harness_signal_caps(fft, &signal);
+  GPtrArray *frames = eu_buffer_list();
+  eu_push_signal(fft, &signal, 0, signal.frames, 1000, GST_CLOCK_TIME_NONE, frames);
+  eu_push_eos(fft, frames);
+  GstCaps *caps = gst_pad_get_current_caps(fft->sinkpad);
+  guint64 clip_start = 0, clip_end = 0;
+  GByteArray *bytes = g_byte_array_new();
+  for (guint b = 0; b < frames->len; b++) {
+    GstBuffer *buf = g_ptr_array_index(frames, b);
+    GstAudioClippingMeta *meta = gst_buffer_get_audio_clipping_meta(buf);
+    if (meta && meta->start)
+      clip_start = meta->start;
+    if (meta && meta->end)
+      clip_end = meta->end;
+    GstMapInfo map;
+    gst_buffer_map(buf, &map, GST_MAP_READ);
+    g_byte_array_append(bytes, map.data, (guint)map.size);
+    gst_buffer_unmap(buf, &map);
+  }
+  fail_unless(clip_start > 0 && clip_end > 0, "cudafft marked no padding");
+
+  GstHarness *h = eu_harness_new("cudaifft backend=%s", eu_backend);
+  gst_harness_set_src_caps(h, caps);
+  GPtrArray *out = eu_buffer_list();
+  for (gsize at = 0; at < bytes->len;) {
+    const gsize want = test_rng_range(&rng, 1, 20000);
+    const gsize n = MIN(want, bytes->len - at);
+    GstBuffer *buf = gst_buffer_new_memdup(bytes->data + at, n);
+    if (at == 0)
+      gst_buffer_add_audio_clipping_meta(buf, GST_FORMAT_DEFAULT, clip_start, 0);
+    if (at + n == bytes->len)
+      gst_buffer_add_audio_clipping_meta(buf, GST_FORMAT_DEFAULT, 0, clip_end);
+    fail_unless_equals_int(gst_harness_push(h, buf), GST_FLOW_OK);
+    eu_pull_all(h, out);
+    at += n;
+  }
+  eu_push_eos(h, out);
+  GString *why = g_string_new(NULL);
+  fail_unless(eu_check_roundtrip(out, &signal, 0, NULL, why), "frames in split buffers: %s",
+              why->str);
+  g_string_free(why, TRUE);
+  g_ptr_array_unref(out);
+  g_byte_array_unref(bytes);
+  g_ptr_array_unref(frames);
+  gst_harness_teardown(h);
+  gst_harness_teardown(fft);
+  test_signal_clear(&signal);
+}
+GST_END_TEST;
+
+/* Errors a user sees ------------------------------------------------------------------------ */
+
+/* audiotestsrc ! cudafft <settings> ! cudaifft: one ERROR, from cudaifft, whose text holds both
+ * `names`. */
+static void
+check_one_ifft_error(const char *settings, const char *name_a, const char *name_b)
+{
+  gchar *line = g_strdup_printf("audiotestsrc num-buffers=5 ! cudafft backend=%s %s ! cudaifft "
+                                "name=e backend=%s ! fakesink",
+                                eu_backend, settings, eu_backend);
+  EuErrors got;
+  eu_collect_errors(line, "e", 20, &got);
+  fail_unless(got.errors->len == 1, "%s: %u ERRORs from cudaifft, expected one", line,
+              got.errors->len);
+  const char *text = g_ptr_array_index(got.errors, 0);
+  fail_unless(strstr(text, name_a) != NULL && strstr(text, name_b) != NULL,
+              "%s: the error does not name %s and %s: %s", line, name_a, name_b, text);
+  eu_errors_clear(&got);
+  g_free(line);
+}
+
+/* cudafft representation=db ! cudaifft links, and cudaifft says why it cannot take the frames
+ * (before, the link was refused and its message never showed). One ERROR, not one per retry. */
+GST_START_TEST(test_representation_refused_with_message)
+{
+  check_one_ifft_error("representation=db", "representation=complex", "db");
+}
+GST_END_TEST;
+
+/* A window and hop that cannot be inverted: one ERROR naming them, not one per caps retry; and a
+ * start that cannot run, one ERROR. */
+GST_START_TEST(test_one_error_per_failure)
+{
+  check_one_ifft_error("fft-size=4096 hop=4096", "hop 4096", "hann");
+  eu_check_one_error_at_start("cudaifft", "cudafft backend=cpu !");
+}
+GST_END_TEST;
+
+/* Frames of more channels than the limit: refused with a message that names it. */
+GST_START_TEST(test_too_many_channels_refused)
+{
+  GstHarness *h = eu_harness_new("cudaifft backend=%s", eu_backend);
+  GstBus *bus = eu_harness_bus(h);
+  gst_harness_set_src_caps_str(h, "audio/x-fft, format=(string)F32LE, "
+                                  "representation=(string)complex, fft-size=(int)256, "
+                                  "hop=(int)128, window=(string)hann, bins=(int)129, "
+                                  "rate=(int)48000, channels=(int)1025");
+  GstBuffer *buf = gst_buffer_new_allocate(NULL, 1025 * 129 * 8, NULL);
+  gst_buffer_memset(buf, 0, 0, 1025 * 129 * 8);
+  fail_unless_equals_int(gst_harness_push(h, buf), GST_FLOW_NOT_NEGOTIATED);
+  gchar *text = NULL;
+  fail_unless(eu_bus_pop_error(bus, NULL, &text), "1025 channels: no ERROR");
+  fail_unless(strstr(text, "1024") != NULL && strstr(text, "1025") != NULL,
+              "the error does not name the limit: %s", text);
+  g_free(text);
+  eu_harness_teardown(h, bus);
+}
+GST_END_TEST;
+
 /* Latency ---------------------------------------------------------------------------------- */
 
 GST_START_TEST(test_latency)
@@ -445,6 +563,10 @@ roundtrip_suite(void)
   tcase_add_test(tc, test_roundtrip_flush);
   tcase_add_test(tc, test_settings_change_while_playing);
   tcase_add_loop_test(tc, test_bad_caps_refused, 0, G_N_ELEMENTS(bad_caps_rows));
+  tcase_add_test(tc, test_split_frames_carried);
+  tcase_add_test(tc, test_representation_refused_with_message);
+  tcase_add_test(tc, test_one_error_per_failure);
+  tcase_add_test(tc, test_too_many_channels_refused);
   tcase_add_test(tc, test_latency);
   tcase_add_test(tc, test_state_cycles);
   tcase_add_test(tc, test_two_pipelines_at_once);

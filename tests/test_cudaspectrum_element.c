@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define DB_TOLERANCE 0.05     /* dB, where the reference is above threshold + 1 dB */
 #define PHASE_TOLERANCE 0.02  /* radians, where every FFT of the interval has a high level */
@@ -1595,6 +1596,44 @@ GST_START_TEST(test_untimestamped_counts_from_zero)
 }
 GST_END_TEST;
 
+/* Untimestamped buffers after a TIME segment that starts at 10 s (a seek): the messages are timed
+ * from the segment's start, as cudafft and cudaconvolve time their runs, so that they lie inside
+ * it with valid running and stream times (before, they counted from 0: outside the segment, and
+ * running-time and stream-time came out as GST_CLOCK_TIME_NONE). */
+GST_START_TEST(test_untimestamped_after_segment_start)
+{
+  TestRng rng = test_rng("untimestamped segment");
+  const SpSettings st = {256, 10 * GST_MSECOND, -60, FALSE, FALSE};
+  TestSignal sig;
+  sp_signal_noise(&sig, &rng, CUDAFFT_SAMPLE_F32, 1, 48000, 480 * 5 + 240, 0.9);
+  SpHarness sh;
+  sp_harness_open(&sh, "cudaspectrum", &st, sig.format, sig.rate, 1);
+  GstSegment segment;
+  gst_segment_init(&segment, GST_FORMAT_TIME);
+  segment.start = 10 * GST_SECOND;
+  segment.time = 10 * GST_SECOND;
+  segment.position = segment.start;
+  fail_unless(gst_harness_push_event(sh.h, gst_event_new_segment(&segment)));
+  GArray *sizes = sp_random_sizes(&rng, sig.frames, 1, 700);
+  sp_push_sizes(&sh.h, 1, &sig, 0, sizes, GST_CLOCK_TIME_NONE, NULL);
+  eu_push_eos(sh.h, NULL);
+  GArray *msgs = sp_msgs_new();
+  sp_collect(sh.bus, sh.e, TRUE, msgs);
+  fail_unless_equals_int(msgs->len, 6);
+  for (guint m = 0; m < msgs->len; m++) {
+    const SpMsg *x = &g_array_index(msgs, SpMsg, m);
+    fail_unless_equals_uint64(x->timestamp, 10 * GST_SECOND + m * 10 * GST_MSECOND);
+    fail_unless_equals_uint64(x->running_time, m * 10 * GST_MSECOND);
+    fail_unless_equals_uint64(x->stream_time, 10 * GST_SECOND + m * 10 * GST_MSECOND);
+    fail_unless_equals_uint64(x->endtime, x->stream_time + x->duration);
+  }
+  g_array_unref(msgs);
+  g_array_unref(sizes);
+  sp_harness_close(&sh);
+  test_signal_clear(&sig);
+}
+GST_END_TEST;
+
 /* Empty buffers change nothing. */
 GST_START_TEST(test_zero_length_buffers)
 {
@@ -2072,6 +2111,81 @@ GST_START_TEST(test_unallocatable_bands_error)
 }
 GST_END_TEST;
 
+/* bands the machine cannot hold once the messages are counted: 24 bytes of GValue and 4 of float
+ * per band per spectrum and field (magnitude, phase), on top of the analyser's own memory. Sized
+ * from this machine's physical memory so that the analyser alone would fit (about 0.56 of it: the
+ * estimate before the messages counted let it through, and the process was killed building the
+ * first message) but analyser and messages do not (about 1.7 of it). The refusal must come from
+ * the estimate, before anything is allocated: its message names the sizes and the machine's
+ * memory. */
+GST_START_TEST(test_bands_counted_with_messages)
+{
+  eu_limit_address_space(8); /* should the estimate let it through, allocations fail at once */
+  const double physical =
+      (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE); /* bytes */
+  const double max_bands = (double)(((guint)G_MAXINT + 2) / 2);
+  /* spectra x bands = physical / 50: the analyser keeps about 28 bytes per band and spectrum
+   * (24 of them per spectrum: history, sums, results), the messages 56 more */
+  double bands = MIN(max_bands, physical / (50.0 * 8));
+  const guint channels = (guint)MIN(1024.0, ceil(physical / (50.0 * bands)));
+  bands = floor(physical / (50.0 * channels));
+  fail_unless(bands >= 2 && bands <= max_bands && channels >= 8,
+              "cannot size the request for %.0f bytes of memory", physical);
+  gchar *description = g_strdup_printf(
+      "appsrc name=src format=time ! cudaspectrum name=s backend=%s bands=%u multi-channel=true "
+      "! fakesink sync=false",
+      eu_backend, (guint)bands);
+  GstElement *pipeline = gst_parse_launch(description, NULL);
+  fail_unless(pipeline != NULL, "%s", description);
+  GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+  GstCaps *caps = eu_raw_caps(CUDAFFT_SAMPLE_F32, 48000, channels);
+  g_object_set(src, "caps", caps, NULL);
+  gst_caps_unref(caps);
+  GstBus *bus = gst_element_get_bus(pipeline);
+  fail_if(gst_element_set_state(pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE);
+  const gsize bytes = (gsize)channels * 64 * sizeof(float);
+  GstBuffer *buf = gst_buffer_new_allocate(NULL, bytes, NULL);
+  gst_buffer_memset(buf, 0, 0, bytes);
+  GST_BUFFER_PTS(buf) = 0;
+  GstFlowReturn flow;
+  g_signal_emit_by_name(src, "push-buffer", buf, &flow);
+  gst_buffer_unref(buf);
+  g_signal_emit_by_name(src, "end-of-stream", &flow);
+  GstMessage *msg =
+      gst_bus_timed_pop_filtered(bus, 60 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless(msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR,
+              "bands=%.0f x %u channels: %s instead of an ERROR", bands, channels,
+              msg ? "EOS" : "nothing");
+  GError *err = NULL;
+  gchar *debug = NULL;
+  gst_message_parse_error(msg, &err, &debug);
+  fail_unless_equals_string(GST_MESSAGE_SRC_NAME(msg), "s");
+  fail_unless(strstr(err->message, "bands") != NULL, "the error does not name bands: %s",
+              err->message);
+  fail_unless(debug && strstr(debug, "this machine has") != NULL &&
+                  strstr(debug, "copies of") != NULL,
+              "not the memory estimate's refusal (with the messages counted): %s | %s",
+              err->message, debug ? debug : "");
+  GST_INFO("bands=%.0f x %u channels: %s | %s", bands, channels, err->message, debug);
+  g_clear_error(&err);
+  g_free(debug);
+  gst_message_unref(msg);
+  fail_unless(gst_element_set_state(pipeline, GST_STATE_NULL) == GST_STATE_CHANGE_SUCCESS);
+  gst_object_unref(bus);
+  gst_object_unref(src);
+  gst_object_unref(pipeline);
+  g_free(description);
+}
+GST_END_TEST;
+
+/* The errors every element shares: one per failure, the channel limit named. */
+GST_START_TEST(test_errors_a_user_sees)
+{
+  eu_check_one_error_at_start("cudaspectrum", "");
+  eu_check_channel_limit("cudaspectrum", "");
+}
+GST_END_TEST;
+
 static Suite *
 cudaspectrum_suite(void)
 {
@@ -2094,6 +2208,7 @@ cudaspectrum_suite(void)
   tcase_add_loop_test(tc, test_eos_posts_partial_interval, 0, G_N_ELEMENTS(eos_rows));
   tcase_add_test(tc, test_discont_resets_intervals_and_history);
   tcase_add_test(tc, test_untimestamped_counts_from_zero);
+  tcase_add_test(tc, test_untimestamped_after_segment_start);
   tcase_add_test(tc, test_zero_length_buffers);
   tcase_add_test(tc, test_partial_frame_buffers);
   tcase_add_test(tc, test_nan_only_in_its_intervals);
@@ -2102,6 +2217,8 @@ cudaspectrum_suite(void)
   tcase_add_test(tc, test_state_cycles);
   tcase_add_test(tc, test_two_instances_no_cross_talk);
   tcase_add_test(tc, test_unallocatable_bands_error);
+  tcase_add_test(tc, test_bands_counted_with_messages);
+  tcase_add_test(tc, test_errors_a_user_sees);
   return s;
 }
 

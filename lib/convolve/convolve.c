@@ -7,6 +7,7 @@
 #include "backend_choice.h"
 #include "sample_values.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -70,13 +71,17 @@ check_kernel(const CudafftConvolveKernel *kernel, unsigned channels)
                         "a kernel of %u rows for %u channels (1 row for every channel, or one per "
                         "channel)",
                         kernel->rows, channels);
-  /* One NaN or Inf tap would turn the whole output into NaN for as long as the kernel stays. */
+  /* One NaN or Inf tap would turn the whole output into NaN for as long as the kernel stays; so
+   * would a finite double beyond the float range, which the single-precision filter rounds to
+   * Inf (F64 streams too, until they filter in double precision). */
   const size_t count = kernel->taps * kernel->rows; /* <= 2^36 */
   for (size_t i = 0; i < count; i++)
-    if (!isfinite(kernel->taps_data[i]))
+    if (!isfinite(kernel->taps_data[i]) || fabs(kernel->taps_data[i]) > FLT_MAX)
       return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
-                          "kernel row %zu tap %zu is %g (taps must be finite)", i / kernel->taps,
-                          i % kernel->taps, kernel->taps_data[i]);
+                          "kernel row %zu tap %zu is %g (taps must be finite and at most %g in "
+                          "magnitude)",
+                          i / kernel->taps, i % kernel->taps, kernel->taps_data[i],
+                          (double)FLT_MAX);
   return CUDAFFT_STATUS_OK;
 }
 

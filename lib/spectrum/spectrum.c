@@ -83,22 +83,25 @@ check_config(const void *args)
 
 /* Refuses, before anything is allocated, a configuration whose host memory exceeds the machine's:
  * allocations that large may succeed under overcommit and end in an OOM kill when touched. The
- * estimate counts the front end's arrays and the state the CPU backend keeps (history, a run's
- * samples, open sums, FFT buffers); the CUDA backend keeps about as much on its device instead. */
+ * estimate counts the front end's arrays, the state the CPU backend keeps (history, a run's
+ * samples, open sums, FFT buffers; the CUDA backend keeps about as much on its device instead)
+ * and the caller's copies of a push's results (value_bytes per magnitude and phase value). */
 static CudafftStatus
-check_host_memory(size_t nfft, size_t bands, size_t spectra, size_t max_results)
+check_host_memory(size_t nfft, size_t bands, size_t spectra, size_t max_results, size_t value_bytes)
 {
   const size_t physical = physical_memory();
-  size_t slot_floats, result_floats, signal_floats, floats, bytes;
+  size_t slot_floats, result_floats, signal_floats, floats, bytes, caller = 0;
   const int ok = mul_size(spectra, bands, &slot_floats) &&
                  mul_size(max_results, slot_floats, &result_floats) &&
+                 mul_size(result_floats, value_bytes, &caller) && mul_size(caller, 2, &caller) &&
                  mul_add_size(2, bands, nfft, &signal_floats) &&
                  mul_add_size(spectra, signal_floats, RUN_FLOATS_ESTIMATE, &floats) &&
                  mul_add_size(2, result_floats, floats, &floats) &&
                  mul_add_size(4, nfft, floats, &floats) && /* window, FFT input and bins */
                  mul_size(floats, sizeof(float), &bytes) &&
                  mul_add_size(max_results, sizeof(CudafftSpectrumResult), bytes, &bytes) &&
-                 mul_add_size(FFT_LIST_MAX, sizeof(CudafftSpectrumFft), bytes, &bytes);
+                 mul_add_size(FFT_LIST_MAX, sizeof(CudafftSpectrumFft), bytes, &bytes) &&
+                 mul_add_size(1, caller, bytes, &bytes);
   if (!ok)
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
                         "a spectrum of %zu bands x %zu signals needs more host memory than can "
@@ -106,9 +109,11 @@ check_host_memory(size_t nfft, size_t bands, size_t spectra, size_t max_results)
                         bands, spectra);
   if (bytes > physical)
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
-                        "a spectrum of %zu bands x %zu signals needs about %.0f MB of host memory; "
-                        "this machine has %.0f MB",
-                        bands, spectra, (double)bytes / 1e6, (double)physical / 1e6);
+                        "a spectrum of %zu bands x %zu signals needs about %.0f MB of host memory "
+                        "(%.0f MB of it for the caller's copies of up to %zu results); this "
+                        "machine has %.0f MB",
+                        bands, spectra, (double)bytes / 1e6, (double)caller / 1e6, max_results,
+                        (double)physical / 1e6);
   return CUDAFFT_STATUS_OK;
 }
 
@@ -221,7 +226,7 @@ make_analyser(CudafftSpectrum **spectrum_out, CudafftBackend backend, int device
                         spectra);
   size_t max_results = min_size(RESULTS_MAX, RESULT_FLOATS_MAX / result_floats);
   max_results = max_results ? max_results : 1;
-  CudafftStatus status = check_host_memory(nfft, bands, spectra, max_results);
+  CudafftStatus status = check_host_memory(nfft, bands, spectra, max_results, config->result_value_bytes);
   if (status != CUDAFFT_STATUS_OK)
     return status;
 

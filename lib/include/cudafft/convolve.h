@@ -48,8 +48,9 @@ extern "C" {
 #define CUDAFFT_CONVOLVE_DIRECT_TAPS 64 /* kernels shorter than this take the direct path */
 
 /* A kernel: `rows` rows of `taps` doubles, row-major (row 0 first). rows is 1 (every channel) or
- * the stream's channels (row c filters channel c). The values are copied; the caller keeps its
- * array. */
+ * the stream's channels (row c filters channel c). Every tap must be finite and within the float
+ * range (|tap| <= FLT_MAX: the filter runs in single precision); INVALID_VALUE otherwise. The
+ * values are copied; the caller keeps its array. */
 typedef struct {
   const double *taps_data;
   size_t taps; /* >= 1 */

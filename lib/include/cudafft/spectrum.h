@@ -58,6 +58,11 @@ typedef struct {
   CudafftSampleFormat format; /* input samples: every format of cudafft/common.h */
   int multi_channel;          /* nonzero: a spectrum per channel; zero: of the channels' mean */
   CudafftSpectrumOptions options;
+  /* Host bytes the caller keeps per value of the results it reads, for magnitude and for phase
+   * each (its own copies: a GStreamer message holds a GValue and a float per value), counted in
+   * create's memory check for as many results as one push returns, so that a configuration whose
+   * results the caller could not hold is refused there. 0: none. */
+  size_t result_value_bytes;
 } CudafftSpectrumConfig;
 
 /* One finished interval. magnitude and phase hold `spectra` rows of `bands` floats, channel 0
@@ -75,7 +80,9 @@ typedef struct CudafftSpectrum CudafftSpectrum;
 
 /* Validates config (INVALID_SIZE for bands, INVALID_VALUE for the rest) and makes the analyser,
  * allocating everything it will need (DEVICE_OUT_OF_MEMORY or HOST_OUT_OF_MEMORY, with the sizes
- * in the message, where bands x channels is too large); *spectrum is NULL on failure. Backends as
+ * in the message, where bands x channels is too large: its own memory and the caller's copies of
+ * the results, result_value_bytes, are checked against the machine's before anything is
+ * allocated); *spectrum is NULL on failure. Backends as
  * in cudafft_plan_create(). Every size of nfft is supported by both backends. */
 CUDAFFT_API CudafftStatus cudafft_spectrum_create(CudafftSpectrum **spectrum,
                                                   CudafftBackend backend, int device_id,
