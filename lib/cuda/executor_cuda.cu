@@ -16,6 +16,7 @@
  * executor's own (stream-ordered allocation), so that objects coming and going never synchronise
  * the device the way cudaFree does. */
 #include "cuda_check.cuh"
+#include "device_choice.cuh"
 #include "executor_device.h"
 #include "size_math.h"
 
