@@ -250,10 +250,12 @@ template <typename Job, int Ahead> struct CudafftJobQueue {
     return &jobs[(head + count) % Ahead];
   }
 
-  /* Submits the slot next() gave (its header and fields set). */
+  /* Submits the slot next() gave (its header and fields set); nothing after a failure. */
   void
   submit(CudafftExecutor *ex, Job *job, const void *in, void *out)
   {
+    if (failed != CUDAFFT_STATUS_OK)
+      return;
     const CudafftStatus status =
         cudafft_executor_submit(ex, reinterpret_cast<CudafftJob *>(job), in, out);
     if (status == CUDAFFT_STATUS_OK)

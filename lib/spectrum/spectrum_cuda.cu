@@ -489,6 +489,9 @@ new_job(CudaSpectrum *c)
   r.ffts = nullptr;
   r.fft_count = 0;
   r.fused_path = c->fused != nullptr;
+  r.window = c->window;
+  r.twiddles = c->twiddles;
+  r.norm_db = c->norm_db;
   r.cufft = cufft_run;
   r.cufft_object = c;
   r.magnitude_sums = c->magnitude;
@@ -528,8 +531,7 @@ place_frames(CudaSpectrum *c, CudafftSpectrumRunJob *r, size_t frames)
   r->append = base + c->nfft;
   r->job.in_bytes = frames * c->frame_bytes;
   r->fused =
-      CudafftSpectrumFusedDesc{base,         c->pitch, nullptr,    c->window, c->twiddles,
-                               c->magnitude, nullptr,  c->norm_db, 0,         (int)c->spectra};
+      CudafftSpectrumFusedDesc{base, c->pitch, nullptr, c->magnitude, nullptr, 0, (int)c->spectra};
   c->offset += frames;
 }
 

@@ -50,7 +50,8 @@ __global__ void
 __launch_bounds__(FftShape<N, kWide>::kBlockThreads,
                   kFusedMinBlocks<FftShape<N, kWide>::kBlockThreads>)
     fused_kernel(const CudafftSpectrumFusedDesc *__restrict__ descs,
-                 const CudafftUnit *__restrict__ map, int count)
+                 const CudafftUnit *__restrict__ map, int count, const float *__restrict__ window,
+                 float norm_db, const float2 *__restrict__ twiddles)
 {
   using S = FftShape<N, kWide>;
   extern __shared__ float2 smem[];
@@ -60,8 +61,7 @@ __launch_bounds__(FftShape<N, kWide>::kBlockThreads,
   const int spectra = d.spectra, local = (int)u.index;
   const int s = local % spectra;
   const CudafftSpectrumLaunchFft fft = d.ffts[local / spectra];
-  const float2 *twiddles = d.twiddles;
-  const WindowedRealIn from{d.signal + (size_t)s * d.pitch + fft.end, d.window};
+  const WindowedRealIn from{d.signal + (size_t)s * d.pitch + fft.end, window};
   block_fft<N, kWide>(from, ctx.smem, ctx.smem, ctx.t, twiddles);
   if (!ctx.active)
     return;
@@ -69,7 +69,6 @@ __launch_bounds__(FftShape<N, kWide>::kBlockThreads,
   float *level_row = d.magnitude + row;
   float *phase_row = Phase ? d.phase + row : nullptr;
   const bool store = fft.store != 0;
-  const float norm_db = d.norm_db;
   const int threshold = d.threshold;
   real_forward_post<N, kWide, S::kThreads>(ctx.smem.s, ctx.t, twiddles, [&](int k, float2 x) {
     put(&level_row[k], cudafft_spectrum_level(x.x * x.x + x.y * x.y, norm_db, threshold), store);
@@ -137,7 +136,7 @@ accumulate_kernel(Index bands, Index spectra, const CudafftSpectrumLaunchFft *__
 }
 
 using FusedFn = void (*)(dim3, int, size_t, cudaStream_t, const CudafftSpectrumFusedDesc *,
-                         const CudafftUnit *, int);
+                         const CudafftUnit *, int, const float *, float, const float2 *);
 
 struct FusedKernels {
   CudafftBlockKernels shape; /* without, with phase */
@@ -147,9 +146,11 @@ struct FusedKernels {
 template <int N, bool Phase>
 void
 launch_fused(dim3 grid, int threads, size_t smem, cudaStream_t stream,
-             const CudafftSpectrumFusedDesc *descs, const CudafftUnit *map, int count)
+             const CudafftSpectrumFusedDesc *descs, const CudafftUnit *map, int count,
+             const float *window, float norm_db, const float2 *twiddles)
 {
-  fused_kernel<N, Phase><<<grid, threads, smem, stream>>>(descs, map, count);
+  fused_kernel<N, Phase>
+      <<<grid, threads, smem, stream>>>(descs, map, count, window, norm_db, twiddles);
 }
 
 /* The kernels of each size nfft: the real transforms of nfft points run the block FFT of
@@ -177,7 +178,8 @@ cudafft_spectrum_fused_kernels(size_t nfft)
 
 cudaError_t
 cudafft_spectrum_fused_batch(size_t nfft, int phase, const CudafftSpectrumFusedDesc *descs,
-                             const CudafftUnit *map, size_t transforms, cudaStream_t stream)
+                             const CudafftUnit *map, size_t transforms, const float *window,
+                             float norm_db, const float2 *twiddles, cudaStream_t stream)
 {
   const FusedKernels *k = size_table_entry<FusedTable>(nfft);
   if (!k || transforms > (size_t)INT_MAX - (size_t)k->shape.per_block)
@@ -186,7 +188,7 @@ cudafft_spectrum_fused_batch(size_t nfft, int phase, const CudafftSpectrumFusedD
     return cudaSuccess;
   const dim3 grid((unsigned)((transforms + k->shape.per_block - 1) / k->shape.per_block));
   k->launch[phase ? 1 : 0](grid, k->shape.block_threads, k->shape.smem_bytes, stream, descs, map,
-                           (int)transforms);
+                           (int)transforms, window, norm_db, twiddles);
   return cudaGetLastError();
 }
 
@@ -371,13 +373,18 @@ struct FusedRuns {
   size_t per[kSizeCount][2] = {};
   size_t first[kSizeCount][2] = {};
   size_t total = 0;
+  const CudafftSpectrumRunJob *tables[kSizeCount] = {}; /* the first job of each size */
 
   FusedRuns(CudafftJob *const *jobs, size_t count)
   {
     for (size_t j = 0; j < count; j++) {
       const CudafftSpectrumRunJob *r = run_job(jobs[j]);
-      if (fused_transforms(r) > 0)
-        per[size_index(r->nfft)][r->phase ? 1 : 0] += fused_transforms(r);
+      if (fused_transforms(r) == 0)
+        continue;
+      const int i = size_index(r->nfft);
+      per[i][r->phase ? 1 : 0] += fused_transforms(r);
+      if (!tables[i])
+        tables[i] = r;
     }
     for (int i = 0; i < kSizeCount; i++)
       for (int p = 0; p < 2; p++) {
@@ -507,7 +514,8 @@ run_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *stream
       if (runs.per[i][p] > 0)
         CUDAFFT_CHECK(cudafft_spectrum_fused_batch((size_t)CUDAFFT_MIN_SIZE << i, p, fused,
                                                    transform_map + runs.first[i][p], runs.per[i][p],
-                                                   stream));
+                                                   runs.tables[i]->window, runs.tables[i]->norm_db,
+                                                   runs.tables[i]->twiddles, stream));
   const CudafftSpectrumLaunchFft *device_ffts =
       cudafft_aux_at<CudafftSpectrumLaunchFft>(device_aux, layout.ffts);
   for (size_t j = 0; j < count; j++) {

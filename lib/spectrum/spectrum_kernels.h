@@ -38,19 +38,19 @@ typedef struct {
   const float *signal;
   size_t pitch;
   const CudafftSpectrumLaunchFft *ffts;
-  const float *window;
-  const float2 *twiddles;
   float *magnitude, *phase;
-  float norm_db;
   int threshold;
   int spectra;
 } CudafftSpectrumFusedDesc;
 
 /* The fused kernel of size nfft, with phases or not, over `transforms` transforms: transform t is
- * pair map[t].index of job map[t].job (descs[job]). descs and map: device memory. */
+ * pair map[t].index of job map[t].job (descs[job]). descs and map: device memory. The window,
+ * norm_db (20 log10 nfft) and twiddles are the launch's: the same for every analyser of the size
+ * (kernel parameters stay out of the registers the FFT needs). */
 cudaError_t cudafft_spectrum_fused_batch(size_t nfft, int phase,
                                          const CudafftSpectrumFusedDesc *descs,
                                          const CudafftUnit *map, size_t transforms,
+                                         const float *window, float norm_db, const float2 *twiddles,
                                          cudaStream_t stream);
 
 /* Pairs first .. first + count - 1 of the list ffts, windowed, to count rows of nfft floats at
@@ -81,8 +81,8 @@ typedef CudafftStatus (*CudafftSpectrumCufftRun)(void *object, const float *sign
  * 1. `frames` interleaved input frames (the job's input, frame_bytes each) converted into the
  *    signal rows at append (spectrum s's at append + s pitch), beside the segments (the history
  *    moved or zeroed, slots zeroed), which write other memory;
- * 2. the FFTs (`ffts`, a host list copied into the batch) over the rows from `signal`: the fused
- *    kernel (fused.*; its ffts member is set by the kind), or `cufft` on the cuFFT path;
+ * 2. the FFTs (`ffts`, a host list copied into the batch) over the rows from fused.signal: the
+ *    fused kernel (fused.*; its ffts member is set by the kind), or `cufft` on the cuFFT path;
  * 3. the sums out: elements [out_first, out_first + out_count) of the closed slots' sums (the
  *    magnitudes of slots 0 .. closed - 1, then their phases where phase_sums is set) to the job's
  *    output; with `move`, which needs the whole of them in this job, the open slot `closed` then
@@ -104,6 +104,9 @@ typedef struct {
   const CudafftSpectrumLaunchFft *ffts;
   size_t fft_count;
   CudafftSpectrumFusedDesc fused; /* where `fused_path`; else cufft */
+  const float *window;            /* the object's tables, for the fused launch of its size */
+  const float2 *twiddles;
+  float norm_db;
   int fused_path;
   CudafftSpectrumCufftRun cufft;
   void *cufft_object;

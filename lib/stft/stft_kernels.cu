@@ -65,7 +65,6 @@ struct AnalysisDesc {
   CudafftSegment move;
   const float *signal;
   const float *window;
-  const float2 *twiddles;
   float *out;
   int hop, group, c0, representation;
 };
@@ -75,7 +74,6 @@ struct SynthesisDesc {
   const float2 *bins;
   float2 *rows;
   const float2 *g;
-  const float2 *twiddles;
   const float *tail_in;
   float *tail_out;
   float *out;
@@ -85,12 +83,14 @@ struct SynthesisDesc {
 };
 
 /* Transform t of a launch is unit map[t] of its job; BlockRow's spare rows take the launch's last
- * transform, which is real, and never write. */
+ * transform, which is real, and never write. The twiddles are the launch's: every object of a size
+ * has the same table (a kernel parameter stays out of the registers the FFT needs, and one table
+ * stays in L1 for every job). */
 template <int N>
 __global__ void
 __launch_bounds__(FftShape<N, kWide>::kBlockThreads)
     analysis_kernel(const AnalysisDesc *__restrict__ descs, const CudafftUnit *__restrict__ map,
-                    int count)
+                    int count, const float2 *__restrict__ twiddles)
 {
   using S = FftShape<N, kWide>;
   extern __shared__ float2 smem[];
@@ -99,7 +99,6 @@ __launch_bounds__(FftShape<N, kWide>::kBlockThreads)
   const AnalysisDesc &d = descs[u.job];
   const int local = (int)u.index;
   const int frame = local / d.group, channel = d.c0 + local % d.group;
-  const float2 *twiddles = d.twiddles;
   const WindowedRealIn from{d.signal + channel * d.pitch + (size_t)frame * d.hop, d.window};
   block_fft<N, kWide>(from, ctx.smem, ctx.smem, ctx.t, twiddles);
   if (!ctx.active)
@@ -119,14 +118,13 @@ template <int N>
 __global__ void
 __launch_bounds__(FftShape<N, kWide>::kBlockThreads)
     synthesis_kernel(const SynthesisDesc *__restrict__ descs, const CudafftUnit *__restrict__ map,
-                     int count)
+                     int count, const float2 *__restrict__ twiddles)
 {
   using S = FftShape<N, kWide>;
   extern __shared__ float2 smem[];
   BlockRow<N, kWide> ctx(smem, count);
   const CudafftUnit u = map[ctx.transform];
   const SynthesisDesc &d = descs[u.job];
-  const float2 *twiddles = d.twiddles;
   load_real_bins<N, S::kThreads>(ctx.smem.s, d.bins + (size_t)u.index * (N + 1), ctx.t);
   __syncthreads();
   real_inverse_pre<N, kWide, S::kThreads>(ctx.smem.s, ctx.t, twiddles);
@@ -198,9 +196,9 @@ __launch_bounds__(kCudafftUnitThreads)
 }
 
 using AnalyseFn = void (*)(dim3, int, size_t, cudaStream_t, const AnalysisDesc *,
-                           const CudafftUnit *, int);
+                           const CudafftUnit *, int, const float2 *);
 using SynthesiseFn = void (*)(dim3, int, size_t, cudaStream_t, const SynthesisDesc *,
-                              const CudafftUnit *, int);
+                              const CudafftUnit *, int, const float2 *);
 
 struct FusedKernels {
   CudafftBlockKernels shape; /* analysis, synthesis */
@@ -211,17 +209,17 @@ struct FusedKernels {
 template <int N>
 void
 analyse(dim3 grid, int threads, size_t smem, cudaStream_t stream, const AnalysisDesc *descs,
-        const CudafftUnit *map, int count)
+        const CudafftUnit *map, int count, const float2 *twiddles)
 {
-  analysis_kernel<N><<<grid, threads, smem, stream>>>(descs, map, count);
+  analysis_kernel<N><<<grid, threads, smem, stream>>>(descs, map, count, twiddles);
 }
 
 template <int N>
 void
 synthesise(dim3 grid, int threads, size_t smem, cudaStream_t stream, const SynthesisDesc *descs,
-           const CudafftUnit *map, int count)
+           const CudafftUnit *map, int count, const float2 *twiddles)
 {
-  synthesis_kernel<N><<<grid, threads, smem, stream>>>(descs, map, count);
+  synthesis_kernel<N><<<grid, threads, smem, stream>>>(descs, map, count, twiddles);
 }
 
 /* The kernels of each size n: the real transforms of n points run the block FFT of n / 2. */
@@ -244,18 +242,24 @@ fused_of_index(int i)
 }
 
 /* Transforms of the jobs by FFT size: per_size[i] for size index i (fft_sizes.cuh); the launches go
- * in that order, so a size's transforms are one run of the map. */
+ * in that order, so a size's transforms are one run of the map. twiddles[i]: the table of the
+ * size's first job (every object of a size has the same). */
 struct SizeRuns {
   size_t per_size[kSizeCount] = {};
   size_t first[kSizeCount] = {};
+  const float2 *twiddles[kSizeCount] = {};
 
   template <typename Transforms>
   SizeRuns(CudafftJob *const *jobs, size_t count, Transforms &&transforms)
   {
     for (size_t j = 0; j < count; j++) {
       size_t n = 0;
-      const size_t t = transforms(jobs[j], &n);
-      per_size[size_index(n)] += t;
+      const float2 *table = nullptr;
+      const size_t t = transforms(jobs[j], &n, &table);
+      const int i = size_index(n);
+      per_size[i] += t;
+      if (!twiddles[i])
+        twiddles[i] = table;
     }
     for (int i = 1; i < kSizeCount; i++)
       first[i] = first[i - 1] + per_size[i - 1];
@@ -280,7 +284,7 @@ launch_sizes(const SizeRuns &runs, const Desc *descs, const CudafftUnit *map, cu
       continue;
     const FusedKernels *k = fused_of_index(i);
     const dim3 grid((unsigned)((count + k->shape.per_block - 1) / k->shape.per_block));
-    launch(k, grid, descs, map + runs.first[i], (int)count, stream);
+    launch(k, grid, descs, map + runs.first[i], (int)count, runs.twiddles[i], stream);
     CUDAFFT_CHECK(cudaGetLastError());
   }
   return CUDAFFT_STATUS_OK;
@@ -307,10 +311,11 @@ assemble_units(const CudafftStftAnalysisJob *a)
 }
 
 size_t
-analysis_transforms(const CudafftJob *job, size_t *n)
+analysis_transforms(const CudafftJob *job, size_t *n, const float2 **twiddles)
 {
   const CudafftStftAnalysisJob *a = analysis_job(job);
   *n = a->n;
+  *twiddles = a->twiddles;
   return a->frames * a->group;
 }
 
@@ -367,7 +372,6 @@ analysis_prepare(CudafftJob *const *jobs, size_t count, void *host_aux, void *de
                             a->move,
                             a->signal,
                             a->window,
-                            a->twiddles,
                             static_cast<float *>(a->job.device_out),
                             (int)a->hop,
                             (int)a->group,
@@ -395,8 +399,9 @@ analysis_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *s
   return launch_sizes(
       runs, descs, cudafft_aux_at<CudafftUnit>(device_aux, layout.transforms), stream,
       [](const FusedKernels *k, dim3 grid, const AnalysisDesc *d, const CudafftUnit *map,
-         int transforms, cudaStream_t s) {
-        k->analyse(grid, k->shape.block_threads, k->shape.smem_bytes, s, d, map, transforms);
+         int transforms, const float2 *twiddles, cudaStream_t s) {
+        k->analyse(grid, k->shape.block_threads, k->shape.smem_bytes, s, d, map, transforms,
+                   twiddles);
       });
 }
 
@@ -415,10 +420,11 @@ synthesis_sums(const CudafftStftSynthesisJob *s)
 }
 
 size_t
-synthesis_transforms(const CudafftJob *job, size_t *n)
+synthesis_transforms(const CudafftJob *job, size_t *n, const float2 **twiddles)
 {
   const CudafftStftSynthesisJob *s = synthesis_job(job);
   *n = s->n;
+  *twiddles = s->twiddles;
   return s->frames * s->group;
 }
 
@@ -466,7 +472,6 @@ synthesis_prepare(CudafftJob *const *jobs, size_t count, void *host_aux, void *d
     descs[j] = SynthesisDesc{static_cast<const float2 *>(s->job.device_in),
                              reinterpret_cast<float2 *>(s->rows),
                              reinterpret_cast<const float2 *>(s->window),
-                             s->twiddles,
                              s->tail_in,
                              s->tail_out,
                              static_cast<float *>(s->job.device_out),
@@ -493,8 +498,9 @@ synthesis_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *
   const CudafftStatus status = launch_sizes(
       runs, descs, cudafft_aux_at<CudafftUnit>(device_aux, layout.transforms), stream,
       [](const FusedKernels *k, dim3 grid, const SynthesisDesc *d, const CudafftUnit *map,
-         int transforms, cudaStream_t s) {
-        k->synthesise(grid, k->shape.block_threads, k->shape.smem_bytes, s, d, map, transforms);
+         int transforms, const float2 *twiddles, cudaStream_t s) {
+        k->synthesise(grid, k->shape.block_threads, k->shape.smem_bytes, s, d, map, transforms,
+                      twiddles);
       });
   if (status != CUDAFFT_STATUS_OK || layout.sum_units == 0)
     return status;
