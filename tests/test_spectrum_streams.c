@@ -23,11 +23,8 @@
 #include "spectrum_reference.h"
 #include "test_signal.h"
 #include "test_util.h"
+#include "streams_util.h"
 #include "worker_util.h"
-
-#if CUDAFFT_HAVE_CUDA
-#include "executor.h"
-#endif
 
 #include <math.h>
 #include <pthread.h>
@@ -58,9 +55,6 @@ static const double pi = 3.14159265358979323846;
 static CudafftBackend backend;
 /* FFTW's planner is not thread-safe: the models are made and freed under this lock. */
 static pthread_mutex_t fftw_lock = PTHREAD_MUTEX_INITIALIZER;
-/* Creations take it shared; the device-memory check takes it alone. */
-static pthread_rwlock_t create_lock = PTHREAD_RWLOCK_INITIALIZER;
-static atomic_uint sessions_done;
 static atomic_size_t results_compared;
 
 static size_t
@@ -181,9 +175,9 @@ object_create(Object *o, const Spec *spec)
   memset(o, 0, sizeof *o);
   o->spec = *spec;
   describe(spec, o->label, sizeof o->label);
-  pthread_rwlock_rdlock(&create_lock);
+  pthread_rwlock_rdlock(&streams_create_lock);
   const CudafftStatus status = cudafft_spectrum_create(&o->sp, backend, -1, &spec->config);
-  pthread_rwlock_unlock(&create_lock);
+  pthread_rwlock_unlock(&streams_create_lock);
   if (status != CUDAFFT_STATUS_OK) {
     worker_fail("%s: create: %s: %s", o->label, cudafft_status_name(status),
                 cudafft_last_error_message());
@@ -478,128 +472,73 @@ session_step(Session *ss)
     session_finish(ss);
   atomic_fetch_add(&results_compared, ss->results);
   test_signal_clear(&ss->signal);
-  atomic_fetch_add(&sessions_done, 1);
+  streams_session_done();
   return 1;
 }
 
-/* The streaming threads ------------------------------------------------------------------------ */
+/* The engine as the streams run it (streams_util.h) ----------------------------------------- */
 
-typedef struct {
-  unsigned id;
-  Object objects[OBJECTS_PER_THREAD];
-  int made[OBJECTS_PER_THREAD];
-} Streamer;
-
-static void *
-streamer_main(void *arg)
+static unsigned
+make_object(void *object, unsigned t, unsigned i)
 {
-  Streamer *t = arg;
-  Session sessions[OBJECTS_PER_THREAD];
-  unsigned left[OBJECTS_PER_THREAD];
-  for (unsigned i = 0; i < OBJECTS_PER_THREAD; i++) {
-    TestRng rng = test_rng("streamer %u analyser %u", t->id, i);
-    const Spec spec = t->id == 0 && i == 0 ? wide_spec() : random_spec(&rng, 0);
-    t->made[i] = object_create(&t->objects[i], &spec);
-    left[i] = t->made[i] ? (spec.wide ? 1 : SESSIONS) : 0;
-    if (left[i])
-      session_start(&sessions[i], &t->objects[i], t->objects[i].label);
-  }
-  for (int active = 1; active;) {
-    active = 0;
-    for (unsigned i = 0; i < OBJECTS_PER_THREAD; i++) {
-      if (left[i] == 0)
-        continue;
-      active = 1;
-      if (!session_step(&sessions[i]))
-        continue;
-      if (--left[i] > 0) {
-        char label[260];
-        snprintf(label, sizeof label, "%s session %u", t->objects[i].label, SESSIONS - left[i]);
-        session_start(&sessions[i], &t->objects[i], label);
-      }
-    }
-  }
-  for (unsigned i = 0; i < OBJECTS_PER_THREAD; i++)
-    if (t->made[i])
-      object_destroy(&t->objects[i]);
-  return NULL;
+  TestRng rng = test_rng("streamer %u analyser %u", t, i);
+  const Spec spec = t == 0 && i == 0 ? wide_spec() : random_spec(&rng, 0);
+  return object_create(object, &spec) ? (spec.wide ? 1 : SESSIONS) : 0;
 }
 
-/* CYCLES times: a new small analyser, one short session, destroyed. */
-static void *
-cycler_main(void *arg)
+static int
+make_small_object(void *object, unsigned cycle)
 {
-  unsigned *completed = arg;
-  for (unsigned cycle = 0; cycle < CYCLES; cycle++) {
-    TestRng rng = test_rng("cycle %u", cycle);
-    const Spec spec = random_spec(&rng, 1);
-    Object o;
-    if (!object_create(&o, &spec))
-      continue;
-    char label[260];
-    snprintf(label, sizeof label, "cycle %u %s", cycle, o.label);
-    Session ss;
-    session_start(&ss, &o, label);
-    ss.frames = min_size(ss.frames, 5000);
-    while (!session_step(&ss))
-      ;
-    object_destroy(&o);
-    (*completed)++;
-  }
-  return NULL;
+  TestRng rng = test_rng("cycle %u", cycle);
+  const Spec spec = random_spec(&rng, 1);
+  return object_create(object, &spec);
 }
 
-/* A state too large for the device's memory ---------------------------------------------------- */
+static const char *
+object_label(const void *object)
+{
+  return ((const Object *)object)->label;
+}
 
-#if CUDAFFT_HAVE_CUDA
-#define FILL_BLOCKS 4096
-
-/* Takes the device's memory from the executor's pool until about 64 to 128 MB are left (blocks of
- * 1 GB, then 64 MB; the last 64 MB given back), makes an analyser whose state needs about 1 GB
- * (bands 2^24 + 1 of one signal): DEVICE_OUT_OF_MEMORY, naming the sizes; gives the memory back
- * and makes it. The streaming analysers, made before, go on meanwhile (their checks are theirs). */
+/* A brief session (the cycles'): at most 5000 frames. */
 static void
-check_state_too_large(void)
+start_session(void *session, void *object, const char *label, int brief)
 {
-  CudafftExecutor *ex = NULL;
-  CudafftStatus status = cudafft_executor_acquire(-1, &ex);
-  if (!test_check(status == CUDAFFT_STATUS_OK, "executor for the memory check: %s",
-                  cudafft_status_name(status)))
-    return;
-  static void *blocks[FILL_BLOCKS];
-  size_t count = 0;
-  pthread_rwlock_wrlock(&create_lock);
-  const size_t sizes[] = {(size_t)1 << 30, (size_t)64 << 20};
-  for (size_t s = 0; s < 2; s++)
-    while (count < FILL_BLOCKS && cudafft_executor_alloc(ex, sizes[s], "the test's filler",
-                                                         &blocks[count]) == CUDAFFT_STATUS_OK)
-      count++;
-  if (count > 0)
-    cudafft_executor_free(ex, blocks[--count]);
+  Session *ss = session;
+  session_start(ss, object, label);
+  if (brief)
+    ss->frames = min_size(ss->frames, 5000);
+}
+
+static int
+step_session(void *session)
+{
+  return session_step(session);
+}
+
+static void
+destroy_object(void *object)
+{
+  object_destroy(object);
+}
+
+/* The state too large for the device's memory: 2^24 + 1 bands of one signal (about 1 GB: its
+ * window, signal buffers, sums and cuFFT batch). */
+static CudafftStatus
+create_too_large(void **object)
+{
   const CudafftSpectrumConfig big = {((size_t)1 << 24) + 1, 1, 48000,
                                      CUDAFFT_SAMPLE_F32,    0, {10 * MS, -90, 1}};
-  CudafftSpectrum *sp = NULL;
-  status = cudafft_spectrum_create(&sp, CUDAFFT_BACKEND_CUDA, -1, &big);
-  const char *message = cudafft_last_error_message();
-  test_check(status == CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY && !sp && strstr(message, "MB") &&
-                 strstr(message, "bands"),
-             "an analyser of %zu bands with the device's memory taken (%zu blocks): %s (want %s), "
-             "message \"%s\"",
-             big.bands, count, cudafft_status_name(status),
-             cudafft_status_name(CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY), message);
-  cudafft_spectrum_destroy(sp);
-  while (count > 0)
-    cudafft_executor_free(ex, blocks[--count]);
-  pthread_rwlock_unlock(&create_lock);
-  sp = NULL;
-  status = cudafft_spectrum_create(&sp, CUDAFFT_BACKEND_CUDA, -1, &big);
-  test_check(status == CUDAFFT_STATUS_OK && sp, "the same analyser once the memory is back: %s%s%s",
-             cudafft_status_name(status), status ? ": " : "",
-             status ? cudafft_last_error_message() : "");
-  cudafft_spectrum_destroy(sp);
-  cudafft_executor_release(ex);
+  return cudafft_spectrum_create((CudafftSpectrum **)object, CUDAFFT_BACKEND_CUDA, -1, &big);
 }
 
+static void
+destroy_too_large(void *object)
+{
+  cudafft_spectrum_destroy(object);
+}
+
+#if CUDAFFT_HAVE_CUDA
 /* Every kernel the streams may launch, launched once before the device's memory is taken, so that
  * none needs more of the device's memory for its first launch then (its local memory): each fused
  * size with and without phases, and cuFFT's path. */
@@ -633,35 +572,11 @@ main(int argc, char **argv)
   if (backend == CUDAFFT_BACKEND_CUDA)
     warm_up();
 #endif
-  static Streamer streamers[THREADS];
-  pthread_t threads[THREADS], cycler;
-  unsigned cycles_completed = 0;
-  for (unsigned t = 0; t < THREADS; t++) {
-    streamers[t].id = t;
-    if (pthread_create(&threads[t], NULL, streamer_main, &streamers[t]) != 0)
-      test_abort("cannot start a thread");
-  }
-  if (pthread_create(&cycler, NULL, cycler_main, &cycles_completed) != 0)
-    test_abort("cannot start a thread");
-#if CUDAFFT_HAVE_CUDA
-  if (backend == CUDAFFT_BACKEND_CUDA) {
-    /* while the streams are under way */
-    while (atomic_load(&sessions_done) < THREADS * OBJECTS_PER_THREAD)
-      sleep_ms(10);
-    check_state_too_large();
-  }
-#endif
-  for (unsigned t = 0; t < THREADS; t++)
-    pthread_join(threads[t], NULL);
-  pthread_join(cycler, NULL);
-  unsigned made = 0;
-  for (unsigned t = 0; t < THREADS; t++)
-    for (unsigned i = 0; i < OBJECTS_PER_THREAD; i++)
-      made += (unsigned)streamers[t].made[i];
-  test_check(made == THREADS * OBJECTS_PER_THREAD, "%u of %u streaming analysers made", made,
-             THREADS * OBJECTS_PER_THREAD);
-  test_check(cycles_completed == CYCLES, "%u of %u create / session / destroy cycles completed",
-             cycles_completed, CYCLES);
+  const StreamsEngine engine = {sizeof(Object), sizeof(Session), make_object,  make_small_object,
+                                object_label,   start_session,   step_session, destroy_object};
+  const StreamsTooLarge too_large = {"an analyser of 2^24 + 1 bands", create_too_large,
+                                     destroy_too_large, "bands"};
+  streams_run(backend, &engine, THREADS, OBJECTS_PER_THREAD, CYCLES, &too_large);
   test_check(atomic_load(&results_compared) > 1000, "%zu results compared with the models",
              (size_t)atomic_load(&results_compared));
   report_worker_failures("64 analysers on 8 threads and 100 cycles beside them: every push, "
