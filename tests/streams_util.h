@@ -49,7 +49,10 @@ typedef struct {
  * objects sessions have finished (the streams are under way), it takes the device's memory through
  * the executor's pool until 64 to 128 MB are left, checks that too_large's object fails with
  * DEVICE_OUT_OF_MEMORY naming the sizes, gives the memory back and checks that the object is made
- * then (reported checks). Reports how many objects were made and cycles completed (checks). */
+ * then (reported checks). Reports how many objects were made and cycles completed (checks).
+ * Meanwhile no streaming object may need device memory: the tests launch every kernel of theirs
+ * once beforehand (local memory) and run with CUDA_MODULE_LOADING=EAGER (meson sets it), so that
+ * no kernel's code is loaded at a first launch while the memory is taken. */
 void streams_run(CudafftBackend backend, const StreamsEngine *engine, unsigned threads,
                  unsigned objects, unsigned cycles, const StreamsTooLarge *too_large);
 
