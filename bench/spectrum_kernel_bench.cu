@@ -3,7 +3,8 @@
  *
  * FRAMES frames of SIZE points, back to back in an F32 signal already on the device, each its own
  * interval (one FFT per result row of SIZE / 2 + 1 dB values, threshold -60), computed:
- * - ours: the fused launch (window on load, FFT, dB with threshold, stored into its row);
+ * - ours: the fused launch (window on load, FFT, dB with threshold, stored into its row), as the
+ *   engine's kind of work launches it for a batch of one job of FRAMES FFTs;
  * - cuFFT: a window kernel writing the windowed frames, cufftExecR2C (plan made before timing), a
  *   dB kernel writing the rows.
  * Also, for information: cufftExecR2C alone, and ours with 16 FFTs per interval (the accumulate
@@ -45,6 +46,9 @@ struct Bench {
   float2 *d_bins = nullptr, *d_twiddles = nullptr;
   float *d_ours = nullptr, *d_ref = nullptr, *d_sums = nullptr;
   CudafftSpectrumLaunchFft *d_own_slots = nullptr, *d_shared_slots = nullptr;
+  /* the fused kernel's job descriptors (one job: its own rows, or shared slots) and its map */
+  CudafftSpectrumFusedDesc *d_own = nullptr, *d_shared = nullptr;
+  CudafftUnit *d_map = nullptr;
   cufftHandle plan = 0;
 };
 
@@ -98,18 +102,16 @@ blocks_for(size_t count, int threads)
 void
 run_ours(Bench *b)
 {
-  CHECK_CUDA(cudafft_spectrum_fused_launch(b->n, b->d_signal, 0, 1, b->d_own_slots, b->frames,
-                                           b->d_window, b->norm_db, kThreshold, b->d_ours, nullptr,
-                                           b->d_twiddles, b->stream));
+  CHECK_CUDA(cudafft_spectrum_fused_batch(b->n, 0, b->d_own, b->d_map, b->frames, b->d_window,
+                                          b->norm_db, b->d_twiddles, b->stream));
 }
 
 void
 run_ours_accumulate(Bench *b)
 {
   CHECK_CUDA(cudaMemsetAsync(b->d_sums, 0, b->slots * b->bands * sizeof(float), b->stream));
-  CHECK_CUDA(cudafft_spectrum_fused_launch(b->n, b->d_signal, 0, 1, b->d_shared_slots, b->frames,
-                                           b->d_window, b->norm_db, kThreshold, b->d_sums, nullptr,
-                                           b->d_twiddles, b->stream));
+  CHECK_CUDA(cudafft_spectrum_fused_batch(b->n, 0, b->d_shared, b->d_map, b->frames, b->d_window,
+                                          b->norm_db, b->d_twiddles, b->stream));
 }
 
 void
@@ -199,6 +201,9 @@ main(int argc, char **argv)
   CHECK_CUDA(cudaMalloc(&b.d_sums, b.slots * b.bands * sizeof(float)));
   CHECK_CUDA(cudaMalloc(&b.d_own_slots, b.frames * sizeof(CudafftSpectrumLaunchFft)));
   CHECK_CUDA(cudaMalloc(&b.d_shared_slots, b.frames * sizeof(CudafftSpectrumLaunchFft)));
+  CHECK_CUDA(cudaMalloc(&b.d_own, sizeof(CudafftSpectrumFusedDesc)));
+  CHECK_CUDA(cudaMalloc(&b.d_shared, sizeof(CudafftSpectrumFusedDesc)));
+  CHECK_CUDA(cudaMalloc(&b.d_map, b.frames * sizeof(CudafftUnit)));
   CHECK_OURS(cudafft_twiddles_upload(&fused->twiddles, 1, b.stream, &b.d_twiddles));
   CHECK_CUDA(cudafft_block_kernels_prepare(fused));
 
@@ -217,6 +222,21 @@ main(int argc, char **argv)
   CHECK_CUDA(cudaMemcpyAsync(b.d_own_slots, own.data(), b.frames * sizeof(own[0]),
                              cudaMemcpyHostToDevice, b.stream));
   CHECK_CUDA(cudaMemcpyAsync(b.d_shared_slots, shared.data(), b.frames * sizeof(shared[0]),
+                             cudaMemcpyHostToDevice, b.stream));
+  /* one job of b.frames transforms, one frame each, as the engine's kind lays out a batch */
+  const CudafftSpectrumFusedDesc own_desc = {b.d_signal, 0, b.d_own_slots, b.d_ours, nullptr,
+                                             kThreshold, 1};
+  CudafftSpectrumFusedDesc shared_desc = own_desc;
+  shared_desc.ffts = b.d_shared_slots;
+  shared_desc.magnitude = b.d_sums;
+  std::vector<CudafftUnit> map(b.frames);
+  for (size_t f = 0; f < b.frames; ++f)
+    map[f] = CudafftUnit{0, (uint32_t)f};
+  CHECK_CUDA(
+      cudaMemcpyAsync(b.d_own, &own_desc, sizeof own_desc, cudaMemcpyHostToDevice, b.stream));
+  CHECK_CUDA(cudaMemcpyAsync(b.d_shared, &shared_desc, sizeof shared_desc, cudaMemcpyHostToDevice,
+                             b.stream));
+  CHECK_CUDA(cudaMemcpyAsync(b.d_map, map.data(), b.frames * sizeof(CudafftUnit),
                              cudaMemcpyHostToDevice, b.stream));
   CHECK_CUFFT(cufftPlan1d(&b.plan, (int)b.n, CUFFT_R2C, (int)b.frames));
   CHECK_CUFFT(cufftSetStream(b.plan, b.stream));
@@ -279,6 +299,9 @@ main(int argc, char **argv)
   cudaFree(b.d_sums);
   cudaFree(b.d_own_slots);
   cudaFree(b.d_shared_slots);
+  cudaFree(b.d_own);
+  cudaFree(b.d_shared);
+  cudaFree(b.d_map);
   cudaFree(b.d_twiddles);
   cudaStreamDestroy(b.stream);
   if (bad > 0 || compared == 0 || max_diff > kMaxDbError || !(max_mean_diff <= kMaxDbError)) {

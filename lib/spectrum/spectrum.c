@@ -226,7 +226,8 @@ make_analyser(CudafftSpectrum **spectrum_out, CudafftBackend backend, int device
                         spectra);
   size_t max_results = min_size(RESULTS_MAX, RESULT_FLOATS_MAX / result_floats);
   max_results = max_results ? max_results : 1;
-  CudafftStatus status = check_host_memory(nfft, bands, spectra, max_results, config->result_value_bytes);
+  CudafftStatus status =
+      check_host_memory(nfft, bands, spectra, max_results, config->result_value_bytes);
   if (status != CUDAFFT_STATUS_OK)
     return status;
 

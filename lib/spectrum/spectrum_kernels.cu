@@ -1,15 +1,19 @@
 /* spectrum_kernels.cu: the spectrum's kernels, the fused one built from the block FFT's device
- * functions. */
+ * functions, and its kind of work (spectrum_kernels.h): the callbacks that lay out a batch's
+ * descriptors, FFT lists and unit maps, and launch each stage once for every job of the batch.
+ *
+ * Each kernel body is the per-object kernel it replaces, its parameters read from the job's
+ * descriptor: a batch of one job computes exactly what that kernel computed. */
 #include "block_fft.cuh"
 #include "block_fft_io.cuh"
 #include "block_kernels.cuh"
 #include "fft_sizes.cuh"
-#include "sample_dispatch.cuh"
 #include "spectrum_kernels.h"
 #include "spectrum_values.h"
 
 #include <climits>
 #include <cstdint>
+#include <cstring>
 
 using namespace cudafft;
 
@@ -36,32 +40,36 @@ put(float *sum, float v, bool store)
     atomicAdd(sum, v);
 }
 
-/* One block row per (FFT, spectrum) pair: transform t is FFT t / spectra of spectrum t % spectra.
- * Window on load, the half-length complex FFT in shared memory, then each bin once from
- * real_forward_post straight into its slot: consecutive bands from consecutive threads. */
+/* One block row per (FFT, spectrum) pair: transform t of the launch is pair map[t].index of its
+ * job, FFT index / spectra of spectrum index % spectra (BlockRow's spare rows take the launch's
+ * last transform, which is real, and never write). Window on load, the half-length complex FFT
+ * in shared memory, then each bin once from real_forward_post straight into its slot: consecutive
+ * bands from consecutive threads. */
 template <int N, bool Phase>
 __global__ void
 __launch_bounds__(FftShape<N, kWide>::kBlockThreads,
                   kFusedMinBlocks<FftShape<N, kWide>::kBlockThreads>)
-    fused_kernel(const float *__restrict__ signal, size_t pitch, int spectra,
-                 const CudafftSpectrumLaunchFft *__restrict__ ffts, int count,
-                 const float *__restrict__ window, float norm_db, int threshold,
-                 float *__restrict__ magnitude, float *__restrict__ phase,
-                 const float2 *__restrict__ twiddles)
+    fused_kernel(const CudafftSpectrumFusedDesc *__restrict__ descs,
+                 const CudafftUnit *__restrict__ map, int count, const float *__restrict__ window,
+                 float norm_db, const float2 *__restrict__ twiddles)
 {
   using S = FftShape<N, kWide>;
   extern __shared__ float2 smem[];
   BlockRow<N, kWide> ctx(smem, count);
-  const int s = ctx.transform % spectra;
-  const CudafftSpectrumLaunchFft fft = ffts[ctx.transform / spectra];
-  const WindowedRealIn from{signal + (size_t)s * pitch + fft.end, window};
+  const CudafftUnit u = map[ctx.transform];
+  const CudafftSpectrumFusedDesc &d = descs[u.job];
+  const int spectra = d.spectra, local = (int)u.index;
+  const int s = local % spectra;
+  const CudafftSpectrumLaunchFft fft = d.ffts[local / spectra];
+  const WindowedRealIn from{d.signal + (size_t)s * d.pitch + fft.end, window};
   block_fft<N, kWide>(from, ctx.smem, ctx.smem, ctx.t, twiddles);
   if (!ctx.active)
     return;
   const size_t row = ((size_t)fft.slot * (size_t)spectra + (size_t)s) * (N + 1);
-  float *level_row = magnitude + row;
-  float *phase_row = Phase ? phase + row : nullptr;
+  float *level_row = d.magnitude + row;
+  float *phase_row = Phase ? d.phase + row : nullptr;
   const bool store = fft.store != 0;
+  const int threshold = d.threshold;
   real_forward_post<N, kWide, S::kThreads>(ctx.smem.s, ctx.t, twiddles, [&](int k, float2 x) {
     put(&level_row[k], cudafft_spectrum_level(x.x * x.x + x.y * x.y, norm_db, threshold), store);
     if constexpr (Phase)
@@ -88,23 +96,6 @@ flat_blocks(size_t total)
 {
   const size_t wanted = (total + kFlatThreads - 1) / kFlatThreads;
   return (unsigned)(wanted < kFlatMaxBlocks ? (wanted > 0 ? wanted : 1) : kFlatMaxBlocks);
-}
-
-/* One thread per (frame, spectrum), the spectra of a frame on adjacent threads, which read
- * adjacent samples of the frame; the writes scatter over the rows, which costs little next to the
- * transforms. */
-template <int Format, typename Index>
-__global__ void
-convert_kernel(const uint8_t *__restrict__ raw, Index total, unsigned channels, int multi_channel,
-               Index spectra, size_t frame_bytes, float *__restrict__ signal, size_t pitch)
-{
-  for (Index i = blockIdx.x * (Index)blockDim.x + threadIdx.x; i < total;
-       i += (Index)gridDim.x * blockDim.x) {
-    const Index j = i / spectra, s = i - j * spectra;
-    signal[(size_t)s * pitch + j] =
-        cudafft_spectrum_frame_value((CudafftSampleFormat)Format, raw + (size_t)j * frame_bytes,
-                                     channels, multi_channel, (unsigned)s);
-  }
 }
 
 /* Pairs are numbered from the launch's first one: local pair p is pair first_pair + p, whose FFT
@@ -148,9 +139,8 @@ accumulate_kernel(Index bands, Index spectra, const CudafftSpectrumLaunchFft *__
   }
 }
 
-using FusedFn = void (*)(dim3, int, size_t, cudaStream_t, const float *, size_t, int,
-                         const CudafftSpectrumLaunchFft *, int, const float *, float, int, float *,
-                         float *, const float2 *);
+using FusedFn = void (*)(dim3, int, size_t, cudaStream_t, const CudafftSpectrumFusedDesc *,
+                         const CudafftUnit *, int, const float *, float, const float2 *);
 
 struct FusedKernels {
   CudafftBlockKernels shape; /* without, with phase */
@@ -159,13 +149,12 @@ struct FusedKernels {
 
 template <int N, bool Phase>
 void
-launch_fused(dim3 grid, int threads, size_t smem, cudaStream_t stream, const float *signal,
-             size_t pitch, int spectra, const CudafftSpectrumLaunchFft *ffts, int count,
-             const float *window, float norm_db, int threshold, float *magnitude, float *phase,
-             const float2 *twiddles)
+launch_fused(dim3 grid, int threads, size_t smem, cudaStream_t stream,
+             const CudafftSpectrumFusedDesc *descs, const CudafftUnit *map, int count,
+             const float *window, float norm_db, const float2 *twiddles)
 {
-  fused_kernel<N, Phase><<<grid, threads, smem, stream>>>(
-      signal, pitch, spectra, ffts, count, window, norm_db, threshold, magnitude, phase, twiddles);
+  fused_kernel<N, Phase>
+      <<<grid, threads, smem, stream>>>(descs, map, count, window, norm_db, twiddles);
 }
 
 /* The kernels of each size nfft: the real transforms of nfft points run the block FFT of
@@ -184,70 +173,30 @@ struct FusedTable {
 
 } // namespace
 
-extern "C" const CudafftBlockKernels *
+const CudafftBlockKernels *
 cudafft_spectrum_fused_kernels(size_t nfft)
 {
   const FusedKernels *k = size_table_entry<FusedTable>(nfft);
   return k ? &k->shape : nullptr;
 }
 
-namespace {
-
-template <int Format>
-void
-convert(const void *raw, size_t frames, unsigned channels, int multi_channel, size_t spectra,
-        float *signal, size_t pitch, cudaStream_t stream)
-{
-  const size_t total = frames * spectra;
-  const size_t frame_bytes = channels * cudafft_sample_size((CudafftSampleFormat)Format);
-  const unsigned blocks = flat_blocks(total);
-  if (fits<unsigned>(total, kFlatMaxStride))
-    convert_kernel<Format, unsigned><<<blocks, kFlatThreads, 0, stream>>>(
-        (const uint8_t *)raw, (unsigned)total, channels, multi_channel, (unsigned)spectra,
-        frame_bytes, signal, pitch);
-  else
-    convert_kernel<Format, size_t><<<blocks, kFlatThreads, 0, stream>>>(
-        (const uint8_t *)raw, total, channels, multi_channel, spectra, frame_bytes, signal, pitch);
-}
-
-} // namespace
-
-extern "C" cudaError_t
-cudafft_spectrum_convert_launch(CudafftSampleFormat format, const void *raw, size_t frames,
-                                unsigned channels, int multi_channel, size_t spectra, float *signal,
-                                size_t pitch, cudaStream_t stream)
-{
-  if (frames == 0)
-    return cudaSuccess;
-  const bool known =
-      cudafft_sample_dispatch<CUDAFFT_SAMPLE_S16, CUDAFFT_SAMPLE_S24, CUDAFFT_SAMPLE_S32,
-                              CUDAFFT_SAMPLE_F32, CUDAFFT_SAMPLE_F64>(format, [&](auto f) {
-        convert<decltype(f)::value>(raw, frames, channels, multi_channel, spectra, signal, pitch,
-                                    stream);
-      });
-  return known ? cudaGetLastError() : cudaErrorInvalidValue;
-}
-
-extern "C" cudaError_t
-cudafft_spectrum_fused_launch(size_t nfft, const float *signal, size_t pitch, size_t spectra,
-                              const CudafftSpectrumLaunchFft *ffts, size_t fft_count,
-                              const float *window, float norm_db, int threshold, float *magnitude,
-                              float *phase, const float2 *twiddles, cudaStream_t stream)
+cudaError_t
+cudafft_spectrum_fused_batch(size_t nfft, int phase, const CudafftSpectrumFusedDesc *descs,
+                             const CudafftUnit *map, size_t transforms, const float *window,
+                             float norm_db, const float2 *twiddles, cudaStream_t stream)
 {
   const FusedKernels *k = size_table_entry<FusedTable>(nfft);
-  if (!k || spectra == 0 || spectra > CUDAFFT_MAX_LAUNCH_TRANSFORMS)
+  if (!k || transforms > (size_t)INT_MAX - (size_t)k->shape.per_block)
     return cudaErrorInvalidValue;
-  /* Launches start at whole FFTs, so that a launch's transform t is FFT t / spectra of its own. */
-  const FusedFn launch = k->launch[phase ? 1 : 0];
-  return cudafft_block_launches(&k->shape, fft_count, spectra,
-                                [&](size_t f, int transforms, dim3 grid) {
-                                  launch(grid, k->shape.block_threads, k->shape.smem_bytes, stream,
-                                         signal, pitch, (int)spectra, ffts + f, transforms, window,
-                                         norm_db, threshold, magnitude, phase, twiddles);
-                                });
+  if (transforms == 0)
+    return cudaSuccess;
+  const dim3 grid((unsigned)((transforms + k->shape.per_block - 1) / k->shape.per_block));
+  k->launch[phase ? 1 : 0](grid, k->shape.block_threads, k->shape.smem_bytes, stream, descs, map,
+                           (int)transforms, window, norm_db, twiddles);
+  return cudaGetLastError();
 }
 
-extern "C" cudaError_t
+cudaError_t
 cudafft_spectrum_gather_launch(size_t nfft, const float *signal, size_t pitch, size_t spectra,
                                const CudafftSpectrumLaunchFft *ffts, size_t first, size_t count,
                                const float *window, float *frames, cudaStream_t stream)
@@ -270,7 +219,7 @@ cudafft_spectrum_gather_launch(size_t nfft, const float *signal, size_t pitch, s
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t
+cudaError_t
 cudafft_spectrum_accumulate_launch(size_t bands, size_t spectra,
                                    const CudafftSpectrumLaunchFft *ffts, size_t first, size_t count,
                                    const float2 *bins, float norm_db, int threshold,
@@ -303,3 +252,324 @@ cudafft_spectrum_accumulate_launch(size_t bands, size_t spectra,
   }
   return cudaGetLastError();
 }
+
+/* The run kind ------------------------------------------------------------------------------- */
+
+namespace {
+
+/* Values (converted samples, sums out) per unit of the flat kernels. */
+constexpr size_t kFlatUnit = 2048;
+
+size_t
+flat_units(size_t values)
+{
+  return (values + kFlatUnit - 1) / kFlatUnit;
+}
+
+/* What the first stage reads of a job. */
+struct AssembleDesc {
+  const uint8_t *raw;
+  float *append;
+  size_t pitch, frame_bytes;
+  size_t total; /* frames x spectra values */
+  unsigned channels, spectra;
+  int multi_channel, format;
+  uint32_t convert_units;
+  unsigned segment_count;
+  CudafftSegment segments[CUDAFFT_SPECTRUM_SEGMENTS];
+};
+
+/* What the last stage reads of a job. */
+struct OutputDesc {
+  float *magnitude, *phase; /* phase NULL: none */
+  float *out;
+  size_t slot_floats, closed, out_first, out_count;
+  int move;
+};
+
+/* One block per unit: a part of the conversion (one thread per (frame, spectrum), the spectra of a
+ * frame on adjacent threads, which read adjacent samples of the frame; the writes scatter over
+ * the rows, which costs little next to the transforms), or of a segment. */
+__global__ void
+__launch_bounds__(kCudafftUnitThreads)
+    assemble_kernel(const AssembleDesc *__restrict__ descs, const CudafftUnit *__restrict__ map)
+{
+  const CudafftUnit u = map[blockIdx.x];
+  const AssembleDesc &d = descs[u.job];
+  if (u.index >= d.convert_units) {
+    size_t unit = u.index - d.convert_units;
+    for (unsigned i = 0; i < d.segment_count; i++) {
+      const size_t units = cudafft_segment_units(d.segments[i]);
+      if (unit < units) {
+        cudafft_segment_unit(d.segments[i], unit);
+        return;
+      }
+      unit -= units;
+    }
+    return;
+  }
+  const size_t first = (size_t)u.index * kFlatUnit;
+  const size_t last = first + kFlatUnit < d.total ? first + kFlatUnit : d.total;
+  /* a run's values are fewer than 2^32 (its bounds): 32-bit divisions */
+  const unsigned spectra = d.spectra;
+  const size_t pitch = d.pitch, frame_bytes = d.frame_bytes;
+  const CudafftSampleFormat format = (CudafftSampleFormat)d.format;
+  const uint8_t *raw = d.raw;
+  float *signal = d.append;
+  for (unsigned i = (unsigned)first + threadIdx.x; i < (unsigned)last; i += blockDim.x) {
+    const unsigned j = i / spectra, s = i - j * spectra;
+    signal[s * pitch + j] = cudafft_spectrum_frame_value(format, raw + (size_t)j * frame_bytes,
+                                                         d.channels, d.multi_channel, s);
+  }
+}
+
+/* One thread per value out, in the output's order. With move, the thread of a slot-0 value also
+ * moves the open slot's value there once it has read it: no other thread reads or writes it. */
+__global__ void
+__launch_bounds__(kCudafftUnitThreads)
+    outputs_kernel(const OutputDesc *__restrict__ descs, const CudafftUnit *__restrict__ map)
+{
+  const CudafftUnit u = map[blockIdx.x];
+  const OutputDesc &d = descs[u.job];
+  const size_t first = (size_t)u.index * kFlatUnit;
+  const size_t last = first + kFlatUnit < d.out_count ? first + kFlatUnit : d.out_count;
+  const size_t per_array = d.closed * d.slot_floats;
+  for (size_t e = first + threadIdx.x; e < last; e += blockDim.x) {
+    const size_t g = d.out_first + e;
+    const bool phases = g >= per_array;
+    const size_t r = phases ? g - per_array : g;
+    float *sums = phases ? d.phase : d.magnitude;
+    d.out[e] = sums[r];
+    if (d.move && r < d.slot_floats)
+      sums[r] = sums[per_array + r];
+  }
+}
+
+const CudafftSpectrumRunJob *
+run_job(const CudafftJob *job)
+{
+  return reinterpret_cast<const CudafftSpectrumRunJob *>(job);
+}
+
+size_t
+convert_units(const CudafftSpectrumRunJob *r)
+{
+  return flat_units(r->frames * r->spectra);
+}
+
+size_t
+assemble_units(const CudafftSpectrumRunJob *r)
+{
+  size_t units = convert_units(r);
+  for (unsigned i = 0; i < r->segment_count; i++)
+    units += cudafft_segment_units(r->segments[i]);
+  return units;
+}
+
+size_t
+fused_transforms(const CudafftSpectrumRunJob *r)
+{
+  return r->fused_path ? r->fft_count * r->spectra : 0;
+}
+
+/* The fused launches: one per (size, phase) present, each over its run of the transform map. */
+struct FusedRuns {
+  size_t per[kSizeCount][2] = {};
+  size_t first[kSizeCount][2] = {};
+  size_t total = 0;
+  const CudafftSpectrumRunJob *tables[kSizeCount] = {}; /* the first job of each size */
+
+  FusedRuns(CudafftJob *const *jobs, size_t count)
+  {
+    for (size_t j = 0; j < count; j++) {
+      const CudafftSpectrumRunJob *r = run_job(jobs[j]);
+      if (fused_transforms(r) == 0)
+        continue;
+      const int i = size_index(r->nfft);
+      per[i][r->phase ? 1 : 0] += fused_transforms(r);
+      if (!tables[i])
+        tables[i] = r;
+    }
+    for (int i = 0; i < kSizeCount; i++)
+      for (int p = 0; p < 2; p++) {
+        first[i][p] = total;
+        total += per[i][p];
+      }
+  }
+};
+
+/* Where the descriptors, the FFT lists and the maps are in a batch's auxiliary data. */
+struct RunLayout {
+  size_t fused, assemble, outputs, ffts, assemble_map, transform_map, output_map;
+  size_t assemble_count = 0, output_count = 0, fft_total = 0; /* units, units, FFTs */
+
+  RunLayout(CudafftJob *const *jobs, size_t count, const FusedRuns &runs)
+  {
+    for (size_t j = 0; j < count; j++) {
+      const CudafftSpectrumRunJob *r = run_job(jobs[j]);
+      assemble_count += assemble_units(r);
+      output_count += flat_units(r->out_count);
+      fft_total += r->fft_count;
+    }
+    CudafftAuxLayout layout;
+    fused = layout.take(count, sizeof(CudafftSpectrumFusedDesc));
+    assemble = layout.take(count, sizeof(AssembleDesc));
+    outputs = layout.take(count, sizeof(OutputDesc));
+    ffts = layout.take(fft_total, sizeof(CudafftSpectrumLaunchFft));
+    assemble_map = layout.take(assemble_count, sizeof(CudafftUnit));
+    transform_map = layout.take(runs.total, sizeof(CudafftUnit));
+    output_map = layout.take(output_count, sizeof(CudafftUnit));
+  }
+};
+
+size_t
+job_aux_bytes(const CudafftSpectrumRunJob *r)
+{
+  return sizeof(CudafftSpectrumFusedDesc) + sizeof(AssembleDesc) + sizeof(OutputDesc) +
+         r->fft_count * sizeof(CudafftSpectrumLaunchFft) +
+         (assemble_units(r) + fused_transforms(r) + flat_units(r->out_count)) * sizeof(CudafftUnit);
+}
+
+size_t
+run_aux_bytes(CudafftJob *const *jobs, size_t count)
+{
+  size_t bytes = kCudafftAuxSlack;
+  for (size_t j = 0; j < count; j++)
+    bytes += job_aux_bytes(run_job(jobs[j]));
+  return bytes;
+}
+
+void
+run_prepare(CudafftJob *const *jobs, size_t count, void *host_aux, void *device_aux)
+{
+  const FusedRuns runs(jobs, count);
+  const RunLayout layout(jobs, count, runs);
+  CudafftSpectrumFusedDesc *fused =
+      cudafft_aux_at<CudafftSpectrumFusedDesc>(host_aux, layout.fused);
+  AssembleDesc *assemble = cudafft_aux_at<AssembleDesc>(host_aux, layout.assemble);
+  OutputDesc *outputs = cudafft_aux_at<OutputDesc>(host_aux, layout.outputs);
+  CudafftSpectrumLaunchFft *ffts = cudafft_aux_at<CudafftSpectrumLaunchFft>(host_aux, layout.ffts);
+  const CudafftSpectrumLaunchFft *device_ffts =
+      cudafft_aux_at<CudafftSpectrumLaunchFft>(device_aux, layout.ffts);
+  CudafftUnit *assemble_map = cudafft_aux_at<CudafftUnit>(host_aux, layout.assemble_map);
+  CudafftUnit *transform_map = cudafft_aux_at<CudafftUnit>(host_aux, layout.transform_map);
+  CudafftUnit *output_map = cudafft_aux_at<CudafftUnit>(host_aux, layout.output_map);
+  size_t cursor[kSizeCount][2];
+  for (int i = 0; i < kSizeCount; i++)
+    for (int p = 0; p < 2; p++)
+      cursor[i][p] = runs.first[i][p];
+  for (size_t j = 0; j < count; j++) {
+    const CudafftSpectrumRunJob *r = run_job(jobs[j]);
+    fused[j] = r->fused;
+    fused[j].ffts = device_ffts;
+    if (r->fft_count > 0)
+      memcpy(ffts, r->ffts, r->fft_count * sizeof *ffts);
+    ffts += r->fft_count;
+    device_ffts += r->fft_count;
+
+    AssembleDesc &a = assemble[j];
+    a.raw = r->frames > 0 ? static_cast<const uint8_t *>(r->job.device_in) : nullptr;
+    a.append = r->append;
+    a.pitch = r->pitch;
+    a.frame_bytes = r->frame_bytes;
+    a.total = r->frames * r->spectra;
+    a.channels = r->channels;
+    a.spectra = (unsigned)r->spectra;
+    a.multi_channel = r->multi_channel;
+    a.format = (int)r->format;
+    a.convert_units = (uint32_t)convert_units(r);
+    a.segment_count = r->segment_count;
+    for (unsigned i = 0; i < r->segment_count; i++)
+      a.segments[i] = r->segments[i];
+    cudafft_put_units(&assemble_map, j, assemble_units(r));
+
+    if (fused_transforms(r) > 0) {
+      size_t &at = cursor[size_index(r->nfft)][r->phase ? 1 : 0];
+      CudafftUnit *units = transform_map + at;
+      cudafft_put_units(&units, j, fused_transforms(r));
+      at += fused_transforms(r);
+    }
+
+    outputs[j] =
+        OutputDesc{r->magnitude_sums, r->phase_sums, static_cast<float *>(r->job.device_out),
+                   r->slot_floats,    r->closed,     r->out_first,
+                   r->out_count,      r->move};
+    cudafft_put_units(&output_map, j, flat_units(r->out_count));
+  }
+}
+
+CudafftStatus
+run_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *stream_)
+{
+  const cudaStream_t stream = static_cast<cudaStream_t>(stream_);
+  const FusedRuns runs(jobs, count);
+  const RunLayout layout(jobs, count, runs);
+  if (layout.assemble_count > 0) {
+    assemble_kernel<<<(unsigned)layout.assemble_count, kCudafftUnitThreads, 0, stream>>>(
+        cudafft_aux_at<AssembleDesc>(device_aux, layout.assemble),
+        cudafft_aux_at<CudafftUnit>(device_aux, layout.assemble_map));
+    CUDAFFT_CHECK(cudaGetLastError());
+  }
+  const CudafftSpectrumFusedDesc *fused =
+      cudafft_aux_at<CudafftSpectrumFusedDesc>(device_aux, layout.fused);
+  const CudafftUnit *transform_map = cudafft_aux_at<CudafftUnit>(device_aux, layout.transform_map);
+  for (int i = 0; i < kSizeCount; i++)
+    for (int p = 0; p < 2; p++)
+      if (runs.per[i][p] > 0)
+        CUDAFFT_CHECK(cudafft_spectrum_fused_batch((size_t)CUDAFFT_MIN_SIZE << i, p, fused,
+                                                   transform_map + runs.first[i][p], runs.per[i][p],
+                                                   runs.tables[i]->window, runs.tables[i]->norm_db,
+                                                   runs.tables[i]->twiddles, stream));
+  const CudafftSpectrumLaunchFft *device_ffts =
+      cudafft_aux_at<CudafftSpectrumLaunchFft>(device_aux, layout.ffts);
+  for (size_t j = 0; j < count; j++) {
+    const CudafftSpectrumRunJob *r = run_job(jobs[j]);
+    if (!r->fused_path && r->fft_count > 0) {
+      const CudafftStatus status = r->cufft(r->cufft_object, r->fused.signal, device_ffts,
+                                            r->fft_count, r->fused.threshold, r->phase, stream);
+      if (status != CUDAFFT_STATUS_OK)
+        return status;
+    }
+    device_ffts += r->fft_count;
+  }
+  if (layout.output_count > 0) {
+    outputs_kernel<<<(unsigned)layout.output_count, kCudafftUnitThreads, 0, stream>>>(
+        cudafft_aux_at<OutputDesc>(device_aux, layout.outputs),
+        cudafft_aux_at<CudafftUnit>(device_aux, layout.output_map));
+    CUDAFFT_CHECK(cudaGetLastError());
+  }
+  return CUDAFFT_STATUS_OK;
+}
+
+} // namespace
+
+size_t
+cudafft_spectrum_run_aux_bytes(const CudafftSpectrumRunJob *job)
+{
+  return kCudafftAuxSlack + job_aux_bytes(job);
+}
+
+size_t
+cudafft_spectrum_run_aux_bound(size_t frames, size_t spectra, size_t ffts, size_t transforms,
+                               size_t history_units, size_t out_floats)
+{
+  /* the slot zeros: two segments of one row, at most kCudafftSegmentChunks units each */
+  const size_t units = flat_units(frames * spectra) + history_units + 2 * kCudafftSegmentChunks +
+                       transforms + flat_units(out_floats);
+  return kCudafftAuxSlack + sizeof(CudafftSpectrumFusedDesc) + sizeof(AssembleDesc) +
+         sizeof(OutputDesc) + ffts * sizeof(CudafftSpectrumLaunchFft) + units * sizeof(CudafftUnit);
+}
+
+const CudafftWorkKind cudafft_spectrum_run_kind = {
+    "spectrum runs",
+    run_aux_bytes,
+    run_prepare,
+    run_launch,
+};
+
+const CudafftWorkKind cudafft_spectrum_tables_kind = {
+    "spectrum tables",
+    cudafft_segment_aux_bytes,
+    cudafft_segment_prepare,
+    cudafft_segment_launch,
+};

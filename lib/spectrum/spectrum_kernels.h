@@ -1,7 +1,8 @@
-/* spectrum_kernels.h: the spectrum's kernels: conversion of interleaved input into signal rows,
- * the fused analysis (window, FFT, level and phase, interval sums in one kernel) for the sizes the
- * block FFT covers, and the gather and accumulate kernels around cuFFT for every other size.
- * Internal to the library (it speaks CUDA types).
+/* spectrum_kernels.h: the spectrum's kind of work on the shared executor (executor.h), its job, and
+ * its kernels: conversion of interleaved input into signal rows, the fused analysis (window, FFT,
+ * level and phase, interval sums in one kernel) for the sizes the block FFT covers, the gather and
+ * accumulate kernels around cuFFT for every other size, and the sums' way out. Internal to the
+ * library; for .cu files only (CUDA types).
  *
  * Layouts the kernels share:
  * - signal: `spectra` rows of `pitch` floats, spectrum s's row at signal + s pitch.
@@ -11,15 +12,12 @@
 #ifndef CUDAFFT_SPECTRUM_KERNELS_H
 #define CUDAFFT_SPECTRUM_KERNELS_H
 
+#include "batch_units.cuh"
 #include "block_kernels.h"
 
 #include <cudafft/spectrum.h>
 
 #include <cuda_runtime.h>
-
-#ifdef __cplusplus
-extern "C" {
-#endif
 
 /* One FFT as the kernels read it (device memory). */
 typedef struct {
@@ -33,22 +31,27 @@ typedef struct {
  * power-of-two sizes CUDAFFT_MIN_SIZE..CUDAFFT_MAX_SIZE have them). */
 const CudafftBlockKernels *cudafft_spectrum_fused_kernels(size_t nfft);
 
-/* frames interleaved frames of `channels` `format` samples at raw (frame_bytes each, no
- * alignment) -> for each frame j and spectrum s, cudafft_spectrum_frame_value() at
- * signal[s pitch + j]. spectra is channels with multi_channel, else 1. */
-cudaError_t cudafft_spectrum_convert_launch(CudafftSampleFormat format, const void *raw,
-                                            size_t frames, unsigned channels, int multi_channel,
-                                            size_t spectra, float *signal, size_t pitch,
-                                            cudaStream_t stream);
-
-/* fft_count x spectra windowed real FFTs of nfft points (cudafft_spectrum_fused_kernels(nfft)),
+/* What the fused kernel reads of a job: its fft_count x spectra windowed real FFTs of nfft points,
  * each band's level (cudafft_spectrum_level) stored or added into magnitude, and its phase into
- * phase unless that is NULL, by the FFT's store flag. ffts: device memory. */
-cudaError_t cudafft_spectrum_fused_launch(size_t nfft, const float *signal, size_t pitch,
-                                          size_t spectra, const CudafftSpectrumLaunchFft *ffts,
-                                          size_t fft_count, const float *window, float norm_db,
-                                          int threshold, float *magnitude, float *phase,
-                                          const float2 *twiddles, cudaStream_t stream);
+ * phase unless that is NULL, by the FFT's store flag. */
+typedef struct {
+  const float *signal;
+  size_t pitch;
+  const CudafftSpectrumLaunchFft *ffts;
+  float *magnitude, *phase;
+  int threshold;
+  int spectra;
+} CudafftSpectrumFusedDesc;
+
+/* The fused kernel of size nfft, with phases or not, over `transforms` transforms: transform t is
+ * pair map[t].index of job map[t].job (descs[job]). descs and map: device memory. The window,
+ * norm_db (20 log10 nfft) and twiddles are the launch's: the same for every analyser of the size
+ * (kernel parameters stay out of the registers the FFT needs). */
+cudaError_t cudafft_spectrum_fused_batch(size_t nfft, int phase,
+                                         const CudafftSpectrumFusedDesc *descs,
+                                         const CudafftUnit *map, size_t transforms,
+                                         const float *window, float norm_db, const float2 *twiddles,
+                                         cudaStream_t stream);
 
 /* Pairs first .. first + count - 1 of the list ffts, windowed, to count rows of nfft floats at
  * frames (row r: pair first + r). */
@@ -65,8 +68,63 @@ cudaError_t cudafft_spectrum_accumulate_launch(size_t bands, size_t spectra,
                                                int threshold, float *magnitude, float *phase,
                                                cudaStream_t stream);
 
-#ifdef __cplusplus
-}
-#endif
+/* The FFTs of a job on the cuFFT path, queued on stream by the object that owns the plans: ffts is
+ * the job's list on the device. */
+typedef CudafftStatus (*CudafftSpectrumCufftRun)(void *object, const float *signal,
+                                                 const CudafftSpectrumLaunchFft *ffts,
+                                                 size_t fft_count, int threshold, int phase,
+                                                 cudaStream_t stream);
+
+#define CUDAFFT_SPECTRUM_SEGMENTS 3
+
+/* One run of an object, in three stages, each a launch for every job of the batch:
+ * 1. `frames` interleaved input frames (the job's input, frame_bytes each) converted into the
+ *    signal rows at append (spectrum s's at append + s pitch), beside the segments (the history
+ *    moved or zeroed, slots zeroed), which write other memory;
+ * 2. the FFTs (`ffts`, a host list copied into the batch) over the rows from fused.signal: the
+ *    fused kernel (fused.*; its ffts member is set by the kind), or `cufft` on the cuFFT path;
+ * 3. the sums out: elements [out_first, out_first + out_count) of the closed slots' sums (the
+ *    magnitudes of slots 0 .. closed - 1, then their phases where phase_sums is set) to the job's
+ *    output; with `move`, which needs the whole of them in this job, the open slot `closed` then
+ *    moves to slot 0 (magnitudes, and phases where set). */
+typedef struct {
+  CudafftJob job; /* first: the kind casts the CudafftJob pointers back */
+  /* 1 */
+  CudafftSampleFormat format;
+  unsigned channels;
+  int multi_channel;
+  size_t frame_bytes, frames, spectra;
+  float *append;
+  size_t pitch;
+  CudafftSegment segments[CUDAFFT_SPECTRUM_SEGMENTS];
+  unsigned segment_count;
+  /* 2 */
+  size_t nfft;
+  int phase; /* the FFTs' phases are summed too */
+  const CudafftSpectrumLaunchFft *ffts;
+  size_t fft_count;
+  CudafftSpectrumFusedDesc fused; /* where `fused_path`; else cufft */
+  const float *window;            /* the object's tables, for the fused launch of its size */
+  const float2 *twiddles;
+  float norm_db;
+  int fused_path;
+  CudafftSpectrumCufftRun cufft;
+  void *cufft_object;
+  /* 3 */
+  float *magnitude_sums, *phase_sums; /* the object's slots; phase_sums NULL: none out */
+  size_t slot_floats, closed, out_first, out_count;
+  int move;
+} CudafftSpectrumRunJob;
+
+extern const CudafftWorkKind cudafft_spectrum_run_kind;
+/* CudafftSegmentJob: an object's window, twiddles and cuFFT staging set at creation. */
+extern const CudafftWorkKind cudafft_spectrum_tables_kind;
+
+/* The auxiliary bytes of one job alone, and of a job of at most this much work (for the bounds of
+ * a run: transforms are fft_count x spectra pairs of the fused kernel, history_units the units of
+ * the history's move or zeros). */
+size_t cudafft_spectrum_run_aux_bytes(const CudafftSpectrumRunJob *job);
+size_t cudafft_spectrum_run_aux_bound(size_t frames, size_t spectra, size_t ffts, size_t transforms,
+                                      size_t history_units, size_t out_floats);
 
 #endif

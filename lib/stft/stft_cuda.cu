@@ -1,65 +1,81 @@
-/* stft_cuda.cu: the STFT's CUDA backend: device buffers, the signal carried between pushes (on the
- * device, so that every input sample is uploaded once), chunking, and the launch chains. Every
- * CUDA call is checked; a failure becomes a status and a message. */
+/* stft_cuda.cu: the STFT's CUDA backend on the shared executor of its device (executor.h): the
+ * objects' device state (from the executor's memory), the cutting of a call into jobs of the
+ * STFT's kinds (stft_kernels.h), and the bookkeeping of where the held samples and the overlap-add
+ * sums are. The objects own no streams, events or staging: every call is jobs, submitted a few
+ * ahead of their waits, and returns when they are done.
+ *
+ * Analysis keeps the held samples on the device (every input sample crosses the bus once), in
+ * planar rows of one of two signal buffers: a job appends behind them and its frames read from
+ * where they start; the consumed samples are skipped, not moved, until the appended ones would run
+ * past the buffer's end, and then the held samples move to the start of the other buffer in the
+ * same launch that appends. A push that completes no frame waits on the host (it is kept with the
+ * next one's input), so that a stream of small buffers makes one job per frame, not one per
+ * buffer.
+ *
+ * Synthesis keeps the overlap-add sums carried between calls in two tail buffers (each job reads
+ * one and writes the other); after a reset, a drain or a failure they are known to be zeros, and
+ * the next job reads none instead of zeroing them first. */
 #include "backend_object.cuh"
+#include "batch_units.cuh"
 #include "cuda_check.cuh"
 #include "device_choice.cuh"
-#include "device_memory.h"
+#include "executor.h"
 #include "sample_values.h"
+#include "size_math.h"
 #include "stft_backend.h"
 #include "stft_kernels.h"
-#include "streams.cuh"
+#include "twiddles.h"
 
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace {
 
-/* Limits on what one chunk of a push holds on the device: samples per channel in the signal
- * buffers, and bytes of frames (spectra in, spectra or samples out). Large enough that copies
- * dwarf launch costs, small enough that an element holds tens of MB, not GB. */
-constexpr size_t kChunkFloats = 1u << 22;
-constexpr size_t kChunkFrameBytes = 64u << 20;
+/* Input values (all channels) one analysis job appends at most, which sizes the signal buffers;
+ * and windowed rows one synthesis job makes at most. Larger calls become more jobs, pipelined
+ * across batches; these keep an object's device state near 4 MB (1024 streams: a few GB). */
+constexpr size_t kSignalFloats = (size_t)1 << 19;
+constexpr size_t kRowsFloats = (size_t)1 << 19;
+/* Bytes of a job's input side kept for its auxiliary data (descriptor, unit maps). */
+constexpr size_t kAuxReserve = (size_t)1 << 20;
+/* Jobs an object submits ahead of its waits. */
+constexpr int kAhead = 4;
+/* Device state sub-buffers start at multiples of this (coalesced and 16-byte loads). */
+constexpr size_t kStateAlign = 256;
 
-/* What analysis and synthesis objects share (a base of both): the configuration, the device, a
- * stream, the twiddles and the window. */
+size_t
+align_up(size_t bytes)
+{
+  return (bytes + kStateAlign - 1) / kStateAlign * kStateAlign;
+}
+
+/* What analysis and synthesis objects share: the configuration, the executor, the device state
+ * (one allocation: the window, the twiddles, then the object's own buffers). */
 struct Common {
   CudafftStftConfig config = {};
   int device = 0;
-  cudaStream_t stream = nullptr;
-  float2 *d_twiddles = nullptr;
-  float *d_window = nullptr; /* analysis window, or synthesis window g */
-};
-
-struct CudaAnalysis : Common {
-  size_t chunk_samples = 0; /* most samples per channel one chunk appends */
-  size_t pitch = 0;         /* floats per signal row: fft_size + chunk_samples */
-  float *d_signal[2] = {};  /* planar rows; held samples at the start of d_signal[current] */
-  int current = 0;
-  void *d_raw = nullptr; /* one chunk of interleaved input */
-  float *d_frames = nullptr;
-  size_t max_frames = 0; /* frames one chunk can complete */
-};
-
-struct CudaSynthesis : Common {
-  size_t chunk_frames = 0;
-  float *d_bins = nullptr;
-  float *d_rows = nullptr; /* chunk_frames x channels rows of n windowed samples */
-  float *d_tail[2] = {};   /* channels rows of n - hop carried sums */
-  int current = 0;
-  float *d_out = nullptr;  /* chunk_frames x hop x channels interleaved samples */
-  float *h_tail = nullptr; /* drain's staging */
+  CudafftExecutor *ex = nullptr;
+  void *state = nullptr;
+  float *window = nullptr; /* analysis window, or synthesis window g */
+  float2 *twiddles = nullptr;
+  CudafftJobOwner owner = {};
+  size_t budget = 0; /* cudafft_executor_max_job_bytes() */
 };
 
 void
-common_fini(Common *c)
+common_release(Common *c)
 {
-  cudafft_streams_settle({c->stream});
-  cudafft_device_free({c->d_twiddles, c->d_window});
-  cudafft_streams_destroy({c->stream});
+  /* every job was waited for: nothing of the executor's uses the state */
+  cudafft_executor_free(c->ex, c->state);
+  cudafft_executor_release(c->ex);
+  c->state = nullptr;
+  c->ex = nullptr;
 }
 
+/* Checks the kernels of the size, takes the executor of the device. */
 CudafftStatus
-common_init(Common *c, const CudafftStftSpec *spec)
+common_open(Common *c, const CudafftStftSpec *spec)
 {
   const size_t n = spec->config.fft_size;
   c->config = spec->config;
@@ -76,255 +92,438 @@ common_init(Common *c, const CudafftStftSpec *spec)
                         "offers %d",
                         n, kernels->smem_bytes, smem_optin);
   CUDAFFT_CHECK(cudafft_block_kernels_prepare(kernels));
-  CUDAFFT_CHECK(cudafft_streams_create({&c->stream}));
-  const CudafftStatus status =
-      cudafft_twiddles_upload(&kernels->twiddles, 1, c->stream, &c->d_twiddles);
+  const CudafftStatus status = cudafft_executor_acquire(c->device, &c->ex);
   if (status != CUDAFFT_STATUS_OK)
     return status;
-  return cudafft_device_copy((void **)&c->d_window, spec->window, n * sizeof(float),
-                             "the STFT window", c->stream);
+  c->budget = cudafft_executor_max_job_bytes(c->ex);
+  return CUDAFFT_STATUS_OK;
+}
+
+/* Bytes of the window and twiddles at the start of the state. */
+size_t
+tables_bytes(const CudafftStftConfig &config)
+{
+  const CudafftBlockKernels *kernels = cudafft_stft_kernels(config.fft_size);
+  return align_up(config.fft_size * sizeof(float)) +
+         align_up(cudafft_twiddles_count(&kernels->twiddles, 1) * sizeof(float2));
+}
+
+/* Allocates the state (`bytes`, the tables' included, for `what`), places the tables and uploads
+ * them: the object's first job. */
+CudafftStatus
+common_state(Common *c, const CudafftStftSpec *spec, size_t bytes, const char *what)
+{
+  const size_t n = c->config.fft_size;
+  CudafftStatus status = cudafft_executor_alloc(c->ex, bytes, what, &c->state);
+  if (status != CUDAFFT_STATUS_OK)
+    return status;
+  const CudafftBlockKernels *kernels = cudafft_stft_kernels(n);
+  const size_t twiddle_count = cudafft_twiddles_count(&kernels->twiddles, 1);
+  c->window = static_cast<float *>(c->state);
+  c->twiddles =
+      reinterpret_cast<float2 *>(static_cast<char *>(c->state) + align_up(n * sizeof(float)));
+  float *table = static_cast<float *>(malloc(twiddle_count * sizeof(float2)));
+  if (!table)
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a twiddle table");
+  cudafft_twiddle_table(kernels->twiddles.n_complex, kernels->twiddles.plan_kind, table);
+  const CudafftTablePiece pieces[] = {
+      {spec->window, c->window, n * sizeof(float)},
+      {table, c->twiddles, twiddle_count * sizeof(float2)},
+  };
+  status = cudafft_upload_tables(c->ex, &c->owner, &cudafft_stft_tables_kind, pieces, 2);
+  free(table);
+  return status;
+}
+
+/* The object has no stream of its own: its work runs on the executor's. */
+template <typename T>
+void *
+no_stream(const void *impl)
+{
+  (void)impl;
+  return nullptr;
 }
 
 /* Analysis ------------------------------------------------------------------------------------ */
 
-/* The analyser's resources, best effort (cudafft_cuda_destroy). */
+struct CudaAnalysis : Common {
+  size_t in_frame_bytes = 0; /* bytes of one input sample of every channel */
+  size_t row_floats = 0;     /* of one channel's bins in a frame */
+  unsigned group = 0;        /* channels of a job's transforms: all, unless a frame exceeds a job */
+  size_t chunk = 0;          /* samples per channel one job appends at most */
+  size_t pitch = 0;          /* floats per signal row */
+  float *signal[2] = {};
+  int current = 0;
+  size_t offset = 0;                /* where the held samples start in signal[current] */
+  size_t held = 0;                  /* samples held on the device */
+  unsigned char *pending = nullptr; /* samples held on the host: chunk of them at most */
+  size_t pending_samples = 0;
+  CudafftJobQueue<CudafftStftAnalysisJob, kAhead> queue;
+};
+
 void
 analysis_release(CudaAnalysis *a)
 {
-  common_fini(a);
-  cudafft_device_free({a->d_signal[0], a->d_signal[1], a->d_raw, a->d_frames});
+  common_release(a);
+  free(a->pending);
 }
 
 CudafftStatus
 analysis_setup(CudaAnalysis *a, const CudafftStftSpec *spec)
 {
   const CudafftStftConfig &config = spec->config;
-  const size_t n = config.fft_size, channels = config.channels;
-  CudafftStatus status = common_init(a, spec);
+  const size_t n = config.fft_size, hop = config.hop, channels = config.channels;
+  CudafftStatus status = common_open(a, spec);
   if (status != CUDAFFT_STATUS_OK)
     return status;
-  const size_t frame_bytes = cudafft_stft_frame_floats_of(&config) * sizeof(float);
-  a->max_frames = kChunkFrameBytes / frame_bytes > 0 ? kChunkFrameBytes / frame_bytes : 1;
-  size_t chunk = kChunkFloats / channels;
-  if (chunk < 2 * n)
-    chunk = 2 * n;
-  if (chunk > a->max_frames * config.hop)
-    chunk = a->max_frames * config.hop;
-  a->chunk_samples = chunk;
-  /* held samples (< n) plus one chunk; a chunk completes at most chunk / hop + 1 frames */
-  a->pitch = n + chunk;
-  a->max_frames = chunk / config.hop + 1;
-  for (float *&signal : a->d_signal)
-    CUDAFFT_CHECK(cudaMalloc(&signal, a->pitch * channels * sizeof(float)));
-  CUDAFFT_CHECK(cudaMalloc(&a->d_raw, chunk * channels * cudafft_sample_size(config.format)));
-  CUDAFFT_CHECK(cudaMalloc(&a->d_frames, a->max_frames * frame_bytes));
+  a->in_frame_bytes = channels * cudafft_sample_size(config.format);
+  a->row_floats = cudafft_stft_bins(&config) * cudafft_stft_bin_floats(config.representation);
+  const size_t row_bytes = a->row_floats * sizeof(float), frame_bytes = channels * row_bytes;
+  /* A job's frames fit its output side: several frames, or one frame's channels in groups. */
+  size_t max_frames = a->budget / frame_bytes;
+  a->group = (unsigned)channels;
+  if (max_frames == 0) {
+    a->group = (unsigned)(a->budget / row_bytes);
+    max_frames = 1;
+  }
+  size_t chunk = kSignalFloats / channels;
+  chunk = min_size(chunk, max_frames * hop);
+  chunk = min_size(chunk, (a->budget - kAuxReserve) / a->in_frame_bytes);
+  a->chunk = chunk > 0 ? chunk : 1;
+  a->pitch = (n + a->chunk + 3) / 4 * 4;
+  a->pending = static_cast<unsigned char *>(malloc(a->chunk * a->in_frame_bytes));
+  if (!a->pending)
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
+                        "cannot allocate %zu bytes for the samples an STFT holds on the host",
+                        a->chunk * a->in_frame_bytes);
+  const size_t rows_bytes = align_up(a->pitch * channels * sizeof(float));
+  const size_t tables = tables_bytes(config);
+  char what[160];
+  snprintf(what, sizeof what,
+           "a %zu-point STFT analyser of %zu channels (2 signal buffers of %zu MB, tables %zu KB)",
+           n, channels, megabytes(rows_bytes), tables >> 10);
+  status = common_state(a, spec, tables + 2 * rows_bytes, what);
+  if (status != CUDAFFT_STATUS_OK)
+    return status;
+  a->signal[0] = reinterpret_cast<float *>(static_cast<char *>(a->state) + tables);
+  a->signal[1] = reinterpret_cast<float *>(reinterpret_cast<char *>(a->signal[0]) + rows_bytes);
   return CUDAFFT_STATUS_OK;
 }
 
-/* One chunk: upload and convert its samples behind the held ones, transform the frames that
- * completes, download them, and carry the rest over into the other signal buffer. */
-CudafftStatus
-analysis_chunk(CudaAnalysis *a, const char *in, size_t samples, size_t held, float *out,
-               size_t frames)
+size_t
+frames_after(const CudafftStftConfig &config, size_t samples)
+{
+  return samples < config.fft_size ? 0 : (samples - config.fft_size) / config.hop + 1;
+}
+
+/* Submits the jobs that append `samples` samples (from src, or zeros where src is NULL) behind the
+ * held ones and compute the frames they complete into out (*written frames of it done so far). */
+void
+analysis_chunk(CudaAnalysis *a, const unsigned char *src, size_t samples, float *out,
+               size_t *written)
 {
   const CudafftStftConfig &config = a->config;
   const unsigned channels = config.channels;
-  const size_t hop = config.hop;
-  cudaStream_t stream = a->stream;
-  float *signal = a->d_signal[a->current];
-  if (in) {
-    const size_t bytes = samples * channels * cudafft_sample_size(config.format);
-    CUDAFFT_CHECK(cudaMemcpyAsync(a->d_raw, in, bytes, cudaMemcpyHostToDevice, stream));
-    CUDAFFT_CHECK(cudafft_deinterleave_launch(config.format, a->d_raw, samples, channels,
-                                              signal + held, a->pitch, stream));
-  } else {
-    CUDAFFT_CHECK(cudaMemset2DAsync(signal + held, a->pitch * sizeof(float), 0,
-                                    samples * sizeof(float), channels, stream));
+  const size_t frames = frames_after(config, a->held + samples);
+  CudafftSegment move = {};
+  if (a->offset + a->held + samples > a->pitch) {
+    float *from = a->signal[a->current] + a->offset, *to = a->signal[1 - a->current];
+    const size_t pitch_bytes = a->pitch * sizeof(float);
+    move = CudafftSegment{from, to, pitch_bytes, pitch_bytes, a->held * sizeof(float), channels};
+    a->current = 1 - a->current;
+    a->offset = 0;
   }
-  if (frames == 0)
-    return CUDAFFT_STATUS_OK;
-  CUDAFFT_CHECK(cudafft_analysis_launch(config.fft_size, signal, a->pitch, channels, frames, hop,
-                                        a->d_window, config.representation, a->d_frames,
-                                        a->d_twiddles, stream));
-  const size_t left = held + samples - frames * hop;
-  float *next = a->d_signal[1 - a->current];
-  if (left > 0)
-    CUDAFFT_CHECK(cudaMemcpy2DAsync(next, a->pitch * sizeof(float), signal + frames * hop,
-                                    a->pitch * sizeof(float), left * sizeof(float), channels,
-                                    cudaMemcpyDeviceToDevice, stream));
-  a->current = 1 - a->current;
-  const size_t bytes = frames * cudafft_stft_frame_floats_of(&config) * sizeof(float);
-  CUDAFFT_CHECK(cudaMemcpyAsync(out, a->d_frames, bytes, cudaMemcpyDeviceToHost, stream));
-  return CUDAFFT_STATUS_OK;
+  const float *signal = a->signal[a->current] + a->offset;
+  /* One job appends; with frames, it and (where a frame's channels come in groups) the next
+   * jobs compute them. */
+  for (unsigned c0 = 0; c0 < channels && a->queue.failed == CUDAFFT_STATUS_OK; c0 += a->group) {
+    const unsigned group = channels - c0 < a->group ? channels - c0 : a->group;
+    const bool first = c0 == 0;
+    CudafftStftAnalysisJob *job = a->queue.next(a->ex, CudafftNothingToDo());
+    job->job.kind = &cudafft_stft_analysis_kind;
+    job->job.owner = &a->owner;
+    job->format = config.format;
+    job->channels = channels;
+    job->samples = first ? samples : 0;
+    job->zeros = !src;
+    job->job.in_bytes = first && src ? samples * a->in_frame_bytes : 0;
+    job->append = a->signal[a->current] + a->offset + a->held;
+    job->pitch = a->pitch;
+    job->move = first ? move : CudafftSegment{};
+    job->n = config.fft_size;
+    job->hop = config.hop;
+    job->frames = frames;
+    job->c0 = c0;
+    job->group = group;
+    job->signal = signal;
+    job->window = a->window;
+    job->twiddles = a->twiddles;
+    job->representation = config.representation;
+    job->job.out_bytes = frames * group * a->row_floats * sizeof(float);
+    float *dst = frames ? out + (*written * channels + c0) * a->row_floats : nullptr;
+    a->queue.submit(a->ex, job, first ? src : nullptr, dst);
+    if (frames == 0)
+      break;
+  }
+  const size_t consumed = frames * config.hop;
+  *written += frames;
+  a->held = a->held + samples - consumed;
+  a->offset = a->held ? a->offset + consumed : 0;
 }
 
-/* Each chunk counts its own frames; they add up to the job's. */
+/* The host's held samples are forgotten with the device's: the front end's count is the truth. */
+void
+analysis_forget(CudaAnalysis *a)
+{
+  a->held = 0;
+  a->offset = 0;
+  a->pending_samples = 0;
+}
+
+/* Appends samples (src, or zeros) to the samples held on the host. */
+void
+hold_on_host(CudaAnalysis *a, const unsigned char *src, size_t samples)
+{
+  unsigned char *dst = a->pending + a->pending_samples * a->in_frame_bytes;
+  if (src)
+    memcpy(dst, src, samples * a->in_frame_bytes);
+  else
+    memset(dst, 0, samples * a->in_frame_bytes);
+  a->pending_samples += samples;
+}
+
 CudafftStatus
 analysis_run(void *impl, const CudafftStftJob *job)
 {
   CudaAnalysis *a = static_cast<CudaAnalysis *>(impl);
-  CUDAFFT_CHECK(cudafft_use_device(a->device));
-  const CudafftStftConfig &config = a->config;
-  const size_t n = config.fft_size, hop = config.hop, samples = job->samples;
-  const size_t sample_bytes = cudafft_sample_size(config.format) * config.channels;
-  const size_t frame_floats = cudafft_stft_frame_floats_of(&config);
-  const char *in = static_cast<const char *>(job->in);
-  float *out = job->out;
-  size_t held = job->held;
-  for (size_t done = 0; done < samples;) {
-    const size_t count = samples - done < a->chunk_samples ? samples - done : a->chunk_samples;
-    const size_t total = held + count;
-    const size_t chunk_frames = total < n ? 0 : (total - n) / hop + 1;
-    const CudafftStatus status =
-        analysis_chunk(a, in ? in + done * sample_bytes : nullptr, count, held, out, chunk_frames);
-    if (status != CUDAFFT_STATUS_OK) {
-      cudafft_streams_settle({a->stream}); /* no copy may still write into out */
-      return status;
-    }
-    out += chunk_frames * frame_floats;
-    held = total - chunk_frames * hop;
-    done += count;
+  if (job->held != a->held + a->pending_samples)
+    analysis_forget(a); /* the front end forgot them (a failure, or held 0 after a reset) */
+  const unsigned char *in = static_cast<const unsigned char *>(job->in);
+  size_t samples = job->samples;
+  if (job->frames == 0 && a->pending_samples + samples <= a->chunk) {
+    hold_on_host(a, in, samples);
+    return CUDAFFT_STATUS_OK;
   }
-  CUDAFFT_CHECK(cudaStreamSynchronize(a->stream));
+  size_t written = 0;
+  if (a->pending_samples > 0) {
+    /* the host's samples go first, with as many new ones as fill a job */
+    const size_t take = min_size(samples, a->chunk - a->pending_samples);
+    hold_on_host(a, in, take);
+    analysis_chunk(a, a->pending, a->pending_samples, job->out, &written);
+    a->pending_samples = 0;
+    samples -= take;
+    if (in)
+      in += take * a->in_frame_bytes;
+  }
+  while (samples > 0 && a->queue.failed == CUDAFFT_STATUS_OK) {
+    const size_t count = min_size(samples, a->chunk);
+    analysis_chunk(a, in, count, job->out, &written);
+    samples -= count;
+    if (in)
+      in += count * a->in_frame_bytes;
+  }
+  const CudafftStatus status = a->queue.finish(a->ex, CudafftNothingToDo());
+  if (status != CUDAFFT_STATUS_OK)
+    analysis_forget(a); /* the front end holds 0 after a failure */
+  return status;
+}
+
+/* Nothing on the device to clear: the held samples are the front end's count. */
+CudafftStatus
+analysis_reset(void *impl)
+{
+  analysis_forget(static_cast<CudaAnalysis *>(impl));
   return CUDAFFT_STATUS_OK;
 }
 
 /* Synthesis ----------------------------------------------------------------------------------- */
 
-/* The synthesiser's resources, best effort (cudafft_cuda_destroy). */
+/* A synthesis job and, where a frame's channels come in groups, where its output goes: its
+ * samples (group channels interleaved) land in `scatter` and are spread over the channels of the
+ * caller's output once the job is done. */
+struct SynthesisWork {
+  CudafftStftSynthesisJob s; /* first: the queue finds the CudafftJob at the start */
+  float *scatter;
+  float *dest; /* channel c0's first sample in the caller's output */
+  unsigned channels;
+  size_t samples;
+};
+
+struct CudaSynthesis : Common {
+  size_t in_floats = 0;  /* of one channel's bins in a frame */
+  size_t max_frames = 0; /* frames one job takes */
+  unsigned group = 0;    /* channels of a job: all, unless a frame exceeds a job */
+  size_t carried = 0;    /* n - hop */
+  float *rows = nullptr; /* max_frames x group rows of n floats */
+  float *tail[2] = {};   /* channels rows of carried sums */
+  int current = 0;
+  bool tail_zero = true; /* the carried sums are zeros (new, reset, drained, failed) */
+  float *scatter[kAhead] = {};
+  CudafftJobQueue<SynthesisWork, kAhead> queue;
+};
+
 void
 synthesis_release(CudaSynthesis *s)
 {
-  common_fini(s);
-  cudafft_device_free({s->d_bins, s->d_rows, s->d_tail[0], s->d_tail[1], s->d_out});
-  free(s->h_tail);
-}
-
-size_t
-tail_floats(const CudafftStftConfig &config)
-{
-  return (config.fft_size - config.hop) * config.channels;
+  common_release(s);
+  for (float *&buffer : s->scatter)
+    free(buffer);
 }
 
 CudafftStatus
 synthesis_setup(CudaSynthesis *s, const CudafftStftSpec *spec)
 {
   const CudafftStftConfig &config = spec->config;
-  const size_t n = config.fft_size, channels = config.channels;
-  CudafftStatus status = common_init(s, spec);
+  const size_t n = config.fft_size, hop = config.hop, channels = config.channels;
+  CudafftStatus status = common_open(s, spec);
   if (status != CUDAFFT_STATUS_OK)
     return status;
-  const size_t bins_bytes = channels * (n / 2 + 1) * 2 * sizeof(float);
-  s->chunk_frames = kChunkFrameBytes / bins_bytes > 0 ? kChunkFrameBytes / bins_bytes : 1;
-  CUDAFFT_CHECK(cudaMalloc(&s->d_bins, s->chunk_frames * bins_bytes));
-  CUDAFFT_CHECK(cudaMalloc(&s->d_rows, s->chunk_frames * channels * n * sizeof(float)));
-  CUDAFFT_CHECK(cudaMalloc(&s->d_out, s->chunk_frames * config.hop * channels * sizeof(float)));
-  const size_t tail = tail_floats(config);
-  if (tail > 0) {
-    for (float *&t : s->d_tail) {
-      CUDAFFT_CHECK(cudaMalloc(&t, tail * sizeof(float)));
-      CUDAFFT_CHECK(cudaMemset(t, 0, tail * sizeof(float)));
+  s->carried = n - hop;
+  s->in_floats = cudafft_stft_bins(&config) * 2;
+  const size_t in_bytes = s->in_floats * sizeof(float);
+  const size_t out_bytes = (hop > s->carried ? hop : s->carried) * sizeof(float);
+  const size_t in_budget = s->budget - kAuxReserve;
+  if (channels * in_bytes <= in_budget && channels * out_bytes <= s->budget) {
+    s->group = (unsigned)channels;
+    s->max_frames = min_size(in_budget / (channels * in_bytes), s->budget / (channels * hop * 4));
+    s->max_frames = min_size(s->max_frames, kRowsFloats / (channels * n));
+    s->max_frames = s->max_frames > 0 ? s->max_frames : 1;
+  } else {
+    s->group = (unsigned)min_size(in_budget / in_bytes, s->budget / out_bytes);
+    s->max_frames = 1;
+    for (float *&buffer : s->scatter) {
+      buffer = static_cast<float *>(malloc(s->group * out_bytes));
+      if (!buffer)
+        return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
+                            "cannot allocate %zu bytes for an STFT synthesiser's outputs",
+                            s->group * out_bytes);
     }
-    s->h_tail = (float *)malloc(tail * sizeof(float));
-    if (!s->h_tail)
-      return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate the drain buffer");
   }
+  const size_t rows_bytes = align_up(s->max_frames * s->group * n * sizeof(float));
+  const size_t tail_bytes = align_up(s->carried * channels * sizeof(float));
+  const size_t tables = tables_bytes(config);
+  char what[160];
+  snprintf(what, sizeof what,
+           "a %zu-point STFT synthesiser of %zu channels (rows %zu MB, sums %zu MB, tables %zu "
+           "KB)",
+           n, channels, megabytes(rows_bytes), megabytes(2 * tail_bytes), tables >> 10);
+  status = common_state(s, spec, tables + rows_bytes + 2 * tail_bytes, what);
+  if (status != CUDAFFT_STATUS_OK)
+    return status;
+  char *at = static_cast<char *>(s->state) + tables;
+  s->rows = reinterpret_cast<float *>(at);
+  s->tail[0] = reinterpret_cast<float *>(at + rows_bytes);
+  s->tail[1] = reinterpret_cast<float *>(at + rows_bytes + tail_bytes);
   return CUDAFFT_STATUS_OK;
 }
 
-CudafftStatus
-synthesis_chunk(CudaSynthesis *s, const float *in, size_t frames, float *out)
+/* Spreads a group job's samples over the channels of the caller's output. */
+struct Scatter {
+  void
+  operator()(SynthesisWork *w) const
+  {
+    if (!w->scatter)
+      return;
+    const unsigned group = w->s.group;
+    for (size_t p = 0; p < w->samples; p++)
+      memcpy(w->dest + p * w->channels, w->scatter + p * group, group * sizeof(float));
+  }
+};
+
+/* Submits one job: `frames` frames (0: the drain) of channels c0 .. c0 + group - 1 from in, its
+ * `samples` samples per channel to out (interleaved over all channels). */
+void
+synthesis_job(CudaSynthesis *s, const float *in, size_t frames, unsigned c0, unsigned group,
+              float *out, size_t samples)
 {
   const CudafftStftConfig &config = s->config;
-  const unsigned channels = config.channels;
-  const size_t n = config.fft_size, hop = config.hop;
-  cudaStream_t stream = s->stream;
-  const size_t bins_bytes = frames * channels * (n / 2 + 1) * 2 * sizeof(float);
-  CUDAFFT_CHECK(cudaMemcpyAsync(s->d_bins, in, bins_bytes, cudaMemcpyHostToDevice, stream));
-  CUDAFFT_CHECK(cudafft_synthesis_launch(n, s->d_bins, channels, frames, s->d_window, s->d_rows,
-                                         s->d_twiddles, stream));
-  CUDAFFT_CHECK(cudafft_overlap_add_launch(n, hop, channels, frames, s->d_rows,
-                                           s->d_tail[s->current], s->d_tail[1 - s->current],
-                                           s->d_out, stream));
-  s->current = 1 - s->current;
-  CUDAFFT_CHECK(cudaMemcpyAsync(out, s->d_out, frames * hop * channels * sizeof(float),
-                                cudaMemcpyDeviceToHost, stream));
-  return CUDAFFT_STATUS_OK;
+  SynthesisWork *w = s->queue.next(s->ex, Scatter());
+  const bool whole = group == config.channels;
+  w->s.job.kind = &cudafft_stft_synthesis_kind;
+  w->s.job.owner = &s->owner;
+  w->s.job.in_bytes = frames * group * s->in_floats * sizeof(float);
+  w->s.job.out_bytes = samples * group * sizeof(float);
+  w->s.n = config.fft_size;
+  w->s.hop = config.hop;
+  w->s.frames = frames;
+  w->s.group = group;
+  w->s.rows = s->rows;
+  w->s.window = s->window;
+  w->s.twiddles = s->twiddles;
+  const size_t tail_offset = (size_t)c0 * s->carried;
+  const bool tails = s->carried > 0;
+  w->s.tail_in = tails && !s->tail_zero ? s->tail[s->current] + tail_offset : nullptr;
+  w->s.tail_out = tails && frames > 0 ? s->tail[1 - s->current] + tail_offset : nullptr;
+  w->s.out_samples = samples;
+  w->scatter = whole ? nullptr : s->scatter[(s->queue.head + s->queue.count) % kAhead];
+  w->dest = out + c0;
+  w->channels = config.channels;
+  w->samples = samples;
+  s->queue.submit(s->ex, w, in, whole ? out : w->scatter);
 }
 
 CudafftStatus
 synthesis_push(CudaSynthesis *s, const float *in, size_t frames, float *out)
 {
   const CudafftStftConfig &config = s->config;
-  const size_t in_floats = config.channels * (config.fft_size / 2 + 1) * 2;
-  const size_t out_floats = config.hop * config.channels;
-  for (size_t done = 0; done < frames; done += s->chunk_frames) {
-    const size_t count = frames - done < s->chunk_frames ? frames - done : s->chunk_frames;
-    const CudafftStatus status =
-        synthesis_chunk(s, in + done * in_floats, count, out + done * out_floats);
-    if (status != CUDAFFT_STATUS_OK) {
-      cudafft_streams_settle({s->stream});
-      return status;
+  const unsigned channels = config.channels;
+  const size_t hop = config.hop;
+  const size_t frame_floats = channels * s->in_floats;
+  for (size_t done = 0; done < frames && s->queue.failed == CUDAFFT_STATUS_OK;) {
+    const size_t count = min_size(frames - done, s->max_frames);
+    for (unsigned c0 = 0; c0 < channels && s->queue.failed == CUDAFFT_STATUS_OK; c0 += s->group) {
+      const unsigned group = channels - c0 < s->group ? channels - c0 : s->group;
+      synthesis_job(s, in + done * frame_floats + c0 * s->in_floats, count, c0, group,
+                    out + done * hop * channels, count * hop);
     }
+    s->current = 1 - s->current;
+    s->tail_zero = false;
+    done += count;
   }
-  CUDAFFT_CHECK(cudaStreamSynchronize(s->stream));
-  return CUDAFFT_STATUS_OK;
-}
-
-CudafftStatus
-clear_tails(CudaSynthesis *s)
-{
-  const size_t tail = tail_floats(s->config);
-  for (float *t : s->d_tail)
-    if (t)
-      CUDAFFT_CHECK(cudaMemsetAsync(t, 0, tail * sizeof(float), s->stream));
-  CUDAFFT_CHECK(cudaStreamSynchronize(s->stream));
-  return CUDAFFT_STATUS_OK;
+  return s->queue.finish(s->ex, Scatter());
 }
 
 CudafftStatus
 synthesis_drain(CudaSynthesis *s, float *out)
 {
-  const CudafftStftConfig &config = s->config;
-  const size_t carried = config.fft_size - config.hop;
-  const unsigned channels = config.channels;
-  if (carried == 0)
+  const unsigned channels = s->config.channels;
+  if (s->carried == 0)
     return CUDAFFT_STATUS_OK;
-  CUDAFFT_CHECK(cudaMemcpyAsync(s->h_tail, s->d_tail[s->current],
-                                carried * channels * sizeof(float), cudaMemcpyDeviceToHost,
-                                s->stream));
-  CUDAFFT_CHECK(cudaStreamSynchronize(s->stream));
-  for (unsigned c = 0; c < channels; c++)
-    for (size_t i = 0; i < carried; i++)
-      out[i * channels + c] = s->h_tail[c * carried + i];
-  return clear_tails(s);
+  for (unsigned c0 = 0; c0 < channels && s->queue.failed == CUDAFFT_STATUS_OK; c0 += s->group) {
+    const unsigned group = channels - c0 < s->group ? channels - c0 : s->group;
+    synthesis_job(s, nullptr, 0, c0, group, out, s->carried);
+  }
+  return s->queue.finish(s->ex, Scatter());
 }
 
 CudafftStatus
 synthesis_run(void *impl, const CudafftIstftJob *job)
 {
   CudaSynthesis *s = static_cast<CudaSynthesis *>(impl);
-  CUDAFFT_CHECK(cudafft_use_device(s->device));
-  return job->drain ? synthesis_drain(s, job->out)
-                    : synthesis_push(s, job->in, job->frames, job->out);
+  const CudafftStatus status =
+      job->drain ? synthesis_drain(s, job->out) : synthesis_push(s, job->in, job->frames, job->out);
+  /* after a drain the synthesiser is as after reset; after a failure its sums are unknown, and a
+   * reset is the state to go on from */
+  if (job->drain || status != CUDAFFT_STATUS_OK)
+    s->tail_zero = true;
+  return status;
 }
 
 CudafftStatus
 synthesis_reset(void *impl)
 {
-  CudaSynthesis *s = static_cast<CudaSynthesis *>(impl);
-  CUDAFFT_CHECK(cudafft_use_device(s->device));
-  return clear_tails(s);
+  static_cast<CudaSynthesis *>(impl)->tail_zero = true;
+  return CUDAFFT_STATUS_OK;
 }
 
 } // namespace
 
 extern "C" const CudafftStftBackend cudafft_stft_cuda_backend = {
     cudafft_cuda_create<CudaAnalysis, CudafftStftSpec, analysis_setup, analysis_release>,
-    cudafft_cuda_destroy<CudaAnalysis, analysis_release>, analysis_run,
-    cudafft_cuda_wait<CudaAnalysis>, cudafft_cuda_stream<CudaAnalysis>};
+    cudafft_cuda_destroy<CudaAnalysis, analysis_release>, analysis_run, analysis_reset,
+    no_stream<CudaAnalysis>};
 
 extern "C" const CudafftIstftBackend cudafft_istft_cuda_backend = {
     cudafft_cuda_create<CudaSynthesis, CudafftStftSpec, synthesis_setup, synthesis_release>,
     cudafft_cuda_destroy<CudaSynthesis, synthesis_release>, synthesis_run, synthesis_reset,
-    cudafft_cuda_stream<CudaSynthesis>};
+    no_stream<CudaSynthesis>};

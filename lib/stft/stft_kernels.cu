@@ -1,9 +1,12 @@
-/* stft_kernels.cu: the STFT's fused kernels, built from the block FFT's device functions. */
+/* stft_kernels.cu: the STFT's kinds of work (stft_kernels.h): the batched kernels, built from the
+ * block FFT's device functions, and the callbacks that lay out their descriptors and maps.
+ *
+ * Each kernel body is the per-object kernel it replaces, its parameters read from the job's
+ * descriptor: a batch of one job computes exactly what that kernel computed. */
 #include "block_fft.cuh"
 #include "block_fft_io.cuh"
 #include "block_kernels.cuh"
 #include "fft_sizes.cuh"
-#include "sample_dispatch.cuh"
 #include "stft_kernels.h"
 #include "stft_values.h"
 
@@ -41,24 +44,68 @@ using namespace cudafft;
 namespace {
 
 constexpr int kWide = kPlanWide;
+/* Values (samples of a conversion, sums of an overlap-add) per unit of the flat kernels. */
+constexpr size_t kFlatUnit = 2048;
 
+size_t
+flat_units(size_t values)
+{
+  return (values + kFlatUnit - 1) / kFlatUnit;
+}
+
+/* What the analysis kernels read of a job. */
+struct AnalysisDesc {
+  const void *raw; /* the interleaved input; nullptr: zeros */
+  float *append;
+  size_t pitch;
+  size_t total; /* samples x channels values appended */
+  unsigned channels;
+  int format;
+  uint32_t convert_units;
+  CudafftSegment move;
+  const float *signal;
+  const float *window;
+  float *out;
+  int hop, group, c0, representation;
+};
+
+/* What the synthesis kernels read of a job. */
+struct SynthesisDesc {
+  const float2 *bins;
+  float2 *rows;
+  const float2 *g;
+  const float *tail_in;
+  float *tail_out;
+  float *out;
+  size_t out_samples;
+  size_t total; /* (frames hop + n - hop) x group sums */
+  int n, hop, frames, group;
+};
+
+/* Transform t of a launch is unit map[t] of its job; BlockRow's spare rows take the launch's last
+ * transform, which is real, and never write. The twiddles are the launch's: every object of a size
+ * has the same table (a kernel parameter stays out of the registers the FFT needs, and one table
+ * stays in L1 for every job). */
 template <int N>
 __global__ void
 __launch_bounds__(FftShape<N, kWide>::kBlockThreads)
-    analysis_kernel(const float *__restrict__ signal, size_t pitch, int channels, int count,
-                    int hop, const float *__restrict__ window, int representation,
-                    float *__restrict__ out, const float2 *__restrict__ twiddles)
+    analysis_kernel(const AnalysisDesc *__restrict__ descs, const CudafftUnit *__restrict__ map,
+                    int count, const float2 *__restrict__ twiddles)
 {
   using S = FftShape<N, kWide>;
   extern __shared__ float2 smem[];
   BlockRow<N, kWide> ctx(smem, count);
-  const int frame = ctx.transform / channels, channel = ctx.transform % channels;
-  const WindowedRealIn from{signal + channel * pitch + (size_t)frame * hop, window};
+  const CudafftUnit u = map[ctx.transform];
+  const AnalysisDesc &d = descs[u.job];
+  const int local = (int)u.index;
+  const int frame = local / d.group, channel = d.c0 + local % d.group;
+  const WindowedRealIn from{d.signal + channel * d.pitch + (size_t)frame * d.hop, d.window};
   block_fft<N, kWide>(from, ctx.smem, ctx.smem, ctx.t, twiddles);
   if (!ctx.active)
     return;
-  float *row = out + (size_t)ctx.transform * (N + 1) *
-                         (representation == CUDAFFT_REPRESENTATION_COMPLEX ? 2 : 1);
+  const int representation = d.representation;
+  float *row =
+      d.out + (size_t)local * (N + 1) * (representation == CUDAFFT_REPRESENTATION_COMPLEX ? 2 : 1);
   real_forward_post<N, kWide, S::kThreads>(ctx.smem.s, ctx.t, twiddles, [&](int k, float2 x) {
     if (representation == CUDAFFT_REPRESENTATION_COMPLEX)
       reinterpret_cast<float2 *>(row)[k] = x;
@@ -70,84 +117,109 @@ __launch_bounds__(FftShape<N, kWide>::kBlockThreads)
 template <int N>
 __global__ void
 __launch_bounds__(FftShape<N, kWide>::kBlockThreads)
-    synthesis_kernel(const float2 *__restrict__ bins, int count, const float2 *__restrict__ g,
-                     float2 *__restrict__ frames_out, const float2 *__restrict__ twiddles)
+    synthesis_kernel(const SynthesisDesc *__restrict__ descs, const CudafftUnit *__restrict__ map,
+                     int count, const float2 *__restrict__ twiddles)
 {
   using S = FftShape<N, kWide>;
   extern __shared__ float2 smem[];
   BlockRow<N, kWide> ctx(smem, count);
-  load_real_bins<N, S::kThreads>(ctx.smem.s, bins + (size_t)ctx.transform * (N + 1), ctx.t);
+  const CudafftUnit u = map[ctx.transform];
+  const SynthesisDesc &d = descs[u.job];
+  load_real_bins<N, S::kThreads>(ctx.smem.s, d.bins + (size_t)u.index * (N + 1), ctx.t);
   __syncthreads();
   real_inverse_pre<N, kWide, S::kThreads>(ctx.smem.s, ctx.t, twiddles);
-  const WindowedRealOut to{ctx.active ? frames_out + (size_t)ctx.transform * N : nullptr, g};
+  const WindowedRealOut to{ctx.active ? d.rows + (size_t)u.index * N : nullptr, d.g};
   block_fft<N, kWide>(ctx.smem, ctx.smem, to, ctx.t, twiddles);
 }
 
-/* Reads stay in the interleaved order (coalesced); the planar writes scatter over channels, which
- * costs little next to the transforms. */
-template <int Format>
+/* One block per unit: the conversion of kFlatUnit input values behind the held samples (reads in
+ * the interleaved order, coalesced; the planar writes scatter over channels, which costs little
+ * next to the transforms), or a part of the held samples' move. */
 __global__ void
-deinterleave_kernel(const void *__restrict__ raw, size_t total, unsigned channels,
-                    float *__restrict__ signal, size_t pitch)
+__launch_bounds__(kCudafftUnitThreads)
+    assemble_kernel(const AnalysisDesc *__restrict__ descs, const CudafftUnit *__restrict__ map)
 {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
-       i += (size_t)gridDim.x * blockDim.x)
+  const CudafftUnit u = map[blockIdx.x];
+  const AnalysisDesc &d = descs[u.job];
+  if (u.index >= d.convert_units) {
+    cudafft_segment_unit(d.move, u.index - d.convert_units);
+    return;
+  }
+  const size_t first = (size_t)u.index * kFlatUnit;
+  const size_t last = first + kFlatUnit < d.total ? first + kFlatUnit : d.total;
+  /* a job's values are fewer than 2^32 (its chunk): 32-bit divisions */
+  const unsigned channels = d.channels;
+  const size_t pitch = d.pitch;
+  float *signal = d.append;
+  const void *raw = d.raw;
+  const CudafftSampleFormat format = (CudafftSampleFormat)d.format;
+  for (unsigned i = (unsigned)first + threadIdx.x; i < (unsigned)last; i += blockDim.x)
     signal[(i % channels) * pitch + i / channels] =
-        cudafft_sample_float((CudafftSampleFormat)Format, raw, i, CUDAFFT_INT_SCALE_POW2);
+        raw ? cudafft_sample_float(format, raw, i, CUDAFFT_INT_SCALE_POW2) : 0.0f;
 }
 
 /* One thread per output sample of one channel, consecutive samples on consecutive threads (the
- * frame rows are read in order). It sums the frames that cover the sample, oldest first. */
+ * frame rows are read in order). It sums the frames that cover the sample, oldest first, onto the
+ * carried sum. */
 __global__ void
-overlap_add_kernel(int n, int hop, int channels, int frames, const float *__restrict__ rows,
-                   const float *__restrict__ tail_in, float *__restrict__ tail_out,
-                   float *__restrict__ out)
+__launch_bounds__(kCudafftUnitThreads)
+    overlap_add_kernel(const SynthesisDesc *__restrict__ descs, const CudafftUnit *__restrict__ map)
 {
+  const CudafftUnit u = map[blockIdx.x];
+  const SynthesisDesc &d = descs[u.job];
+  const int n = d.n, hop = d.hop, frames = d.frames, channels = d.group;
+  const float *rows = reinterpret_cast<const float *>(d.rows);
+  const float *tail_in = d.tail_in;
   const int carried = n - hop;
   const size_t length = (size_t)frames * hop + carried; /* per channel */
-  const size_t total = length * channels;
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
-       i += (size_t)gridDim.x * blockDim.x) {
-    const int c = (int)(i / length);
-    const size_t p = i % length;
-    float sum = p < (size_t)carried ? tail_in[(size_t)c * carried + p] : 0.0f;
-    const size_t first = p >= (size_t)n ? (p - n) / hop + 1 : 0;
-    size_t last = p / hop;
-    if (last > (size_t)frames - 1)
-      last = frames - 1;
-    for (size_t f = first; f <= last; ++f)
-      sum += rows[(f * channels + c) * n + (p - f * hop)];
-    if (p < (size_t)frames * hop)
-      out[p * channels + c] = sum;
-    else
-      tail_out[(size_t)c * carried + (p - (size_t)frames * hop)] = sum;
+  const size_t first = (size_t)u.index * kFlatUnit;
+  const size_t last = first + kFlatUnit < d.total ? first + kFlatUnit : d.total;
+  /* a job's sums are fewer than 2^32 (its frames): 32-bit divisions */
+  const unsigned length32 = (unsigned)length;
+  for (unsigned i = (unsigned)first + threadIdx.x; i < (unsigned)last; i += blockDim.x) {
+    const int c = (int)(i / length32);
+    const size_t p = i % length32;
+    float sum = p < (size_t)carried && tail_in ? tail_in[(size_t)c * carried + p] : 0.0f;
+    if (frames > 0) {
+      const size_t first_frame = p >= (size_t)n ? (p - n) / hop + 1 : 0;
+      size_t last_frame = p / hop;
+      if (last_frame > (size_t)frames - 1)
+        last_frame = frames - 1;
+      for (size_t f = first_frame; f <= last_frame; ++f)
+        sum += rows[(f * channels + c) * n + (p - f * hop)];
+    }
+    if (p < d.out_samples)
+      d.out[p * channels + c] = sum;
+    else if (d.tail_out)
+      d.tail_out[(size_t)c * carried + (p - (size_t)frames * hop)] = sum;
   }
 }
 
+using AnalyseFn = void (*)(dim3, int, size_t, cudaStream_t, const AnalysisDesc *,
+                           const CudafftUnit *, int, const float2 *);
+using SynthesiseFn = void (*)(dim3, int, size_t, cudaStream_t, const SynthesisDesc *,
+                              const CudafftUnit *, int, const float2 *);
+
 struct FusedKernels {
   CudafftBlockKernels shape; /* analysis, synthesis */
-  void (*analyse)(dim3, int, size_t, cudaStream_t, const float *, size_t, int, int, int,
-                  const float *, int, float *, const float2 *);
-  void (*synthesise)(dim3, int, size_t, cudaStream_t, const float2 *, int, const float2 *, float2 *,
-                     const float2 *);
+  AnalyseFn analyse;
+  SynthesiseFn synthesise;
 };
 
 template <int N>
 void
-analyse(dim3 grid, int threads, size_t smem, cudaStream_t stream, const float *signal, size_t pitch,
-        int channels, int count, int hop, const float *window, int representation, float *out,
-        const float2 *twiddles)
+analyse(dim3 grid, int threads, size_t smem, cudaStream_t stream, const AnalysisDesc *descs,
+        const CudafftUnit *map, int count, const float2 *twiddles)
 {
-  analysis_kernel<N><<<grid, threads, smem, stream>>>(signal, pitch, channels, count, hop, window,
-                                                      representation, out, twiddles);
+  analysis_kernel<N><<<grid, threads, smem, stream>>>(descs, map, count, twiddles);
 }
 
 template <int N>
 void
-synthesise(dim3 grid, int threads, size_t smem, cudaStream_t stream, const float2 *bins, int count,
-           const float2 *g, float2 *frames_out, const float2 *twiddles)
+synthesise(dim3 grid, int threads, size_t smem, cudaStream_t stream, const SynthesisDesc *descs,
+           const CudafftUnit *map, int count, const float2 *twiddles)
 {
-  synthesis_kernel<N><<<grid, threads, smem, stream>>>(bins, count, g, frames_out, twiddles);
+  synthesis_kernel<N><<<grid, threads, smem, stream>>>(descs, map, count, twiddles);
 }
 
 /* The kernels of each size n: the real transforms of n points run the block FFT of n / 2. */
@@ -163,73 +235,321 @@ struct FusedTable {
   }
 };
 
+const FusedKernels *
+fused_of_index(int i)
+{
+  return size_table_entry<FusedTable>((size_t)CUDAFFT_MIN_SIZE << i);
+}
+
+/* Transforms of the jobs by FFT size: per_size[i] for size index i (fft_sizes.cuh); the launches go
+ * in that order, so a size's transforms are one run of the map. twiddles[i]: the table of the
+ * size's first job (every object of a size has the same). */
+struct SizeRuns {
+  size_t per_size[kSizeCount] = {};
+  size_t first[kSizeCount] = {};
+  const float2 *twiddles[kSizeCount] = {};
+
+  template <typename Transforms>
+  SizeRuns(CudafftJob *const *jobs, size_t count, Transforms &&transforms)
+  {
+    for (size_t j = 0; j < count; j++) {
+      size_t n = 0;
+      const float2 *table = nullptr;
+      const size_t t = transforms(jobs[j], &n, &table);
+      const int i = size_index(n);
+      per_size[i] += t;
+      if (!twiddles[i])
+        twiddles[i] = table;
+    }
+    for (int i = 1; i < kSizeCount; i++)
+      first[i] = first[i - 1] + per_size[i - 1];
+  }
+
+  size_t
+  total() const
+  {
+    return first[kSizeCount - 1] + per_size[kSizeCount - 1];
+  }
+};
+
+/* Queues the fused kernel of every size present over its run of the map. */
+template <typename Desc, typename Launch>
+CudafftStatus
+launch_sizes(const SizeRuns &runs, const Desc *descs, const CudafftUnit *map, cudaStream_t stream,
+             Launch &&launch)
+{
+  for (int i = 0; i < kSizeCount; i++) {
+    const size_t count = runs.per_size[i];
+    if (count == 0)
+      continue;
+    const FusedKernels *k = fused_of_index(i);
+    const dim3 grid((unsigned)((count + k->shape.per_block - 1) / k->shape.per_block));
+    launch(k, grid, descs, map + runs.first[i], (int)count, runs.twiddles[i], stream);
+    CUDAFFT_CHECK(cudaGetLastError());
+  }
+  return CUDAFFT_STATUS_OK;
+}
+
+/* Analysis ------------------------------------------------------------------------------------ */
+
+const CudafftStftAnalysisJob *
+analysis_job(const CudafftJob *job)
+{
+  return reinterpret_cast<const CudafftStftAnalysisJob *>(job);
+}
+
+size_t
+convert_units(const CudafftStftAnalysisJob *a)
+{
+  return flat_units(a->samples * a->channels);
+}
+
+size_t
+assemble_units(const CudafftStftAnalysisJob *a)
+{
+  return convert_units(a) + cudafft_segment_units(a->move);
+}
+
+size_t
+analysis_transforms(const CudafftJob *job, size_t *n, const float2 **twiddles)
+{
+  const CudafftStftAnalysisJob *a = analysis_job(job);
+  *n = a->n;
+  *twiddles = a->twiddles;
+  return a->frames * a->group;
+}
+
+size_t
+analysis_aux_bytes(CudafftJob *const *jobs, size_t count)
+{
+  size_t bytes = kCudafftAuxSlack;
+  for (size_t j = 0; j < count; j++) {
+    const CudafftStftAnalysisJob *a = analysis_job(jobs[j]);
+    bytes +=
+        sizeof(AnalysisDesc) + (assemble_units(a) + a->frames * a->group) * sizeof(CudafftUnit);
+  }
+  return bytes;
+}
+
+/* Where the descriptors and the maps are in a batch's auxiliary data. */
+struct AnalysisLayout {
+  size_t descs, assemble, transforms;
+  size_t assemble_count = 0; /* units */
+
+  AnalysisLayout(CudafftJob *const *jobs, size_t count, const SizeRuns &runs)
+  {
+    for (size_t j = 0; j < count; j++)
+      assemble_count += assemble_units(analysis_job(jobs[j]));
+    CudafftAuxLayout layout;
+    descs = layout.take(count, sizeof(AnalysisDesc));
+    assemble = layout.take(assemble_count, sizeof(CudafftUnit));
+    transforms = layout.take(runs.total(), sizeof(CudafftUnit));
+  }
+};
+
+void
+analysis_prepare(CudafftJob *const *jobs, size_t count, void *host_aux, void *device_aux)
+{
+  (void)device_aux;
+  const SizeRuns runs(jobs, count, analysis_transforms);
+  const AnalysisLayout layout(jobs, count, runs);
+  AnalysisDesc *descs = cudafft_aux_at<AnalysisDesc>(host_aux, layout.descs);
+  CudafftUnit *assemble = cudafft_aux_at<CudafftUnit>(host_aux, layout.assemble);
+  CudafftUnit *transforms = cudafft_aux_at<CudafftUnit>(host_aux, layout.transforms);
+  size_t cursor[kSizeCount];
+  for (int i = 0; i < kSizeCount; i++)
+    cursor[i] = runs.first[i];
+  for (size_t j = 0; j < count; j++) {
+    const CudafftStftAnalysisJob *a = analysis_job(jobs[j]);
+    const size_t units = convert_units(a);
+    descs[j] = AnalysisDesc{a->zeros || a->samples == 0 ? nullptr : a->job.device_in,
+                            a->append,
+                            a->pitch,
+                            a->samples * a->channels,
+                            a->channels,
+                            (int)a->format,
+                            (uint32_t)units,
+                            a->move,
+                            a->signal,
+                            a->window,
+                            static_cast<float *>(a->job.device_out),
+                            (int)a->hop,
+                            (int)a->group,
+                            (int)a->c0,
+                            (int)a->representation};
+    cudafft_put_units(&assemble, j, assemble_units(a));
+    CudafftUnit *at = transforms + cursor[size_index(a->n)];
+    cudafft_put_units(&at, j, a->frames * a->group);
+    cursor[size_index(a->n)] += a->frames * a->group;
+  }
+}
+
+CudafftStatus
+analysis_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *stream_)
+{
+  const cudaStream_t stream = static_cast<cudaStream_t>(stream_);
+  const SizeRuns runs(jobs, count, analysis_transforms);
+  const AnalysisLayout layout(jobs, count, runs);
+  const AnalysisDesc *descs = cudafft_aux_at<AnalysisDesc>(device_aux, layout.descs);
+  if (layout.assemble_count > 0) {
+    assemble_kernel<<<(unsigned)layout.assemble_count, kCudafftUnitThreads, 0, stream>>>(
+        descs, cudafft_aux_at<CudafftUnit>(device_aux, layout.assemble));
+    CUDAFFT_CHECK(cudaGetLastError());
+  }
+  return launch_sizes(
+      runs, descs, cudafft_aux_at<CudafftUnit>(device_aux, layout.transforms), stream,
+      [](const FusedKernels *k, dim3 grid, const AnalysisDesc *d, const CudafftUnit *map,
+         int transforms, const float2 *twiddles, cudaStream_t s) {
+        k->analyse(grid, k->shape.block_threads, k->shape.smem_bytes, s, d, map, transforms,
+                   twiddles);
+      });
+}
+
+/* Synthesis ----------------------------------------------------------------------------------- */
+
+const CudafftStftSynthesisJob *
+synthesis_job(const CudafftJob *job)
+{
+  return reinterpret_cast<const CudafftStftSynthesisJob *>(job);
+}
+
+size_t
+synthesis_sums(const CudafftStftSynthesisJob *s)
+{
+  return (s->frames * s->hop + s->n - s->hop) * s->group;
+}
+
+size_t
+synthesis_transforms(const CudafftJob *job, size_t *n, const float2 **twiddles)
+{
+  const CudafftStftSynthesisJob *s = synthesis_job(job);
+  *n = s->n;
+  *twiddles = s->twiddles;
+  return s->frames * s->group;
+}
+
+size_t
+synthesis_aux_bytes(CudafftJob *const *jobs, size_t count)
+{
+  size_t bytes = kCudafftAuxSlack;
+  for (size_t j = 0; j < count; j++) {
+    const CudafftStftSynthesisJob *s = synthesis_job(jobs[j]);
+    bytes += sizeof(SynthesisDesc) +
+             (s->frames * s->group + flat_units(synthesis_sums(s))) * sizeof(CudafftUnit);
+  }
+  return bytes;
+}
+
+struct SynthesisLayout {
+  size_t descs, transforms, sums;
+  size_t sum_units = 0;
+
+  SynthesisLayout(CudafftJob *const *jobs, size_t count, const SizeRuns &runs)
+  {
+    for (size_t j = 0; j < count; j++)
+      sum_units += flat_units(synthesis_sums(synthesis_job(jobs[j])));
+    CudafftAuxLayout layout;
+    descs = layout.take(count, sizeof(SynthesisDesc));
+    transforms = layout.take(runs.total(), sizeof(CudafftUnit));
+    sums = layout.take(sum_units, sizeof(CudafftUnit));
+  }
+};
+
+void
+synthesis_prepare(CudafftJob *const *jobs, size_t count, void *host_aux, void *device_aux)
+{
+  (void)device_aux;
+  const SizeRuns runs(jobs, count, synthesis_transforms);
+  const SynthesisLayout layout(jobs, count, runs);
+  SynthesisDesc *descs = cudafft_aux_at<SynthesisDesc>(host_aux, layout.descs);
+  CudafftUnit *transforms = cudafft_aux_at<CudafftUnit>(host_aux, layout.transforms);
+  CudafftUnit *sums = cudafft_aux_at<CudafftUnit>(host_aux, layout.sums);
+  size_t cursor[kSizeCount];
+  for (int i = 0; i < kSizeCount; i++)
+    cursor[i] = runs.first[i];
+  for (size_t j = 0; j < count; j++) {
+    const CudafftStftSynthesisJob *s = synthesis_job(jobs[j]);
+    descs[j] = SynthesisDesc{static_cast<const float2 *>(s->job.device_in),
+                             reinterpret_cast<float2 *>(s->rows),
+                             reinterpret_cast<const float2 *>(s->window),
+                             s->tail_in,
+                             s->tail_out,
+                             static_cast<float *>(s->job.device_out),
+                             s->out_samples,
+                             synthesis_sums(s),
+                             (int)s->n,
+                             (int)s->hop,
+                             (int)s->frames,
+                             (int)s->group};
+    CudafftUnit *at = transforms + cursor[size_index(s->n)];
+    cudafft_put_units(&at, j, s->frames * s->group);
+    cursor[size_index(s->n)] += s->frames * s->group;
+    cudafft_put_units(&sums, j, flat_units(synthesis_sums(s)));
+  }
+}
+
+CudafftStatus
+synthesis_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *stream_)
+{
+  const cudaStream_t stream = static_cast<cudaStream_t>(stream_);
+  const SizeRuns runs(jobs, count, synthesis_transforms);
+  const SynthesisLayout layout(jobs, count, runs);
+  const SynthesisDesc *descs = cudafft_aux_at<SynthesisDesc>(device_aux, layout.descs);
+  const CudafftStatus status = launch_sizes(
+      runs, descs, cudafft_aux_at<CudafftUnit>(device_aux, layout.transforms), stream,
+      [](const FusedKernels *k, dim3 grid, const SynthesisDesc *d, const CudafftUnit *map,
+         int transforms, const float2 *twiddles, cudaStream_t s) {
+        k->synthesise(grid, k->shape.block_threads, k->shape.smem_bytes, s, d, map, transforms,
+                      twiddles);
+      });
+  if (status != CUDAFFT_STATUS_OK || layout.sum_units == 0)
+    return status;
+  overlap_add_kernel<<<(unsigned)layout.sum_units, kCudafftUnitThreads, 0, stream>>>(
+      descs, cudafft_aux_at<CudafftUnit>(device_aux, layout.sums));
+  CUDAFFT_CHECK(cudaGetLastError());
+  return CUDAFFT_STATUS_OK;
+}
+
 } // namespace
 
-extern "C" const CudafftBlockKernels *
+const CudafftBlockKernels *
 cudafft_stft_kernels(size_t n)
 {
   const FusedKernels *k = size_table_entry<FusedTable>(n);
   return k ? &k->shape : nullptr;
 }
 
-extern "C" cudaError_t
-cudafft_deinterleave_launch(CudafftSampleFormat format, const void *raw, size_t samples,
-                            unsigned channels, float *signal, size_t pitch, cudaStream_t stream)
+size_t
+cudafft_stft_analysis_aux_bytes(const CudafftStftAnalysisJob *job)
 {
-  const size_t total = samples * channels;
-  const int threads = 256, blocks = grid_for(total, threads);
-  const bool known =
-      cudafft_sample_dispatch<CUDAFFT_SAMPLE_S16, CUDAFFT_SAMPLE_S32, CUDAFFT_SAMPLE_F32,
-                              CUDAFFT_SAMPLE_F64>(format, [&](auto f) {
-        deinterleave_kernel<decltype(f)::value>
-            <<<blocks, threads, 0, stream>>>(raw, total, channels, signal, pitch);
-      });
-  return known ? cudaGetLastError() : cudaErrorInvalidValue;
+  CudafftJob *const jobs[1] = {const_cast<CudafftJob *>(&job->job)};
+  return analysis_aux_bytes(jobs, 1);
 }
 
-extern "C" cudaError_t
-cudafft_analysis_launch(size_t n, const float *signal, size_t pitch, unsigned channels,
-                        size_t frames, size_t hop, const float *window,
-                        CudafftRepresentation representation, float *out, const float2 *twiddles,
-                        cudaStream_t stream)
+size_t
+cudafft_stft_synthesis_aux_bytes(const CudafftStftSynthesisJob *job)
 {
-  const FusedKernels *k = size_table_entry<FusedTable>(n);
-  if (!k)
-    return cudaErrorInvalidValue;
-  const size_t row_floats =
-      (n / 2 + 1) * (representation == CUDAFFT_REPRESENTATION_COMPLEX ? 2 : 1);
-  return cudafft_block_launches(
-      &k->shape, frames, channels, [&](size_t f, int transforms, dim3 grid) {
-        k->analyse(grid, k->shape.block_threads, k->shape.smem_bytes, stream, signal + f * hop,
-                   pitch, (int)channels, transforms, (int)hop, window, (int)representation,
-                   out + f * channels * row_floats, twiddles);
-      });
+  CudafftJob *const jobs[1] = {const_cast<CudafftJob *>(&job->job)};
+  return synthesis_aux_bytes(jobs, 1);
 }
 
-extern "C" cudaError_t
-cudafft_synthesis_launch(size_t n, const float *bins, unsigned channels, size_t frames,
-                         const float *synthesis, float *frames_out, const float2 *twiddles,
-                         cudaStream_t stream)
-{
-  const FusedKernels *k = size_table_entry<FusedTable>(n);
-  if (!k)
-    return cudaErrorInvalidValue;
-  return cudafft_block_launches(
-      &k->shape, frames * channels, 1, [&](size_t done, int count, dim3 grid) {
-        k->synthesise(grid, k->shape.block_threads, k->shape.smem_bytes, stream,
-                      (const float2 *)bins + done * (n / 2 + 1), count, (const float2 *)synthesis,
-                      (float2 *)frames_out + done * (n / 2), twiddles);
-      });
-}
+const CudafftWorkKind cudafft_stft_analysis_kind = {
+    "STFT analysis",
+    analysis_aux_bytes,
+    analysis_prepare,
+    analysis_launch,
+};
 
-extern "C" cudaError_t
-cudafft_overlap_add_launch(size_t n, size_t hop, unsigned channels, size_t frames,
-                           const float *frames_in, const float *tail_in, float *tail_out,
-                           float *out, cudaStream_t stream)
-{
-  const size_t total = (frames * hop + n - hop) * channels;
-  const int threads = 256;
-  overlap_add_kernel<<<grid_for(total, threads), threads, 0, stream>>>(
-      (int)n, (int)hop, (int)channels, (int)frames, frames_in, tail_in, tail_out, out);
-  return cudaGetLastError();
-}
+const CudafftWorkKind cudafft_stft_synthesis_kind = {
+    "STFT synthesis",
+    synthesis_aux_bytes,
+    synthesis_prepare,
+    synthesis_launch,
+};
+
+const CudafftWorkKind cudafft_stft_tables_kind = {
+    "STFT tables",
+    cudafft_segment_aux_bytes,
+    cudafft_segment_prepare,
+    cudafft_segment_launch,
+};

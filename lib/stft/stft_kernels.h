@@ -1,50 +1,74 @@
-/* stft_kernels.h: the STFT's kernels (analysis: window, FFT and representation fused; synthesis:
- * inverse FFT and synthesis window fused, then overlap-add). Internal to the library (it speaks
- * CUDA types). */
+/* stft_kernels.h: the STFT's kinds of work on the shared executor (executor.h) and their jobs.
+ * Analysis: the input converted into signal rows behind the held samples, then window, FFT and
+ * representation fused over the complete frames. Synthesis: inverse FFT and synthesis window fused,
+ * then overlap-add (a drain is an overlap-add of no frames). Each kind's launches serve every job
+ * of a batch, whatever its object's size, channels, format or representation (the fused kernels
+ * launch once per FFT size present). Internal to the library; for .cu files only (CUDA types). */
 #ifndef CUDAFFT_STFT_KERNELS_H
 #define CUDAFFT_STFT_KERNELS_H
 
+#include "batch_units.cuh"
 #include "block_kernels.h"
 
 #include <cudafft/stft.h>
 
 #include <cuda_runtime.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /* The fused kernels of size n (analysis, synthesis); NULL where n is not a listed size. */
 const CudafftBlockKernels *cudafft_stft_kernels(size_t n);
 
-/* samples x channels interleaved `format` samples at raw -> rows of planar floats: channel c's
- * sample i goes to signal[c * pitch + i]. */
-cudaError_t cudafft_deinterleave_launch(CudafftSampleFormat format, const void *raw, size_t samples,
-                                        unsigned channels, float *signal, size_t pitch,
-                                        cudaStream_t stream);
+/* One analysis job of an object: `samples` samples per channel appended (interleaved `format`
+ * samples of `channels` channels from the job's input, or zeros), then frames x group transforms.
+ *
+ * Appending: channel c's samples go to append + c pitch, after `move` (the held samples moved to
+ * the start of the object's other signal buffer, or an empty segment) has taken them out of the
+ * way; both write different memory, so they run in one launch. Frames: frame f of channel
+ * c0 + g reads the n samples at signal + (c0 + g) pitch + f hop, windowed, and writes its bins in
+ * `representation` as output row f group + g. */
+typedef struct {
+  CudafftJob job; /* first: the kinds cast the CudafftJob pointers back */
+  CudafftSampleFormat format;
+  unsigned channels;
+  size_t samples;
+  int zeros; /* the samples are zeros: the job has no input */
+  float *append;
+  size_t pitch; /* floats per signal row */
+  CudafftSegment move;
+  size_t n, hop, frames;
+  unsigned c0, group;
+  const float *signal;
+  const float *window;
+  const float2 *twiddles;
+  CudafftRepresentation representation;
+} CudafftStftAnalysisJob;
 
-/* Frames x channels windowed real FFTs: frame f of channel c reads signal[c * pitch + f * hop + i]
- * times window[i] and writes its bins in `representation` to out (frame-major, channel-major). */
-cudaError_t cudafft_analysis_launch(size_t n, const float *signal, size_t pitch, unsigned channels,
-                                    size_t frames, size_t hop, const float *window,
-                                    CudafftRepresentation representation, float *out,
-                                    const float2 *twiddles, cudaStream_t stream);
+/* One synthesis job: `frames` frames of `group` channels of complex bins (the job's input: frame f
+ * channel g at row f group + g of n/2 + 1 bins) inverse-transformed and multiplied by the synthesis
+ * window g into `rows` (row f group + g of n floats, the object's state), then overlap-added:
+ * channel g's sums of frames x hop + n - hop samples start from its carried sums (tail_in, group
+ * rows of n - hop; NULL: zeros); the first out_samples go to the job's output (interleaved over the
+ * group) and the rest, unless tail_out is NULL, to tail_out. A drain is a job of no frames whose
+ * out_samples is n - hop. */
+typedef struct {
+  CudafftJob job;
+  size_t n, hop, frames;
+  unsigned group;
+  float *rows;
+  const float *window;
+  const float2 *twiddles;
+  const float *tail_in;
+  float *tail_out;
+  size_t out_samples;
+} CudafftStftSynthesisJob;
 
-/* Frames x channels inverse real FFTs of complex bins (imaginary parts of bins 0 and n/2 ignored),
- * each multiplied by synthesis[i], to `frames` rows of n floats (frame-major, channel-major). */
-cudaError_t cudafft_synthesis_launch(size_t n, const float *bins, unsigned channels, size_t frames,
-                                     const float *synthesis, float *frames_out,
-                                     const float2 *twiddles, cudaStream_t stream);
+extern const CudafftWorkKind cudafft_stft_analysis_kind;
+extern const CudafftWorkKind cudafft_stft_synthesis_kind;
+/* CudafftSegmentJob: an object's window and twiddles uploaded into its state. */
+extern const CudafftWorkKind cudafft_stft_tables_kind;
 
-/* Overlap-adds `frames` rows of n samples per channel (row f c at (f channels + c) n), frame f at
- * f hop, onto tail_in (channels rows of n - hop sums carried over); writes the frames x hop
- * finished samples per channel interleaved to out and the next n - hop sums to tail_out. */
-cudaError_t cudafft_overlap_add_launch(size_t n, size_t hop, unsigned channels, size_t frames,
-                                       const float *frames_in, const float *tail_in,
-                                       float *tail_out, float *out, cudaStream_t stream);
-
-#ifdef __cplusplus
-}
-#endif
+/* The auxiliary bytes of one job alone (what cudafft_executor_max_job_bytes() must also hold
+ * beside its input). */
+size_t cudafft_stft_analysis_aux_bytes(const CudafftStftAnalysisJob *job);
+size_t cudafft_stft_synthesis_aux_bytes(const CudafftStftSynthesisJob *job);
 
 #endif
