@@ -89,6 +89,13 @@ pool_alloc_locked(CudaExecutorDevice *d, size_t bytes, const char *what, void **
 {
   size_t available = 0, total = 0;
   CudafftStatus status = available_bytes(d, &available, &total);
+  if (status == CUDAFFT_STATUS_OK && bytes > available) {
+    /* Frees are stream-ordered: memory freed a moment ago counts as used until the memory stream
+     * has run its frees. Wait for them (only where it matters) and look again. */
+    status = memory_stream_settle(d);
+    if (status == CUDAFFT_STATUS_OK)
+      status = available_bytes(d, &available, &total);
+  }
   if (status != CUDAFFT_STATUS_OK)
     return status;
   if (bytes > available)

@@ -20,7 +20,6 @@
 #include "batch_units.cuh"
 #include "cuda_check.cuh"
 #include "device_choice.cuh"
-#include "device_fit.h"
 #include "executor.h"
 #include "sample_values.h"
 #include "size_math.h"
@@ -367,8 +366,11 @@ spectrum_setup(CudaSpectrum *c, const CudafftSpectrumSpec *spec)
            megabytes(sat_add(parts.cufft_frames, parts.cufft_bins)));
   if (!c->fused) {
     /* Plans are made (their work areas not yet allocated) only once the buffers are known to
-     * fit; their work area then joins the state. */
-    status = cudafft_device_fits(parts.total(), what, "");
+     * fit; their work area then joins the state. The executor's allocation is the test: it counts
+     * the memory its pool holds unused, which the device's free memory does not show. */
+    void *probe = nullptr;
+    status = cudafft_executor_alloc(c->ex, parts.total(), what, &probe);
+    cudafft_executor_free(c->ex, probe);
     if (status != CUDAFFT_STATUS_OK)
       return status;
     size_t work = 0;
