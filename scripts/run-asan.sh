@@ -18,11 +18,15 @@ rm -f "$builddir"/tests/gst-registry-*.bin
 export GST_REGISTRY_FORK=no
 # So the scan loads in-process only the plugins the suites use (GStreamer's core, base and good
 # sets): others a machine may have (plugins-bad's OpenNI2 driver, say) leak at load time, which
-# would fail LeakSanitizer for code that is not ours.
-plugins=$builddir/asan-system-plugins
+# would fail LeakSanitizer for code that is not ours. An absolute path: the tests run in folders
+# of their own.
+plugins=$(realpath -m "$builddir/asan-system-plugins")
 rm -rf "$plugins" && mkdir -p "$plugins"
 dpkg -L libgstreamer1.0-0 gstreamer1.0-plugins-base gstreamer1.0-plugins-good 2>/dev/null \
   | grep '/gstreamer-1.0/[^/]*\.so$' | xargs -r ln -sf -t "$plugins"
+for needed in libgstcoreelements.so libgstapp.so libgstaudiotestsrc.so libgstaudiofx.so; do
+  [ -e "$plugins/$needed" ] || { echo "run-asan.sh: $needed not found (dpkg -L)" >&2; exit 1; }
+done
 export GST_PLUGIN_SYSTEM_PATH_1_0=$plugins
 export ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0
 export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
