@@ -37,7 +37,7 @@ benchmarks=(
   "spectrum-bench --runs 3"
   "convolve-kernel-bench --runs 50"
   "convolve-bench --runs 3 --max-wall 4"
-  "scope-bench --runs 3"
+  "scope-bench --runs 1 --max-wall 4"
   "streams-bench --streams 1,64,256 --window 2"
 )
 default_bench=$(for b in "${benchmarks[@]}"; do echo "${b%% *}"; done | uniq | xargs)

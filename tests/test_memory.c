@@ -14,16 +14,16 @@
  * of cudaspectrum were measured: 3.5 MB of steps in all; once, on a loaded 2-core machine, the
  * multi-channel phase row stepped by 21 MB within 100 runs, and on the 16-core GPU machine (twice
  * the arenas per core) by 38 MB, each with a median window under 5 KB per run;
- * with MALLOC_ARENA_MAX=1 the same runs stay flat to the page, so these steps hold no leak). A step lies in one window, a
- * leak in every one: the median window sees a leak and not the steps, and the total bounds both.
- * The leak this test was written for (136 KB per run of cudaspectrum with message-phase=true on a
- * 16-core machine, issue 14) grows by 1.4 MB in every window of the default check, where the median
- * allows 32 KB per run (320 KB a window; the steps alone have reached half that here), and by 37 MB
- * in the long check, where the total allows 68 MB (the median catches it there): the total is a
- * bound on the steps, the median the test for a leak. Smaller leaks of reachable memory can hide in
- * the steps; unreachable ones of any size are LeakSanitizer's (run-asan.sh, CPU backend). Under
- * AddressSanitizer (whose quarantine holds freed memory) RSS means nothing: the program skips
- * itself there. */
+ * with MALLOC_ARENA_MAX=1 the same runs stay flat to the page, so these steps hold no leak). A step
+ * lies in one window, a leak in every one: the median window sees a leak and not the steps, and the
+ * total bounds both. The leak this test was written for (136 KB per run of cudaspectrum with
+ * message-phase=true on a 16-core machine, issue 14) grows by 1.4 MB in every window of the default
+ * check, where the median allows 32 KB per run (320 KB a window; the steps alone have reached half
+ * that here), and by 37 MB in the long check, where the total allows 68 MB (the median catches it
+ * there): the total is a bound on the steps, the median the test for a leak. Smaller leaks of
+ * reachable memory can hide in the steps; unreachable ones of any size are LeakSanitizer's
+ * (run-asan.sh, CPU backend). Under AddressSanitizer (whose quarantine holds freed memory) RSS
+ * means nothing: the program skips itself there. */
 #include "element_util.h"
 
 #include <stdio.h>
