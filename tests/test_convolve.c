@@ -61,40 +61,6 @@ make_input(TestSignal *input, TestRng *rng, CudafftSampleFormat format, unsigned
   test_signal_random(input, rng, format, channels, 0, frames, TEST_READ_POW2);
 }
 
-static double *
-make_kernel(TestRng *rng, size_t count)
-{
-  double *h = test_malloc(count * sizeof *h);
-  for (size_t i = 0; i < count; i++)
-    h[i] = test_rng_uniform(rng);
-  return h;
-}
-
-/* Quiet NaNs with a recognisable payload, in the format. */
-static const uint32_t poison32 = 0x7fc0deadu;
-static const uint64_t poison64 = 0x7ff8deaddeaddeadu;
-
-static void
-poison(CudafftSampleFormat format, uint8_t *data, size_t count)
-{
-  for (size_t i = 0; i < count; i++) {
-    if (format == CUDAFFT_SAMPLE_F32)
-      memcpy(data + i * 4, &poison32, 4);
-    else
-      memcpy(data + i * 8, &poison64, 8);
-  }
-}
-
-static size_t
-count_unpoisoned(CudafftSampleFormat format, const uint8_t *data, size_t count)
-{
-  size_t changed = 0;
-  for (size_t i = 0; i < count; i++)
-    changed += format == CUDAFFT_SAMPLE_F32 ? memcmp(data + i * 4, &poison32, 4) != 0
-                                            : memcmp(data + i * 8, &poison64, 8) != 0;
-  return changed;
-}
-
 /* Sessions: one engine, its output collected as doubles ----------------------------------------
  */
 
@@ -176,7 +142,7 @@ session_buffer(Session *ss, size_t frames)
     ss->buffer_frames = frames + GUARD;
     ss->buffer = test_malloc(ss->buffer_frames * ss->frame_bytes);
   }
-  poison(ss->format, ss->buffer, (frames + GUARD) * ss->channels);
+  test_poison_samples(ss->format, ss->buffer, (frames + GUARD) * ss->channels);
   return ss->buffer;
 }
 
@@ -234,8 +200,8 @@ session_push(Session *ss, const uint8_t *in, size_t frames)
     return;
   }
   const size_t changed =
-      count_unpoisoned(ss->format, out, max * ss->channels + GUARD * ss->channels);
-  const size_t written = count_unpoisoned(ss->format, out, produced * ss->channels);
+      test_count_unpoisoned_samples(ss->format, out, max * ss->channels + GUARD * ss->channels);
+  const size_t written = test_count_unpoisoned_samples(ss->format, out, produced * ss->channels);
   if (changed != written || written != produced * ss->channels)
     session_fail(ss, "push of %zu frames after %zu: %zu values written, %zu produced x %u channels",
                  frames, ss->pushed, changed, produced, ss->channels);
@@ -319,7 +285,8 @@ session_drain(Session *ss, int tail, size_t want_tail)
                  cudafft_status_name(status), produced, frames, cudafft_last_error_message());
     return;
   }
-  const size_t changed = count_unpoisoned(ss->format, out, (frames + GUARD) * ss->channels);
+  const size_t changed =
+      test_count_unpoisoned_samples(ss->format, out, (frames + GUARD) * ss->channels);
   if (changed != frames * ss->channels)
     session_fail(ss, "drain of %zu frames: %zu values written", frames, changed);
   session_collect(ss, frames);
@@ -475,7 +442,8 @@ run_script(CudafftBackend backend, const Script *sc, const char *what)
   TestRng kernel_rng = test_rng("%s kernels", label);
   ConvolveRefKernel kernels[MAX_KERNELS];
   size_t count = 1;
-  kernels[0] = (ConvolveRefKernel){make_kernel(&kernel_rng, rows * sc->taps), sc->taps, rows, 0};
+  kernels[0] =
+      (ConvolveRefKernel){test_random_doubles(&kernel_rng, rows * sc->taps), sc->taps, rows, 0};
   const CudafftConvolveConfig config = {
       .channels = sc->channels,
       .format = sc->format,
@@ -507,7 +475,7 @@ run_script(CudafftBackend backend, const Script *sc, const char *what)
     /* The header: the change point is the first multiple of B at or after the frames pushed; a
      * change with the same change point as the previous one replaces it. */
     const size_t change = (done + B - 1) / B * B;
-    double *h = make_kernel(&kernel_rng, rows * ev->taps);
+    double *h = test_random_doubles(&kernel_rng, rows * ev->taps);
     if (count > 1 && kernels[count - 1].change == change) {
       free((void *)kernels[count - 1].h);
       count--;
@@ -826,7 +794,7 @@ check_nonfinite(CudafftBackend backend, size_t taps, double bad)
   char label[128];
   snprintf(label, sizeof label, "%s at frame %zu of channel 1, %zu taps",
            isnan(bad) ? "NaN" : "Inf", at, taps);
-  double *h = make_kernel(&rng, taps);
+  double *h = test_random_doubles(&rng, taps);
   const CudafftConvolveConfig config = {channels, CUDAFFT_SAMPLE_F32, {h, taps, 1}, 1.0};
   Session ss;
   if (!session_open(&ss, backend, &config, label)) {

@@ -51,40 +51,6 @@ static CudafftBackend backend;
 static pthread_mutex_t reference_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int stop_replacing;
 
-/* Quiet NaNs with a recognisable payload, in the format. */
-static const uint32_t poison32 = 0x7fc0deadu;
-static const uint64_t poison64 = 0x7ff8deaddeaddeadu;
-
-static void
-poison(CudafftSampleFormat format, uint8_t *data, size_t count)
-{
-  for (size_t i = 0; i < count; i++) {
-    if (format == CUDAFFT_SAMPLE_F32)
-      memcpy(data + i * 4, &poison32, 4);
-    else
-      memcpy(data + i * 8, &poison64, 8);
-  }
-}
-
-static size_t
-count_unpoisoned(CudafftSampleFormat format, const uint8_t *data, size_t count)
-{
-  size_t changed = 0;
-  for (size_t i = 0; i < count; i++)
-    changed += format == CUDAFFT_SAMPLE_F32 ? memcmp(data + i * 4, &poison32, 4) != 0
-                                            : memcmp(data + i * 8, &poison64, 8) != 0;
-  return changed;
-}
-
-static double *
-make_kernel(TestRng *rng, size_t count)
-{
-  double *h = test_malloc(count * sizeof *h);
-  for (size_t i = 0; i < count; i++)
-    h[i] = test_rng_uniform(rng);
-  return h;
-}
-
 /* Kernel lengths: the direct path, one partition, a few up to a second, long ones up to 200000
  * taps (about 4 s at 48 kHz). */
 static size_t
@@ -166,7 +132,8 @@ stream_open(Stream *s, const char *label, size_t most_taps, int segments, int on
   snprintf(s->label, sizeof s->label, "%s (%u channel%s %s, %s, first kernel %zu taps)", label,
            s->channels, s->channels > 1 ? "s" : "", test_format_name(s->format),
            s->rows > 1 ? "a row per channel" : "one row", taps);
-  s->kernels[0] = (ConvolveRefKernel){make_kernel(&s->rng, taps * s->rows), taps, s->rows, 0};
+  s->kernels[0] =
+      (ConvolveRefKernel){test_random_doubles(&s->rng, taps * s->rows), taps, s->rows, 0};
   s->count = 1;
   s->segments_left = segments;
   const CudafftConvolveConfig config = {
@@ -215,7 +182,7 @@ stream_buffer(Stream *s, size_t frames)
     s->buffer_frames = frames + GUARD;
     s->buffer = test_malloc(s->buffer_frames * s->frame_bytes);
   }
-  poison(s->format, s->buffer, (frames + GUARD) * s->channels);
+  test_poison_samples(s->format, s->buffer, (frames + GUARD) * s->channels);
   return s->buffer;
 }
 
@@ -223,8 +190,10 @@ stream_buffer(Stream *s, size_t frames)
 static void
 stream_collect(Stream *s, size_t produced, size_t room, const char *what)
 {
-  const size_t changed = count_unpoisoned(s->format, s->buffer, (room + GUARD) * s->channels);
-  const size_t written = count_unpoisoned(s->format, s->buffer, produced * s->channels);
+  const size_t changed =
+      test_count_unpoisoned_samples(s->format, s->buffer, (room + GUARD) * s->channels);
+  const size_t written =
+      test_count_unpoisoned_samples(s->format, s->buffer, produced * s->channels);
   if (changed != written || written != produced * s->channels) {
     stream_fail(s, "%s at frame %zu: %zu values written, %zu produced x %u channels", what,
                 s->pushed, changed, produced, s->channels);
@@ -281,7 +250,7 @@ stream_set_kernel(Stream *s)
   if (!replaces && s->count == MAX_KERNELS)
     return;
   const size_t taps = pick_taps(&s->rng, s->most_taps);
-  double *h = make_kernel(&s->rng, taps * s->rows);
+  double *h = test_random_doubles(&s->rng, taps * s->rows);
   const CudafftConvolveKernel kernel = {.taps_data = h, .taps = taps, .rows = s->rows};
   const CudafftStatus status = cudafft_convolve_set_kernel(s->cv, &kernel);
   s->calls++;
@@ -540,7 +509,7 @@ check_wide(unsigned channels, CudafftSampleFormat format, unsigned rows)
   s.format = format;
   s.frame_bytes = channels * test_sample_bytes(format);
   s.mix = 1.0;
-  s.kernels[0] = (ConvolveRefKernel){make_kernel(&s.rng, 2100 * rows), 2100, rows, 0};
+  s.kernels[0] = (ConvolveRefKernel){test_random_doubles(&s.rng, 2100 * rows), 2100, rows, 0};
   s.count = 1;
   const CudafftConvolveConfig config = {channels, format, {s.kernels[0].h, 2100, rows}, 1.0};
   const CudafftStatus status = cudafft_convolve_create(&s.cv, backend, -1, &config);

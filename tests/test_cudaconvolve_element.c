@@ -204,6 +204,34 @@ check_values(const double *got, const double *want, gsize frames, guint channels
   g_string_free(why, TRUE);
 }
 
+/* Reads the output as one run stamped from `start` and checks each of its `expected` frames against
+ * the double-precision convolution of the whole signal with the one-row kernel h. */
+static void
+check_filtered_run(GPtrArray *out, const TestSignal *signal, GstClockTime start, const double *h,
+                   gsize taps, gsize expected, const char *row)
+{
+  double *got = read_single_run(out, signal, start, expected, row);
+  double *want =
+      convolve_reference(h, taps, 1, signal->values, signal->channels, signal->frames, expected);
+  check_values(got, want, expected, signal->channels, VALUE_TOLERANCE, row);
+  g_free(got);
+  free(want);
+}
+
+/* The next WARNING or ERROR on the bus is a WARNING whose message contains `words`. */
+static void
+expect_warning_saying(GstBus *bus, const char *words, const char *row)
+{
+  GstMessage *msg = gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING | GST_MESSAGE_ERROR);
+  fail_unless(msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_WARNING, "%s: no WARNING", row);
+  GError *err = NULL;
+  gst_message_parse_warning(msg, &err, NULL);
+  fail_unless(strstr(err->message, words) != NULL, "%s: the warning does not say \"%s\": %s", row,
+              words, err->message);
+  g_clear_error(&err);
+  gst_message_unref(msg);
+}
+
 /* Metadata and properties -------------------------------------------------------------------- */
 
 GST_START_TEST(test_metadata)
@@ -301,12 +329,7 @@ GST_START_TEST(test_matches_convolution)
   gst_caps_unref(in_caps);
   gst_caps_unref(out_caps);
   const gsize expected = r->samples + r->taps - 1;
-  double *got = read_single_run(out, &signal, 0, expected, row);
-  const double *x = signal.values;
-  double *want = convolve_reference(h, r->taps, 1, x, r->channels, r->samples, expected);
-  check_values(got, want, expected, r->channels, VALUE_TOLERANCE, row);
-  g_free(got);
-  free(want);
+  check_filtered_run(out, &signal, 0, h, r->taps, expected, row);
   g_free(h);
   g_ptr_array_unref(out);
   gst_harness_teardown(h_);
@@ -605,12 +628,8 @@ GST_START_TEST(test_rate_changed_sets_kernel)
   GPtrArray *out = run_harness(h, &signal, 500, 0);
   fail_unless_equals_int(seen.calls, 1);
   fail_unless_equals_int(seen.rate, 22050);
-  double *got = read_single_run(out, &signal, 0, 4002, "rate-changed");
   const double taps[3] = {22050 / 100000.0, 0.5, -0.25};
-  double *want = convolve_reference(taps, 3, 1, signal.values, 1, 4000, 4002);
-  check_values(got, want, 4002, 1, VALUE_TOLERANCE, "rate-changed");
-  g_free(got);
-  free(want);
+  check_filtered_run(out, &signal, 0, taps, 3, 4002, "rate-changed");
   g_ptr_array_unref(out);
   gst_object_unref(e);
   gst_harness_teardown(h);
@@ -1194,21 +1213,8 @@ GST_START_TEST(test_ir_fifo_refused)
     fail_unless_equals_int(wait_ir_decoded(bus), GST_PROGRESS_TYPE_ERROR);
     eu_push_signal(h, &signal, 5000, signal.frames - 5000, 1000, 0, out);
     eu_push_eos(h, out);
-    GstMessage *msg = gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING | GST_MESSAGE_ERROR);
-    fail_unless(msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_WARNING,
-                "expected a WARNING for a FIFO set while playing");
-    GError *err = NULL;
-    gst_message_parse_warning(msg, &err, NULL);
-    fail_unless(strstr(err->message, path) != NULL, "the warning does not name %s: %s", path,
-                err->message);
-    g_clear_error(&err);
-    gst_message_unref(msg);
-    const gsize expected = signal.frames + 699;
-    double *got = read_single_run(out, &signal, 0, expected, "FIFO while playing");
-    double *want = convolve_reference(k, 700, 1, signal.values, 2, signal.frames, expected);
-    check_values(got, want, expected, 2, VALUE_TOLERANCE, "FIFO while playing");
-    g_free(got);
-    g_free(want);
+    expect_warning_saying(bus, path, "a FIFO set while playing");
+    check_filtered_run(out, &signal, 0, k, 700, signal.frames + 699, "FIFO while playing");
     g_free(k);
     g_ptr_array_unref(out);
     gst_object_unref(e);
@@ -1245,11 +1251,7 @@ GST_START_TEST(test_bad_kernel_refused)
   TestSignal signal;
   test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, 1, RATE, 5000, READ);
   GPtrArray *out = run_harness(h, &signal, 1000, 0);
-  double *got = read_single_run(out, &signal, 0, 5002, "after refused kernels");
-  double *want = convolve_reference(good, 3, 1, signal.values, 1, 5000, 5002);
-  check_values(got, want, 5002, 1, VALUE_TOLERANCE, "after refused kernels");
-  g_free(got);
-  free(want);
+  check_filtered_run(out, &signal, 0, good, 3, 5002, "after refused kernels");
   g_ptr_array_unref(out);
   gst_object_unref(e);
   eu_harness_teardown(h, bus);
@@ -1285,15 +1287,7 @@ GST_START_TEST(test_taps_beyond_float_refused)
   if (while_playing)
     eu_push_signal(h, &signal, 0, 3000, 1000, 0, out);
   eu_set_kernel(e, bad, 4);
-  GstMessage *msg = gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING | GST_MESSAGE_ERROR);
-  fail_unless(msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_WARNING,
-              "%s: no WARNING for a tap of 1e39", row);
-  GError *err = NULL;
-  gst_message_parse_warning(msg, &err, NULL);
-  fail_unless(strstr(err->message, "float range") != NULL, "%s: the warning does not say why: %s",
-              row, err->message);
-  g_clear_error(&err);
-  gst_message_unref(msg);
+  expect_warning_saying(bus, "float range", row);
   G_GNUC_BEGIN_IGNORE_DEPRECATIONS
   GValueArray *kernel = NULL;
   g_object_get(e, "kernel", &kernel, NULL);
@@ -1444,21 +1438,8 @@ GST_START_TEST(test_bad_ir_while_playing_keeps_kernel)
   fail_unless_equals_int(wait_ir_decoded(bus), GST_PROGRESS_TYPE_ERROR);
   eu_push_signal(h, &signal, 9000, 11000, 1000, 0, out);
   eu_push_eos(h, out);
-  GstMessage *msg = gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING | GST_MESSAGE_ERROR);
-  fail_unless(msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_WARNING,
-              "expected a WARNING for a missing file set while playing");
-  GError *err = NULL;
-  gst_message_parse_warning(msg, &err, NULL);
-  fail_unless(strstr(err->message, path) != NULL, "the warning does not name %s: %s", path,
-              err->message);
-  g_clear_error(&err);
-  gst_message_unref(msg);
-  const gsize expected = signal.frames + 1499;
-  double *got = read_single_run(out, &signal, 0, expected, "bad file while playing");
-  double *want = convolve_reference(k, 1500, 1, signal.values, 2, signal.frames, expected);
-  check_values(got, want, expected, 2, VALUE_TOLERANCE, "bad file while playing");
-  g_free(got);
-  free(want);
+  expect_warning_saying(bus, path, "a missing file set while playing");
+  check_filtered_run(out, &signal, 0, k, 1500, signal.frames + 1499, "bad file while playing");
   g_free(path);
   g_free(k);
   g_ptr_array_unref(out);
@@ -1565,11 +1546,7 @@ GST_START_TEST(test_flush_resets)
   eu_push_signal(h, &after, 0, after.frames, 1000, start, out);
   eu_push_eos(h, out);
   const gsize expected = after.frames + 2999;
-  double *got = read_single_run(out, &after, start, expected, "after the flush");
-  double *want = convolve_reference(k, 3000, 1, after.values, 2, after.frames, expected);
-  check_values(got, want, expected, 2, VALUE_TOLERANCE, "after the flush");
-  g_free(got);
-  free(want);
+  check_filtered_run(out, &after, start, k, 3000, expected, "after the flush");
   g_free(k);
   g_ptr_array_unref(out);
   gst_harness_teardown(h);

@@ -68,6 +68,40 @@ test_count_unpoisoned(const float *data, size_t count)
   return changed;
 }
 
+static const uint64_t poison_bits64 = 0x7ff8deaddeaddeadu;
+
+void
+test_poison_samples(CudafftSampleFormat format, void *data, size_t count)
+{
+  uint8_t *bytes = data;
+  for (size_t i = 0; i < count; i++) {
+    if (format == CUDAFFT_SAMPLE_F32)
+      memcpy(bytes + i * 4, &poison_bits, 4);
+    else
+      memcpy(bytes + i * 8, &poison_bits64, 8);
+  }
+}
+
+size_t
+test_count_unpoisoned_samples(CudafftSampleFormat format, const void *data, size_t count)
+{
+  const uint8_t *bytes = data;
+  size_t changed = 0;
+  for (size_t i = 0; i < count; i++)
+    changed += format == CUDAFFT_SAMPLE_F32 ? memcmp(bytes + i * 4, &poison_bits, 4) != 0
+                                            : memcmp(bytes + i * 8, &poison_bits64, 8) != 0;
+  return changed;
+}
+
+double *
+test_random_doubles(TestRng *rng, size_t count)
+{
+  double *values = test_malloc(count * sizeof *values);
+  for (size_t i = 0; i < count; i++)
+    values[i] = test_rng_uniform(rng);
+  return values;
+}
+
 size_t
 test_count_nonfinite(const float *data, size_t count, size_t *first)
 {
