@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 #endif
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,24 @@ bench_median(double *values, int n)
 {
   qsort(values, n, sizeof(double), bench_compare_doubles);
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+guint64
+bench_buffers_for(double seconds, gint rate, guint frames)
+{
+  const guint64 n = (guint64)ceil(seconds * rate / frames - 1e-9);
+  return n > 0 ? n : 1;
+}
+
+guint64
+bench_capped_buffers(double seconds, double max_wall, guint64 calibration, double calibration_wall,
+                     double least_s, gint rate, guint frames)
+{
+  const guint64 buffers = bench_buffers_for(seconds, rate, frames);
+  const double speed = calibration * frames / (double)rate / calibration_wall;
+  if (seconds / speed <= max_wall)
+    return buffers;
+  return MIN(buffers, bench_buffers_for(MAX(speed * max_wall, least_s), rate, frames));
 }
 
 int

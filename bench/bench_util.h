@@ -1,5 +1,6 @@
 /* bench_util.h: what the GStreamer benches (convolve-bench, spectrum-bench, element-bench) share:
- * the median of the timed runs, the comma lists of the command line, waiting on the bus and the
+ * the median of the timed runs, the runs' lengths capped by a calibration run, the comma lists of
+ * the command line, waiting on the bus and the
  * machine line at the top of each table. */
 #ifndef CUDAFFT_BENCH_UTIL_H
 #define CUDAFFT_BENCH_UTIL_H
@@ -12,6 +13,15 @@ int bench_compare_doubles(const void *a, const void *b);
 
 /* The median of n values (n > 0); sorts them in place. */
 double bench_median(double *values, int n);
+
+/* How many buffers of `frames` frames at `rate` hold `seconds` of audio (at least one). */
+guint64 bench_buffers_for(double seconds, gint rate, guint frames);
+
+/* The buffers to time for `seconds` of audio when a run may take about max_wall seconds, at the
+ * speed a calibration run of `calibration` buffers in `calibration_wall` seconds showed: all of
+ * bench_buffers_for(seconds) where they fit, else fewer, but at least least_s seconds of audio. */
+guint64 bench_capped_buffers(double seconds, double max_wall, guint64 calibration,
+                             double calibration_wall, double least_s, gint rate, guint frames);
 
 /* Parses a comma list of numbers into values (at most max); the count, 0 on a bad list. */
 int bench_parse_list(const char *text, double *values, int max);

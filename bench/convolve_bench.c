@@ -228,29 +228,22 @@ typedef struct {
   gchar *problem;  /* the output's length, when wrong */
 } Figures;
 
-static guint64
-buffers_for(double seconds)
-{
-  const guint64 n = (guint64)ceil(seconds * RATE / buffer_frames - 1e-9);
-  return n > 0 ? n : 1;
-}
-
 /* Calibrates, then times `runs` runs. FALSE on a pipeline error. */
 static gboolean
 measure(const Case *c, const Element *e, GValueArray *kernel, GstBuffer **input, double seconds,
         double max_wall, int runs, Figures *f)
 {
-  guint64 buffers = buffers_for(seconds);
+  const guint64 all = bench_buffers_for(seconds, RATE, buffer_frames);
+  guint64 buffers = all;
   Run r;
   if (max_wall > 0.0) {
-    const guint64 calibration = MIN(buffers, buffers_for(CALIBRATION_S));
+    const guint64 calibration = MIN(all, bench_buffers_for(CALIBRATION_S, RATE, buffer_frames));
     if (!run_once(c, e, kernel, input, calibration, &r))
       return FALSE;
-    const double speed = calibration * buffer_frames / (double)RATE / r.wall;
-    if (seconds / speed > max_wall)
-      buffers = MIN(buffers, buffers_for(MAX(speed * max_wall, 4.0 * buffer_frames / RATE)));
+    buffers = bench_capped_buffers(seconds, max_wall, calibration, r.wall,
+                                   4.0 * buffer_frames / RATE, RATE, buffer_frames);
   }
-  f->capped = buffers < buffers_for(seconds);
+  f->capped = buffers < all;
   double *walls = g_new(double, runs);
   gboolean ok = TRUE;
   for (int i = 0; i < runs && ok; i++) {

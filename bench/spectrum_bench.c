@@ -287,23 +287,16 @@ typedef struct {
   gboolean counts_differ; /* between runs */
 } Figures;
 
-static guint64
-buffers_for(double seconds)
-{
-  const guint64 n = (guint64)ceil(seconds * RATE / buffer_frames - 1e-9);
-  return n > 0 ? n : 1;
-}
-
 /* Calibrates, then times `runs` runs. FALSE on a pipeline error; *bad is set when the messages
  * were wrong (printed). */
 static gboolean
 measure(const Case *c, const Element *e, GstBuffer **input, double seconds, double max_wall,
         int runs, Figures *f, gboolean *bad)
 {
-  guint64 buffers = buffers_for(seconds);
+  guint64 buffers = bench_buffers_for(seconds, RATE, buffer_frames);
   Run r;
   if (max_wall > 0.0) {
-    const guint64 calibration = MIN(buffers, buffers_for(CALIBRATION_S));
+    const guint64 calibration = MIN(buffers, bench_buffers_for(CALIBRATION_S, RATE, buffer_frames));
     if (!run_once(c, e, input, calibration, &r))
       return FALSE;
     if (r.problem) {
@@ -311,11 +304,10 @@ measure(const Case *c, const Element *e, GstBuffer **input, double seconds, doub
       g_free(r.problem);
       *bad = TRUE;
     }
-    const double speed = calibration * buffer_frames / (double)RATE / r.wall;
     /* at least 4 buffers and 20 intervals, whatever the speed */
     const double least = MAX(4.0 * buffer_frames / RATE, 20.0 * c->interval_ms / 1e3);
-    if (seconds / speed > max_wall)
-      buffers = MIN(buffers, buffers_for(MAX(speed * max_wall, least)));
+    buffers =
+        bench_capped_buffers(seconds, max_wall, calibration, r.wall, least, RATE, buffer_frames);
   }
   double *walls = g_new(double, runs);
   gboolean ok = TRUE;
