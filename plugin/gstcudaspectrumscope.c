@@ -541,6 +541,18 @@ gst_cuda_spectrum_scope_setup(GstAudioVisualizer *vis)
   return open_engine(self, &s);
 }
 
+/* Deactivates and lets go of the frames' pool, if there is one. */
+static void
+drop_pool(GstCudaSpectrumScope *self)
+{
+  if (!self->pool)
+    return;
+  gst_buffer_pool_set_active(self->pool, FALSE);
+  gst_object_unref(self->pool);
+  self->pool = NULL;
+  self->pool_active = FALSE;
+}
+
 /* Frames from page-locked memory where the scope runs on the GPU, so that its one copy of each
  * frame runs at full bus speed; the base class's own choice otherwise. Downstream's pool is not
  * used on the GPU path (its minimum and maximum are kept). */
@@ -548,12 +560,7 @@ static gboolean
 gst_cuda_spectrum_scope_decide_allocation(GstAudioVisualizer *vis, GstQuery *query)
 {
   GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(vis);
-  if (self->pool) {
-    gst_buffer_pool_set_active(self->pool, FALSE);
-    gst_object_unref(self->pool);
-    self->pool = NULL;
-    self->pool_active = FALSE;
-  }
+  drop_pool(self);
   if (!self->scope || cudafft_scope_get_backend(self->scope) != CUDAFFT_BACKEND_CUDA) {
     if (!GST_AUDIO_VISUALIZER_CLASS(gst_cuda_spectrum_scope_parent_class)
              ->decide_allocation(vis, query))
@@ -841,12 +848,7 @@ gst_cuda_spectrum_scope_change_state(GstElement *element, GstStateChange transit
     /* streaming has stopped: the engine and the pool are ours alone */
     close_engine(self);
     end_run(self);
-    if (self->pool) {
-      gst_buffer_pool_set_active(self->pool, FALSE);
-      gst_object_unref(self->pool);
-      self->pool = NULL;
-      self->pool_active = FALSE;
-    }
+    drop_pool(self);
   }
   return ret;
 }
@@ -856,10 +858,7 @@ gst_cuda_spectrum_scope_finalize(GObject *object)
 {
   GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(object);
   close_engine(self);
-  if (self->pool) {
-    gst_buffer_pool_set_active(self->pool, FALSE);
-    gst_object_unref(self->pool);
-  }
+  drop_pool(self);
   if (self->allocator)
     gst_object_unref(self->allocator);
   g_object_unref(self->adapter);
