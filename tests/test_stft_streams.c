@@ -82,7 +82,7 @@ random_spec(TestRng *rng, int synthesis, int small)
   CudafftStftConfig *c = &s.cfg;
   c->fft_size = sizes[test_rng_range(rng, 0, small ? 4 : 9)];
   const size_t n = c->fft_size;
-  const size_t hops[] = {n / 2, n / 4, test_rng_range(rng, 1, n) | 1, n};
+  const size_t hops[] = {n / 2, n / 4, test_rng_range(rng, 1, n - 1) | 1, n}; /* odd: 1..n-1 */
   c->hop = hops[test_rng_range(rng, 0, 3)];
   c->channels = (unsigned)test_rng_range(rng, 1, small ? 3 : 8);
   c->window = (CudafftWindow)test_rng_range(rng, 0, CUDAFFT_WINDOW_COUNT_ - 1);
