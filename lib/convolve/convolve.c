@@ -518,3 +518,22 @@ cudafft_convolve_drain(CudafftConvolve *convolve, int tail, void *out, size_t *p
   restart(cv);
   return CUDAFFT_STATUS_OK;
 }
+
+/* Block size: a placeholder while the split path is built (only the default is taken). */
+CudafftStatus
+cudafft_convolve_set_block_size(CudafftConvolve *convolve, size_t block_size)
+{
+  if (!convolve)
+    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER,
+                        "cudafft_convolve_set_block_size: convolve is NULL");
+  if (block_size != BLOCK)
+    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "block size %zu is not supported yet",
+                        block_size);
+  return CUDAFFT_STATUS_OK;
+}
+
+size_t
+cudafft_convolve_get_block_size(const CudafftConvolve *convolve)
+{
+  return convolve ? BLOCK : 0;
+}

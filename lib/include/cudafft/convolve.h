@@ -6,10 +6,17 @@
  * x_c[n] = 0 before the first sample since create, reset or drain. h_c is kernel row c when the
  * kernel has one row per channel, else its only row (the same filter for every channel).
  *
- * Two paths, chosen per kernel:
+ * Paths, chosen per kernel and block size (cudafft_convolve_set_block_size(), default
+ * CUDAFFT_CONVOLVE_BLOCK):
  * - direct (taps < CUDAFFT_CONVOLVE_DIRECT_TAPS): the sum above in the time domain, term by term;
  *   output follows input at once (lag 0) and a delta kernel gives the input back exactly.
- * - partitioned (every longer kernel): uniformly partitioned overlap-save. The kernel is cut into
+ * - split (every longer kernel at block sizes below CUDAFFT_CONVOLVE_BLOCK): a head of the kernel
+ *   in the time domain (taps 0 .. CUDAFFT_CONVOLVE_BLOCK - L - 1 for block size L >= 32; taps
+ *   0 .. CUDAFFT_CONVOLVE_BLOCK - 1 for block size 0) and the rest partitioned as below, its
+ *   blocks of B frames due only L frames after they end. Input is taken in blocks of L frames
+ *   (L 0: frame by frame), so output lags input by up to L frames.
+ * - partitioned (every longer kernel at the default block size): uniformly partitioned
+ *   overlap-save. The kernel is cut into
  *   P = ceil(taps / B) partitions of B = CUDAFFT_CONVOLVE_BLOCK taps, each zero-padded to an
  *   N = 2B point real FFT; input is taken in blocks of B frames; block j's spectrum (of input
  *   blocks j-1 and j) joins a frequency-domain delay line; output block j is the inverse FFT of
@@ -20,12 +27,15 @@
  * sample is ever skipped or repeated; produced + lag = frames pushed, 0 <= lag < latency() (or
  * lag 0 when latency() is 0).
  *
- * Kernel changes (cudafft_convolve_set_kernel()) take effect at a block boundary: at the first
- * input frame whose index since create/reset/drain is a multiple of B, at or after the frames
- * pushed so far (the change point s). From s the new kernel filters the input from s on (the input
- * before s is not in its history), and the output crosses over linearly during B frames:
- *     y[n] = (1 - r) y_old[n] + r y_new[n],  r = (n - s + 1) / (B + 1)  for s <= n < s + B,
- * y_new alone from s + B on. The path (and so the lag) may change with the kernel.
+ * Kernel and block size changes (cudafft_convolve_set_kernel(), cudafft_convolve_set_block_size())
+ * take effect at a block boundary: at the first input frame whose index since create/reset/drain
+ * is a multiple of X, at or after the frames pushed so far (the change point s), where X is the
+ * larger of the old and the new block size (a block size of 0 counting as
+ * CUDAFFT_CONVOLVE_MIN_BLOCK). From s the new filter filters the input from s on (the input before
+ * s is not in its history), and the output crosses over linearly during X frames:
+ *     y[n] = (1 - r) y_old[n] + r y_new[n],  r = (n - s + 1) / (X + 1)  for s <= n < s + X,
+ * y_new alone from s + X on. The path (and so the lag) may change with the kernel. At the default
+ * block size, X = B for every kernel.
  *
  * Samples: interleaved, the format given at create, in and out alike. Internally float
  * (single precision) throughout: F64 samples are rounded to float on input.
@@ -46,6 +56,7 @@ extern "C" {
 #define CUDAFFT_CONVOLVE_BLOCK 2048     /* B: partition length, input block, the partitioned lag */
 #define CUDAFFT_CONVOLVE_FFT_SIZE 4096  /* N = 2 B */
 #define CUDAFFT_CONVOLVE_DIRECT_TAPS 64 /* kernels shorter than this take the direct path */
+#define CUDAFFT_CONVOLVE_MIN_BLOCK 32   /* the smallest block size but 0 (zero latency) */
 
 /* A kernel: `rows` rows of `taps` doubles, row-major (row 0 first). rows is 1 (every channel) or
  * the stream's channels (row c filters channel c). Every tap must be finite and within the float
@@ -79,8 +90,9 @@ CUDAFFT_API CudafftBackend cudafft_convolve_get_backend(const CudafftConvolve *c
 /* Bytes of one interleaved frame (channels x sample size). */
 CUDAFFT_API size_t cudafft_convolve_frame_bytes(const CudafftConvolve *convolve);
 
-/* The most the output can lag the input with the current kernel: CUDAFFT_CONVOLVE_BLOCK on the
- * partitioned path, 0 on the direct path. During a crossover, the larger of the two kernels'. */
+/* The most the output can lag the input with the current kernel: the block size on the
+ * partitioned and split paths, 0 on the direct path. During a crossover, the larger of the two
+ * filters'. */
 CUDAFFT_API size_t cudafft_convolve_latency(const CudafftConvolve *convolve);
 
 /* Frames pushed since create/reset/drain minus frames produced: the lag now. */
@@ -117,6 +129,17 @@ CUDAFFT_API void cudafft_convolve_reset(CudafftConvolve *convolve);
  * A second change before a first one's change point replaces the first. */
 CUDAFFT_API CudafftStatus cudafft_convolve_set_kernel(CudafftConvolve *convolve,
                                                       const CudafftConvolveKernel *kernel);
+
+/* Sets the block size L, the latency of every kernel of CUDAFFT_CONVOLVE_DIRECT_TAPS taps or more:
+ * 0 (zero latency) or a power of two from CUDAFFT_CONVOLVE_MIN_BLOCK to CUDAFFT_CONVOLVE_BLOCK (the
+ * default). The newest kernel is remade for it and crosses over as a kernel change does; before
+ * the first frame since create/reset/drain, with no change pending, it takes over at once.
+ * INVALID_VALUE for other sizes (nothing changes); out-of-memory statuses as set_kernel's. */
+CUDAFFT_API CudafftStatus cudafft_convolve_set_block_size(CudafftConvolve *convolve,
+                                                          size_t block_size);
+
+/* The block size last set (CUDAFFT_CONVOLVE_BLOCK until then). */
+CUDAFFT_API size_t cudafft_convolve_get_block_size(const CudafftConvolve *convolve);
 
 /* The wet fraction, 0..1, for the output frames produced from the next push or drain on.
  * INVALID_VALUE outside 0..1 or NaN (nothing changes). */
