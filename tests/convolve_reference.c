@@ -108,6 +108,12 @@ scratch(size_t frames)
   return p;
 }
 
+static size_t
+span_of(const ConvolveRefKernel *kernel, size_t block)
+{
+  return kernel->span ? kernel->span : block;
+}
+
 void
 convolve_reference_stream(const ConvolveRefKernel *kernels, size_t count, size_t block,
                           const double *x, unsigned channels, size_t x_frames, size_t frames,
@@ -119,11 +125,14 @@ convolve_reference_stream(const ConvolveRefKernel *kernels, size_t count, size_t
       const ConvolveRefKernel *kern = &kernels[k];
       const double *h = kern->h + (kern->rows == 1 ? 0 : c) * kern->taps;
       const size_t start = min_size(kern->change, frames);
-      const size_t end = k + 1 < count ? min_size(kernels[k + 1].change + block, frames) : frames;
+      const size_t end =
+          k + 1 < count ? min_size(kernels[k + 1].change + span_of(&kernels[k + 1], block), frames)
+                        : frames;
+      const size_t span = span_of(kern, block);
       convolve_reference_channel(h, kern->taps, x, channels, c, x_frames, start, end, other);
       for (size_t n = start; n < end; n++) {
-        if (k > 0 && n < kern->change + block) {
-          const double r = (double)(n - kern->change + 1) / (double)(block + 1);
+        if (k > 0 && n < kern->change + span) {
+          const double r = (double)(n - kern->change + 1) / (double)(span + 1);
           line[n] = (1.0 - r) * line[n] + r * other[n];
         } else {
           line[n] = other[n];
@@ -145,7 +154,7 @@ convolve_reference(const double *h, size_t taps, unsigned rows, const double *x,
                    size_t x_frames, size_t frames)
 {
   double *y = scratch(frames * channels);
-  const ConvolveRefKernel kernel = {h, taps, rows, 0};
+  const ConvolveRefKernel kernel = {h, taps, rows, 0, 0};
   convolve_reference_stream(&kernel, 1, 1, x, channels, x_frames, frames, NULL, y);
   return y;
 }

@@ -14,20 +14,22 @@ void convolve_reference_channel(const double *h, size_t taps, const double *x, u
                                 unsigned c, size_t x_frames, size_t start, size_t frames,
                                 double *y);
 
-/* A kernel of a stream: rows of taps (1 row: every channel) and the frame its crossover starts at
- * (its change point; 0 for the first kernel, which has none). */
+/* A kernel of a stream: rows of taps (1 row: every channel), the frame its crossover starts at
+ * (its change point; 0 for the first kernel, which has none) and the crossover's length (0: the
+ * `block` of convolve_reference_stream()). */
 typedef struct {
   const double *h; /* rows x taps */
   size_t taps;
   unsigned rows;
   size_t change;
+  size_t span;
 } ConvolveRefKernel;
 
 /* The header's output for x (x_frames frames of `channels`, zeros after), frames x channels values
  * into y: each kernel filters the input from its change point on; the output crosses over
- * linearly from the kernel before during the block (`block` frames) from a change point:
- * (1 - r) old + r new, r = (n - change + 1) / (block + 1); mix[n] (NULL: 1) is the wet fraction
- * of output frame n, the rest the input itself (0 from x_frames on). */
+ * linearly from the kernel before during the X frames from a change point (X: the kernel's span,
+ * or `block`): (1 - r) old + r new, r = (n - change + 1) / (X + 1); mix[n] (NULL: 1) is the wet
+ * fraction of output frame n, the rest the input itself (0 from x_frames on). */
 void convolve_reference_stream(const ConvolveRefKernel *kernels, size_t count, size_t block,
                                const double *x, unsigned channels, size_t x_frames, size_t frames,
                                const double *mix, double *y);

@@ -41,10 +41,36 @@ min_size(size_t a, size_t b)
   return a < b ? a : b;
 }
 
+/* The latency of a kernel at a block size (the header's paths). */
+static size_t
+latency_at(size_t taps, size_t block_size)
+{
+  return taps < CUDAFFT_CONVOLVE_DIRECT_TAPS ? 0 : block_size;
+}
+
 static size_t
 path_latency(size_t taps)
 {
-  return taps < CUDAFFT_CONVOLVE_DIRECT_TAPS ? 0 : B;
+  return latency_at(taps, B);
+}
+
+/* A filter's share of a crossover's length: its block size, 0 counting as the smallest. */
+static size_t
+span_at(size_t block_size)
+{
+  return block_size ? block_size : CUDAFFT_CONVOLVE_MIN_BLOCK;
+}
+
+static size_t
+max_size(size_t a, size_t b)
+{
+  return a > b ? a : b;
+}
+
+static size_t
+round_up(size_t n, size_t grid)
+{
+  return (n + grid - 1) / grid * grid;
 }
 
 /* The formats the convolution takes. */
@@ -76,6 +102,7 @@ typedef struct {
   uint8_t *buffer; /* the output of one call, with its guard */
   size_t buffer_frames;
   size_t calls, failures;
+  size_t grid; /* nonzero: the lag must be pushed mod grid after every push (no change pending) */
   TestRng rng; /* the session's piece sizes and signals */
   char why[512];
   char label[256];
@@ -177,6 +204,10 @@ session_check_lag(Session *ss, const char *after)
   if (ss->produced + lag != ss->pushed || (latency == 0 ? lag != 0 : lag >= latency))
     session_fail(ss, "after %s: %zu frames produced, lag %zu, latency %zu, %zu pushed", after,
                  ss->produced, lag, latency, ss->pushed);
+  /* each block of the block size comes out as soon as its last frame is in */
+  if (ss->grid && lag != ss->pushed % ss->grid)
+    session_fail(ss, "after %s: lag %zu after %zu frames, want %zu (block %zu)", after, lag,
+                 ss->pushed, ss->pushed % ss->grid, ss->grid);
 }
 
 static void
@@ -400,12 +431,12 @@ session_report(Session *ss, double worst, const char *detail)
 
 /* Streams, scripted: kernel and mix changes at given frames ----------------------------------- */
 
-typedef enum { EVENT_KERNEL, EVENT_MIX } EventKind;
+typedef enum { EVENT_KERNEL, EVENT_MIX, EVENT_BLOCK } EventKind;
 
 typedef struct {
   size_t at; /* before input frame `at` */
   EventKind kind;
-  size_t taps; /* EVENT_KERNEL: a new random kernel */
+  size_t taps; /* EVENT_KERNEL: a new random kernel; EVENT_BLOCK: the new block size */
   double mix;  /* EVENT_MIX */
 } Event;
 
@@ -422,28 +453,60 @@ typedef struct {
   Ending ending;
   const Event *events;
   size_t event_count;
+  int set_block;     /* block_size set before the first frame; else the default */
+  size_t block_size; /* 0 (zero latency) or a power of two up to B */
 } Script;
 
 #define MAX_KERNELS 8
 
+/* Sets the block size; checks the latency it gives the newest kernel alone. */
+static void
+session_set_block_size(Session *ss, size_t block_size)
+{
+  const CudafftStatus status = cudafft_convolve_set_block_size(ss->cv, block_size);
+  ss->calls++;
+  if (status != CUDAFFT_STATUS_OK)
+    session_fail(ss, "set_block_size(%zu) after %zu: %s: %s", block_size, ss->pushed,
+                 cudafft_status_name(status), cudafft_last_error_message());
+  if (cudafft_convolve_get_block_size(ss->cv) != block_size)
+    session_fail(ss, "get_block_size %zu after set_block_size(%zu)",
+                 cudafft_convolve_get_block_size(ss->cv), block_size);
+  session_check_lag(ss, "set_block_size");
+}
+
+/* The grid the lag must follow with `taps` alone in force at block size block_size. */
+static size_t
+grid_at(size_t taps, size_t block_size)
+{
+  return taps < CUDAFFT_CONVOLVE_DIRECT_TAPS || block_size == 0 ? 1 : block_size;
+}
+
 /* Runs a script; then, after its drain or reset, a second short stream that must see the newest
- * kernel with no history. */
+ * kernel with no history. The kernels' block sizes and change points follow the header: a change
+ * starts at the first multiple of X at or after the frames pushed (X: the larger span of the
+ * filter before and the new one), replacing a change not yet begun; during a crossover it follows
+ * that crossover, from the first multiple of its X after it ends. */
 static void
 run_script(CudafftBackend backend, const Script *sc, const char *what)
 {
   const unsigned rows = sc->per_channel ? sc->channels : 1;
-  char label[256];
-  snprintf(label, sizeof label, "%s: %zu taps x %u row%s, %u channel%s %s, %zu frames in %s, %s",
+  char label[256], block_label[32] = "";
+  if (sc->set_block)
+    snprintf(block_label, sizeof block_label, ", block size %zu", sc->block_size);
+  snprintf(label, sizeof label, "%s: %zu taps x %u row%s, %u channel%s %s, %zu frames in %s, %s%s",
            what, sc->taps, rows, rows > 1 ? "s" : "", sc->channels, sc->channels > 1 ? "s" : "",
            test_format_name(sc->format), sc->frames, pieces_names[sc->pieces],
            sc->ending == END_RESET        ? "reset"
            : sc->ending == END_DRAIN_TAIL ? "drained with the tail"
-                                          : "drained without the tail");
+                                          : "drained without the tail",
+           block_label);
   TestRng kernel_rng = test_rng("%s kernels", label);
   ConvolveRefKernel kernels[MAX_KERNELS];
+  size_t block_of[MAX_KERNELS]; /* the block size each kernel's filter was made for */
   size_t count = 1;
   kernels[0] =
-      (ConvolveRefKernel){test_random_doubles(&kernel_rng, rows * sc->taps), sc->taps, rows, 0};
+      (ConvolveRefKernel){test_random_doubles(&kernel_rng, rows * sc->taps), sc->taps, rows, 0, 0};
+  block_of[0] = B;
   const CudafftConvolveConfig config = {
       .channels = sc->channels,
       .format = sc->format,
@@ -455,6 +518,15 @@ run_script(CudafftBackend backend, const Script *sc, const char *what)
     free((void *)kernels[0].h);
     return;
   }
+  if (sc->set_block) {
+    /* before the first frame: at once, no crossover */
+    session_set_block_size(&ss, sc->block_size);
+    block_of[0] = sc->block_size;
+    if (cudafft_convolve_latency(ss.cv) != latency_at(sc->taps, sc->block_size))
+      session_fail(&ss, "latency %zu at block size %zu, want %zu", cudafft_convolve_latency(ss.cv),
+                   sc->block_size, latency_at(sc->taps, sc->block_size));
+  }
+  ss.grid = grid_at(sc->taps, block_of[0]);
   TestSignal input;
   make_input(&input, &ss.rng, sc->format, sc->channels, sc->frames);
   const double *x = input.values;
@@ -472,37 +544,62 @@ run_script(CudafftBackend backend, const Script *sc, const char *what)
       session_set_mix(&ss, ev->mix);
       continue;
     }
-    /* The header: the change point is the first multiple of B at or after the frames pushed; a
-     * change with the same change point as the previous one replaces it. */
-    const size_t change = (done + B - 1) / B * B;
-    double *h = test_random_doubles(&kernel_rng, rows * ev->taps);
-    if (count > 1 && kernels[count - 1].change == change) {
+    const ConvolveRefKernel *last = &kernels[count - 1];
+    const size_t block = ev->kind == EVENT_BLOCK ? ev->taps : block_of[count - 1];
+    const size_t taps = ev->kind == EVENT_BLOCK ? last->taps : ev->taps;
+    double *h;
+    if (ev->kind == EVENT_BLOCK) {
+      h = test_malloc(rows * taps * sizeof *h);
+      memcpy(h, last->h, rows * taps * sizeof *h);
+    } else {
+      h = test_random_doubles(&kernel_rng, rows * taps);
+    }
+    if (ev->kind == EVENT_BLOCK && done == 0 && count == 1) {
+      /* before the first frame with nothing pending: the filter is remade at once */
+      free(h);
+      block_of[0] = block;
+      session_set_block_size(&ss, block);
+      ss.grid = grid_at(taps, block);
+      continue;
+    }
+    /* a change not yet begun is replaced */
+    if (count > 1 && kernels[count - 1].change >= done) {
       free((void *)kernels[count - 1].h);
       count--;
     }
     if (count == MAX_KERNELS)
       test_abort("run_script: more than %d kernels", MAX_KERNELS);
-    kernels[count++] = (ConvolveRefKernel){h, ev->taps, rows, change};
-    session_set_kernel(&ss, h, ev->taps, rows);
+    const ConvolveRefKernel *before = &kernels[count - 1];
+    const size_t span = max_size(span_at(block_of[count - 1]), span_at(block));
+    const int crossing = count > 1 && done > before->change && done < before->change + before->span;
+    const size_t change =
+        crossing ? round_up(before->change + before->span, span) : round_up(done, span);
+    block_of[count] = block;
+    kernels[count++] = (ConvolveRefKernel){h, taps, rows, change, span};
+    if (ev->kind == EVENT_BLOCK)
+      session_set_block_size(&ss, block);
+    else
+      session_set_kernel(&ss, h, taps, rows);
+    ss.grid = 0; /* a change pending: the lag follows both filters */
     size_t want_latency = 0;
     for (size_t k = 0; k < count; k++)
-      if (k == count - 1 || kernels[k + 1].change + B > done)
-        want_latency = path_latency(kernels[k].taps) > want_latency ? path_latency(kernels[k].taps)
-                                                                    : want_latency;
+      if (k == count - 1 || kernels[k + 1].change + kernels[k + 1].span > done)
+        want_latency = max_size(want_latency, latency_at(kernels[k].taps, block_of[k]));
     if (cudafft_convolve_latency(ss.cv) != want_latency)
-      session_fail(&ss, "latency %zu after set_kernel(%zu taps) at %zu, want %zu",
-                   cudafft_convolve_latency(ss.cv), ev->taps, done, want_latency);
+      session_fail(&ss,
+                   "latency %zu after the change to %zu taps at block size %zu at %zu, want "
+                   "%zu",
+                   cudafft_convolve_latency(ss.cv), taps, block, done, want_latency);
   }
 
   const ConvolveRefKernel *newest = &kernels[count - 1];
+  const size_t newest_latency = latency_at(newest->taps, block_of[count - 1]);
   double worst = 0.0;
   if (sc->ending == END_RESET) {
     cudafft_convolve_reset(ss.cv);
-    if (cudafft_convolve_lag(ss.cv) != 0 ||
-        cudafft_convolve_latency(ss.cv) != path_latency(newest->taps))
+    if (cudafft_convolve_lag(ss.cv) != 0 || cudafft_convolve_latency(ss.cv) != newest_latency)
       session_fail(&ss, "after reset: lag %zu, latency %zu (want 0, %zu)",
-                   cudafft_convolve_lag(ss.cv), cudafft_convolve_latency(ss.cv),
-                   path_latency(newest->taps));
+                   cudafft_convolve_lag(ss.cv), cudafft_convolve_latency(ss.cv), newest_latency);
     /* what came out before the reset */
     if (ss.failures == 0)
       worst = session_compare(&ss, kernels, count, x, sc->frames, ss.produced, "before the reset");
@@ -512,14 +609,15 @@ run_script(CudafftBackend backend, const Script *sc, const char *what)
     if (ss.failures == 0)
       worst = session_compare(&ss, kernels, count, x, sc->frames,
                               sc->frames + (tail ? newest->taps - 1 : 0), "the stream");
-    if (cudafft_convolve_latency(ss.cv) != path_latency(newest->taps))
+    if (cudafft_convolve_latency(ss.cv) != newest_latency)
       session_fail(&ss, "after the drain: latency %zu, want %zu", cudafft_convolve_latency(ss.cv),
-                   path_latency(newest->taps));
+                   newest_latency);
   }
   test_signal_clear(&input);
 
   /* The second stream: the newest kernel alone, from zero history. */
   session_restart(&ss);
+  ss.grid = grid_at(newest->taps, block_of[count - 1]);
   const size_t frames2 = test_rng_range(&ss.rng, 1, 3 * B);
   TestSignal input2;
   make_input(&input2, &ss.rng, sc->format, sc->channels, frames2);
@@ -571,13 +669,106 @@ check_streams(CudafftBackend backend)
       }
   /* 48000 taps (a 1 s response, 24 partitions): fewer combinations, for time */
   const Script long_kernels[] = {
-      {CUDAFFT_SAMPLE_F32, 1, 0, 48000, 1.0, 150000, PIECES_4096, END_DRAIN_TAIL, NULL, 0},
-      {CUDAFFT_SAMPLE_F64, 2, 1, 48000, 1.0, 120000, PIECES_MIXED, END_DRAIN_TAIL, NULL, 0},
-      {CUDAFFT_SAMPLE_F32, 6, 0, 48000, 1.0, 210000, PIECES_100000, END_DRAIN, NULL, 0},
-      {CUDAFFT_SAMPLE_F32, 2, 0, 48000, 1.0, 60000, PIECES_100, END_DRAIN_TAIL, NULL, 0},
+      {CUDAFFT_SAMPLE_F32, 1, 0, 48000, 1.0, 150000, PIECES_4096, END_DRAIN_TAIL, NULL, 0, 0, 0},
+      {CUDAFFT_SAMPLE_F64, 2, 1, 48000, 1.0, 120000, PIECES_MIXED, END_DRAIN_TAIL, NULL, 0, 0, 0},
+      {CUDAFFT_SAMPLE_F32, 6, 0, 48000, 1.0, 210000, PIECES_100000, END_DRAIN, NULL, 0, 0, 0},
+      {CUDAFFT_SAMPLE_F32, 2, 0, 48000, 1.0, 60000, PIECES_100, END_DRAIN_TAIL, NULL, 0, 0, 0},
   };
   for (size_t i = 0; i < COUNT(long_kernels); i++)
     run_script(backend, &long_kernels[i], "stream");
+}
+
+/* Block sizes: every block size x the issue's response lengths x 1, 2 and 6 channels x both
+ * formats, pushed in random pieces (one frame at a time for some), against the reference, the lag
+ * exactly the frames since the last block boundary of the block size. */
+static const size_t block_sizes[] = {0, 32, 64, 128, 256, 512, 1024, 2048};
+
+static void
+check_block_sizes(CudafftBackend backend)
+{
+  static const size_t taps[] = {1, 63, 64, 2047, 2048, 48000, 480000};
+  static const unsigned channels[] = {1, 2, 6};
+  TestRng rng = test_rng("block size streams");
+  size_t index = 0;
+  for (size_t b = 0; b < COUNT(block_sizes); b++)
+    for (size_t t = 0; t < COUNT(taps); t++)
+      for (size_t c = 0; c < COUNT(channels); c++)
+        for (int f = 0; f < 2; f++, index++) {
+          const int longest = taps[t] > 100000;
+          const Script sc = {
+              .format = formats[f],
+              .channels = channels[c],
+              .per_channel = channels[c] > 1 && index % 3 == 1,
+              .taps = taps[t],
+              .mix = index % 5 == 4 ? 0.7 : 1.0,
+              .frames = 2 * B + test_rng_range(&rng, 0, 3 * B),
+              .pieces = index % 11 == 3 ? PIECES_1 : PIECES_MIXED,
+              /* the longest response's whole tail only now and then: it is 10 s of output */
+              .ending = longest && index % 4 ? END_DRAIN : END_DRAIN_TAIL,
+              .set_block = 1,
+              .block_size = block_sizes[b],
+          };
+          run_script(backend, &sc, "block size stream");
+        }
+}
+
+/* Block size and kernel changes while streaming: the crossover of the header (X the larger block
+ * size) between block sizes, kernels at a small block size, a block size change replacing a
+ * kernel change not yet begun and following one under way, and at the end. */
+static void
+check_block_size_changes(CudafftBackend backend)
+{
+  const size_t a = 3 * B + 700; /* mid-block */
+  const Event to_small[] = {{a, EVENT_BLOCK, 64, 0}};
+  const Event to_default[] = {{a + 5, EVENT_BLOCK, B, 0}};
+  const Event to_zero[] = {{a, EVENT_BLOCK, 0, 0}, {5 * B + 3, EVENT_BLOCK, 32, 0}};
+  const Event kernels_at_small[] = {{1000, EVENT_KERNEL, 3000, 0},
+                                    {1017, EVENT_KERNEL, 20, 0},
+                                    {4 * B + 33, EVENT_KERNEL, 50000, 0},
+                                    {4 * B + 40, EVENT_MIX, 0, 0.4}};
+  const Event block_after_kernel[] = {{a, EVENT_KERNEL, 5000, 0}, {a + 10, EVENT_BLOCK, 128, 0}};
+  const Event kernel_after_block[] = {{a, EVENT_BLOCK, 256, 0}, {4 * B + 10, EVENT_KERNEL, 90, 0}};
+  const Event at_start[] = {{0, EVENT_BLOCK, 512, 0}, {0, EVENT_KERNEL, 7000, 0}};
+  const Event pending_at_end[] = {{6 * B - 50, EVENT_BLOCK, 32, 0}};
+  const struct {
+    size_t taps;
+    size_t block_size; /* B: not set */
+    const Event *events;
+    size_t count;
+    size_t frames;
+    Ending ending;
+    const char *what;
+  } cases[] = {
+      {3000, B, to_small, 1, 7 * B, END_DRAIN_TAIL, "2048 to 64"},
+      {70000, 64, to_default, 1, 7 * B + 9, END_DRAIN_TAIL, "64 to 2048"},
+      {2100, 256, to_zero, 2, 8 * B, END_DRAIN_TAIL, "256 to 0 to 32"},
+      {100, 64, kernels_at_small, 4, 7 * B, END_DRAIN_TAIL, "kernel changes at 64"},
+      {4000, 32, block_after_kernel, 2, 7 * B, END_DRAIN_TAIL, "a block size after a kernel"},
+      {5000, 0, kernel_after_block, 2, 7 * B, END_DRAIN, "a kernel during a block size change"},
+      {3000, B, at_start, 2, 5 * B, END_DRAIN_TAIL, "before the first frame"},
+      {3000, 1024, pending_at_end, 1, 6 * B - 50, END_DRAIN_TAIL, "pending when drained"},
+      {40, 128, pending_at_end, 1, 6 * B - 50, END_RESET, "pending at a reset"},
+  };
+  for (size_t i = 0; i < COUNT(cases); i++)
+    for (int pieces = 0; pieces < 2; pieces++) {
+      const Script sc = {
+          .format = i % 2 ? CUDAFFT_SAMPLE_F64 : CUDAFFT_SAMPLE_F32,
+          .channels = (unsigned)(1 + i % 3),
+          .per_channel = i % 2,
+          .taps = cases[i].taps,
+          .mix = 1.0,
+          .frames = cases[i].frames,
+          .pieces = pieces ? PIECES_MIXED : PIECES_100,
+          .ending = cases[i].ending,
+          .events = cases[i].events,
+          .event_count = cases[i].count,
+          .set_block = cases[i].block_size != B,
+          .block_size = cases[i].block_size,
+      };
+      char what[128];
+      snprintf(what, sizeof what, "block size change %s", cases[i].what);
+      run_script(backend, &sc, what);
+    }
 }
 
 /* Mix: set at create and changed between pushes, on both paths. */
@@ -593,10 +784,10 @@ check_mix(CudafftBackend backend)
     };
     const Script sc = {
         CUDAFFT_SAMPLE_F32, 2, 0, taps[t], 0.3, 14000, PIECES_MIXED, END_DRAIN_TAIL, events,
-        COUNT(events)};
+        COUNT(events),      0, 0};
     run_script(backend, &sc, "mix 0.3, then 0, 1, 0.3");
     const Script zero = {CUDAFFT_SAMPLE_F64, 1,    0, taps[t], 0.0, 9000, PIECES_100,
-                         END_DRAIN_TAIL,     NULL, 0};
+                         END_DRAIN_TAIL,     NULL, 0, 0,       0};
     run_script(backend, &zero, "mix 0");
   }
 }
@@ -683,12 +874,17 @@ check_random_scripts(CudafftBackend backend, size_t count)
         at[j - 1] = t;
       }
     for (size_t e = 0; e < event_count; e++) {
-      const int mix = test_rng_range(&rng, 0, 3) == 0;
+      const size_t kind = test_rng_range(&rng, 0, 5);
       const size_t taps =
           test_rng_range(&rng, 0, 1) ? test_rng_range(&rng, 1, 63) : test_rng_range(&rng, 64, 6000);
-      events[e] = (Event){at[e], mix ? EVENT_MIX : EVENT_KERNEL, taps,
-                          (double)test_rng_range(&rng, 0, 10) / 10.0};
+      const size_t block = block_sizes[test_rng_range(&rng, 0, COUNT(block_sizes) - 1)];
+      events[e] = (Event){at[e],
+                          kind == 0   ? EVENT_MIX
+                          : kind == 1 ? EVENT_BLOCK
+                                      : EVENT_KERNEL,
+                          kind == 1 ? block : taps, (double)test_rng_range(&rng, 0, 10) / 10.0};
     }
+    const size_t first_block = block_sizes[test_rng_range(&rng, 0, COUNT(block_sizes) - 1)];
     const Script sc = {
         .format = formats[test_rng_range(&rng, 0, 1)],
         .channels = (unsigned)test_rng_range(&rng, 1, 3),
@@ -701,6 +897,8 @@ check_random_scripts(CudafftBackend backend, size_t count)
         .ending = (Ending)test_rng_range(&rng, 0, 2),
         .events = events,
         .event_count = event_count,
+        .set_block = (int)test_rng_range(&rng, 0, 1),
+        .block_size = first_block,
     };
     char what[64];
     snprintf(what, sizeof what, "random script %zu (%zu events)", i, event_count);
@@ -715,7 +913,7 @@ check_reset(CudafftBackend backend)
   static const size_t taps[] = {5, 2049};
   for (size_t t = 0; t < COUNT(taps); t++) {
     const Script sc = {CUDAFFT_SAMPLE_F32, 2,         1,    taps[t], 1.0, 3 * B + 123,
-                       PIECES_MIXED,       END_RESET, NULL, 0};
+                       PIECES_MIXED,       END_RESET, NULL, 0,       0,   0};
     run_script(backend, &sc, "reset mid-block");
   }
 }
@@ -758,7 +956,7 @@ check_delta(CudafftBackend backend)
             if (n < 5)
               worst_zero = fabs(y) > worst_zero || isnan(y) ? fabs(y) : worst_zero;
           }
-        ConvolveRefKernel kern = {h, taps, 1, 0};
+        ConvolveRefKernel kern = {h, taps, 1, 0, 0};
         worst = session_compare(&ss, &kern, 1, x, frames, frames + taps - 1, "delta");
       } else if (ss.failures == 0) {
         session_fail(&ss, "%zu frames out, want %zu", ss.produced, frames + taps - 1);
@@ -815,7 +1013,7 @@ check_nonfinite(CudafftBackend backend, size_t taps, double bad)
   size_t poisoned = 0, nonfinite_outside = 0;
   if (ss.failures == 0 && ss.produced == total) {
     double *ref = test_malloc(total * channels * sizeof *ref);
-    const ConvolveRefKernel kern = {h, taps, 1, 0};
+    const ConvolveRefKernel kern = {h, taps, 1, 0, 0};
     convolve_reference_stream(&kern, 1, B, x, channels, frames, total, ss.mix_of, ref);
     worst = session_compare_range(&ss, ref, 0, 0, total, "channel 0");
     const double before = session_compare_range(&ss, ref, 1, 0, from, "channel 1 before");
@@ -1166,6 +1364,10 @@ main(int argc, char **argv)
   check_kernel_changes(backend);
   check_random_scripts(backend, 150);
   test_section_done("mix, reset, kernel changes");
+
+  check_block_sizes(backend);
+  check_block_size_changes(backend);
+  test_section_done("block sizes");
 
   check_nonfinite(backend, 40, NAN);
   check_nonfinite(backend, 40, INFINITY);

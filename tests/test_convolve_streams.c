@@ -133,7 +133,7 @@ stream_open(Stream *s, const char *label, size_t most_taps, int segments, int on
            s->channels, s->channels > 1 ? "s" : "", test_format_name(s->format),
            s->rows > 1 ? "a row per channel" : "one row", taps);
   s->kernels[0] =
-      (ConvolveRefKernel){test_random_doubles(&s->rng, taps * s->rows), taps, s->rows, 0};
+      (ConvolveRefKernel){test_random_doubles(&s->rng, taps * s->rows), taps, s->rows, 0, 0};
   s->count = 1;
   s->segments_left = segments;
   const CudafftConvolveConfig config = {
@@ -262,7 +262,7 @@ stream_set_kernel(Stream *s)
   }
   if (replaces)
     free((void *)s->kernels[--s->count].h);
-  s->kernels[s->count++] = (ConvolveRefKernel){h, taps, s->rows, change};
+  s->kernels[s->count++] = (ConvolveRefKernel){h, taps, s->rows, change, 0};
 }
 
 /* Output frames against the reference, channel by channel, window by window (test_convolve.c's
@@ -509,7 +509,7 @@ check_wide(unsigned channels, CudafftSampleFormat format, unsigned rows)
   s.format = format;
   s.frame_bytes = channels * test_sample_bytes(format);
   s.mix = 1.0;
-  s.kernels[0] = (ConvolveRefKernel){test_random_doubles(&s.rng, 2100 * rows), 2100, rows, 0};
+  s.kernels[0] = (ConvolveRefKernel){test_random_doubles(&s.rng, 2100 * rows), 2100, rows, 0, 0};
   s.count = 1;
   const CudafftConvolveConfig config = {channels, format, {s.kernels[0].h, 2100, rows}, 1.0};
   const CudafftStatus status = cudafft_convolve_create(&s.cv, backend, -1, &config);

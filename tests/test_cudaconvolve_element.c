@@ -1399,7 +1399,8 @@ GST_START_TEST(test_kernel_change_crossover)
   double *got = read_single_run(out, &signal, 0, expected, row);
   /* the change point: the first block boundary at or after the samples pushed */
   const ConvolveRefKernel kernels[2] = {
-      {h_old, r->taps_old, 1, 0}, {h_new, r->taps_new, 1, (r->at + BLOCK - 1) / BLOCK * BLOCK}};
+      {h_old, r->taps_old, 1, 0, 0},
+      {h_new, r->taps_new, 1, (r->at + BLOCK - 1) / BLOCK * BLOCK, 0}};
   double *want = g_new(double, expected * 2);
   convolve_reference_stream(kernels, 2, BLOCK, signal.values, 2, samples, expected, NULL, want);
   check_values(got, want, expected, 2, VALUE_TOLERANCE, row);
@@ -1699,7 +1700,7 @@ GST_START_TEST(test_mix)
   GPtrArray *out = run_harness(h, &signal, 1024, 0);
   const gsize expected = signal.frames + taps - 1;
   double *got = read_single_run(out, &signal, 0, expected, row);
-  const ConvolveRefKernel kernel = {k, taps, 1, 0};
+  const ConvolveRefKernel kernel = {k, taps, 1, 0, 0};
   double *mix_of = g_new(double, expected);
   for (gsize n = 0; n < expected; n++)
     mix_of[n] = mix;

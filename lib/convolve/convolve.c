@@ -1,7 +1,9 @@
 /* convolve.c: the convolution API's front end: validation, the choice of backend and path, the
- * staging of partial blocks (the public lag), the kernel crossover (two backend filters side by
- * side, blended here), draining with zeros. The backends run whole calls without lag. */
+ * staging of partial blocks (the public lag), the kernel crossover (two filters side by side,
+ * blended here), draining with zeros. The filters (a backend's, or a split one made of two of a
+ * backend's) run whole calls without lag. */
 #include "convolve_backend.h"
+#include "convolve_split.h"
 
 #include "api_getter.h"
 #include "backend_choice.h"
@@ -19,10 +21,16 @@
  * from taps far from overflowing. */
 #define MAX_TAPS ((size_t)1 << 26)
 
+/* The paths as the front end sees them: the backends' two, and the split one (convolve_split.h). */
+typedef enum { PATH_DIRECT, PATH_PARTITIONED, PATH_SPLIT } Path;
+
 typedef struct {
-  void *impl; /* NULL: no filter in this slot */
-  CudafftConvolvePath path;
+  void *impl; /* NULL: no filter in this slot; a CudafftConvolveSplit on the split path */
+  Path path;
   size_t taps;
+  size_t grain;   /* its runs are whole multiples of this many frames */
+  size_t latency; /* cudafft_convolve_latency() while it is in force */
+  size_t span;    /* its share of a crossover's length X: the block size it was made for (0: MIN) */
 } Filter;
 
 struct CudafftConvolve {
@@ -33,15 +41,22 @@ struct CudafftConvolve {
   const CudafftConvolveBackend *ops;
   int device_id;
   double mix;
+  size_t block_size; /* the newest, which the next filter made is made for */
 
-  /* The filter in force; the next one, crossing over from `change` (a multiple of BLOCK) to
-   * change + BLOCK; a later one set during that crossover, which starts where it ends. */
+  /* The newest kernel, kept to remake it for a new block size (rows x taps). */
+  double *kernel;
+  size_t kernel_taps;
+  unsigned kernel_rows;
+
+  /* The filter in force; the next one, crossing over from `change` (a multiple of X, the larger
+   * of their spans) to change + X; a later one set during that crossover, which starts at the
+   * first multiple of its own X from there. */
   Filter current, next, queued;
   size_t change;
 
   /* Frames since create/reset/drain: pushed in (zeros included while draining) and written out.
-   * pushed - produced frames wait in `stage` (only on block-wise stretches: their count is
-   * pushed % BLOCK there, and 0 elsewhere). */
+   * pushed - produced frames wait in `stage` (only on stretches whose grain is above 1: their
+   * count is pushed % grain there, and 0 elsewhere). */
   size_t pushed, produced;
   uint8_t *stage;   /* BLOCK frames: a partial input block */
   uint8_t *scratch; /* BLOCK frames: the next filter's output during the crossover */
@@ -104,53 +119,111 @@ check_config(const void *args)
 
 /* Filters -------------------------------------------------------------------------------------- */
 
-static size_t
-path_latency(CudafftConvolvePath path)
+static int
+valid_block_size(size_t block_size)
 {
-  return path == CUDAFFT_CONVOLVE_PARTITIONED ? BLOCK : 0;
+  return block_size == 0 || (block_size >= CUDAFFT_CONVOLVE_MIN_BLOCK && block_size <= BLOCK &&
+                             (block_size & (block_size - 1)) == 0);
 }
 
+/* A filter for kernel at block size block_size: direct below CUDAFFT_CONVOLVE_DIRECT_TAPS taps,
+ * partitioned at the default block size, split below it. */
 static CudafftStatus
 filter_create(const CudafftConvolve *cv, const CudafftConvolveBackend *ops,
-              const CudafftConvolveKernel *kernel, Filter *filter)
+              const CudafftConvolveKernel *kernel, size_t block_size, Filter *filter)
 {
-  const CudafftConvolveSpec spec = {
+  if (!ops)
+    return cudafft_no_cuda_backend();
+  CudafftConvolveSpec spec = {
       .channels = cv->channels,
       .format = cv->format,
       .kernel = *kernel,
-      .path = kernel->taps < CUDAFFT_CONVOLVE_DIRECT_TAPS ? CUDAFFT_CONVOLVE_DIRECT
-                                                          : CUDAFFT_CONVOLVE_PARTITIONED,
+      .path = CUDAFFT_CONVOLVE_DIRECT,
       .device_id = cv->device_id,
   };
-  if (!ops)
-    return cudafft_no_cuda_backend();
-  void *impl = NULL;
-  const CudafftStatus status = ops->create(&spec, &impl);
-  if (status != CUDAFFT_STATUS_OK)
-    return status;
-  filter->impl = impl;
-  filter->path = spec.path;
-  filter->taps = kernel->taps;
-  return CUDAFFT_STATUS_OK;
+  Filter made = {.taps = kernel->taps,
+                 .span = block_size ? block_size : CUDAFFT_CONVOLVE_MIN_BLOCK};
+  CudafftStatus status;
+  if (kernel->taps < CUDAFFT_CONVOLVE_DIRECT_TAPS) {
+    made.path = PATH_DIRECT;
+    made.grain = 1;
+    status = ops->create(&spec, &made.impl);
+  } else if (block_size == BLOCK) {
+    made.path = PATH_PARTITIONED;
+    made.grain = made.latency = BLOCK;
+    spec.path = CUDAFFT_CONVOLVE_PARTITIONED;
+    status = ops->create(&spec, &made.impl);
+  } else {
+    made.path = PATH_SPLIT;
+    made.grain = block_size ? block_size : 1;
+    made.latency = block_size;
+    CudafftConvolveSplit *split = NULL;
+    status = cudafft_convolve_split_create(ops, &spec, block_size, &split);
+    made.impl = split;
+  }
+  if (status == CUDAFFT_STATUS_OK)
+    *filter = made;
+  return status;
 }
 
 static void
 filter_destroy(const CudafftConvolve *cv, Filter *filter)
 {
-  if (filter->impl)
+  if (filter->impl && filter->path == PATH_SPLIT)
+    cudafft_convolve_split_destroy(filter->impl);
+  else if (filter->impl)
     cv->ops->destroy(filter->impl);
   filter->impl = NULL;
 }
 
-/* The next filter takes over for good; the queued one, if any, crosses over next, from here. */
+static CudafftStatus
+filter_run(const CudafftConvolve *cv, const Filter *filter, const CudafftConvolveJob *job)
+{
+  return filter->path == PATH_SPLIT ? cudafft_convolve_split_run(filter->impl, job)
+                                    : cv->ops->run(filter->impl, job);
+}
+
+static void
+filter_reset(const CudafftConvolve *cv, const Filter *filter)
+{
+  if (filter->path == PATH_SPLIT)
+    cudafft_convolve_split_reset(filter->impl);
+  else
+    cv->ops->reset(filter->impl); /* nothing to report: reset and drain report nothing */
+}
+
+static size_t
+max_size(size_t a, size_t b)
+{
+  return a > b ? a : b;
+}
+
+static size_t
+round_up(size_t n, size_t grid)
+{
+  return (n + grid - 1) / grid * grid;
+}
+
+/* X: the length of the crossover from the filter in force to the next, and its change point's
+ * grid. */
+static size_t
+crossover(const CudafftConvolve *cv)
+{
+  return max_size(cv->current.span, cv->next.span);
+}
+
+/* The next filter takes over for good; the queued one, if any, crosses over next, from the first
+ * point of its own grid. */
 static void
 promote(CudafftConvolve *cv)
 {
+  cv->change += crossover(cv);
   filter_destroy(cv, &cv->current);
   cv->current = cv->next;
   cv->next = cv->queued;
   cv->queued = (Filter){0};
-  cv->change += BLOCK;
+  if (cv->next.impl)
+    cv->change = round_up(cv->change, crossover(cv));
 }
 
 /* The newest kernel takes over at once and every history is zero: reset and drain. */
@@ -167,33 +240,33 @@ restart(CudafftConvolve *cv)
     cv->current = cv->next;
     cv->next = (Filter){0};
   }
-  cv->ops->reset(cv->current.impl); /* nothing to report: reset and drain report nothing */
+  filter_reset(cv, &cv->current);
   cv->pushed = 0;
   cv->produced = 0;
   cv->change = 0;
 }
 
-/* The stretch of input that frame `pushed` is in: whether it goes through the backends in whole
- * blocks, and how many frames it has from `pushed` on. Stretches: the current filter alone up to
- * the change, both filters for one block, the next filter alone afterwards (by then promoted). */
+/* The stretch of input that frame `pushed` is in: the grain its runs go through the filters in,
+ * and how many frames it has from `pushed` on. Stretches: the filter in force alone up to the
+ * change, both filters for X frames, the next filter alone afterwards (by then promoted). */
 static void
-stretch_at(const CudafftConvolve *cv, int *blockwise, size_t *left)
+stretch_at(const CudafftConvolve *cv, size_t *grain, size_t *left)
 {
   const int crossing = cv->next.impl && cv->pushed >= cv->change;
-  *blockwise = cv->current.path == CUDAFFT_CONVOLVE_PARTITIONED ||
-               (crossing && cv->next.path == CUDAFFT_CONVOLVE_PARTITIONED);
+  *grain = crossing ? max_size(cv->current.grain, cv->next.grain) : cv->current.grain;
   if (!cv->next.impl)
     *left = SIZE_MAX - cv->pushed;
   else
-    *left = (crossing ? cv->change + BLOCK : cv->change) - cv->pushed;
+    *left = (crossing ? cv->change + crossover(cv) : cv->change) - cv->pushed;
 }
 
-/* out = (1 - r) out + r scratch, r = (n - change + 1) / (BLOCK + 1) for frame n from `first`. */
+/* out = (1 - r) out + r scratch, r = (n - change + 1) / (X + 1) for frame n from `first`. */
 static void
 blend(const CudafftConvolve *cv, uint8_t *out, size_t frames, size_t first)
 {
+  const double span = (double)crossover(cv);
   for (size_t i = 0; i < frames; i++) {
-    const double r = (double)(first + i - cv->change + 1) / (double)(BLOCK + 1);
+    const double r = (double)(first + i - cv->change + 1) / (span + 1.0);
     uint8_t *o = out + i * cv->frame_bytes;
     const uint8_t *s = cv->scratch + i * cv->frame_bytes;
     for (unsigned c = 0; c < cv->channels; c++) {
@@ -213,11 +286,11 @@ run(CudafftConvolve *cv, const void *in, size_t frames, uint8_t *out)
   const float mix = (float)cv->mix;
   const int crossing = cv->next.impl && cv->pushed >= cv->change;
   const CudafftConvolveJob job = {in, out, frames, mix};
-  CudafftStatus status = cv->ops->run(cv->current.impl, &job);
+  CudafftStatus status = filter_run(cv, &cv->current, &job);
   if (status == CUDAFFT_STATUS_OK && crossing) {
-    /* a crossover stretch is one block: scratch holds it */
+    /* a crossover stretch is at most BLOCK frames: scratch holds it */
     const CudafftConvolveJob next = {in, cv->scratch, frames, mix};
-    status = cv->ops->run(cv->next.impl, &next);
+    status = filter_run(cv, &cv->next, &next);
     if (status == CUDAFFT_STATUS_OK)
       blend(cv, out, frames, cv->pushed);
   }
@@ -225,7 +298,7 @@ run(CudafftConvolve *cv, const void *in, size_t frames, uint8_t *out)
     return status;
   cv->pushed += frames;
   cv->produced += frames;
-  if (crossing && cv->pushed == cv->change + BLOCK)
+  if (crossing && cv->pushed == cv->change + crossover(cv))
     promote(cv);
   return CUDAFFT_STATUS_OK;
 }
@@ -243,10 +316,29 @@ convolve_free(void *object)
     filter_destroy(cv, &cv->next);
     filter_destroy(cv, &cv->queued);
   }
+  free(cv->kernel);
   free(cv->stage);
   free(cv->scratch);
   free(cv->tail);
   free(cv);
+}
+
+/* Keeps a copy of kernel as the newest (the old copy stays where there is no memory for it). */
+static CudafftStatus
+keep_kernel(CudafftConvolve *cv, const CudafftConvolveKernel *kernel)
+{
+  const size_t count = kernel->taps * kernel->rows; /* <= 2^36: check_kernel's bound */
+  double *copy = malloc(count * sizeof *copy);
+  if (!copy)
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
+                        "cannot keep a copy of a kernel of %zu taps x %u rows", kernel->taps,
+                        kernel->rows);
+  memcpy(copy, kernel->taps_data, count * sizeof *copy);
+  free(cv->kernel);
+  cv->kernel = copy;
+  cv->kernel_taps = kernel->taps;
+  cv->kernel_rows = kernel->rows;
+  return CUDAFFT_STATUS_OK;
 }
 
 /* The try_backend of cudafft_create_on_backend() for a convolution: its first filter, for kernel
@@ -257,7 +349,7 @@ first_filter(void *convolve, const void *kernel, CudafftBackend backend)
   CudafftConvolve *cv = convolve;
   cv->ops =
       CUDAFFT_BACKEND_TABLE(backend, cudafft_convolve_cpu_backend, cudafft_convolve_cuda_backend);
-  return filter_create(cv, cv->ops, kernel, &cv->current);
+  return filter_create(cv, cv->ops, kernel, cv->block_size, &cv->current);
 }
 
 CudafftStatus
@@ -278,6 +370,7 @@ cudafft_convolve_create(CudafftConvolve **convolve_out, CudafftBackend backend, 
   cv->frame_bytes = config->channels * cudafft_sample_size(config->format);
   cv->device_id = device_id;
   cv->mix = config->mix;
+  cv->block_size = BLOCK;
   /* at most 2048 x 1024 x 8 bytes (16 MiB) each */
   cv->stage = malloc(BLOCK * cv->frame_bytes);
   cv->scratch = malloc(BLOCK * cv->frame_bytes);
@@ -287,6 +380,11 @@ cudafft_convolve_create(CudafftConvolve **convolve_out, CudafftBackend backend, 
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
                         "cannot allocate the staging blocks of a convolution of %u channels",
                         config->channels);
+  }
+  status = keep_kernel(cv, &config->kernel);
+  if (status != CUDAFFT_STATUS_OK) {
+    convolve_free(cv);
+    return status;
   }
 
   status = cudafft_create_on_backend(backend, first_filter, cv, &config->kernel, &cv->backend);
@@ -309,12 +407,9 @@ cudafft_convolve_latency(const CudafftConvolve *convolve)
 {
   if (!convolve)
     return 0;
-  size_t latency = path_latency(convolve->current.path);
-  if (convolve->next.impl && path_latency(convolve->next.path) > latency)
-    latency = path_latency(convolve->next.path);
-  if (convolve->queued.impl && path_latency(convolve->queued.path) > latency)
-    latency = path_latency(convolve->queued.path);
-  return latency;
+  /* the filters not in use have latency 0 */
+  return max_size(convolve->current.latency,
+                  max_size(convolve->next.latency, convolve->queued.latency));
 }
 
 CUDAFFT_DEFINE_GETTER(size_t, cudafft_convolve_lag, CudafftConvolve,
@@ -362,6 +457,40 @@ cudafft_convolve_set_mix(CudafftConvolve *convolve, double mix)
   return status;
 }
 
+/* Makes `filter` (a new kernel or block size) the next one, as the header says: from the first
+ * point of its crossover's grid not yet passed, replacing a change not yet begun; or, while a
+ * crossover is under way, the one to follow it, replacing any other that was to. */
+static void
+schedule(CudafftConvolve *cv, Filter filter)
+{
+  if (cv->next.impl && cv->pushed > cv->change) {
+    filter_destroy(cv, &cv->queued);
+    cv->queued = filter;
+  } else {
+    filter_destroy(cv, &cv->next);
+    cv->next = filter;
+    cv->change = round_up(cv->pushed, crossover(cv));
+  }
+}
+
+/* A filter for kernel at block size block_size that becomes the newest (its kernel kept), or a
+ * failure, after which the filter restarts as documented (the old kernel stays). */
+static CudafftStatus
+make_newest(CudafftConvolve *cv, const CudafftConvolveKernel *kernel, size_t block_size,
+            Filter *filter)
+{
+  /* Made now, so that a kernel that does not fit is refused here and not mid-stream. */
+  CudafftStatus status = filter_create(cv, cv->ops, kernel, block_size, filter);
+  if (status == CUDAFFT_STATUS_OK && kernel->taps_data != cv->kernel) {
+    status = keep_kernel(cv, kernel);
+    if (status != CUDAFFT_STATUS_OK)
+      filter_destroy(cv, filter);
+  }
+  if (status != CUDAFFT_STATUS_OK)
+    restart(cv);
+  return status;
+}
+
 CudafftStatus
 cudafft_convolve_set_kernel(CudafftConvolve *convolve, const CudafftConvolveKernel *kernel)
 {
@@ -372,24 +501,44 @@ cudafft_convolve_set_kernel(CudafftConvolve *convolve, const CudafftConvolveKern
   CudafftStatus status = check_kernel(kernel, cv->channels);
   if (status != CUDAFFT_STATUS_OK)
     return status;
-  /* Made now, so that a kernel that does not fit is refused here and not mid-stream. */
   Filter filter = {0};
-  status = filter_create(cv, cv->ops, kernel, &filter);
-  if (status != CUDAFFT_STATUS_OK) {
-    restart(cv);
+  status = make_newest(cv, kernel, cv->block_size, &filter);
+  if (status == CUDAFFT_STATUS_OK)
+    schedule(cv, filter);
+  return status;
+}
+
+CudafftStatus
+cudafft_convolve_set_block_size(CudafftConvolve *convolve, size_t block_size)
+{
+  if (!convolve)
+    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER,
+                        "cudafft_convolve_set_block_size: convolve is NULL");
+  if (!valid_block_size(block_size))
+    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
+                        "block size %zu is neither 0 nor a power of two from %d to %d", block_size,
+                        CUDAFFT_CONVOLVE_MIN_BLOCK, CUDAFFT_CONVOLVE_BLOCK);
+  CudafftConvolve *cv = convolve;
+  const CudafftConvolveKernel newest = {cv->kernel, cv->kernel_taps, cv->kernel_rows};
+  Filter filter = {0};
+  const CudafftStatus status = make_newest(cv, &newest, block_size, &filter);
+  if (status != CUDAFFT_STATUS_OK)
     return status;
-  }
-  if (cv->next.impl && cv->pushed > cv->change) {
-    /* a crossover is under way: this one follows it, replacing any other that was to follow */
-    filter_destroy(cv, &cv->queued);
-    cv->queued = filter;
+  cv->block_size = block_size;
+  if (cv->pushed == 0 && !cv->next.impl) {
+    /* nothing filtered yet, nothing pending: no crossover to make */
+    filter_destroy(cv, &cv->current);
+    cv->current = filter;
   } else {
-    /* the first block boundary not yet passed; an earlier change not yet begun is replaced */
-    filter_destroy(cv, &cv->next);
-    cv->next = filter;
-    cv->change = (cv->pushed + BLOCK - 1) / BLOCK * BLOCK;
+    schedule(cv, filter);
   }
   return CUDAFFT_STATUS_OK;
+}
+
+size_t
+cudafft_convolve_get_block_size(const CudafftConvolve *convolve)
+{
+  return convolve ? convolve->block_size : 0;
 }
 
 /* Streaming ------------------------------------------------------------------------------------ */
@@ -433,25 +582,21 @@ cudafft_convolve_push(CudafftConvolve *convolve, const void *in, size_t frames, 
   const size_t first = cv->produced;
   size_t taken = 0;
   while (taken < frames && status == CUDAFFT_STATUS_OK) {
-    int blockwise;
-    size_t left, count = frames - taken;
-    stretch_at(cv, &blockwise, &left);
+    size_t grain, left, count = frames - taken;
+    stretch_at(cv, &grain, &left);
     uint8_t *o = dst + (cv->produced - first) * fb;
     const size_t staged = cv->pushed - cv->produced;
-    if (!blockwise) {
-      count = count < left ? count : left;
-      status = run(cv, src + taken * fb, count, o);
-    } else if (staged == 0 && count >= BLOCK) {
-      /* whole blocks straight from the caller's buffer (a stretch's length is whole blocks) */
-      count = (count < left ? count : left) / BLOCK * BLOCK;
+    if (staged == 0 && count >= grain) {
+      /* whole grains straight from the caller's buffer (a stretch's length is whole grains) */
+      count = (count < left ? count : left) / grain * grain;
       status = run(cv, src + taken * fb, count, o);
     } else {
-      count = count < BLOCK - staged ? count : BLOCK - staged;
+      count = count < grain - staged ? count : grain - staged;
       memcpy(cv->stage + staged * fb, src + taken * fb, count * fb);
       cv->pushed += count;
-      if (staged + count == BLOCK) {
-        cv->pushed -= BLOCK;
-        status = run(cv, cv->stage, BLOCK, o);
+      if (staged + count == grain) {
+        cv->pushed -= grain;
+        status = run(cv, cv->stage, grain, o);
       }
     }
     taken += count;
@@ -483,30 +628,27 @@ cudafft_convolve_drain(CudafftConvolve *convolve, int tail, void *out, size_t *p
   const size_t first = cv->produced;
   CudafftStatus status = CUDAFFT_STATUS_OK;
   while (cv->produced - first < total && status == CUDAFFT_STATUS_OK) {
-    int blockwise;
-    size_t left;
-    stretch_at(cv, &blockwise, &left);
+    size_t grain, left;
+    stretch_at(cv, &grain, &left);
     const size_t wanted = total - (cv->produced - first);
     uint8_t *o = dst + (cv->produced - first) * fb;
     const size_t staged = cv->pushed - cv->produced;
-    if (!blockwise) {
-      status = run(cv, NULL, wanted < left ? wanted : left, o);
-    } else if (staged == 0 && wanted >= BLOCK) {
-      const size_t count = (wanted < left ? wanted : left) / BLOCK * BLOCK;
+    if (staged == 0 && wanted >= grain) {
+      const size_t count = (wanted < left ? wanted : left) / grain * grain;
       status = run(cv, NULL, count, o);
     } else {
-      /* the last input block, padded with zeros, or a block of which only the start is wanted */
+      /* the last input grain, padded with zeros, or a grain of which only the start is wanted */
       const void *in = NULL;
       if (staged > 0) {
-        memset(cv->stage + staged * fb, 0, (BLOCK - staged) * fb);
+        memset(cv->stage + staged * fb, 0, (grain - staged) * fb);
         cv->pushed -= staged;
         in = cv->stage;
       }
-      const int whole = wanted >= BLOCK;
-      status = run(cv, in, BLOCK, whole ? o : cv->tail);
+      const int whole = wanted >= grain;
+      status = run(cv, in, grain, whole ? o : cv->tail);
       if (status == CUDAFFT_STATUS_OK && !whole) {
         memcpy(o, cv->tail, wanted * fb);
-        cv->produced -= BLOCK - wanted; /* the rest is past the end */
+        cv->produced -= grain - wanted; /* the rest is past the end */
       }
     }
   }
@@ -517,23 +659,4 @@ cudafft_convolve_drain(CudafftConvolve *convolve, int tail, void *out, size_t *p
   *produced = total;
   restart(cv);
   return CUDAFFT_STATUS_OK;
-}
-
-/* Block size: a placeholder while the split path is built (only the default is taken). */
-CudafftStatus
-cudafft_convolve_set_block_size(CudafftConvolve *convolve, size_t block_size)
-{
-  if (!convolve)
-    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER,
-                        "cudafft_convolve_set_block_size: convolve is NULL");
-  if (block_size != BLOCK)
-    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "block size %zu is not supported yet",
-                        block_size);
-  return CUDAFFT_STATUS_OK;
-}
-
-size_t
-cudafft_convolve_get_block_size(const CudafftConvolve *convolve)
-{
-  return convolve ? BLOCK : 0;
 }

@@ -1,0 +1,42 @@
+/* convolve_split.h: the split path of cudafft/convolve.h (block sizes below
+ * CUDAFFT_CONVOLVE_BLOCK): a kernel cut into a head, filtered in the time domain, and a tail,
+ * filtered on the partitioned path in blocks of B = CUDAFFT_CONVOLVE_BLOCK frames, both on one
+ * backend. Internal to the library; the front end (convolve.c) holds one as it holds a backend
+ * filter.
+ *
+ * Why it keeps every output on time: the tail starts at tap a = B - L (block size L; a = B for
+ * L = 0), so output frame n needs the tail's output z[m] = sum_k tail[k] x[m - k] for m = n - a.
+ * The tail's block j (frames [j B, j B + B)) is filtered as soon as its last input frame is in. A
+ * run that ends at frame q (input frames before q are in) needs z up to q - 1 - a, which is
+ * filtered when q mod B <= a: true when q is a multiple of L (q mod B <= B - L), and for any q when
+ * L = 0. So a split filter takes runs of whole blocks of L frames (of any length for L = 0) and,
+ * like a backend filter, never lags. */
+#ifndef CUDAFFT_CONVOLVE_SPLIT_H
+#define CUDAFFT_CONVOLVE_SPLIT_H
+
+#include "convolve_backend.h"
+
+typedef struct CudafftConvolveSplit CudafftConvolveSplit;
+
+/* The first tap of the tail for block size L (0 or a power of two up to B). */
+size_t cudafft_convolve_split_head_taps(size_t block_size);
+
+/* Makes a split filter for spec (its path ignored; its kernel has at least
+ * CUDAFFT_CONVOLVE_DIRECT_TAPS taps) at block size L on the backend `ops`: a direct-path filter of
+ * the kernel's first min(taps, head) taps and, for longer kernels, a partitioned filter of the
+ * rest. Statuses as the backend's create. */
+CudafftStatus cudafft_convolve_split_create(const CudafftConvolveBackend *ops,
+                                            const CudafftConvolveSpec *spec, size_t block_size,
+                                            CudafftConvolveSplit **split);
+
+void cudafft_convolve_split_destroy(CudafftConvolveSplit *split); /* NULL allowed */
+
+/* A backend filter's run (convolve_backend.h) for `job->frames` frames, a multiple of L from a
+ * multiple of L since create or reset (any for L = 0). */
+CudafftStatus cudafft_convolve_split_run(CudafftConvolveSplit *split,
+                                         const CudafftConvolveJob *job);
+
+/* History to zeros, as a backend filter's reset. */
+void cudafft_convolve_split_reset(CudafftConvolveSplit *split);
+
+#endif /* CUDAFFT_CONVOLVE_SPLIT_H */
