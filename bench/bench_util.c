@@ -3,28 +3,10 @@
 
 #include <cudafft/fft.h>
 
-#ifdef BENCH_UTIL_CUDART
-#include <cuda_runtime_api.h>
-#endif
-
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int
-bench_compare_doubles(const void *a, const void *b)
-{
-  const double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-double
-bench_median(double *values, int n)
-{
-  qsort(values, n, sizeof(double), bench_compare_doubles);
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
 
 guint64
 bench_buffers_for(double seconds, gint rate, guint frames)
@@ -147,30 +129,5 @@ bench_wait_for(GstBus *bus, GstMessageType type, GstClockTime timeout, const cha
 void
 bench_print_machine(const char *cuda_element)
 {
-  const int devices = cudafft_cuda_device_count();
-  if (devices == 0)
-    printf("device: no CUDA device (%s is skipped)\n", cuda_element);
-  else {
-#ifdef BENCH_UTIL_CUDART
-    struct cudaDeviceProp prop;
-    if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess)
-      printf("device: %s (sm_%d%d, %d SMs), %d CUDA device(s), device 0 used\n", prop.name,
-             prop.major, prop.minor, prop.multiProcessorCount, devices);
-    else
-#endif
-      printf("device: %d CUDA device(s), device 0 used\n", devices);
-  }
-  gchar *cpuinfo = NULL;
-  char *model = NULL;
-  if (g_file_get_contents("/proc/cpuinfo", &cpuinfo, NULL, NULL)) {
-    char *line = strstr(cpuinfo, "model name");
-    char *colon = line ? strchr(line, ':') : NULL;
-    if (colon) {
-      model = colon + 2;
-      model[strcspn(model, "\n")] = '\0';
-    }
-  }
-  printf("host: %s, %u threads; %s\n", model ? model : "unknown CPU", g_get_num_processors(),
-         gst_version_string());
-  g_free(cpuinfo);
+  bench_print_host(cuda_element, gst_version_string());
 }

@@ -1,18 +1,14 @@
-/* bench_util.h: what the GStreamer benches (convolve-bench, spectrum-bench, element-bench) share:
- * the median of the timed runs, the runs' lengths capped by a calibration run, the comma lists of
- * the command line, waiting on the bus and the
- * machine line at the top of each table. */
+/* bench_util.h: what the GStreamer benches (convolve-bench, spectrum-bench, element-bench...)
+ * share on top of bench_common.h: the runs' lengths capped by a calibration run, the comma lists
+ * of the command line, input buffers, waiting on the bus and the machine line with GStreamer's
+ * version. */
 #ifndef CUDAFFT_BENCH_UTIL_H
 #define CUDAFFT_BENCH_UTIL_H
 
+#include "bench_common.h"
+
 #include <gst/app/gstappsrc.h>
 #include <gst/gst.h>
-
-/* qsort's comparison for doubles, ascending. */
-int bench_compare_doubles(const void *a, const void *b);
-
-/* The median of n values (n > 0); sorts them in place. */
-double bench_median(double *values, int n);
 
 /* How many buffers of `frames` frames at `rate` hold `seconds` of audio (at least one). */
 guint64 bench_buffers_for(double seconds, gint rate, guint frames);

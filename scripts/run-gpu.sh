@@ -39,6 +39,7 @@ benchmarks=(
   "convolve-bench --runs 3 --max-wall 4"
   "scope-bench --runs 1 --max-wall 4"
   "streams-bench --streams 1,64,256 --window 2"
+  "latency-bench --max-wall 2 --seconds 4"
 )
 default_bench=$(for b in "${benchmarks[@]}"; do echo "${b%% *}"; done | uniq | xargs)
 

@@ -1,0 +1,870 @@
+/* latency-bench: the convolution's time per block at live block sizes, for one element of many
+ * channels and for many stereo instances, on the GPU and on the CPU backend in one run, through the
+ * library's API alone (cudafft/convolve.h: no GStreamer, so it builds wherever the library does).
+ *
+ * Issue 16 asks for short blocks with long responses: a live source pushes one block of L frames
+ * each period (L / 48000 s), and the filter must give it back well within the period. For every
+ * block size L (--blocks, set with cudafft_convolve_set_block_size()), response of T seconds
+ * (--ir-seconds: uniform noise under exp(-6.9 t / T), -60 dB at the end like a room's reverb, one
+ * kernel row per channel, so that every channel's spectra are read as in a real multichannel
+ * reverb) and backend (--backends):
+ *  1. One element with C channels (--channels): one object of C channels. The library takes at most
+ *     CUDAFFT_MAX_CHANNELS (1024) an object, so a larger C runs as ceil(C / 1024) objects of up to
+ *     1024 channels pushed at once, one thread each, as an element would have to split them.
+ *  2. M stereo instances (--instances), as a media server runs them: a pool of worker threads, each
+ *     pushing one block to each object of its share in turn (round robin). The pool has min(M, 64)
+ *     threads on the GPU, where a push mostly waits for the device and more threads let the shared
+ *     executor batch more streams' blocks into each launch, and min(M, host threads) on the CPU
+ *     backend, where a push is all computation and more threads than cores would time the
+ *     scheduler's preemption instead of the filter.
+ *  3. The most channels (and instances) that stay real time: the largest C (M) of the list whose
+ *     row is real time.
+ *
+ * Each push is one block of random F32 interleaved samples (page-locked where the cuda backend
+ * runs, as the elements' allocator gives them to upstream), timed alone with CLOCK_MONOTONIC: one
+ * block's time through the element. The threads push as fast as they can instead of one block a
+ * period: each call is then timed under full load, and audio seconds per wall second show the
+ * headroom. First 2 x 2048 / L blocks an object (at least 8, at most --max-wall seconds' worth) go
+ * untimed: the engines warm up and, at short blocks, the split path's tail partitions (2048 frames)
+ * come round twice. Then as many blocks as cover --seconds of audio, at least 200, cut once the row
+ * has run --max-wall seconds, and below 200 only where it has fallen behind real time (its p99.9 is
+ * then a verdict, not a figure).
+ *
+ * Per row: the median, p99.9 (nearest rank) and worst call in ms over every timed call of every
+ * object, the block's period, p99.9 as % of the period, audio seconds per wall second of the
+ * slowest stream (and, for instances, of all M together), and whether the row is real time: p99.9
+ * under half the period (the issue's criterion: the other half is the rest of a live pipeline's).
+ *
+ * Run time: a row takes about max(--max-wall, 200 blocks at real time), plus making its objects. A
+ * backend stops growing C (or M) at a block size and response once a row ran below half real time,
+ * or once its objects did not fit in memory; the table says so.
+ *
+ * Until the split path lands, cudafft_convolve_set_block_size() takes only 2048: other block sizes
+ * get one row with the library's reason and are skipped. Without a CUDA device (or the CUDA
+ * backend) the cuda rows are skipped, saying why.
+ *
+ * Usage: latency-bench [--blocks L,..] [--ir-seconds T,..] [--channels C,..] [--instances M,..]
+ *                      [--backends cuda,cpu] [--seconds S] [--max-wall W]
+ *   Defaults: L = 64,128,256,2048; T = 1,10; C = 1,16,64,256,1024,4096; M = 1,16,64,256,1024;
+ *   both backends; S = 10, W = 5.
+ * Exit status: 0; 1 when a push failed or gave other than L frames (blocks pushed whole from the
+ * start: produced + lag = frames pushed with 0 <= lag < L, and output comes in whole blocks, so
+ * each push gives back exactly L), or an object could not be made for another reason than memory;
+ * 2 on a bad command line. */
+#define _POSIX_C_SOURCE 200809L
+#include "bench_common.h"
+
+#include <cudafft/convolve.h>
+
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define RATE 48000
+#define MAX_LIST 16
+#define MIN_TIMED 200 /* blocks timed a stream, at least, unless it fell behind */
+#define MIN_WARMUP 8  /* untimed blocks an object, at least */
+/* Random input frames, pushed a block at a time in turn: four of the largest blocks, so that
+ * pushes in a row carry different samples. */
+#define INPUT_FRAMES (4 * CUDAFFT_CONVOLVE_BLOCK)
+#define MAX_GPU_WORKERS 64 /* the instances' pool on the GPU (the header says why) */
+#define FAR_BEHIND 0.5     /* x real time below which a backend stops growing C or M */
+#define INSTANCE_CHANNELS 2
+#define WHY_BYTES 384
+
+typedef struct {
+  const char *name;
+  CudafftBackend backend;
+} Backend;
+
+static const Backend backends[] = {{"cuda", CUDAFFT_BACKEND_CUDA}, {"cpu", CUDAFFT_BACKEND_CPU}};
+#define N_BACKENDS 2
+
+typedef struct {
+  double blocks[MAX_LIST], ir_seconds[MAX_LIST], channels[MAX_LIST], instances[MAX_LIST];
+  int n_blocks, n_ir, n_channels, n_instances;
+  int wanted[N_BACKENDS];
+  double seconds, max_wall;
+} Options;
+
+static double
+now_s(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* splitmix64: a fast, seedable source for the gigabytes of a 10 s response on 1024 rows. */
+static uint64_t
+next_random(uint64_t *state)
+{
+  uint64_t z = (*state += 0x9e3779b97f4a7c15u);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+  return z ^ (z >> 31);
+}
+
+/* Uniform in [-1, 1). */
+static double
+random_sample(uint64_t *state)
+{
+  return (double)(next_random(state) >> 11) * 0x1p-52 - 1.0;
+}
+
+/* ---- the response and the input ---- */
+
+/* `rows` rows of `taps` taps: uniform noise under exp(-6.9 k / taps), each row of about unit energy
+ * (uniform noise's mean square is 1/3) so that the output keeps the input's level. NULL when out of
+ * memory. */
+static double *
+make_response(size_t taps, unsigned rows)
+{
+  double *h = malloc(taps * rows * sizeof(double));
+  double *envelope = malloc(taps * sizeof(double));
+  if (!h || !envelope) {
+    free(h);
+    free(envelope);
+    return NULL;
+  }
+  double energy = 0.0;
+  for (size_t k = 0; k < taps; k++) {
+    envelope[k] = exp(-6.9 * (double)k / (double)taps);
+    energy += envelope[k] * envelope[k] / 3.0;
+  }
+  const double scale = 1.0 / sqrt(energy);
+  uint64_t state = 1234;
+  for (size_t r = 0; r < rows; r++)
+    for (size_t k = 0; k < taps; k++)
+      h[r * taps + k] = random_sample(&state) * envelope[k] * scale;
+  free(envelope);
+  return h;
+}
+
+/* An object of `channels` channels filtering with the response's first `channels` rows, at block
+ * size `block`; its status, and why it failed in `why`. */
+static CudafftStatus
+make_object(CudafftConvolve **object, CudafftBackend backend, unsigned channels,
+            const double *response, size_t taps, size_t block, char *why)
+{
+  const CudafftConvolveConfig config = {
+      channels, CUDAFFT_SAMPLE_F32, {response, taps, channels}, 1.0};
+  char call[64] = "cudafft_convolve_create";
+  CudafftStatus status = cudafft_convolve_create(object, backend, -1, &config);
+  if (status == CUDAFFT_STATUS_OK) {
+    snprintf(call, sizeof call, "cudafft_convolve_set_block_size(%zu)", block);
+    status = cudafft_convolve_set_block_size(*object, block);
+    if (status != CUDAFFT_STATUS_OK) {
+      cudafft_convolve_destroy(*object);
+      *object = NULL;
+    }
+  }
+  if (status != CUDAFFT_STATUS_OK)
+    snprintf(why, WHY_BYTES, "%s: %s (%s)", call, cudafft_status_name(status),
+             cudafft_last_error_message());
+  return status;
+}
+
+static int
+out_of_memory(CudafftStatus status)
+{
+  return status == CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY ||
+         status == CUDAFFT_STATUS_HOST_OUT_OF_MEMORY;
+}
+
+/* ---- one row: workers pushing their objects ---- */
+
+/* The workers wait here after their warm-up until all are warm, so that every object is timed
+ * under the same load. */
+typedef struct {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  unsigned ready;
+  int go;
+} Gate;
+
+typedef struct {
+  size_t block;
+  double period; /* seconds */
+  const float *input;
+  uint64_t warmup; /* blocks an object */
+  uint64_t target; /* timed blocks a stream */
+  double max_wall;
+  Gate gate;
+} Spec;
+
+typedef struct {
+  Spec *spec;
+  CudafftConvolve **objects; /* pushed in turn */
+  unsigned n_objects;
+  float *out;
+  int out_pinned;
+  double *ms; /* every timed call */
+  size_t n_ms, ms_room;
+  uint64_t rounds; /* timed blocks of each of its objects */
+  double wall;     /* seconds of its timed rounds */
+  int failed;
+  char why[WHY_BYTES];
+} Worker;
+
+static int
+record(Worker *w, double ms)
+{
+  if (w->n_ms == w->ms_room) {
+    const size_t room = w->ms_room ? 2 * w->ms_room : 1024;
+    double *grown = realloc(w->ms, room * sizeof(double));
+    if (!grown)
+      return 0;
+    w->ms = grown;
+    w->ms_room = room;
+  }
+  w->ms[w->n_ms++] = ms;
+  return 1;
+}
+
+/* Pushes block `index` (of the input, in turn) to each of the worker's objects; with `timed`,
+ * records each call. FALSE once something failed (in w->why). */
+static int
+push_round(Worker *w, uint64_t index, int timed)
+{
+  const Spec *s = w->spec;
+  const size_t in_block = (size_t)(index % (INPUT_FRAMES / s->block)) * s->block;
+  for (unsigned k = 0; k < w->n_objects; k++) {
+    CudafftConvolve *object = w->objects[k];
+    const size_t channels = cudafft_convolve_frame_bytes(object) / sizeof(float);
+    size_t produced = 0;
+    const double start = now_s();
+    const CudafftStatus status =
+        cudafft_convolve_push(object, s->input + in_block * channels, s->block, w->out, &produced);
+    const double ms = (now_s() - start) * 1e3;
+    if (status != CUDAFFT_STATUS_OK) {
+      snprintf(w->why, WHY_BYTES, "push failed: %s (%s)", cudafft_status_name(status),
+               cudafft_last_error_message());
+      w->failed = 1;
+    } else if (produced != s->block) {
+      snprintf(w->why, WHY_BYTES, "WRONG LENGTH: a push of %zu frames gave %zu", s->block,
+               produced);
+      w->failed = 1;
+    } else if (timed && !record(w, ms)) {
+      snprintf(w->why, WHY_BYTES, "out of memory for the call times");
+      w->failed = 1;
+    }
+    if (w->failed)
+      return 0;
+  }
+  return 1;
+}
+
+static void *
+drive(void *data)
+{
+  Worker *w = data;
+  Spec *s = w->spec;
+  /* A warm-up that takes --max-wall (calls far longer than the period) ends there: such a row is
+   * far from real time whatever comes next. */
+  const double warm_start = now_s();
+  uint64_t warm = 0;
+  while (warm < s->warmup && push_round(w, warm, 0)) {
+    warm++;
+    if (now_s() - warm_start >= s->max_wall)
+      break;
+  }
+  pthread_mutex_lock(&s->gate.lock);
+  s->gate.ready++;
+  pthread_cond_broadcast(&s->gate.cond);
+  while (!s->gate.go)
+    pthread_cond_wait(&s->gate.cond, &s->gate.lock);
+  pthread_mutex_unlock(&s->gate.lock);
+
+  const double start = now_s();
+  uint64_t round = 0;
+  while (!w->failed && round < s->target && push_round(w, s->warmup + round, 1)) {
+    round++;
+    const double wall = now_s() - start;
+    const int behind = (double)round * s->period < wall;
+    if (wall >= s->max_wall && (round >= MIN_TIMED || behind))
+      break;
+  }
+  w->rounds = round;
+  w->wall = now_s() - start;
+  return NULL;
+}
+
+typedef struct {
+  int ok;
+  double median, p999, worst; /* ms a call */
+  double rate;                /* audio seconds per wall second, of the slowest stream */
+  double aggregate;           /* of all streams together */
+  uint64_t blocks;            /* timed blocks a stream, the fewest of any worker */
+  int capped;                 /* fewer blocks than --seconds of audio */
+  char why[WHY_BYTES];        /* where !ok */
+} Figures;
+
+/* The value at quantile q of n sorted values, by nearest rank. */
+static double
+nearest_rank(const double *sorted, size_t n, double q)
+{
+  const size_t rank = (size_t)ceil(q * (double)n - 1e-9); /* 0.999 x 1000 is 999, not 1000 */
+  return sorted[rank > 0 ? rank - 1 : 0];
+}
+
+static void
+summarize(Worker *workers, unsigned n_workers, const Spec *s, uint64_t wanted_blocks, Figures *f)
+{
+  size_t calls = 0;
+  f->rate = INFINITY;
+  f->blocks = UINT64_MAX;
+  for (unsigned i = 0; i < n_workers; i++) {
+    const Worker *w = &workers[i];
+    calls += w->n_ms;
+    const double rate = w->wall > 0.0 ? (double)w->rounds * s->period / w->wall : 0.0;
+    f->rate = fmin(f->rate, rate);
+    f->aggregate += rate * w->n_objects;
+    if (w->rounds < f->blocks)
+      f->blocks = w->rounds;
+  }
+  double *all = malloc((calls ? calls : 1) * sizeof(double));
+  if (!all || calls == 0) {
+    snprintf(f->why, WHY_BYTES, all ? "no call was timed" : "out of memory for the call times");
+    free(all);
+    return;
+  }
+  size_t at = 0;
+  for (unsigned i = 0; i < n_workers; i++) {
+    memcpy(all + at, workers[i].ms, workers[i].n_ms * sizeof(double));
+    at += workers[i].n_ms;
+  }
+  qsort(all, calls, sizeof(double), bench_compare_doubles);
+  f->median = calls % 2 ? all[calls / 2] : 0.5 * (all[calls / 2 - 1] + all[calls / 2]);
+  f->p999 = nearest_rank(all, calls, 0.999);
+  f->worst = all[calls - 1];
+  f->capped = f->blocks < wanted_blocks;
+  f->ok = 1;
+  free(all);
+}
+
+/* Times n_objects objects (all of the same block size) on n_workers threads, each pushing its
+ * share in turn. */
+static Figures
+run_row(CudafftConvolve **objects, unsigned n_objects, unsigned n_workers, size_t block,
+        const float *input, int want_pinned, const Options *o)
+{
+  Figures f = {0};
+  const uint64_t wanted = (uint64_t)ceil(o->seconds * RATE / (double)block - 1e-9);
+  Spec s = {.block = block,
+            .period = (double)block / RATE,
+            .input = input,
+            .warmup = 2 * CUDAFFT_CONVOLVE_BLOCK / block,
+            .target = wanted > MIN_TIMED ? wanted : MIN_TIMED,
+            .max_wall = o->max_wall};
+  if (s.warmup < MIN_WARMUP)
+    s.warmup = MIN_WARMUP;
+  pthread_mutex_init(&s.gate.lock, NULL);
+  pthread_cond_init(&s.gate.cond, NULL);
+  Worker *workers = calloc(n_workers, sizeof(Worker));
+  pthread_t *threads = calloc(n_workers, sizeof(pthread_t));
+  unsigned started = 0;
+  int ok = workers && threads;
+  for (unsigned i = 0; ok && i < n_workers; i++) {
+    Worker *w = &workers[i];
+    const unsigned first = (unsigned)((uint64_t)n_objects * i / n_workers);
+    const unsigned end = (unsigned)((uint64_t)n_objects * (i + 1) / n_workers);
+    size_t room = 0; /* the most one push can give: lag < latency */
+    for (unsigned k = first; k < end; k++) {
+      const size_t bytes =
+          (block + cudafft_convolve_latency(objects[k])) * cudafft_convolve_frame_bytes(objects[k]);
+      room = bytes > room ? bytes : room;
+    }
+    *w = (Worker){.spec = &s, .objects = objects + first, .n_objects = end - first};
+    w->out = cudafft_pinned_alloc(room, want_pinned, &w->out_pinned);
+    ok = w->out != NULL;
+  }
+  while (ok && started < n_workers) {
+    ok = pthread_create(&threads[started], NULL, drive, &workers[started]) == 0;
+    started += ok;
+  }
+  /* All that started are warm (or failed): let them go, also when a thread did not start, so that
+   * none waits forever. */
+  pthread_mutex_lock(&s.gate.lock);
+  while (s.gate.ready < started)
+    pthread_cond_wait(&s.gate.cond, &s.gate.lock);
+  s.gate.go = 1;
+  pthread_cond_broadcast(&s.gate.cond);
+  pthread_mutex_unlock(&s.gate.lock);
+  for (unsigned i = 0; i < started; i++)
+    pthread_join(threads[i], NULL);
+
+  if (!ok)
+    snprintf(f.why, WHY_BYTES, "out of memory or threads for %u workers", n_workers);
+  for (unsigned i = 0; ok && i < n_workers; i++)
+    if (workers[i].failed) {
+      memcpy(f.why, workers[i].why, WHY_BYTES);
+      ok = 0;
+    }
+  if (ok)
+    summarize(workers, n_workers, &s, wanted, &f);
+  for (unsigned i = 0; workers && i < n_workers; i++) {
+    cudafft_pinned_free(workers[i].out, workers[i].out_pinned);
+    free(workers[i].ms);
+  }
+  free(workers);
+  free(threads);
+  pthread_cond_destroy(&s.gate.cond);
+  pthread_mutex_destroy(&s.gate.lock);
+  return f;
+}
+
+/* ---- the tables ---- */
+
+static const char *const element_columns[] = {
+    "backend",     "block",     "channels", "objects",   "blocks timed",
+    "median ms",   "p99.9 ms",  "worst ms", "period ms", "p99.9 / period",
+    "x real time", "real time", "note"};
+static const char *const instance_columns[] = {
+    "backend",   "block",    "instances", "threads",        "blocks timed",          "median ms",
+    "p99.9 ms",  "worst ms", "period ms", "p99.9 / period", "x real time (slowest)", "aggregate",
+    "real time", "note"};
+#define N_ELEMENT_COLUMNS (int)(sizeof element_columns / sizeof element_columns[0])
+#define N_INSTANCE_COLUMNS (int)(sizeof instance_columns / sizeof instance_columns[0])
+
+static void
+print_header(const char *const *columns, int n)
+{
+  for (int c = 0; c < n; c++)
+    printf("| %s ", columns[c]);
+  printf("|\n");
+  for (int c = 0; c < n; c++) /* text left, numbers right */
+    printf("| %s ", c == 0 || c >= n - 2 ? "---" : "---:");
+  printf("|\n");
+}
+
+/* A row without figures: the first columns, dashes, and the note. */
+static void
+print_skipped(const char *backend, const char *block, const char *count, int n_columns,
+              const char *note)
+{
+  printf("| %s | %s | %s ", backend, block, count);
+  for (int c = 3; c < n_columns - 1; c++)
+    printf("| - ");
+  printf("| %s |\n", note);
+}
+
+static int
+is_real_time(const Figures *f, size_t block)
+{
+  return f->ok && f->p999 < 0.5 * (double)block / RATE * 1e3;
+}
+
+static void
+print_figures(const char *backend, size_t block, unsigned count, unsigned threads, const Figures *f,
+              int instances)
+{
+  const double period_ms = (double)block / RATE * 1e3;
+  if (!f->ok) {
+    char b[24], c[24];
+    snprintf(b, sizeof b, "%zu", block);
+    snprintf(c, sizeof c, "%u", count);
+    print_skipped(backend, b, c, instances ? N_INSTANCE_COLUMNS : N_ELEMENT_COLUMNS, f->why);
+    return;
+  }
+  printf("| %s | %zu | %u | %u | %llu | %.4f | %.4f | %.4f | %.3f | %.1f%% | %.2f ", backend, block,
+         count, threads, (unsigned long long)f->blocks, f->median, f->p999, f->worst, period_ms,
+         100.0 * f->p999 / period_ms, f->rate);
+  if (instances)
+    printf("| %.1f ", f->aggregate);
+  const char *note = f->blocks < MIN_TIMED ? "fell behind real time: cut by --max-wall"
+                     : f->capped           ? "capped by --max-wall"
+                                           : "";
+  printf("| %s | %s |\n", is_real_time(f, block) ? "yes" : "no", note);
+}
+
+/* ---- the sweeps ---- */
+
+/* What a (backend, block, response) reached: the largest count in real time (0: none), and
+ * whether any row was measured. */
+typedef struct {
+  int channels_measured, instances_measured;
+  unsigned best_channels, best_instances;
+} Reach;
+
+typedef struct {
+  const Options *o;
+  const double *response;
+  size_t taps;
+  const float *input;
+  int want_pinned;
+  int status; /* the exit status so far */
+} Context;
+
+/* Why a row is not measured because of an earlier one: far behind or out of memory. */
+static void
+stop_growing(char *stop, const char *what, unsigned count, const char *reason)
+{
+  snprintf(stop, WHY_BYTES, "skipped: %u %s %s", count, what, reason);
+}
+
+static void
+after_row(const Figures *f, unsigned count, const char *what, char *stop)
+{
+  if (f->ok && f->rate < FAR_BEHIND) {
+    char reason[64];
+    snprintf(reason, sizeof reason, "ran at %.2fx real time", f->rate);
+    stop_growing(stop, what, count, reason);
+  }
+}
+
+/* Table 1's rows of one backend and block: one element of each C. */
+static void
+element_rows(Context *cx, const Backend *b, size_t block, Reach *reach)
+{
+  const Options *o = cx->o;
+  char stop[WHY_BYTES] = "";
+  for (int i = 0; i < o->n_channels; i++) {
+    const unsigned channels = (unsigned)o->channels[i];
+    const unsigned n_objects = (channels + CUDAFFT_MAX_CHANNELS - 1) / CUDAFFT_MAX_CHANNELS;
+    char b_text[24], c_text[24];
+    snprintf(b_text, sizeof b_text, "%zu", block);
+    snprintf(c_text, sizeof c_text, "%u", channels);
+    if (stop[0]) {
+      print_skipped(b->name, b_text, c_text, N_ELEMENT_COLUMNS, stop);
+      continue;
+    }
+    CudafftConvolve **objects = calloc(n_objects, sizeof *objects);
+    char why[WHY_BYTES] = "out of memory for the objects' list";
+    CudafftStatus status = objects ? CUDAFFT_STATUS_OK : CUDAFFT_STATUS_HOST_OUT_OF_MEMORY;
+    for (unsigned k = 0; objects && k < n_objects && status == CUDAFFT_STATUS_OK; k++) {
+      const unsigned first = k * CUDAFFT_MAX_CHANNELS;
+      const unsigned these =
+          channels - first < CUDAFFT_MAX_CHANNELS ? channels - first : CUDAFFT_MAX_CHANNELS;
+      status = make_object(&objects[k], b->backend, these, cx->response, cx->taps, block, why);
+    }
+    if (status != CUDAFFT_STATUS_OK) {
+      print_skipped(b->name, b_text, c_text, N_ELEMENT_COLUMNS, why);
+      if (out_of_memory(status))
+        stop_growing(stop, "channels", channels, "did not fit in memory");
+      else {
+        cx->status = 1;
+        stop_growing(stop, "channels", channels, "could not be made");
+      }
+    } else {
+      const Figures f =
+          run_row(objects, n_objects, n_objects, block, cx->input, cx->want_pinned, o);
+      print_figures(b->name, block, channels, n_objects, &f, 0);
+      reach->channels_measured = 1;
+      if (!f.ok)
+        cx->status = 1;
+      if (is_real_time(&f, block) && channels > reach->best_channels)
+        reach->best_channels = channels;
+      after_row(&f, channels, "channels", stop);
+    }
+    fflush(stdout);
+    for (unsigned k = 0; objects && k < n_objects; k++)
+      cudafft_convolve_destroy(objects[k]);
+    free(objects);
+  }
+}
+
+/* Table 2's rows of one backend and block: M stereo instances for each M. The objects of one row
+ * are kept for the next (reset, and topped up to its M), since making a thousand objects with long
+ * responses takes longer than timing them. */
+static void
+instance_rows(Context *cx, const Backend *b, size_t block, Reach *reach)
+{
+  const Options *o = cx->o;
+  const unsigned pool =
+      b->backend == CUDAFFT_BACKEND_CUDA ? MAX_GPU_WORKERS : (unsigned)bench_host_threads();
+  unsigned made = 0, room = 0;
+  CudafftConvolve **objects = NULL;
+  char stop[WHY_BYTES] = "";
+  for (int i = 0; i < o->n_instances; i++) {
+    const unsigned m = (unsigned)o->instances[i];
+    char b_text[24], m_text[24];
+    snprintf(b_text, sizeof b_text, "%zu", block);
+    snprintf(m_text, sizeof m_text, "%u", m);
+    if (stop[0]) {
+      print_skipped(b->name, b_text, m_text, N_INSTANCE_COLUMNS, stop);
+      continue;
+    }
+    char why[WHY_BYTES] = "out of memory for the objects' list";
+    CudafftStatus status = CUDAFFT_STATUS_OK;
+    if (m > room) {
+      CudafftConvolve **grown = realloc(objects, m * sizeof *objects);
+      status = grown ? CUDAFFT_STATUS_OK : CUDAFFT_STATUS_HOST_OUT_OF_MEMORY;
+      if (grown) {
+        objects = grown;
+        room = m;
+      }
+    }
+    while (status == CUDAFFT_STATUS_OK && made < m) {
+      status = make_object(&objects[made], b->backend, INSTANCE_CHANNELS, cx->response, cx->taps,
+                           block, why);
+      made += status == CUDAFFT_STATUS_OK;
+    }
+    if (status != CUDAFFT_STATUS_OK) {
+      print_skipped(b->name, b_text, m_text, N_INSTANCE_COLUMNS, why);
+      if (out_of_memory(status))
+        stop_growing(stop, "instances", m, "did not fit in memory");
+      else {
+        cx->status = 1;
+        stop_growing(stop, "instances", m, "could not be made");
+      }
+      continue;
+    }
+    for (unsigned k = 0; k < m; k++)
+      cudafft_convolve_reset(objects[k]); /* each row starts from the first frame */
+    const unsigned threads = m < pool ? m : pool;
+    const Figures f = run_row(objects, m, threads, block, cx->input, cx->want_pinned, o);
+    print_figures(b->name, block, m, threads, &f, 1);
+    fflush(stdout);
+    reach->instances_measured = 1;
+    if (!f.ok)
+      cx->status = 1;
+    if (is_real_time(&f, block) && m > reach->best_instances)
+      reach->best_instances = m;
+    after_row(&f, m, "instances", stop);
+  }
+  for (unsigned k = 0; k < made; k++)
+    cudafft_convolve_destroy(objects[k]);
+  free(objects);
+}
+
+/* Whether `backend` takes block size `block`: a one-channel object tried with it; why not in
+ * `why`. The object is too small to fail for memory. */
+static int
+takes_block(const Backend *b, size_t block, char *why)
+{
+  static const double delta[CUDAFFT_CONVOLVE_DIRECT_TAPS] = {1.0};
+  CudafftConvolve *object = NULL;
+  const CudafftStatus status =
+      make_object(&object, b->backend, 1, delta, CUDAFFT_CONVOLVE_DIRECT_TAPS, block, why);
+  cudafft_convolve_destroy(object);
+  return status == CUDAFFT_STATUS_OK;
+}
+
+static void
+reach_text(char *text, size_t size, int measured, unsigned best)
+{
+  if (!measured)
+    snprintf(text, size, "not measured");
+  else if (best == 0)
+    snprintf(text, size, "none");
+  else
+    snprintf(text, size, "%u", best);
+}
+
+/* ---- the command line ---- */
+
+/* A comma list of numbers, each an integer in lo..hi where `integers`; the count, 0 when bad. */
+static int
+parse_list(const char *text, double *values, double lo, double hi, int integers)
+{
+  int n = 0;
+  const char *p = text;
+  for (;;) {
+    char *end;
+    const double v = strtod(p, &end);
+    if (end == p || n == MAX_LIST || !(v >= lo && v <= hi) || (integers && v != floor(v)))
+      return 0;
+    values[n++] = v;
+    if (*end == '\0')
+      return n;
+    if (*end != ',')
+      return 0;
+    p = end + 1;
+  }
+}
+
+static int
+parse_backends(const char *text, int *wanted)
+{
+  int any = 0;
+  wanted[0] = wanted[1] = 0;
+  for (const char *p = text; *p;) {
+    const size_t len = strcspn(p, ",");
+    int known = 0;
+    for (int b = 0; b < N_BACKENDS; b++)
+      if (len == strlen(backends[b].name) && !strncmp(p, backends[b].name, len))
+        known = wanted[b] = any = 1;
+    if (!known)
+      return 0;
+    p += len + (p[len] == ',');
+  }
+  return any;
+}
+
+static void
+usage(const char *name)
+{
+  fprintf(stderr,
+          "usage: %s [--blocks L,..] [--ir-seconds T,..] [--channels C,..] [--instances M,..] "
+          "[--backends cuda,cpu] [--seconds S] [--max-wall W]\n",
+          name);
+}
+
+static int
+parse_options(int argc, char **argv, Options *o)
+{
+  *o = (Options){.blocks = {64, 128, 256, 2048},
+                 .ir_seconds = {1, 10},
+                 .channels = {1, 16, 64, 256, 1024, 4096},
+                 .instances = {1, 16, 64, 256, 1024},
+                 .n_blocks = 4,
+                 .n_ir = 2,
+                 .n_channels = 6,
+                 .n_instances = 5,
+                 .wanted = {1, 1},
+                 .seconds = 10.0,
+                 .max_wall = 5.0};
+  for (int i = 1; i < argc; i += 2) {
+    const char *arg = argv[i], *value = argv[i + 1];
+    int good = value != NULL;
+    if (!good)
+      ;
+    else if (!strcmp(arg, "--blocks"))
+      good = (o->n_blocks = parse_list(value, o->blocks, 1, CUDAFFT_CONVOLVE_BLOCK, 1)) > 0;
+    else if (!strcmp(arg, "--ir-seconds"))
+      good = (o->n_ir = parse_list(value, o->ir_seconds, 1.0 / RATE, 60.0, 0)) > 0;
+    else if (!strcmp(arg, "--channels"))
+      good = (o->n_channels = parse_list(value, o->channels, 1, 16 * CUDAFFT_MAX_CHANNELS, 1)) > 0;
+    else if (!strcmp(arg, "--instances"))
+      good = (o->n_instances = parse_list(value, o->instances, 1, 16384, 1)) > 0;
+    else if (!strcmp(arg, "--backends"))
+      good = parse_backends(value, o->wanted);
+    else if (!strcmp(arg, "--seconds"))
+      good = (o->seconds = strtod(value, NULL)) > 0.0;
+    else if (!strcmp(arg, "--max-wall"))
+      good = (o->max_wall = strtod(value, NULL)) > 0.0;
+    else
+      good = 0;
+    if (!good) {
+      usage(argv[0]);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+static void
+print_list(const char *label, const double *values, int n)
+{
+  printf("%s ", label);
+  for (int i = 0; i < n; i++)
+    printf("%s%g", i ? "," : "", values[i]);
+}
+
+int
+main(int argc, char **argv)
+{
+  Options o;
+  if (!parse_options(argc, argv, &o))
+    return 2;
+  setvbuf(stdout, NULL, _IOLBF, 0); /* each row as soon as it is measured */
+
+  /* A backend that cannot make an object (no device, not built in) is skipped, saying why. */
+  char backend_why[N_BACKENDS][WHY_BYTES] = {{0}};
+  for (int b = 0; b < N_BACKENDS; b++)
+    if (o.wanted[b] && !takes_block(&backends[b], CUDAFFT_CONVOLVE_BLOCK, backend_why[b]))
+      o.wanted[b] = 0;
+  int block_ok[N_BACKENDS][MAX_LIST];
+  char block_why[N_BACKENDS][MAX_LIST][WHY_BYTES];
+  for (int b = 0; b < N_BACKENDS; b++)
+    for (int l = 0; l < o.n_blocks; l++)
+      block_ok[b][l] =
+          o.wanted[b] && takes_block(&backends[b], (size_t)o.blocks[l], block_why[b][l]);
+
+  printf("# latency-bench\n\n");
+  bench_print_host("the cuda backend", NULL);
+  printf("settings: F32 interleaved at %d Hz, one block a push, pushed as fast as they go; ", RATE);
+  print_list("blocks", o.blocks, o.n_blocks);
+  print_list("; responses (s)", o.ir_seconds, o.n_ir);
+  printf(" of decaying noise, a row per channel; ");
+  print_list("channels", o.channels, o.n_channels);
+  print_list("; stereo instances", o.instances, o.n_instances);
+  printf("; %.1f s of audio a stream (at least %d blocks), cut after %.1f s of wall; real time: "
+         "p99.9 under half the period\n",
+         o.seconds, MIN_TIMED, o.max_wall);
+  for (int b = 0; b < N_BACKENDS; b++)
+    if (backend_why[b][0])
+      printf("%s backend skipped: %s\n", backends[b].name, backend_why[b]);
+
+  /* One input for every object: INPUT_FRAMES frames of the most channels an object has. */
+  unsigned max_channels = INSTANCE_CHANNELS;
+  for (int i = 0; i < o.n_channels; i++)
+    if (o.channels[i] > max_channels)
+      max_channels =
+          o.channels[i] < CUDAFFT_MAX_CHANNELS ? (unsigned)o.channels[i] : CUDAFFT_MAX_CHANNELS;
+  const int want_pinned = o.wanted[0];
+  int input_pinned = 0;
+  const size_t input_count = (size_t)INPUT_FRAMES * max_channels;
+  float *input = cudafft_pinned_alloc(input_count * sizeof(float), want_pinned, &input_pinned);
+  if (!input) {
+    fprintf(stderr, "out of memory for %zu input samples\n", input_count);
+    return 1;
+  }
+  uint64_t state = 42;
+  for (size_t i = 0; i < input_count; i++)
+    input[i] = (float)random_sample(&state);
+
+  Reach reach[MAX_LIST][N_BACKENDS][MAX_LIST] = {{{{0}}}}; /* [response][backend][block] */
+  Context cx = {.o = &o, .input = input, .want_pinned = want_pinned};
+  for (int r = 0; r < o.n_ir; r++) {
+    cx.taps = (size_t)llround(o.ir_seconds[r] * RATE);
+    double *response = make_response(cx.taps, max_channels);
+    if (!response) {
+      printf("\nthe %g s response on %u rows does not fit in memory: skipped\n", o.ir_seconds[r],
+             max_channels);
+      cx.status = 1;
+      continue;
+    }
+    cx.response = response;
+    for (int table = 0; table < 2; table++) {
+      printf("\n### %g s response (%zu taps): %s\n\n", o.ir_seconds[r], cx.taps,
+             table == 0 ? "one element with C channels" : "M stereo instances");
+      if (table == 0)
+        print_header(element_columns, N_ELEMENT_COLUMNS);
+      else
+        print_header(instance_columns, N_INSTANCE_COLUMNS);
+      const int n_columns = table == 0 ? N_ELEMENT_COLUMNS : N_INSTANCE_COLUMNS;
+      for (int b = 0; b < N_BACKENDS; b++)
+        if (backend_why[b][0])
+          print_skipped(backends[b].name, "all", "all", n_columns, backend_why[b]);
+      for (int l = 0; l < o.n_blocks; l++)
+        for (int b = 0; b < N_BACKENDS; b++) {
+          char b_text[24];
+          snprintf(b_text, sizeof b_text, "%g", o.blocks[l]);
+          if (!o.wanted[b])
+            continue;
+          if (!block_ok[b][l])
+            print_skipped(backends[b].name, b_text, "all", n_columns, block_why[b][l]);
+          else if (table == 0)
+            element_rows(&cx, &backends[b], (size_t)o.blocks[l], &reach[r][b][l]);
+          else
+            instance_rows(&cx, &backends[b], (size_t)o.blocks[l], &reach[r][b][l]);
+        }
+    }
+    free(response);
+  }
+
+  printf("\n### The most that stay real time (p99.9 under half the period)\n\n");
+  printf("| backend | block | response | channels (one element) | stereo instances |\n");
+  printf("| --- | ---: | ---: | ---: | ---: |\n");
+  for (int b = 0; b < N_BACKENDS; b++)
+    if (backend_why[b][0])
+      printf("| %s | all | all | skipped | skipped |\n", backends[b].name);
+  for (int b = 0; b < N_BACKENDS; b++)
+    for (int l = 0; o.wanted[b] && l < o.n_blocks; l++)
+      for (int r = 0; r < o.n_ir; r++) {
+        const Reach *x = &reach[r][b][l];
+        char c[24], m[24];
+        reach_text(c, sizeof c, x->channels_measured, x->best_channels);
+        reach_text(m, sizeof m, x->instances_measured, x->best_instances);
+        printf("| %s | %g | %g s | %s | %s |\n", backends[b].name, o.blocks[l], o.ir_seconds[r], c,
+               m);
+      }
+  cudafft_pinned_free(input, input_pinned);
+  return cx.status;
+}
