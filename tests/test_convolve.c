@@ -6,8 +6,11 @@
  * lag invariant after every push, drain with and without the tail, reset, mix, kernel changes with
  * their crossover (between and across paths, replaced, queued, pending at a drain or reset), a
  * delta kernel's exact output, NaN and Inf confined to the output they reach, and the statuses of
- * invalid calls. Argument: cpu or cuda. */
+ * invalid calls; the backend's direct path (through its table) up to B taps; F64 in double
+ * precision end to end (check_f64_precision). Argument: cpu or cuda. */
 #include <cudafft/convolve.h>
+#include "backend_choice.h"
+#include "convolve_backend.h"
 #include "convolve_reference.h"
 #include "test_signal.h"
 #include "test_util.h"
@@ -22,13 +25,17 @@
 #define B ((size_t)CUDAFFT_CONVOLVE_BLOCK)
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Relative L2 error of every window of WINDOW output frames of a channel, F32 and F64 alike (the
- * engine is single precision inside): the issue's bound against audiofirfilter. The partitioned
- * path's float FFTs and sums of P products give about 1e-6; the direct path's double sum only the
- * float rounding of the input and output (6e-8). A misplaced sample, block or partition, a wrong
- * blend or mix costs orders of magnitude more. Windows rather than the whole stream so that one
- * wrong block cannot hide in a long stream. */
+/* Relative L2 error of every window of WINDOW output frames of a channel, F32 (and F64 outside
+ * check_f64_precision, whose bound is TOLERANCE_F64): the issue's bound against audiofirfilter. The
+ * partitioned path's float FFTs and sums of P products give about 1e-6; the direct path's double
+ * sum only the float rounding of the input and output (6e-8). A misplaced sample, block or
+ * partition, a wrong blend or mix costs orders of magnitude more. Windows rather than the whole
+ * stream so that one wrong block cannot hide in a long stream. */
 #define TOLERANCE 1e-5
+/* F64 streams are filtered in double end to end (issue 16): a double FFT's error over a few
+ * thousand points and the sums of P products stay near 1e-15 relative, the direct sum's near
+ * 1e-16; anything that passes through a float costs 1e-8. */
+#define TOLERANCE_F64 1e-12
 #define WINDOW ((size_t)4096)
 /* The FFT reference against the direct sum, relative to |h| |x| (L2 norms): double rounding. */
 #define REFERENCE_TOLERANCE 1e-12
@@ -102,8 +109,10 @@ typedef struct {
   uint8_t *buffer; /* the output of one call, with its guard */
   size_t buffer_frames;
   size_t calls, failures;
-  size_t grid; /* nonzero: the lag must be pushed mod grid after every push (no change pending) */
-  TestRng rng; /* the session's piece sizes and signals */
+  size_t grid;      /* nonzero: the lag must be pushed mod grid after every push (no change
+                       pending) */
+  double tolerance; /* of a window's relative L2 error */
+  TestRng rng;      /* the session's piece sizes and signals */
   char why[512];
   char label[256];
 } Session;
@@ -127,6 +136,7 @@ session_open(Session *ss, CudafftBackend backend, const CudafftConvolveConfig *c
 {
   memset(ss, 0, sizeof *ss);
   snprintf(ss->label, sizeof ss->label, "%s", label);
+  ss->tolerance = TOLERANCE;
   ss->rng = test_rng("%s", label);
   const CudafftStatus status = cudafft_convolve_create(&ss->cv, backend, -1, config);
   if (status != CUDAFFT_STATUS_OK) {
@@ -378,11 +388,11 @@ session_compare_range(Session *ss, const double *ref, unsigned c, size_t first, 
     }
     const double level = fmax(norm, mean_power * (double)(end - w));
     const double rel = level > 0.0 ? sqrt(err / level) : err == 0.0 ? 0.0 : INFINITY;
-    if (!(rel <= TOLERANCE)) {
+    if (!(rel <= ss->tolerance)) {
       size_t at = w;
       for (size_t n = w; n < end; n++) {
         const double d = fabs(ss->out[n * ss->channels + c] - ref[n * ss->channels + c]);
-        if (!(d <= TOLERANCE * sqrt(level / (double)(end - w)))) {
+        if (!(d <= ss->tolerance * sqrt(level / (double)(end - w)))) {
           at = n;
           break;
         }
@@ -390,7 +400,7 @@ session_compare_range(Session *ss, const double *ref, unsigned c, size_t first, 
       session_fail(ss,
                    "%s: channel %u frames %zu..%zu: relative L2 error %.3g (tolerance %.0e); "
                    "frame %zu is %.9g, reference %.9g",
-                   what, c, w, end - 1, rel, TOLERANCE, at, ss->out[at * ss->channels + c],
+                   what, c, w, end - 1, rel, ss->tolerance, at, ss->out[at * ss->channels + c],
                    ref[at * ss->channels + c]);
       return INFINITY;
     }
@@ -455,6 +465,7 @@ typedef struct {
   size_t event_count;
   int set_block;     /* block_size set before the first frame; else the default */
   size_t block_size; /* 0 (zero latency) or a power of two up to B */
+  double tolerance;  /* 0: TOLERANCE */
 } Script;
 
 #define MAX_KERNELS 8
@@ -527,6 +538,8 @@ run_script(CudafftBackend backend, const Script *sc, const char *what)
                    sc->block_size, latency_at(sc->taps, sc->block_size));
   }
   ss.grid = grid_at(sc->taps, block_of[0]);
+  if (sc->tolerance > 0.0)
+    ss.tolerance = sc->tolerance;
   TestSignal input;
   make_input(&input, &ss.rng, sc->format, sc->channels, sc->frames);
   const double *x = input.values;
@@ -669,10 +682,12 @@ check_streams(CudafftBackend backend)
       }
   /* 48000 taps (a 1 s response, 24 partitions): fewer combinations, for time */
   const Script long_kernels[] = {
-      {CUDAFFT_SAMPLE_F32, 1, 0, 48000, 1.0, 150000, PIECES_4096, END_DRAIN_TAIL, NULL, 0, 0, 0},
-      {CUDAFFT_SAMPLE_F64, 2, 1, 48000, 1.0, 120000, PIECES_MIXED, END_DRAIN_TAIL, NULL, 0, 0, 0},
-      {CUDAFFT_SAMPLE_F32, 6, 0, 48000, 1.0, 210000, PIECES_100000, END_DRAIN, NULL, 0, 0, 0},
-      {CUDAFFT_SAMPLE_F32, 2, 0, 48000, 1.0, 60000, PIECES_100, END_DRAIN_TAIL, NULL, 0, 0, 0},
+      {CUDAFFT_SAMPLE_F32, 1, 0, 48000, 1.0, 150000, PIECES_4096, END_DRAIN_TAIL, NULL, 0, 0, 0,
+       0.0},
+      {CUDAFFT_SAMPLE_F64, 2, 1, 48000, 1.0, 120000, PIECES_MIXED, END_DRAIN_TAIL, NULL, 0, 0, 0,
+       0.0},
+      {CUDAFFT_SAMPLE_F32, 6, 0, 48000, 1.0, 210000, PIECES_100000, END_DRAIN, NULL, 0, 0, 0, 0.0},
+      {CUDAFFT_SAMPLE_F32, 2, 0, 48000, 1.0, 60000, PIECES_100, END_DRAIN_TAIL, NULL, 0, 0, 0, 0.0},
   };
   for (size_t i = 0; i < COUNT(long_kernels); i++)
     run_script(backend, &long_kernels[i], "stream");
@@ -784,10 +799,10 @@ check_mix(CudafftBackend backend)
     };
     const Script sc = {
         CUDAFFT_SAMPLE_F32, 2, 0, taps[t], 0.3, 14000, PIECES_MIXED, END_DRAIN_TAIL, events,
-        COUNT(events),      0, 0};
+        COUNT(events),      0, 0, 0.0};
     run_script(backend, &sc, "mix 0.3, then 0, 1, 0.3");
     const Script zero = {CUDAFFT_SAMPLE_F64, 1,    0, taps[t], 0.0, 9000, PIECES_100,
-                         END_DRAIN_TAIL,     NULL, 0, 0,       0};
+                         END_DRAIN_TAIL,     NULL, 0, 0,       0,   0.0};
     run_script(backend, &zero, "mix 0");
   }
 }
@@ -912,70 +927,232 @@ check_reset(CudafftBackend backend)
 {
   static const size_t taps[] = {5, 2049};
   for (size_t t = 0; t < COUNT(taps); t++) {
-    const Script sc = {CUDAFFT_SAMPLE_F32, 2,         1,    taps[t], 1.0, 3 * B + 123,
-                       PIECES_MIXED,       END_RESET, NULL, 0,       0,   0};
+    const Script sc = {CUDAFFT_SAMPLE_F32, 2,    1, taps[t], 1.0, 3 * B + 123, PIECES_MIXED,
+                       END_RESET,          NULL, 0, 0,       0,   0.0};
     run_script(backend, &sc, "reset mid-block");
   }
 }
 
-/* The delta kernel {0,0,0,0,0,1}: on the direct path the input comes back exactly, 5 frames late,
- * with exact zeros first; zero-padded to 64 taps (partitioned) within the float FFT's error. */
+/* A delayed delta kernel (tap `delay` of `taps`): on the direct path the input comes back
+ * exactly, `delay` frames late, with exact zeros first (F32 and F64 alike: F64 is summed in
+ * double); zero-padded to 64 taps or more (partitioned) within the FFT's error, which is the
+ * format's tolerance. */
+static void
+delta_case(CudafftBackend backend, CudafftSampleFormat format, size_t taps, size_t delay)
+{
+  const int partitioned = taps >= CUDAFFT_CONVOLVE_DIRECT_TAPS;
+  const double tolerance = format == CUDAFFT_SAMPLE_F64 ? TOLERANCE_F64 : TOLERANCE;
+  const size_t frames = 3 * B + 77;
+  const unsigned channels = 2;
+  double *h = calloc(taps, sizeof *h);
+  if (!h)
+    test_abort("delta_case: no memory for %zu taps", taps);
+  h[delay] = 1.0;
+  const CudafftConvolveConfig config = {channels, format, {h, taps, 1}, 1.0};
+  char label[128];
+  snprintf(label, sizeof label, "delta kernel (tap %zu of %zu, %s path) %s", delay, taps,
+           partitioned ? "partitioned" : "direct", test_format_name(format));
+  Session ss;
+  if (!session_open(&ss, backend, &config, label)) {
+    free(h);
+    return;
+  }
+  ss.tolerance = tolerance;
+  TestSignal input;
+  make_input(&input, &ss.rng, format, channels, frames);
+  const double *x = input.values;
+  session_push_range(&ss, input.raw, 0, frames, PIECES_MIXED);
+  session_drain(&ss, 1, taps - 1);
+  size_t inexact = 0, first_inexact = 0;
+  double worst = 0.0, worst_zero = 0.0;
+  if (ss.failures == 0 && ss.produced == frames + taps - 1) {
+    for (size_t n = 0; n < ss.produced; n++)
+      for (unsigned c = 0; c < channels; c++) {
+        const double y = ss.out[n * channels + c];
+        const double want = n >= delay && n - delay < frames ? x[(n - delay) * channels + c] : 0.0;
+        if (memcmp(&y, &want, sizeof y) != 0 && !inexact++)
+          first_inexact = n;
+        if (n < delay)
+          worst_zero = fabs(y) > worst_zero || isnan(y) ? fabs(y) : worst_zero;
+      }
+    ConvolveRefKernel kern = {h, taps, 1, 0, 0};
+    worst = session_compare(&ss, &kern, 1, x, frames, frames + taps - 1, "delta");
+  } else if (ss.failures == 0) {
+    session_fail(&ss, "%zu frames out, want %zu", ss.produced, frames + taps - 1);
+  }
+  if (!partitioned && inexact)
+    session_fail(&ss, "%zu values differ from the input's bits, the first at frame %zu", inexact,
+                 first_inexact);
+  /* The FFT's absolute error at full-scale input is about the format's epsilon: the first frames
+   * must be as quiet as the tolerance relative to the input's level (rms 0.58) allows. */
+  if (partitioned && !(worst_zero <= tolerance * 0.58))
+    session_fail(&ss, "the first %zu frames reach %.3g", delay, worst_zero);
+  char detail[96];
+  snprintf(detail, sizeof detail, "; %zu values not bit-exact, first %zu frames within %.1e",
+           inexact, delay, worst_zero);
+  session_report(&ss, worst, detail);
+  test_signal_clear(&input);
+  session_close(&ss);
+  free(h);
+}
+
 static void
 check_delta(CudafftBackend backend)
 {
-  for (int f = 0; f < 2; f++) {
-    const CudafftSampleFormat format = formats[f];
-    for (int partitioned = 0; partitioned <= 1; partitioned++) {
-      const size_t taps = partitioned ? 64 : 6, frames = 3 * B + 77;
-      const unsigned channels = 2;
-      double h[64] = {0};
-      h[5] = 1.0;
-      const CudafftConvolveConfig config = {channels, format, {h, taps, 1}, 1.0};
-      char label[128];
-      snprintf(label, sizeof label, "delta kernel (tap 5 of %zu, %s path) %s", taps,
-               partitioned ? "partitioned" : "direct", test_format_name(format));
-      Session ss;
-      if (!session_open(&ss, backend, &config, label))
-        continue;
-      TestSignal input;
-      make_input(&input, &ss.rng, format, channels, frames);
-      const double *x = input.values;
-      session_push_range(&ss, input.raw, 0, frames, PIECES_MIXED);
-      session_drain(&ss, 1, taps - 1);
-      size_t inexact = 0, first_inexact = 0;
-      double worst = 0.0, worst_zero = 0.0;
-      if (ss.failures == 0 && ss.produced == frames + taps - 1) {
-        for (size_t n = 0; n < ss.produced; n++)
-          for (unsigned c = 0; c < channels; c++) {
-            const double y = ss.out[n * channels + c];
-            /* the input as the engine holds it: rounded to float */
-            const double want =
-                n >= 5 && n - 5 < frames ? (double)(float)x[(n - 5) * channels + c] : 0.0;
-            if (memcmp(&y, &want, sizeof y) != 0 && !inexact++)
-              first_inexact = n;
-            if (n < 5)
-              worst_zero = fabs(y) > worst_zero || isnan(y) ? fabs(y) : worst_zero;
-          }
-        ConvolveRefKernel kern = {h, taps, 1, 0, 0};
-        worst = session_compare(&ss, &kern, 1, x, frames, frames + taps - 1, "delta");
-      } else if (ss.failures == 0) {
-        session_fail(&ss, "%zu frames out, want %zu", ss.produced, frames + taps - 1);
-      }
-      if (!partitioned && inexact)
-        session_fail(&ss, "%zu values differ from the input's bits, the first at frame %zu",
-                     inexact, first_inexact);
-      /* The float FFT's absolute error at full-scale input is about 1e-7: the first frames must
-       * be as quiet as the tolerance relative to the input's level (rms 0.58) allows. */
-      if (partitioned && !(worst_zero <= TOLERANCE * 0.58))
-        session_fail(&ss, "the first 5 frames reach %.3g", worst_zero);
-      char detail[96];
-      snprintf(detail, sizeof detail, "; %zu values not bit-exact, first 5 frames within %.1e",
-               inexact, worst_zero);
-      session_report(&ss, worst, detail);
-      test_signal_clear(&input);
-      session_close(&ss);
-    }
+  delta_case(backend, CUDAFFT_SAMPLE_F32, 6, 5);
+  delta_case(backend, CUDAFFT_SAMPLE_F32, 64, 5);
+}
+
+/* The direct path of a backend, made through its table with spec.path = DIRECT, as the front end
+ * will make the split path's time-domain head (kernels up to B taps, which the front end alone
+ * would give the partitioned path): kernels of 100, 1000 and B taps (and 1 and 63, the ring's
+ * edges) on 1, 2, 6 and 37 channels (more than a tile's 32), one row or one per channel, mix 1 or
+ * 0.5 (exact in float), random call sizes (the split path's 32..2048 frames, and any), the
+ * history carried across calls, then a drain with zero input (in NULL); every output sample of
+ * the calls against the double-precision sum, the channel's relative L2 error within the
+ * format's tolerance, and nothing written past a call's frames. */
+static void
+check_direct_backend(CudafftBackend backend, CudafftSampleFormat format, double tolerance)
+{
+  const CudafftConvolveBackend *table =
+      CUDAFFT_BACKEND_TABLE(backend, cudafft_convolve_cpu_backend, cudafft_convolve_cuda_backend);
+  if (!table) {
+    test_check(0, "direct path: no %s backend table in this build", test_backend_name(backend));
+    return;
   }
+  static const size_t taps_list[] = {100, 1000, B, 1, 63};
+  static const unsigned channels_list[] = {1, 2, 6, 37};
+  size_t index = 0;
+  for (size_t t = 0; t < COUNT(taps_list); t++)
+    for (size_t ch = 0; ch < COUNT(channels_list); ch++, index++) {
+      const size_t taps = taps_list[t];
+      const unsigned channels = channels_list[ch];
+      const unsigned rows = channels > 1 && index % 2 ? channels : 1;
+      const double mix = index % 3 == 2 ? 0.5 : 1.0;
+      char label[160];
+      snprintf(label, sizeof label,
+               "direct path of the %s backend: %zu taps x %u row%s, %u channel%s %s, mix %g",
+               test_backend_name(backend), taps, rows, rows > 1 ? "s" : "", channels,
+               channels > 1 ? "s" : "", test_format_name(format), mix);
+      TestRng rng = test_rng("%s", label);
+      double *h = test_random_doubles(&rng, taps * rows);
+      const size_t frames = 2 * B + 2 * taps + test_rng_range(&rng, 0, B);
+      const size_t total = frames + taps - 1; /* the input, then the tail from zeros */
+      TestSignal input;
+      make_input(&input, &rng, format, channels, frames);
+      const CudafftConvolveSpec spec = {
+          channels, format, {h, taps, rows}, CUDAFFT_CONVOLVE_DIRECT, -1};
+      void *impl = NULL;
+      CudafftStatus status = table->create(&spec, &impl);
+      if (status != CUDAFFT_STATUS_OK) {
+        test_check(0, "%s: create: %s: %s", label, cudafft_status_name(status),
+                   cudafft_last_error_message());
+        free(h);
+        test_signal_clear(&input);
+        continue;
+      }
+      const size_t frame_bytes = channels * test_sample_bytes(format);
+      uint8_t *out = test_malloc((total + GUARD) * frame_bytes);
+      double *y = test_malloc(total * channels * sizeof *y);
+      char why[256] = "";
+      size_t calls = 0;
+      for (size_t done = 0; done < total && !why[0]; calls++) {
+        size_t size;
+        switch (test_rng_range(&rng, 0, 3)) {
+        case 0: /* the split path's block sizes */
+          size = (size_t)32 << test_rng_range(&rng, 0, 6);
+          break;
+        case 1:
+          size = test_rng_range(&rng, 1, 40);
+          break;
+        default:
+          size = test_rng_range(&rng, 1, 3000);
+          break;
+        }
+        /* a call never straddles the input's end: the tail's calls take zeros (in NULL) */
+        size = min_size(size, done < frames ? frames - done : total - done);
+        test_poison_samples(format, out, (size + GUARD) * channels);
+        const CudafftConvolveJob job = {done < frames ? input.raw + done * frame_bytes : NULL, out,
+                                        size, (float)mix};
+        status = table->run(impl, &job);
+        if (status != CUDAFFT_STATUS_OK) {
+          snprintf(why, sizeof why, "run of %zu frames after %zu: %s: %s", size, done,
+                   cudafft_status_name(status), cudafft_last_error_message());
+          break;
+        }
+        const size_t written =
+            test_count_unpoisoned_samples(format, out, (size + GUARD) * channels);
+        if (written != size * channels)
+          snprintf(why, sizeof why, "run of %zu frames after %zu wrote %zu values, want %zu", size,
+                   done, written, size * channels);
+        for (size_t i = 0; i < size * channels; i++)
+          y[done * channels + i] = test_sample_value(format, out, i, TEST_READ_POW2);
+        done += size;
+      }
+      double worst = 0.0;
+      double *ref = test_malloc(total * sizeof *ref);
+      for (unsigned c = 0; c < channels && !why[0]; c++) {
+        convolve_reference_channel(h + (rows > 1 ? c : 0) * taps, taps, input.values, channels, c,
+                                   frames, 0, total, ref);
+        double err = 0.0, norm = 0.0;
+        for (size_t n = 0; n < total; n++) {
+          const double dry = n < frames ? input.values[n * channels + c] : 0.0;
+          const double want = mix * ref[n] + (1.0 - mix) * dry;
+          const double d = y[n * channels + c] - want;
+          err += d * d;
+          norm += want * want;
+        }
+        const double rel = norm > 0.0 ? sqrt(err / norm) : err == 0.0 ? 0.0 : INFINITY;
+        if (!(rel <= tolerance))
+          snprintf(why, sizeof why, "channel %u: relative L2 error %.3g (tolerance %.0e)", c, rel,
+                   tolerance);
+        worst = rel > worst ? rel : worst;
+      }
+      test_check(!why[0], "%s: %zu calls, %zu frames, relative L2 error %.2e%s%s", label, calls,
+                 total, worst, why[0] ? ": " : "", why);
+      table->destroy(impl);
+      free(ref);
+      free(y);
+      free(out);
+      free(h);
+      test_signal_clear(&input);
+    }
+}
+
+/* F64 in double end to end (issue 16), on its own so that each backend's double precision is
+ * checked in one place: a delayed delta returns every input sample's bits on the direct path
+ * (taps < 64, mix 1); random kernels of 1, 63, 64, 2047, 2048 and 48000 taps on 1, 2 and 6
+ * channels in random pushes match the double reference within TOLERANCE_F64 on both paths; the
+ * direct path of the backend (up to B taps) too. */
+static void
+check_f64_precision(CudafftBackend backend)
+{
+  delta_case(backend, CUDAFFT_SAMPLE_F64, 6, 5);
+  delta_case(backend, CUDAFFT_SAMPLE_F64, 63, 40);
+  delta_case(backend, CUDAFFT_SAMPLE_F64, 64, 5);
+  delta_case(backend, CUDAFFT_SAMPLE_F64, 3000, 2100);
+  static const size_t taps[] = {1, 63, 64, 2047, 2048, 48000};
+  static const unsigned channels[] = {1, 2, 6};
+  TestRng rng = test_rng("F64 stream lengths");
+  size_t index = 0;
+  for (size_t t = 0; t < COUNT(taps); t++)
+    for (size_t c = 0; c < COUNT(channels); c++, index++) {
+      const size_t frames = taps[t] > B ? 60000 + test_rng_range(&rng, 0, B)
+                                        : 4 * B + 2 * taps[t] + test_rng_range(&rng, 0, 2 * B);
+      const Script sc = {
+          .format = CUDAFFT_SAMPLE_F64,
+          .channels = channels[c],
+          .per_channel = channels[c] > 1 && index % 2,
+          .taps = taps[t],
+          .mix = 1.0,
+          .frames = frames,
+          .pieces = PIECES_MIXED,
+          .ending = (Ending)(index % 3 == 2 ? END_DRAIN : END_DRAIN_TAIL),
+          .tolerance = TOLERANCE_F64,
+      };
+      run_script(backend, &sc, "F64 in double");
+    }
+  check_direct_backend(backend, CUDAFFT_SAMPLE_F64, TOLERANCE_F64);
 }
 
 /* NaN and Inf: one bad sample in channel 1 poisons only the output that depends on it (direct:
@@ -1355,6 +1532,12 @@ main(int argc, char **argv)
 
   check_delta(backend);
   test_section_done("delta kernel");
+
+  check_direct_backend(backend, CUDAFFT_SAMPLE_F32, TOLERANCE);
+  test_section_done("the direct path up to B taps");
+
+  check_f64_precision(backend);
+  test_section_done("F64 in double precision");
 
   check_streams(backend);
   test_section_done("streams against the reference");

@@ -7,13 +7,20 @@
  * State (one executor allocation, so that an object too large fails at create with the sizes in
  * the message, before anything else is done): the partitioned path's twiddle table, kernel
  * spectra, delay line and two sets of signal rows (and, where one block is more than a job holds,
- * a block of input and one of output); the direct path's taps and two histories.
+ * a block of input and one of output); the direct path's taps and its history ring, in the
+ * format's type. F64 streams run in double end to end: the direct path sums in double, and the
+ * partitioned path has double kernel spectra, a double delay line, a job's frames, sums and
+ * inverse transforms, and cuFFT's D2Z and Z2D plans (one pair per object, `channels` transforms a
+ * block) with their work area in the state. F32 streams keep the single-precision block FFT.
  *
  * Kinds of work (one job per call of the executor; the kernels are convolve_kernels.h's):
- * - blocks: partitioned jobs: deinterleave into the object's signal rows, then forward FFTs into
- *   its delay line and MAC + inverse FFT + mix + interleave (P > 1), or the fused kernel (P = 1);
- * - direct: direct-path jobs: the direct kernel, then the history update;
- * - spectra: the kernel spectra from uploaded taps (setup);
+ * - blocks: partitioned F32 jobs: deinterleave into the object's signal rows, then forward FFTs
+ *   into its delay line and MAC + inverse FFT + mix + interleave (P > 1), or the fused kernel
+ *   (P = 1);
+ * - blocks (double): partitioned F64 jobs: deinterleave into frames, D2Z into the delay line, MAC,
+ *   Z2D, mix + interleave (the kernels batched over the jobs, the transforms per job and block);
+ * - direct: direct-path jobs: the tiled direct kernel, then the append to the history ring;
+ * - spectra: the kernel spectra from uploaded taps (setup), or for F64 their frames and a D2Z;
  * - fill: copies, conversions and zeroing of state (setup, reset, and the staged blocks' input and
  *   output).
  * Each kind's launch serves all its jobs in the batch, one launch per stage, whatever their
@@ -33,6 +40,8 @@
 #include "sample_values.h"
 #include "size_math.h"
 
+#include <cufft.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -41,7 +50,9 @@
 namespace {
 
 constexpr size_t kBlock = CUDAFFT_CONVOLVE_BLOCK;
+constexpr size_t kN = CUDAFFT_CONVOLVE_FFT_SIZE;
 constexpr size_t kRowBytes = CUDAFFT_CONVOLVE_BIN_PITCH * sizeof(float2); /* a spectrum row */
+constexpr size_t kRow64Bytes = CUDAFFT_CONVOLVE_BIN_PITCH * sizeof(double2);
 /* Partitioned jobs: at most kChunkTransforms (blocks x channels) transforms, which fill an H100
  * (132 SMs) about twice over at 128 threads a block, and at most kChunkBytes of interleaved input,
  * so that a long call has several jobs to overlap; the delay line holds P - 1 + job_units blocks
@@ -49,6 +60,10 @@ constexpr size_t kRowBytes = CUDAFFT_CONVOLVE_BIN_PITCH * sizeof(float2); /* a s
 constexpr size_t kChunkTransforms = 2048;
 constexpr size_t kChunkBytes = (size_t)4 << 20;
 constexpr size_t kMaxChunkBlocks = 64;
+/* F64 partitioned jobs: at most this many transforms, since each has a frame, a row of sums and an
+ * inverse transform of its own in the object's state (about 100 KB; 12 MB for 128), for cuFFT's
+ * batched transforms between the kernels. 128 still gives a mono stream jobs of 64 blocks. */
+constexpr size_t kChunkTransforms64 = 128;
 /* Direct jobs: interleaved samples (1 MB of F32; the direct kernel needs no more to fill a GPU). */
 constexpr size_t kChunkSamples = (size_t)1 << 18;
 /* Jobs per call: a call is cut into up to kPipelineChunks jobs, so that a large push pipelines
@@ -65,6 +80,28 @@ constexpr unsigned kWindow = 4;
 constexpr size_t kStateAlign = 256;
 
 enum class Work { Blocks, Direct, Spectra, Fill };
+
+/* A cuFFT failure as a status and a message naming the call. */
+CudafftStatus
+cufft_failure(cufftResult result, const char *call, int line)
+{
+  CudafftStatus status = CUDAFFT_STATUS_CUDA_ERROR;
+  if (result == CUFFT_ALLOC_FAILED)
+    status = CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY;
+  else if (result == CUFFT_INVALID_SIZE || result == CUFFT_NOT_SUPPORTED)
+    status = CUDAFFT_STATUS_UNSUPPORTED;
+  return cudafft_fail(status,
+                      "%s failed for the double-precision convolution (convolve_cuda.cu:%d): "
+                      "cuFFT error %d",
+                      call, line, (int)result);
+}
+
+#define CONVOLVE_CHECK_CUFFT(call)                                                                 \
+  do {                                                                                             \
+    const cufftResult convolve_result_ = (call);                                                   \
+    if (convolve_result_ != CUFFT_SUCCESS)                                                         \
+      return cufft_failure(convolve_result_, #call, __LINE__);                                     \
+  } while (0)
 
 struct CudaConvolve;
 
@@ -120,12 +157,24 @@ struct CudaConvolve {
   float2 *ring = nullptr;                          /* channels x slots spectrum rows (P > 1) */
   float *signal[2] = {};                           /* channels rows of pitch floats each */
   void *raw_block = nullptr, *out_block = nullptr; /* staged: a block of input, of output */
-  float *direct_taps = nullptr;                    /* rows x taps */
-  float *history[2] = {};                          /* taps - 1 interleaved frames each */
+  void *direct_taps = nullptr;                     /* rows x taps, in the format's type */
+  void *history = nullptr; /* a ring of taps - 1 interleaved frames, in the format's type */
+
+  /* partitioned F64 (double end to end, with cuFFT's transforms) */
+  double *frames64 = nullptr;   /* job_units x channels frames of N */
+  double *previous64[2] = {};   /* channels blocks each: the block before a job's first */
+  double2 *spectra64 = nullptr; /* rows x partitions spectrum rows, then channels spare ones */
+  double2 *ring64 = nullptr;    /* slots x channels spectrum rows */
+  double2 *sums64 = nullptr;    /* job_units x channels spectrum rows */
+  double *time64 = nullptr;     /* job_units x channels frames of N */
+  void *work64 = nullptr;       /* the plans' work area */
+  size_t work64_bytes = 0;
+  cufftHandle forward64 = 0, inverse64 = 0; /* D2Z, Z2D of `channels` transforms */
+  bool forward64_made = false, inverse64_made = false;
 
   /* The sequence on the host, advanced as jobs are submitted. */
-  size_t head = 0; /* the slot the next block's spectrum goes to */
-  int current = 0; /* the set of signal rows or history the next job reads */
+  size_t head = 0; /* the slot the next block's spectrum goes to; direct: the ring's head */
+  int current = 0; /* the set of signal rows or previous blocks the next job reads */
 
   ConvolveJob jobs[kWindow];
 };
@@ -158,7 +207,23 @@ lay_out(CudaConvolve *f, char *base)
     at = sat_add(at, round_up(bytes, kStateAlign));
     return p;
   };
-  if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
+  const size_t sample = cudafft_sample_size(f->format);
+  const size_t transforms = sat_mul(f->job_units, f->channels);
+  if (f->path == CUDAFFT_CONVOLVE_PARTITIONED && f->format == CUDAFFT_SAMPLE_F64) {
+    f->spectra64 = static_cast<double2 *>(
+        part(sat_mul(sat_add(sat_mul(f->partitions, f->rows), f->channels), kRow64Bytes)));
+    f->ring64 = static_cast<double2 *>(part(sat_mul(sat_mul(f->slots, f->channels), kRow64Bytes)));
+    f->frames64 = static_cast<double *>(part(sat_mul(transforms, kN * sizeof(double))));
+    f->sums64 = static_cast<double2 *>(part(sat_mul(transforms, kRow64Bytes)));
+    f->time64 = static_cast<double *>(part(sat_mul(transforms, kN * sizeof(double))));
+    for (double *&previous : f->previous64)
+      previous = static_cast<double *>(part(sat_mul(f->channels, kBlock * sizeof(double))));
+    if (f->staged) {
+      f->raw_block = part(kBlock * f->frame_bytes);
+      f->out_block = part(kBlock * f->frame_bytes);
+    }
+    f->work64 = part(f->work64_bytes);
+  } else if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
     f->twiddles = static_cast<float2 *>(part(twiddle_bytes()));
     f->spectra = static_cast<float2 *>(part(sat_mul(sat_mul(f->partitions, f->rows), kRowBytes)));
     f->ring = static_cast<float2 *>(part(sat_mul(sat_mul(f->slots, f->channels), kRowBytes)));
@@ -169,9 +234,8 @@ lay_out(CudaConvolve *f, char *base)
       f->out_block = part(kBlock * f->frame_bytes);
     }
   } else {
-    f->direct_taps = static_cast<float *>(part(f->taps * f->rows * sizeof(float)));
-    for (float *&history : f->history)
-      history = static_cast<float *>(part((f->taps - 1) * f->channels * sizeof(float)));
+    f->direct_taps = part(sat_mul(f->taps * f->rows, sample));
+    f->history = part(sat_mul((f->taps - 1) * f->channels, sample));
   }
   return at;
 }
@@ -218,9 +282,9 @@ units_of(size_t count, size_t per_unit)
   return (count + per_unit - 1) / per_unit;
 }
 
-/* Units of each job (convolve_kernels.h): transforms of a partitioned job, output samples and
- * history samples of a direct one in runs of CUDAFFT_CONVOLVE_DIRECT_UNIT, partitions of a spectra
- * job. */
+/* Units of each job (convolve_kernels.h): transforms of a partitioned job, tiles of a direct one
+ * and the samples of its append to the ring in runs of CUDAFFT_CONVOLVE_DIRECT_UNIT, partitions
+ * of a spectra job (F64: frames of a whole batch of the plan, `channels`). */
 size_t
 block_units(const ConvolveJob *j)
 {
@@ -230,20 +294,31 @@ block_units(const ConvolveJob *j)
 size_t
 direct_units(const ConvolveJob *j)
 {
-  return units_of(j->count * j->f->channels, CUDAFFT_CONVOLVE_DIRECT_UNIT);
+  const unsigned channels = j->f->channels;
+  return units_of(channels, CUDAFFT_CONVOLVE_DIRECT_TILE_CHANNELS(channels)) *
+         units_of(j->count, CUDAFFT_CONVOLVE_DIRECT_TILE_FRAMES(channels));
 }
 
 size_t
 history_units(const ConvolveJob *j)
 {
-  return j->f->taps > 1 ? units_of((j->f->taps - 1) * j->f->channels, CUDAFFT_CONVOLVE_DIRECT_UNIT)
-                        : 0;
+  const size_t ring = j->f->taps - 1, kept = j->count < ring ? j->count : ring;
+  return units_of(kept * j->f->channels, CUDAFFT_CONVOLVE_DIRECT_UNIT);
 }
 
 size_t
 spectra_units(const ConvolveJob *j)
 {
-  return units_of(j->count, kBlock);
+  return j->f->format == CUDAFFT_SAMPLE_F64 && j->f->path == CUDAFFT_CONVOLVE_PARTITIONED
+             ? j->f->channels
+             : units_of(j->count, kBlock);
+}
+
+/* Units of an F64 partitioned job's deinterleave and output: its samples in runs of B. */
+size_t
+sample_units(const ConvolveJob *j)
+{
+  return j->count * j->f->channels;
 }
 
 /* The kinds --------------------------------------------------------------------------------- */
@@ -346,6 +421,95 @@ blocks_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *str
 const CudafftWorkKind blocks_kind = {"convolution blocks", blocks_aux_bytes, blocks_prepare,
                                      blocks_launch};
 
+/* F64 partitioned jobs: the transforms' units (the MAC's) first, then the sample runs' (the
+ * deinterleave's and the output's); as many of each. */
+size_t
+blocks64_aux_bytes(CudafftJob *const *jobs, size_t count)
+{
+  return aux_bytes_for(count, sizeof(CudafftConvolveBlocks64Job),
+                       2 * sum_over(jobs, count, block_units));
+}
+
+CudafftConvolveBlocks64Job
+describe_blocks64(const ConvolveJob *j)
+{
+  const CudaConvolve *f = j->f;
+  CudafftConvolveBlocks64Job d = {};
+  d.in = static_cast<const double *>(j->staged ? f->raw_block : j->job.device_in);
+  d.out = static_cast<double *>(j->staged ? f->out_block : j->job.device_out);
+  d.frames = f->frames64;
+  d.previous = f->previous64[j->current];
+  d.next_previous = f->previous64[1 - j->current];
+  d.ring = f->ring64;
+  d.spectra = f->spectra64;
+  d.sums = f->sums64;
+  d.time = f->time64;
+  d.wet_gain = (double)j->mix;
+  d.dry_gain = 1.0 - (double)j->mix;
+  d.channels = (int)f->channels;
+  d.kernel_rows = (int)f->rows;
+  d.partitions = (int)f->partitions;
+  d.slots = (int)f->slots;
+  d.first_slot = (int)j->head;
+  d.blocks = (int)j->count;
+  return d;
+}
+
+void
+blocks64_prepare(CudafftJob *const *jobs, size_t count, void *host_aux, void *)
+{
+  CudafftConvolveBlocks64Job *descs = aux_descs<CudafftConvolveBlocks64Job>(host_aux);
+  CudafftConvolveUnit *at = aux_units<CudafftConvolveBlocks64Job>(host_aux, count);
+  for (size_t i = 0; i < count; ++i) {
+    descs[i] = describe_blocks64(as_job(jobs[i]));
+    at = map_units(at, i, block_units(as_job(jobs[i])));
+  }
+  for (size_t i = 0; i < count; ++i)
+    at = map_units(at, i, sample_units(as_job(jobs[i])));
+}
+
+/* The kernels batch every job; cuFFT's transforms go per job and block, `channels` transforms
+ * each on the object's plans (a block's frames, spectra, sums and inverse transforms are
+ * `channels` consecutive rows everywhere, its ring slot's included). */
+CudafftStatus
+blocks64_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *stream)
+{
+  const size_t transforms = sum_over(jobs, count, block_units);
+  const CudafftConvolveBlocks64Job *descs = aux_descs<CudafftConvolveBlocks64Job>(device_aux);
+  const CudafftConvolveUnit *units = aux_units<CudafftConvolveBlocks64Job>(device_aux, count);
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  CUDAFFT_CHECK(cudafft_convolve_deinterleave64_launch(descs, units + transforms, transforms, s));
+  for (size_t i = 0; i < count; ++i) {
+    const ConvolveJob *j = as_job(jobs[i]);
+    const CudaConvolve *f = j->f;
+    CONVOLVE_CHECK_CUFFT(cufftSetStream(f->forward64, s));
+    for (size_t q = 0; q < j->count; ++q) {
+      const size_t slot = (j->head + q) % f->slots;
+      CONVOLVE_CHECK_CUFFT(
+          cufftExecD2Z(f->forward64, f->frames64 + q * f->channels * kN,
+                       reinterpret_cast<cufftDoubleComplex *>(
+                           f->ring64 + slot * f->channels * CUDAFFT_CONVOLVE_BIN_PITCH)));
+    }
+  }
+  CUDAFFT_CHECK(cudafft_convolve_mac64_launch(descs, units, transforms, s));
+  for (size_t i = 0; i < count; ++i) {
+    const ConvolveJob *j = as_job(jobs[i]);
+    const CudaConvolve *f = j->f;
+    CONVOLVE_CHECK_CUFFT(cufftSetStream(f->inverse64, s));
+    for (size_t q = 0; q < j->count; ++q)
+      CONVOLVE_CHECK_CUFFT(
+          cufftExecZ2D(f->inverse64,
+                       reinterpret_cast<cufftDoubleComplex *>(
+                           f->sums64 + q * f->channels * CUDAFFT_CONVOLVE_BIN_PITCH),
+                       f->time64 + q * f->channels * kN));
+  }
+  CUDAFFT_CHECK(cudafft_convolve_output64_launch(descs, units + transforms, transforms, s));
+  return CUDAFFT_STATUS_OK;
+}
+
+const CudafftWorkKind blocks64_kind = {"convolution blocks (double)", blocks64_aux_bytes,
+                                       blocks64_prepare, blocks64_launch};
+
 size_t
 direct_aux_bytes(CudafftJob *const *jobs, size_t count)
 {
@@ -360,16 +524,17 @@ describe_direct(const ConvolveJob *j)
   CudafftConvolveDirectJob d = {};
   d.in = j->job.device_in;
   d.out = j->job.device_out;
-  d.history = f->history[j->current];
-  d.next_history = f->history[1 - j->current];
+  d.history = f->history;
   d.taps = f->direct_taps;
   d.frames = j->count;
-  d.wet_gain = j->mix;
-  d.dry_gain = 1.0f - j->mix;
+  /* F32: the float gains of the single-precision path, exactly */
+  d.wet_gain = (double)j->mix;
+  d.dry_gain = f->format == CUDAFFT_SAMPLE_F64 ? 1.0 - (double)j->mix : (double)(1.0f - j->mix);
   d.format = f->format;
   d.channels = (int)f->channels;
   d.taps_count = (int)f->taps;
   d.kernel_rows = (int)f->rows;
+  d.history_head = (int)j->head;
   return d;
 }
 
@@ -437,6 +602,53 @@ spectra_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *st
 
 const CudafftWorkKind spectra_kind = {"convolution kernel spectra", spectra_aux_bytes,
                                       spectra_prepare, spectra_launch};
+
+/* F64 kernel spectra: a job's taps to `channels` frames, then one D2Z of them to spectrum rows
+ * first_partition... of row `row` (and the rows after them up to a whole batch: the spare rows
+ * at the end of the spectra, or rows a later job of the object overwrites). */
+size_t
+spectra64_aux_bytes(CudafftJob *const *jobs, size_t count)
+{
+  return aux_bytes_for(count, sizeof(CudafftConvolveSpectra64Job),
+                       sum_over(jobs, count, spectra_units));
+}
+
+void
+spectra64_prepare(CudafftJob *const *jobs, size_t count, void *host_aux, void *)
+{
+  CudafftConvolveSpectra64Job *descs = aux_descs<CudafftConvolveSpectra64Job>(host_aux);
+  CudafftConvolveUnit *at = aux_units<CudafftConvolveSpectra64Job>(host_aux, count);
+  for (size_t i = 0; i < count; ++i) {
+    const ConvolveJob *j = as_job(jobs[i]);
+    descs[i] = CudafftConvolveSpectra64Job{static_cast<const double *>(j->job.device_in),
+                                           j->f->frames64, j->count};
+    at = map_units(at, i, spectra_units(j));
+  }
+}
+
+CudafftStatus
+spectra64_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *stream)
+{
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  CUDAFFT_CHECK(cudafft_convolve_spectra64_frames_launch(
+      aux_descs<CudafftConvolveSpectra64Job>(device_aux),
+      aux_units<CudafftConvolveSpectra64Job>(device_aux, count),
+      sum_over(jobs, count, spectra_units), s));
+  for (size_t i = 0; i < count; ++i) {
+    const ConvolveJob *j = as_job(jobs[i]);
+    const CudaConvolve *f = j->f;
+    CONVOLVE_CHECK_CUFFT(cufftSetStream(f->forward64, s));
+    CONVOLVE_CHECK_CUFFT(
+        cufftExecD2Z(f->forward64, f->frames64,
+                     reinterpret_cast<cufftDoubleComplex *>(
+                         f->spectra64 + (j->row * f->partitions + j->first_partition) *
+                                            CUDAFFT_CONVOLVE_BIN_PITCH)));
+  }
+  return CUDAFFT_STATUS_OK;
+}
+
+const CudafftWorkKind spectra64_kind = {"convolution kernel spectra (double)", spectra64_aux_bytes,
+                                        spectra64_prepare, spectra64_launch};
 
 size_t
 fill_aux_bytes(CudafftJob *const *, size_t count)
@@ -506,7 +718,12 @@ public:
   {
     static const CudafftWorkKind *const kinds[] = {&blocks_kind, &direct_kind, &spectra_kind,
                                                    &fill_kind};
-    job->job.kind = kinds[(int)job->work];
+    const bool double_blocks =
+        f_->format == CUDAFFT_SAMPLE_F64 && f_->path == CUDAFFT_CONVOLVE_PARTITIONED;
+    job->job.kind = !double_blocks               ? kinds[(int)job->work]
+                    : job->work == Work::Blocks  ? &blocks64_kind
+                    : job->work == Work::Spectra ? &spectra64_kind
+                                                 : kinds[(int)job->work];
     const CudafftStatus status = cudafft_executor_submit(f_->ex, &job->job, in, out);
     if (status == CUDAFFT_STATUS_OK)
       ++submitted_;
@@ -607,11 +824,15 @@ submit_clear(Window *w, CudaConvolve *f)
   ConvolveJob *job = w->next();
   if (!job)
     return;
-  if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
+  if (f->path == CUDAFFT_CONVOLVE_PARTITIONED && f->format == CUDAFFT_SAMPLE_F64) {
+    job->steps[0] = zero_step(f->ring64, f->slots * f->channels * kRow64Bytes);
+    job->steps[1] = zero_step(f->previous64[0], f->channels * kBlock * sizeof(double));
+  } else if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
     job->steps[0] = zero_step(f->ring, f->slots * f->channels * kRowBytes);
     job->steps[1] = zero_step(f->signal[0], f->pitch * f->channels * sizeof(float));
   } else {
-    job->steps[0] = zero_step(f->history[0], (f->taps - 1) * f->channels * sizeof(float));
+    job->steps[0] =
+        zero_step(f->history, (f->taps - 1) * f->channels * cudafft_sample_size(f->format));
   }
   w->submit(job, nullptr, nullptr);
 }
@@ -671,19 +892,59 @@ load_partitioned(CudaConvolve *f, const CudafftConvolveKernel &kernel)
   return status;
 }
 
-/* Direct setup: the taps, rounded to float on the device, and the history cleared. */
+/* Partitioned F64 setup: the kernel spectra in double from the taps as they are (each job up to
+ * a batch of the forward plan, `channels` partitions of a row, as many as a job holds), the
+ * history cleared. A job's transform writes a whole batch of rows, those past its partitions
+ * from zero frames: the next job of the row, which runs later, overwrites them, and the last
+ * row's spill into the spare rows at the end. */
+CudafftStatus
+load_partitioned64(CudaConvolve *f, const CudafftConvolveKernel &kernel)
+{
+  Window w(f);
+  const size_t max_job = cudafft_executor_max_job_bytes(f->ex);
+  const size_t room = max_job - aux_bytes_for(1, sizeof(CudafftConvolveSpectra64Job), f->channels);
+  size_t per_job = room / (kBlock * sizeof(double));
+  per_job = per_job < f->channels ? per_job : f->channels;
+  for (size_t r = 0; r < f->rows; ++r)
+    for (size_t p = 0; p < f->partitions; p += per_job) {
+      ConvolveJob *job = w.next();
+      if (!job)
+        break;
+      job->work = Work::Spectra;
+      job->row = r;
+      job->first_partition = p;
+      job->count = min_size(f->taps - p * kBlock, per_job * kBlock);
+      job->job.in_bytes = job->count * sizeof(double);
+      w.submit(job, kernel.taps_data + r * f->taps + p * kBlock, nullptr);
+    }
+  submit_clear(&w, f);
+  return w.finish();
+}
+
+/* Direct setup: the taps in the format's type (F32: rounded to float on the device; F64: copied
+ * as they are), in jobs of at most a job's bytes, and the history cleared. */
 CudafftStatus
 load_direct(CudaConvolve *f, const CudafftConvolveKernel &kernel)
 {
   Window w(f);
-  if (ConvolveJob *job = w.next()) {
-    const size_t count = f->taps * f->rows;
-    job->steps[0].op = CUDAFFT_CONVOLVE_FILL_NARROW;
-    job->steps[0].dst = f->direct_taps;
-    job->steps[0].count = count;
-    job->steps[0].from_input = true;
-    job->job.in_bytes = count * sizeof(double);
-    w.submit(job, kernel.taps_data, nullptr);
+  const size_t count = f->taps * f->rows;
+  const size_t room =
+      cudafft_executor_max_job_bytes(f->ex) - aux_bytes_for(1, sizeof(CudafftConvolveFillJob), 0);
+  const size_t per_job = room / sizeof(double) / 64 * 64;
+  const size_t sample = cudafft_sample_size(f->format);
+  for (size_t at = 0; at < count; at += per_job) {
+    ConvolveJob *job = w.next();
+    if (!job)
+      break;
+    const size_t part = min_size(per_job, count - at);
+    FillStep &step = job->steps[0];
+    step.op =
+        f->format == CUDAFFT_SAMPLE_F64 ? CUDAFFT_CONVOLVE_FILL_COPY : CUDAFFT_CONVOLVE_FILL_NARROW;
+    step.dst = static_cast<char *>(f->direct_taps) + at * sample;
+    step.count = f->format == CUDAFFT_SAMPLE_F64 ? part * sizeof(double) / 4 : part;
+    step.from_input = true;
+    job->job.in_bytes = part * sizeof(double);
+    w.submit(job, kernel.taps_data + at, nullptr);
   }
   submit_clear(&w, f);
   return w.finish();
@@ -769,12 +1030,12 @@ submit_direct(Window *w, CudaConvolve *f, const char *in, char *out, size_t fram
     return;
   job->work = Work::Direct;
   job->count = frames;
-  job->current = f->current;
+  job->head = f->head;
   job->mix = mix;
   job->job.in_bytes = job->job.out_bytes = frames * f->frame_bytes;
   w->submit(job, in, out);
   if (f->taps > 1)
-    f->current = 1 - f->current;
+    f->head = (f->head + frames) % (f->taps - 1);
 }
 
 /* The backend table ------------------------------------------------------------------------- */
@@ -784,8 +1045,34 @@ bool
 blocks_fit(const CudaConvolve *f, size_t blocks, size_t max_job)
 {
   const size_t in = blocks * kBlock * f->frame_bytes;
-  const size_t aux = aux_bytes_for(1, sizeof(CudafftConvolveBlocksJob), blocks * f->channels);
+  const size_t aux =
+      f->format == CUDAFFT_SAMPLE_F64
+          ? aux_bytes_for(1, sizeof(CudafftConvolveBlocks64Job), 2 * blocks * f->channels)
+          : aux_bytes_for(1, sizeof(CudafftConvolveBlocksJob), blocks * f->channels);
   return in <= max_job && aux <= max_job - in;
+}
+
+/* The F64 path's cuFFT plans, `channels` transforms of N points each (a block's frames to its ring
+ * slot's rows; a block's sums to its inverse transforms), with no work area yet: *work receives
+ * the larger one's. */
+CudafftStatus
+make_plans64(CudaConvolve *f, size_t *work)
+{
+  long long n = (long long)kN, frame = (long long)kN, row = CUDAFFT_CONVOLVE_BIN_PITCH;
+  const long long batch = f->channels;
+  size_t forward_work = 0, inverse_work = 0;
+  CONVOLVE_CHECK_CUFFT(cufftCreate(&f->forward64));
+  f->forward64_made = true;
+  CONVOLVE_CHECK_CUFFT(cufftSetAutoAllocation(f->forward64, 0));
+  CONVOLVE_CHECK_CUFFT(cufftMakePlanMany64(f->forward64, 1, &n, &frame, 1, frame, &row, 1, row,
+                                           CUFFT_D2Z, batch, &forward_work));
+  CONVOLVE_CHECK_CUFFT(cufftCreate(&f->inverse64));
+  f->inverse64_made = true;
+  CONVOLVE_CHECK_CUFFT(cufftSetAutoAllocation(f->inverse64, 0));
+  CONVOLVE_CHECK_CUFFT(cufftMakePlanMany64(f->inverse64, 1, &n, &row, 1, row, &frame, 1, frame,
+                                           CUFFT_Z2D, batch, &inverse_work));
+  *work = forward_work > inverse_work ? forward_work : inverse_work;
+  return CUDAFFT_STATUS_OK;
 }
 
 CudafftStatus
@@ -797,17 +1084,19 @@ convolve_setup(CudaConvolve *f, const CudafftConvolveSpec *spec)
   f->rows = spec->kernel.rows;
   f->taps = spec->kernel.taps;
   f->frame_bytes = spec->channels * cudafft_sample_size(spec->format);
-  if (f->path == CUDAFFT_CONVOLVE_DIRECT && f->taps > CUDAFFT_CONVOLVE_DIRECT_TAPS)
+  if (f->path == CUDAFFT_CONVOLVE_DIRECT && f->taps > CUDAFFT_CONVOLVE_BLOCK)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_SIZE,
                         "the CUDA direct path takes at most %d taps, not %zu",
-                        CUDAFFT_CONVOLVE_DIRECT_TAPS, f->taps);
+                        CUDAFFT_CONVOLVE_BLOCK, f->taps);
   CudafftStatus status = cudafft_executor_acquire(spec->device_id, &f->ex);
   if (status != CUDAFFT_STATUS_OK)
     return status;
   f->device = cudafft_executor_device(f->ex);
   const size_t max_job = cudafft_executor_max_job_bytes(f->ex);
+  const bool double_blocks =
+      f->path == CUDAFFT_CONVOLVE_PARTITIONED && f->format == CUDAFFT_SAMPLE_F64;
   if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
-    size_t blocks = kChunkTransforms / f->channels;
+    size_t blocks = (double_blocks ? kChunkTransforms64 : kChunkTransforms) / f->channels;
     if (blocks > kChunkBytes / (kBlock * f->frame_bytes))
       blocks = kChunkBytes / (kBlock * f->frame_bytes);
     blocks = blocks < 1 ? 1 : blocks > kMaxChunkBlocks ? kMaxChunkBlocks : blocks;
@@ -819,17 +1108,26 @@ convolve_setup(CudaConvolve *f, const CudafftConvolveSpec *spec)
                       kStateAlign * kStateAlign;
     f->job_units = blocks;
     f->partitions = (f->taps + kBlock - 1) / kBlock;
-    /* A job's blocks and the P - 1 before its first must coexist in the ring. */
-    f->slots = f->partitions > 1 ? f->partitions + blocks - 1 : 0;
+    /* A job's blocks and the P - 1 before its first must coexist in the ring (which F64 jobs use
+     * for P = 1 too: their transforms go through it). */
+    f->slots = f->partitions > 1 || double_blocks ? f->partitions + blocks - 1 : 0;
     f->pitch = kBlock + blocks * kBlock;
   } else {
     const size_t frames = kChunkSamples / f->channels;
     f->job_units = frames > 0 ? frames : 1;
   }
 
-  const size_t bytes = lay_out(f, nullptr);
-  char what[192];
-  if (f->path == CUDAFFT_CONVOLVE_PARTITIONED)
+  char what[256];
+  if (double_blocks)
+    snprintf(what, sizeof what,
+             "the double-precision state of a %zu-tap kernel (%u rows) on %u channels (kernel "
+             "spectra %zu MB, delay line %zu MB, transforms of a job %zu MB)",
+             f->taps, f->rows, f->channels,
+             megabytes(sat_mul(sat_add(sat_mul(f->partitions, f->rows), f->channels), kRow64Bytes)),
+             megabytes(sat_mul(sat_mul(f->slots, f->channels), kRow64Bytes)),
+             megabytes(sat_mul(sat_mul(f->job_units, f->channels),
+                               2 * kN * sizeof(double) + kRow64Bytes)));
+  else if (f->path == CUDAFFT_CONVOLVE_PARTITIONED)
     snprintf(what, sizeof what,
              "the state of a %zu-tap kernel (%u rows) on %u channels (kernel spectra %zu MB, "
              "delay line %zu MB)",
@@ -837,12 +1135,34 @@ convolve_setup(CudaConvolve *f, const CudafftConvolveSpec *spec)
              megabytes(sat_mul(sat_mul(f->partitions, f->rows), kRowBytes)),
              megabytes(sat_mul(sat_mul(f->slots, f->channels), kRowBytes)));
   else
-    snprintf(what, sizeof what, "the state of a %zu-tap kernel (%u rows) on %u channels", f->taps,
-             f->rows, f->channels);
+    snprintf(what, sizeof what, "the state of a %zu-tap kernel (%u rows) on %u channels (%s)",
+             f->taps, f->rows, f->channels, cudafft_sample_format_name(f->format));
+  if (double_blocks) {
+    /* Whether the state fits before cuFFT plans anything (their work area is small next to it),
+     * so that an object too large fails with the sizes, as every other one does; the probe's
+     * memory goes back to the executor's pool, which keeps it for the allocation below. */
+    void *probe = nullptr;
+    status = cudafft_executor_alloc(f->ex, lay_out(f, nullptr), what, &probe);
+    cudafft_executor_free(f->ex, probe);
+    if (status != CUDAFFT_STATUS_OK)
+      return status;
+    CUDAFFT_CHECK(cudafft_use_device(f->device));
+    status = make_plans64(f, &f->work64_bytes);
+    if (status != CUDAFFT_STATUS_OK)
+      return status;
+  }
+  const size_t bytes = lay_out(f, nullptr);
   status = cudafft_executor_alloc(f->ex, bytes, what, &f->state);
   if (status != CUDAFFT_STATUS_OK)
     return status;
   lay_out(f, static_cast<char *>(f->state));
+  if (double_blocks) {
+    if (f->work64) {
+      CONVOLVE_CHECK_CUFFT(cufftSetWorkArea(f->forward64, f->work64));
+      CONVOLVE_CHECK_CUFFT(cufftSetWorkArea(f->inverse64, f->work64));
+    }
+    return load_partitioned64(f, spec->kernel);
+  }
   return f->path == CUDAFFT_CONVOLVE_PARTITIONED ? load_partitioned(f, spec->kernel)
                                                  : load_direct(f, spec->kernel);
 }
@@ -852,6 +1172,10 @@ convolve_setup(CudaConvolve *f, const CudafftConvolveSpec *spec)
 void
 convolve_release(CudaConvolve *f)
 {
+  if (f->forward64_made)
+    cufftDestroy(f->forward64);
+  if (f->inverse64_made)
+    cufftDestroy(f->inverse64);
   if (!f->ex)
     return;
   cudafft_executor_free(f->ex, f->state);

@@ -40,7 +40,7 @@ extern "C" {
 
 #define CUDAFFT_CONVOLVE_BINS (CUDAFFT_CONVOLVE_BLOCK + 1)
 #define CUDAFFT_CONVOLVE_BIN_PITCH (CUDAFFT_CONVOLVE_BLOCK + 16)
-/* Samples of one unit of the direct path's launches (one thread each). */
+/* Samples of one append unit of the direct path (one thread each). */
 #define CUDAFFT_CONVOLVE_DIRECT_UNIT 256
 /* Ranges of one job of the fill launch. */
 #define CUDAFFT_CONVOLVE_FILL_RANGES 3
@@ -83,24 +83,70 @@ typedef struct {
 } CudafftConvolveSpectraJob;
 
 /* One job of the direct path: out = mix sum_k h[k] x[n - k] + (1 - mix) x[n] over `frames`
- * interleaved frames, the sum in float with fused multiply-adds, k ascending, the taps_count - 1
- * frames before the job's first from `history` (interleaved floats, oldest first); then the last
- * taps_count - 1 frames of (history, the job's input) to next_history (taps_count > 1; the two
- * differ). Direct units: output samples [unit U, unit U + U) (U = CUDAFFT_CONVOLVE_DIRECT_UNIT);
- * history units: next_history's samples [unit U, unit U + U). */
+ * interleaved frames, k ascending with fused multiply-adds, in float for F32 (as the partitioned
+ * path's single precision) and in double for F64 (so that a delta kernel returns the input's
+ * bits); the taps, the history and the sum are in the format's type. The history is a ring of
+ * the taps_count - 1 frames before the job's first (interleaved, frame j - (taps_count - 1) at
+ * ring frame (history_head + j) mod (taps_count - 1)), so that a job adds only its own last
+ * frames to it (the append units) instead of copying the whole window; the next job's head is
+ * (history_head + frames) mod (taps_count - 1).
+ * Direct units: tiles of CUDAFFT_CONVOLVE_DIRECT_TILE_CHANNELS(channels) channels by
+ * CUDAFFT_CONVOLVE_DIRECT_TILE_FRAMES(channels) frames, unit = frame tile x channel tiles + channel
+ * tile (the taps and the tile's input window are staged in shared memory, a chunk of taps at a
+ * time). Append units: the last min(frames, taps_count - 1) frames' samples in runs of
+ * CUDAFFT_CONVOLVE_DIRECT_UNIT (taps_count > 1). */
 typedef struct {
   const void *in;
   void *out;
-  const float *history;
-  float *next_history;
-  const float *taps; /* kernel_rows x taps_count */
+  void *history;    /* the ring (taps_count > 1) */
+  const void *taps; /* kernel_rows x taps_count */
   size_t frames;
-  float wet_gain, dry_gain;
+  double wet_gain, dry_gain; /* F32 jobs: the float gains, exactly */
   int format;
   int channels;
   int taps_count;
   int kernel_rows;
+  int history_head;
 } CudafftConvolveDirectJob;
+
+/* The direct path's tiles: up to 32 channels (a warp's stores and shared-memory reads are then
+ * adjacent) by 4 frames a thread over the rest of the 256 threads. */
+#define CUDAFFT_CONVOLVE_DIRECT_TILE_CHANNELS(channels) ((channels) < 32 ? (channels) : 32)
+#define CUDAFFT_CONVOLVE_DIRECT_TILE_FRAMES(channels)                                              \
+  (4 * (256 / CUDAFFT_CONVOLVE_DIRECT_TILE_CHANNELS(channels)))
+
+/* One job of the partitioned path for F64, in double end to end (cuFFT's D2Z and Z2D of N points
+ * between the kernels below): `blocks` blocks of B frames of doubles. Transform b = q channels + c
+ * is frame q of channel c (blocks q - 1 and q). Units of the deinterleave and output launches: the
+ * job's interleaved samples [unit B, unit B + B); of the MAC launch: the transforms. */
+typedef struct {
+  const double *in;       /* blocks B x channels interleaved samples */
+  double *out;            /* the same, the output */
+  double *frames;         /* blocks x channels frames of N samples, frame b at b N */
+  const double *previous; /* channels blocks: the block before the job's first */
+  double *next_previous;  /* channels blocks: the job's last block goes here */
+  const double2 *ring;    /* the delay line: slots x channels spectrum rows, (s, c) at s ch + c */
+  const double2 *spectra; /* the kernel's: kernel_rows x partitions spectrum rows, scaled 1/N */
+  double2 *sums;          /* blocks x channels spectrum rows: the MAC's sums, row b */
+  const double *time;     /* blocks x channels frames: the sums' inverse transforms, frame b */
+  double wet_gain, dry_gain;
+  int channels;
+  int kernel_rows;
+  int partitions;
+  int slots;
+  int first_slot; /* the slot of the job's first block */
+  int blocks;
+} CudafftConvolveBlocks64Job;
+
+/* One job of the double kernel spectra, before cuFFT's D2Z of its frames: unit p writes frame p
+ * (N doubles at frames + p N): the taps [p B, p B + B) of `taps` (count doubles; zeros from count
+ * on, so that units past the taps write zero frames and a whole batch of the plan is defined),
+ * scaled by 1/N (exact: N is a power of two), zero-padded to N. */
+typedef struct {
+  const double *taps;
+  double *frames;
+  size_t count;
+} CudafftConvolveSpectra64Job;
 
 typedef enum {
   CUDAFFT_CONVOLVE_FILL_ZERO = 0, /* count zero words to dst */
@@ -174,12 +220,38 @@ cudaError_t cudafft_convolve_fused_planar_launch(const float *in, size_t in_hop,
                                                  size_t keep_from, const float2 *twiddles,
                                                  cudaStream_t stream);
 
-/* The direct path's outputs, then its next histories (CudafftConvolveDirectJob; `count` direct
- * units, `history_count` history units of the jobs with taps_count > 1). */
+/* The direct path's outputs, then the jobs' appends to their rings (CudafftConvolveDirectJob;
+ * `count` direct units, `append_count` append units of the jobs with taps_count > 1). */
 cudaError_t cudafft_convolve_direct_launch(const CudafftConvolveDirectJob *jobs,
                                            const CudafftConvolveUnit *units, size_t count,
-                                           const CudafftConvolveUnit *history_units,
-                                           size_t history_count, cudaStream_t stream);
+                                           const CudafftConvolveUnit *append_units,
+                                           size_t append_count, cudaStream_t stream);
+
+/* F64 partitioned jobs, first stage: each job's interleaved input to its frames (every sample to
+ * the second half of its block's frame and the first half of the next block's), the previous
+ * block to the first halves of frame 0, and the job's last block to next_previous. `count` units:
+ * every job's blocks x channels. */
+cudaError_t cudafft_convolve_deinterleave64_launch(const CudafftConvolveBlocks64Job *jobs,
+                                                   const CudafftConvolveUnit *units, size_t count,
+                                                   cudaStream_t stream);
+
+/* After the forward D2Z of each frame b into ring slot (first_slot + q) mod slots: the sums
+ * sum_p X[q - p] H[row][p] (slot newest - p) in double to sums row b, for every unit b. */
+cudaError_t cudafft_convolve_mac64_launch(const CudafftConvolveBlocks64Job *jobs,
+                                          const CudafftConvolveUnit *units, size_t count,
+                                          cudaStream_t stream);
+
+/* After the inverse Z2D of each sums row into `time`: the second half of each frame, mixed with
+ * the block's input (the frame's second half in `frames`), written interleaved to out. Units as
+ * the deinterleave's. */
+cudaError_t cudafft_convolve_output64_launch(const CudafftConvolveBlocks64Job *jobs,
+                                             const CudafftConvolveUnit *units, size_t count,
+                                             cudaStream_t stream);
+
+/* The frames of the double kernel spectra (CudafftConvolveSpectra64Job), one unit per frame. */
+cudaError_t cudafft_convolve_spectra64_frames_launch(const CudafftConvolveSpectra64Job *jobs,
+                                                     const CudafftConvolveUnit *units, size_t count,
+                                                     cudaStream_t stream);
 
 /* The ranges of `count` fill jobs (one row of thread blocks per job; count <= 65535), the longest
  * range `longest` elements. */
