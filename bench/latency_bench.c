@@ -44,7 +44,8 @@
  * backend) the cuda rows are skipped, saying why.
  *
  * Usage: latency-bench [--blocks L,..] [--ir-seconds T,..] [--channels C,..] [--instances M,..]
- *                      [--backends cuda,cpu] [--seconds S] [--max-wall W]
+ *                      [--backends cuda,cpu] [--format f32|f64] [--seconds S] [--max-wall W]
+ *   --format: the samples' (F64 filters in double precision: its speed against F32's).
  *   Defaults: L = 64,128,256,2048; T = 1,10; C = 1,16,64,256,1024,4096; M = 1,16,64,256,1024;
  *   both backends; S = 10, W = 5.
  * Exit status: 0; 1 when a push failed or gave other than L frames (blocks pushed whole from the
@@ -99,6 +100,10 @@ now_s(void)
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* The samples pushed (--format). */
+static CudafftSampleFormat sample_format = CUDAFFT_SAMPLE_F32;
+static size_t sample_bytes = sizeof(float);
+
 /* splitmix64: a fast, seedable source for the gigabytes of a 10 s response on 1024 rows. */
 static uint64_t
 next_random(uint64_t *state)
@@ -151,8 +156,7 @@ static CudafftStatus
 make_object(CudafftConvolve **object, CudafftBackend backend, unsigned channels,
             const double *response, size_t taps, size_t block, char *why)
 {
-  const CudafftConvolveConfig config = {
-      channels, CUDAFFT_SAMPLE_F32, {response, taps, channels}, 1.0};
+  const CudafftConvolveConfig config = {channels, sample_format, {response, taps, channels}, 1.0};
   char call[64] = "cudafft_convolve_create";
   CudafftStatus status = cudafft_convolve_create(object, backend, -1, &config);
   if (status == CUDAFFT_STATUS_OK) {
@@ -190,7 +194,7 @@ typedef struct {
 typedef struct {
   size_t block;
   double period; /* seconds */
-  const float *input;
+  const void *input;
   uint64_t warmup; /* blocks an object */
   uint64_t target; /* timed blocks a stream */
   double max_wall;
@@ -201,7 +205,7 @@ typedef struct {
   Spec *spec;
   CudafftConvolve **objects; /* pushed in turn */
   unsigned n_objects;
-  float *out;
+  void *out;
   int out_pinned;
   double *ms; /* every timed call */
   size_t n_ms, ms_room;
@@ -235,11 +239,11 @@ push_round(Worker *w, uint64_t index, int timed)
   const size_t in_block = (size_t)(index % (INPUT_FRAMES / s->block)) * s->block;
   for (unsigned k = 0; k < w->n_objects; k++) {
     CudafftConvolve *object = w->objects[k];
-    const size_t channels = cudafft_convolve_frame_bytes(object) / sizeof(float);
+    const size_t frame_bytes = cudafft_convolve_frame_bytes(object);
     size_t produced = 0;
     const double start = now_s();
-    const CudafftStatus status =
-        cudafft_convolve_push(object, s->input + in_block * channels, s->block, w->out, &produced);
+    const CudafftStatus status = cudafft_convolve_push(
+        object, (const char *)s->input + in_block * frame_bytes, s->block, w->out, &produced);
     const double ms = (now_s() - start) * 1e3;
     if (status != CUDAFFT_STATUS_OK) {
       snprintf(w->why, WHY_BYTES, "push failed: %s (%s)", cudafft_status_name(status),
@@ -351,7 +355,7 @@ summarize(Worker *workers, unsigned n_workers, const Spec *s, uint64_t wanted_bl
  * share in turn. */
 static Figures
 run_row(CudafftConvolve **objects, unsigned n_objects, unsigned n_workers, size_t block,
-        const float *input, int want_pinned, const Options *o)
+        const void *input, int want_pinned, const Options *o)
 {
   Figures f = {0};
   const uint64_t wanted = (uint64_t)ceil(o->seconds * RATE / (double)block - 1e-9);
@@ -495,7 +499,7 @@ typedef struct {
   const Options *o;
   const double *response;
   size_t taps;
-  const float *input;
+  const void *input;
   int want_pinned;
   int status; /* the exit status so far */
 } Context;
@@ -701,7 +705,7 @@ usage(const char *name)
 {
   fprintf(stderr,
           "usage: %s [--blocks L,..] [--ir-seconds T,..] [--channels C,..] [--instances M,..] "
-          "[--backends cuda,cpu] [--seconds S] [--max-wall W]\n",
+          "[--backends cuda,cpu] [--format f32|f64] [--seconds S] [--max-wall W]\n",
           name);
 }
 
@@ -736,7 +740,11 @@ parse_options(int argc, char **argv, Options *o)
       good = parse_backends(value, o->wanted);
     else if (!strcmp(arg, "--seconds"))
       good = (o->seconds = strtod(value, NULL)) > 0.0;
-    else if (!strcmp(arg, "--max-wall"))
+    else if (!strcmp(arg, "--format")) {
+      good = !strcmp(value, "f32") || !strcmp(value, "f64");
+      sample_format = !strcmp(value, "f64") ? CUDAFFT_SAMPLE_F64 : CUDAFFT_SAMPLE_F32;
+      sample_bytes = sample_format == CUDAFFT_SAMPLE_F64 ? sizeof(double) : sizeof(float);
+    } else if (!strcmp(arg, "--max-wall"))
       good = (o->max_wall = strtod(value, NULL)) > 0.0;
     else
       good = 0;
@@ -778,7 +786,8 @@ main(int argc, char **argv)
 
   printf("# latency-bench\n\n");
   bench_print_host("the cuda backend", NULL);
-  printf("settings: F32 interleaved at %d Hz, one block a push, pushed as fast as they go; ", RATE);
+  printf("settings: %s interleaved at %d Hz, one block a push, pushed as fast as they go; ",
+         sample_format == CUDAFFT_SAMPLE_F64 ? "F64" : "F32", RATE);
   print_list("blocks", o.blocks, o.n_blocks);
   print_list("; responses (s)", o.ir_seconds, o.n_ir);
   printf(" of decaying noise, a row per channel; ");
@@ -800,14 +809,18 @@ main(int argc, char **argv)
   const int want_pinned = o.wanted[0];
   int input_pinned = 0;
   const size_t input_count = (size_t)INPUT_FRAMES * max_channels;
-  float *input = cudafft_pinned_alloc(input_count * sizeof(float), want_pinned, &input_pinned);
+  void *input = cudafft_pinned_alloc(input_count * sample_bytes, want_pinned, &input_pinned);
   if (!input) {
     fprintf(stderr, "out of memory for %zu input samples\n", input_count);
     return 1;
   }
   uint64_t state = 42;
-  for (size_t i = 0; i < input_count; i++)
-    input[i] = (float)random_sample(&state);
+  for (size_t i = 0; i < input_count; i++) {
+    if (sample_format == CUDAFFT_SAMPLE_F64)
+      ((double *)input)[i] = random_sample(&state);
+    else
+      ((float *)input)[i] = (float)random_sample(&state);
+  }
 
   Reach reach[MAX_LIST][N_BACKENDS][MAX_LIST] = {{{{0}}}}; /* [response][backend][block] */
   Context cx = {.o = &o, .input = input, .want_pinned = want_pinned};
