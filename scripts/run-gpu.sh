@@ -39,7 +39,8 @@ benchmarks=(
   "convolve-bench --runs 3 --max-wall 4"
   "scope-bench --runs 1 --max-wall 4"
   "streams-bench --streams 1,64,256 --window 2"
-  "latency-bench --max-wall 2 --seconds 4"
+  "latency-bench --max-wall 1.5 --seconds 3 --channels 1,256,1024,4096 --instances 1,64,256,1024"
+  "latency-bench --format f64 --blocks 2048 --ir-seconds 1 --channels 256,1024 --instances 256 --max-wall 1.5 --seconds 3"
 )
 default_bench=$(for b in "${benchmarks[@]}"; do echo "${b%% *}"; done | uniq | xargs)
 
