@@ -26,3 +26,13 @@ cudafft_fftw_destroy(fftwf_plan plan)
   fftwf_destroy_plan(plan);
   cudafft_fftw_planner_unlock();
 }
+
+void
+cudafft_fftw_destroy_double(fftw_plan plan)
+{
+  if (!plan)
+    return;
+  cudafft_fftw_planner_lock();
+  fftw_destroy_plan(plan);
+  cudafft_fftw_planner_unlock();
+}
