@@ -4,9 +4,10 @@
  * pushed in pieces of 1, 100, 4096, 100000 frames and random mixtures: kernels of 1 to 48000 taps
  * on both paths, 1/2/6 channels, one kernel for all channels or one per channel, F32 and F64, the
  * lag invariant after every push, drain with and without the tail, reset, mix, kernel changes with
- * their crossover (between and across paths, replaced, queued, pending at a drain or reset), a
- * delta kernel's exact output, NaN and Inf confined to the output they reach, and the statuses of
- * invalid calls. Argument: cpu or cuda. */
+ * their crossover (between and across paths, replaced, queued, pending at a drain or reset),
+ * delayed delta kernels' exact output, F64's double precision (within 1e-12, taps beyond the float
+ * range), NaN and Inf confined to the output they reach, and the statuses of invalid calls.
+ * Argument: cpu or cuda. */
 #include <cudafft/convolve.h>
 #include "convolve_reference.h"
 #include "test_signal.h"
@@ -22,13 +23,17 @@
 #define B ((size_t)CUDAFFT_CONVOLVE_BLOCK)
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Relative L2 error of every window of WINDOW output frames of a channel, F32 and F64 alike (the
- * engine is single precision inside): the issue's bound against audiofirfilter. The partitioned
- * path's float FFTs and sums of P products give about 1e-6; the direct path's double sum only the
- * float rounding of the input and output (6e-8). A misplaced sample, block or partition, a wrong
- * blend or mix costs orders of magnitude more. Windows rather than the whole stream so that one
- * wrong block cannot hide in a long stream. */
+/* Relative L2 error of every window of WINDOW output frames of a channel, F32 streams (filtered in
+ * single precision): the issue's bound against audiofirfilter. The partitioned path's float FFTs
+ * and sums of P products give about 1e-6; the direct path's double sum only the float rounding of
+ * the output (6e-8). A misplaced sample, block or partition, a wrong blend or mix costs orders of
+ * magnitude more. Windows rather than the whole stream so that one wrong block cannot hide in a
+ * long stream. */
 #define TOLERANCE 1e-5
+/* The same for F64 streams, filtered in double precision end to end: double FFTs and sums of P
+ * products give about 1e-15; a single-precision step anywhere (a sample, tap, spectrum or
+ * transform rounded to float) costs 1e-8 or more. */
+#define F64_TOLERANCE 1e-12
 #define WINDOW ((size_t)4096)
 /* The FFT reference against the direct sum, relative to |h| |x| (L2 norms): double rounding. */
 #define REFERENCE_TOLERANCE 1e-12
@@ -73,7 +78,8 @@ typedef struct {
   double *out, *mix_of;    /* produced x channels values, and the wet fraction of each frame */
   size_t capacity;         /* frames */
   double mix;
-  uint8_t *buffer; /* the output of one call, with its guard */
+  double tolerance; /* of session_compare_range */
+  uint8_t *buffer;  /* the output of one call, with its guard */
   size_t buffer_frames;
   size_t calls, failures;
   TestRng rng; /* the session's piece sizes and signals */
@@ -82,6 +88,16 @@ typedef struct {
 } Session;
 
 static void session_fail(Session *ss, const char *format, ...) TEST_PRINTF(2, 3);
+
+/* The bound of a session's stream: F64's while every mix in it is a float. The front end hands the
+ * backends the mix as a float (CudafftConvolveJob), so any other mix weighs the filtered and the
+ * dry signal with a weight off by up to 3e-8 relative, and F64 streams then meet F32's bound. */
+static void
+session_bound(Session *ss, double mix)
+{
+  if (ss->format != CUDAFFT_SAMPLE_F64 || (double)(float)mix != mix)
+    ss->tolerance = TOLERANCE;
+}
 
 static void
 session_fail(Session *ss, const char *format, ...)
@@ -111,6 +127,8 @@ session_open(Session *ss, CudafftBackend backend, const CudafftConvolveConfig *c
   ss->channels = config->channels;
   ss->frame_bytes = config->channels * test_sample_bytes(config->format);
   ss->mix = config->mix;
+  ss->tolerance = F64_TOLERANCE;
+  session_bound(ss, config->mix);
   if (cudafft_convolve_get_backend(ss->cv) != backend)
     session_fail(ss, "a %s filter, want %s",
                  test_backend_name(cudafft_convolve_get_backend(ss->cv)),
@@ -313,6 +331,7 @@ session_set_mix(Session *ss, double mix)
   if (status != CUDAFFT_STATUS_OK)
     session_fail(ss, "set_mix(%g): %s", mix, cudafft_status_name(status));
   ss->mix = mix;
+  session_bound(ss, mix);
 }
 
 /* Forgets the collected output too: the next stream starts at frame 0. */
@@ -347,11 +366,11 @@ session_compare_range(Session *ss, const double *ref, unsigned c, size_t first, 
     }
     const double level = fmax(norm, mean_power * (double)(end - w));
     const double rel = level > 0.0 ? sqrt(err / level) : err == 0.0 ? 0.0 : INFINITY;
-    if (!(rel <= TOLERANCE)) {
+    if (!(rel <= ss->tolerance)) {
       size_t at = w;
       for (size_t n = w; n < end; n++) {
         const double d = fabs(ss->out[n * ss->channels + c] - ref[n * ss->channels + c]);
-        if (!(d <= TOLERANCE * sqrt(level / (double)(end - w)))) {
+        if (!(d <= ss->tolerance * sqrt(level / (double)(end - w)))) {
           at = n;
           break;
         }
@@ -359,7 +378,7 @@ session_compare_range(Session *ss, const double *ref, unsigned c, size_t first, 
       session_fail(ss,
                    "%s: channel %u frames %zu..%zu: relative L2 error %.3g (tolerance %.0e); "
                    "frame %zu is %.9g, reference %.9g",
-                   what, c, w, end - 1, rel, TOLERANCE, at, ss->out[at * ss->channels + c],
+                   what, c, w, end - 1, rel, ss->tolerance, at, ss->out[at * ss->channels + c],
                    ref[at * ss->channels + c]);
       return INFINITY;
     }
@@ -427,8 +446,8 @@ typedef struct {
 #define MAX_KERNELS 8
 
 /* Runs a script; then, after its drain or reset, a second short stream that must see the newest
- * kernel with no history. */
-static void
+ * kernel with no history. Returns the worst window error (Inf where a check failed). */
+static double
 run_script(CudafftBackend backend, const Script *sc, const char *what)
 {
   const unsigned rows = sc->per_channel ? sc->channels : 1;
@@ -453,7 +472,7 @@ run_script(CudafftBackend backend, const Script *sc, const char *what)
   Session ss;
   if (!session_open(&ss, backend, &config, label)) {
     free((void *)kernels[0].h);
-    return;
+    return INFINITY;
   }
   TestSignal input;
   make_input(&input, &ss.rng, sc->format, sc->channels, sc->frames);
@@ -540,7 +559,9 @@ run_script(CudafftBackend backend, const Script *sc, const char *what)
   session_report(&ss, worst, detail);
   for (size_t k = 0; k < count; k++)
     free((void *)kernels[k].h);
+  const double result = ss.failures ? INFINITY : worst;
   session_close(&ss);
+  return result;
 }
 
 static void
@@ -578,6 +599,84 @@ check_streams(CudafftBackend backend)
   };
   for (size_t i = 0; i < COUNT(long_kernels); i++)
     run_script(backend, &long_kernels[i], "stream");
+}
+
+/* A tap of 1e300 on F64 (taps beyond the float range are F64's alone): the output is the input
+ * times it, exactly on the direct path (one product, one rounding), within F64_TOLERANCE of it
+ * on the partitioned path, where the FFTs' error scales with the tap. */
+static void
+check_huge_tap(CudafftBackend backend)
+{
+  static const size_t taps[] = {1, 64};
+  const unsigned channels = 2;
+  const size_t frames = 3 * B + 5;
+  for (size_t t = 0; t < COUNT(taps); t++) {
+    double h[64] = {0};
+    h[taps[t] - 1] = 1e300;
+    const size_t delay = taps[t] - 1;
+    const CudafftConvolveConfig config = {channels, CUDAFFT_SAMPLE_F64, {h, taps[t], 1}, 1.0};
+    char label[96];
+    snprintf(label, sizeof label, "a tap of 1e300 (tap %zu of %zu) F64", delay, taps[t]);
+    Session ss;
+    if (!session_open(&ss, backend, &config, label))
+      continue;
+    TestSignal input;
+    make_input(&input, &ss.rng, CUDAFFT_SAMPLE_F64, channels, frames);
+    session_push_range(&ss, input.raw, 0, frames, PIECES_MIXED);
+    session_drain(&ss, 1, taps[t] - 1);
+    /* relative to the tap: the output's scale */
+    double worst = 0.0;
+    if (ss.failures == 0 && ss.produced == frames + taps[t] - 1) {
+      for (size_t n = 0; n < ss.produced; n++)
+        for (unsigned c = 0; c < channels; c++) {
+          const double want = n >= delay && n - delay < frames
+                                  ? 1e300 * input.values[(n - delay) * channels + c]
+                                  : 0.0;
+          const double d = fabs(ss.out[n * channels + c] - want) / 1e300;
+          worst = d > worst || isnan(d) ? d : worst;
+        }
+    } else if (ss.failures == 0) {
+      session_fail(&ss, "%zu frames out, want %zu", ss.produced, frames + taps[t] - 1);
+    }
+    const double bound = taps[t] < CUDAFFT_CONVOLVE_DIRECT_TAPS ? 0.0 : F64_TOLERANCE;
+    if (!(worst <= bound))
+      session_fail(&ss, "max error %.3g of the tap, bound %.0e", worst, bound);
+    session_report(&ss, worst, " (max abs error relative to the tap)");
+    test_signal_clear(&input);
+    session_close(&ss);
+  }
+}
+
+/* Precision: random kernels on both sides of the path and partition boundaries and a 1 s response,
+ * 1, 2 and 6 channels, F32 and F64, random pieces, every output value against the double
+ * reference: F64 within F64_TOLERANCE (double precision end to end), F32 within TOLERANCE. */
+static void
+check_precision(CudafftBackend backend)
+{
+  static const size_t taps[] = {63, 64, 2047, 2048, 48000};
+  static const unsigned channels[] = {1, 2, 6};
+  TestRng rng = test_rng("precision stream lengths");
+  double worst[2] = {0.0, 0.0};
+  for (int f = 0; f < 2; f++)
+    for (size_t t = 0; t < COUNT(taps); t++)
+      for (size_t c = 0; c < COUNT(channels); c++) {
+        const Script sc = {
+            .format = formats[f],
+            .channels = channels[c],
+            .per_channel = channels[c] > 1 && c % 2,
+            .taps = taps[t],
+            .mix = 1.0,
+            .frames = 4 * B + taps[t] + test_rng_range(&rng, 0, 2 * B),
+            .pieces = PIECES_MIXED,
+            .ending = END_DRAIN_TAIL,
+        };
+        const double e = run_script(backend, &sc, "precision");
+        worst[f] = e > worst[f] || isnan(e) ? e : worst[f];
+      }
+  test_check(worst[1] <= F64_TOLERANCE && worst[0] <= TOLERANCE,
+             "random kernels of 63 to 48000 taps: worst window error F64 %.2e (bound %.0e), F32 "
+             "%.2e (bound %.0e)",
+             worst[1], F64_TOLERANCE, worst[0], TOLERANCE);
 }
 
 /* Mix: set at create and changed between pushes, on both paths. */
@@ -720,64 +819,92 @@ check_reset(CudafftBackend backend)
   }
 }
 
-/* The delta kernel {0,0,0,0,0,1}: on the direct path the input comes back exactly, 5 frames late,
- * with exact zeros first; zero-padded to 64 taps (partitioned) within the float FFT's error. */
+/* Delayed delta kernels (tap `delay` = 1, every other 0) on F32 and F64, 1, 2 and 6 channels,
+ * pushed in random pieces: on the direct path every output value is the input's, `delay` frames
+ * late, bit for bit, with exact zeros before (the sum in double adds exact zeros to the one
+ * product; F64 history is kept in double); on the partitioned path within the format's bound, the
+ * first frames as quiet as it allows. The worst F64 partitioned difference goes into *f64_worst. */
+static void
+check_delta_case(CudafftBackend backend, CudafftSampleFormat format, size_t delay, size_t taps,
+                 unsigned channels, double *f64_worst)
+{
+  const size_t frames = 3 * B + 77 + 2 * delay;
+  const int partitioned = taps >= CUDAFFT_CONVOLVE_DIRECT_TAPS;
+  double *h = calloc(taps, sizeof *h);
+  if (!h)
+    test_abort("check_delta: no memory for %zu taps", taps);
+  h[delay] = 1.0;
+  const CudafftConvolveConfig config = {channels, format, {h, taps, 1}, 1.0};
+  char label[128];
+  snprintf(label, sizeof label, "delta kernel (tap %zu of %zu, %s path), %u channel%s %s", delay,
+           taps, partitioned ? "partitioned" : "direct", channels, channels > 1 ? "s" : "",
+           test_format_name(format));
+  Session ss;
+  if (!session_open(&ss, backend, &config, label)) {
+    free(h);
+    return;
+  }
+  TestSignal input;
+  make_input(&input, &ss.rng, format, channels, frames);
+  const double *x = input.values;
+  session_push_range(&ss, input.raw, 0, frames, PIECES_MIXED);
+  session_drain(&ss, 1, taps - 1);
+  size_t inexact = 0, first_inexact = 0;
+  double worst = 0.0, worst_zero = 0.0, worst_abs = 0.0;
+  if (ss.failures == 0 && ss.produced == frames + taps - 1) {
+    for (size_t n = 0; n < ss.produced; n++)
+      for (unsigned c = 0; c < channels; c++) {
+        const double y = ss.out[n * channels + c];
+        const double want = n >= delay && n - delay < frames ? x[(n - delay) * channels + c] : 0.0;
+        if (memcmp(&y, &want, sizeof y) != 0 && !inexact++)
+          first_inexact = n;
+        const double d = fabs(y - want);
+        worst_abs = d > worst_abs || isnan(d) ? d : worst_abs;
+        if (n < delay)
+          worst_zero = fabs(y) > worst_zero || isnan(y) ? fabs(y) : worst_zero;
+      }
+    ConvolveRefKernel kern = {h, taps, 1, 0};
+    worst = session_compare(&ss, &kern, 1, x, frames, frames + taps - 1, "delta");
+  } else if (ss.failures == 0) {
+    session_fail(&ss, "%zu frames out, want %zu", ss.produced, frames + taps - 1);
+  }
+  if (!partitioned && inexact)
+    session_fail(&ss, "%zu values differ from the input's bits, the first at frame %zu", inexact,
+                 first_inexact);
+  /* The FFTs' absolute error at full-scale input is the bound times the input's level (rms
+   * 0.58): the first frames must be as quiet. */
+  if (partitioned && !(worst_zero <= ss.tolerance * 0.58))
+    session_fail(&ss, "the first %zu frames reach %.3g", delay, worst_zero);
+  if (partitioned && format == CUDAFFT_SAMPLE_F64)
+    *f64_worst = worst_abs > *f64_worst || isnan(worst_abs) ? worst_abs : *f64_worst;
+  char detail[128];
+  snprintf(detail, sizeof detail,
+           "; %zu values not bit-exact, max abs error %.2e, first frames "
+           "within %.1e",
+           inexact, worst_abs, worst_zero);
+  session_report(&ss, worst, detail);
+  test_signal_clear(&input);
+  session_close(&ss);
+  free(h);
+}
+
 static void
 check_delta(CudafftBackend backend)
 {
-  for (int f = 0; f < 2; f++) {
-    const CudafftSampleFormat format = formats[f];
-    for (int partitioned = 0; partitioned <= 1; partitioned++) {
-      const size_t taps = partitioned ? 64 : 6, frames = 3 * B + 77;
-      const unsigned channels = 2;
-      double h[64] = {0};
-      h[5] = 1.0;
-      const CudafftConvolveConfig config = {channels, format, {h, taps, 1}, 1.0};
-      char label[128];
-      snprintf(label, sizeof label, "delta kernel (tap 5 of %zu, %s path) %s", taps,
-               partitioned ? "partitioned" : "direct", test_format_name(format));
-      Session ss;
-      if (!session_open(&ss, backend, &config, label))
-        continue;
-      TestSignal input;
-      make_input(&input, &ss.rng, format, channels, frames);
-      const double *x = input.values;
-      session_push_range(&ss, input.raw, 0, frames, PIECES_MIXED);
-      session_drain(&ss, 1, taps - 1);
-      size_t inexact = 0, first_inexact = 0;
-      double worst = 0.0, worst_zero = 0.0;
-      if (ss.failures == 0 && ss.produced == frames + taps - 1) {
-        for (size_t n = 0; n < ss.produced; n++)
-          for (unsigned c = 0; c < channels; c++) {
-            const double y = ss.out[n * channels + c];
-            /* the input as the engine holds it: rounded to float */
-            const double want =
-                n >= 5 && n - 5 < frames ? (double)(float)x[(n - 5) * channels + c] : 0.0;
-            if (memcmp(&y, &want, sizeof y) != 0 && !inexact++)
-              first_inexact = n;
-            if (n < 5)
-              worst_zero = fabs(y) > worst_zero || isnan(y) ? fabs(y) : worst_zero;
-          }
-        ConvolveRefKernel kern = {h, taps, 1, 0};
-        worst = session_compare(&ss, &kern, 1, x, frames, frames + taps - 1, "delta");
-      } else if (ss.failures == 0) {
-        session_fail(&ss, "%zu frames out, want %zu", ss.produced, frames + taps - 1);
-      }
-      if (!partitioned && inexact)
-        session_fail(&ss, "%zu values differ from the input's bits, the first at frame %zu",
-                     inexact, first_inexact);
-      /* The float FFT's absolute error at full-scale input is about 1e-7: the first frames must
-       * be as quiet as the tolerance relative to the input's level (rms 0.58) allows. */
-      if (partitioned && !(worst_zero <= TOLERANCE * 0.58))
-        session_fail(&ss, "the first 5 frames reach %.3g", worst_zero);
-      char detail[96];
-      snprintf(detail, sizeof detail, "; %zu values not bit-exact, first 5 frames within %.1e",
-               inexact, worst_zero);
-      session_report(&ss, worst, detail);
-      test_signal_clear(&input);
-      session_close(&ss);
-    }
-  }
+  /* delay, taps: delays on both sides of the path and partition boundaries (taps 63 | 64, 2048 |
+   * 2049), and a delay short of the kernel's end (zero taps after the 1, zero-padded to the
+   * partitioned path) */
+  static const size_t cases[][2] = {{0, 1},       {5, 6},       {62, 63},     {63, 64}, {100, 101},
+                                    {2047, 2048}, {2048, 2049}, {5000, 5001}, {5, 64}};
+  static const unsigned channels[] = {1, 2, 6};
+  double f64_worst = 0.0;
+  for (int f = 0; f < 2; f++)
+    for (size_t i = 0; i < COUNT(cases); i++)
+      for (size_t c = 0; c < COUNT(channels); c++)
+        check_delta_case(backend, formats[f], cases[i][0], cases[i][1], channels[c], &f64_worst);
+  test_check(f64_worst <= F64_TOLERANCE,
+             "F64 delayed deltas on the partitioned path: max abs error %.2e (bound %.0e)",
+             f64_worst, F64_TOLERANCE);
 }
 
 /* NaN and Inf: one bad sample in channel 1 poisons only the output that depends on it (direct:
@@ -925,6 +1052,15 @@ check_create_errors(CudafftBackend backend)
   expect_create(VALUE, VALUE, backend, -1, &good, "a tap of -3.5e38 (beyond float)");
   taps[69] = 3.4e38; /* within it */
   expect_create(OK, OK, backend, -1, &good, "a tap of 3.4e38");
+  /* F64 streams filter in double precision: any finite tap */
+  taps[69] = 1e300;
+  expect_create(VALUE, VALUE, backend, -1, &good, "a tap of 1e300 on F32");
+  c = good, c.format = CUDAFFT_SAMPLE_F64;
+  expect_create(OK, OK, backend, -1, &c, "a tap of 1e300 on F64");
+  taps[69] = -1e39;
+  expect_create(OK, OK, backend, -1, &c, "a tap of -1e39 on F64");
+  taps[69] = INFINITY;
+  expect_create(VALUE, VALUE, backend, -1, &c, "an Inf tap on F64");
   taps[69] = 0.5;
   expect_create(VALUE, VALUE, (CudafftBackend)42, -1, &good, "backend 42");
   expect_create(VALUE, VALUE, backend, -2, &good, "device -2");
@@ -1090,6 +1226,21 @@ check_call_errors(CudafftBackend backend)
   taps[3] = 0.25;
   test_check(s == CUDAFFT_STATUS_INVALID_VALUE && cudafft_convolve_drain_frames(cv, 1) == lag + 99,
              "set_kernel with a tap of 1e39 -> %s, nothing changes", cudafft_status_name(s));
+  CudafftConvolve *f64 = NULL;
+  const CudafftConvolveConfig f64_config = {2, CUDAFFT_SAMPLE_F64, {taps, 100, 1}, 1.0};
+  if (cudafft_convolve_create(&f64, backend, -1, &f64_config) == CUDAFFT_STATUS_OK) {
+    taps[3] = 1e300;
+    s = cudafft_convolve_set_kernel(f64, &nan_kernel);
+    taps[3] = NAN;
+    const CudafftStatus s_nan = cudafft_convolve_set_kernel(f64, &nan_kernel);
+    taps[3] = 0.25;
+    test_check(s == CUDAFFT_STATUS_OK && s_nan == CUDAFFT_STATUS_INVALID_VALUE,
+               "F64: set_kernel with a tap of 1e300 -> %s, with a NaN tap -> %s",
+               cudafft_status_name(s), cudafft_status_name(s_nan));
+  } else {
+    test_check(0, "call errors: F64 convolve_create: %s", cudafft_last_error_message());
+  }
+  cudafft_convolve_destroy(f64);
   const CudafftConvolveKernel good_kernel = {taps, 10, 2};
   s = cudafft_convolve_set_kernel(NULL, &good_kernel);
   const CudafftStatus s2 = cudafft_convolve_set_kernel(cv, NULL);
@@ -1157,6 +1308,10 @@ main(int argc, char **argv)
 
   check_delta(backend);
   test_section_done("delta kernel");
+
+  check_precision(backend);
+  check_huge_tap(backend);
+  test_section_done("F32 and F64 precision");
 
   check_streams(backend);
   test_section_done("streams against the reference");
