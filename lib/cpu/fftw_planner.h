@@ -4,7 +4,10 @@
  * FFTW's planner (every fftwf_plan_* and fftwf_destroy_plan call, and their fftw_ twins in double
  * precision) is not thread-safe, while the API lets engine objects be created and destroyed from
  * different threads: every CPU backend plans through this lock, in either precision (one lock
- * for both keeps the rule simple; planning is rare). Executing a plan needs no lock. */
+ * for both keeps the rule simple; planning is rare). Executing a plan needs no lock. The first
+ * lock also makes FFTW's planner thread-safe for the whole process (fftw_make_planner_thread_safe
+ * and its single-precision twin), so that planning elsewhere in the process (an application's
+ * own FFTW, the tests' double-precision references) cannot race with ours. */
 #ifndef CUDAFFT_FFTW_PLANNER_H
 #define CUDAFFT_FFTW_PLANNER_H
 
