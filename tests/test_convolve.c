@@ -1300,6 +1300,15 @@ check_create_errors(CudafftBackend backend)
   expect_create(VALUE, VALUE, backend, -1, &good, "a tap of -3.5e38 (beyond float)");
   taps[69] = 3.4e38; /* within it */
   expect_create(OK, OK, backend, -1, &good, "a tap of 3.4e38");
+  /* F64 streams filter in double precision: any finite tap */
+  taps[69] = 1e300;
+  expect_create(VALUE, VALUE, backend, -1, &good, "a tap of 1e300 on F32");
+  c = good, c.format = CUDAFFT_SAMPLE_F64;
+  expect_create(OK, OK, backend, -1, &c, "a tap of 1e300 on F64");
+  taps[69] = -1e39;
+  expect_create(OK, OK, backend, -1, &c, "a tap of -1e39 on F64");
+  taps[69] = INFINITY;
+  expect_create(VALUE, VALUE, backend, -1, &c, "an Inf tap on F64");
   taps[69] = 0.5;
   expect_create(VALUE, VALUE, (CudafftBackend)42, -1, &good, "backend 42");
   expect_create(VALUE, VALUE, backend, -2, &good, "device -2");
@@ -1465,6 +1474,21 @@ check_call_errors(CudafftBackend backend)
   taps[3] = 0.25;
   test_check(s == CUDAFFT_STATUS_INVALID_VALUE && cudafft_convolve_drain_frames(cv, 1) == lag + 99,
              "set_kernel with a tap of 1e39 -> %s, nothing changes", cudafft_status_name(s));
+  CudafftConvolve *f64 = NULL;
+  const CudafftConvolveConfig f64_config = {2, CUDAFFT_SAMPLE_F64, {taps, 100, 1}, 1.0};
+  if (cudafft_convolve_create(&f64, backend, -1, &f64_config) == CUDAFFT_STATUS_OK) {
+    taps[3] = 1e300;
+    s = cudafft_convolve_set_kernel(f64, &nan_kernel);
+    taps[3] = NAN;
+    const CudafftStatus s_nan = cudafft_convolve_set_kernel(f64, &nan_kernel);
+    taps[3] = 0.25;
+    test_check(s == CUDAFFT_STATUS_OK && s_nan == CUDAFFT_STATUS_INVALID_VALUE,
+               "F64: set_kernel with a tap of 1e300 -> %s, with a NaN tap -> %s",
+               cudafft_status_name(s), cudafft_status_name(s_nan));
+  } else {
+    test_check(0, "call errors: F64 convolve_create: %s", cudafft_last_error_message());
+  }
+  cudafft_convolve_destroy(f64);
   const CudafftConvolveKernel good_kernel = {taps, 10, 2};
   s = cudafft_convolve_set_kernel(NULL, &good_kernel);
   const CudafftStatus s2 = cudafft_convolve_set_kernel(cv, NULL);

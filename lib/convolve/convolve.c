@@ -74,7 +74,7 @@ check_mix(double mix)
 }
 
 static CudafftStatus
-check_kernel(const CudafftConvolveKernel *kernel, unsigned channels)
+check_kernel(const CudafftConvolveKernel *kernel, unsigned channels, CudafftSampleFormat format)
 {
   if (!kernel->taps_data)
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "convolution kernel taps_data is NULL");
@@ -87,16 +87,16 @@ check_kernel(const CudafftConvolveKernel *kernel, unsigned channels)
                         "channel)",
                         kernel->rows, channels);
   /* One NaN or Inf tap would turn the whole output into NaN for as long as the kernel stays; so
-   * would a finite double beyond the float range, which the single-precision filter rounds to
-   * Inf (F64 streams too, until they filter in double precision). */
+   * would, on an F32 stream, a finite double beyond the float range, which the single-precision
+   * filter rounds to Inf. F64 streams filter in double precision and take any finite tap. */
+  const double limit = format == CUDAFFT_SAMPLE_F32 ? FLT_MAX : DBL_MAX;
   const size_t count = kernel->taps * kernel->rows; /* <= 2^36 */
   for (size_t i = 0; i < count; i++)
-    if (!isfinite(kernel->taps_data[i]) || fabs(kernel->taps_data[i]) > FLT_MAX)
+    if (!isfinite(kernel->taps_data[i]) || fabs(kernel->taps_data[i]) > limit)
       return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
                           "kernel row %zu tap %zu is %g (taps must be finite and at most %g in "
                           "magnitude)",
-                          i / kernel->taps, i % kernel->taps, kernel->taps_data[i],
-                          (double)FLT_MAX);
+                          i / kernel->taps, i % kernel->taps, kernel->taps_data[i], limit);
   return CUDAFFT_STATUS_OK;
 }
 
@@ -114,7 +114,7 @@ check_config(const void *args)
   const CudafftStatus status = check_mix(config->mix);
   if (status != CUDAFFT_STATUS_OK)
     return status;
-  return check_kernel(&config->kernel, config->channels);
+  return check_kernel(&config->kernel, config->channels, config->format);
 }
 
 /* Filters -------------------------------------------------------------------------------------- */
@@ -498,7 +498,7 @@ cudafft_convolve_set_kernel(CudafftConvolve *convolve, const CudafftConvolveKern
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_convolve_set_kernel: %s is NULL",
                         !convolve ? "convolve" : "kernel");
   CudafftConvolve *cv = convolve;
-  CudafftStatus status = check_kernel(kernel, cv->channels);
+  CudafftStatus status = check_kernel(kernel, cv->channels, cv->format);
   if (status != CUDAFFT_STATUS_OK)
     return status;
   Filter filter = {0};

@@ -53,6 +53,16 @@ cudafft_cpu_own_plan(CudafftCpuObject *object, fftwf_plan plan)
 }
 
 void
+cudafft_cpu_own_double_plan(CudafftCpuObject *object, fftw_plan plan)
+{
+  for (int i = 0; i < CUDAFFT_CPU_DOUBLE_PLANS && plan; i++)
+    if (!object->double_plans[i]) {
+      object->double_plans[i] = plan;
+      return;
+    }
+}
+
+void
 cudafft_cpu_destroy(void *p)
 {
   CudafftCpuObject *object = p;
@@ -60,6 +70,8 @@ cudafft_cpu_destroy(void *p)
     return;
   for (int i = 0; i < CUDAFFT_CPU_PLANS; i++)
     cudafft_fftw_destroy(object->plans[i]);
+  for (int i = 0; i < CUDAFFT_CPU_DOUBLE_PLANS; i++)
+    cudafft_fftw_destroy_double(object->double_plans[i]);
   for (int i = 0; i < CUDAFFT_CPU_ARRAYS; i++)
     fftwf_free(object->arrays[i]);
   free(object);

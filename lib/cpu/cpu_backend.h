@@ -10,19 +10,21 @@
 
 #define CUDAFFT_CPU_ARRAYS 16
 #define CUDAFFT_CPU_PLANS 4
+#define CUDAFFT_CPU_DOUBLE_PLANS 2
 
 /* The first member of every CPU backend object: what it owns, released by cudafft_cpu_destroy. */
 typedef struct {
   void *arrays[CUDAFFT_CPU_ARRAYS]; /* NULL: a free slot */
   fftwf_plan plans[CUDAFFT_CPU_PLANS];
+  fftw_plan double_plans[CUDAFFT_CPU_DOUBLE_PLANS]; /* FFTW double: F64 convolutions */
 } CudafftCpuObject;
 
 /* A new object of `bytes` (of a type that starts with a CudafftCpuObject), zeroed; NULL with
  * HOST_OUT_OF_MEMORY recorded ("CPU backend: cannot allocate <what>") where there is no memory. */
 void *cudafft_cpu_object_new(size_t bytes, const char *what);
 
-/* An array of `bytes`, zeroed and aligned for SIMD (fftwf_malloc), that object owns from now on;
- * NULL where there is no memory. */
+/* An array of `bytes`, zeroed and aligned for SIMD (fftwf_malloc, whose alignment FFTW's double
+ * plans take too), that object owns from now on; NULL where there is no memory. */
 void *cudafft_cpu_array(CudafftCpuObject *object, size_t bytes);
 
 /* Frees one of object's arrays before the object goes (NULL allowed). */
@@ -30,6 +32,7 @@ void cudafft_cpu_array_free(CudafftCpuObject *object, void *array);
 
 /* plan (NULL allowed) is object's from now on. */
 void cudafft_cpu_own_plan(CudafftCpuObject *object, fftwf_plan plan);
+void cudafft_cpu_own_double_plan(CudafftCpuObject *object, fftw_plan plan);
 
 /* The destroy member of every CPU backend table: the object's plans (under FFTW's planner lock),
  * its arrays, then the object. NULL allowed. */

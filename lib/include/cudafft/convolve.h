@@ -37,8 +37,9 @@
  * y_new alone from s + X on. The path (and so the lag) may change with the kernel. At the default
  * block size, X = B for every kernel.
  *
- * Samples: interleaved, the format given at create, in and out alike. Internally float
- * (single precision) throughout: F64 samples are rounded to float on input.
+ * Samples: interleaved, the format given at create, in and out alike. F32 streams are filtered
+ * in single precision, F64 streams in double precision end to end (samples, kernel, transforms
+ * and sums), on both backends.
  *
  * Threads: an object must not be used by two threads at once; different objects may be.
  * Errors: as in cudafft.h (status codes, cudafft_last_error_message()); a failed push, drain or
@@ -59,9 +60,9 @@ extern "C" {
 #define CUDAFFT_CONVOLVE_MIN_BLOCK 32   /* the smallest block size but 0 (zero latency) */
 
 /* A kernel: `rows` rows of `taps` doubles, row-major (row 0 first). rows is 1 (every channel) or
- * the stream's channels (row c filters channel c). Every tap must be finite and within the float
- * range (|tap| <= FLT_MAX: the filter runs in single precision); INVALID_VALUE otherwise. The
- * values are copied; the caller keeps its array. */
+ * the stream's channels (row c filters channel c). Every tap must be finite, and on an F32 stream
+ * also within the float range (|tap| <= FLT_MAX: that filter runs in single precision);
+ * INVALID_VALUE otherwise. The values are copied; the caller keeps its array. */
 typedef struct {
   const double *taps_data;
   size_t taps; /* >= 1 */
