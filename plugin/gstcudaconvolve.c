@@ -38,7 +38,7 @@
  *
  * * Latency: #GstCudaConvolve:block-size samples (2048 by default, down to 0; 0 below 64 taps)
  *   whatever the kernel length; audiofirfilter's block is 4 times the kernel length (3 s for a
- *   48000-tap kernel at 48 kHz), or the kernel's length in its slower low-latency mode.
+ *   48000-tap kernel at 48 kHz).
  * * EOS: with #GstCudaConvolve:drain-tail (the default) the whole response is pushed, input length
  *   + kernel length - 1 samples in all (minus #GstCudaConvolve:latency); drain-tail=false gives the
  *   input's length, as audiofirfilter.
@@ -271,11 +271,22 @@ gst_cuda_convolve_set_property(GObject *object, guint prop_id, const GValue *val
     GST_OBJECT_UNLOCK(self);
     if (!valid) {
       GST_WARNING_OBJECT(self, "block-size %u refused; keeping %u", size, old);
-      GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
-                          ("block-size %u refused: use 0 (zero latency) or a power of two from %d "
-                           "to %d; keeping %u.",
-                           size, CUDAFFT_CONVOLVE_MIN_BLOCK, CUDAFFT_CONVOLVE_BLOCK, old),
-                          (NULL));
+      /* gst-launch-1.0 sets properties before the element is in a pipeline, where a WARNING
+       * message would reach no bus: there the user hears of it from GLib's log, as of a value
+       * outside the range */
+      GstBus *bus = gst_element_get_bus(GST_ELEMENT(self));
+      if (bus)
+        GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
+                            ("block-size %u refused: use 0 (zero latency) or a power of two from "
+                             "%d to %d; keeping %u.",
+                             size, CUDAFFT_CONVOLVE_MIN_BLOCK, CUDAFFT_CONVOLVE_BLOCK, old),
+                            (NULL));
+      else
+        g_warning("%s: block-size %u refused: use 0 (zero latency) or a power of two from %d to "
+                  "%d; keeping %u.",
+                  GST_OBJECT_NAME(self), size, CUDAFFT_CONVOLVE_MIN_BLOCK, CUDAFFT_CONVOLVE_BLOCK,
+                  old);
+      g_clear_object(&bus);
     }
     break;
   }
@@ -918,7 +929,9 @@ static GstFlowReturn
 gst_cuda_convolve_drain(GstCudafftAudioFilter *filter)
 {
   GstCudaConvolve *self = GST_CUDA_CONVOLVE(filter);
-  return end_run(self, self->end_tail);
+  const GstFlowReturn ret = end_run(self, self->end_tail);
+  update_latency(self); /* the engine's reset completed a crossover in progress */
+  return ret;
 }
 
 static void

@@ -603,7 +603,8 @@ static const guint block_sizes_valid[] = {0, 32, 64, 128, 256, 512, 1024, 2048};
 
 /* The property: a guint, 0..2048, default 2048 (today's latency), read-write and mutable while
  * playing; every valid size is taken; sizes within the range that are not valid (not 0 and not a
- * power of two from 32) are refused with a WARNING naming the property, and the old size stays;
+ * power of two from 32) are refused with a WARNING message naming the property (a GLib warning
+ * where the element has no bus yet), and the old size stays;
  * sizes past the range are refused by GLib itself (a g_warning), the old size staying too. */
 GST_START_TEST(test_block_size_property)
 {
@@ -643,6 +644,12 @@ GST_START_TEST(test_block_size_property)
   fail_unless(size == 64, "block-size=4096: the size is %u, not the 64 set before", size);
   gst_object_unref(e);
   eu_harness_teardown(h, bus);
+  /* outside a pipeline (as gst-launch-1.0 sets properties) there is no bus: GLib's log says it */
+  GstElement *alone = gst_element_factory_make("cudaconvolve", NULL);
+  ASSERT_WARNING(g_object_set(alone, "block-size", 100, NULL));
+  g_object_get(alone, "block-size", &size, NULL);
+  fail_unless(size == BLOCK, "block-size=100 outside a pipeline: the size is %u", size);
+  gst_object_unref(alone);
 }
 GST_END_TEST;
 
@@ -763,7 +770,8 @@ GST_START_TEST(test_block_size_change_while_playing)
   const gsize expected = samples + taps - 1;
   double *got = read_single_run(out, &signal, 0, expected, row);
   const gsize x = MAX(MAX(r->from, r->to), (guint)CUDAFFT_CONVOLVE_MIN_BLOCK);
-  const ConvolveRefKernel kernels[2] = {{k, taps, 1, 0}, {k, taps, 1, (r->at + x - 1) / x * x}};
+  const ConvolveRefKernel kernels[2] = {{k, taps, 1, 0, 0},
+                                        {k, taps, 1, (r->at + x - 1) / x * x, x}};
   double *want = g_new(double, expected *channels);
   convolve_reference_stream(kernels, 2, x, signal.values, channels, samples, expected, NULL, want);
   check_values(got, want, expected, channels, VALUE_TOLERANCE, row);
