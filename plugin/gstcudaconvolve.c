@@ -9,9 +9,17 @@
  * cudaconvolve convolves every channel of an audio stream with a kernel: the
  * #GstCudaConvolve:kernel property (one row of taps for every channel, as audiofirfilter takes it)
  * or an audio file named by #GstCudaConvolve:ir-location (an impulse response: mono for every
- * channel, or one channel per stream channel). Kernels of 64 taps and more run a uniformly
- * partitioned FFT convolution (2048-sample partitions, 4096-point FFTs) and add 2048 samples of
- * latency; shorter ones run in the time domain without latency.
+ * channel, or one channel per stream channel). Kernels of 64 taps and more add
+ * #GstCudaConvolve:block-size samples of latency: at the default, 2048, a uniformly partitioned FFT
+ * convolution (2048-sample partitions, 4096-point FFTs); below it, the head of the kernel in the
+ * time domain and the rest in FFT partitions, down to 0 (zero latency: output sample n leaves with
+ * input sample n). Shorter kernels run in the time domain without latency at any block size.
+ *
+ * #GstCudaConvolve:block-size may change while playing: the new size takes over like a new kernel,
+ * at a block boundary of the larger of the two sizes, crossfaded over that many samples, without a
+ * lost sample. The LATENCY query answers block-size samples (0 below 64 taps), and a LATENCY
+ * message is posted when that changes (when the crossover to a smaller size has ended, or at once
+ * for a larger one), so that a live pipeline adjusts its latency.
  *
  * Like audiofirfilter, #GstCudaConvolve:latency samples are dropped from the start of the output
  * (the filter's own delay, so that a linear-phase filter lines up with its input), and output
@@ -28,14 +36,15 @@
  *
  * Where it differs from audiofirfilter:
  *
- * * Latency: 2048 samples (0 below 64 taps) whatever the kernel length; audiofirfilter's block is
- *   4 times the kernel length (3 s for a 48000-tap kernel at 48 kHz).
+ * * Latency: #GstCudaConvolve:block-size samples (2048 by default, down to 0; 0 below 64 taps)
+ *   whatever the kernel length; audiofirfilter's block is 4 times the kernel length (3 s for a
+ *   48000-tap kernel at 48 kHz).
  * * EOS: with #GstCudaConvolve:drain-tail (the default) the whole response is pushed, input length
  *   + kernel length - 1 samples in all (minus #GstCudaConvolve:latency); drain-tail=false gives the
  *   input's length, as audiofirfilter.
- * * Kernel changes while playing, of any length, take effect at the next 2048-sample block
- *   boundary with a 2048-sample linear crossfade: no click, no lost samples (audiofirfilter aborts
- *   on a length change).
+ * * Kernel changes while playing, of any length, take effect at the next block boundary with a
+ *   linear crossfade of one block (block-size samples; 32 for block-size 0): no click, no lost
+ *   samples (audiofirfilter aborts on a length change).
  * * A DISCONT buffer or a timestamp gap of more than 1024 samples ends the run at its last input
  *   sample (no tail: the tail would overlap the new run's timestamps) and starts a new one;
  *   audiofirfilter's threshold is 5 ms.
@@ -43,10 +52,17 @@
  *   discontinuity or EOS).
  * * low-latency and drain-on-changes are accepted and have no effect.
  *
- * ## Example pipeline
+ * ## Example pipelines
  * |[
  * gst-launch-1.0 filesrc location=dry.wav ! decodebin ! audioconvert ! \
  *     cudaconvolve ir-location=hall.wav ! audioconvert ! autoaudiosink
+ * ]|
+ * A live reverb for monitoring: 64 samples (1.3 ms at 48 kHz) of latency from the reverb, whatever
+ * the response's length; the sound card's buffers set the rest.
+ * |[
+ * gst-launch-1.0 alsasrc buffer-time=4000 latency-time=1333 ! audioconvert ! \
+ *     audio/x-raw,format=F32LE,rate=48000 ! cudaconvolve ir-location=hall.wav block-size=64 ! \
+ *     audioconvert ! alsasink buffer-time=4000 latency-time=1333
  * ]|
  */
 #include "gstcudaconvolve.h"
@@ -70,7 +86,8 @@ enum {
   PROP_MIX,
   PROP_DRAIN_TAIL,
   PROP_LOW_LATENCY,
-  PROP_DRAIN_ON_CHANGES
+  PROP_DRAIN_ON_CHANGES,
+  PROP_BLOCK_SIZE
 };
 
 enum { SIGNAL_RATE_CHANGED, LAST_SIGNAL };
@@ -79,6 +96,7 @@ static guint signals[LAST_SIGNAL];
 #define DEFAULT_LATENCY 0
 #define DEFAULT_MIX 1.0
 #define DEFAULT_DRAIN_TAIL TRUE
+#define DEFAULT_BLOCK_SIZE CUDAFFT_CONVOLVE_BLOCK /* today's latency and speed */
 
 typedef struct {
   gdouble *kernel; /* the kernel property: never empty */
@@ -86,6 +104,7 @@ typedef struct {
   guint64 latency;
   gdouble mix;
   gboolean drain_tail;
+  guint block_size;
   gboolean low_latency, drain_on_changes; /* audiofirfilter's; no effect here */
   guint serial;                           /* bumped by every change of kernel */
 } Settings;
@@ -114,6 +133,7 @@ struct _GstCudaConvolve {
   gint signalled_rate;        /* the rate rate-changed was last emitted for */
   KernelSource engine_source; /* where the engine's kernel came from */
   gdouble engine_mix;         /* the wet fraction the engine runs */
+  guint engine_block_size;    /* the block size last given to the engine, taken or refused */
   /* the base class's run: run.samples, input frames; run.produced, output frames pushed */
   guint64 run_latency; /* the latency property when the run started */
   guint64 filtered;    /* output frames the engine wrote in the run, dropped ones included */
@@ -177,6 +197,16 @@ kernel_from_value(const GValue *value, gdouble **taps, guint *n, gchar **why)
   return TRUE;
 }
 
+/* The block sizes the engine takes (cudafft/convolve.h): 0, or a power of two from
+ * CUDAFFT_CONVOLVE_MIN_BLOCK to CUDAFFT_CONVOLVE_BLOCK. The param spec's range cannot say "power of
+ * two", so the rest is checked here, before the value is stored, where the old one can stay. */
+static gboolean
+block_size_valid(guint size)
+{
+  return size == 0 || (size >= CUDAFFT_CONVOLVE_MIN_BLOCK && size <= CUDAFFT_CONVOLVE_BLOCK &&
+                       (size & (size - 1)) == 0);
+}
+
 static void
 gst_cuda_convolve_set_property(GObject *object, guint prop_id, const GValue *value,
                                GParamSpec *pspec)
@@ -231,6 +261,35 @@ gst_cuda_convolve_set_property(GObject *object, guint prop_id, const GValue *val
     s->drain_on_changes = g_value_get_boolean(value);
     GST_OBJECT_UNLOCK(self);
     break;
+  case PROP_BLOCK_SIZE: {
+    const guint size = g_value_get_uint(value);
+    GST_OBJECT_LOCK(self);
+    const guint old = s->block_size;
+    const gboolean valid = block_size_valid(size);
+    if (valid)
+      s->block_size = size; /* the streaming thread gives it to the engine at the next buffer */
+    GST_OBJECT_UNLOCK(self);
+    if (!valid) {
+      GST_WARNING_OBJECT(self, "block-size %u refused; keeping %u", size, old);
+      /* gst-launch-1.0 sets properties before the element is in a pipeline, where a WARNING
+       * message would reach no bus: there the user hears of it from GLib's log, as of a value
+       * outside the range */
+      GstBus *bus = gst_element_get_bus(GST_ELEMENT(self));
+      if (bus)
+        GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
+                            ("block-size %u refused: use 0 (zero latency) or a power of two from "
+                             "%d to %d; keeping %u.",
+                             size, CUDAFFT_CONVOLVE_MIN_BLOCK, CUDAFFT_CONVOLVE_BLOCK, old),
+                            (NULL));
+      else
+        g_warning("%s: block-size %u refused: use 0 (zero latency) or a power of two from %d to "
+                  "%d; keeping %u.",
+                  GST_OBJECT_NAME(self), size, CUDAFFT_CONVOLVE_MIN_BLOCK, CUDAFFT_CONVOLVE_BLOCK,
+                  old);
+      g_clear_object(&bus);
+    }
+    break;
+  }
   default:
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
     break;
@@ -275,6 +334,9 @@ gst_cuda_convolve_get_property(GObject *object, guint prop_id, GValue *value, GP
     break;
   case PROP_DRAIN_ON_CHANGES:
     g_value_set_boolean(value, s->drain_on_changes);
+    break;
+  case PROP_BLOCK_SIZE:
+    g_value_set_uint(value, s->block_size);
     break;
   default:
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
@@ -367,8 +429,10 @@ engine_kernel(const Kernel *kernel)
 
 /* Latency ------------------------------------------------------------------------------------ */
 
-/* Records the engine's latency and tells the pipeline when it changed (a kernel change across the
- * direct and partitioned paths). */
+/* Records the engine's latency and tells the pipeline when it changed: a kernel change across the
+ * direct path and the others, or a block-size change (at once where the new size is larger: during
+ * a crossover the engine reports the larger of the two; once the crossover has ended where it is
+ * smaller). */
 static void
 update_latency(GstCudaConvolve *self)
 {
@@ -406,6 +470,15 @@ current_mix(GstCudaConvolve *self)
   return mix;
 }
 
+static guint
+current_block_size(GstCudaConvolve *self)
+{
+  GST_OBJECT_LOCK(self);
+  const guint size = self->settings.block_size;
+  GST_OBJECT_UNLOCK(self);
+  return size;
+}
+
 /* Makes the engine for self->info and the kernel from `source` (`ir`: see make_kernel); a kernel
  * that cannot be used is an ERROR. */
 static gboolean
@@ -425,10 +498,24 @@ open_engine(GstCudaConvolve *self, const KernelSource *source, const GstCudaConv
   g_free(kernel.data);
   if (!ok)
     return FALSE;
+  /* Before the first frame the engine takes the block size at once, without a crossover, so the
+   * first output already has its latency. A size it cannot take (out of memory for the split
+   * path's buffers) fails the start like a kernel too large: the user asked for that latency. */
+  const guint block_size = current_block_size(self);
+  const CudafftStatus status =
+      cudafft_convolve_set_block_size(convolve_engine_of(self), block_size);
+  if (status != CUDAFFT_STATUS_OK) {
+    gst_cudafft_audio_filter_post_error(filter, status, "cudafft_convolve_set_block_size");
+    gst_cudafft_audio_filter_close_engine(filter);
+    return FALSE;
+  }
+  self->engine_block_size = block_size;
   self->engine_source = *source;
   self->engine_mix = config.mix;
-  GST_INFO_OBJECT(self, "%" G_GSIZE_FORMAT " taps x %u rows, %u channels, latency %zu samples",
-                  kernel.taps, kernel.rows, config.channels,
+  GST_INFO_OBJECT(self,
+                  "%" G_GSIZE_FORMAT " taps x %u rows, %u channels, block size %u, latency %zu "
+                  "samples",
+                  kernel.taps, kernel.rows, config.channels, block_size,
                   cudafft_convolve_latency(convolve_engine_of(self)));
   update_latency(self);
   return TRUE;
@@ -674,9 +761,55 @@ filter_frames(GstCudaConvolve *self, const guint8 *data, gsize frames)
   return ret;
 }
 
-/* Applies kernel, ir-location and mix changes made while streaming: a new kernel crosses over at
- * the engine's next block boundary; one that cannot be used leaves the old one with a warning. A
- * new ir-location file takes effect once decoded; the old kernel filters meanwhile. */
+/* After a failed kernel or block-size change: out of memory, the engine resets the filter (an
+ * invalid value changes nothing), so what the run still held is lost, and the next buffer starts a
+ * new run. */
+static void
+end_run_if_engine_reset(GstCudaConvolve *self)
+{
+  GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
+  if (run->active &&
+      run->samples - self->filtered != cudafft_convolve_lag(convolve_engine_of(self))) {
+    gst_cudafft_run_reset(run);
+    self->filtered = 0;
+  }
+}
+
+/* Gives a block-size set while streaming to the engine: it crosses over like a new kernel, at a
+ * block boundary of the larger of the two sizes. The engine's latency rises at once where the new
+ * size is larger and falls once the crossover has ended (process calls update_latency after every
+ * push). A size the engine cannot take leaves the old one, with a warning; it is not retried at
+ * every buffer. */
+static void
+apply_block_size(GstCudaConvolve *self, guint block_size)
+{
+  CudafftConvolve *engine = convolve_engine_of(self);
+  const size_t old = cudafft_convolve_get_block_size(engine);
+  const CudafftStatus status = cudafft_convolve_set_block_size(engine, block_size);
+  if (status == CUDAFFT_STATUS_OK) {
+    GST_DEBUG_OBJECT(self, "block size %zu -> %u", old, block_size);
+  } else if (status == CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY ||
+             status == CUDAFFT_STATUS_HOST_OUT_OF_MEMORY) {
+    GST_ELEMENT_WARNING(self, RESOURCE, NO_SPACE_LEFT,
+                        ("Out of memory for block-size %u; keeping %zu: %s; %s.", block_size, old,
+                         GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(self)->memory_hint,
+                         cudafft_last_error_message()),
+                        ("%s", cudafft_status_name(status)));
+    end_run_if_engine_reset(self);
+  } else {
+    GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
+                        ("Cannot use block-size %u; keeping %zu: %s", block_size, old,
+                         cudafft_last_error_message()),
+                        ("%s", cudafft_status_name(status)));
+  }
+  self->engine_block_size = block_size;
+  update_latency(self);
+}
+
+/* Applies kernel, ir-location, block-size and mix changes made while streaming: a new kernel or
+ * block size crosses over at the engine's next block boundary; one that cannot be used leaves the
+ * old one with a warning. A new ir-location file takes effect once decoded; the old kernel filters
+ * meanwhile. */
 static void
 apply_settings(GstCudaConvolve *self)
 {
@@ -698,13 +831,7 @@ apply_settings(GstCudaConvolve *self)
                              " taps); keeping the previous one: %s",
                              kernel.taps, cudafft_last_error_message()),
                             ("%s", cudafft_status_name(status)));
-        /* out of memory, set_kernel resets the filter (an invalid kernel changes nothing): what
-         * the run still held is lost, and the next buffer starts a new run */
-        GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
-        if (run->active && run->samples - self->filtered != cudafft_convolve_lag(engine)) {
-          gst_cudafft_run_reset(run);
-          self->filtered = 0;
-        }
+        end_run_if_engine_reset(self);
       }
       update_latency(self);
     }
@@ -712,6 +839,9 @@ apply_settings(GstCudaConvolve *self)
     self->engine_source = source; /* a bad one is not retried at every buffer */
   }
   gst_cuda_convolve_ir_result_unref(ir);
+  const guint block_size = current_block_size(self);
+  if (block_size != self->engine_block_size)
+    apply_block_size(self, block_size);
   const gdouble mix = current_mix(self);
   if (mix != self->engine_mix) {
     if (cudafft_convolve_set_mix(convolve_engine_of(self), mix) == CUDAFFT_STATUS_OK)
@@ -799,7 +929,9 @@ static GstFlowReturn
 gst_cuda_convolve_drain(GstCudafftAudioFilter *filter)
 {
   GstCudaConvolve *self = GST_CUDA_CONVOLVE(filter);
-  return end_run(self, self->end_tail);
+  const GstFlowReturn ret = end_run(self, self->end_tail);
+  update_latency(self); /* the engine's reset completed a crossover in progress */
+  return ret;
 }
 
 static void
@@ -871,8 +1003,8 @@ gst_cuda_convolve_class_init(GstCudaConvolveClass *klass)
           "An empty array, or a tap that is not finite or lies beyond the float range (+-3.4e38: "
           "the filter runs in single precision, F64 streams too for now), is refused with a "
           "warning and the previous kernel stays. Changes while playing, to any length, take "
-          "effect at the next 2048-sample block "
-          "boundary with a 2048-sample crossfade. Ignored while ir-location is set",
+          "effect at the next block boundary with a crossfade of one block (block-size samples, "
+          "32 for block-size 0). Ignored while ir-location is set",
           g_param_spec_double("element", "Filter kernel element", "One tap of the filter kernel",
                               -G_MAXDOUBLE, G_MAXDOUBLE, 0.0,
                               G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
@@ -917,7 +1049,7 @@ gst_cuda_convolve_class_init(GstCudaConvolveClass *klass)
       gobject_class, PROP_LOW_LATENCY,
       g_param_spec_boolean("low-latency", "Low latency",
                            "Accepted for compatibility with audiofirfilter; no effect: the "
-                           "latency is always 2048 samples (0 for kernels under 64 taps)",
+                           "latency is set by block-size (0 for kernels under 64 taps)",
                            FALSE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property(
       gobject_class, PROP_DRAIN_ON_CHANGES,
@@ -926,6 +1058,18 @@ gst_cuda_convolve_class_init(GstCudaConvolveClass *klass)
                            "change crosses over at a block boundary without draining or losing "
                            "samples",
                            TRUE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /* The range is the param spec's; within it, sizes that are not 0 or a power of two from 32 are
+   * refused in set_property with a warning, and the old size stays. */
+  g_object_class_install_property(
+      gobject_class, PROP_BLOCK_SIZE,
+      g_param_spec_uint(
+          "block-size", "Block size",
+          "Block size in samples: the latency for kernels of 64 taps or more; 0 = zero latency; "
+          "otherwise a power of two from 32 to 2048. Other values are refused with a warning and "
+          "the previous size stays. Smaller blocks cost more computation per sample. Changes "
+          "while playing take effect like a kernel change (at a block boundary of the larger "
+          "size, crossfaded over as many samples), and a LATENCY message is posted",
+          0, CUDAFFT_CONVOLVE_BLOCK, DEFAULT_BLOCK_SIZE, playing));
 
   /**
    * GstCudaConvolve::rate-changed:
@@ -947,8 +1091,9 @@ gst_cuda_convolve_class_init(GstCudaConvolveClass *klass)
       "Convolves audio with a long FIR kernel (the kernel property, or an impulse response file "
       "in ir-location) on an NVIDIA GPU (or the CPU): uniformly partitioned FFT convolution, a "
       "drop-in for audiofirfilter (same properties, rate-changed signal and samples). Unlike "
-      "audiofirfilter: the latency is 2048 samples (0 below 64 taps) instead of 4x the kernel "
-      "length; at EOS the tail is pushed (drain-tail); the kernel may change to any length "
+      "audiofirfilter: the latency is block-size samples (2048 by default, down to 0; 0 below 64 "
+      "taps) instead of 4x the kernel length; at EOS the tail is pushed (drain-tail); the kernel "
+      "may change to any length "
       "while playing (crossfaded at a block boundary); a DISCONT or a timestamp gap of more "
       "than 1024 samples ends the run at its last input sample",
       "gst-cudafft developers");
@@ -976,5 +1121,6 @@ gst_cuda_convolve_init(GstCudaConvolve *self)
   self->settings.mix = DEFAULT_MIX;
   self->settings.drain_tail = DEFAULT_DRAIN_TAIL;
   self->settings.drain_on_changes = TRUE;
+  self->settings.block_size = DEFAULT_BLOCK_SIZE;
   self->ir = gst_cuda_convolve_ir_new(GST_ELEMENT(self));
 }

@@ -598,6 +598,197 @@ GST_START_TEST(test_latency_query_and_message)
 }
 GST_END_TEST;
 
+/* block-size ---------------------------------------------------------------------------------- */
+
+/* Block sizes the engine takes (cudafft/convolve.h): 0 and the powers of two from 32 to 2048. */
+static const guint block_sizes_valid[] = {0, 32, 64, 128, 256, 512, 1024, 2048};
+
+/* The property: a guint, 0..2048, default 2048 (today's latency), read-write and mutable while
+ * playing; every valid size is taken; sizes within the range that are not valid (not 0 and not a
+ * power of two from 32) are refused with a WARNING message naming the property (a GLib warning
+ * where the element has no bus yet), and the old size stays;
+ * sizes past the range are refused by GLib itself (a g_warning), the old size staying too. */
+GST_START_TEST(test_block_size_property)
+{
+  GstHarness *h = conv_harness(NULL);
+  GstBus *bus = eu_harness_bus(h);
+  GstElement *e = eu_harness_element(h, "c");
+  GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(e), "block-size");
+  fail_unless(spec != NULL && G_IS_PARAM_SPEC_UINT(spec), "no guint property block-size");
+  const GParamSpecUInt *range = G_PARAM_SPEC_UINT(spec);
+  fail_unless(range->minimum == 0 && range->maximum == BLOCK && range->default_value == BLOCK,
+              "block-size range %u..%u default %u, expected 0..%d default %d", range->minimum,
+              range->maximum, range->default_value, BLOCK, BLOCK);
+  fail_unless((spec->flags & G_PARAM_READWRITE) == G_PARAM_READWRITE &&
+                  (spec->flags & GST_PARAM_MUTABLE_PLAYING),
+              "block-size is not read-write and mutable while playing");
+  guint size = 0;
+  g_object_get(e, "block-size", &size, NULL);
+  fail_unless_equals_int(size, BLOCK);
+  for (guint i = 0; i < G_N_ELEMENTS(block_sizes_valid); i++) {
+    g_object_set(e, "block-size", block_sizes_valid[i], NULL);
+    g_object_get(e, "block-size", &size, NULL);
+    fail_unless_equals_int(size, block_sizes_valid[i]);
+  }
+  fail_if(gst_bus_have_pending(bus), "a message for valid block sizes");
+  g_object_set(e, "block-size", 64, NULL);
+  static const guint invalid[] = {1, 16, 31, 33, 48, 100, 1000, 2047};
+  for (guint i = 0; i < G_N_ELEMENTS(invalid); i++) {
+    gchar *row = g_strdup_printf("block-size=%u", invalid[i]);
+    g_object_set(e, "block-size", invalid[i], NULL);
+    expect_warning_saying(bus, "block-size", row);
+    g_object_get(e, "block-size", &size, NULL);
+    fail_unless(size == 64, "%s: the size is %u, not the 64 set before", row, size);
+    g_free(row);
+  }
+  ASSERT_WARNING(g_object_set(e, "block-size", 4096, NULL));
+  g_object_get(e, "block-size", &size, NULL);
+  fail_unless(size == 64, "block-size=4096: the size is %u, not the 64 set before", size);
+  gst_object_unref(e);
+  eu_harness_teardown(h, bus);
+  /* outside a pipeline (as gst-launch-1.0 sets properties) there is no bus: GLib's log says it */
+  GstElement *alone = gst_element_factory_make("cudaconvolve", NULL);
+  ASSERT_WARNING(g_object_set(alone, "block-size", 100, NULL));
+  g_object_get(alone, "block-size", &size, NULL);
+  fail_unless(size == BLOCK, "block-size=100 outside a pipeline: the size is %u", size);
+  gst_object_unref(alone);
+}
+GST_END_TEST;
+
+typedef struct {
+  guint block_size;
+  gsize taps;
+  CudafftSampleFormat format;
+} BlockRow;
+
+static const BlockRow block_rows[] = {
+    {0, 300, CUDAFFT_SAMPLE_F32},     {0, 300, CUDAFFT_SAMPLE_F64},
+    {0, 5000, CUDAFFT_SAMPLE_F32},    {0, 5000, CUDAFFT_SAMPLE_F64},
+    {32, 300, CUDAFFT_SAMPLE_F32},    {32, 300, CUDAFFT_SAMPLE_F64},
+    {32, 5000, CUDAFFT_SAMPLE_F32},   {32, 5000, CUDAFFT_SAMPLE_F64},
+    {64, 300, CUDAFFT_SAMPLE_F32},    {64, 300, CUDAFFT_SAMPLE_F64},
+    {64, 5000, CUDAFFT_SAMPLE_F32},   {64, 5000, CUDAFFT_SAMPLE_F64},
+    {256, 300, CUDAFFT_SAMPLE_F32},   {256, 300, CUDAFFT_SAMPLE_F64},
+    {256, 5000, CUDAFFT_SAMPLE_F32},  {256, 5000, CUDAFFT_SAMPLE_F64},
+    {2048, 300, CUDAFFT_SAMPLE_F32},  {2048, 300, CUDAFFT_SAMPLE_F64},
+    {2048, 5000, CUDAFFT_SAMPLE_F32}, {2048, 5000, CUDAFFT_SAMPLE_F64},
+};
+
+/* At every block size, stereo F32 and F64 through buffers of random sizes: every output sample
+ * (drain-tail: input + taps - 1) against the double-precision convolution, F64 within the F32
+ * bound while F64 streams are filtered in single precision (cudafft/convolve.h); the output lags
+ * the input by less than block-size samples (none at 0); the LATENCY query answers block-size
+ * samples at the rate (0 for 0), from the first buffer on: the size set before the start takes
+ * over without a crossover. */
+GST_START_TEST(test_block_size_matches_convolution)
+{
+  const BlockRow *r = &block_rows[__i__];
+  const guint channels = 2;
+  const gsize samples = 12000;
+  gchar *row = g_strdup_printf("block-size %u, %zu taps, %s", r->block_size, r->taps,
+                               test_format_name(r->format));
+  TestRng rng = test_rng("block size %s", row);
+  TestSignal signal;
+  test_signal_random(&signal, &rng, r->format, channels, RATE, samples, READ);
+  double *k = random_kernel(&rng, r->taps);
+  gchar *props = g_strdup_printf("block-size=%u", r->block_size);
+  GstHarness *h = conv_harness(props);
+  harness_set_kernel(h, k, r->taps);
+  eu_harness_signal_caps(h, &signal);
+  GPtrArray *out = eu_buffer_list();
+  for (gsize pushed = 0; pushed < samples;) {
+    const gsize want = test_rng_range(&rng, 1, 700); /* (not inside MIN: it would draw twice) */
+    const gsize n = MIN(want, samples - pushed);
+    eu_push_signal(h, &signal, pushed, n, n, 0, out);
+    pushed += n;
+  }
+  gsize produced = 0;
+  for (guint b = 0; b < out->len; b++)
+    produced +=
+        gst_buffer_get_size(g_ptr_array_index(out, b)) / (channels * test_sample_bytes(r->format));
+  const gsize lag = samples - produced;
+  fail_unless(r->block_size == 0 ? lag == 0 : lag < r->block_size,
+              "%s: the output lags the input by %zu samples", row, lag);
+  const GstClockTime latency = gst_util_uint64_scale_int_round(r->block_size, GST_SECOND, RATE);
+  const GstClockTime answer = query_latency(h);
+  fail_unless(answer == latency, "%s: latency %" GST_TIME_FORMAT ", expected %" GST_TIME_FORMAT,
+              row, GST_TIME_ARGS(answer), GST_TIME_ARGS(latency));
+  eu_push_eos(h, out);
+  check_filtered_run(out, &signal, 0, k, r->taps, samples + r->taps - 1, row);
+  g_ptr_array_unref(out);
+  gst_harness_teardown(h);
+  g_free(props);
+  g_free(k);
+  g_free(row);
+  test_signal_clear(&signal);
+}
+GST_END_TEST;
+
+typedef struct {
+  guint from, to;
+  gsize at; /* input samples pushed before the change */
+} BlockChangeRow;
+
+static const BlockChangeRow block_change_rows[] = {
+    {2048, 64, 10000},                  /* mid-block: the change waits for the boundary at 10240 */
+    {64, 2048, 7000},  {2048, 0, 8192}, /* at a boundary */
+    {0, 256, 5000},    {256, 32, 3001},
+};
+
+/* block-size changed while playing, between pushes, on a 5000-tap kernel: the output follows
+ * cudafft/convolve.h's crossover (the same kernel at the new size filtering the input from the
+ * change point s, the first multiple of X = the larger size (0 counting as 32) at or after the
+ * samples pushed, crossfaded over X samples), every sample, none lost (drain-tail: input + taps -
+ * 1 in all); a LATENCY message is posted and the query answers the new size. */
+GST_START_TEST(test_block_size_change_while_playing)
+{
+  const BlockChangeRow *r = &block_change_rows[__i__];
+  const guint channels = 2;
+  const gsize taps = 5000, samples = r->at + 20000;
+  gchar *row = g_strdup_printf("block-size %u -> %u after %zu samples", r->from, r->to, r->at);
+  TestRng rng = test_rng("block change %s", row);
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, channels, RATE, samples, READ);
+  double *k = random_kernel(&rng, taps);
+  gchar *props = g_strdup_printf("block-size=%u", r->from);
+  GstHarness *h = conv_harness(props);
+  GstBus *bus = eu_harness_bus(h);
+  GstElement *e = eu_harness_element(h, "c");
+  eu_set_kernel(e, k, taps);
+  eu_harness_signal_caps(h, &signal);
+  GPtrArray *out = eu_buffer_list();
+  eu_push_signal(h, &signal, 0, r->at, 1000, 0, out);
+  fail_unless_equals_uint64(query_latency(h),
+                            gst_util_uint64_scale_int_round(r->from, GST_SECOND, RATE));
+  while (pop_latency_message(bus))
+    ;
+  g_object_set(e, "block-size", r->to, NULL);
+  eu_push_signal(h, &signal, r->at, samples - r->at, 1000, 0, out);
+  fail_unless(pop_latency_message(bus), "%s: no LATENCY message", row);
+  fail_unless_equals_uint64(query_latency(h),
+                            gst_util_uint64_scale_int_round(r->to, GST_SECOND, RATE));
+  eu_push_eos(h, out);
+
+  const gsize expected = samples + taps - 1;
+  double *got = read_single_run(out, &signal, 0, expected, row);
+  const gsize x = MAX(MAX(r->from, r->to), (guint)CUDAFFT_CONVOLVE_MIN_BLOCK);
+  const ConvolveRefKernel kernels[2] = {{k, taps, 1, 0, 0},
+                                        {k, taps, 1, (r->at + x - 1) / x * x, x}};
+  double *want = g_new(double, expected *channels);
+  convolve_reference_stream(kernels, 2, x, signal.values, channels, samples, expected, NULL, want);
+  check_values(got, want, expected, channels, VALUE_TOLERANCE, row);
+  g_free(got);
+  g_free(want);
+  g_ptr_array_unref(out);
+  gst_object_unref(e);
+  eu_harness_teardown(h, bus);
+  g_free(props);
+  g_free(k);
+  g_free(row);
+  test_signal_clear(&signal);
+}
+GST_END_TEST;
+
 /* rate-changed ------------------------------------------------------------------------------- */
 
 typedef struct {
@@ -1937,6 +2128,9 @@ cudaconvolve_suite(void)
   tcase_add_test(tc, test_errors_a_user_sees);
   tcase_add_test(tc, test_timestamps_from_sample_counts);
   tcase_add_test(tc, test_latency_query_and_message);
+  tcase_add_test(tc, test_block_size_property);
+  tcase_add_loop_test(tc, test_block_size_matches_convolution, 0, G_N_ELEMENTS(block_rows));
+  tcase_add_loop_test(tc, test_block_size_change_while_playing, 0, G_N_ELEMENTS(block_change_rows));
   tcase_add_test(tc, test_rate_changed_sets_kernel);
   tcase_add_loop_test(tc, test_ir_location_files, 0, 2);
   tcase_add_test(tc, test_ir_location_resampled);
