@@ -693,6 +693,44 @@ check_streams(CudafftBackend backend)
     run_script(backend, &long_kernels[i], "stream");
 }
 
+/* A scripted change case: a stream of `taps` at block size block_size (B: the default, not set)
+ * with its events, pushed in pieces of 100 and in mixed pieces; format, channels and rows vary
+ * with the case's index. */
+typedef struct {
+  size_t taps;
+  size_t block_size;
+  const Event *events;
+  size_t count;
+  size_t frames;
+  Ending ending;
+  const char *what;
+} ChangeCase;
+
+static void
+run_change_cases(CudafftBackend backend, const ChangeCase *cases, size_t count, const char *kind)
+{
+  for (size_t i = 0; i < count; i++)
+    for (int pieces = 0; pieces < 2; pieces++) {
+      const Script sc = {
+          .format = i % 2 ? CUDAFFT_SAMPLE_F64 : CUDAFFT_SAMPLE_F32,
+          .channels = (unsigned)(1 + i % 3),
+          .per_channel = i % 2,
+          .taps = cases[i].taps,
+          .mix = 1.0,
+          .frames = cases[i].frames,
+          .pieces = pieces ? PIECES_MIXED : PIECES_100,
+          .ending = cases[i].ending,
+          .events = cases[i].events,
+          .event_count = cases[i].count,
+          .set_block = cases[i].block_size != B,
+          .block_size = cases[i].block_size,
+      };
+      char what[128];
+      snprintf(what, sizeof what, "%s %s", kind, cases[i].what);
+      run_script(backend, &sc, what);
+    }
+}
+
 /* Block sizes: every block size x the issue's response lengths x 1, 2 and 6 channels x both
  * formats, pushed in random pieces (one frame at a time for some), against the reference, the lag
  * exactly the frames since the last block boundary of the block size. */
@@ -745,15 +783,7 @@ check_block_size_changes(CudafftBackend backend)
   const Event kernel_after_block[] = {{a, EVENT_BLOCK, 256, 0}, {4 * B + 10, EVENT_KERNEL, 90, 0}};
   const Event at_start[] = {{0, EVENT_BLOCK, 512, 0}, {0, EVENT_KERNEL, 7000, 0}};
   const Event pending_at_end[] = {{6 * B - 50, EVENT_BLOCK, 32, 0}};
-  const struct {
-    size_t taps;
-    size_t block_size; /* B: not set */
-    const Event *events;
-    size_t count;
-    size_t frames;
-    Ending ending;
-    const char *what;
-  } cases[] = {
+  const ChangeCase cases[] = {
       {3000, B, to_small, 1, 7 * B, END_DRAIN_TAIL, "2048 to 64"},
       {70000, 64, to_default, 1, 7 * B + 9, END_DRAIN_TAIL, "64 to 2048"},
       {2100, 256, to_zero, 2, 8 * B, END_DRAIN_TAIL, "256 to 0 to 32"},
@@ -764,26 +794,7 @@ check_block_size_changes(CudafftBackend backend)
       {3000, 1024, pending_at_end, 1, 6 * B - 50, END_DRAIN_TAIL, "pending when drained"},
       {40, 128, pending_at_end, 1, 6 * B - 50, END_RESET, "pending at a reset"},
   };
-  for (size_t i = 0; i < COUNT(cases); i++)
-    for (int pieces = 0; pieces < 2; pieces++) {
-      const Script sc = {
-          .format = i % 2 ? CUDAFFT_SAMPLE_F64 : CUDAFFT_SAMPLE_F32,
-          .channels = (unsigned)(1 + i % 3),
-          .per_channel = i % 2,
-          .taps = cases[i].taps,
-          .mix = 1.0,
-          .frames = cases[i].frames,
-          .pieces = pieces ? PIECES_MIXED : PIECES_100,
-          .ending = cases[i].ending,
-          .events = cases[i].events,
-          .event_count = cases[i].count,
-          .set_block = cases[i].block_size != B,
-          .block_size = cases[i].block_size,
-      };
-      char what[128];
-      snprintf(what, sizeof what, "block size change %s", cases[i].what);
-      run_script(backend, &sc, what);
-    }
+  run_change_cases(backend, cases, COUNT(cases), "block size change");
 }
 
 /* Mix: set at create and changed between pushes, on both paths. */
@@ -826,47 +837,23 @@ check_kernel_changes(CudafftBackend backend)
   const Event with_mix[] = {{a, EVENT_KERNEL, 3000, 0}, {4 * B + 100, EVENT_MIX, 0, 0.3}};
   const Event pending_at_end[] = {{6 * B - 50, EVENT_KERNEL, 3000, 0}};
   const Event running_at_end[] = {{5 * B - 50, EVENT_KERNEL, 40, 0}};
-  const struct {
-    size_t taps;
-    const Event *events;
-    size_t count;
-    size_t frames;
-    Ending ending;
-    const char *what;
-  } cases[] = {
-      {5, direct_direct, 1, 7 * B, END_DRAIN_TAIL, "direct to direct"},
-      {5, direct_partitioned, 1, 8 * B + 3, END_DRAIN_TAIL, "direct to partitioned"},
-      {2049, partitioned_direct, 1, 7 * B + 11, END_DRAIN_TAIL, "partitioned to direct"},
-      {2049, partitioned_partitioned, 1, 9 * B, END_DRAIN, "partitioned to partitioned"},
-      {5000, on_boundary, 2, 9 * B + 1, END_DRAIN_TAIL, "on block boundaries"},
-      {7, at_start, 1, 5 * B, END_DRAIN_TAIL, "before the first frame"},
-      {64, replaced, 2, 7 * B, END_DRAIN_TAIL, "replaced before its change point"},
-      {3000, queued, 3, 9 * B, END_DRAIN_TAIL, "changed during a crossover (queued), twice"},
-      {10, with_mix, 2, 7 * B, END_DRAIN_TAIL, "with a mix change in the crossover"},
-      {2049, pending_at_end, 1, 6 * B - 50, END_DRAIN_TAIL, "pending when drained"},
-      {5, pending_at_end, 1, 6 * B - 50, END_DRAIN, "pending when drained without the tail"},
-      {2049, running_at_end, 1, 5 * B + 200, END_DRAIN_TAIL, "under way when drained"},
-      {3000, running_at_end, 1, 5 * B + 200, END_RESET, "under way at a reset"},
-      {33, pending_at_end, 1, 6 * B - 50, END_RESET, "pending at a reset"},
+  const ChangeCase cases[] = {
+      {5, B, direct_direct, 1, 7 * B, END_DRAIN_TAIL, "direct to direct"},
+      {5, B, direct_partitioned, 1, 8 * B + 3, END_DRAIN_TAIL, "direct to partitioned"},
+      {2049, B, partitioned_direct, 1, 7 * B + 11, END_DRAIN_TAIL, "partitioned to direct"},
+      {2049, B, partitioned_partitioned, 1, 9 * B, END_DRAIN, "partitioned to partitioned"},
+      {5000, B, on_boundary, 2, 9 * B + 1, END_DRAIN_TAIL, "on block boundaries"},
+      {7, B, at_start, 1, 5 * B, END_DRAIN_TAIL, "before the first frame"},
+      {64, B, replaced, 2, 7 * B, END_DRAIN_TAIL, "replaced before its change point"},
+      {3000, B, queued, 3, 9 * B, END_DRAIN_TAIL, "changed during a crossover (queued), twice"},
+      {10, B, with_mix, 2, 7 * B, END_DRAIN_TAIL, "with a mix change in the crossover"},
+      {2049, B, pending_at_end, 1, 6 * B - 50, END_DRAIN_TAIL, "pending when drained"},
+      {5, B, pending_at_end, 1, 6 * B - 50, END_DRAIN, "pending when drained without the tail"},
+      {2049, B, running_at_end, 1, 5 * B + 200, END_DRAIN_TAIL, "under way when drained"},
+      {3000, B, running_at_end, 1, 5 * B + 200, END_RESET, "under way at a reset"},
+      {33, B, pending_at_end, 1, 6 * B - 50, END_RESET, "pending at a reset"},
   };
-  for (size_t i = 0; i < COUNT(cases); i++)
-    for (int pieces = 0; pieces < 2; pieces++) {
-      const Script sc = {
-          .format = i % 2 ? CUDAFFT_SAMPLE_F64 : CUDAFFT_SAMPLE_F32,
-          .channels = (unsigned)(1 + i % 3),
-          .per_channel = i % 2,
-          .taps = cases[i].taps,
-          .mix = 1.0,
-          .frames = cases[i].frames,
-          .pieces = pieces ? PIECES_MIXED : PIECES_100,
-          .ending = cases[i].ending,
-          .events = cases[i].events,
-          .event_count = cases[i].count,
-      };
-      char what[128];
-      snprintf(what, sizeof what, "kernel change %s", cases[i].what);
-      run_script(backend, &sc, what);
-    }
+  run_change_cases(backend, cases, COUNT(cases), "kernel change");
 }
 
 /* Random scripts: kernel changes of random lengths on either path and mix changes at random
