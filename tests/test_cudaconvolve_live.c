@@ -5,8 +5,9 @@
  *   audiotestsrc is-live=true samplesperbuffer=64 ! audio/x-raw,format=F32LE,rate=48000,channels=2
  *     ! cudaconvolve backend=cpu block-size=64 (a 2 s random decaying kernel) ! appsink sync=true
  *
- * for 20 s of running time. No buffer may reach the sink late, and the pipeline's latency must be
- * the element's share (block-size samples) plus upstream's (audiotestsrc live: one buffer).
+ * for 20 s of running time. No buffer may reach the sink late, and the latency the element reports
+ * downstream must be its share (block-size samples) plus upstream's (audiotestsrc live: one
+ * buffer).
  *
  * How lateness is detected. A sink renders a buffer at its running time plus the pipeline latency
  * (the LATENCY event the sink got); a buffer that arrives after that instant is late: an audio sink
@@ -18,8 +19,13 @@
  * message whatever happens, so "no QoS message" would prove nothing. It is asked for as a second
  * opinion here (qos=true max-lateness=0: a late buffer is dropped and a QoS message posted), and
  * any QoS message fails the test too. The sink's processing-deadline (20 ms by default, added to
- * the pipeline's latency as the sink's own share) is 0: the check leaves no slack beyond the
- * latency the source and the element declare, and the pipeline's latency is exactly their sum.
+ * the pipeline's latency as the sink's own share) is one block period: a buffer is due one period
+ * after the latency the source and the element declare. Not less: their latency is that of the
+ * data alone (the source releases a buffer when its last sample's time has come, and the element's
+ * output waits block-size samples more), so with no processing deadline every buffer would arrive
+ * late by the time it took to make; GStreamer leaves that time to the sink's processing deadline.
+ * One period is the real-time bound itself: the element must process each block within its
+ * period.
  *
  * Alone (is_parallel: false in meson.build): other tests on the same cores would make buffers late
  * for reasons of their own. Not under AddressSanitizer (run-asan.sh does not run the 'live' suite):
@@ -150,9 +156,11 @@ GST_START_TEST(test_live_block_size_real_time)
       "audiotestsrc name=src is-live=true samplesperbuffer=%d wave=white-noise volume=0.5 ! "
       "audio/x-raw,format=F32LE,rate=%d,channels=%d,layout=interleaved ! "
       "cudaconvolve name=c backend=%s block-size=%d ! "
-      "appsink name=sink sync=true qos=true max-lateness=0 processing-deadline=0 drop=true "
+      "appsink name=sink sync=true qos=true max-lateness=0 processing-deadline=%" G_GUINT64_FORMAT
+      " drop=true "
       "max-buffers=16",
-      SAMPLES_PER_BUFFER, RATE, CHANNELS, eu_backend, BLOCK_SIZE);
+      SAMPLES_PER_BUFFER, RATE, CHANNELS, eu_backend, BLOCK_SIZE,
+      (guint64)samples_time(BLOCK_SIZE));
   GError *error = NULL;
   GstElement *pipeline = gst_parse_launch(description, &error);
   fail_unless(pipeline && !error, "cannot make %s: %s", description, error ? error->message : "?");
@@ -189,20 +197,33 @@ GST_START_TEST(test_live_block_size_real_time)
                   GST_STATE_CHANGE_SUCCESS,
               "the pipeline did not reach PLAYING");
 
-  /* The pipeline's latency: the element's share plus audiotestsrc's one buffer (each rounded to
-   * the nanosecond on its own, so 1 ns of slack). */
-  GstQuery *query = gst_query_new_latency();
-  fail_unless(gst_element_query(pipeline, query), "the pipeline's LATENCY query failed");
-  gboolean live = FALSE;
-  GstClockTime min = 0, max = 0;
-  gst_query_parse_latency(query, &live, &min, &max);
-  gst_query_unref(query);
+  /* The latency at the element's source pad: its share plus audiotestsrc's one buffer (each
+   * rounded to the nanosecond on its own, so 1 ns of slack); the pipeline's adds the sink's
+   * processing deadline. */
   const GstClockTime want = samples_time(BLOCK_SIZE) + samples_time(SAMPLES_PER_BUFFER);
-  fail_unless(live, "the pipeline is not live");
-  fail_unless(min + 1 >= want && min <= want + 1,
-              "pipeline latency %" GST_TIME_FORMAT ", expected %" GST_TIME_FORMAT
+  const GstClockTime deadline = samples_time(BLOCK_SIZE);
+  GstClockTime element_latency = 0, pipeline_latency = 0;
+  gboolean live = FALSE;
+  GstQuery *query = gst_query_new_latency();
+  GstPad *src_pad = gst_element_get_static_pad(c, "src");
+  fail_unless(gst_pad_query(src_pad, query), "the LATENCY query at cudaconvolve's src failed");
+  gst_object_unref(src_pad);
+  gst_query_parse_latency(query, &live, &element_latency, NULL);
+  gst_query_unref(query);
+  fail_unless(live, "upstream of the sink is not live");
+  query = gst_query_new_latency();
+  fail_unless(gst_element_query(pipeline, query), "the pipeline's LATENCY query failed");
+  gst_query_parse_latency(query, NULL, &pipeline_latency, NULL);
+  gst_query_unref(query);
+  fail_unless(element_latency + 1 >= want && element_latency <= want + 1,
+              "latency at cudaconvolve's src %" GST_TIME_FORMAT ", expected %" GST_TIME_FORMAT
               " (block-size %d + one buffer of %d samples)",
-              GST_TIME_ARGS(min), GST_TIME_ARGS(want), BLOCK_SIZE, SAMPLES_PER_BUFFER);
+              GST_TIME_ARGS(element_latency), GST_TIME_ARGS(want), BLOCK_SIZE, SAMPLES_PER_BUFFER);
+  fail_unless(pipeline_latency == element_latency + deadline,
+              "pipeline latency %" GST_TIME_FORMAT ", expected %" GST_TIME_FORMAT
+              " + the sink's processing deadline %" GST_TIME_FORMAT,
+              GST_TIME_ARGS(pipeline_latency), GST_TIME_ARGS(element_latency),
+              GST_TIME_ARGS(deadline));
 
   /* 20 s of running time, reading the bus meanwhile: ERROR and QoS fail, LATENCY is applied. */
   guint qos = 0;
@@ -241,9 +262,9 @@ GST_START_TEST(test_live_block_size_real_time)
       (double)processing.worst / 1e3, (double)samples_time(BLOCK_SIZE) / 1e6);
   printf("live: %s\n", summary);
   fflush(stdout);
-  fail_unless(arrivals.latency + 1 >= want && arrivals.latency <= want + 1,
+  fail_unless(arrivals.latency == pipeline_latency,
               "the sink's latency is %" GST_TIME_FORMAT ", not the pipeline's %" GST_TIME_FORMAT,
-              GST_TIME_ARGS(arrivals.latency), GST_TIME_ARGS(want));
+              GST_TIME_ARGS(arrivals.latency), GST_TIME_ARGS(pipeline_latency));
   /* the stream ran in real time: at most a few blocks short of 20 s (the start, the lag) */
   fail_unless(arrivals.frames + 8 * RATE / 100 >= (guint64)RUN_SECONDS * RATE,
               "only %" G_GUINT64_FORMAT " frames reached the sink in %d s: %s", arrivals.frames,

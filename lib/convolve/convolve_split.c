@@ -1,8 +1,10 @@
-/* convolve_split.c: the split path (convolve_split.h): a direct-path head and a partitioned tail
- * on one backend; the head writes the run's output (mixed), the tail's output is added to it
- * a = B - L frames later. */
+/* convolve_split.c: the split path (convolve_split.h): a direct-path head, a near tail of one
+ * block filtered in the run that completes its input, and a far tail filtered by a worker thread
+ * while the next block's input comes in. The head writes the run's output (mixed); the tails'
+ * outputs are added to it a = B - L and a + B frames later. */
 #include "convolve_split.h"
 
+#include "convolve_worker.h"
 #include "errors.h"
 #include "sample_values.h"
 
@@ -12,18 +14,25 @@
 
 #define BLOCK ((size_t)CUDAFFT_CONVOLVE_BLOCK)
 
+/* A tail: a partitioned filter of taps [offset, offset + its taps) and its unmixed output for its
+ * latest two blocks, block j at j mod 2. */
+typedef struct {
+  void *impl; /* NULL: the kernel ends before offset */
+  size_t offset;
+  uint8_t *output; /* 2 BLOCK frames */
+} Tail;
+
 struct CudafftConvolveSplit {
   const CudafftConvolveBackend *ops;
-  void *head; /* direct path: taps [0, offset) (fewer for a shorter kernel) */
-  void *tail; /* partitioned path: taps [offset, taps); NULL for a kernel of `offset` or fewer */
-  size_t offset;
+  void *head; /* direct path: taps [0, near.offset) (fewer for a shorter kernel) */
+  Tail near;  /* taps [a, a + B), filtered in the run that completes a block */
+  Tail far;   /* taps [a + B, taps), filtered by the worker */
+  CudafftConvolveWorker *worker; /* for far; NULL without it */
   unsigned channels;
   CudafftSampleFormat format;
   size_t frame_bytes;
   size_t position; /* frames since create or reset */
-  uint8_t *gather; /* BLOCK frames: the tail's input block being gathered */
-  /* 2 BLOCK frames: the tail's output (unmixed) for its latest two blocks, block j at j mod 2 */
-  uint8_t *output;
+  uint8_t *gather; /* BLOCK frames: the tails' input block being gathered */
 };
 
 size_t
@@ -61,6 +70,25 @@ part_create(const CudafftConvolveBackend *ops, const CudafftConvolveSpec *spec,
   return status;
 }
 
+/* The tail of taps [offset, min(taps, offset + count)) of spec's kernel, if the kernel reaches
+ * offset. */
+static CudafftStatus
+tail_create(CudafftConvolveSplit *s, const CudafftConvolveSpec *spec, size_t offset, size_t count,
+            Tail *tail)
+{
+  tail->offset = offset;
+  const size_t taps = spec->kernel.taps;
+  if (taps <= offset)
+    return CUDAFFT_STATUS_OK;
+  const size_t own = taps - offset < count ? taps - offset : count;
+  tail->output = calloc(2 * BLOCK, s->frame_bytes);
+  if (!tail->output)
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
+                        "cannot allocate the tail blocks of a split filter of %u channels",
+                        spec->channels);
+  return part_create(s->ops, spec, CUDAFFT_CONVOLVE_PARTITIONED, offset, own, &tail->impl);
+}
+
 CudafftStatus
 cudafft_convolve_split_create(const CudafftConvolveBackend *ops, const CudafftConvolveSpec *spec,
                               size_t block_size, CudafftConvolveSplit **split)
@@ -70,24 +98,24 @@ cudafft_convolve_split_create(const CudafftConvolveBackend *ops, const CudafftCo
   if (!s)
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a split filter");
   s->ops = ops;
-  s->offset = cudafft_convolve_split_head_taps(block_size);
   s->channels = spec->channels;
   s->format = spec->format;
   s->frame_bytes = spec->channels * cudafft_sample_size(spec->format);
-  const size_t taps = spec->kernel.taps;
-  const size_t head_taps = taps < s->offset ? taps : s->offset;
-  CudafftStatus status = part_create(ops, spec, CUDAFFT_CONVOLVE_DIRECT, 0, head_taps, &s->head);
-  if (status == CUDAFFT_STATUS_OK && taps > s->offset) {
-    status =
-        part_create(ops, spec, CUDAFFT_CONVOLVE_PARTITIONED, s->offset, taps - s->offset, &s->tail);
-    if (status == CUDAFFT_STATUS_OK) {
-      s->gather = calloc(BLOCK, s->frame_bytes);
-      s->output = calloc(2 * BLOCK, s->frame_bytes);
-      if (!s->gather || !s->output)
-        status = cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
-                              "cannot allocate the tail blocks of a split filter of %u channels",
-                              spec->channels);
-    }
+  const size_t a = cudafft_convolve_split_head_taps(block_size), taps = spec->kernel.taps;
+  CudafftStatus status =
+      part_create(ops, spec, CUDAFFT_CONVOLVE_DIRECT, 0, taps < a ? taps : a, &s->head);
+  if (status == CUDAFFT_STATUS_OK)
+    status = tail_create(s, spec, a, BLOCK, &s->near);
+  if (status == CUDAFFT_STATUS_OK)
+    status = tail_create(s, spec, a + BLOCK, taps, &s->far);
+  if (status == CUDAFFT_STATUS_OK && s->far.impl)
+    status = cudafft_convolve_worker_create(ops, s->far.impl, BLOCK * s->frame_bytes, &s->worker);
+  if (status == CUDAFFT_STATUS_OK && s->near.impl) {
+    s->gather = calloc(BLOCK, s->frame_bytes);
+    if (!s->gather)
+      status = cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
+                            "cannot allocate the input block of a split filter of %u channels",
+                            spec->channels);
   }
   if (status != CUDAFFT_STATUS_OK) {
     cudafft_convolve_split_destroy(s);
@@ -97,41 +125,60 @@ cudafft_convolve_split_create(const CudafftConvolveBackend *ops, const CudafftCo
   return CUDAFFT_STATUS_OK;
 }
 
+static void
+tail_destroy(const CudafftConvolveBackend *ops, Tail *tail)
+{
+  if (tail->impl)
+    ops->destroy(tail->impl);
+  free(tail->output);
+}
+
 void
 cudafft_convolve_split_destroy(CudafftConvolveSplit *split)
 {
   if (!split)
     return;
+  cudafft_convolve_worker_destroy(split->worker); /* before the filter it runs */
   if (split->head)
     split->ops->destroy(split->head);
-  if (split->tail)
-    split->ops->destroy(split->tail);
+  tail_destroy(split->ops, &split->near);
+  tail_destroy(split->ops, &split->far);
   free(split->gather);
-  free(split->output);
   free(split);
+}
+
+static void
+tail_reset(const CudafftConvolveSplit *s, Tail *tail)
+{
+  if (!tail->impl)
+    return;
+  s->ops->reset(tail->impl);
+  memset(tail->output, 0, 2 * BLOCK * s->frame_bytes); /* z before frame 0 is 0 */
 }
 
 void
 cudafft_convolve_split_reset(CudafftConvolveSplit *split)
 {
+  if (split->worker)
+    cudafft_convolve_worker_forget(split->worker); /* the far filter is idle from here */
   split->ops->reset(split->head);
-  if (split->tail) {
-    split->ops->reset(split->tail);
-    memset(split->output, 0, 2 * BLOCK * split->frame_bytes); /* z before frame 0 is 0 */
-  }
+  tail_reset(split, &split->near);
+  tail_reset(split, &split->far);
   split->position = 0;
 }
 
-/* out[i] += mix z[first + i - offset] for `frames` frames (z of negative frames: 0). */
+/* out[i] += mix z[first + i - offset] for `frames` frames, z the tail's output (z of negative
+ * frames: 0). */
 static void
-add_tail(const CudafftConvolveSplit *s, uint8_t *out, size_t first, size_t frames, double mix)
+add_tail(const CudafftConvolveSplit *s, const Tail *tail, uint8_t *out, size_t first, size_t frames,
+         double mix)
 {
   for (size_t i = 0; i < frames; i++) {
     const size_t n = first + i;
-    if (n < s->offset)
+    if (n < tail->offset)
       continue;
-    const size_t m = n - s->offset;
-    const uint8_t *z = s->output + ((m / BLOCK) % 2 * BLOCK + m % BLOCK) * s->frame_bytes;
+    const size_t m = n - tail->offset;
+    const uint8_t *z = tail->output + ((m / BLOCK) % 2 * BLOCK + m % BLOCK) * s->frame_bytes;
     uint8_t *o = out + i * s->frame_bytes;
     for (unsigned c = 0; c < s->channels; c++) {
       const double y = cudafft_sample_double(s->format, o, c);
@@ -140,12 +187,23 @@ add_tail(const CudafftConvolveSplit *s, uint8_t *out, size_t first, size_t frame
   }
 }
 
+/* Output frames [first, first + frames) need the far tail's blocks up to the one holding
+ * z[first + frames - 1 - offset]: waits for the worker to have done them. */
+static CudafftStatus
+far_ready(const CudafftConvolveSplit *s, size_t first, size_t frames)
+{
+  const size_t last = first + frames - 1;
+  if (!s->worker || last < s->far.offset)
+    return CUDAFFT_STATUS_OK;
+  return cudafft_convolve_worker_wait(s->worker, (last - s->far.offset) / BLOCK + 1);
+}
+
 CudafftStatus
 cudafft_convolve_split_run(CudafftConvolveSplit *split, const CudafftConvolveJob *job)
 {
   CudafftConvolveSplit *s = split;
   CudafftStatus status = s->ops->run(s->head, job);
-  if (status != CUDAFFT_STATUS_OK || !s->tail) {
+  if (status != CUDAFFT_STATUS_OK || !s->near.impl) {
     s->position += job->frames;
     return status;
   }
@@ -162,14 +220,28 @@ cudafft_convolve_split_run(CudafftConvolveSplit *split, const CudafftConvolveJob
       memcpy(s->gather + within * fb, in + done * fb, count * fb);
     else
       memset(s->gather + within * fb, 0, count * fb);
-    if (within + count == BLOCK) {
-      const size_t block = s->position / BLOCK;
-      const CudafftConvolveJob tail = {s->gather, s->output + block % 2 * BLOCK * fb, BLOCK, 1.0f};
-      status = s->ops->run(s->tail, &tail);
+    const int completes = within + count == BLOCK;
+    const size_t block = s->position / BLOCK;
+    if (completes) {
+      const CudafftConvolveJob near = {s->gather, s->near.output + block % 2 * BLOCK * fb, BLOCK,
+                                       1.0f};
+      status = s->ops->run(s->near.impl, &near);
+    }
+    if (status == CUDAFFT_STATUS_OK)
+      status = far_ready(s, s->position, count);
+    if (status != CUDAFFT_STATUS_OK)
+      return status;
+    add_tail(s, &s->near, out + done * fb, s->position, count, job->mix);
+    if (s->worker)
+      add_tail(s, &s->far, out + done * fb, s->position, count, job->mix);
+    if (completes && s->worker) {
+      /* after the adds above: its output goes where block - 2's was, which they may still read */
+      const CudafftConvolveJob far = {s->gather, s->far.output + block % 2 * BLOCK * fb, BLOCK,
+                                      1.0f};
+      status = cudafft_convolve_worker_submit(s->worker, &far, BLOCK * fb);
       if (status != CUDAFFT_STATUS_OK)
         return status;
     }
-    add_tail(s, out + done * fb, s->position, count, job->mix);
     s->position += count;
     done += count;
   }
