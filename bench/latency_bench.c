@@ -25,8 +25,8 @@
  * block's time through the element. The threads push as fast as they can instead of one block a
  * period: each call is then timed under full load, and audio seconds per wall second show the
  * headroom. First 2 x 2048 / L blocks an object (at least 8, at most --max-wall seconds' worth) go
- * untimed: the engines warm up and, at short blocks, the split path's tail partitions (2048 frames)
- * come round twice. Then as many blocks as cover --seconds of audio, at least 200, cut once the row
+ * untimed: the engines warm up and, at short blocks, the split path's tail blocks (2048 frames, the
+ * far tail's on a worker thread a block behind) come round twice. Then as many blocks as cover --seconds of audio, at least 200, cut once the row
  * has run --max-wall seconds, and below 200 only where it has fallen behind real time (its p99.9 is
  * then a verdict, not a figure).
  *
@@ -39,9 +39,8 @@
  * backend stops growing C (or M) at a block size and response once a row ran below half real time,
  * or once its objects did not fit in memory; the table says so.
  *
- * Until the split path lands, cudafft_convolve_set_block_size() takes only 2048: other block sizes
- * get one row with the library's reason and are skipped. Without a CUDA device (or the CUDA
- * backend) the cuda rows are skipped, saying why.
+ * A block size the library refuses gets one row with its reason and is skipped. Without a CUDA
+ * device (or the CUDA backend) the cuda rows are skipped, saying why.
  *
  * Usage: latency-bench [--blocks L,..] [--ir-seconds T,..] [--channels C,..] [--instances M,..]
  *                      [--backends cuda,cpu] [--format f32|f64] [--seconds S] [--max-wall W]

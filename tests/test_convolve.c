@@ -26,7 +26,7 @@
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Relative L2 error of every window of WINDOW output frames of a channel, F32 (and F64 outside
- * check_f64_precision, whose bound is TOLERANCE_F64): the issue's bound against audiofirfilter. The
+ * check_f64_precision and check_block_sizes, whose bound is TOLERANCE_F64): the issue's bound. The
  * partitioned path's float FFTs and sums of P products give about 1e-6; the direct path's double
  * sum only the float rounding of the input and output (6e-8). A misplaced sample, block or
  * partition, a wrong blend or mix costs orders of magnitude more. Windows rather than the whole
@@ -774,6 +774,7 @@ check_block_sizes(CudafftBackend backend)
                                                                                : END_DRAIN_TAIL,
               .set_block = 1,
               .block_size = block_sizes[b],
+              .tolerance = formats[f] == CUDAFFT_SAMPLE_F64 ? TOLERANCE_F64 : TOLERANCE,
           };
           run_script(backend, &sc, "block size stream");
         }
@@ -1074,7 +1075,7 @@ check_direct_backend(CudafftBackend backend, CudafftSampleFormat format, double 
         size = min_size(size, done < frames ? frames - done : total - done);
         test_poison_samples(format, out, (size + GUARD) * channels);
         const CudafftConvolveJob job = {done < frames ? input.raw + done * frame_bytes : NULL, out,
-                                        size, (float)mix};
+                                        size, mix};
         status = table->run(impl, &job);
         if (status != CUDAFFT_STATUS_OK) {
           snprintf(why, sizeof why, "run of %zu frames after %zu: %s: %s", size, done,
@@ -1145,7 +1146,7 @@ check_f64_precision(CudafftBackend backend)
           .channels = channels[c],
           .per_channel = channels[c] > 1 && index % 2,
           .taps = taps[t],
-          .mix = 1.0,
+          .mix = index % 3 == 1 ? 0.3 : 1.0, /* 0.3: no float holds it */
           .frames = frames,
           .pieces = PIECES_MIXED,
           .ending = (Ending)(index % 3 == 2 ? END_DRAIN : END_DRAIN_TAIL),

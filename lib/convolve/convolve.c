@@ -283,7 +283,7 @@ blend(const CudafftConvolve *cv, uint8_t *out, size_t frames, size_t first)
 static CudafftStatus
 run(CudafftConvolve *cv, const void *in, size_t frames, uint8_t *out)
 {
-  const float mix = (float)cv->mix;
+  const double mix = cv->mix;
   const int crossing = cv->next.impl && cv->pushed >= cv->change;
   const CudafftConvolveJob job = {in, out, frames, mix};
   CudafftStatus status = filter_run(cv, &cv->current, &job);

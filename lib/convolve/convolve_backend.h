@@ -36,7 +36,7 @@ typedef struct {
   const void *in;
   void *out;
   size_t frames;
-  float mix;
+  double mix;
 } CudafftConvolveJob;
 
 /* create makes a filter with zero history, allocating everything run will need (out-of-memory

@@ -55,11 +55,11 @@ FN(direct_sums)(const double *restrict coef, size_t taps, const REAL *restrict l
 }
 
 static void
-FN(direct_process)(CpuFilter *f, const void *in, void *out, size_t frames, float mix)
+FN(direct_process)(CpuFilter *f, const void *in, void *out, size_t frames, double mix)
 {
   const size_t taps = f->taps, history = taps - 1, width = history + DIRECT_CHUNK;
   const size_t sample = cudafft_sample_size(f->format), channels = f->channels;
-  const double wet = mix, dry = 1.0 - (double)mix;
+  const double wet = mix, dry = 1.0 - mix;
   for (size_t done = 0; done < frames;) {
     const size_t n = frames - done < DIRECT_CHUNK ? frames - done : DIRECT_CHUNK;
     for (size_t c = 0; c < channels; c++) {
@@ -72,7 +72,7 @@ FN(direct_process)(CpuFilter *f, const void *in, void *out, size_t frames, float
       FN(direct_sums)(coef, taps, line, n, sums);
       for (size_t i = 0; i < n; i++) {
         /* mix 1 leaves the sum alone, so that a delta kernel gives the input back exactly */
-        const double y = mix == 1.0f ? sums[i] : wet * sums[i] + dry * line[history + i];
+        const double y = mix == 1.0 ? sums[i] : wet * sums[i] + dry * line[history + i];
         cudafft_sample_store(f->format, out, (done + i) * channels + c, y);
       }
       memmove(line, line + n, history * sizeof *line);
@@ -146,11 +146,11 @@ FN(mac_add)(REAL *restrict acc_re, REAL *restrict acc_im, const REAL *restrict x
 }
 
 static void
-FN(partitioned_process)(CpuFilter *f, const void *in, void *out, size_t frames, float mix)
+FN(partitioned_process)(CpuFilter *f, const void *in, void *out, size_t frames, double mix)
 {
   const size_t parts = f->parts, channels = f->channels, count = frames / BLOCK;
   const size_t sample = cudafft_sample_size(f->format);
-  const REAL wet = (REAL)mix, dry = (REAL)1 - wet;
+  const REAL wet = (REAL)mix, dry = (REAL)(1.0 - mix);
   REAL *acc_re = f->acc_re, *acc_im = f->acc_im, *time = f->time;
   for (size_t c = 0; c < channels; c++) {
     const size_t row = (f->rows == 1 ? 0 : c) * parts * BIN_STRIDE;
@@ -177,7 +177,7 @@ FN(partitioned_process)(CpuFilter *f, const void *in, void *out, size_t frames, 
       FFTW(execute_split_dft_c2r)(f->inverse.SUFFIX, acc_re, acc_im, time);
       const REAL *y = time + BLOCK;
       for (size_t i = 0; i < BLOCK; i++) {
-        const REAL v = mix == 1.0f ? y[i] : wet * y[i] + dry * current[i];
+        const REAL v = mix == 1.0 ? y[i] : wet * y[i] + dry * current[i];
         cudafft_sample_store(f->format, out, first + i * channels, v);
       }
       memcpy(blocks, current, BLOCK * sizeof *blocks);

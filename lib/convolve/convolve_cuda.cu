@@ -124,7 +124,7 @@ struct ConvolveJob {
   size_t count = 0;    /* blocks (Blocks), frames (Direct), taps (Spectra) */
   int current = 0;     /* the set of signal rows or history it reads */
   size_t head = 0;     /* Blocks, P > 1: its first block's slot */
-  float mix = 1.0f;    /* wet fraction */
+  double mix = 1.0;    /* wet fraction */
   bool staged = false; /* Blocks: input and output in the object's block buffers */
   /* Spectra: partitions first_partition... of kernel row `row` */
   size_t row = 0, first_partition = 0;
@@ -373,8 +373,8 @@ describe_blocks(const ConvolveJob *j)
   d.ring = f->ring;
   d.spectra = f->spectra;
   d.pitch = f->pitch;
-  d.wet_gain = j->mix;
-  d.dry_gain = 1.0f - j->mix;
+  d.wet_gain = (float)j->mix;
+  d.dry_gain = (float)(1.0 - j->mix);
   d.format = f->format;
   d.channels = (int)f->channels;
   d.kernel_rows = (int)f->rows;
@@ -444,8 +444,8 @@ describe_blocks64(const ConvolveJob *j)
   d.spectra = f->spectra64;
   d.sums = f->sums64;
   d.time = f->time64;
-  d.wet_gain = (double)j->mix;
-  d.dry_gain = 1.0 - (double)j->mix;
+  d.wet_gain = j->mix;
+  d.dry_gain = 1.0 - j->mix;
   d.channels = (int)f->channels;
   d.kernel_rows = (int)f->rows;
   d.partitions = (int)f->partitions;
@@ -528,8 +528,9 @@ describe_direct(const ConvolveJob *j)
   d.taps = f->direct_taps;
   d.frames = j->count;
   /* F32: the float gains of the single-precision path, exactly */
-  d.wet_gain = (double)j->mix;
-  d.dry_gain = f->format == CUDAFFT_SAMPLE_F64 ? 1.0 - (double)j->mix : (double)(1.0f - j->mix);
+  const bool f64 = f->format == CUDAFFT_SAMPLE_F64;
+  d.wet_gain = f64 ? j->mix : (double)(float)j->mix;
+  d.dry_gain = f64 ? 1.0 - j->mix : (double)(float)(1.0 - j->mix);
   d.format = f->format;
   d.channels = (int)f->channels;
   d.taps_count = (int)f->taps;
@@ -963,7 +964,7 @@ call_job_units(const CudaConvolve *f, size_t units)
 
 /* One partitioned job of `blocks` blocks, its input at in (nullptr: zeros), its output to out. */
 void
-submit_blocks(Window *w, CudaConvolve *f, const char *in, char *out, size_t blocks, float mix)
+submit_blocks(Window *w, CudaConvolve *f, const char *in, char *out, size_t blocks, double mix)
 {
   ConvolveJob *job = w->next();
   if (!job)
@@ -983,7 +984,7 @@ submit_blocks(Window *w, CudaConvolve *f, const char *in, char *out, size_t bloc
 /* One block of a staged object: its input copied into the object's raw block in parts, the block's
  * job on the block buffers, its output copied out of the out block in parts. */
 void
-submit_staged_block(Window *w, CudaConvolve *f, const char *in, char *out, float mix)
+submit_staged_block(Window *w, CudaConvolve *f, const char *in, char *out, double mix)
 {
   const size_t bytes = kBlock * f->frame_bytes;
   char *raw = static_cast<char *>(f->raw_block);
@@ -1023,7 +1024,7 @@ submit_staged_block(Window *w, CudaConvolve *f, const char *in, char *out, float
 
 /* One direct job of `frames` frames. */
 void
-submit_direct(Window *w, CudaConvolve *f, const char *in, char *out, size_t frames, float mix)
+submit_direct(Window *w, CudaConvolve *f, const char *in, char *out, size_t frames, double mix)
 {
   ConvolveJob *job = w->next();
   if (!job)
