@@ -26,9 +26,9 @@
  * period: each call is then timed under full load, and audio seconds per wall second show the
  * headroom. First 2 x 2048 / L blocks an object (at least 8, at most --max-wall seconds' worth) go
  * untimed: the engines warm up and, at short blocks, the split path's tail blocks (2048 frames, the
- * far tail's on a worker thread a block behind) come round twice. Then as many blocks as cover --seconds of audio, at least 200, cut once the row
- * has run --max-wall seconds, and below 200 only where it has fallen behind real time (its p99.9 is
- * then a verdict, not a figure).
+ * far tail's on a worker thread a block behind) come round twice. Then as many blocks as cover
+ * --seconds of audio, at least 200, cut once the row has run --max-wall seconds, and below 200 only
+ * where it has fallen behind real time (its p99.9 is then a verdict, not a figure).
  *
  * Per row: the median, p99.9 (nearest rank) and worst call in ms over every timed call of every
  * object, the block's period, p99.9 as % of the period, audio seconds per wall second of the
