@@ -1,13 +1,14 @@
 /* convolve_worker.c: see convolve_worker.h. One mutex and one condition variable: the thread waits
  * on it for a job or the end, callers wait on it for jobs done; every change is broadcast (at most
  * two threads ever wait). */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* SCHED_IDLE */
 
 #include "convolve_worker.h"
 
 #include "errors.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,15 @@ static void *
 worker_main(void *arg)
 {
   CudafftConvolveWorker *w = arg;
+#ifdef SCHED_IDLE
+  /* Background work with a deadline a block away: woken by its caller, a thread of the normal
+   * policy would often be put on the caller's core and preempt it for its whole job, which is the
+   * spike this thread exists to avoid. At the idle policy it runs on cores nothing else wants, and
+   * if there are none the caller, blocked waiting for its output, leaves it its own. A hint: where
+   * the policy cannot be set the thread runs at the normal one. */
+  const struct sched_param idle = {0};
+  (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
+#endif
   pthread_mutex_lock(&w->lock);
   for (;;) {
     while (!w->quit && w->done == w->submitted)
