@@ -12,9 +12,10 @@
  *   output follows input at once (lag 0) and a delta kernel gives the input back exactly.
  * - split (every longer kernel at block sizes below CUDAFFT_CONVOLVE_BLOCK): a head of the kernel
  *   in the time domain (taps 0 .. CUDAFFT_CONVOLVE_BLOCK - L - 1 for block size L >= 32; taps
- *   0 .. CUDAFFT_CONVOLVE_BLOCK - 1 for block size 0) and the rest partitioned as below, its
- *   blocks of B frames due only L frames after they end. Input is taken in blocks of L frames
- *   (L 0: frame by frame), so output lags input by up to L frames.
+ *   0 .. CUDAFFT_CONVOLVE_BLOCK - 1 for block size 0) and the rest partitioned as below: the next
+ *   B taps as each input block of B frames ends, the taps after them on a thread of the library's
+ *   (at the idle scheduling policy where there is one) while the next block comes in. Input is
+ *   taken in blocks of L frames (L 0: frame by frame), so output lags input by up to L frames.
  * - partitioned (every longer kernel at the default block size): uniformly partitioned
  *   overlap-save. The kernel is cut into
  *   P = ceil(taps / B) partitions of B = CUDAFFT_CONVOLVE_BLOCK taps, each zero-padded to an
