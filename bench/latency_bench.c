@@ -510,6 +510,19 @@ stop_growing(char *stop, const char *what, unsigned count, const char *reason)
   snprintf(stop, WHY_BYTES, "skipped: %u %s %s", count, what, reason);
 }
 
+/* After objects for a row of `count` `what` could not be made: larger rows are skipped, and a
+ * failure other than memory makes the run's exit status 1. */
+static void
+stop_after_failure(Context *cx, char *stop, const char *what, unsigned count, CudafftStatus status)
+{
+  if (out_of_memory(status)) {
+    stop_growing(stop, what, count, "did not fit in memory");
+  } else {
+    cx->status = 1;
+    stop_growing(stop, what, count, "could not be made");
+  }
+}
+
 static void
 after_row(const Figures *f, unsigned count, const char *what, char *stop)
 {
@@ -547,12 +560,7 @@ element_rows(Context *cx, const Backend *b, size_t block, Reach *reach)
     }
     if (status != CUDAFFT_STATUS_OK) {
       print_skipped(b->name, b_text, c_text, N_ELEMENT_COLUMNS, why);
-      if (out_of_memory(status))
-        stop_growing(stop, "channels", channels, "did not fit in memory");
-      else {
-        cx->status = 1;
-        stop_growing(stop, "channels", channels, "could not be made");
-      }
+      stop_after_failure(cx, stop, "channels", channels, status);
     } else {
       const Figures f =
           run_row(objects, n_objects, n_objects, block, cx->input, cx->want_pinned, o);
@@ -609,12 +617,7 @@ instance_rows(Context *cx, const Backend *b, size_t block, Reach *reach)
     }
     if (status != CUDAFFT_STATUS_OK) {
       print_skipped(b->name, b_text, m_text, N_INSTANCE_COLUMNS, why);
-      if (out_of_memory(status))
-        stop_growing(stop, "instances", m, "did not fit in memory");
-      else {
-        cx->status = 1;
-        stop_growing(stop, "instances", m, "could not be made");
-      }
+      stop_after_failure(cx, stop, "instances", m, status);
       continue;
     }
     for (unsigned k = 0; k < m; k++)

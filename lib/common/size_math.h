@@ -15,6 +15,12 @@ min_size(size_t a, size_t b)
   return a < b ? a : b;
 }
 
+static inline size_t
+max_size(size_t a, size_t b)
+{
+  return a > b ? a : b;
+}
+
 /* *out = a b; 0 where that overflows. */
 static inline int
 mul_size(size_t a, size_t b, size_t *out)

@@ -2,12 +2,14 @@
  * staging of partial blocks (the public lag), the kernel crossover (two filters side by side,
  * blended here), draining with zeros. The filters (a backend's, or a split one made of two of a
  * backend's) run whole calls without lag. */
+#define _DEFAULT_SOURCE /* sysconf's _SC_PHYS_PAGES (size_math.h) */
 #include "convolve_backend.h"
 #include "convolve_split.h"
 
 #include "api_getter.h"
 #include "backend_choice.h"
 #include "sample_values.h"
+#include "size_math.h"
 
 #include <float.h>
 #include <math.h>
@@ -190,12 +192,6 @@ filter_reset(const CudafftConvolve *cv, const Filter *filter)
     cudafft_convolve_split_reset(filter->impl);
   else
     cv->ops->reset(filter->impl); /* nothing to report: reset and drain report nothing */
-}
-
-static size_t
-max_size(size_t a, size_t b)
-{
-  return a > b ? a : b;
 }
 
 static size_t

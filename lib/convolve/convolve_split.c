@@ -2,11 +2,13 @@
  * block filtered in the run that completes its input, and a far tail filtered by a worker thread
  * while the next block's input comes in. The head writes the run's output (mixed); the tails'
  * outputs are added to it a = B - L and a + B frames later. */
+#define _DEFAULT_SOURCE /* sysconf's _SC_PHYS_PAGES (size_math.h) */
 #include "convolve_split.h"
 
 #include "convolve_worker.h"
 #include "errors.h"
 #include "sample_values.h"
+#include "size_math.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -80,7 +82,7 @@ tail_create(CudafftConvolveSplit *s, const CudafftConvolveSpec *spec, size_t off
   const size_t taps = spec->kernel.taps;
   if (taps <= offset)
     return CUDAFFT_STATUS_OK;
-  const size_t own = taps - offset < count ? taps - offset : count;
+  const size_t own = min_size(taps - offset, count);
   tail->output = calloc(2 * BLOCK, s->frame_bytes);
   if (!tail->output)
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
@@ -103,7 +105,7 @@ cudafft_convolve_split_create(const CudafftConvolveBackend *ops, const CudafftCo
   s->frame_bytes = spec->channels * cudafft_sample_size(spec->format);
   const size_t a = cudafft_convolve_split_head_taps(block_size), taps = spec->kernel.taps;
   CudafftStatus status =
-      part_create(ops, spec, CUDAFFT_CONVOLVE_DIRECT, 0, taps < a ? taps : a, &s->head);
+      part_create(ops, spec, CUDAFFT_CONVOLVE_DIRECT, 0, min_size(taps, a), &s->head);
   if (status == CUDAFFT_STATUS_OK)
     status = tail_create(s, spec, a, BLOCK, &s->near);
   if (status == CUDAFFT_STATUS_OK)
@@ -215,7 +217,7 @@ cudafft_convolve_split_run(CudafftConvolveSplit *split, const CudafftConvolveJob
   for (size_t done = 0; done < job->frames;) {
     const size_t within = s->position % BLOCK;
     const size_t left = job->frames - done;
-    const size_t count = left < BLOCK - within ? left : BLOCK - within;
+    const size_t count = min_size(left, BLOCK - within);
     if (in)
       memcpy(s->gather + within * fb, in + done * fb, count * fb);
     else
