@@ -8,7 +8,8 @@
 #include <string.h>
 
 #define NS_PER_SECOND UINT64_C(1000000000)
-/* e = ERROR_RMS x the relative error x the rms of the FFT's magnitudes (spectrum_reference.h). */
+/* e = ERROR_RMS x the relative error x the rms of the FFT's magnitudes, or of the channels' where
+ * the mix cancels (spectrum_reference.h). */
 #define ERROR_RMS 10.0
 /* Radians from +-pi where a float phase may come out with the other sign. */
 #define PHASE_WRAP_MARGIN 1e-3
@@ -209,19 +210,28 @@ run_fft(SpectrumRef *r, size_t s)
 {
   const size_t nfft = r->nfft, bands = r->settings.bands, ch = r->channels;
   int finite = 1;
+  /* The windowed samples' energy with each sample taken as the mean of its channels' magnitudes:
+   * a float mix rounds relative to the channels, not to their mean, which can be far smaller
+   * where channels cancel (four channels near +-0.5 mixing to 1e-3). */
+  double magnitude_energy = 0.0;
   for (size_t i = 0; i < nfft; i++) {
     const double *frame = r->history + (r->input_pos + i) % nfft * ch;
-    double x;
+    double x, magnitude;
     if (r->settings.multi_channel) {
       x = frame[s];
+      magnitude = fabs(x);
     } else {
-      x = 0.0;
-      for (size_t c = 0; c < ch; c++)
+      x = magnitude = 0.0;
+      for (size_t c = 0; c < ch; c++) {
         x += frame[c];
+        magnitude += fabs(frame[c]);
+      }
       x /= (double)ch;
+      magnitude /= (double)ch;
     }
     finite &= isfinite(x) != 0;
     r->input[i] = x * r->window[i];
+    magnitude_energy += (magnitude * r->window[i]) * (magnitude * r->window[i]);
   }
   if (finite)
     fftw_execute(r->plan);
@@ -230,7 +240,10 @@ run_fft(SpectrumRef *r, size_t s)
   double energy = 0.0;
   for (size_t k = 0; finite && k < bands; k++)
     energy += r->bins[k][0] * r->bins[k][0] + r->bins[k][1] * r->bins[k][1];
-  const double e = ERROR_RMS * r->rel_error * sqrt(energy / (double)bands);
+  /* The bands' rms is about the windowed samples' L2 norm (Parseval); the channels' magnitudes
+   * bound the mix's rounding where that norm is the smaller. */
+  const double scale = sqrt(fmax(energy / (double)bands, magnitude_energy));
+  const double e = ERROR_RMS * r->rel_error * scale;
   for (size_t k = 0; k < bands; k++) {
     const size_t at = s * bands + k;
     if (!finite) {

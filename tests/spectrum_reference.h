@@ -45,7 +45,8 @@ typedef void (*SpectrumRefEmit)(void *context, const SpectrumRefInterval *interv
 
 /* The relative L2 error of a float analysis's spectrum at nfft (its FFT's and its samples'
  * roundings): e is 10 times that times the rms of the FFT's magnitudes (the error spread over the
- * bands, with room for the largest of a million). NULL: e = 0, lo = hi = level. */
+ * bands, with room for the largest of a million), or times the L2 norm of the windowed channels'
+ * mean magnitudes where that is larger (a mix that cancels). NULL: e = 0, lo = hi = level. */
 typedef double (*SpectrumRefErrorFn)(size_t nfft);
 
 typedef struct SpectrumRef SpectrumRef;
