@@ -28,11 +28,21 @@
  * waiters find them delivered. So the executor needs nothing of its users' waiting order, and no
  * user can wedge it by waiting late.
  *
- * Threads and waking: one mutex guards all of it, held for a few instructions at a time (copies
- * and device calls happen outside it). The launcher and the completion thread sleep on condition
- * variables of their own and are signalled only while they sleep (the *_idle flags); the waiters
- * of a batch sleep on its slot's condition, broadcast once when the batch is done (and once when
- * its uncollected outputs are delivered). */
+ * Threads and waking: the executor's mutex guards placement, the queue and the slots' states,
+ * held for a few instructions at a time (copies and device calls happen outside it). The launcher
+ * and the completion thread sleep on condition variables of their own and are signalled only
+ * while they sleep (the *_idle flags).
+ *
+ * Collection takes none of that mutex: a batch's hundred waiters waking together would queue up
+ * on it (each handing it to the next through the kernel) ahead of the submissions and the launch
+ * of the next batch. A waiter whose batch is not done yet puts its thread's own waiter (a mutex,
+ * a condition and a flag that only it and the completion thread touch) on its slot's list under
+ * the slot's collect_lock and sleeps on it; the completion thread wakes each one. A woken waiter
+ * claims its job with one atomic exchange on the slot's claim array (the launcher's eviction
+ * claims the same way, so each output is copied out once), copies its output and counts it out
+ * atomically; the last one out frees the slot under the executor's mutex. A waiter whose job the
+ * launcher claimed sleeps on the slot's condition until it is delivered. Where both mutexes are
+ * held, the executor's is taken first. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "executor_device.h"
@@ -40,6 +50,7 @@
 #include "errors.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,13 +64,23 @@ typedef enum {
 } SlotState;
 
 typedef enum {
-  JOB_IDLE = 0,   /* never submitted, or collected */
-  JOB_QUEUED,     /* waiting for room in a slot */
-  JOB_PLACED,     /* in a slot (done when the slot is) */
-  JOB_COLLECTING, /* its waiter copies its output out of the done slot */
-  JOB_EVICTING,   /* the launcher copies its output out of the done slot */
-  JOB_DELIVERED,  /* its output is out and its status in priv.status; the slot may be reused */
+  /* Set under the executor's lock: */
+  JOB_IDLE = 0, /* never submitted, or collected */
+  JOB_QUEUED,   /* waiting for room in a slot */
+  JOB_PLACED,   /* in a slot (done when the slot is); collected by whoever claims it */
+  /* Set under its slot's collect_lock by the launcher, which claimed it: */
+  JOB_DELIVERED, /* its output is out and its status in priv.status; the slot may be reused */
 } JobState;
+
+/* A thread's means of sleeping until the completion thread wakes it: one per waiting thread, made
+ * at its first wait, freed when the thread exits. Only that thread and the completion thread
+ * touch it, so waking it wakes nobody else. */
+typedef struct Waiter {
+  pthread_mutex_t lock;
+  pthread_cond_t wake;
+  int woken;           /* under lock */
+  struct Waiter *next; /* on a slot's list of sleepers (under the slot's collect_lock) */
+} Waiter;
 
 /* Failure messages of batches whose slots were reused before every job was collected. */
 #define KEPT_FAILURES 8
@@ -80,17 +101,26 @@ typedef struct {
   SlotState state;
   int accepting; /* OPEN and not yet too full for a job that came */
   uint64_t serial;
-  /* In placement order; limits.max_jobs entries. A job leaves (NULL) once its output is out:
-   * its owner may free it from then on. */
+  /* In placement order; limits.max_jobs entries. Once the slot is DONE, a job's entry is read
+   * only by whoever claimed it (claims): its owner may free it once its output is out. */
   CudafftJob **jobs;
+  /* Per entry: the serial of the last batch whose output there was claimed (by its waiter or the
+   * launcher, whoever came first). A serial and not a flag, so that a waiter coming after the
+   * launcher delivered its output and the slot took a new batch still finds it claimed. */
+  _Atomic uint64_t *claims;
   size_t count;
   size_t in_used, out_used; /* staging reserved so far, multiples of CUDAFFT_EXECUTOR_ALIGN */
   size_t aux_reserved;      /* the jobs' reservations for their kinds' auxiliary data */
   unsigned copying;         /* placed jobs whose input is still being copied in */
-  size_t uncollected;       /* DONE: jobs whose output is not out yet */
-  CudafftStatus status;     /* of the batch: its first failure */
+  CudafftStatus status;     /* of the batch: its first failure; fixed once it is DONE */
   char message[512];
-  pthread_cond_t done; /* broadcast when the slot becomes DONE */
+  /* Collection (see the top). */
+  atomic_size_t uncollected; /* DONE: jobs whose output is not out yet */
+  pthread_mutex_t collect_lock;
+  /* Under collect_lock: */
+  pthread_cond_t done;  /* broadcast when the slot becomes DONE, and when outputs are delivered */
+  uint64_t done_serial; /* the serial of the last batch of this slot that is done */
+  Waiter *sleepers;     /* the waiters of its batch that sleep until it is done */
   CudafftSlotMemory mem;
   /* The launcher's scratch: the jobs grouped by kind. */
   CudafftJob **order;
@@ -218,7 +248,6 @@ find_room_locked(CudafftExecutor *ex, const CudafftJob *job, int may_open)
     s->count = 0;
     s->in_used = s->out_used = s->aux_reserved = 0;
     s->copying = 0;
-    s->uncollected = 0;
     s->status = CUDAFFT_STATUS_OK;
     s->message[0] = '\0';
     return (int)i; /* a validated job fits in an empty slot */
@@ -257,6 +286,7 @@ place_locked(CudafftExecutor *ex, int i, CudafftJob *job)
   job->batch = s->serial;
   job->owner->last_batch = s->serial;
   job->priv.state = JOB_PLACED;
+  job->priv.unplaced = 0;
 }
 
 /* Outside the lock: the slot is OPEN and owes this copy, so it cannot be launched meanwhile. */
@@ -348,22 +378,34 @@ copy_output(const Slot *s, const CudafftJob *job)
     memcpy(job->priv.out, byte_offset(s->mem.host_out, job->priv.out_offset), job->out_bytes);
 }
 
-/* The output of job is out of slot s: the job leaves the slot, which is free once all have. */
-static void
-output_out_locked(CudafftExecutor *ex, Slot *s, const CudafftJob *job)
+/* Counts `count` outputs out of the done slot s; returns whether they were the last (the caller
+ * then frees the slot with slot_emptied_locked()). */
+static int
+outputs_out(Slot *s, size_t count)
 {
-  s->jobs[job->priv.index] = NULL;
-  if (--s->uncollected == 0) {
-    s->state = SLOT_FREE;
-    if (ex->queue_head)
-      wake_launcher_locked(ex);
-  }
+  return atomic_fetch_sub_explicit(&s->uncollected, count, memory_order_acq_rel) == count;
 }
 
-static int
-claimable(const CudafftJob *job)
+/* Under the executor's lock: every job of the done slot s is out. */
+static void
+slot_emptied_locked(CudafftExecutor *ex, Slot *s)
 {
-  return job && job->priv.state == JOB_PLACED;
+  s->state = SLOT_FREE;
+  if (ex->queue_head)
+    wake_launcher_locked(ex);
+}
+
+/* Claims the output of entry `index` of batch `serial` in the done slot s: whether the caller
+ * was first, and copies it out. */
+static int
+claim(Slot *s, size_t index, uint64_t serial)
+{
+  uint64_t seen = atomic_load_explicit(&s->claims[index], memory_order_acquire);
+  while (seen < serial)
+    if (atomic_compare_exchange_weak_explicit(&s->claims[index], &seen, serial,
+                                              memory_order_acq_rel, memory_order_acquire))
+      return 1;
+  return 0;
 }
 
 /* The launcher needs a slot and none is free: delivers the uncollected outputs of the oldest done
@@ -372,26 +414,26 @@ claimable(const CudafftJob *job)
 static int
 evict_oldest_done_locked(CudafftExecutor *ex)
 {
-  Slot *s = NULL;
-  for (unsigned i = 0; i < ex->limits.slots; i++) {
-    Slot *candidate = &ex->slots[i];
-    if (candidate->state != SLOT_DONE || (s && candidate->serial > s->serial))
-      continue;
-    for (size_t j = 0; j < candidate->count; j++)
-      if (claimable(candidate->jobs[j])) {
-        s = candidate;
-        break;
-      }
-  }
-  if (!s)
-    return 0;
-  /* The claimed jobs go in the launcher's scratch list (the slot is done launching). */
+  Slot *s;
   size_t claimed = 0;
-  for (size_t j = 0; j < s->count; j++)
-    if (claimable(s->jobs[j])) {
-      s->jobs[j]->priv.state = JOB_EVICTING;
-      s->order[claimed++] = s->jobs[j];
+  /* Oldest first, passing over those whose waiters have claimed every job. The claimed jobs go in
+   * the launcher's scratch list (the slot is done launching). */
+  for (uint64_t after = 0;; after = s->serial) {
+    s = NULL;
+    for (unsigned i = 0; i < ex->limits.slots; i++) {
+      Slot *candidate = &ex->slots[i];
+      if (candidate->state == SLOT_DONE && candidate->serial > after &&
+          (!s || candidate->serial < s->serial))
+        s = candidate;
     }
+    if (!s)
+      return 0;
+    for (size_t j = 0; j < s->count; j++)
+      if (claim(s, j, s->serial))
+        s->order[claimed++] = s->jobs[j];
+    if (claimed > 0)
+      break;
+  }
   if (s->status != CUDAFFT_STATUS_OK) {
     FailureRecord *record = &ex->failures[ex->next_failure++ % KEPT_FAILURES];
     record->serial = s->serial;
@@ -402,14 +444,18 @@ evict_oldest_done_locked(CudafftExecutor *ex)
   if (s->status == CUDAFFT_STATUS_OK)
     for (size_t j = 0; j < claimed; j++)
       copy_output(s, s->order[j]);
-  pthread_mutex_lock(&ex->lock);
+  pthread_mutex_lock(&s->collect_lock);
   for (size_t j = 0; j < claimed; j++) {
     CudafftJob *job = s->order[j];
     job->priv.state = JOB_DELIVERED;
     job->priv.status = s->status;
-    output_out_locked(ex, s, job);
   }
   pthread_cond_broadcast(&s->done);
+  pthread_mutex_unlock(&s->collect_lock);
+  const int last = outputs_out(s, claimed);
+  pthread_mutex_lock(&ex->lock);
+  if (last)
+    slot_emptied_locked(ex, s);
   return 1;
 }
 
@@ -537,9 +583,9 @@ abandon_done_slots_locked(CudafftExecutor *ex)
     if (s->state != SLOT_DONE)
       continue;
     for (size_t j = 0; j < s->count; j++)
-      if (s->jobs[j]) /* not collected */
+      if (claim(s, j, s->serial)) /* not collected */
         s->jobs[j]->priv.state = JOB_IDLE;
-    s->uncollected = 0;
+    atomic_store(&s->uncollected, 0);
     s->state = SLOT_FREE;
   }
 }
@@ -584,6 +630,97 @@ launcher_main(void *arg)
 
 /* ---- completion ---- */
 
+static pthread_once_t waiter_key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t waiter_key;
+static int waiter_key_made;
+
+static void
+waiter_free(void *arg)
+{
+  Waiter *w = arg;
+  pthread_cond_destroy(&w->wake);
+  pthread_mutex_destroy(&w->lock);
+  free(w);
+}
+
+static void
+make_waiter_key(void)
+{
+  waiter_key_made = pthread_key_create(&waiter_key, waiter_free) == 0;
+}
+
+/* The calling thread's waiter, made at its first call; NULL where it cannot be made (the caller
+ * then sleeps on the slot's condition instead). */
+static Waiter *
+this_thread_waiter(void)
+{
+  pthread_once(&waiter_key_once, make_waiter_key);
+  if (!waiter_key_made)
+    return NULL;
+  Waiter *w = pthread_getspecific(waiter_key);
+  if (w)
+    return w;
+  w = calloc(1, sizeof *w);
+  if (!w)
+    return NULL;
+  if (pthread_mutex_init(&w->lock, NULL) != 0) {
+    free(w);
+    return NULL;
+  }
+  if (pthread_cond_init(&w->wake, NULL) != 0) {
+    pthread_mutex_destroy(&w->lock);
+    free(w);
+    return NULL;
+  }
+  if (pthread_setspecific(waiter_key, w) != 0) {
+    waiter_free(w);
+    return NULL;
+  }
+  return w;
+}
+
+/* Wakes each waiter of a list the completion thread took off a done slot. Once woken, a waiter may
+ * go on and sleep on another slot's list: its next is read first. */
+static void
+wake_sleepers(Waiter *w)
+{
+  while (w) {
+    Waiter *next = w->next;
+    pthread_mutex_lock(&w->lock);
+    w->woken = 1;
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->lock);
+    w = next;
+  }
+}
+
+/* Returns once batch `serial` of slot s is done. */
+static void
+wait_for_batch(Slot *s, uint64_t serial)
+{
+  Waiter *w = this_thread_waiter();
+  pthread_mutex_lock(&s->collect_lock);
+  /* The slot is reused only after this job is out, so its later batches count as done too. */
+  if (s->done_serial >= serial) {
+    pthread_mutex_unlock(&s->collect_lock);
+    return;
+  }
+  if (!w) {
+    while (s->done_serial < serial)
+      pthread_cond_wait(&s->done, &s->collect_lock);
+    pthread_mutex_unlock(&s->collect_lock);
+    return;
+  }
+  w->woken = 0; /* nobody else has it before it is on the list */
+  w->next = s->sleepers;
+  s->sleepers = w;
+  pthread_mutex_unlock(&s->collect_lock);
+  pthread_mutex_lock(&w->lock);
+  while (!w->woken)
+    pthread_cond_wait(&w->wake, &w->lock);
+  pthread_mutex_unlock(&w->lock);
+}
+
 static Slot *
 oldest_in_flight_locked(CudafftExecutor *ex)
 {
@@ -611,10 +748,18 @@ completer_main(void *arg)
       if (status != CUDAFFT_STATUS_OK)
         batch_failed(ex, s, status, "the device's work");
       s->state = SLOT_DONE;
-      s->uncollected = s->count;
       ex->in_flight--;
+      atomic_store(&s->uncollected, s->count);
+      pthread_mutex_lock(&s->collect_lock);
+      s->done_serial = s->serial;
+      Waiter *sleepers = s->sleepers;
+      s->sleepers = NULL;
       pthread_cond_broadcast(&s->done);
+      pthread_mutex_unlock(&s->collect_lock);
       wake_launcher_locked(ex);
+      pthread_mutex_unlock(&ex->lock);
+      wake_sleepers(sleepers);
+      pthread_mutex_lock(&ex->lock);
       continue;
     }
     if (ex->launcher_done)
@@ -642,13 +787,12 @@ cudafft_executor_submit(CudafftExecutor *ex, CudafftJob *job, const void *in, vo
                         "executor job of kind '%s' too large: %zu input bytes + %zu auxiliary "
                         "bytes and %zu output bytes; a job holds at most %zu of each",
                         job->kind->name, job->in_bytes, aux, job->out_bytes, max);
-  pthread_mutex_lock(&ex->lock);
-  if (job->priv.state != JOB_IDLE) {
-    pthread_mutex_unlock(&ex->lock);
+  if (job->priv.outstanding)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
                         "executor job of kind '%s' submitted again before it was waited for",
                         job->kind->name);
-  }
+  job->priv.outstanding = 1;
+  pthread_mutex_lock(&ex->lock);
   job->priv.aux_reserved = round_up(aux);
   job->priv.out = out;
   job->priv.status = CUDAFFT_STATUS_OK;
@@ -656,6 +800,7 @@ cudafft_executor_submit(CudafftExecutor *ex, CudafftJob *job, const void *in, vo
   job->batch = 0;
   /* Behind the owner's queued jobs; free slots go to the queue first. */
   const int i = job->owner->queued ? -1 : find_room_locked(ex, job, !ex->queue_head);
+  job->priv.queued = job->priv.unplaced = i < 0;
   if (i < 0) {
     queue_push_locked(ex, job, in);
     wake_launcher_locked(ex);
@@ -689,40 +834,47 @@ cudafft_executor_wait(CudafftExecutor *ex, CudafftJob *job)
 {
   if (!ex || !job)
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_executor_wait: NULL executor or job");
-  pthread_mutex_lock(&ex->lock);
-  if (job->priv.state == JOB_IDLE) {
-    pthread_mutex_unlock(&ex->lock);
+  if (!job->priv.outstanding)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
                         "cudafft_executor_wait: the job is not outstanding (never submitted, or "
                         "already waited for)");
-  }
-  while (job->priv.state == JOB_QUEUED)
-    pthread_cond_wait(&ex->placed, &ex->lock);
-  Slot *s = &ex->slots[job->priv.slot];
-  while ((job->priv.state == JOB_PLACED && s->state != SLOT_DONE) ||
-         job->priv.state == JOB_EVICTING)
-    pthread_cond_wait(&s->done, &ex->lock);
-  if (job->priv.state == JOB_DELIVERED) {
-    /* The launcher needed the slot and copied the output out already. */
-    const CudafftStatus status = job->priv.status;
-    if (status != CUDAFFT_STATUS_OK)
-      delivered_failure_locked(ex, job);
-    job->priv.state = JOB_IDLE;
+  job->priv.outstanding = 0;
+  if (job->priv.queued) {
+    /* The launcher places it (slot, batch) under the executor's lock. */
+    pthread_mutex_lock(&ex->lock);
+    while (job->priv.unplaced)
+      pthread_cond_wait(&ex->placed, &ex->lock);
     pthread_mutex_unlock(&ex->lock);
+  }
+  Slot *s = &ex->slots[job->priv.slot];
+  wait_for_batch(s, job->batch);
+  if (claim(s, job->priv.index, job->batch)) {
+    /* The slot stays DONE until this job is out, so its staging, status and message hold still. */
+    const CudafftStatus status = s->status;
+    if (status == CUDAFFT_STATUS_OK)
+      copy_output(s, job);
+    else
+      cudafft_fail(status, "%s", s->message);
+    job->priv.state = JOB_IDLE;
+    if (outputs_out(s, 1)) {
+      pthread_mutex_lock(&ex->lock);
+      slot_emptied_locked(ex, s);
+      pthread_mutex_unlock(&ex->lock);
+    }
     return status;
   }
-  job->priv.state = JOB_COLLECTING;
-  const CudafftStatus status = s->status;
-  pthread_mutex_unlock(&ex->lock);
-  /* The slot stays DONE until this job is out, so its staging and message hold still. */
-  if (status == CUDAFFT_STATUS_OK)
-    copy_output(s, job);
-  else
-    cudafft_fail(status, "%s", s->message);
-  pthread_mutex_lock(&ex->lock);
+  /* The launcher needed the slot and claimed the job: it delivers the output. */
+  pthread_mutex_lock(&s->collect_lock);
+  while (job->priv.state != JOB_DELIVERED)
+    pthread_cond_wait(&s->done, &s->collect_lock);
+  const CudafftStatus status = job->priv.status;
   job->priv.state = JOB_IDLE;
-  output_out_locked(ex, s, job);
-  pthread_mutex_unlock(&ex->lock);
+  pthread_mutex_unlock(&s->collect_lock);
+  if (status != CUDAFFT_STATUS_OK) {
+    pthread_mutex_lock(&ex->lock);
+    delivered_failure_locked(ex, job);
+    pthread_mutex_unlock(&ex->lock);
+  }
   return status;
 }
 
@@ -744,10 +896,12 @@ executor_destroy(CudafftExecutor *ex)
     Slot *s = &ex->slots[i];
     ex->table->slot_free(ex->ctx, &s->mem);
     pthread_cond_destroy(&s->done);
+    pthread_mutex_destroy(&s->collect_lock);
   }
   if (ex->slots) {
     for (unsigned i = 0; i < ex->limits.slots; i++) {
       free(ex->slots[i].jobs);
+      free((void *)ex->slots[i].claims);
       free(ex->slots[i].order);
       free(ex->slots[i].groups);
     }
@@ -788,18 +942,24 @@ make_slots(CudafftExecutor *ex)
   for (unsigned i = 0; i < ex->limits.slots; i++) {
     Slot *s = &ex->slots[i];
     s->jobs = calloc(max_jobs, sizeof *s->jobs);
+    s->claims = calloc(max_jobs, sizeof *s->claims);
     s->order = calloc(max_jobs, sizeof *s->order);
     s->groups = calloc(max_jobs, sizeof *s->groups);
-    if (!s->jobs || !s->order || !s->groups)
+    if (!s->jobs || !s->claims || !s->order || !s->groups)
       return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
                           "executor: no memory for the job lists of %zu jobs a batch", max_jobs);
-    if (pthread_cond_init(&s->done, NULL) != 0)
+    if (pthread_mutex_init(&s->collect_lock, NULL) != 0)
+      return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "executor: cannot make a mutex");
+    if (pthread_cond_init(&s->done, NULL) != 0) {
+      pthread_mutex_destroy(&s->collect_lock);
       return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
                           "executor: cannot make a condition variable");
+    }
     const CudafftStatus status =
         ex->table->slot_alloc(ex->ctx, ex->in_capacity, ex->out_capacity, &s->mem);
     if (status != CUDAFFT_STATUS_OK) {
       pthread_cond_destroy(&s->done);
+      pthread_mutex_destroy(&s->collect_lock);
       return status;
     }
     ex->slots_made++;

@@ -107,6 +107,9 @@ struct CudafftJob {
   /* Private to the executor: never read or written by engines or kinds. */
   struct {
     int state;            /* idle, waiting for room, placed, being collected, delivered */
+    int outstanding;      /* submitted and not yet waited for: the owner's calls only */
+    int queued;           /* it waited for room when submitted: the owner's calls only */
+    int unplaced;         /* it still waits for room: under the executor's lock */
     int slot;             /* the batch slot it is in */
     size_t index;         /* its place in the slot's list of jobs */
     size_t in_offset;     /* of its input in the slot's input staging */
