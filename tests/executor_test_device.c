@@ -67,6 +67,7 @@ executor_test_device_reset(void)
   t->limits = (CudafftExecutorLimits){0};
   atomic_store(&t->delay_us, 0);
   t->memory_bytes = 0;
+  atomic_store(&t->slot_budget, -1);
   atomic_store(&t->fail_next_upload, 0);
   atomic_store(&t->fail_next_wait, 0);
   atomic_store(&t->failed_upload_batch, 0);
@@ -299,6 +300,13 @@ static CudafftStatus
 fake_slot_alloc(void *ctx, size_t in_bytes, size_t out_bytes, CudafftSlotMemory *mem)
 {
   *mem = (CudafftSlotMemory){0};
+  int budget = atomic_load(&executor_test_device.slot_budget);
+  while (budget > 0 &&
+         !atomic_compare_exchange_weak(&executor_test_device.slot_budget, &budget, budget - 1))
+    ;
+  if (budget == 0)
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
+                        "test device: no staging memory for another slot (the test's budget)");
   mem->handle = calloc(1, sizeof(FakeSlot));
   if (mem->handle)
     atomic_fetch_add(&executor_test_device.live_slots, 1);

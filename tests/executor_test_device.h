@@ -20,6 +20,9 @@ typedef struct {
   /* Device memory the allocations may take in all (the slots' buffers count too). */
   size_t memory_bytes;
 
+  /* Slots slot_alloc may still make (each one made counts down); negative: any number. */
+  atomic_int slot_budget;
+
   /* Injected failures, each taken by the next call (then cleared); the batch serial (count of
    * uploads or waits so far, which is the core's batch serial) it hit is recorded. */
   atomic_int fail_next_upload, fail_next_wait;

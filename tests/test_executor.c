@@ -496,7 +496,11 @@ set_limits(size_t max_job_bytes, unsigned slots, unsigned in_flight, size_t max_
            unsigned delay_us)
 {
   executor_test_device_reset();
-  executor_test_device.limits = (CudafftExecutorLimits){max_job_bytes, slots, in_flight, max_jobs};
+  executor_test_device.limits = (CudafftExecutorLimits){.max_job_bytes = max_job_bytes,
+                                                        .slots = slots,
+                                                        .max_in_flight = in_flight,
+                                                        .max_jobs = max_jobs,
+                                                        .max_slots = slots};
   atomic_store(&executor_test_device.delay_us, delay_us);
   executor_test_device.memory_bytes = (size_t)256 << 20;
   reset_device_counters();
@@ -819,6 +823,51 @@ test_eviction(Rng *r)
   check_released("eviction");
 }
 
+/* ---- 3b. slots made when none is free ---- */
+
+/* An owner's six jobs, each submitted once the batches before it are done and none collected
+ * until all six are: 3 slots hold the first three batches, and the fourth and fifth find no free
+ * slot. With room to grow to 5 (and a slot budget of `budget`), the executor makes a slot for
+ * each; past max_slots, or once a slot cannot be made, the launcher delivers the oldest done
+ * batch's outputs itself. Every output byte either way. */
+static void
+growth_case(Rng *r, int budget, int slots_expected, const char *what)
+{
+  set_limits(4096, 3, 2, 16, 0);
+  executor_test_device.limits.max_slots = 5;
+  atomic_store(&executor_test_device.slot_budget, budget);
+  CudafftExecutor *ex = acquire(8);
+  Owner a;
+  owner_init(&a, 0, 4096);
+  if (owner_attach(&a, ex) != CUDAFFT_STATUS_OK)
+    test_abort("growth: owner state: %s", cudafft_last_error_message());
+  int awaited = 1;
+  for (int k = 0; k < AHEAD; k++) {
+    make_job(&a, &a.pending[k], r, 4096, 0);
+    submit(ex, &a.pending[k], what);
+    awaited &= await_counter(&executor_test_device.waits, (uint64_t)k + 1);
+  }
+  const int slots = atomic_load(&executor_test_device.live_slots);
+  for (int k = 0; k < AHEAD; k++)
+    collect(ex, &a, &a.pending[k], what);
+  report_worker_failures(what);
+  test_check(awaited && slots == slots_expected && a.pending[AHEAD - 1].t.job.batch == AHEAD,
+             "%s: %d slots after six batches of which none was collected (expected %d), the "
+             "sixth in batch %llu",
+             what, slots, slots_expected, (unsigned long long)a.pending[AHEAD - 1].t.job.batch);
+  owner_detach(&a, ex);
+  owner_clear(&a);
+  cudafft_executor_release(ex);
+  check_released(what);
+}
+
+static void
+test_growth(Rng *r)
+{
+  growth_case(r, -1, 5, "growth: 3 slots grow to their limit of 5, then eviction");
+  growth_case(r, 4, 4, "growth: a slot that cannot be made (test budget of 4): eviction instead");
+}
+
 /* ---- 4. many owners on many threads ---- */
 
 #define THREADS 8
@@ -933,10 +982,11 @@ ref_cycler_main(void *arg)
 }
 
 static void
-test_stress(Rng *r, const char *name, size_t max, unsigned slots, size_t max_jobs,
-            unsigned delay_us, int rounds)
+test_stress(Rng *r, const char *name, size_t max, unsigned slots, unsigned max_slots,
+            size_t max_jobs, unsigned delay_us, int rounds)
 {
   set_limits(max, slots, 2, max_jobs, delay_us);
+  executor_test_device.limits.max_slots = max_slots;
   CudafftExecutor *ex = acquire(3);
   static StressWorker workers[THREADS];
   pthread_t threads[THREADS];
@@ -1352,8 +1402,10 @@ main(int argc, char **argv)
   test_api(&r);
   test_group_commit(&r);
   test_eviction(&r);
-  test_stress(&r, "small slots", 8192, 4, 16, 50, 40);
-  test_stress(&r, "roomy slots", 32768, 3, 256, 200, 25);
+  test_growth(&r);
+  test_stress(&r, "small slots", 8192, 4, 4, 16, 50, 40);
+  test_stress(&r, "small slots growing", 8192, 3, 6, 16, 50, 40);
+  test_stress(&r, "roomy slots", 32768, 3, 3, 256, 200, 25);
   test_streams(&r);
   test_failures(&r);
   test_cycles(&r);

@@ -23,10 +23,11 @@
  * copies their inputs itself. While jobs are queued, submitters only join open slots: the free
  * ones go to the queue first, so that a large queued job is not starved by small new ones.
  *
- * Collection never holds the executor up: when the launcher needs a slot and none is free, it
- * delivers the outputs of the oldest done batch to their jobs' `out` itself (eviction), and their
- * waiters find them delivered. So the executor needs nothing of its users' waiting order, and no
- * user can wedge it by waiting late.
+ * Collection never holds the executor up: when the launcher needs a slot and none is free, it makes
+ * another, up to the device's max_slots (under load, a done batch's waiters may wait for a
+ * processor for milliseconds), and past that delivers the outputs of the oldest done batch to
+ * their jobs' `out` itself (eviction), and their waiters find them delivered. So the executor
+ * needs nothing of its users' waiting order, and no user can wedge it by waiting late.
  *
  * Threads and waking: the executor's mutex guards placement, the queue and the slots' states,
  * held for a few instructions at a time (copies and device calls happen outside it). The launcher
@@ -54,6 +55,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
 
 typedef enum {
   SLOT_FREE = 0,
@@ -142,7 +146,8 @@ struct CudafftExecutor {
   pthread_cond_t launcher_wake, completer_wake;
   pthread_cond_t placed; /* broadcast when the launcher places queued jobs */
   Slot *slots;
-  unsigned slots_made; /* slots whose condition and memory exist */
+  unsigned slots_made; /* slots whose condition and memory exist: the first slots_made */
+  int growth_failed;   /* a slot could not be made: the executor stays at slots_made */
   uint64_t last_serial;
   unsigned in_flight; /* slots LAUNCHING or IN_FLIGHT */
   CudafftJob *queue_head, *queue_tail;
@@ -226,7 +231,7 @@ find_room_locked(CudafftExecutor *ex, const CudafftJob *job, int may_open)
   const uint64_t after = job->owner->last_batch;
   for (;;) {
     int best = -1;
-    for (unsigned i = 0; i < ex->limits.slots; i++) {
+    for (unsigned i = 0; i < ex->slots_made; i++) {
       const Slot *s = &ex->slots[i];
       if (s->state == SLOT_OPEN && s->accepting && s->serial > after &&
           (best < 0 || s->serial < ex->slots[best].serial))
@@ -238,7 +243,7 @@ find_room_locked(CudafftExecutor *ex, const CudafftJob *job, int may_open)
       return best;
     ex->slots[best].accepting = 0;
   }
-  for (unsigned i = 0; may_open && i < ex->limits.slots; i++) {
+  for (unsigned i = 0; may_open && i < ex->slots_made; i++) {
     Slot *s = &ex->slots[i];
     if (s->state != SLOT_FREE)
       continue;
@@ -259,7 +264,7 @@ find_room_locked(CudafftExecutor *ex, const CudafftJob *job, int may_open)
 static int
 room_anywhere_locked(const CudafftExecutor *ex)
 {
-  for (unsigned i = 0; i < ex->limits.slots; i++) {
+  for (unsigned i = 0; i < ex->slots_made; i++) {
     const Slot *s = &ex->slots[i];
     if (s->state == SLOT_FREE || (s->state == SLOT_OPEN && s->accepting))
       return 1;
@@ -420,7 +425,7 @@ evict_oldest_done_locked(CudafftExecutor *ex)
    * the launcher's scratch list (the slot is done launching). */
   for (uint64_t after = 0;; after = s->serial) {
     s = NULL;
-    for (unsigned i = 0; i < ex->limits.slots; i++) {
+    for (unsigned i = 0; i < ex->slots_made; i++) {
       Slot *candidate = &ex->slots[i];
       if (candidate->state == SLOT_DONE && candidate->serial > after &&
           (!s || candidate->serial < s->serial))
@@ -460,6 +465,59 @@ evict_oldest_done_locked(CudafftExecutor *ex)
 }
 
 /* ---- the launcher ---- */
+
+/* Makes slot s (its lists, mutex, condition and memory); the caller counts it made. What a failure
+ * leaves of its lists is freed with the executor. */
+static CudafftStatus
+make_slot(CudafftExecutor *ex, Slot *s)
+{
+  const size_t max_jobs = ex->limits.max_jobs;
+  s->jobs = calloc(max_jobs, sizeof *s->jobs);
+  s->claims = calloc(max_jobs, sizeof *s->claims);
+  s->order = calloc(max_jobs, sizeof *s->order);
+  s->groups = calloc(max_jobs, sizeof *s->groups);
+  if (!s->jobs || !s->claims || !s->order || !s->groups)
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
+                        "executor: no memory for the job lists of %zu jobs a batch", max_jobs);
+  if (pthread_mutex_init(&s->collect_lock, NULL) != 0)
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "executor: cannot make a mutex");
+  if (pthread_cond_init(&s->done, NULL) != 0) {
+    pthread_mutex_destroy(&s->collect_lock);
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
+                        "executor: cannot make a condition variable");
+  }
+  const CudafftStatus status =
+      ex->table->slot_alloc(ex->ctx, ex->in_capacity, ex->out_capacity, &s->mem);
+  if (status != CUDAFFT_STATUS_OK) {
+    pthread_cond_destroy(&s->done);
+    pthread_mutex_destroy(&s->collect_lock);
+  }
+  return status;
+}
+
+/* Jobs wait for room and no slot is free: makes one more slot, if the limits allow and no slot
+ * failed to be made before. Under load the waiters of done batches may not run for a while (their
+ * threads wait for a processor), and a batch's outputs would otherwise go out through eviction on
+ * this thread; an executor that never sees such load keeps its first few slots' memory only.
+ * Returns whether it made one (the lock was then released for a while). */
+static int
+grow_locked(CudafftExecutor *ex)
+{
+  if (ex->growth_failed || ex->slots_made >= ex->limits.max_slots)
+    return 0;
+  Slot *s = &ex->slots[ex->slots_made]; /* nobody looks past slots_made */
+  pthread_mutex_unlock(&ex->lock);
+  const CudafftStatus status = make_slot(ex, s);
+  pthread_mutex_lock(&ex->lock);
+  if (status != CUDAFFT_STATUS_OK) {
+    /* Eviction serves instead; the queued jobs' owners never see this failure. */
+    clear_message();
+    ex->growth_failed = 1;
+    return 0;
+  }
+  ex->slots_made++;
+  return 1;
+}
 
 static KindGroup *
 group_of(Slot *s, size_t groups, const CudafftWorkKind *kind)
@@ -566,7 +624,7 @@ static Slot *
 next_to_launch_locked(CudafftExecutor *ex)
 {
   Slot *next = NULL;
-  for (unsigned i = 0; i < ex->limits.slots; i++) {
+  for (unsigned i = 0; i < ex->slots_made; i++) {
     Slot *s = &ex->slots[i];
     if (s->state == SLOT_OPEN && (!next || s->serial < next->serial))
       next = s;
@@ -578,7 +636,7 @@ next_to_launch_locked(CudafftExecutor *ex)
 static void
 abandon_done_slots_locked(CudafftExecutor *ex)
 {
-  for (unsigned i = 0; i < ex->limits.slots; i++) {
+  for (unsigned i = 0; i < ex->slots_made; i++) {
     Slot *s = &ex->slots[i];
     if (s->state != SLOT_DONE)
       continue;
@@ -590,10 +648,23 @@ abandon_done_slots_locked(CudafftExecutor *ex)
   }
 }
 
+/* Names the calling thread (Linux: 15 characters), so that top, perf and gdb tell the executor's
+ * threads from the streaming threads that made them (whose names they would inherit). */
+static void
+name_this_thread(const char *name)
+{
+#if defined(__linux__)
+  prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
+#else
+  (void)name;
+#endif
+}
+
 static void *
 launcher_main(void *arg)
 {
   CudafftExecutor *ex = arg;
+  name_this_thread("cudafft-launch");
   pthread_mutex_lock(&ex->lock);
   for (;;) {
     if (ex->closing)
@@ -601,7 +672,7 @@ launcher_main(void *arg)
     if (ex->queue_head) {
       if (place_queued_locked(ex))
         continue;
-      if (!room_anywhere_locked(ex) && evict_oldest_done_locked(ex))
+      if (!room_anywhere_locked(ex) && (grow_locked(ex) || evict_oldest_done_locked(ex)))
         continue;
     }
     Slot *s = next_to_launch_locked(ex);
@@ -725,7 +796,7 @@ static Slot *
 oldest_in_flight_locked(CudafftExecutor *ex)
 {
   Slot *oldest = NULL;
-  for (unsigned i = 0; i < ex->limits.slots; i++) {
+  for (unsigned i = 0; i < ex->slots_made; i++) {
     Slot *s = &ex->slots[i];
     if (s->state == SLOT_IN_FLIGHT && (!oldest || s->serial < oldest->serial))
       oldest = s;
@@ -737,6 +808,7 @@ static void *
 completer_main(void *arg)
 {
   CudafftExecutor *ex = arg;
+  name_this_thread("cudafft-done");
   pthread_mutex_lock(&ex->lock);
   for (;;) {
     Slot *s = oldest_in_flight_locked(ex);
@@ -899,7 +971,7 @@ executor_destroy(CudafftExecutor *ex)
     pthread_mutex_destroy(&s->collect_lock);
   }
   if (ex->slots) {
-    for (unsigned i = 0; i < ex->limits.slots; i++) {
+    for (unsigned i = 0; i < ex->limits.max_slots; i++) {
       free(ex->slots[i].jobs);
       free((void *)ex->slots[i].claims);
       free(ex->slots[i].order);
@@ -922,12 +994,12 @@ static CudafftStatus
 check_limits(const CudafftExecutorLimits *limits)
 {
   if (limits->max_in_flight < 1 || limits->slots < limits->max_in_flight + 1 ||
-      limits->max_jobs < 1 || limits->max_job_bytes < 1 ||
+      limits->max_slots < limits->slots || limits->max_jobs < 1 || limits->max_job_bytes < 1 ||
       limits->max_job_bytes > SIZE_MAX / 2 - 2 * CUDAFFT_EXECUTOR_ALIGN)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
-                        "executor: the device's limits do not work (%u slots, %u in flight, %zu "
-                        "jobs, %zu bytes a job)",
-                        limits->slots, limits->max_in_flight, limits->max_jobs,
+                        "executor: the device's limits do not work (%u slots growing to %u, %u "
+                        "in flight, %zu jobs, %zu bytes a job)",
+                        limits->slots, limits->max_slots, limits->max_in_flight, limits->max_jobs,
                         limits->max_job_bytes);
   return CUDAFFT_STATUS_OK;
 }
@@ -935,33 +1007,13 @@ check_limits(const CudafftExecutorLimits *limits)
 static CudafftStatus
 make_slots(CudafftExecutor *ex)
 {
-  const size_t max_jobs = ex->limits.max_jobs;
-  ex->slots = calloc(ex->limits.slots, sizeof *ex->slots);
+  ex->slots = calloc(ex->limits.max_slots, sizeof *ex->slots);
   if (!ex->slots)
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "executor: no memory for its slots");
-  for (unsigned i = 0; i < ex->limits.slots; i++) {
-    Slot *s = &ex->slots[i];
-    s->jobs = calloc(max_jobs, sizeof *s->jobs);
-    s->claims = calloc(max_jobs, sizeof *s->claims);
-    s->order = calloc(max_jobs, sizeof *s->order);
-    s->groups = calloc(max_jobs, sizeof *s->groups);
-    if (!s->jobs || !s->claims || !s->order || !s->groups)
-      return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
-                          "executor: no memory for the job lists of %zu jobs a batch", max_jobs);
-    if (pthread_mutex_init(&s->collect_lock, NULL) != 0)
-      return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "executor: cannot make a mutex");
-    if (pthread_cond_init(&s->done, NULL) != 0) {
-      pthread_mutex_destroy(&s->collect_lock);
-      return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
-                          "executor: cannot make a condition variable");
-    }
-    const CudafftStatus status =
-        ex->table->slot_alloc(ex->ctx, ex->in_capacity, ex->out_capacity, &s->mem);
-    if (status != CUDAFFT_STATUS_OK) {
-      pthread_cond_destroy(&s->done);
-      pthread_mutex_destroy(&s->collect_lock);
+  while (ex->slots_made < ex->limits.slots) {
+    const CudafftStatus status = make_slot(ex, &ex->slots[ex->slots_made]);
+    if (status != CUDAFFT_STATUS_OK)
       return status;
-    }
     ex->slots_made++;
   }
   return CUDAFFT_STATUS_OK;

@@ -17,9 +17,11 @@ extern "C" {
 /* The sizes an executor is made with (the device's choice, fixed for its life). */
 typedef struct {
   size_t max_job_bytes;   /* cudafft_executor_max_job_bytes() */
-  unsigned slots;         /* batch slots: at least max_in_flight + 1 */
+  unsigned slots;         /* batch slots made with the executor: at least max_in_flight + 1 */
   unsigned max_in_flight; /* batches queued on the device at once: at least 1 */
   size_t max_jobs;        /* jobs in one batch: at least 1 */
+  unsigned max_slots;     /* slots it may grow to, made one at a time when jobs wait for room and
+                           * none is free (at least slots) */
 } CudafftExecutorLimits;
 
 /* One batch slot's memory: inputs and auxiliary data are staged in host_in and uploaded to

@@ -28,9 +28,14 @@ namespace {
 
 /* The executor's sizes on CUDA: a batch stages up to 8 MB each way (1024 stereo streams of 10 ms
  * F32 buffers take 4 MB), in 4 slots: two on the device, one collecting submissions, one being
- * collected. 64 MB of page-locked host memory and 64 MB of device memory in all. */
+ * collected; 64 MB of page-locked host memory and 64 MB of device memory. Under load (hundreds of
+ * streams on a busy host) done batches wait longer for their waiters' threads, and the executor
+ * grows to 8 slots (128 MB of each) rather than deliver their outputs on its launcher thread
+ * (streams-bench on the H100: 15% more aggregate for cudaconvolve at 1024 streams, 55% for
+ * cudafft). */
 constexpr size_t kMaxJobBytes = (size_t)8 << 20;
 constexpr unsigned kSlots = 4;
+constexpr unsigned kMaxSlots = 8;
 constexpr unsigned kMaxInFlight = 2;
 constexpr size_t kMaxJobs = 4096;
 
@@ -213,7 +218,12 @@ device_open(int device, void **ctx, CudafftExecutorLimits *limits)
     return status;
   }
   *ctx = d;
-  *limits = CudafftExecutorLimits{kMaxJobBytes, kSlots, kMaxInFlight, kMaxJobs};
+  *limits = CudafftExecutorLimits{};
+  limits->max_job_bytes = kMaxJobBytes;
+  limits->slots = kSlots;
+  limits->max_in_flight = kMaxInFlight;
+  limits->max_jobs = kMaxJobs;
+  limits->max_slots = kMaxSlots;
   return CUDAFFT_STATUS_OK;
 }
 
