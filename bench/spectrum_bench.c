@@ -150,7 +150,8 @@ on_message(GstBus *bus, GstMessage *msg, gpointer data)
   Counter *counter = data;
   if (g_atomic_int_add(&counter->count, 1) == 0)
     counter->problem = check_first(gst_message_get_structure(msg), counter->c);
-  return GST_BUS_DROP; /* the bus unrefs it */
+  gst_message_unref(msg); /* a sync handler owns what it drops (GstBusSyncHandler) */
+  return GST_BUS_DROP;
 }
 
 /* ---- one run ---- */

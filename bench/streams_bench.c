@@ -112,12 +112,17 @@ on_source_output(GstPad *pad, GstPadProbeInfo *info, gpointer data)
   return GST_PAD_PROBE_OK;
 }
 
+/* A sync handler that drops a message owns it (GstBusSyncHandler): gst_bus_post() does not free
+ * what the handler drops. */
 static GstBusSyncReply
 drop_element_messages(GstBus *bus, GstMessage *message, gpointer data)
 {
   (void)bus;
   (void)data;
-  return GST_MESSAGE_TYPE(message) == GST_MESSAGE_ELEMENT ? GST_BUS_DROP : GST_BUS_PASS;
+  if (GST_MESSAGE_TYPE(message) != GST_MESSAGE_ELEMENT)
+    return GST_BUS_PASS;
+  gst_message_unref(message);
+  return GST_BUS_DROP;
 }
 
 /* The response every cudaconvolve gets: decaying noise of `seconds`. */
