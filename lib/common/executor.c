@@ -67,15 +67,6 @@ typedef enum {
   SLOT_DONE,
 } SlotState;
 
-typedef enum {
-  /* Set under the executor's lock: */
-  JOB_IDLE = 0, /* never submitted, or collected */
-  JOB_QUEUED,   /* waiting for room in a slot */
-  JOB_PLACED,   /* in a slot (done when the slot is); collected by whoever claims it */
-  /* Set under its slot's collect_lock by the launcher, which claimed it: */
-  JOB_DELIVERED, /* its output is out and its status in priv.status; the slot may be reused */
-} JobState;
-
 /* A thread's means of sleeping until the completion thread wakes it: one per waiting thread, made
  * at its first wait, freed when the thread exits. Only that thread and the completion thread
  * touch it, so waking it wakes nobody else. */
@@ -290,7 +281,6 @@ place_locked(CudafftExecutor *ex, int i, CudafftJob *job)
   job->device_out = job->out_bytes ? byte_offset(s->mem.device_out, job->priv.out_offset) : NULL;
   job->batch = s->serial;
   job->owner->last_batch = s->serial;
-  job->priv.state = JOB_PLACED;
   job->priv.unplaced = 0;
 }
 
@@ -317,7 +307,6 @@ input_copied_locked(CudafftExecutor *ex, const CudafftJob *job)
 static void
 queue_push_locked(CudafftExecutor *ex, CudafftJob *job, const void *in)
 {
-  job->priv.state = JOB_QUEUED;
   job->priv.in = in;
   job->priv.next = NULL;
   if (ex->queue_tail)
@@ -401,7 +390,7 @@ slot_emptied_locked(CudafftExecutor *ex, Slot *s)
 }
 
 /* Claims the output of entry `index` of batch `serial` in the done slot s: whether the caller
- * was first, and copies it out. */
+ * was first (and so copies it out). */
 static int
 claim(Slot *s, size_t index, uint64_t serial)
 {
@@ -452,7 +441,7 @@ evict_oldest_done_locked(CudafftExecutor *ex)
   pthread_mutex_lock(&s->collect_lock);
   for (size_t j = 0; j < claimed; j++) {
     CudafftJob *job = s->order[j];
-    job->priv.state = JOB_DELIVERED;
+    job->priv.delivered = 1;
     job->priv.status = s->status;
   }
   pthread_cond_broadcast(&s->done);
@@ -640,9 +629,6 @@ abandon_done_slots_locked(CudafftExecutor *ex)
     Slot *s = &ex->slots[i];
     if (s->state != SLOT_DONE)
       continue;
-    for (size_t j = 0; j < s->count; j++)
-      if (claim(s, j, s->serial)) /* not collected */
-        s->jobs[j]->priv.state = JOB_IDLE;
     atomic_store(&s->uncollected, 0);
     s->state = SLOT_FREE;
   }
@@ -927,7 +913,6 @@ cudafft_executor_wait(CudafftExecutor *ex, CudafftJob *job)
       copy_output(s, job);
     else
       cudafft_fail(status, "%s", s->message);
-    job->priv.state = JOB_IDLE;
     if (outputs_out(s, 1)) {
       pthread_mutex_lock(&ex->lock);
       slot_emptied_locked(ex, s);
@@ -937,10 +922,10 @@ cudafft_executor_wait(CudafftExecutor *ex, CudafftJob *job)
   }
   /* The launcher needed the slot and claimed the job: it delivers the output. */
   pthread_mutex_lock(&s->collect_lock);
-  while (job->priv.state != JOB_DELIVERED)
+  while (!job->priv.delivered)
     pthread_cond_wait(&s->done, &s->collect_lock);
   const CudafftStatus status = job->priv.status;
-  job->priv.state = JOB_IDLE;
+  job->priv.delivered = 0;
   pthread_mutex_unlock(&s->collect_lock);
   if (status != CUDAFFT_STATUS_OK) {
     pthread_mutex_lock(&ex->lock);

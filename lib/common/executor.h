@@ -106,7 +106,8 @@ struct CudafftJob {
 
   /* Private to the executor: never read or written by engines or kinds. */
   struct {
-    int state;            /* idle, waiting for room, placed, delivered by the launcher */
+    int delivered;        /* the launcher claimed it and put its output out: under its slot's
+                           * collect_lock */
     int outstanding;      /* submitted and not yet waited for: the owner's calls only */
     int queued;           /* it waited for room when submitted: the owner's calls only */
     int unplaced;         /* it still waits for room: under the executor's lock */
