@@ -49,15 +49,13 @@
 #include "executor_device.h"
 
 #include "errors.h"
+#include "thread_name.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__linux__)
-#include <sys/prctl.h>
-#endif
 
 typedef enum {
   SLOT_FREE = 0,
@@ -634,23 +632,11 @@ abandon_done_slots_locked(CudafftExecutor *ex)
   }
 }
 
-/* Names the calling thread (Linux: 15 characters), so that top, perf and gdb tell the executor's
- * threads from the streaming threads that made them (whose names they would inherit). */
-static void
-name_this_thread(const char *name)
-{
-#if defined(__linux__)
-  prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
-#else
-  (void)name;
-#endif
-}
-
 static void *
 launcher_main(void *arg)
 {
   CudafftExecutor *ex = arg;
-  name_this_thread("cudafft-launch");
+  cudafft_name_this_thread("cudafft-launch");
   pthread_mutex_lock(&ex->lock);
   for (;;) {
     if (ex->closing)
@@ -794,7 +780,7 @@ static void *
 completer_main(void *arg)
 {
   CudafftExecutor *ex = arg;
-  name_this_thread("cudafft-done");
+  cudafft_name_this_thread("cudafft-done");
   pthread_mutex_lock(&ex->lock);
   for (;;) {
     Slot *s = oldest_in_flight_locked(ex);

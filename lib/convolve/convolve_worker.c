@@ -6,6 +6,7 @@
 #include "convolve_worker.h"
 
 #include "errors.h"
+#include "thread_name.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -32,6 +33,7 @@ static void *
 worker_main(void *arg)
 {
   CudafftConvolveWorker *w = arg;
+  cudafft_name_this_thread("cudafft-far");
 #ifdef SCHED_IDLE
   /* Background work with a deadline a block away: woken by its caller, a thread of the normal
    * policy would often be put on the caller's core and preempt it for its whole job, which is the
@@ -79,11 +81,20 @@ cudafft_convolve_worker_create(const CudafftConvolveBackend *ops, void *impl,
   w->ops = ops;
   w->impl = impl;
   w->input = input;
-  pthread_mutex_init(&w->lock, NULL);
-  pthread_cond_init(&w->changed, NULL);
-  const int error = pthread_create(&w->thread, NULL, worker_main, w);
+  int error = pthread_mutex_init(&w->lock, NULL);
   if (error != 0) {
-    pthread_cond_destroy(&w->changed);
+    free(input);
+    free(w);
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
+                        "cannot make a convolution worker's mutex: %s", strerror(error));
+  }
+  error = pthread_cond_init(&w->changed, NULL);
+  if (error == 0) {
+    error = pthread_create(&w->thread, NULL, worker_main, w);
+    if (error != 0)
+      pthread_cond_destroy(&w->changed);
+  }
+  if (error != 0) {
     pthread_mutex_destroy(&w->lock);
     free(input);
     free(w);
