@@ -314,7 +314,10 @@ drive(void *data)
    * far from real time whatever comes next. */
   const double warm_start = now_s();
   uint64_t warm = 0;
-  while (warm < s->warmup && (wait_for_round(s, warm_start, warm), push_round(w, warm, 0))) {
+  while (warm < s->warmup) {
+    wait_for_round(s, warm_start, warm);
+    if (!push_round(w, warm, 0))
+      break;
     warm++;
     if (now_s() - warm_start >= s->max_wall)
       break;
@@ -328,8 +331,10 @@ drive(void *data)
 
   const double start = now_s();
   uint64_t round = 0;
-  while (!w->failed && round < s->target &&
-         (wait_for_round(s, start, round), push_round(w, s->warmup + round, 1))) {
+  while (!w->failed && round < s->target) {
+    wait_for_round(s, start, round);
+    if (!push_round(w, s->warmup + round, 1))
+      break;
     round++;
     const double wall = now_s() - start;
     const int behind = (double)round * s->period < wall;
