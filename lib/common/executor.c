@@ -135,7 +135,7 @@ struct CudafftExecutor {
   pthread_cond_t launcher_wake, completer_wake;
   pthread_cond_t placed; /* broadcast when the launcher places queued jobs */
   Slot *slots;
-  unsigned slots_made; /* slots whose condition and memory exist: the first slots_made */
+  unsigned slots_made; /* slots whose mutex, condition and memory exist: the first slots_made */
   int growth_failed;   /* a slot could not be made: the executor stays at slots_made */
   uint64_t last_serial;
   unsigned in_flight; /* slots LAUNCHING or IN_FLIGHT */
