@@ -24,23 +24,25 @@
  * runs, as the elements' allocator gives them to upstream), timed alone with CLOCK_MONOTONIC: one
  * block's time through the element. Two ways to push:
  *  - flat out (the default): the threads push as fast as they can, so that each call is timed under
- *    full load and audio seconds per wall second show the headroom. The split path's far tail
- *    (2048 frames, filtered a block behind) then has the wall time of the next 2048 / L - 1 pushes
- *    to be done in, not their audio time: a far tail slower than those pushes shows as a wait.
+ *    full load and audio seconds per wall second show the headroom. The composed split path's far
+ *    tail (2048 frames, filtered a block behind on a worker thread: the CPU backend, F64) then has
+ *    the wall time of the next 2048 / L - 1 pushes to be done in, not their audio time: a far tail
+ *    slower than those pushes shows as a wait.
  *  - --paced: each thread pushes one round a period, at the period's start (an absolute clock
  *    deadline, as a live source's buffers come), and at once where it is behind. This is the live
  *    use the issue's real-time criterion is about: the far tail has its audio time, and the device
  *    is idle between blocks. x real time is then 1.00 for every stream that keeps up.
  * First 2 x 2048 / L blocks an object (at least 8, at most --max-wall seconds' worth) go
- * untimed: the engines warm up and, at short blocks, the split path's tail blocks (2048 frames, the
- * far tail's on a worker thread a block behind) come round twice. Then as many blocks as cover
+ * untimed: the engines warm up and, at short blocks, the split path's tail blocks (2048 frames)
+ * come round twice. Then as many blocks as cover
  * --seconds of audio, at least 200, cut once the row has run --max-wall seconds, and below 200 only
  * where it has fallen behind real time (its p99.9 is then a verdict, not a figure).
  *
  * Per row: the median, p99.9 (nearest rank) and worst call in ms over every timed call of every
  * object, p99.9 apart for the calls whose block completes a 2048-frame block of the stream ("at
- * ends": below 2048, the split path filters its near tail in them, so that they carry its whole
- * spike) and for the others ("between"), the block's period, p99.9 as % of the period, audio
+ * ends": below 2048, the split path transforms that block in them, and the composed one filters
+ * its near tail there too, so that they carry that spike) and for the others ("between"), the
+ * block's period, p99.9 as % of the period, audio
  * seconds per wall second of the slowest stream (and, for instances, of all M together), and
  * whether the row is real time: p99.9 under half the period (the issue's criterion: the other half
  * is the rest of a live pipeline's).

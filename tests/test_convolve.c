@@ -1042,8 +1042,11 @@ check_direct_backend(CudafftBackend backend, CudafftSampleFormat format, double 
       const size_t total = frames + taps - 1; /* the input, then the tail from zeros */
       TestSignal input;
       make_input(&input, &rng, format, channels, frames);
-      const CudafftConvolveSpec spec = {
-          channels, format, {h, taps, rows}, CUDAFFT_CONVOLVE_DIRECT, -1};
+      const CudafftConvolveSpec spec = {.channels = channels,
+                                        .format = format,
+                                        .kernel = {h, taps, rows},
+                                        .path = CUDAFFT_CONVOLVE_DIRECT,
+                                        .device_id = -1};
       void *impl = NULL;
       CudafftStatus status = table->create(&spec, &impl);
       if (status != CUDAFFT_STATUS_OK) {

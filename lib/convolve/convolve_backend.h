@@ -15,8 +15,14 @@
 #include <cudafft/convolve.h>
 
 typedef enum {
-  CUDAFFT_CONVOLVE_DIRECT = 0, /* process() takes any number of frames */
-  CUDAFFT_CONVOLVE_PARTITIONED /* process() takes whole blocks of CUDAFFT_CONVOLVE_BLOCK frames */
+  CUDAFFT_CONVOLVE_DIRECT = 0,  /* process() takes any number of frames */
+  CUDAFFT_CONVOLVE_PARTITIONED, /* process() takes whole blocks of CUDAFFT_CONVOLVE_BLOCK frames */
+  /* The split path of convolve_split.h run by the backend itself, for a backend that can do it in
+   * fewer steps than the split module's composition of its two paths: process() takes whole blocks
+   * of block_size frames. A backend without one (the CPU's; the CUDA one for F64 streams, block
+   * size 0, or blocks larger than its jobs) refuses it at create with CUDAFFT_STATUS_UNSUPPORTED,
+   * and the split module composes the path instead. */
+  CUDAFFT_CONVOLVE_SPLIT
 } CudafftConvolvePath;
 
 /* What a backend filter is made for. kernel.rows is 1 or channels; the front end has validated
@@ -26,7 +32,8 @@ typedef struct {
   CudafftSampleFormat format;
   CudafftConvolveKernel kernel;
   CudafftConvolvePath path;
-  int device_id; /* CUDA backend: the device (-1: device 0) */
+  size_t block_size; /* the split path's L (0 or a power of two below CUDAFFT_CONVOLVE_BLOCK) */
+  int device_id;     /* CUDA backend: the device (-1: device 0) */
 } CudafftConvolveSpec;
 
 /* One call: out[i] = mix * (h * x)[i] + (1 - mix) * in[i] for `frames` interleaved frames (a

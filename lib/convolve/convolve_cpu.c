@@ -175,6 +175,8 @@ static CudafftStatus
 cpu_create(const CudafftConvolveSpec *spec, void **impl)
 {
   *impl = NULL;
+  if (spec->path == CUDAFFT_CONVOLVE_SPLIT) /* the split module composes it of the two below */
+    return cudafft_fail(CUDAFFT_STATUS_UNSUPPORTED, "CPU backend: no split path of its own");
   const size_t taps = spec->kernel.taps;
   const size_t parts = (taps + BLOCK - 1) / BLOCK;
   CudafftStatus status = check_host_memory(spec, parts);

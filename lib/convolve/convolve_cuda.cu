@@ -8,10 +8,12 @@
  * the message, before anything else is done): the partitioned path's twiddle table, kernel
  * spectra, delay line and two sets of signal rows (and, where one block is more than a job holds,
  * a block of input and one of output); the direct path's taps and its history ring, in the
- * format's type. F64 streams run in double end to end: the direct path sums in double, and the
- * partitioned path has double kernel spectra, a double delay line, a job's frames, sums and
- * inverse transforms, and cuFFT's D2Z and Z2D plans (one pair per object, `channels` transforms a
- * block) with their work area in the state. F32 streams keep the single-precision block FFT.
+ * format's type; the split path's twiddle table, head spectrum, tail spectra and delay line, three
+ * sets of signal rows, the tail's sums and its output ring. F64 streams run in double end to end:
+ * the direct path sums in double, and the partitioned path has double kernel spectra, a double
+ * delay line, a job's frames, sums and inverse transforms, and cuFFT's D2Z and Z2D plans (one pair
+ * per object, `channels` transforms a block) with their work area in the state. F32 streams keep
+ * the single-precision block FFT.
  *
  * Kinds of work (one job per call of the executor; the kernels are convolve_kernels.h's):
  * - blocks: partitioned F32 jobs: deinterleave into the object's signal rows, then forward FFTs
@@ -20,6 +22,9 @@
  * - blocks (double): partitioned F64 jobs: deinterleave into frames, D2Z into the delay line, MAC,
  *   Z2D, mix + interleave (the kernels batched over the jobs, the transforms per job and block);
  * - direct: direct-path jobs: the tiled direct kernel, then the append to the history ring;
+ * - split: the split path's F32 jobs (CUDAFFT_CONVOLVE_SPLIT, convolve_kernels.h), one a push of
+ *   whole blocks of L within one block of B: gather, head, the push's share of the tail's MAC,
+ *   the block's transforms in the push that completes it, and the tail's output added;
  * - spectra: the kernel spectra from uploaded taps (setup), or for F64 their frames and a D2Z;
  * - fill: copies, conversions and zeroing of state (setup, reset, and the staged blocks' input and
  *   output).
@@ -35,6 +40,7 @@
 #include "backend_object.cuh"
 #include "convolve_backend.h"
 #include "convolve_kernels.h"
+#include "convolve_split.h"
 #include "cuda_check.cuh"
 #include "executor.h"
 #include "sample_values.h"
@@ -79,7 +85,7 @@ constexpr unsigned kWindow = 4;
 /* State parts start at multiples of this (coalesced, 16-byte loads of every part). */
 constexpr size_t kStateAlign = 256;
 
-enum class Work { Blocks, Direct, Spectra, Fill };
+enum class Work { Blocks, Direct, Spectra, Fill, Split };
 
 /* A cuFFT failure as a status and a message naming the call. */
 CudafftStatus
@@ -126,8 +132,13 @@ struct ConvolveJob {
   size_t head = 0;     /* Blocks, P > 1: its first block's slot */
   double mix = 1.0;    /* wet fraction */
   bool staged = false; /* Blocks: input and output in the object's block buffers */
-  /* Spectra: partitions first_partition... of kernel row `row` */
+  /* Spectra: partitions first_partition... of kernel row `row` (F32: to spectrum rows from
+   * spectra_rows on) */
   size_t row = 0, first_partition = 0;
+  float2 *spectra_rows = nullptr;
+  /* Split: its first frame's place in the stream (frames since create or reset), which says
+   * everything else of its sequence */
+  size_t position = 0;
   /* Fill */
   FillStep steps[CUDAFFT_CONVOLVE_FILL_RANGES];
 };
@@ -145,10 +156,19 @@ struct CudaConvolve {
   bool staged = false;   /* a block is more than a job holds: it goes through block buffers */
   size_t part_bytes = 0; /* staged: bytes of one copy job */
 
-  /* partitioned */
+  /* partitioned; split: its tail's */
   size_t partitions = 0;
-  size_t slots = 0; /* of the delay line (P > 1) */
+  size_t slots = 0; /* of the delay line (P > 1; split: P) */
   size_t pitch = 0; /* of the signal rows: B + job_units B */
+
+  /* split (convolve_kernels.h's split path): the tail's state is the partitioned path's, with
+   * three sets of signal rows of 3B (block j's at j mod 3) */
+  size_t block_size = 0;          /* L */
+  size_t position = 0;            /* frames since create or reset, advanced as jobs are submitted */
+  float *rows3[3] = {};           /* channels rows of 3B floats each */
+  float2 *head_spectra = nullptr; /* rows spectrum rows */
+  float2 *acc = nullptr;          /* channels spectrum rows */
+  float *tail = nullptr;          /* the tail's output ring: channels rows of 2B */
 
   /* executor memory: one allocation, in parts */
   void *state = nullptr;
@@ -223,6 +243,15 @@ lay_out(CudaConvolve *f, char *base)
       f->out_block = part(kBlock * f->frame_bytes);
     }
     f->work64 = part(f->work64_bytes);
+  } else if (f->path == CUDAFFT_CONVOLVE_SPLIT) {
+    f->twiddles = static_cast<float2 *>(part(twiddle_bytes()));
+    f->spectra = static_cast<float2 *>(part(sat_mul(sat_mul(f->partitions, f->rows), kRowBytes)));
+    f->ring = static_cast<float2 *>(part(sat_mul(sat_mul(f->slots, f->channels), kRowBytes)));
+    for (float *&rows : f->rows3)
+      rows = static_cast<float *>(part(sat_mul(3 * kBlock * f->channels, sizeof(float))));
+    f->head_spectra = static_cast<float2 *>(part(sat_mul(f->rows, kRowBytes)));
+    f->acc = static_cast<float2 *>(part(sat_mul(f->channels, kRowBytes)));
+    f->tail = static_cast<float *>(part(sat_mul(2 * kBlock * f->channels, sizeof(float))));
   } else if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
     f->twiddles = static_cast<float2 *>(part(twiddle_bytes()));
     f->spectra = static_cast<float2 *>(part(sat_mul(sat_mul(f->partitions, f->rows), kRowBytes)));
@@ -568,6 +597,144 @@ direct_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *str
 const CudafftWorkKind direct_kind = {"convolution direct", direct_aux_bytes, direct_prepare,
                                      direct_launch};
 
+/* Split jobs (convolve_kernels.h's split path): a push's head and tail in one job of one kind, so
+ * that a push is one job in one batch. */
+
+/* The partitions [first, end) of 1..P - 1 whose products a split job adds to its block's sum: the
+ * share of its pushes. The block's K = B / L pushes but the last (K >= 2), which has the block's
+ * transforms to do, share them about equally: push k < K - 1 gets [1 + (P - 1) k / (K - 1),
+ * 1 + (P - 1) (k + 1) / (K - 1)), so that the block's jobs add each of them once. */
+void
+split_mac_range(const ConvolveJob *j, int *first, int *end)
+{
+  const CudaConvolve *f = j->f;
+  const size_t sharing = kBlock / f->block_size - 1, within = j->position % kBlock;
+  const size_t earlier = f->partitions - 1;
+  const size_t k0 = min_size(within / f->block_size, sharing);
+  const size_t k1 = min_size((within + j->count) / f->block_size, sharing);
+  *first = (int)(1 + earlier * k0 / sharing);
+  *end = (int)(1 + earlier * k1 / sharing);
+}
+
+bool
+split_completes(const ConvolveJob *j)
+{
+  return j->position % kBlock + j->count == kBlock;
+}
+
+size_t
+split_run_units(const ConvolveJob *j)
+{
+  return units_of(j->count * j->f->channels, CUDAFFT_CONVOLVE_SPLIT_RUN);
+}
+
+size_t
+split_head_units(const ConvolveJob *j)
+{
+  return j->f->channels;
+}
+
+size_t
+split_mac_units(const ConvolveJob *j)
+{
+  int first = 0, end = 0;
+  split_mac_range(j, &first, &end);
+  return first < end ? j->f->channels * CUDAFFT_CONVOLVE_SPLIT_MAC_CHUNKS : 0;
+}
+
+size_t
+split_transform_units(const ConvolveJob *j)
+{
+  return split_completes(j) ? j->f->channels : 0;
+}
+
+/* The units of each launch, in the order of the launches and of the auxiliary data. */
+using UnitsOf = size_t (*)(const ConvolveJob *);
+const UnitsOf split_unit_kinds[] = {split_run_units, split_head_units, split_mac_units,
+                                    split_transform_units};
+constexpr int kSplitLaunches = sizeof split_unit_kinds / sizeof split_unit_kinds[0];
+
+size_t
+split_units(const ConvolveJob *j)
+{
+  size_t units = 0;
+  for (UnitsOf of : split_unit_kinds)
+    units += of(j);
+  return units;
+}
+
+size_t
+split_aux_bytes(CudafftJob *const *jobs, size_t count)
+{
+  return aux_bytes_for(count, sizeof(CudafftConvolveSplitJob), sum_over(jobs, count, split_units));
+}
+
+CudafftConvolveSplitJob
+describe_split(const ConvolveJob *j)
+{
+  const CudaConvolve *f = j->f;
+  const size_t block = j->position / kBlock;
+  CudafftConvolveSplitJob d = {};
+  d.in = static_cast<const float *>(j->job.device_in);
+  d.out = static_cast<float *>(j->job.device_out);
+  d.signal = f->rows3[block % 3];
+  d.next = f->rows3[(block + 1) % 3];
+  d.after = f->rows3[(block + 2) % 3];
+  d.head_spectra = f->head_spectra;
+  d.ring = f->ring;
+  d.spectra = f->spectra;
+  d.acc = f->acc;
+  d.tail = f->tail;
+  d.within = j->position % kBlock;
+  d.frames = j->count;
+  /* output frame n adds z[n - a], a = B - L: ring frame (n - a) mod 2B = (n + B + L) mod 2B */
+  d.tail_from = (j->position + kBlock + f->block_size) % (2 * kBlock);
+  d.wet_gain = (float)j->mix;
+  d.dry_gain = (float)(1.0 - j->mix);
+  d.channels = (int)f->channels;
+  d.kernel_rows = (int)f->rows;
+  d.partitions = (int)f->partitions;
+  split_mac_range(j, &d.mac_first, &d.mac_end);
+  d.slot = (int)(block % f->partitions);
+  d.tail_block = (int)(block % 2);
+  d.completes = split_completes(j);
+  return d;
+}
+
+void
+split_prepare(CudafftJob *const *jobs, size_t count, void *host_aux, void *)
+{
+  CudafftConvolveSplitJob *descs = aux_descs<CudafftConvolveSplitJob>(host_aux);
+  for (size_t i = 0; i < count; ++i)
+    descs[i] = describe_split(as_job(jobs[i]));
+  CudafftConvolveUnit *at = aux_units<CudafftConvolveSplitJob>(host_aux, count);
+  for (UnitsOf units : split_unit_kinds)
+    for (size_t i = 0; i < count; ++i)
+      at = map_units(at, i, units(as_job(jobs[i])));
+}
+
+CudafftStatus
+split_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *stream)
+{
+  const CudafftConvolveUnit *units[kSplitLaunches];
+  size_t counts[kSplitLaunches];
+  units[0] = aux_units<CudafftConvolveSplitJob>(device_aux, count);
+  for (int k = 0; k < kSplitLaunches; ++k) {
+    counts[k] = sum_over(jobs, count, split_unit_kinds[k]);
+    if (k + 1 < kSplitLaunches)
+      units[k + 1] = units[k] + counts[k];
+  }
+  /* every object's table is the same: the first job's serves the launch */
+  CUDAFFT_CHECK(cudafft_convolve_split_launch(
+      aux_descs<CudafftConvolveSplitJob>(device_aux), units[0], counts[0], units[1], counts[1],
+      units[2], counts[2], units[3], counts[3], as_job(jobs[0])->f->twiddles,
+      static_cast<cudaStream_t>(stream)));
+  return CUDAFFT_STATUS_OK;
+}
+
+const CudafftWorkKind split_kind = {"convolution split", split_aux_bytes, split_prepare,
+                                    split_launch};
+
 size_t
 spectra_aux_bytes(CudafftJob *const *jobs, size_t count)
 {
@@ -582,11 +749,8 @@ spectra_prepare(CudafftJob *const *jobs, size_t count, void *host_aux, void *)
   CudafftConvolveUnit *at = aux_units<CudafftConvolveSpectraJob>(host_aux, count);
   for (size_t i = 0; i < count; ++i) {
     const ConvolveJob *j = as_job(jobs[i]);
-    const CudaConvolve *f = j->f;
-    descs[i] = CudafftConvolveSpectraJob{
-        static_cast<const double *>(j->job.device_in),
-        f->spectra + (j->row * f->partitions + j->first_partition) * CUDAFFT_CONVOLVE_BIN_PITCH,
-        j->count};
+    descs[i] = CudafftConvolveSpectraJob{static_cast<const double *>(j->job.device_in),
+                                         j->spectra_rows, j->count};
     at = map_units(at, i, spectra_units(j));
   }
 }
@@ -718,7 +882,7 @@ public:
   submit(ConvolveJob *job, const void *in, void *out)
   {
     static const CudafftWorkKind *const kinds[] = {&blocks_kind, &direct_kind, &spectra_kind,
-                                                   &fill_kind};
+                                                   &fill_kind, &split_kind};
     const bool double_blocks =
         f_->format == CUDAFFT_SAMPLE_F64 && f_->path == CUDAFFT_CONVOLVE_PARTITIONED;
     job->job.kind = !double_blocks               ? kinds[(int)job->work]
@@ -813,19 +977,33 @@ to_output(FillStep step)
 /* The submissions of the steps of each kind ------------------------------------------------- */
 
 /* History to zeros: the delay line (the spectra of the blocks before the first) and the first set
- * of signal rows (the block before the first is zeros), or the first history; from then on the
- * sequence starts again. The job follows the object's earlier ones. */
+ * of signal rows (the block before the first is zeros), or the first history, or on the split path
+ * the delay line, every set of rows, the tail's sums and its output ring (z before frame 0 is
+ * zeros); from then on the sequence starts again. The jobs follow the object's earlier ones. */
 void
 submit_clear(Window *w, CudaConvolve *f)
 {
   f->head = 0;
   f->current = 0;
+  f->position = 0;
   if (f->path == CUDAFFT_CONVOLVE_DIRECT && f->taps == 1)
     return; /* nothing kept */
   ConvolveJob *job = w->next();
   if (!job)
     return;
-  if (f->path == CUDAFFT_CONVOLVE_PARTITIONED && f->format == CUDAFFT_SAMPLE_F64) {
+  if (f->path == CUDAFFT_CONVOLVE_SPLIT) {
+    const size_t rows_bytes = 3 * kBlock * f->channels * sizeof(float);
+    job->steps[0] = zero_step(f->ring, f->slots * f->channels * kRowBytes);
+    job->steps[1] = zero_step(f->rows3[0], rows_bytes);
+    job->steps[2] = zero_step(f->rows3[1], rows_bytes);
+    w->submit(job, nullptr, nullptr);
+    job = w->next();
+    if (!job)
+      return;
+    job->steps[0] = zero_step(f->rows3[2], rows_bytes);
+    job->steps[1] = zero_step(f->acc, f->channels * kRowBytes);
+    job->steps[2] = zero_step(f->tail, 2 * kBlock * f->channels * sizeof(float));
+  } else if (f->path == CUDAFFT_CONVOLVE_PARTITIONED && f->format == CUDAFFT_SAMPLE_F64) {
     job->steps[0] = zero_step(f->ring64, f->slots * f->channels * kRow64Bytes);
     job->steps[1] = zero_step(f->previous64[0], f->channels * kBlock * sizeof(double));
   } else if (f->path == CUDAFFT_CONVOLVE_PARTITIONED) {
@@ -856,9 +1034,42 @@ host_twiddles()
   return table;
 }
 
-/* Partitioned setup: the twiddle table, the kernel spectra from the taps (each job a range of
- * partitions of a row, the taps uploaded as they are and rounded to float by the kernel), the
- * history cleared. */
+/* The twiddle table, from `table` (host_twiddles()'s, which must outlive the window's jobs). */
+void
+submit_twiddles(Window *w, CudaConvolve *f, const float *table)
+{
+  if (ConvolveJob *job = w->next()) {
+    job->steps[0] = from_input(copy_step(f->twiddles, nullptr, twiddle_bytes()));
+    job->job.in_bytes = twiddle_bytes();
+    w->submit(job, table, nullptr);
+  }
+}
+
+/* The spectra of the `partitions` partitions of kernel (F32), row r's partition p to spectrum row
+ * r partitions + p from `spectra` on: each job a range of partitions of a row, the taps uploaded
+ * as they are and rounded to float by the kernel. */
+void
+submit_spectra(Window *w, CudaConvolve *f, const CudafftConvolveKernel &kernel, size_t partitions,
+               float2 *spectra)
+{
+  /* partitions per job: their taps and unit entries, after the descriptor */
+  const size_t max_job = cudafft_executor_max_job_bytes(f->ex);
+  const size_t room = max_job - aux_bytes_for(1, sizeof(CudafftConvolveSpectraJob), 0);
+  const size_t per_job = room / (kBlock * sizeof(double) + sizeof(CudafftConvolveUnit));
+  for (size_t r = 0; r < kernel.rows; ++r)
+    for (size_t p = 0; p < partitions; p += per_job) {
+      ConvolveJob *job = w->next();
+      if (!job)
+        return;
+      job->work = Work::Spectra;
+      job->spectra_rows = spectra + (r * partitions + p) * CUDAFFT_CONVOLVE_BIN_PITCH;
+      job->count = min_size(kernel.taps - p * kBlock, per_job * kBlock);
+      job->job.in_bytes = job->count * sizeof(double);
+      w->submit(job, kernel.taps_data + r * kernel.taps + p * kBlock, nullptr);
+    }
+}
+
+/* Partitioned setup: the twiddle table and the kernel spectra, the history cleared. */
 CudafftStatus
 load_partitioned(CudaConvolve *f, const CudafftConvolveKernel &kernel)
 {
@@ -866,27 +1077,8 @@ load_partitioned(CudaConvolve *f, const CudafftConvolveKernel &kernel)
   if (!table)
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a twiddle table");
   Window w(f);
-  if (ConvolveJob *job = w.next()) {
-    job->steps[0] = from_input(copy_step(f->twiddles, nullptr, twiddle_bytes()));
-    job->job.in_bytes = twiddle_bytes();
-    w.submit(job, table, nullptr);
-  }
-  /* partitions per job: their taps and unit entries, after the descriptor */
-  const size_t max_job = cudafft_executor_max_job_bytes(f->ex);
-  const size_t room = max_job - aux_bytes_for(1, sizeof(CudafftConvolveSpectraJob), 0);
-  const size_t per_job = room / (kBlock * sizeof(double) + sizeof(CudafftConvolveUnit));
-  for (size_t r = 0; r < f->rows; ++r)
-    for (size_t p = 0; p < f->partitions; p += per_job) {
-      ConvolveJob *job = w.next();
-      if (!job)
-        break;
-      job->work = Work::Spectra;
-      job->row = r;
-      job->first_partition = p;
-      job->count = min_size(f->taps - p * kBlock, per_job * kBlock);
-      job->job.in_bytes = job->count * sizeof(double);
-      w.submit(job, kernel.taps_data + r * f->taps + p * kBlock, nullptr);
-    }
+  submit_twiddles(&w, f, table);
+  submit_spectra(&w, f, kernel, f->partitions, f->spectra);
   submit_clear(&w, f);
   const CudafftStatus status = w.finish();
   free(table);
@@ -949,6 +1141,24 @@ load_direct(CudaConvolve *f, const CudafftConvolveKernel &kernel)
   }
   submit_clear(&w, f);
   return w.finish();
+}
+
+/* Split setup: the twiddle table, the head's spectrum (one partition of a <= B taps) and the
+ * tail's spectra, and the history cleared. */
+CudafftStatus
+load_split(CudaConvolve *f, const CudafftConvolveKernel &head, const CudafftConvolveKernel &tail)
+{
+  float *table = host_twiddles();
+  if (!table)
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a twiddle table");
+  Window w(f);
+  submit_twiddles(&w, f, table);
+  submit_spectra(&w, f, head, 1, f->head_spectra);
+  submit_spectra(&w, f, tail, f->partitions, f->spectra);
+  submit_clear(&w, f);
+  const CudafftStatus status = w.finish();
+  free(table);
+  return status;
 }
 
 /* Jobs of a call of `units` blocks (frames on the direct path): kPipelineChunks says why. */
@@ -1039,6 +1249,22 @@ submit_direct(Window *w, CudaConvolve *f, const char *in, char *out, size_t fram
     f->head = (f->head + frames) % (f->taps - 1);
 }
 
+/* One split job of `frames` frames (whole blocks of L, within one block of B). */
+void
+submit_split(Window *w, CudaConvolve *f, const char *in, char *out, size_t frames, double mix)
+{
+  ConvolveJob *job = w->next();
+  if (!job)
+    return;
+  job->work = Work::Split;
+  job->count = frames;
+  job->position = f->position;
+  job->mix = mix;
+  job->job.in_bytes = job->job.out_bytes = frames * f->frame_bytes;
+  w->submit(job, in, out);
+  f->position += frames;
+}
+
 /* The backend table ------------------------------------------------------------------------- */
 
 /* Whether a partitioned job of `blocks` blocks fits an executor job. */
@@ -1076,6 +1302,77 @@ make_plans64(CudaConvolve *f, size_t *work)
   return CUDAFFT_STATUS_OK;
 }
 
+/* The split path's aux bytes for one job of `frames` frames that completes a block (the most
+ * units), against what a job holds. */
+bool
+split_fits(CudaConvolve *f, size_t frames, size_t max_job)
+{
+  ConvolveJob probe;
+  probe.f = f;
+  probe.count = frames;
+  probe.position = kBlock - frames;
+  CudafftJob *jobs[] = {&probe.job};
+  const size_t in = frames * f->frame_bytes, aux = split_aux_bytes(jobs, 1);
+  return in <= max_job && aux <= max_job - in;
+}
+
+/* The split path (convolve_kernels.h's), where the backend has it: F32, block sizes from
+ * CUDAFFT_CONVOLVE_MIN_BLOCK to B / 2, and a kernel that reaches past the head (shorter ones are
+ * the head alone, which the split module runs on the direct path); UNSUPPORTED otherwise, before
+ * anything is made, and where a block of L frames is more than a job holds. */
+CudafftStatus
+split_setup(CudaConvolve *f, const CudafftConvolveSpec *spec)
+{
+  const size_t L = spec->block_size, a = cudafft_convolve_split_head_taps(L);
+  if (f->format != CUDAFFT_SAMPLE_F32 || L < CUDAFFT_CONVOLVE_MIN_BLOCK || L >= kBlock ||
+      f->taps <= a)
+    return cudafft_fail(CUDAFFT_STATUS_UNSUPPORTED,
+                        "no CUDA split path for %s at block size %zu with %zu taps",
+                        cudafft_sample_format_name(f->format), L, f->taps);
+  CudafftStatus status = cudafft_executor_acquire(spec->device_id, &f->ex);
+  if (status != CUDAFFT_STATUS_OK)
+    return status;
+  f->device = cudafft_executor_device(f->ex);
+  f->block_size = L;
+  const size_t tail_taps = f->taps - a;
+  f->partitions = (tail_taps + kBlock - 1) / kBlock;
+  f->slots = f->partitions;
+  /* a job: the most whole blocks of L up to B that it holds */
+  const size_t max_job = cudafft_executor_max_job_bytes(f->ex);
+  size_t frames = kBlock;
+  while (frames >= L && !split_fits(f, frames, max_job))
+    frames -= L;
+  if (frames < L)
+    return cudafft_fail(CUDAFFT_STATUS_UNSUPPORTED,
+                        "a CUDA split job of %zu frames of %u channels is more than a job holds", L,
+                        f->channels);
+  f->job_units = frames;
+
+  char what[256];
+  snprintf(what, sizeof what,
+           "the split state of a %zu-tap kernel (%u rows) on %u channels at block size %zu "
+           "(kernel spectra %zu MB, delay line %zu MB)",
+           f->taps, f->rows, f->channels, L,
+           megabytes(sat_mul(sat_mul(f->partitions, f->rows), kRowBytes)),
+           megabytes(sat_mul(sat_mul(f->slots, f->channels), kRowBytes)));
+  status = cudafft_executor_alloc(f->ex, lay_out(f, nullptr), what, &f->state);
+  if (status != CUDAFFT_STATUS_OK)
+    return status;
+  lay_out(f, static_cast<char *>(f->state));
+  double *head = cudafft_convolve_kernel_columns(&spec->kernel, 0, a);
+  double *tail = cudafft_convolve_kernel_columns(&spec->kernel, a, tail_taps);
+  if (head && tail)
+    status = load_split(f, CudafftConvolveKernel{head, a, f->rows},
+                        CudafftConvolveKernel{tail, tail_taps, f->rows});
+  else
+    status = cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
+                          "cannot copy the head and tail of a %zu-tap kernel (%u rows)", f->taps,
+                          f->rows);
+  free(head);
+  free(tail);
+  return status;
+}
+
 CudafftStatus
 convolve_setup(CudaConvolve *f, const CudafftConvolveSpec *spec)
 {
@@ -1085,6 +1382,8 @@ convolve_setup(CudaConvolve *f, const CudafftConvolveSpec *spec)
   f->rows = spec->kernel.rows;
   f->taps = spec->kernel.taps;
   f->frame_bytes = spec->channels * cudafft_sample_size(spec->format);
+  if (f->path == CUDAFFT_CONVOLVE_SPLIT)
+    return split_setup(f, spec);
   if (f->path == CUDAFFT_CONVOLVE_DIRECT && f->taps > CUDAFFT_CONVOLVE_BLOCK)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_SIZE,
                         "the CUDA direct path takes at most %d taps, not %zu",
@@ -1183,6 +1482,28 @@ convolve_release(CudaConvolve *f)
   cudafft_executor_release(f->ex);
 }
 
+/* A split call: jobs of whole blocks of L, each within one block of B (the schedule's unit) and at
+ * most job_units frames. */
+CudafftStatus
+run_split(CudaConvolve *f, const CudafftConvolveJob *call)
+{
+  if (call->frames % f->block_size != 0)
+    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
+                        "the CUDA split convolution takes whole blocks of %zu frames, not %zu",
+                        f->block_size, call->frames);
+  const char *in = static_cast<const char *>(call->in);
+  char *out = static_cast<char *>(call->out);
+  Window w(f);
+  for (size_t done = 0; done < call->frames && w.ok();) {
+    const size_t within = f->position % kBlock;
+    const size_t count = min_size(min_size(call->frames - done, kBlock - within), f->job_units);
+    submit_split(&w, f, in ? in + done * f->frame_bytes : nullptr, out + done * f->frame_bytes,
+                 count, call->mix);
+    done += count;
+  }
+  return w.finish();
+}
+
 CudafftStatus
 convolve_run(void *impl, const CudafftConvolveJob *call)
 {
@@ -1190,6 +1511,8 @@ convolve_run(void *impl, const CudafftConvolveJob *call)
   const size_t frames = call->frames;
   if (frames == 0)
     return CUDAFFT_STATUS_OK;
+  if (f->path == CUDAFFT_CONVOLVE_SPLIT)
+    return run_split(f, call);
   const bool partitioned = f->path == CUDAFFT_CONVOLVE_PARTITIONED;
   if (partitioned && frames % kBlock != 0)
     return cudafft_fail(

@@ -148,6 +148,61 @@ typedef struct {
   size_t count;
 } CudafftConvolveSpectra64Job;
 
+/* The split path (block size L below B, F32; convolve_split.h's schedule, run on the device): a
+ * job is `frames` frames (whole blocks of L within one block of B: the j-th block of the stream,
+ * from its frame `within` on; q = within + frames). The head (taps [0, a), a = B - L) and the
+ * tail (taps a on, a uniformly partitioned filter of `partitions` blocks whose output z is added a
+ * frames late) are filtered by these launches, in this order:
+ * - gather: the job's input to the signal rows: frame within + i of channel c to
+ *   signal[c 3B + 2B + within + i], next[c 3B + B + within + i] and after[c 3B + within + i] (the
+ *   rows of blocks j, j + 1 and j + 2 each hold their block and the two before it);
+ * - head: per channel, the forward FFT of the N input frames that end at q (signal row c from
+ *   within + frames on), times the head's spectrum, the inverse FFT, and its last `frames` samples,
+ *   the head's output for the job's frames (an N-point circular convolution with a kernel of a <=
+ *   B taps is exact for its last N - a + 1 >= B + 1 samples), mixed with the input and written to
+ *   out: one FFT convolution per push, where a direct sum costs a multiply-adds per sample;
+ * - MAC: for the partitions [mac_first, mac_end) of 1..partitions - 1, acc[c] += X[j - p] H[row][p]
+ *   (X[j - p] in ring slot (slot - p) mod partitions): the sum of block j's earlier partitions is
+ *   spread over the jobs of block j, mac_first and mac_end being the share of the job's pushes of
+ *   L (none for the last, which has the transforms), so that no push carries a long tail's whole
+ *   sum;
+ * - transforms (the job completes block j only): the forward FFT of blocks j - 1 and j (signal row
+ *   c from B on) to ring slot `slot` (= j mod partitions, whose X[j - partitions] the MAC no longer
+ *   reads), then acc[c] + X[j] H[row][0], acc[c] back to zeros, the inverse FFT, and the kept half
+ *   to block tail_block (= j mod 2) of the tail ring: z[j B + i] at tail[c 2B + tail_block B + i];
+ * - add: out[i] += wet_gain z[m] for the job's samples, m = n - a for output frame n, at tail ring
+ *   frame m mod 2B (tail_from for its first frame; z before frame 0 is the ring's zeros).
+ * Units: runs (gather, add): the job's frames x channels samples in runs of
+ * CUDAFFT_CONVOLVE_SPLIT_RUN; head: the channels; MAC (where mac_first < mac_end): channels x
+ * CUDAFFT_CONVOLVE_SPLIT_MAC_CHUNKS, unit c chunks + k for bins [k B / chunks, (k + 1) B /
+ * chunks) of channel c (and bin B in chunk 0); transforms (where completes): the channels. */
+#define CUDAFFT_CONVOLVE_SPLIT_RUN 1024
+#define CUDAFFT_CONVOLVE_SPLIT_MAC_CHUNKS 4
+
+typedef struct {
+  const float *in;            /* frames x channels interleaved */
+  float *out;                 /* the same */
+  float *signal;              /* block j's rows: channels rows of 3B, blocks j - 2, j - 1 and j */
+  float *next;                /* block j + 1's rows */
+  float *after;               /* block j + 2's rows */
+  const float2 *head_spectra; /* the head's: kernel_rows spectrum rows, scaled by 1/N */
+  float2 *ring;               /* channels x partitions spectrum rows, (c, s) at c partitions + s */
+  const float2 *spectra;      /* the tail's: kernel_rows x partitions, scaled by 1/N */
+  float2 *acc;                /* channels spectrum rows */
+  float *tail;                /* channels rows of 2B */
+  size_t within;              /* the job's first frame in block j */
+  size_t frames;
+  size_t tail_from; /* the tail ring frame of the job's first output frame's z */
+  float wet_gain, dry_gain;
+  int channels;
+  int kernel_rows; /* 1: one row for every channel */
+  int partitions;
+  int mac_first, mac_end;
+  int slot;
+  int tail_block;
+  int completes; /* the job's last frame is block j's last */
+} CudafftConvolveSplitJob;
+
 typedef enum {
   CUDAFFT_CONVOLVE_FILL_ZERO = 0, /* count zero words to dst */
   CUDAFFT_CONVOLVE_FILL_COPY,     /* count 4-byte words from src to dst */
@@ -226,6 +281,18 @@ cudaError_t cudafft_convolve_direct_launch(const CudafftConvolveDirectJob *jobs,
                                            const CudafftConvolveUnit *units, size_t count,
                                            const CudafftConvolveUnit *append_units,
                                            size_t append_count, cudaStream_t stream);
+
+/* The split path's launches (CudafftConvolveSplitJob): the gathers (`runs` units, run_units), the
+ * heads (`heads`, head_units), the MACs (`macs`, mac_units), the forward FFTs and the finishing
+ * sums and inverse FFTs (`transforms`, transform_units), then the adds (the run units again), in
+ * that order on the stream. */
+cudaError_t cudafft_convolve_split_launch(const CudafftConvolveSplitJob *jobs,
+                                          const CudafftConvolveUnit *run_units, size_t runs,
+                                          const CudafftConvolveUnit *head_units, size_t heads,
+                                          const CudafftConvolveUnit *mac_units, size_t macs,
+                                          const CudafftConvolveUnit *transform_units,
+                                          size_t transforms, const float2 *twiddles,
+                                          cudaStream_t stream);
 
 /* F64 partitioned jobs, first stage: each job's interleaved input to its frames (every sample to
  * the second half of its block's frame and the first half of the next block's), the previous

@@ -1,7 +1,8 @@
-/* convolve_split.c: the split path (convolve_split.h): a direct-path head, a near tail of one
- * block filtered in the run that completes its input, and a far tail filtered by a worker thread
- * while the next block's input comes in. The head writes the run's output (mixed); the tails'
- * outputs are added to it a = B - L and a + B frames later. */
+/* convolve_split.c: the split path (convolve_split.h): the backend's own where it has one, else
+ * composed: a direct-path head, a near tail of one block filtered in the run that completes its
+ * input, and a far tail filtered by a worker thread while the next block's input comes in. The
+ * head writes the run's output (mixed); the tails' outputs are added to it a = B - L and a + B
+ * frames later. */
 #define _DEFAULT_SOURCE /* sysconf's _SC_PHYS_PAGES (size_math.h) */
 #include "convolve_split.h"
 
@@ -26,9 +27,10 @@ typedef struct {
 
 struct CudafftConvolveSplit {
   const CudafftConvolveBackend *ops;
-  void *head; /* direct path: taps [0, near.offset) (fewer for a shorter kernel) */
-  Tail near;  /* taps [a, a + B), filtered in the run that completes a block */
-  Tail far;   /* taps [a + B, taps), filtered by the worker */
+  void *native; /* the backend's own split filter; NULL: composed of the parts below */
+  void *head;   /* direct path: taps [0, near.offset) (fewer for a shorter kernel) */
+  Tail near;    /* taps [a, a + B), filtered in the run that completes a block */
+  Tail far;     /* taps [a + B, taps), filtered by the worker */
   CudafftConvolveWorker *worker; /* for far; NULL without it */
   unsigned channels;
   CudafftSampleFormat format;
@@ -43,9 +45,8 @@ cudafft_convolve_split_head_taps(size_t block_size)
   return BLOCK - block_size; /* B for 0 */
 }
 
-/* Rows of taps [first, first + count) of kernel, in a new array (NULL without memory). */
-static double *
-kernel_columns(const CudafftConvolveKernel *kernel, size_t first, size_t count)
+double *
+cudafft_convolve_kernel_columns(const CudafftConvolveKernel *kernel, size_t first, size_t count)
 {
   double *taps = malloc(kernel->rows * count * sizeof *taps);
   if (taps)
@@ -59,7 +60,7 @@ static CudafftStatus
 part_create(const CudafftConvolveBackend *ops, const CudafftConvolveSpec *spec,
             CudafftConvolvePath path, size_t first, size_t count, void **impl)
 {
-  double *taps = kernel_columns(&spec->kernel, first, count);
+  double *taps = cudafft_convolve_kernel_columns(&spec->kernel, first, count);
   if (!taps)
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
                         "cannot copy %zu taps x %u rows of a kernel", count, spec->kernel.rows);
@@ -103,9 +104,19 @@ cudafft_convolve_split_create(const CudafftConvolveBackend *ops, const CudafftCo
   s->channels = spec->channels;
   s->format = spec->format;
   s->frame_bytes = spec->channels * cudafft_sample_size(spec->format);
+  CudafftConvolveSpec native = *spec;
+  native.path = CUDAFFT_CONVOLVE_SPLIT;
+  native.block_size = block_size;
+  CudafftStatus status = ops->create(&native, &s->native);
+  if (status != CUDAFFT_STATUS_UNSUPPORTED) {
+    if (status == CUDAFFT_STATUS_OK)
+      *split = s;
+    else
+      free(s);
+    return status;
+  }
   const size_t a = cudafft_convolve_split_head_taps(block_size), taps = spec->kernel.taps;
-  CudafftStatus status =
-      part_create(ops, spec, CUDAFFT_CONVOLVE_DIRECT, 0, min_size(taps, a), &s->head);
+  status = part_create(ops, spec, CUDAFFT_CONVOLVE_DIRECT, 0, min_size(taps, a), &s->head);
   if (status == CUDAFFT_STATUS_OK)
     status = tail_create(s, spec, a, BLOCK, &s->near);
   if (status == CUDAFFT_STATUS_OK)
@@ -140,6 +151,8 @@ cudafft_convolve_split_destroy(CudafftConvolveSplit *split)
 {
   if (!split)
     return;
+  if (split->native)
+    split->ops->destroy(split->native);
   cudafft_convolve_worker_destroy(split->worker); /* before the filter it runs */
   if (split->head)
     split->ops->destroy(split->head);
@@ -161,6 +174,10 @@ tail_reset(const CudafftConvolveSplit *s, Tail *tail)
 void
 cudafft_convolve_split_reset(CudafftConvolveSplit *split)
 {
+  if (split->native) {
+    split->ops->reset(split->native);
+    return;
+  }
   if (split->worker)
     cudafft_convolve_worker_forget(split->worker); /* the far filter is idle from here */
   split->ops->reset(split->head);
@@ -204,6 +221,8 @@ CudafftStatus
 cudafft_convolve_split_run(CudafftConvolveSplit *split, const CudafftConvolveJob *job)
 {
   CudafftConvolveSplit *s = split;
+  if (s->native)
+    return s->ops->run(s->native, job);
   CudafftStatus status = s->ops->run(s->head, job);
   if (status != CUDAFFT_STATUS_OK || !s->near.impl) {
     s->position += job->frames;

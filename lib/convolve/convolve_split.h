@@ -15,16 +15,28 @@
  * 1) B), is first needed by output frame j B + a + B = (j + 2) B - L, so the worker has B - L
  * frames of input time to filter it (B for L = 0); the run that needs it waits for it. So a split
  * filter takes runs of whole blocks of L frames (of any length for L = 0) and, like a backend
- * filter, never lags. */
+ * filter, never lags.
+ *
+ * A backend with a split path of its own (CUDAFFT_CONVOLVE_SPLIT, convolve_backend.h) runs the
+ * whole of it instead, by the same schedule; the composition is for the others. */
 #ifndef CUDAFFT_CONVOLVE_SPLIT_H
 #define CUDAFFT_CONVOLVE_SPLIT_H
 
 #include "convolve_backend.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct CudafftConvolveSplit CudafftConvolveSplit;
 
 /* The first tap of the tail for block size L (0 or a power of two up to B). */
 size_t cudafft_convolve_split_head_taps(size_t block_size);
+
+/* Taps [first, first + count) of every row of kernel (first + count <= its taps), rows x count in
+ * a new array for free(); NULL without memory. */
+double *cudafft_convolve_kernel_columns(const CudafftConvolveKernel *kernel, size_t first,
+                                        size_t count);
 
 /* Makes a split filter for spec (its path ignored; its kernel has at least
  * CUDAFFT_CONVOLVE_DIRECT_TAPS taps) at block size L on the backend `ops`: a direct-path filter of
@@ -43,5 +55,9 @@ CudafftStatus cudafft_convolve_split_run(CudafftConvolveSplit *split,
 
 /* History to zeros, as a backend filter's reset. */
 void cudafft_convolve_split_reset(CudafftConvolveSplit *split);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* CUDAFFT_CONVOLVE_SPLIT_H */
