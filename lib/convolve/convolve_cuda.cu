@@ -978,8 +978,9 @@ to_output(FillStep step)
 
 /* History to zeros: the delay line (the spectra of the blocks before the first) and the first set
  * of signal rows (the block before the first is zeros), or the first history, or on the split path
- * the delay line, every set of rows, the tail's sums and its output ring (z before frame 0 is
- * zeros); from then on the sequence starts again. The jobs follow the object's earlier ones. */
+ * the delay line, every set of rows and the tail's output ring (z before frame 0 is zeros; the
+ * tail's sums need none: each block's first share sets them); from then on the sequence starts
+ * again. The jobs follow the object's earlier ones. */
 void
 submit_clear(Window *w, CudaConvolve *f)
 {
@@ -1001,8 +1002,7 @@ submit_clear(Window *w, CudaConvolve *f)
     if (!job)
       return;
     job->steps[0] = zero_step(f->rows3[2], rows_bytes);
-    job->steps[1] = zero_step(f->acc, f->channels * kRowBytes);
-    job->steps[2] = zero_step(f->tail, 2 * kBlock * f->channels * sizeof(float));
+    job->steps[1] = zero_step(f->tail, 2 * kBlock * f->channels * sizeof(float));
   } else if (f->path == CUDAFFT_CONVOLVE_PARTITIONED && f->format == CUDAFFT_SAMPLE_F64) {
     job->steps[0] = zero_step(f->ring64, f->slots * f->channels * kRow64Bytes);
     job->steps[1] = zero_step(f->previous64[0], f->channels * kBlock * sizeof(double));

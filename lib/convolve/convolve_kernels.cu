@@ -693,8 +693,9 @@ __launch_bounds__(kThreads) split_head_kernel(const CudafftConvolveSplitJob *__r
     out[f * channels] = mixed(y[f], dry_gain != 0.0f ? dry[f] : 0.0f, wet_gain, dry_gain);
 }
 
-/* MAC: the job's share of block j's earlier partitions, added to acc in place; each thread keeps
- * one bin pair's sum in registers over the partitions (p ascending), as the MAC kernel does. */
+/* MAC: the job's share of block j's earlier partitions, added to acc in place (the block's first
+ * share, from partition 1, starts from zeros instead); each thread keeps one bin pair's sum in
+ * registers over the partitions (p ascending), as the MAC kernel does. */
 __global__ void
 __launch_bounds__(kSplitMacThreads)
     split_mac_kernel(const CudafftConvolveSplitJob *__restrict__ jobs,
@@ -710,8 +711,10 @@ __launch_bounds__(kSplitMacThreads)
   const float2 *__restrict__ h_rows =
       job.spectra + (size_t)(job.kernel_rows > 1 ? c : 0) * partitions * kConvPitch;
   float2 *acc_row = job.acc + (size_t)c * kConvPitch;
-  float4 acc = reinterpret_cast<const float4 *>(acc_row)[k];
-  float2 last = last_bin ? acc_row[kConvBlock] : make_float2(0.0f, 0.0f);
+  const bool fresh = first == 1;
+  float4 acc =
+      fresh ? make_float4(0.0f, 0.0f, 0.0f, 0.0f) : reinterpret_cast<const float4 *>(acc_row)[k];
+  float2 last = last_bin && !fresh ? acc_row[kConvBlock] : make_float2(0.0f, 0.0f);
 #pragma unroll 4
   for (int p = first; p < end; ++p) {
     const int s = slot - p < 0 ? slot - p + partitions : slot - p;
@@ -744,9 +747,12 @@ __launch_bounds__(kThreads) split_forward_kernel(const CudafftConvolveSplitJob *
                   job.ring + (c * job.partitions + job.slot) * kConvPitch, 1.0f, twiddles);
 }
 
-/* Transforms, then: acc + X[j] H[row][0] (acc back to zeros), the inverse FFT (the narrow plan,
- * as the MAC kernel's) and its kept half, staged, to block tail_block of the channel's tail ring
- * row in 16-byte runs, unmixed. twiddles: the narrow plan's. */
+/* Transforms, then: acc + X[j] H[row][0] (X[j] H[row][0] alone for one partition: acc is then
+ * never written), the inverse FFT (the narrow plan, as the MAC kernel's) and its kept half,
+ * staged, to block tail_block of the channel's tail ring row in 16-byte runs, unmixed. Nothing is
+ * stored to global memory before the loads are done (a store to acc, which the compiler cannot
+ * tell apart from the other rows, would order each load after it: twice the kernel's time).
+ * twiddles: the narrow plan's. */
 __global__ void
 __launch_bounds__(kMacThreads) split_finish_kernel(const CudafftConvolveSplitJob *__restrict__ jobs,
                                                    const CudafftConvolveUnit *__restrict__ units,
@@ -761,24 +767,24 @@ __launch_bounds__(kMacThreads) split_finish_kernel(const CudafftConvolveSplitJob
   const int partitions = job.partitions;
   const float2 *x = job.ring + (c * partitions + job.slot) * kConvPitch;
   const float2 *h = job.spectra + (size_t)(job.kernel_rows > 1 ? c : 0) * partitions * kConvPitch;
-  float2 *acc_row = job.acc + c * kConvPitch;
-  float4 *acc4 = reinterpret_cast<float4 *>(acc_row);
+  const bool earlier = partitions > 1; /* acc holds the earlier partitions' sum */
+  const float2 *acc_row = job.acc + c * kConvPitch;
+  const float4 *acc4 = reinterpret_cast<const float4 *>(acc_row);
   const float4 *x4 = reinterpret_cast<const float4 *>(x);
   const float4 *h4 = reinterpret_cast<const float4 *>(h);
 #pragma unroll
   for (int i = 0; i < kMacPairs; ++i) {
     const int k = t + i * kMacThreads;
-    const float4 sum = cmac2(acc4[k], x4[k], __ldg(&h4[k]));
-    acc4[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    const float4 sum =
+        cmac2(earlier ? acc4[k] : make_float4(0.0f, 0.0f, 0.0f, 0.0f), x4[k], __ldg(&h4[k]));
     smem[pad(2 * k)] = make_float2(sum.x, sum.y);
     smem[pad(2 * k + 1)] = make_float2(sum.z, sum.w);
   }
   if (t == 0) {
-    float2 last = acc_row[kConvBlock];
+    float2 last = earlier ? acc_row[kConvBlock] : make_float2(0.0f, 0.0f);
     const float2 xb = x[kConvBlock], hb = __ldg(&h[kConvBlock]);
     last.x = fmaf(xb.x, hb.x, fmaf(-xb.y, hb.y, last.x));
     last.y = fmaf(xb.x, hb.y, fmaf(xb.y, hb.x, last.y));
-    acc_row[kConvBlock] = make_float2(0.0f, 0.0f);
     smem[pad(kConvBlock)] = last;
   }
   __syncthreads();

@@ -162,14 +162,15 @@ typedef struct {
  *   B taps is exact for its last N - a + 1 >= B + 1 samples), mixed with the input and written to
  *   out: one FFT convolution per push, where a direct sum costs a multiply-adds per sample;
  * - MAC: for the partitions [mac_first, mac_end) of 1..partitions - 1, acc[c] += X[j - p] H[row][p]
- *   (X[j - p] in ring slot (slot - p) mod partitions): the sum of block j's earlier partitions is
- *   spread over the jobs of block j, mac_first and mac_end being the share of the job's pushes of
- *   L (none for the last, which has the transforms), so that no push carries a long tail's whole
- *   sum;
+ *   (X[j - p] in ring slot (slot - p) mod partitions; the share from partition 1 on, the block's
+ *   first, sets acc[c] instead): the sum of block j's earlier partitions is spread over the jobs
+ *   of block j, mac_first and mac_end being the share of the job's pushes of L (none for the last,
+ *   which has the transforms), so that no push carries a long tail's whole sum;
  * - transforms (the job completes block j only): the forward FFT of blocks j - 1 and j (signal row
  *   c from B on) to ring slot `slot` (= j mod partitions, whose X[j - partitions] the MAC no longer
- *   reads), then acc[c] + X[j] H[row][0], acc[c] back to zeros, the inverse FFT, and the kept half
- *   to block tail_block (= j mod 2) of the tail ring: z[j B + i] at tail[c 2B + tail_block B + i];
+ *   reads), then acc[c] + X[j] H[row][0] (X[j] H[row][0] alone for one partition), the inverse
+ *   FFT, and the kept half to block tail_block (= j mod 2) of the tail ring: z[j B + i] at
+ *   tail[c 2B + tail_block B + i];
  * - add: out[i] += wet_gain z[m] for the job's samples, m = n - a for output frame n, at tail ring
  *   frame m mod 2B (tail_from for its first frame; z before frame 0 is the ring's zeros).
  * Units: runs (gather, add): the job's frames x channels samples in runs of
