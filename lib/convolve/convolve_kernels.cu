@@ -348,6 +348,16 @@ __launch_bounds__(kThreads) forward_kernel(const CudafftConvolveBlocksJob *__res
   forward_to_bins(from, smem, d.ring + ((size_t)f.c * slots + slot) * kConvPitch, 1.0f, twiddles);
 }
 
+/* acc + x h for one complex bin, and for a pair of bins (a float4), with fused multiply-adds in
+ * the MACs' order. */
+__device__ __forceinline__ float2
+cmac(float2 acc, float2 x, float2 h)
+{
+  acc.x = fmaf(x.x, h.x, fmaf(-x.y, h.y, acc.x));
+  acc.y = fmaf(x.x, h.y, fmaf(x.y, h.x, acc.y));
+  return acc;
+}
+
 __device__ __forceinline__ float4
 cmac2(float4 acc, float4 x, float4 h)
 {
@@ -492,9 +502,7 @@ __launch_bounds__(kMacThreads)
     acc[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
   float2 last = make_float2(0.0f, 0.0f); /* bin B (thread 0) */
   auto add_last = [&](const float2 *x, const float2 *h) {
-    const float2 xb = x[kConvBlock], hb = __ldg(&h[kConvBlock]);
-    last.x = fmaf(xb.x, hb.x, fmaf(-xb.y, hb.y, last.x));
-    last.y = fmaf(xb.x, hb.y, fmaf(xb.y, hb.x, last.y));
+    last = cmac(last, x[kConvBlock], __ldg(&h[kConvBlock]));
   };
   int p = 0;
   if constexpr (Depth > 1) {
@@ -721,11 +729,8 @@ __launch_bounds__(kSplitMacThreads)
     const float2 *x = x_rows + (size_t)s * kConvPitch, *h = h_rows + (size_t)p * kConvPitch;
     acc = cmac2(acc, reinterpret_cast<const float4 *>(x)[k],
                 __ldg(&reinterpret_cast<const float4 *>(h)[k]));
-    if (last_bin) {
-      const float2 xb = x[kConvBlock], hb = __ldg(&h[kConvBlock]);
-      last.x = fmaf(xb.x, hb.x, fmaf(-xb.y, hb.y, last.x));
-      last.y = fmaf(xb.x, hb.y, fmaf(xb.y, hb.x, last.y));
-    }
+    if (last_bin)
+      last = cmac(last, x[kConvBlock], __ldg(&h[kConvBlock]));
   }
   reinterpret_cast<float4 *>(acc_row)[k] = acc;
   if (last_bin)
@@ -780,13 +785,9 @@ __launch_bounds__(kMacThreads) split_finish_kernel(const CudafftConvolveSplitJob
     smem[pad(2 * k)] = make_float2(sum.x, sum.y);
     smem[pad(2 * k + 1)] = make_float2(sum.z, sum.w);
   }
-  if (t == 0) {
-    float2 last = earlier ? acc_row[kConvBlock] : make_float2(0.0f, 0.0f);
-    const float2 xb = x[kConvBlock], hb = __ldg(&h[kConvBlock]);
-    last.x = fmaf(xb.x, hb.x, fmaf(-xb.y, hb.y, last.x));
-    last.y = fmaf(xb.x, hb.y, fmaf(xb.y, hb.x, last.y));
-    smem[pad(kConvBlock)] = last;
-  }
+  if (t == 0)
+    smem[pad(kConvBlock)] = cmac(earlier ? acc_row[kConvBlock] : make_float2(0.0f, 0.0f),
+                                 x[kConvBlock], __ldg(&h[kConvBlock]));
   __syncthreads();
   real_inverse_pre<kConvBlock, kNarrow, kMacThreads>(smem, t, twiddles);
   const SharedRow s{smem};
