@@ -1069,15 +1069,20 @@ submit_spectra(Window *w, CudaConvolve *f, const CudafftConvolveKernel &kernel, 
     }
 }
 
-/* Partitioned setup: the twiddle table and the kernel spectra, the history cleared. */
+/* Partitioned (F32) and split setup: the twiddle table, the split path's head spectrum (one
+ * partition of its a <= B taps; head nullptr on the partitioned path), the spectra of kernel (the
+ * split path's tail), and the history cleared. */
 CudafftStatus
-load_partitioned(CudaConvolve *f, const CudafftConvolveKernel &kernel)
+load_partitioned(CudaConvolve *f, const CudafftConvolveKernel &kernel,
+                 const CudafftConvolveKernel *head = nullptr)
 {
   float *table = host_twiddles();
   if (!table)
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a twiddle table");
   Window w(f);
   submit_twiddles(&w, f, table);
+  if (head)
+    submit_spectra(&w, f, *head, 1, f->head_spectra);
   submit_spectra(&w, f, kernel, f->partitions, f->spectra);
   submit_clear(&w, f);
   const CudafftStatus status = w.finish();
@@ -1141,24 +1146,6 @@ load_direct(CudaConvolve *f, const CudafftConvolveKernel &kernel)
   }
   submit_clear(&w, f);
   return w.finish();
-}
-
-/* Split setup: the twiddle table, the head's spectrum (one partition of a <= B taps) and the
- * tail's spectra, and the history cleared. */
-CudafftStatus
-load_split(CudaConvolve *f, const CudafftConvolveKernel &head, const CudafftConvolveKernel &tail)
-{
-  float *table = host_twiddles();
-  if (!table)
-    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a twiddle table");
-  Window w(f);
-  submit_twiddles(&w, f, table);
-  submit_spectra(&w, f, head, 1, f->head_spectra);
-  submit_spectra(&w, f, tail, f->partitions, f->spectra);
-  submit_clear(&w, f);
-  const CudafftStatus status = w.finish();
-  free(table);
-  return status;
 }
 
 /* Jobs of a call of `units` blocks (frames on the direct path): kPipelineChunks says why. */
@@ -1361,10 +1348,10 @@ split_setup(CudaConvolve *f, const CudafftConvolveSpec *spec)
   lay_out(f, static_cast<char *>(f->state));
   double *head = cudafft_convolve_kernel_columns(&spec->kernel, 0, a);
   double *tail = cudafft_convolve_kernel_columns(&spec->kernel, a, tail_taps);
-  if (head && tail)
-    status = load_split(f, CudafftConvolveKernel{head, a, f->rows},
-                        CudafftConvolveKernel{tail, tail_taps, f->rows});
-  else
+  if (head && tail) {
+    const CudafftConvolveKernel head_kernel{head, a, f->rows};
+    status = load_partitioned(f, CudafftConvolveKernel{tail, tail_taps, f->rows}, &head_kernel);
+  } else
     status = cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
                           "cannot copy the head and tail of a %zu-tap kernel (%u rows)", f->taps,
                           f->rows);
