@@ -3,7 +3,7 @@
  * What it checks of the executor's calls (counted in `misuse`): a slot's batch is uploaded or
  * finished only once its previous batch was waited for, waited for only after finish, freed only
  * when idle; and an executor is closed with nothing queued. The flags it keeps per slot are plain
- * ints written by the launcher thread and read by the completion thread without a lock of the
+ * ints written by the launching thread and read by the completing one without a lock of the
  * fake's own, so that ThreadSanitizer sees whether the core orders those calls. */
 #define _POSIX_C_SOURCE 200809L
 
@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 ExecutorTestDevice executor_test_device;
@@ -74,6 +75,8 @@ executor_test_device_reset(void)
   atomic_store(&t->failed_wait_batch, 0);
   atomic_store(&t->uploads, 0);
   atomic_store(&t->waits, 0);
+  atomic_store(&t->launcher_uploads, 0);
+  atomic_store(&t->completer_waits, 0);
   atomic_store(&t->opens, 0);
   atomic_store(&t->closes, 0);
   atomic_store(&t->live_slots, 0);
@@ -329,6 +332,15 @@ fake_stream(void *ctx)
   return ctx;
 }
 
+/* Whether the calling thread is the one the executor named `name`. */
+static int
+on_thread(const char *name)
+{
+  char own[16] = "";
+  prctl(PR_GET_NAME, (unsigned long)own, 0UL, 0UL, 0UL);
+  return strcmp(own, name) == 0;
+}
+
 static void
 begin_batch(FakeSlot *slot)
 {
@@ -344,6 +356,8 @@ fake_upload(void *ctx, CudafftSlotMemory *mem, size_t bytes)
     atomic_fetch_add(&executor_test_device.misuse, 1); /* the slot's last batch not waited for */
   begin_batch(slot);
   const uint64_t batch = atomic_fetch_add(&executor_test_device.uploads, 1) + 1;
+  if (on_thread("cudafft-launch"))
+    atomic_fetch_add(&executor_test_device.launcher_uploads, 1);
   /* The batch is recorded before the flag is cleared: the test reads it once the flag is. */
   if (atomic_load(&executor_test_device.fail_next_upload)) {
     atomic_store(&executor_test_device.failed_upload_batch, batch);
@@ -392,6 +406,8 @@ fake_wait(void *ctx, CudafftSlotMemory *mem)
    * batch once the count shows this one. */
   const int fail = atomic_load(&executor_test_device.fail_next_wait);
   const uint64_t batch = atomic_fetch_add(&executor_test_device.waits, 1) + 1;
+  if (on_thread("cudafft-done"))
+    atomic_fetch_add(&executor_test_device.completer_waits, 1);
   pthread_mutex_lock(&d->lock);
   if (slot->marks_done < slot->marks_queued)
     atomic_fetch_add(&executor_test_device.unfinished_waits, 1);

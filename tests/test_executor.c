@@ -640,6 +640,60 @@ test_api(Rng *r)
   check_released("api");
 }
 
+/* ---- 2b. a job alone: its own thread launches and completes its batch ---- */
+
+static void
+test_lone_round_trip(Rng *r)
+{
+  set_limits(4096, 4, 2, 16, 20);
+  CudafftExecutor *ex = acquire(3);
+  Owner owners[2];
+  for (unsigned i = 0; i < 2; i++) {
+    owner_init(&owners[i], i, 4096);
+    if (owner_attach(&owners[i], ex) != CUDAFFT_STATUS_OK)
+      test_abort("lone round trip: owner state: %s", cudafft_last_error_message());
+  }
+  for (int k = 0; k < 100; k++) {
+    make_job(&owners[0], &owners[0].pending[0], r, 1000, 0);
+    submit(ex, &owners[0].pending[0], "lone round trip");
+    collect(ex, &owners[0], &owners[0].pending[0], "lone round trip");
+  }
+  report_worker_failures("lone round trip: outputs");
+  test_check(
+      atomic_load(&executor_test_device.uploads) == 100 &&
+          atomic_load(&executor_test_device.launcher_uploads) == 0 &&
+          atomic_load(&executor_test_device.completer_waits) == 0,
+      "lone round trip: 100 jobs alone, each launched by its submitting thread and completed "
+      "by its waiting one (%llu batches, %llu launched by the launcher thread, %llu "
+      "completed by the completion thread)",
+      (unsigned long long)atomic_load(&executor_test_device.uploads),
+      (unsigned long long)atomic_load(&executor_test_device.launcher_uploads),
+      (unsigned long long)atomic_load(&executor_test_device.completer_waits));
+
+  /* Owner 0's lone job is waited for late: owner 1's round trips go on meanwhile (the completion
+   * thread takes the older batch), and owner 0 finds its output when it comes. */
+  make_job(&owners[0], &owners[0].pending[0], r, 1000, 0);
+  submit(ex, &owners[0].pending[0], "late waiter");
+  for (int k = 0; k < 20; k++) {
+    make_job(&owners[1], &owners[1].pending[0], r, 1000, 0);
+    submit(ex, &owners[1].pending[0], "beside a late waiter");
+    collect(ex, &owners[1], &owners[1].pending[0], "beside a late waiter");
+  }
+  collect(ex, &owners[0], &owners[0].pending[0], "late waiter");
+  test_check(report_worker_failures("lone round trip: a late waiter's job and 20 of another "
+                                    "owner's meanwhile, every output byte") &&
+                 atomic_load(&executor_test_device.completer_waits) >= 1,
+             "lone round trip: a batch alone whose waiter comes late is completed by the "
+             "completion thread (%llu batches there)",
+             (unsigned long long)atomic_load(&executor_test_device.completer_waits));
+  for (unsigned i = 0; i < 2; i++) {
+    owner_detach(&owners[i], ex);
+    owner_clear(&owners[i]);
+  }
+  cudafft_executor_release(ex);
+  check_released("lone round trip");
+}
+
 /* ---- 2. group commit, in-flight limit, full slots, queued jobs: deterministic ---- */
 
 static void
@@ -825,9 +879,10 @@ test_eviction(Rng *r)
 
 /* ---- 3b. slots made when none is free ---- */
 
-/* An owner's six jobs, each submitted once the batches before it are done and none collected
- * until all six are: 3 slots hold the first three batches, and the fourth and fifth find no free
- * slot. With room to grow to 5 (and a slot budget of `budget`), the executor makes a slot for
+/* An owner's six jobs, each submitted once the batch before it went out and none collected until
+ * all six are (a batch alone is completed by its waiter, or by the completion thread once later
+ * work needs the device): 3 slots hold the first three batches, and the fourth and fifth find no
+ * free slot. With room to grow to 5 (and a slot budget of `budget`), the executor makes a slot for
  * each; past max_slots, or once a slot cannot be made, the launcher delivers the oldest done
  * batch's outputs itself. Every output byte either way. */
 static void
@@ -845,7 +900,7 @@ growth_case(Rng *r, int budget, int slots_expected, const char *what)
   for (int k = 0; k < AHEAD; k++) {
     make_job(&a, &a.pending[k], r, 4096, 0);
     submit(ex, &a.pending[k], what);
-    awaited &= await_counter(&executor_test_device.waits, (uint64_t)k + 1);
+    awaited &= await_counter(&executor_test_device.uploads, (uint64_t)k + 1);
   }
   const int slots = atomic_load(&executor_test_device.live_slots);
   for (int k = 0; k < AHEAD; k++)
@@ -1401,6 +1456,7 @@ main(int argc, char **argv)
   Rng r = {test_rng_u64(&seed)};
   test_api(&r);
   test_group_commit(&r);
+  test_lone_round_trip(&r);
   test_eviction(&r);
   test_growth(&r);
   test_stress(&r, "small slots", 8192, 4, 4, 16, 50, 40);

@@ -34,6 +34,15 @@
  * and the completion thread sleep on condition variables of their own and are signalled only
  * while they sleep (the *_idle flags).
  *
+ * A job alone: a submission whose job is alone in the next batch to go out, with nothing on the
+ * device and nobody launching, launches that batch on its own thread, and its wait (the oldest
+ * batch in flight, nobody completing) waits for the device and completes the batch on that thread
+ * too. A lone stream's round trip then wakes no other thread; through the launcher and the
+ * completion thread it took four wake-ups, each a sleeping processor's on an idle host. Launching
+ * and completing stay one thread at a time each (the launching and completing flags), in serial
+ * order. The launcher hands such batches to the completion thread where work waits for the device
+ * (its waiter may come late), and a waiter that cannot complete its own batch wakes it.
+ *
  * Collection takes none of that mutex: a batch's hundred waiters waking together would queue up
  * on it (each handing it to the next through the kernel) ahead of the submissions and the launch
  * of the next batch. A waiter whose batch is not done yet puts its thread's own waiter (a mutex,
@@ -144,6 +153,8 @@ struct CudafftExecutor {
   FailureRecord failures[KEPT_FAILURES];
   unsigned next_failure;
   int launcher_idle, completer_idle;
+  int launching;  /* a thread launches a batch (launch_locked) */
+  int completing; /* a thread waits for the oldest batch in flight (complete_locked) */
   int closing, launcher_done;
   int sync_made, threads_made;
   pthread_t launcher, completer;
@@ -619,6 +630,48 @@ next_to_launch_locked(CudafftExecutor *ex)
   return next;
 }
 
+/* Whether s, the next slot to go out (or NULL), may go out now. */
+static int
+may_launch_locked(const CudafftExecutor *ex, const Slot *s)
+{
+  return s && s->copying == 0 && ex->in_flight < ex->limits.max_in_flight && !ex->launching;
+}
+
+/* Launches s (may_launch_locked) on the calling thread, the lock released meanwhile. One thread
+ * launches at a time, always the oldest open slot, so batches reach the device in serial order. */
+static void
+launch_locked(CudafftExecutor *ex, Slot *s)
+{
+  s->state = SLOT_LAUNCHING;
+  s->accepting = 0;
+  ex->in_flight++;
+  ex->launching = 1;
+  pthread_mutex_unlock(&ex->lock);
+  launch_batch(ex, s);
+  pthread_mutex_lock(&ex->lock);
+  s->state = SLOT_IN_FLIGHT;
+  ex->launching = 0;
+}
+
+/* A submitter whose job is alone in slot s, the next to go out, with nothing on the device,
+ * launches it on its own thread rather than wake the launcher; its wait then completes the batch
+ * too (complete_own_batch), so that a lone stream's round trip needs no other thread to wake: on
+ * an idle host each wake-up can cost a sleeping processor's wake (issue 16's paced figures).
+ * While batches run, submissions go through the launcher as before, and collect there. Returns
+ * whether it launched. */
+static int
+launch_alone_locked(CudafftExecutor *ex, Slot *s)
+{
+  if (s->count != 1 || ex->in_flight > 0 || ex->queue_head || next_to_launch_locked(ex) != s ||
+      !may_launch_locked(ex, s))
+    return 0;
+  launch_locked(ex, s);
+  /* The launcher passes over what became ready while this thread launched. */
+  if (next_to_launch_locked(ex) || ex->queue_head)
+    wake_launcher_locked(ex);
+  return 1;
+}
+
 /* Shutting down: nobody will collect the jobs of done batches (their owners are gone). */
 static void
 abandon_done_slots_locked(CudafftExecutor *ex)
@@ -648,19 +701,18 @@ launcher_main(void *arg)
         continue;
     }
     Slot *s = next_to_launch_locked(ex);
-    if (s && s->copying == 0 && ex->in_flight < ex->limits.max_in_flight) {
-      s->state = SLOT_LAUNCHING;
-      s->accepting = 0;
-      ex->in_flight++;
-      pthread_mutex_unlock(&ex->lock);
-      launch_batch(ex, s);
-      pthread_mutex_lock(&ex->lock);
-      s->state = SLOT_IN_FLIGHT;
+    if (may_launch_locked(ex, s)) {
+      launch_locked(ex, s);
       wake_completer_locked(ex);
       continue;
     }
     if (ex->closing && !s && !ex->queue_head && ex->in_flight == 0)
       break;
+    /* A batch launched alone is left to its waiter (complete_own_batch), who may come late: where
+     * work waits for the device to make room (an open slot, the queue, the stop), the completion
+     * thread takes the batches in flight. */
+    if (ex->in_flight > 0 && (s || ex->queue_head || ex->closing))
+      wake_completer_locked(ex);
     ex->launcher_idle = 1;
     pthread_cond_wait(&ex->launcher_wake, &ex->lock);
     ex->launcher_idle = 0;
@@ -776,6 +828,55 @@ oldest_in_flight_locked(CudafftExecutor *ex)
   return oldest;
 }
 
+/* Waits on the calling thread for s, the oldest batch in flight (nobody else completing), and
+ * makes it DONE: wakes its sleeping waiters, and the launcher where work waited for room on the
+ * device or for a done slot. One thread completes at a time, oldest first, so batches are done in
+ * serial order. The lock is released meanwhile. */
+static void
+complete_locked(CudafftExecutor *ex, Slot *s)
+{
+  ex->completing = 1;
+  pthread_mutex_unlock(&ex->lock);
+  clear_message();
+  const CudafftStatus status = ex->table->wait(ex->ctx, &s->mem);
+  pthread_mutex_lock(&ex->lock);
+  if (status != CUDAFFT_STATUS_OK)
+    batch_failed(ex, s, status, "the device's work");
+  s->state = SLOT_DONE;
+  ex->in_flight--;
+  ex->completing = 0;
+  atomic_store(&s->uncollected, s->count);
+  pthread_mutex_lock(&s->collect_lock);
+  s->done_serial = s->serial;
+  Waiter *sleepers = s->sleepers;
+  s->sleepers = NULL;
+  pthread_cond_broadcast(&s->done);
+  pthread_mutex_unlock(&s->collect_lock);
+  if (next_to_launch_locked(ex) || ex->queue_head || ex->closing)
+    wake_launcher_locked(ex);
+  pthread_mutex_unlock(&ex->lock);
+  wake_sleepers(sleepers);
+  pthread_mutex_lock(&ex->lock);
+}
+
+/* The wait of a job whose submit launched its batch (launch_alone_locked): where that batch is the
+ * oldest in flight and nobody completes one, this thread waits for the device and completes it
+ * itself. Otherwise the completion thread does, in order (woken here where nobody is at it). */
+static void
+complete_own_batch(CudafftExecutor *ex, const CudafftJob *job)
+{
+  Slot *s = &ex->slots[job->priv.slot];
+  pthread_mutex_lock(&ex->lock);
+  if (s->state == SLOT_IN_FLIGHT && s->serial == job->batch && !ex->completing) {
+    if (oldest_in_flight_locked(ex) == s)
+      complete_locked(ex, s);
+    /* Older batches nobody waits for, or later ones whose waiters may sleep. */
+    if (ex->in_flight > 0)
+      wake_completer_locked(ex);
+  }
+  pthread_mutex_unlock(&ex->lock);
+}
+
 static void *
 completer_main(void *arg)
 {
@@ -784,29 +885,11 @@ completer_main(void *arg)
   pthread_mutex_lock(&ex->lock);
   for (;;) {
     Slot *s = oldest_in_flight_locked(ex);
-    if (s) {
-      pthread_mutex_unlock(&ex->lock);
-      clear_message();
-      const CudafftStatus status = ex->table->wait(ex->ctx, &s->mem);
-      pthread_mutex_lock(&ex->lock);
-      if (status != CUDAFFT_STATUS_OK)
-        batch_failed(ex, s, status, "the device's work");
-      s->state = SLOT_DONE;
-      ex->in_flight--;
-      atomic_store(&s->uncollected, s->count);
-      pthread_mutex_lock(&s->collect_lock);
-      s->done_serial = s->serial;
-      Waiter *sleepers = s->sleepers;
-      s->sleepers = NULL;
-      pthread_cond_broadcast(&s->done);
-      pthread_mutex_unlock(&s->collect_lock);
-      wake_launcher_locked(ex);
-      pthread_mutex_unlock(&ex->lock);
-      wake_sleepers(sleepers);
-      pthread_mutex_lock(&ex->lock);
+    if (s && !ex->completing) {
+      complete_locked(ex, s);
       continue;
     }
-    if (ex->launcher_done)
+    if (ex->launcher_done && !s)
       break;
     ex->completer_idle = 1;
     pthread_cond_wait(&ex->completer_wake, &ex->lock);
@@ -842,6 +925,7 @@ cudafft_executor_submit(CudafftExecutor *ex, CudafftJob *job, const void *in, vo
   job->priv.status = CUDAFFT_STATUS_OK;
   job->device_in = job->device_out = NULL;
   job->batch = 0;
+  job->priv.launched_alone = 0;
   /* Behind the owner's queued jobs; free slots go to the queue first. */
   const int i = job->owner->queued ? -1 : find_room_locked(ex, job, !ex->queue_head);
   job->priv.queued = job->priv.unplaced = i < 0;
@@ -855,7 +939,12 @@ cudafft_executor_submit(CudafftExecutor *ex, CudafftJob *job, const void *in, vo
   pthread_mutex_unlock(&ex->lock);
   copy_input(ex, job, in);
   pthread_mutex_lock(&ex->lock);
-  input_copied_locked(ex, job);
+  Slot *s = &ex->slots[i];
+  if (--s->copying == 0) {
+    job->priv.launched_alone = launch_alone_locked(ex, s);
+    if (!job->priv.launched_alone)
+      wake_launcher_locked(ex);
+  }
   pthread_mutex_unlock(&ex->lock);
   return CUDAFFT_STATUS_OK;
 }
@@ -890,6 +979,8 @@ cudafft_executor_wait(CudafftExecutor *ex, CudafftJob *job)
       pthread_cond_wait(&ex->placed, &ex->lock);
     pthread_mutex_unlock(&ex->lock);
   }
+  if (job->priv.launched_alone)
+    complete_own_batch(ex, job);
   Slot *s = &ex->slots[job->priv.slot];
   wait_for_batch(s, job->batch);
   if (claim(s, job->priv.index, job->batch)) {

@@ -15,9 +15,11 @@
  * - cudafft_executor_submit() copies a job's input into the executor's page-locked staging and
  *   returns; cudafft_executor_wait() blocks until the job's batch has run and copies its output
  *   out of the staging.
- * - Group commit, no timers: a submission that finds the device idle goes out at once; while
- *   batches run, submissions collect and go out together as the next batch. At most two batches
- *   are in flight, so that one's copies overlap the other's kernels.
+ * - Group commit, no timers: a submission that finds the device idle goes out at once (launched
+ *   by the submitting thread itself, and completed by its wait, so that a lone stream's round trip
+ *   wakes no other thread); while batches run, submissions collect and go out together as the
+ *   next batch. At most two batches are in flight, so that one's copies overlap the other's
+ *   kernels.
  * - An owner (an engine object) has at most one job per batch, and its jobs run in the order it
  *   submitted them, so a job may depend on the device state its owner's previous job left (a delay
  *   line). An owner may submit several jobs before waiting for any (a large push in chunks).
@@ -60,8 +62,9 @@ typedef struct {
 } CudafftJobOwner;
 
 /* A kind of work: how a batch of jobs of one kind runs. An engine defines one per kernel chain
- * (a static const table). The callbacks run on the executor's launcher thread, one batch at a
- * time (aux_bytes also on submitting threads, for a job alone); `jobs` are the batch's jobs of
+ * (a static const table). The callbacks run on the thread that launches the batch, one batch at a
+ * time: the executor's launcher thread, or the submitting thread of a job that goes out alone
+ * (aux_bytes also on submitting threads, for a job alone); `jobs` are the batch's jobs of
  * this kind (count >= 1), in the order they were submitted, each from a different owner, with
  * device_in and device_out set. */
 typedef struct {
@@ -111,6 +114,8 @@ struct CudafftJob {
     int outstanding;      /* submitted and not yet waited for: the owner's calls only */
     int queued;           /* it waited for room when submitted: the owner's calls only */
     int unplaced;         /* it still waits for room: under the executor's lock */
+    int launched_alone;   /* its submit launched its batch (it was alone in it): the owner's
+                           * calls only */
     int slot;             /* the batch slot it is in */
     size_t index;         /* its place in the slot's list of jobs */
     size_t in_offset;     /* of its input in the slot's input staging */

@@ -34,10 +34,12 @@ typedef struct {
 } CudafftSlotMemory;
 
 /* Which thread calls what: open and close on the thread of the first acquire and of the last
- * release; slot_alloc and slot_free there too; stream, upload and finish on the launcher thread,
- * one batch after another, in the order the batches run; wait on the completion thread, in the
- * same order; alloc and free on any thread, concurrently. Failures return a status through
- * cudafft_fail() naming the call. */
+ * release; slot_alloc and slot_free there too; stream, upload and finish on the thread that
+ * launches a batch (the launcher thread, or the submitting thread of a job alone in its batch),
+ * one batch after another, in the order the batches run; wait on the thread that completes a batch
+ * (the completion thread, or that job's waiting thread), one at a time, in the same order; the
+ * executor's lock orders each call after the one before. alloc and free on any thread,
+ * concurrently. Failures return a status through cudafft_fail() naming the call. */
 typedef struct {
   /* Starts using `device` (validated by the caller): *ctx is the table's state for it, *limits
    * the executor's sizes. On failure leaves nothing behind. */

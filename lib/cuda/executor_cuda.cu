@@ -53,7 +53,7 @@ struct CudaSlot {
   cudaEvent_t uploaded = nullptr; /* the batch's inputs are on the device */
   cudaEvent_t computed = nullptr; /* its kernels are done */
   cudaEvent_t done = nullptr;     /* blocking sync: its outputs are down, the slot is free */
-  /* upload's calls failed (set by upload, read and cleared by finish; the launcher thread's) */
+  /* upload's calls failed (set by upload, read and cleared by finish, on the launching thread) */
   bool upload_broken = false;
   /* finish queued `done` after the whole batch (read by wait: the core's lock orders them) */
   bool marker = false;

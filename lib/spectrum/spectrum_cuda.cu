@@ -194,8 +194,8 @@ make_plans(CudaSpectrum *c, size_t batch, size_t *work)
 
 /* The FFTs of a job on the cuFFT path (CudafftSpectrumCufftRun): the run's (FFT, spectrum) pairs
  * in batches of the largest plan; the last, partial batch on the smallest plan that holds it,
- * whose rows past the batch are transformed but never accumulated. Runs on the executor's
- * launcher thread, the only user of the plans while the object lives. */
+ * whose rows past the batch are transformed but never accumulated. Runs within a batch's launch,
+ * which the executor makes one at a time: the only user of the plans while the object lives. */
 CudafftStatus
 cufft_run(void *object, const float *signal, const CudafftSpectrumLaunchFft *ffts, size_t fft_count,
           int threshold, int phase, cudaStream_t stream)
