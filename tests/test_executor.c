@@ -558,6 +558,26 @@ collect(CudafftExecutor *ex, Owner *o, Pending *p, const char *where)
   return verify_job(o, p, status, where);
 }
 
+/* Makes and attaches owners 0 .. count - 1 (4096-byte jobs at most). */
+static void
+owners_attach(CudafftExecutor *ex, Owner *owners, unsigned count, const char *what)
+{
+  for (unsigned i = 0; i < count; i++) {
+    owner_init(&owners[i], i, 4096);
+    if (owner_attach(&owners[i], ex) != CUDAFFT_STATUS_OK)
+      test_abort("%s: owner state: %s", what, cudafft_last_error_message());
+  }
+}
+
+static void
+owners_detach(CudafftExecutor *ex, Owner *owners, unsigned count)
+{
+  for (unsigned i = 0; i < count; i++) {
+    owner_detach(&owners[i], ex);
+    owner_clear(&owners[i]);
+  }
+}
+
 /* ---- 1. the API's rules ---- */
 
 static void
@@ -640,60 +660,6 @@ test_api(Rng *r)
   check_released("api");
 }
 
-/* ---- 2b. a job alone: its own thread launches and completes its batch ---- */
-
-static void
-test_lone_round_trip(Rng *r)
-{
-  set_limits(4096, 4, 2, 16, 20);
-  CudafftExecutor *ex = acquire(3);
-  Owner owners[2];
-  for (unsigned i = 0; i < 2; i++) {
-    owner_init(&owners[i], i, 4096);
-    if (owner_attach(&owners[i], ex) != CUDAFFT_STATUS_OK)
-      test_abort("lone round trip: owner state: %s", cudafft_last_error_message());
-  }
-  for (int k = 0; k < 100; k++) {
-    make_job(&owners[0], &owners[0].pending[0], r, 1000, 0);
-    submit(ex, &owners[0].pending[0], "lone round trip");
-    collect(ex, &owners[0], &owners[0].pending[0], "lone round trip");
-  }
-  report_worker_failures("lone round trip: outputs");
-  test_check(
-      atomic_load(&executor_test_device.uploads) == 100 &&
-          atomic_load(&executor_test_device.launcher_uploads) == 0 &&
-          atomic_load(&executor_test_device.completer_waits) == 0,
-      "lone round trip: 100 jobs alone, each launched by its submitting thread and completed "
-      "by its waiting one (%llu batches, %llu launched by the launcher thread, %llu "
-      "completed by the completion thread)",
-      (unsigned long long)atomic_load(&executor_test_device.uploads),
-      (unsigned long long)atomic_load(&executor_test_device.launcher_uploads),
-      (unsigned long long)atomic_load(&executor_test_device.completer_waits));
-
-  /* Owner 0's lone job is waited for late: owner 1's round trips go on meanwhile (the completion
-   * thread takes the older batch), and owner 0 finds its output when it comes. */
-  make_job(&owners[0], &owners[0].pending[0], r, 1000, 0);
-  submit(ex, &owners[0].pending[0], "late waiter");
-  for (int k = 0; k < 20; k++) {
-    make_job(&owners[1], &owners[1].pending[0], r, 1000, 0);
-    submit(ex, &owners[1].pending[0], "beside a late waiter");
-    collect(ex, &owners[1], &owners[1].pending[0], "beside a late waiter");
-  }
-  collect(ex, &owners[0], &owners[0].pending[0], "late waiter");
-  test_check(report_worker_failures("lone round trip: a late waiter's job and 20 of another "
-                                    "owner's meanwhile, every output byte") &&
-                 atomic_load(&executor_test_device.completer_waits) >= 1,
-             "lone round trip: a batch alone whose waiter comes late is completed by the "
-             "completion thread (%llu batches there)",
-             (unsigned long long)atomic_load(&executor_test_device.completer_waits));
-  for (unsigned i = 0; i < 2; i++) {
-    owner_detach(&owners[i], ex);
-    owner_clear(&owners[i]);
-  }
-  cudafft_executor_release(ex);
-  check_released("lone round trip");
-}
-
 /* ---- 2. group commit, in-flight limit, full slots, queued jobs: deterministic ---- */
 
 static void
@@ -702,11 +668,7 @@ test_group_commit(Rng *r)
   set_limits(4096, 4, 2, 16, 0);
   CudafftExecutor *ex = acquire(2);
   Owner owners[5];
-  for (unsigned i = 0; i < 5; i++) {
-    owner_init(&owners[i], i, 4096);
-    if (owner_attach(&owners[i], ex) != CUDAFFT_STATUS_OK)
-      test_abort("group commit: owner state: %s", cudafft_last_error_message());
-  }
+  owners_attach(ex, owners, 5, "group commit");
   /* A small job of owner i in its pending[k]. */
 #define SMALL(i, k)                                                                                \
   do {                                                                                             \
@@ -805,12 +767,56 @@ test_group_commit(Rng *r)
              "group commit: a lone submitter's 100 jobs went out in 100 batches (%llu)",
              (unsigned long long)(atomic_load(&executor_test_device.uploads) - lone_base));
 #undef SMALL
-  for (unsigned i = 0; i < 5; i++) {
-    owner_detach(&owners[i], ex);
-    owner_clear(&owners[i]);
-  }
+  owners_detach(ex, owners, 5);
   cudafft_executor_release(ex);
   check_released("group commit");
+}
+
+/* ---- 2b. a job alone: its own threads launch and complete its batch ---- */
+
+static void
+test_lone_round_trip(Rng *r)
+{
+  set_limits(4096, 4, 2, 16, 20);
+  CudafftExecutor *ex = acquire(3);
+  Owner owners[2];
+  owners_attach(ex, owners, 2, "lone round trip");
+  for (int k = 0; k < 100; k++) {
+    make_job(&owners[0], &owners[0].pending[0], r, 1000, 0);
+    submit(ex, &owners[0].pending[0], "lone round trip");
+    collect(ex, &owners[0], &owners[0].pending[0], "lone round trip");
+  }
+  report_worker_failures("lone round trip: outputs");
+  test_check(
+      atomic_load(&executor_test_device.uploads) == 100 &&
+          atomic_load(&executor_test_device.launcher_uploads) == 0 &&
+          atomic_load(&executor_test_device.completer_waits) == 0,
+      "lone round trip: 100 jobs alone, each launched by its submitting thread and completed "
+      "by its waiting one (%llu batches, %llu launched by the launcher thread, %llu "
+      "completed by the completion thread)",
+      (unsigned long long)atomic_load(&executor_test_device.uploads),
+      (unsigned long long)atomic_load(&executor_test_device.launcher_uploads),
+      (unsigned long long)atomic_load(&executor_test_device.completer_waits));
+
+  /* Owner 0's lone job is waited for late: owner 1's round trips go on meanwhile (the completion
+   * thread takes the older batch), and owner 0 finds its output when it comes. */
+  make_job(&owners[0], &owners[0].pending[0], r, 1000, 0);
+  submit(ex, &owners[0].pending[0], "late waiter");
+  for (int k = 0; k < 20; k++) {
+    make_job(&owners[1], &owners[1].pending[0], r, 1000, 0);
+    submit(ex, &owners[1].pending[0], "beside a late waiter");
+    collect(ex, &owners[1], &owners[1].pending[0], "beside a late waiter");
+  }
+  collect(ex, &owners[0], &owners[0].pending[0], "late waiter");
+  test_check(report_worker_failures("lone round trip: a late waiter's job and 20 of another "
+                                    "owner's meanwhile, every output byte") &&
+                 atomic_load(&executor_test_device.completer_waits) >= 1,
+             "lone round trip: a batch alone whose waiter comes late is completed by the "
+             "completion thread (%llu batches there)",
+             (unsigned long long)atomic_load(&executor_test_device.completer_waits));
+  owners_detach(ex, owners, 2);
+  cudafft_executor_release(ex);
+  check_released("lone round trip");
 }
 
 /* ---- 3. outputs nobody collects yet: the launcher delivers them ---- */
