@@ -4,7 +4,8 @@
  *   ELEMENT ! fakesink sync=false
  * (480 frames = 10 ms per buffer), for cudaconvolve with 1 s and 10 s responses, cudafft and
  * cudaspectrum (bands=1025, 60 messages a second), on the GPU and on the CPU backend in the same
- * run, at several N.
+ * run, at several N; and GStreamer's `identity` in the element's place (backend "-"): the
+ * pipelines' own cost, the floor under every element's host CPU per audio second.
  *
  * All N pipelines play at once, each on its own streaming thread. After a warm-up (engines made,
  * kernels uploaded, every pipeline streaming) the program counts the buffers every pipeline has
@@ -17,7 +18,7 @@
  * next buffer); median and 99th percentile over the window. Each streaming thread writes its own
  * records, so the probes take no lock.
  *
- * Usage: streams-bench [--streams N,..] [--elements convolve1,convolve10,fft,spectrum]
+ * Usage: streams-bench [--streams N,..] [--elements convolve1,convolve10,fft,spectrum,identity]
  *                      [--backends cuda,cpu] [--warmup S] [--window S]
  *   Defaults: N = 1,16,64,256,1024; every element; both backends (cuda only with a device);
  *   1 s warm-up (2 s for 10 s responses), 3 s window.
@@ -49,13 +50,16 @@ typedef struct {
   double ir_seconds;       /* cudaconvolve: the response's length (kernel property) */
   double warmup_factor;    /* the warm-up is this many times --warmup */
   gboolean drops_messages; /* cudaspectrum: its element messages are dropped at the bus */
+  gboolean backendless;    /* identity: no backend property, one row per N */
 } Element;
 
 static const Element elements[] = {
-    {"convolve1", "cudaconvolve", "drain-tail=false", 1.0, 1.0, FALSE},
-    {"convolve10", "cudaconvolve", "drain-tail=false", 10.0, 2.0, FALSE},
-    {"fft", "cudafft", "fft-size=4096 hop=2048", 0.0, 1.0, FALSE},
-    {"spectrum", "cudaspectrum", "bands=1025 interval=16666667 post-messages=true", 0.0, 1.0, TRUE},
+    {"convolve1", "cudaconvolve", "drain-tail=false", 1.0, 1.0, FALSE, FALSE},
+    {"convolve10", "cudaconvolve", "drain-tail=false", 10.0, 2.0, FALSE, FALSE},
+    {"fft", "cudafft", "fft-size=4096 hop=2048", 0.0, 1.0, FALSE, FALSE},
+    {"spectrum", "cudaspectrum", "bands=1025 interval=16666667 post-messages=true", 0.0, 1.0, TRUE,
+     FALSE},
+    {"identity", "identity", "", 0.0, 1.0, FALSE, TRUE},
 };
 #define N_ELEMENTS (int)(sizeof elements / sizeof elements[0])
 
@@ -150,8 +154,9 @@ stream_open(Stream *s, const Element *e, const char *backend, GValueArray *kerne
 {
   gchar *launch = g_strdup_printf(
       "audiotestsrc name=src samplesperbuffer=%d is-live=false ! audio/x-raw,format=F32LE,"
-      "rate=%d,channels=%d,layout=interleaved ! %s name=e backend=%s %s ! fakesink sync=false",
-      FRAMES_PER_BUFFER, RATE, CHANNELS, e->factory, backend, e->properties);
+      "rate=%d,channels=%d,layout=interleaved ! %s name=e %s%s %s ! fakesink sync=false",
+      FRAMES_PER_BUFFER, RATE, CHANNELS, e->factory,
+      e->backendless ? "" : "backend=", e->backendless ? "" : backend, e->properties);
   GError *error = NULL;
   s->pipeline = gst_parse_launch(launch, &error);
   g_free(launch);
@@ -291,7 +296,7 @@ static void
 usage(const char *program)
 {
   fprintf(stderr,
-          "usage: %s [--streams N,..] [--elements convolve1,convolve10,fft,spectrum] "
+          "usage: %s [--streams N,..] [--elements convolve1,convolve10,fft,spectrum,identity] "
           "[--backends cuda,cpu] [--warmup S] [--window S]\n",
           program);
 }
@@ -302,7 +307,9 @@ main(int argc, char **argv)
   gst_init(&argc, &argv);
   double counts[16] = {1, 16, 64, 256, 1024};
   int n_counts = 5;
-  gboolean want_element[N_ELEMENTS] = {TRUE, TRUE, TRUE, TRUE};
+  gboolean want_element[N_ELEMENTS];
+  for (int e = 0; e < N_ELEMENTS; e++)
+    want_element[e] = TRUE;
   gboolean want_backend[2] = {TRUE, TRUE};
   double warmup = 1.0, window = 3.0;
   for (int i = 1; i < argc; i++) {
@@ -344,17 +351,19 @@ main(int argc, char **argv)
     for (int c = 0; c < n_counts; c++) {
       Figures by_backend[2] = {{0}};
       for (int b = 0; b < 2; b++) {
-        if (!want_backend[b])
+        /* identity has no backend: once, in the first backend's turn whatever --backends says */
+        if (elements[e].backendless ? b > 0 : !want_backend[b])
           continue;
+        const char *label = elements[e].backendless ? "-" : backends[b];
         const guint n = (guint)counts[c];
         Figures f = run_case(&elements[e], backends[b], kernel, n, warmup, window);
         by_backend[b] = f;
         if (!f.ok) {
-          printf("%-11s %-5s %6u  FAILED (see the error above)\n", elements[e].key, backends[b], n);
+          printf("%-11s %-5s %6u  FAILED (see the error above)\n", elements[e].key, label, n);
           failures++;
           continue;
         }
-        printf("%-11s %-5s %6u %11.1fx %14.2f %10.3f %10.3f\n", elements[e].key, backends[b], n,
+        printf("%-11s %-5s %6u %11.1fx %14.2f %10.3f %10.3f\n", elements[e].key, label, n,
                f.aggregate, f.cpu_ms, f.median, f.p99);
         fflush(stdout);
       }
