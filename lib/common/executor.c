@@ -306,11 +306,21 @@ copy_input(const CudafftExecutor *ex, const CudafftJob *job, const void *in)
     memset(dst, 0, job->in_bytes);
 }
 
-static void
-input_copied_locked(CudafftExecutor *ex, const CudafftJob *job)
+static int launch_alone_locked(CudafftExecutor *ex, Slot *s);
+
+/* A placed job's input is in. Once its slot owes no copy, a submitter (may_launch) whose job is
+ * alone in it launches it itself where it may (launch_alone_locked); else the launcher is woken.
+ * Returns whether this thread launched the batch. */
+static int
+input_copied_locked(CudafftExecutor *ex, const CudafftJob *job, int may_launch)
 {
-  if (--ex->slots[job->priv.slot].copying == 0)
-    wake_launcher_locked(ex);
+  Slot *s = &ex->slots[job->priv.slot];
+  if (--s->copying != 0)
+    return 0;
+  if (may_launch && launch_alone_locked(ex, s))
+    return 1;
+  wake_launcher_locked(ex);
+  return 0;
 }
 
 static void
@@ -366,7 +376,7 @@ place_queued_locked(CudafftExecutor *ex)
     CudafftJob *next = job->priv.next;
     job->priv.next = NULL;
     job->priv.in = NULL;
-    input_copied_locked(ex, job);
+    input_copied_locked(ex, job, 0);
     job = next;
   }
   return 1;
@@ -939,12 +949,7 @@ cudafft_executor_submit(CudafftExecutor *ex, CudafftJob *job, const void *in, vo
   pthread_mutex_unlock(&ex->lock);
   copy_input(ex, job, in);
   pthread_mutex_lock(&ex->lock);
-  Slot *s = &ex->slots[i];
-  if (--s->copying == 0) {
-    job->priv.launched_alone = launch_alone_locked(ex, s);
-    if (!job->priv.launched_alone)
-      wake_launcher_locked(ex);
-  }
+  job->priv.launched_alone = input_copied_locked(ex, job, 1);
   pthread_mutex_unlock(&ex->lock);
   return CUDAFFT_STATUS_OK;
 }
