@@ -697,7 +697,6 @@ describe_split(const ConvolveJob *j)
   split_mac_range(j, &d.mac_first, &d.mac_end);
   d.slot = (int)(block % f->partitions);
   d.tail_block = (int)(block % 2);
-  d.completes = split_completes(j);
   return d;
 }
 

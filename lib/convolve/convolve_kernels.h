@@ -176,7 +176,8 @@ typedef struct {
  * Units: runs (gather, add): the job's frames x channels samples in runs of
  * CUDAFFT_CONVOLVE_SPLIT_RUN; head: the channels; MAC (where mac_first < mac_end): channels x
  * CUDAFFT_CONVOLVE_SPLIT_MAC_CHUNKS, unit c chunks + k for bins [k B / chunks, (k + 1) B /
- * chunks) of channel c (and bin B in chunk 0); transforms (where completes): the channels. */
+ * chunks) of channel c (and bin B in chunk 0); transforms (the job that completes block j): the
+ * channels. */
 #define CUDAFFT_CONVOLVE_SPLIT_RUN 1024
 #define CUDAFFT_CONVOLVE_SPLIT_MAC_CHUNKS 4
 
@@ -201,7 +202,6 @@ typedef struct {
   int mac_first, mac_end;
   int slot;
   int tail_block;
-  int completes; /* the job's last frame is block j's last */
 } CudafftConvolveSplitJob;
 
 typedef enum {
