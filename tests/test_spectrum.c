@@ -106,8 +106,10 @@ session_fail(Session *ss, const char *format, ...)
 }
 
 /* One band's level against the reference's: within the float-resolution interval of its FFTs
- * (lo..hi) and LEVEL_TOLERANCE; the threshold exactly where every FFT is well below it. *diff:
- * the distance to the reference's level. */
+ * (lo..hi) and LEVEL_TOLERANCE; the threshold exactly where every FFT is well below it, float
+ * error included (a band that cancels to zero is zero only to float resolution, so a float
+ * level can rise above a threshold far below that). *diff: the distance to the reference's
+ * level. */
 static int
 level_ok(float ours, const SpectrumRefInterval *r, size_t at, int threshold, double *diff)
 {
@@ -116,7 +118,7 @@ level_ok(float ours, const SpectrumRefInterval *r, size_t at, int threshold, dou
     return isnan(ours);
   if (!isfinite(ours) || ours < (float)threshold)
     return 0;
-  if (r->max_level[at] < threshold - CLAMP_MARGIN)
+  if (r->max_level[at] < threshold - CLAMP_MARGIN && r->hi[at] <= (double)threshold)
     return ours == (float)threshold; /* the mean of equal values */
   *diff = fabs(ours - r->level[at]);
   return ours >= r->lo[at] - LEVEL_TOLERANCE && ours <= r->hi[at] + LEVEL_TOLERANCE;
