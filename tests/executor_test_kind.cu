@@ -114,17 +114,11 @@ bad_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *stream
 } // namespace
 
 extern "C" const CudafftWorkKind executor_test_affine_kind = {
-    "affine test kind",
-    affine_aux_bytes,
-    affine_prepare,
-    affine_launch,
+    "affine test kind", affine_aux_bytes, affine_prepare, affine_launch, nullptr,
 };
 
 extern "C" const CudafftWorkKind executor_test_bad_launch_kind = {
-    "bad launch test kind",
-    affine_aux_bytes,
-    affine_prepare,
-    bad_launch,
+    "bad launch test kind", affine_aux_bytes, affine_prepare, bad_launch, nullptr,
 };
 
 extern "C" size_t

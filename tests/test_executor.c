@@ -288,6 +288,53 @@ failing_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *st
 
 static const CudafftWorkKind failing_kind = {.name = "failing kind", .launch = failing_launch};
 
+/* Kind "ahead": the units kind with the owners' states moved on by its work ahead (launch_ahead,
+ * after the batch's marker) instead of by its launch, as the convolution's next MAC share goes:
+ * each job's output reads the state its owner's previous job's work ahead left. */
+static CudafftStatus
+ahead_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *stream)
+{
+  check_distinct_owners(jobs, count);
+  size_t units = 0;
+  for (size_t i = 0; i < count; i++)
+    units += units_of(jobs[i]);
+  const KernelArgs k = {.aux = device_aux, .count = count, .units = units};
+  executor_test_stream_launch(stream, units_output_kernel, &k, sizeof k);
+  return CUDAFFT_STATUS_OK;
+}
+
+static CudafftStatus
+ahead_state_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *stream)
+{
+  (void)jobs;
+  const KernelArgs k = {.aux = device_aux, .count = count};
+  executor_test_stream_launch(stream, units_state_kernel, &k, sizeof k);
+  return CUDAFFT_STATUS_OK;
+}
+
+static const CudafftWorkKind ahead_kind = {
+    .name = "ahead kind",
+    .aux_bytes = units_aux_bytes,
+    .prepare = units_prepare,
+    .launch = ahead_launch,
+    .launch_ahead = ahead_state_launch,
+};
+
+static CudafftStatus
+failing_ahead_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *stream)
+{
+  (void)jobs, (void)count, (void)device_aux, (void)stream;
+  return cudafft_fail(CUDAFFT_STATUS_CUDA_ERROR, "ahead_kernel<<<>>>: refused (injected)");
+}
+
+static const CudafftWorkKind failing_ahead_kind = {
+    .name = "failing ahead kind",
+    .aux_bytes = units_aux_bytes,
+    .prepare = units_prepare,
+    .launch = ahead_launch,
+    .launch_ahead = failing_ahead_launch,
+};
+
 /* ---- owners and their jobs on the host, with the reference ---- */
 
 typedef struct {
@@ -817,6 +864,48 @@ test_lone_round_trip(Rng *r)
   owners_detach(ex, owners, 2);
   cudafft_executor_release(ex);
   check_released("lone round trip");
+}
+
+/* Work ahead: each owner's state moves on after its job's batch is done, and its next job reads
+ * it; a failed work ahead fails its batch. */
+static void
+test_work_ahead(Rng *r)
+{
+  set_limits(4096, 4, 2, 16, 20);
+  CudafftExecutor *ex = acquire(3);
+  enum { AHEAD_OWNERS = 4 };
+  Owner owners[AHEAD_OWNERS];
+  owners_attach(ex, owners, AHEAD_OWNERS, "work ahead");
+  for (int k = 0; k < 50; k++) {
+    for (unsigned i = 0; i < AHEAD_OWNERS; i++) {
+      const size_t out_bytes = random_size(r, 2048);
+      make_sized_job(&owners[i], &owners[i].pending[0], r, &ahead_kind,
+                     random_size(r, 4096 - aux_alone(&ahead_kind, out_bytes)), out_bytes, 0);
+      submit(ex, &owners[i].pending[0], "work ahead");
+    }
+    for (unsigned i = 0; i < AHEAD_OWNERS; i++)
+      collect(ex, &owners[i], &owners[i].pending[0], "work ahead");
+  }
+  report_worker_failures("work ahead: 50 rounds of 4 owners whose jobs read the state their "
+                         "previous jobs' work ahead left, every output byte");
+
+  Owner *o = &owners[0];
+  make_sized_job(o, &o->pending[0], r, &failing_ahead_kind, 100, 100, 0);
+  submit(ex, &o->pending[0], "failing work ahead");
+  const CudafftStatus status = cudafft_executor_wait(ex, &o->pending[0].t.job);
+  test_check(status == CUDAFFT_STATUS_CUDA_ERROR &&
+                 strstr(cudafft_last_error_message(), "work ahead") &&
+                 strstr(cudafft_last_error_message(), "refused (injected)"),
+             "work ahead: a failed work ahead fails its batch's job, naming it (%s: %s)",
+             cudafft_status_name(status), cudafft_last_error_message());
+  o->fresh = 1; /* its state did not move on: the next job starts it again */
+  make_sized_job(o, &o->pending[0], r, &ahead_kind, 100, 100, 0);
+  submit(ex, &o->pending[0], "after a failed work ahead");
+  collect(ex, o, &o->pending[0], "after a failed work ahead");
+  report_worker_failures("work ahead: the owner's next job after the failure");
+  owners_detach(ex, owners, AHEAD_OWNERS);
+  cudafft_executor_release(ex);
+  check_released("work ahead");
 }
 
 /* ---- 3. outputs nobody collects yet: the launcher delivers them ---- */
@@ -1463,6 +1552,7 @@ main(int argc, char **argv)
   test_api(&r);
   test_group_commit(&r);
   test_lone_round_trip(&r);
+  test_work_ahead(&r);
   test_eviction(&r);
   test_growth(&r);
   test_stress(&r, "small slots", 8192, 4, 4, 16, 50, 40);

@@ -568,6 +568,38 @@ group_by_kind(Slot *s)
   return groups;
 }
 
+/* The kinds' work ahead for the owners' next jobs, after the batch's completion marker (the slot
+ * is LAUNCHING: its state becomes IN_FLIGHT only after this, so the work is queued before anyone
+ * can see the batch done and free what it reads). Only for a batch queued whole. */
+static void
+launch_ahead(CudafftExecutor *ex, Slot *s, size_t groups)
+{
+  char what[160];
+  int queued = 0;
+  void *stream = ex->table->stream(ex->ctx);
+  for (size_t g = 0; g < groups && s->status == CUDAFFT_STATUS_OK; g++) {
+    const KindGroup *group = &s->groups[g];
+    if (!group->kind->launch_ahead)
+      continue;
+    clear_message();
+    queued = 1;
+    const CudafftStatus status =
+        group->kind->launch_ahead(s->order + group->first, group->count,
+                                  byte_offset(s->mem.device_in, group->aux_offset), stream);
+    if (status != CUDAFFT_STATUS_OK) {
+      snprintf(what, sizeof what, "launching the work ahead of %zu jobs of kind '%s'", group->count,
+               group->kind->name);
+      batch_failed(ex, s, status, what);
+    }
+  }
+  if (queued && ex->table->ahead_queued) {
+    clear_message();
+    const CudafftStatus status = ex->table->ahead_queued(ex->ctx, &s->mem);
+    if (status != CUDAFFT_STATUS_OK)
+      batch_failed(ex, s, status, "marking the end of the work ahead");
+  }
+}
+
 /* Queues the batch on the device (the slot is LAUNCHING: only this thread touches it). Every
  * failure becomes the batch's status; finish is queued whatever happened, so that the completion
  * thread's wait covers what was queued. */
@@ -625,6 +657,7 @@ launch_batch(CudafftExecutor *ex, Slot *s)
     snprintf(what, sizeof what, "downloading %zu bytes of outputs", download);
     batch_failed(ex, s, status, what);
   }
+  launch_ahead(ex, s, groups);
 }
 
 /* The open slot that goes out next (the oldest), or NULL. */

@@ -86,6 +86,15 @@ typedef struct {
    * state). The first failure is returned through cudafft_fail() naming the call: the executor
    * then launches nothing more of the batch, and every job of it reports that status. */
   CudafftStatus (*launch)(CudafftJob *const *jobs, size_t count, void *device_aux, void *stream);
+  /* Work ahead (NULL for none): queues kernels for the owners' next jobs on `stream` after the
+   * batch's completion marker, so that no output of this batch waits for them and the device runs
+   * them while the owners' next inputs are still on their way (the convolution's share of a
+   * block's sum over past blocks, which needs no new input). It reads only the owners' state and
+   * this batch's auxiliary data; every later batch's kernels run after it. Called once the whole
+   * batch has been queued without failure; a failure fails the batch (each of its jobs reports
+   * it), as a failed launch does. */
+  CudafftStatus (*launch_ahead)(CudafftJob *const *jobs, size_t count, void *device_aux,
+                                void *stream);
 } CudafftWorkKind;
 
 /* The common header of a job: an engine's job struct starts with it and follows it with the

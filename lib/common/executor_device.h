@@ -60,11 +60,18 @@ typedef struct {
    * after that. Called for every batch, failed ones too (with 0 bytes), so that wait covers
    * whatever of the batch was queued. */
   CudafftStatus (*finish)(void *ctx, CudafftSlotMemory *mem, size_t bytes);
+  /* After the kinds' work ahead (CudafftWorkKind.launch_ahead) of the slot's batch: the slot's
+   * device memory (its auxiliary data) may be written again only after everything queued so far
+   * on the stream, which the slot's next upload must wait for. Called only for batches with work
+   * ahead; NULL for a device whose copies and launches run in one order anyway. */
+  CudafftStatus (*ahead_queued)(void *ctx, CudafftSlotMemory *mem);
   /* Blocks (never spinning) until everything queued for the slot's batch is done, and returns
    * the error the device reported for it, if any. Called once per batch after finish, whatever
    * upload and finish returned: when it returns, the slot's memory is free for reuse. */
   CudafftStatus (*wait)(void *ctx, CudafftSlotMemory *mem);
-  /* cudafft_executor_alloc() and cudafft_executor_free() (bytes > 0, ptr non-NULL). */
+  /* cudafft_executor_alloc() and cudafft_executor_free() (bytes > 0, ptr non-NULL). A free must
+   * also come after the work ahead queued so far (which may still read the memory once its job's
+   * wait has returned). */
   CudafftStatus (*alloc)(void *ctx, size_t bytes, const char *what, void **ptr);
   void (*free)(void *ctx, void *ptr);
 } CudafftExecutorDevice;

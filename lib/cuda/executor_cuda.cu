@@ -8,6 +8,11 @@
  * non-blocking: the application's work on the legacy default stream neither waits for ours nor
  * holds ours up.
  *
+ * Work ahead (a kind's launch_ahead) runs on the compute stream after a batch's `computed` event,
+ * so the batch's download does not wait for it; it reads the slot's auxiliary data, so the slot's
+ * next upload waits for its `released` event, and the owners' state, so a free waits for the
+ * compute stream's work queued so far.
+ *
  * Completion: each slot's `done` event is made with cudaEventBlockingSync, so that the completion
  * thread sleeps in cudaEventSynchronize instead of spinning (the executor's rule: waiting threads
  * block). The same for the allocation event.
@@ -45,7 +50,8 @@ struct CudaExecutorDevice {
   cudaStream_t memory = nullptr; /* the pool's allocations and frees */
   cudaMemPool_t pool = nullptr;
   cudaEvent_t allocated = nullptr; /* blocking sync: an allocation is usable everywhere */
-  pthread_mutex_t alloc_lock;      /* one allocation at a time: the event and the free check */
+  cudaEvent_t computed = nullptr;  /* a free's mark on the compute stream (work ahead) */
+  pthread_mutex_t alloc_lock; /* one allocation or free at a time: the events and the free check */
   bool lock_made = false;
 };
 
@@ -53,6 +59,7 @@ struct CudaSlot {
   cudaEvent_t uploaded = nullptr; /* the batch's inputs are on the device */
   cudaEvent_t computed = nullptr; /* its kernels are done */
   cudaEvent_t done = nullptr;     /* blocking sync: its outputs are down, the slot is free */
+  cudaEvent_t released = nullptr; /* the work ahead that reads its auxiliary data is done */
   /* upload's calls failed (set by upload, read and cleared by finish, on the launching thread) */
   bool upload_broken = false;
   /* finish queued `done` after the whole batch (read by wait: the core's lock orders them) */
@@ -144,14 +151,21 @@ device_alloc(void *ctx, size_t bytes, const char *what, void **ptr)
 }
 
 /* Stream-ordered: returns at once. The executor's contract (no outstanding job uses ptr, and the
- * host has seen the jobs that did complete) makes the free safe on any stream. A failure cannot be
- * reported from here; it is cleared so that the next call is not blamed for it. */
+ * host has seen the jobs that did complete) leaves the work ahead those jobs queued (which may
+ * still read ptr): the free waits on the memory stream for everything queued on the compute stream
+ * so far. A failure cannot be reported from here; it is cleared so that the next call is not
+ * blamed for it. */
 void
 device_free(void *ctx, void *ptr)
 {
   CudaExecutorDevice *d = static_cast<CudaExecutorDevice *>(ctx);
-  if (cudafft_use_device(d->device) != cudaSuccess || cudaFreeAsync(ptr, d->memory) != cudaSuccess)
+  pthread_mutex_lock(&d->alloc_lock);
+  if (cudafft_use_device(d->device) != cudaSuccess ||
+      cudaEventRecord(d->computed, d->compute) != cudaSuccess ||
+      cudaStreamWaitEvent(d->memory, d->computed, 0) != cudaSuccess ||
+      cudaFreeAsync(ptr, d->memory) != cudaSuccess)
     cudaGetLastError();
+  pthread_mutex_unlock(&d->alloc_lock);
 }
 
 void
@@ -164,8 +178,9 @@ device_close(void *ctx)
   cudafft_use_device(d->device);
   if (d->memory && d->allocated && cudaEventRecord(d->allocated, d->memory) == cudaSuccess)
     cudaEventSynchronize(d->allocated);
-  if (d->allocated)
-    cudaEventDestroy(d->allocated);
+  for (cudaEvent_t event : {d->allocated, d->computed})
+    if (event)
+      cudaEventDestroy(event);
   for (cudaStream_t stream : {d->upload, d->compute, d->download, d->memory})
     if (stream)
       cudaStreamDestroy(stream);
@@ -199,6 +214,7 @@ make_device(CudaExecutorDevice *d)
   CUDAFFT_CHECK(cudaMemPoolCreate(&d->pool, &props));
   CUDAFFT_CHECK(
       cudaEventCreateWithFlags(&d->allocated, cudaEventBlockingSync | cudaEventDisableTiming));
+  CUDAFFT_CHECK(cudaEventCreateWithFlags(&d->computed, cudaEventDisableTiming));
   if (pthread_mutex_init(&d->alloc_lock, nullptr) != 0)
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "executor: cannot make a mutex");
   d->lock_made = true;
@@ -250,7 +266,7 @@ slot_free(void *ctx, CudafftSlotMemory *mem)
   CudaSlot *slot = static_cast<CudaSlot *>(mem->handle);
   cudafft_use_device(d->device);
   if (slot) {
-    for (cudaEvent_t event : {slot->uploaded, slot->computed, slot->done})
+    for (cudaEvent_t event : {slot->uploaded, slot->computed, slot->done, slot->released})
       if (event)
         cudaEventDestroy(event);
     delete slot;
@@ -280,6 +296,7 @@ make_slot(CudaExecutorDevice *d, size_t in_bytes, size_t out_bytes, CudafftSlotM
   CUDAFFT_CHECK(cudaEventCreateWithFlags(&slot->computed, cudaEventDisableTiming));
   CUDAFFT_CHECK(
       cudaEventCreateWithFlags(&slot->done, cudaEventBlockingSync | cudaEventDisableTiming));
+  CUDAFFT_CHECK(cudaEventCreateWithFlags(&slot->released, cudaEventDisableTiming));
   CudafftStatus status = host_staging_alloc(&mem->host_in, in_bytes);
   if (status == CUDAFFT_STATUS_OK)
     status = host_staging_alloc(&mem->host_out, out_bytes);
@@ -314,6 +331,9 @@ queue_upload(const CudaExecutorDevice *d, CudaSlot *slot, const CudafftSlotMemor
              size_t bytes)
 {
   CUDAFFT_CHECK(cudafft_use_device(d->device));
+  /* the slot's last work ahead may still read its auxiliary data (an event never recorded is
+   * complete) */
+  CUDAFFT_CHECK(cudaStreamWaitEvent(d->upload, slot->released, 0));
   if (bytes > 0)
     CUDAFFT_CHECK(
         cudaMemcpyAsync(mem->device_in, mem->host_in, bytes, cudaMemcpyHostToDevice, d->upload));
@@ -358,6 +378,15 @@ batch_finish(void *ctx, CudafftSlotMemory *mem, size_t bytes)
   return status;
 }
 
+CudafftStatus
+batch_ahead_queued(void *ctx, CudafftSlotMemory *mem)
+{
+  const CudaExecutorDevice *d = static_cast<CudaExecutorDevice *>(ctx);
+  CUDAFFT_CHECK(cudafft_use_device(d->device));
+  CUDAFFT_CHECK(cudaEventRecord(static_cast<CudaSlot *>(mem->handle)->released, d->compute));
+  return CUDAFFT_STATUS_OK;
+}
+
 /* Waits for everything queued on the three streams, sleeping on the slot's blocking-sync event
  * recorded on each in turn (cudaStreamSynchronize would spin). */
 CudafftStatus
@@ -385,8 +414,8 @@ batch_wait(void *ctx, CudafftSlotMemory *mem)
 }
 
 const CudafftExecutorDevice cuda_executor_device = {
-    device_open,  device_close, slot_alloc, slot_free,    compute_stream,
-    batch_upload, batch_finish, batch_wait, device_alloc, device_free,
+    device_open,  device_close,       slot_alloc, slot_free,    compute_stream, batch_upload,
+    batch_finish, batch_ahead_queued, batch_wait, device_alloc, device_free,
 };
 
 } // namespace

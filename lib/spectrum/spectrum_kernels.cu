@@ -561,15 +561,10 @@ cudafft_spectrum_run_aux_bound(size_t frames, size_t spectra, size_t ffts, size_
 }
 
 const CudafftWorkKind cudafft_spectrum_run_kind = {
-    "spectrum runs",
-    run_aux_bytes,
-    run_prepare,
-    run_launch,
+    "spectrum runs", run_aux_bytes, run_prepare, run_launch, nullptr,
 };
 
 const CudafftWorkKind cudafft_spectrum_tables_kind = {
-    "spectrum tables",
-    cudafft_segment_aux_bytes,
-    cudafft_segment_prepare,
-    cudafft_segment_launch,
+    "spectrum tables", cudafft_segment_aux_bytes, cudafft_segment_prepare, cudafft_segment_launch,
+    nullptr,
 };

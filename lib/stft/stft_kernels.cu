@@ -534,22 +534,14 @@ cudafft_stft_synthesis_aux_bytes(const CudafftStftSynthesisJob *job)
 }
 
 const CudafftWorkKind cudafft_stft_analysis_kind = {
-    "STFT analysis",
-    analysis_aux_bytes,
-    analysis_prepare,
-    analysis_launch,
+    "STFT analysis", analysis_aux_bytes, analysis_prepare, analysis_launch, nullptr,
 };
 
 const CudafftWorkKind cudafft_stft_synthesis_kind = {
-    "STFT synthesis",
-    synthesis_aux_bytes,
-    synthesis_prepare,
-    synthesis_launch,
+    "STFT synthesis", synthesis_aux_bytes, synthesis_prepare, synthesis_launch, nullptr,
 };
 
 const CudafftWorkKind cudafft_stft_tables_kind = {
-    "STFT tables",
-    cudafft_segment_aux_bytes,
-    cudafft_segment_prepare,
-    cudafft_segment_launch,
+    "STFT tables", cudafft_segment_aux_bytes, cudafft_segment_prepare, cudafft_segment_launch,
+    nullptr,
 };
