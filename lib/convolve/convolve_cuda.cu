@@ -23,8 +23,10 @@
  *   Z2D, mix + interleave (the kernels batched over the jobs, the transforms per job and block);
  * - direct: direct-path jobs: the tiled direct kernel, then the append to the history ring;
  * - split: the split path's F32 jobs (CUDAFFT_CONVOLVE_SPLIT, convolve_kernels.h), one a push of
- *   whole blocks of L within one block of B: gather, head, the push's share of the tail's MAC,
- *   the block's transforms in the push that completes it, and the tail's output added;
+ *   whole blocks of L within one block of B: gather, head, the push's share of the tail's MAC
+ *   (where the job before did not run it ahead), the block's transforms in the push that
+ *   completes it, and the tail's output added; then, as work ahead (after the batch is done), the
+ *   MAC share of the object's next push;
  * - spectra: the kernel spectra from uploaded taps (setup), or for F64 their frames and a D2Z;
  * - fill: copies, conversions and zeroing of state (setup, reset, and the staged blocks' input and
  *   output).
@@ -48,6 +50,7 @@
 
 #include <cufft.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -137,8 +140,10 @@ struct ConvolveJob {
   size_t row = 0, first_partition = 0;
   float2 *spectra_rows = nullptr;
   /* Split: its first frame's place in the stream (frames since create or reset), which says
-   * everything else of its sequence */
+   * everything else of its sequence, and whether the job before it did its first push's MAC share
+   * ahead */
   size_t position = 0;
+  bool share_ahead = false;
   /* Fill */
   FillStep steps[CUDAFFT_CONVOLVE_FILL_RANGES];
 };
@@ -165,6 +170,7 @@ struct CudaConvolve {
    * three sets of signal rows of 3B (block j's at j mod 3) */
   size_t block_size = 0;          /* L */
   size_t position = 0;            /* frames since create or reset, advanced as jobs are submitted */
+  size_t ahead_at = SIZE_MAX;     /* the position whose push's MAC share the last job does ahead */
   float *rows3[3] = {};           /* channels rows of 3B floats each */
   float2 *head_spectra = nullptr; /* rows spectrum rows */
   float2 *acc = nullptr;          /* channels spectrum rows */
@@ -448,7 +454,7 @@ blocks_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *str
 }
 
 const CudafftWorkKind blocks_kind = {"convolution blocks", blocks_aux_bytes, blocks_prepare,
-                                     blocks_launch};
+                                     blocks_launch, nullptr};
 
 /* F64 partitioned jobs: the transforms' units (the MAC's) first, then the sample runs' (the
  * deinterleave's and the output's); as many of each. */
@@ -537,7 +543,7 @@ blocks64_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *s
 }
 
 const CudafftWorkKind blocks64_kind = {"convolution blocks (double)", blocks64_aux_bytes,
-                                       blocks64_prepare, blocks64_launch};
+                                       blocks64_prepare, blocks64_launch, nullptr};
 
 size_t
 direct_aux_bytes(CudafftJob *const *jobs, size_t count)
@@ -595,25 +601,44 @@ direct_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *str
 }
 
 const CudafftWorkKind direct_kind = {"convolution direct", direct_aux_bytes, direct_prepare,
-                                     direct_launch};
+                                     direct_launch, nullptr};
 
 /* Split jobs (convolve_kernels.h's split path): a push's head and tail in one job of one kind, so
  * that a push is one job in one batch. */
 
-/* The partitions [first, end) of 1..P - 1 whose products a split job adds to its block's sum: the
- * share of its pushes. The block's K = B / L pushes but the last (K >= 2), which has the block's
- * transforms to do, share them about equally: push k < K - 1 gets [1 + (P - 1) k / (K - 1),
- * 1 + (P - 1) (k + 1) / (K - 1)), so that the block's jobs add each of them once. */
+/* The partitions [first, end) of 1..P - 1 whose products the pushes of L frames at [within,
+ * within + frames) of a block add to its sum: their shares. The block's K = B / L pushes but the
+ * last (K >= 2), which has the block's transforms to do, share them about equally: push k < K - 1
+ * gets [1 + (P - 1) k / (K - 1), 1 + (P - 1) (k + 1) / (K - 1)), so that each is added once. */
+void
+split_share_range(const CudaConvolve *f, size_t within, size_t frames, int *first, int *end)
+{
+  const size_t sharing = kBlock / f->block_size - 1, earlier = f->partitions - 1;
+  const size_t k0 = min_size(within / f->block_size, sharing);
+  const size_t k1 = min_size((within + frames) / f->block_size, sharing);
+  *first = (int)(1 + earlier * k0 / sharing);
+  *end = (int)(1 + earlier * k1 / sharing);
+}
+
+/* A split job's own shares: its pushes', but the first push's where the job before it did that
+ * one ahead. */
 void
 split_mac_range(const ConvolveJob *j, int *first, int *end)
 {
-  const CudaConvolve *f = j->f;
-  const size_t sharing = kBlock / f->block_size - 1, within = j->position % kBlock;
-  const size_t earlier = f->partitions - 1;
-  const size_t k0 = min_size(within / f->block_size, sharing);
-  const size_t k1 = min_size((within + j->count) / f->block_size, sharing);
-  *first = (int)(1 + earlier * k0 / sharing);
-  *end = (int)(1 + earlier * k1 / sharing);
+  const size_t skip = j->share_ahead ? j->f->block_size : 0;
+  split_share_range(j->f, j->position % kBlock + skip, j->count - skip, first, end);
+}
+
+/* Work ahead: the share of the push after the job (the next block's first where the job completes
+ * a block) and that push's block's ring slot. It reads only blocks before that push's, so the
+ * device runs it after the job's batch, in the time before the next push comes (a live source's
+ * period), instead of in that push's round trip. */
+void
+split_ahead_range(const ConvolveJob *j, int *first, int *end, int *slot)
+{
+  const size_t next = j->position + j->count;
+  split_share_range(j->f, next % kBlock, j->f->block_size, first, end);
+  *slot = (int)(next / kBlock % j->f->partitions);
 }
 
 bool
@@ -648,11 +673,20 @@ split_transform_units(const ConvolveJob *j)
   return split_completes(j) ? j->f->channels : 0;
 }
 
-/* The units of each launch, in the order of the launches and of the auxiliary data. */
+size_t
+split_ahead_units(const ConvolveJob *j)
+{
+  int first = 0, end = 0, slot = 0;
+  split_ahead_range(j, &first, &end, &slot);
+  return first < end ? j->f->channels * CUDAFFT_CONVOLVE_SPLIT_MAC_CHUNKS : 0;
+}
+
+/* The units of each launch, in the order of the launches and of the auxiliary data; the work
+ * ahead's last. */
 using UnitsOf = size_t (*)(const ConvolveJob *);
 const UnitsOf split_unit_kinds[] = {split_run_units, split_head_units, split_mac_units,
-                                    split_transform_units};
-constexpr int kSplitLaunches = sizeof split_unit_kinds / sizeof split_unit_kinds[0];
+                                    split_transform_units, split_ahead_units};
+constexpr int kSplitLaunches = sizeof split_unit_kinds / sizeof split_unit_kinds[0] - 1;
 
 size_t
 split_units(const ConvolveJob *j)
@@ -663,10 +697,13 @@ split_units(const ConvolveJob *j)
   return units;
 }
 
+/* The auxiliary data: the jobs' descriptors, then their work ahead's (the same but for the MAC's
+ * share and slot), then the units. */
 size_t
 split_aux_bytes(CudafftJob *const *jobs, size_t count)
 {
-  return aux_bytes_for(count, sizeof(CudafftConvolveSplitJob), sum_over(jobs, count, split_units));
+  return aux_bytes_for(2 * count, sizeof(CudafftConvolveSplitJob),
+                       sum_over(jobs, count, split_units));
 }
 
 CudafftConvolveSplitJob
@@ -704,12 +741,19 @@ void
 split_prepare(CudafftJob *const *jobs, size_t count, void *host_aux, void *)
 {
   CudafftConvolveSplitJob *descs = aux_descs<CudafftConvolveSplitJob>(host_aux);
-  for (size_t i = 0; i < count; ++i)
-    descs[i] = describe_split(as_job(jobs[i]));
-  CudafftConvolveUnit *at = aux_units<CudafftConvolveSplitJob>(host_aux, count);
-  for (UnitsOf units : split_unit_kinds)
+  for (size_t i = 0; i < count; ++i) {
+    const ConvolveJob *j = as_job(jobs[i]);
+    descs[i] = describe_split(j);
+    descs[count + i] = descs[i];
+    split_ahead_range(j, &descs[count + i].mac_first, &descs[count + i].mac_end,
+                      &descs[count + i].slot);
+  }
+  CudafftConvolveUnit *at = aux_units<CudafftConvolveSplitJob>(host_aux, 2 * count);
+  for (int k = 0; k < kSplitLaunches; ++k)
     for (size_t i = 0; i < count; ++i)
-      at = map_units(at, i, units(as_job(jobs[i])));
+      at = map_units(at, i, split_unit_kinds[k](as_job(jobs[i])));
+  for (size_t i = 0; i < count; ++i)
+    at = map_units(at, count + i, split_ahead_units(as_job(jobs[i])));
 }
 
 CudafftStatus
@@ -717,7 +761,7 @@ split_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *stre
 {
   const CudafftConvolveUnit *units[kSplitLaunches];
   size_t counts[kSplitLaunches];
-  units[0] = aux_units<CudafftConvolveSplitJob>(device_aux, count);
+  units[0] = aux_units<CudafftConvolveSplitJob>(device_aux, 2 * count);
   for (int k = 0; k < kSplitLaunches; ++k) {
     counts[k] = sum_over(jobs, count, split_unit_kinds[k]);
     if (k + 1 < kSplitLaunches)
@@ -731,8 +775,21 @@ split_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *stre
   return CUDAFFT_STATUS_OK;
 }
 
+/* The MAC shares of the pushes after the jobs (split_ahead_range), after the batch's marker. */
+CudafftStatus
+split_launch_ahead(CudafftJob *const *jobs, size_t count, void *device_aux, void *stream)
+{
+  const CudafftConvolveUnit *units = aux_units<CudafftConvolveSplitJob>(device_aux, 2 * count);
+  for (int k = 0; k < kSplitLaunches; ++k)
+    units += sum_over(jobs, count, split_unit_kinds[k]);
+  CUDAFFT_CHECK(cudafft_convolve_split_mac_launch(aux_descs<CudafftConvolveSplitJob>(device_aux),
+                                                  units, sum_over(jobs, count, split_ahead_units),
+                                                  static_cast<cudaStream_t>(stream)));
+  return CUDAFFT_STATUS_OK;
+}
+
 const CudafftWorkKind split_kind = {"convolution split", split_aux_bytes, split_prepare,
-                                    split_launch};
+                                    split_launch, split_launch_ahead};
 
 size_t
 spectra_aux_bytes(CudafftJob *const *jobs, size_t count)
@@ -765,7 +822,7 @@ spectra_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *st
 }
 
 const CudafftWorkKind spectra_kind = {"convolution kernel spectra", spectra_aux_bytes,
-                                      spectra_prepare, spectra_launch};
+                                      spectra_prepare, spectra_launch, nullptr};
 
 /* F64 kernel spectra: a job's taps to `channels` frames, then one D2Z of them to spectrum rows
  * first_partition... of row `row` (and the rows after them up to a whole batch: the spare rows
@@ -812,7 +869,7 @@ spectra64_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *
 }
 
 const CudafftWorkKind spectra64_kind = {"convolution kernel spectra (double)", spectra64_aux_bytes,
-                                        spectra64_prepare, spectra64_launch};
+                                        spectra64_prepare, spectra64_launch, nullptr};
 
 size_t
 fill_aux_bytes(CudafftJob *const *, size_t count)
@@ -847,7 +904,8 @@ fill_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *strea
   return CUDAFFT_STATUS_OK;
 }
 
-const CudafftWorkKind fill_kind = {"convolution state", fill_aux_bytes, fill_prepare, fill_launch};
+const CudafftWorkKind fill_kind = {"convolution state", fill_aux_bytes, fill_prepare, fill_launch,
+                                   nullptr};
 
 /* A call's jobs ------------------------------------------------------------------------------- */
 
@@ -986,6 +1044,7 @@ submit_clear(Window *w, CudaConvolve *f)
   f->head = 0;
   f->current = 0;
   f->position = 0;
+  f->ahead_at = SIZE_MAX; /* the history it was for is gone */
   if (f->path == CUDAFFT_CONVOLVE_DIRECT && f->taps == 1)
     return; /* nothing kept */
   ConvolveJob *job = w->next();
@@ -1245,10 +1304,12 @@ submit_split(Window *w, CudaConvolve *f, const char *in, char *out, size_t frame
   job->work = Work::Split;
   job->count = frames;
   job->position = f->position;
+  job->share_ahead = f->ahead_at == f->position;
   job->mix = mix;
   job->job.in_bytes = job->job.out_bytes = frames * f->frame_bytes;
   w->submit(job, in, out);
   f->position += frames;
+  f->ahead_at = f->position; /* split_ahead_range */
 }
 
 /* The backend table ------------------------------------------------------------------------- */
@@ -1288,17 +1349,22 @@ make_plans64(CudaConvolve *f, size_t *work)
   return CUDAFFT_STATUS_OK;
 }
 
-/* The split path's aux bytes for one job of `frames` frames that completes a block (the most
- * units), against what a job holds. */
+/* Whether a split job of `frames` frames, with the aux bytes of the most units such a job has
+ * (one that completes a block has the transforms; one at a block's start the MAC shares of all
+ * its pushes, and its work ahead's), fits what a job holds. */
 bool
 split_fits(CudaConvolve *f, size_t frames, size_t max_job)
 {
-  ConvolveJob probe;
-  probe.f = f;
-  probe.count = frames;
-  probe.position = kBlock - frames;
-  CudafftJob *jobs[] = {&probe.job};
-  const size_t in = frames * f->frame_bytes, aux = split_aux_bytes(jobs, 1);
+  size_t aux = 0;
+  for (size_t position : {kBlock - frames, (size_t)0}) {
+    ConvolveJob probe;
+    probe.f = f;
+    probe.count = frames;
+    probe.position = position;
+    CudafftJob *jobs[] = {&probe.job};
+    aux = std::max(aux, split_aux_bytes(jobs, 1));
+  }
+  const size_t in = frames * f->frame_bytes;
   return in <= max_job && aux <= max_job - in;
 }
 

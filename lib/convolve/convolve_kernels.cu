@@ -1265,6 +1265,14 @@ cudafft_convolve_split_launch(const CudafftConvolveSplitJob *jobs,
 }
 
 extern "C" cudaError_t
+cudafft_convolve_split_mac_launch(const CudafftConvolveSplitJob *jobs,
+                                  const CudafftConvolveUnit *units, size_t count,
+                                  cudaStream_t stream)
+{
+  return launch_units(split_mac_kernel, count, kSplitMacThreads, stream, jobs, units);
+}
+
+extern "C" cudaError_t
 cudafft_convolve_deinterleave64_launch(const CudafftConvolveBlocks64Job *jobs,
                                        const CudafftConvolveUnit *units, size_t count,
                                        cudaStream_t stream)

@@ -165,7 +165,10 @@ typedef struct {
  *   (X[j - p] in ring slot (slot - p) mod partitions; the share from partition 1 on, the block's
  *   first, sets acc[c] instead): the sum of block j's earlier partitions is spread over the jobs
  *   of block j, mac_first and mac_end being the share of the job's pushes of L (none for the last,
- *   which has the transforms), so that no push carries a long tail's whole sum;
+ *   which has the transforms), so that no push carries a long tail's whole sum. A share needs no
+ *   input of its push (only blocks before j), so the backend runs each one ahead, as the work
+ *   ahead of the job before it (cudafft_convolve_split_mac_launch, after that job's batch is
+ *   done): a live source's push then finds it done and its round trip has no MAC in it;
  * - transforms (the job completes block j only): the forward FFT of blocks j - 1 and j (signal row
  *   c from B on) to ring slot `slot` (= j mod partitions, whose X[j - partitions] the MAC no longer
  *   reads), then acc[c] + X[j] H[row][0] (X[j] H[row][0] alone for one partition), the inverse
@@ -294,6 +297,12 @@ cudaError_t cudafft_convolve_split_launch(const CudafftConvolveSplitJob *jobs,
                                           const CudafftConvolveUnit *transform_units,
                                           size_t transforms, const float2 *twiddles,
                                           cudaStream_t stream);
+
+/* The split path's MAC alone (`count` mac units, as in cudafft_convolve_split_launch): the work
+ * ahead, the share of each job's next push (its mac_first, mac_end and slot say which). */
+cudaError_t cudafft_convolve_split_mac_launch(const CudafftConvolveSplitJob *jobs,
+                                              const CudafftConvolveUnit *units, size_t count,
+                                              cudaStream_t stream);
 
 /* F64 partitioned jobs, first stage: each job's interleaved input to its frames (every sample to
  * the second half of its block's frame and the first half of the next block's), the previous
