@@ -5,9 +5,10 @@
  * Issue 16 asks for short blocks with long responses: a live source pushes one block of L frames
  * each period (L / 48000 s), and the filter must give it back well within the period. For every
  * block size L (--blocks, set with cudafft_convolve_set_block_size()), response of T seconds
- * (--ir-seconds: uniform noise under exp(-6.9 t / T), -60 dB at the end like a room's reverb, one
- * kernel row per channel, so that every channel's spectra are read as in a real multichannel
- * reverb) and backend (--backends):
+ * (--ir-seconds: uniform noise under exp(-6.9 t / T), -60 dB at the end like a room's reverb; by
+ * default one kernel row per channel, so that every channel's spectra are read as in a real
+ * multichannel reverb; --kernel one: one row for every channel, as audiofirfilter's `kernel`
+ * property gives) and backend (--backends):
  *  1. One element with C channels (--channels): one object of C channels. The library takes at most
  *     CUDAFFT_MAX_CHANNELS (1024) an object, so a larger C runs as ceil(C / 1024) objects of up to
  *     1024 channels pushed at once, one thread each, as an element would have to split them.
@@ -55,9 +56,10 @@
  * device (or the CUDA backend) the cuda rows are skipped, saying why.
  *
  * Usage: latency-bench [--blocks L,..] [--ir-seconds T,..] [--channels C,..] [--instances M,..]
- *                      [--backends cuda,cpu] [--format f32|f64] [--seconds S] [--max-wall W]
- *                      [--paced]
+ *                      [--backends cuda,cpu] [--format f32|f64] [--kernel channel|one]
+ *                      [--seconds S] [--max-wall W] [--paced]
  *   --format: the samples' (F64 filters in double precision: its speed against F32's).
+ *   --kernel: a response row per channel (the default) or one for all.
  *   Defaults: L = 64,128,256,2048; T = 1,10; C = 1,16,64,256,1024,4096; M = 1,16,64,256,1024;
  *   both backends; S = 10, W = 5.
  * Exit status: 0; 1 when a push failed or gave other than L frames (blocks pushed whole from the
@@ -116,6 +118,8 @@ now_s(void)
 /* The samples pushed (--format). */
 static CudafftSampleFormat sample_format = CUDAFFT_SAMPLE_F32;
 static size_t sample_bytes = sizeof(float);
+/* Whether every channel has a response row of its own (--kernel channel) or shares the first. */
+static int row_per_channel = 1;
 
 /* splitmix64: a fast, seedable source for the gigabytes of a 10 s response on 1024 rows. */
 static uint64_t
@@ -163,13 +167,14 @@ make_response(size_t taps, unsigned rows)
   return h;
 }
 
-/* An object of `channels` channels filtering with the response's first `channels` rows, at block
- * size `block`; its status, and why it failed in `why`. */
+/* An object of `channels` channels filtering with the response's first `channels` rows (or its
+ * first row alone, --kernel one), at block size `block`; its status, and why it failed in `why`. */
 static CudafftStatus
 make_object(CudafftConvolve **object, CudafftBackend backend, unsigned channels,
             const double *response, size_t taps, size_t block, char *why)
 {
-  const CudafftConvolveConfig config = {channels, sample_format, {response, taps, channels}, 1.0};
+  const unsigned rows = row_per_channel ? channels : 1;
+  const CudafftConvolveConfig config = {channels, sample_format, {response, taps, rows}, 1.0};
   char call[64] = "cudafft_convolve_create";
   CudafftStatus status = cudafft_convolve_create(object, backend, -1, &config);
   if (status == CUDAFFT_STATUS_OK) {
@@ -793,7 +798,8 @@ usage(const char *name)
 {
   fprintf(stderr,
           "usage: %s [--blocks L,..] [--ir-seconds T,..] [--channels C,..] [--instances M,..] "
-          "[--backends cuda,cpu] [--format f32|f64] [--seconds S] [--max-wall W] [--paced]\n",
+          "[--backends cuda,cpu] [--format f32|f64] [--kernel channel|one] [--seconds S] "
+          "[--max-wall W] [--paced]\n",
           name);
 }
 
@@ -837,6 +843,9 @@ parse_options(int argc, char **argv, Options *o)
       good = !strcmp(value, "f32") || !strcmp(value, "f64");
       sample_format = !strcmp(value, "f64") ? CUDAFFT_SAMPLE_F64 : CUDAFFT_SAMPLE_F32;
       sample_bytes = sample_format == CUDAFFT_SAMPLE_F64 ? sizeof(double) : sizeof(float);
+    } else if (!strcmp(arg, "--kernel")) {
+      good = !strcmp(value, "channel") || !strcmp(value, "one");
+      row_per_channel = !strcmp(value, "channel");
     } else if (!strcmp(arg, "--max-wall"))
       good = (o->max_wall = strtod(value, NULL)) > 0.0;
     else
@@ -884,7 +893,8 @@ main(int argc, char **argv)
          o.paced ? "paced: a round a period, as a live source" : "pushed as fast as they go");
   print_list("blocks", o.blocks, o.n_blocks);
   print_list("; responses (s)", o.ir_seconds, o.n_ir);
-  printf(" of decaying noise, a row per channel; ");
+  printf(" of decaying noise, %s; ",
+         row_per_channel ? "a row per channel" : "one row for all channels");
   print_list("channels", o.channels, o.n_channels);
   print_list("; stereo instances", o.instances, o.n_instances);
   printf("; %.1f s of audio a stream (at least %d blocks), cut after %.1f s of wall; real time: "
@@ -920,10 +930,11 @@ main(int argc, char **argv)
   Context cx = {.o = &o, .input = input, .want_pinned = want_pinned};
   for (int r = 0; r < o.n_ir; r++) {
     cx.taps = (size_t)llround(o.ir_seconds[r] * RATE);
-    double *response = make_response(cx.taps, max_channels);
+    const unsigned response_rows = row_per_channel ? max_channels : 1;
+    double *response = make_response(cx.taps, response_rows);
     if (!response) {
       printf("\nthe %g s response on %u rows does not fit in memory: skipped\n", o.ir_seconds[r],
-             max_channels);
+             response_rows);
       cx.status = 1;
       continue;
     }
