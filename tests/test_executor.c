@@ -258,8 +258,9 @@ units_state_kernel(const void *args)
     update_state(&descs[j], TAG_UNITS);
 }
 
+/* The outputs' "kernel" alone (the ahead kind's launch). */
 static CudafftStatus
-units_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *stream)
+units_outputs_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *stream)
 {
   check_distinct_owners(jobs, count);
   size_t units = 0;
@@ -267,8 +268,24 @@ units_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *stre
     units += units_of(jobs[i]);
   const KernelArgs k = {.aux = device_aux, .count = count, .units = units};
   executor_test_stream_launch(stream, units_output_kernel, &k, sizeof k);
+  return CUDAFFT_STATUS_OK;
+}
+
+/* The states' "kernel" alone (the ahead kind's work ahead). */
+static CudafftStatus
+units_states_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *stream)
+{
+  (void)jobs;
+  const KernelArgs k = {.aux = device_aux, .count = count};
   executor_test_stream_launch(stream, units_state_kernel, &k, sizeof k);
   return CUDAFFT_STATUS_OK;
+}
+
+static CudafftStatus
+units_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *stream)
+{
+  units_outputs_launch(jobs, count, device_aux, stream);
+  return units_states_launch(jobs, count, device_aux, stream);
 }
 
 static const CudafftWorkKind units_kind = {
@@ -291,33 +308,12 @@ static const CudafftWorkKind failing_kind = {.name = "failing kind", .launch = f
 /* Kind "ahead": the units kind with the owners' states moved on by its work ahead (launch_ahead,
  * after the batch's marker) instead of by its launch, as the convolution's next MAC share goes:
  * each job's output reads the state its owner's previous job's work ahead left. */
-static CudafftStatus
-ahead_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *stream)
-{
-  check_distinct_owners(jobs, count);
-  size_t units = 0;
-  for (size_t i = 0; i < count; i++)
-    units += units_of(jobs[i]);
-  const KernelArgs k = {.aux = device_aux, .count = count, .units = units};
-  executor_test_stream_launch(stream, units_output_kernel, &k, sizeof k);
-  return CUDAFFT_STATUS_OK;
-}
-
-static CudafftStatus
-ahead_state_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *stream)
-{
-  (void)jobs;
-  const KernelArgs k = {.aux = device_aux, .count = count};
-  executor_test_stream_launch(stream, units_state_kernel, &k, sizeof k);
-  return CUDAFFT_STATUS_OK;
-}
-
 static const CudafftWorkKind ahead_kind = {
     .name = "ahead kind",
     .aux_bytes = units_aux_bytes,
     .prepare = units_prepare,
-    .launch = ahead_launch,
-    .launch_ahead = ahead_state_launch,
+    .launch = units_outputs_launch,
+    .launch_ahead = units_states_launch,
 };
 
 static CudafftStatus
@@ -331,7 +327,7 @@ static const CudafftWorkKind failing_ahead_kind = {
     .name = "failing ahead kind",
     .aux_bytes = units_aux_bytes,
     .prepare = units_prepare,
-    .launch = ahead_launch,
+    .launch = units_outputs_launch,
     .launch_ahead = failing_ahead_launch,
 };
 
