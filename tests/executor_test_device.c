@@ -22,7 +22,7 @@ ExecutorTestDevice executor_test_device;
 #define HEADER 256 /* before each allocation: its size (and the alignment of what follows) */
 #define MAX_ARGS 64
 
-typedef enum { CMD_UPLOAD, CMD_COPY, CMD_KERNEL, CMD_MARK } CommandType;
+typedef enum { CMD_UPLOAD, CMD_COPY, CMD_KERNEL, CMD_MARK, CMD_FREE } CommandType;
 
 typedef struct FakeSlot FakeSlot;
 
@@ -77,6 +77,8 @@ executor_test_device_reset(void)
   atomic_store(&t->waits, 0);
   atomic_store(&t->launcher_uploads, 0);
   atomic_store(&t->completer_waits, 0);
+  atomic_store(&t->ahead_batches, 0);
+  atomic_store(&t->ahead_awaits, 0);
   atomic_store(&t->opens, 0);
   atomic_store(&t->closes, 0);
   atomic_store(&t->live_slots, 0);
@@ -156,6 +158,10 @@ run_command(FakeDevice *d, Command *c)
     pthread_cond_broadcast(&d->marked);
     pthread_mutex_unlock(&d->lock);
     break;
+  case CMD_FREE:
+    free(c->dst);
+    atomic_fetch_sub(&executor_test_device.live_allocs, 1);
+    break;
   }
 }
 
@@ -218,6 +224,8 @@ fake_alloc(void *ctx, size_t bytes, const char *what, void **ptr)
   return CUDAFFT_STATUS_OK;
 }
 
+/* Stream-ordered, as on CUDA: the block goes once the stream has run everything queued before
+ * (work ahead may still read it); its bytes count as free at once. */
 static void
 fake_free(void *ctx, void *ptr)
 {
@@ -228,8 +236,11 @@ fake_free(void *ctx, void *ptr)
   pthread_mutex_lock(&d->memory_lock);
   d->memory_used -= bytes;
   pthread_mutex_unlock(&d->memory_lock);
-  free(block);
-  atomic_fetch_sub(&executor_test_device.live_allocs, 1);
+  const Command c = {.type = CMD_FREE, .dst = block};
+  if (enqueue_new(d, &c) != CUDAFFT_STATUS_OK) {
+    free(block); /* no memory for the command: nothing can run on the stream after all */
+    atomic_fetch_sub(&executor_test_device.live_allocs, 1);
+  }
 }
 
 /* ---- the table ---- */
@@ -239,8 +250,10 @@ fake_close(void *ctx)
 {
   FakeDevice *d = ctx;
   pthread_mutex_lock(&d->lock);
-  if (d->head)
-    atomic_fetch_add(&executor_test_device.misuse, 1);
+  for (const Command *c = d->head; c; c = c->next)
+    if (c->type !=
+        CMD_FREE) /* the frees are stream-ordered: the worker runs them before it stops */
+      atomic_fetch_add(&executor_test_device.misuse, 1);
   d->stop = 1;
   pthread_cond_signal(&d->wake);
   pthread_mutex_unlock(&d->lock);
@@ -439,6 +452,39 @@ executor_test_stream_launch(void *stream, void (*fn)(const void *args), const vo
     atomic_fetch_add(&executor_test_device.misuse, 1);
 }
 
+/* Work ahead runs on the one stream after the batch's marker (in order, so nothing waits for
+ * it): these check the calls' order and count them. */
+static CudafftStatus
+fake_ahead_begin(void *ctx, CudafftSlotMemory *mem, void **stream)
+{
+  const FakeSlot *slot = mem->handle;
+  if (!slot->finished)
+    atomic_fetch_add(&executor_test_device.misuse, 1); /* before the batch's finish */
+  atomic_fetch_add(&executor_test_device.ahead_batches, 1);
+  *stream = ctx;
+  return CUDAFFT_STATUS_OK;
+}
+
+static CudafftStatus
+fake_ahead_end(void *ctx, CudafftSlotMemory *mem)
+{
+  (void)ctx;
+  const FakeSlot *slot = mem->handle;
+  if (!slot->finished)
+    atomic_fetch_add(&executor_test_device.misuse, 1);
+  return CUDAFFT_STATUS_OK;
+}
+
+static CudafftStatus
+fake_await_ahead(void *ctx, CudafftSlotMemory *prior)
+{
+  (void)ctx;
+  if (!prior->handle)
+    atomic_fetch_add(&executor_test_device.misuse, 1); /* not a slot */
+  atomic_fetch_add(&executor_test_device.ahead_awaits, 1);
+  return CUDAFFT_STATUS_OK;
+}
+
 const CudafftExecutorDevice executor_test_device_table = {
     .open = fake_open,
     .close = fake_close,
@@ -447,6 +493,9 @@ const CudafftExecutorDevice executor_test_device_table = {
     .stream = fake_stream,
     .upload = fake_upload,
     .finish = fake_finish,
+    .ahead_begin = fake_ahead_begin,
+    .ahead_end = fake_ahead_end,
+    .await_ahead = fake_await_ahead,
     .wait = fake_wait,
     .alloc = fake_alloc,
     .free = fake_free,
