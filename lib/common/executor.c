@@ -5,7 +5,8 @@
  * A slot is one batch: page-locked staging and device buffers for inputs (then the kinds'
  * auxiliary data) and outputs, and the jobs placed in it. Its life:
  *   FREE -> OPEN (submissions reserve room in it and copy their inputs in, outside the lock)
- *        -> LAUNCHING (the launcher closed it: upload, the kinds' launches, download, marker)
+ *        -> LAUNCHING (the launcher closed it: upload, the kinds' launches, download, marker,
+ *           the kinds' work ahead)
  *        -> IN_FLIGHT (the completion thread waits for the device)
  *        -> DONE (waiters copy their outputs out) -> FREE once every job's output is out.
  * Slots get increasing serial numbers when they open and run in that order, so an owner's job
@@ -42,6 +43,11 @@
  * and completing stay one thread at a time each (the launching and completing flags), in serial
  * order. The launcher hands such batches to the completion thread where work waits for the device
  * (its waiter may come late), and a waiter that cannot complete its own batch wakes it.
+ *
+ * Work ahead: a kind's launch_ahead queues work for its owners' next jobs after the batch's
+ * marker (where the device has a stream for it, beside later batches). Each owner remembers the
+ * slot of its latest work ahead, and a batch's kernels wait for those of its owners' (each slot's
+ * once): other owners' batches do not wait for it.
  *
  * Collection takes none of that mutex: a batch's hundred waiters waking together would queue up
  * on it (each handing it to the next through the kernel) ahead of the submissions and the launch

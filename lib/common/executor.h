@@ -20,6 +20,9 @@
  *   wakes no other thread); while batches run, submissions collect and go out together as the
  *   next batch. At most two batches are in flight, so that one's copies overlap the other's
  *   kernels.
+ * - Work ahead: a kind may queue work for its owners' next jobs after a batch's completion marker
+ *   (CudafftWorkKind.launch_ahead), work that needs no new input: the device does it while the
+ *   next inputs are on their way, and only those owners' next batches wait for it.
  * - An owner (an engine object) has at most one job per batch, and its jobs run in the order it
  *   submitted them, so a job may depend on the device state its owner's previous job left (a delay
  *   line). An owner may submit several jobs before waiting for any (a large push in chunks).
