@@ -77,8 +77,6 @@ executor_test_device_reset(void)
   atomic_store(&t->waits, 0);
   atomic_store(&t->launcher_uploads, 0);
   atomic_store(&t->completer_waits, 0);
-  atomic_store(&t->ahead_batches, 0);
-  atomic_store(&t->ahead_awaits, 0);
   atomic_store(&t->opens, 0);
   atomic_store(&t->closes, 0);
   atomic_store(&t->live_slots, 0);
@@ -225,7 +223,7 @@ fake_alloc(void *ctx, size_t bytes, const char *what, void **ptr)
 }
 
 /* Stream-ordered, as on CUDA: the block goes once the stream has run everything queued before
- * (work ahead may still read it); its bytes count as free at once. */
+ * (a kind's work ahead may still read it); its bytes count as free at once. */
 static void
 fake_free(void *ctx, void *ptr)
 {
@@ -452,39 +450,6 @@ executor_test_stream_launch(void *stream, void (*fn)(const void *args), const vo
     atomic_fetch_add(&executor_test_device.misuse, 1);
 }
 
-/* Work ahead runs on the one stream after the batch's marker (in order, so nothing waits for
- * it): these check the calls' order and count them. */
-static CudafftStatus
-fake_ahead_begin(void *ctx, CudafftSlotMemory *mem, void **stream)
-{
-  const FakeSlot *slot = mem->handle;
-  if (!slot->finished)
-    atomic_fetch_add(&executor_test_device.misuse, 1); /* before the batch's finish */
-  atomic_fetch_add(&executor_test_device.ahead_batches, 1);
-  *stream = ctx;
-  return CUDAFFT_STATUS_OK;
-}
-
-static CudafftStatus
-fake_ahead_end(void *ctx, CudafftSlotMemory *mem)
-{
-  (void)ctx;
-  const FakeSlot *slot = mem->handle;
-  if (!slot->finished)
-    atomic_fetch_add(&executor_test_device.misuse, 1);
-  return CUDAFFT_STATUS_OK;
-}
-
-static CudafftStatus
-fake_await_ahead(void *ctx, CudafftSlotMemory *prior)
-{
-  (void)ctx;
-  if (!prior->handle)
-    atomic_fetch_add(&executor_test_device.misuse, 1); /* not a slot */
-  atomic_fetch_add(&executor_test_device.ahead_awaits, 1);
-  return CUDAFFT_STATUS_OK;
-}
-
 const CudafftExecutorDevice executor_test_device_table = {
     .open = fake_open,
     .close = fake_close,
@@ -493,9 +458,6 @@ const CudafftExecutorDevice executor_test_device_table = {
     .stream = fake_stream,
     .upload = fake_upload,
     .finish = fake_finish,
-    .ahead_begin = fake_ahead_begin,
-    .ahead_end = fake_ahead_end,
-    .await_ahead = fake_await_ahead,
     .wait = fake_wait,
     .alloc = fake_alloc,
     .free = fake_free,

@@ -34,8 +34,6 @@ typedef struct {
   /* Of those, the uploads made on the executor's launcher thread and the waits on its completion
    * thread (by their names), rather than on the submitting and waiting threads. */
   atomic_uint_fast64_t launcher_uploads, completer_waits;
-  /* Batches with work ahead, and the waits of batches for their owners' work ahead. */
-  atomic_uint_fast64_t ahead_batches, ahead_awaits;
   atomic_int opens, closes;    /* executors made and stopped */
   atomic_int live_slots;       /* slots allocated and not freed */
   atomic_long live_allocs;     /* allocations (state and slot buffers) not freed */

@@ -44,10 +44,9 @@
  * order. The launcher hands such batches to the completion thread where work waits for the device
  * (its waiter may come late), and a waiter that cannot complete its own batch wakes it.
  *
- * Work ahead: a kind's launch_ahead queues work for its owners' next jobs after the batch's
- * marker (where the device has a stream for it, beside later batches). Each owner remembers the
- * slot of its latest work ahead, and a batch's kernels wait for those of its owners' (each slot's
- * once): other owners' batches do not wait for it.
+ * Work ahead: a kind's launch_ahead queues work for its owners' next jobs on the compute stream
+ * after the batch's marker, so that no output of the batch waits for it, and every later batch
+ * runs after it.
  *
  * Collection takes none of that mutex: a batch's hundred waiters waking together would queue up
  * on it (each handing it to the next through the kernel) ahead of the submissions and the launch
@@ -133,7 +132,6 @@ typedef struct {
   /* The launcher's scratch: the jobs grouped by kind. */
   CudafftJob **order;
   KindGroup *groups;
-  uint64_t awaited_by; /* the serial of the latest batch that waits for this slot's work ahead */
 } Slot;
 
 struct CudafftExecutor {
@@ -575,41 +573,21 @@ group_by_kind(Slot *s)
   return groups;
 }
 
-/* Whether any of the batch's kinds has work ahead. */
-static int
-has_work_ahead(const Slot *s, size_t groups)
-{
-  for (size_t g = 0; g < groups; g++)
-    if (s->groups[g].kind->launch_ahead)
-      return 1;
-  return 0;
-}
-
 /* The kinds' work ahead for the owners' next jobs, after the batch's completion marker (the slot
  * is LAUNCHING: its state becomes IN_FLIGHT only after this, so the work is queued before anyone
- * can see the batch done and free what it reads). Only for a batch queued whole. Its owners'
- * next batches wait for it (await_work_ahead). */
+ * can see the batch done and free what it reads). Only for a batch queued whole. */
 static void
 launch_ahead(CudafftExecutor *ex, Slot *s, size_t groups)
 {
-  if (s->status != CUDAFFT_STATUS_OK || !has_work_ahead(s, groups))
-    return;
   char what[160];
+  int queued = 0;
   void *stream = ex->table->stream(ex->ctx);
-  clear_message();
-  if (ex->table->ahead_begin) {
-    const CudafftStatus status = ex->table->ahead_begin(ex->ctx, &s->mem, &stream);
-    if (status != CUDAFFT_STATUS_OK) {
-      batch_failed(ex, s, status, "starting the work ahead");
-      return;
-    }
-  }
-  const unsigned slot_number = (unsigned)(s - ex->slots) + 1;
   for (size_t g = 0; g < groups && s->status == CUDAFFT_STATUS_OK; g++) {
     const KindGroup *group = &s->groups[g];
     if (!group->kind->launch_ahead)
       continue;
     clear_message();
+    queued = 1;
     const CudafftStatus status =
         group->kind->launch_ahead(s->order + group->first, group->count,
                                   byte_offset(s->mem.device_in, group->aux_offset), stream);
@@ -618,33 +596,12 @@ launch_ahead(CudafftExecutor *ex, Slot *s, size_t groups)
                group->kind->name);
       batch_failed(ex, s, status, what);
     }
-    for (size_t i = 0; i < group->count; i++)
-      s->order[group->first + i]->owner->ahead_slot = slot_number;
   }
-  if (ex->table->ahead_end) {
+  if (queued && ex->table->ahead_queued) {
     clear_message();
-    const CudafftStatus status = ex->table->ahead_end(ex->ctx, &s->mem);
+    const CudafftStatus status = ex->table->ahead_queued(ex->ctx, &s->mem);
     if (status != CUDAFFT_STATUS_OK)
       batch_failed(ex, s, status, "marking the end of the work ahead");
-  }
-}
-
-/* Before the batch's kernels: they wait for the work ahead that moves its owners' states on (each
- * slot's once). */
-static void
-await_work_ahead(CudafftExecutor *ex, Slot *s)
-{
-  if (!ex->table->await_ahead)
-    return;
-  for (size_t i = 0; i < s->count && s->status == CUDAFFT_STATUS_OK; i++) {
-    const unsigned prior = s->jobs[i]->owner->ahead_slot;
-    if (prior == 0 || ex->slots[prior - 1].awaited_by == s->serial)
-      continue;
-    ex->slots[prior - 1].awaited_by = s->serial;
-    clear_message();
-    const CudafftStatus status = ex->table->await_ahead(ex->ctx, &ex->slots[prior - 1].mem);
-    if (status != CUDAFFT_STATUS_OK)
-      batch_failed(ex, s, status, "waiting for the owners' work ahead");
   }
 }
 
@@ -685,7 +642,6 @@ launch_batch(CudafftExecutor *ex, Slot *s)
       batch_failed(ex, s, status, what);
     }
   }
-  await_work_ahead(ex, s);
   void *stream = ex->table->stream(ex->ctx);
   for (size_t g = 0; g < groups && s->status == CUDAFFT_STATUS_OK; g++) {
     const KindGroup *group = &s->groups[g];

@@ -22,7 +22,7 @@
  *   kernels.
  * - Work ahead: a kind may queue work for its owners' next jobs after a batch's completion marker
  *   (CudafftWorkKind.launch_ahead), work that needs no new input: the device does it while the
- *   next inputs are on their way, and only those owners' next batches wait for it.
+ *   next inputs are on their way.
  * - An owner (an engine object) has at most one job per batch, and its jobs run in the order it
  *   submitted them, so a job may depend on the device state its owner's previous job left (a delay
  *   line). An owner may submit several jobs before waiting for any (a large push in chunks).
@@ -62,8 +62,6 @@ typedef struct {
   uint64_t last_batch; /* the batch that holds the owner's latest placed job; 0: none yet */
   size_t queued;       /* its jobs waiting for room */
   uint64_t scan;       /* the launcher's last pass over the queue that left one of them there */
-  unsigned ahead_slot; /* the slot (index + 1; 0: none) of the latest batch whose work ahead moves
-                        * its state on: the launching thread's alone */
 } CudafftJobOwner;
 
 /* A kind of work: how a batch of jobs of one kind runs. An engine defines one per kernel chain
@@ -91,14 +89,13 @@ typedef struct {
    * state). The first failure is returned through cudafft_fail() naming the call: the executor
    * then launches nothing more of the batch, and every job of it reports that status. */
   CudafftStatus (*launch)(CudafftJob *const *jobs, size_t count, void *device_aux, void *stream);
-  /* Work ahead (NULL for none): queues kernels for the owners' next jobs on `stream` (after this
-   * batch's kernels, beside its completion marker), so that no output of this batch waits for them
-   * and the device runs them while the owners' next inputs are still on their way (the
-   * convolution's share of a block's sum over past blocks, which needs no new input). It may read
-   * and write only its owners' state and read this batch's auxiliary data: later batches' kernels
-   * may run beside it (ahead of it, on a device that gives them priority), but not those of its
-   * owners, whose next jobs wait for it. Called once the whole batch has been queued without
-   * failure; a failure fails the batch (each of its jobs reports it), as a failed launch does. */
+  /* Work ahead (NULL for none): queues kernels for the owners' next jobs on `stream` after the
+   * batch's completion marker, so that no output of this batch waits for them and the device runs
+   * them while the owners' next inputs are still on their way (the convolution's share of a
+   * block's sum over past blocks, which needs no new input). It reads only the owners' state and
+   * this batch's auxiliary data; every later batch's kernels run after it. Called once the whole
+   * batch has been queued without failure; a failure fails the batch (each of its jobs reports
+   * it), as a failed launch does. */
   CudafftStatus (*launch_ahead)(CudafftJob *const *jobs, size_t count, void *device_aux,
                                 void *stream);
 } CudafftWorkKind;

@@ -60,17 +60,11 @@ typedef struct {
    * after that. Called for every batch, failed ones too (with 0 bytes), so that wait covers
    * whatever of the batch was queued. */
   CudafftStatus (*finish)(void *ctx, CudafftSlotMemory *mem, size_t bytes);
-  /* The kinds' work ahead (CudafftWorkKind.launch_ahead), where the device runs it beside later
-   * batches; all three NULL for a device that runs everything in one order (the work ahead then
-   * goes on the compute stream after the batch). ahead_begin, after finish, for a batch with work
-   * ahead: *stream receives where to queue it, which runs it after the batch's kernels. ahead_end
-   * after it: the slot's next upload (its auxiliary data) waits for it. await_ahead, before a
-   * batch's kernels (after its upload): they wait for the work ahead of the batch that was in
-   * slot `prior` (the previous batch of one of its jobs' owners, whose state that work moves on);
-   * cheap where it is done. */
-  CudafftStatus (*ahead_begin)(void *ctx, CudafftSlotMemory *mem, void **stream);
-  CudafftStatus (*ahead_end)(void *ctx, CudafftSlotMemory *mem);
-  CudafftStatus (*await_ahead)(void *ctx, CudafftSlotMemory *prior);
+  /* After the kinds' work ahead (CudafftWorkKind.launch_ahead) of the slot's batch: the slot's
+   * device memory (its auxiliary data) may be written again only after everything queued so far
+   * on the stream, which the slot's next upload must wait for. Called only for batches with work
+   * ahead; NULL for a device whose copies and launches run in one order anyway. */
+  CudafftStatus (*ahead_queued)(void *ctx, CudafftSlotMemory *mem);
   /* Blocks (never spinning) until everything queued for the slot's batch is done, and returns
    * the error the device reported for it, if any. Called once per batch after finish, whatever
    * upload and finish returned: when it returns, the slot's memory is free for reuse. */

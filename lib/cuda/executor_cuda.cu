@@ -8,12 +8,10 @@
  * non-blocking: the application's work on the legacy default stream neither waits for ours nor
  * holds ours up.
  *
- * Work ahead (a kind's launch_ahead) runs on a fifth stream, of the lowest priority, after the
- * batch's `computed` event: the batch's download does not wait for it, and later batches' kernels
- * (the compute stream has the highest priority) take the processors ahead of it, so that a batch
- * that follows one with work ahead is not held up by it. Only the batches of the same owners wait
- * for it (await_ahead on the slot's `released` event); so does the slot's next upload, as it
- * reads the slot's auxiliary data, and a free, as it may read the owners' state.
+ * Work ahead (a kind's launch_ahead) runs on the compute stream after a batch's `computed` event,
+ * so the batch's download does not wait for it; it reads the slot's auxiliary data, so the slot's
+ * next upload waits for its `released` event, and the owners' state, so a free waits for the
+ * compute stream's work queued so far.
  *
  * Completion: each slot's `done` event is made with cudaEventBlockingSync, so that the completion
  * thread sleeps in cudaEventSynchronize instead of spinning (the executor's rule: waiting threads
@@ -49,11 +47,10 @@ constexpr size_t kMaxJobs = 4096;
 struct CudaExecutorDevice {
   int device = -1;
   cudaStream_t upload = nullptr, compute = nullptr, download = nullptr;
-  cudaStream_t ahead = nullptr;  /* the kinds' work ahead: the lowest priority */
   cudaStream_t memory = nullptr; /* the pool's allocations and frees */
   cudaMemPool_t pool = nullptr;
   cudaEvent_t allocated = nullptr; /* blocking sync: an allocation is usable everywhere */
-  cudaEvent_t computed = nullptr;  /* a free's mark on the compute and work-ahead streams */
+  cudaEvent_t computed = nullptr;  /* a free's mark on the compute stream (work ahead) */
   pthread_mutex_t alloc_lock; /* one allocation or free at a time: the events and the free check */
   bool lock_made = false;
 };
@@ -166,8 +163,6 @@ device_free(void *ctx, void *ptr)
   if (cudafft_use_device(d->device) != cudaSuccess ||
       cudaEventRecord(d->computed, d->compute) != cudaSuccess ||
       cudaStreamWaitEvent(d->memory, d->computed, 0) != cudaSuccess ||
-      cudaEventRecord(d->computed, d->ahead) != cudaSuccess ||
-      cudaStreamWaitEvent(d->memory, d->computed, 0) != cudaSuccess ||
       cudaFreeAsync(ptr, d->memory) != cudaSuccess)
     cudaGetLastError();
   pthread_mutex_unlock(&d->alloc_lock);
@@ -186,7 +181,7 @@ device_close(void *ctx)
   for (cudaEvent_t event : {d->allocated, d->computed})
     if (event)
       cudaEventDestroy(event);
-  for (cudaStream_t stream : {d->upload, d->compute, d->download, d->memory, d->ahead})
+  for (cudaStream_t stream : {d->upload, d->compute, d->download, d->memory})
     if (stream)
       cudaStreamDestroy(stream);
   /* Outstanding allocations (none, by the contract) would keep it until they are freed. */
@@ -209,12 +204,8 @@ make_device(CudaExecutorDevice *d)
                         "CUDA device %d does not support stream-ordered memory pools, which the "
                         "executor needs (driver or platform too old)",
                         d->device);
-  int lowest = 0, highest = 0;
-  CUDAFFT_CHECK(cudaDeviceGetStreamPriorityRange(&lowest, &highest));
-  for (cudaStream_t *stream : {&d->upload, &d->download, &d->memory})
+  for (cudaStream_t *stream : {&d->upload, &d->compute, &d->download, &d->memory})
     CUDAFFT_CHECK(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking));
-  CUDAFFT_CHECK(cudaStreamCreateWithPriority(&d->compute, cudaStreamNonBlocking, highest));
-  CUDAFFT_CHECK(cudaStreamCreateWithPriority(&d->ahead, cudaStreamNonBlocking, lowest));
   cudaMemPoolProps props = {};
   props.allocType = cudaMemAllocationTypePinned;
   props.handleTypes = cudaMemHandleTypeNone;
@@ -387,43 +378,21 @@ batch_finish(void *ctx, CudafftSlotMemory *mem, size_t bytes)
   return status;
 }
 
-/* The work ahead goes on its own stream, after the batch's kernels (`computed`, which finish
- * recorded). */
 CudafftStatus
-ahead_begin(void *ctx, CudafftSlotMemory *mem, void **stream)
+batch_ahead_queued(void *ctx, CudafftSlotMemory *mem)
 {
   const CudaExecutorDevice *d = static_cast<CudaExecutorDevice *>(ctx);
   CUDAFFT_CHECK(cudafft_use_device(d->device));
-  CUDAFFT_CHECK(cudaStreamWaitEvent(d->ahead, static_cast<CudaSlot *>(mem->handle)->computed, 0));
-  *stream = d->ahead;
+  CUDAFFT_CHECK(cudaEventRecord(static_cast<CudaSlot *>(mem->handle)->released, d->compute));
   return CUDAFFT_STATUS_OK;
 }
 
-CudafftStatus
-ahead_end(void *ctx, CudafftSlotMemory *mem)
-{
-  const CudaExecutorDevice *d = static_cast<CudaExecutorDevice *>(ctx);
-  CUDAFFT_CHECK(cudafft_use_device(d->device));
-  CUDAFFT_CHECK(cudaEventRecord(static_cast<CudaSlot *>(mem->handle)->released, d->ahead));
-  return CUDAFFT_STATUS_OK;
-}
-
-CudafftStatus
-await_ahead(void *ctx, CudafftSlotMemory *prior)
-{
-  const CudaExecutorDevice *d = static_cast<CudaExecutorDevice *>(ctx);
-  CUDAFFT_CHECK(cudafft_use_device(d->device));
-  CUDAFFT_CHECK(
-      cudaStreamWaitEvent(d->compute, static_cast<CudaSlot *>(prior->handle)->released, 0));
-  return CUDAFFT_STATUS_OK;
-}
-
-/* Waits for everything queued on the four streams, sleeping on the slot's blocking-sync event
+/* Waits for everything queued on the three streams, sleeping on the slot's blocking-sync event
  * recorded on each in turn (cudaStreamSynchronize would spin). */
 CudafftStatus
 wait_streams(const CudaExecutorDevice *d, cudaEvent_t event)
 {
-  for (cudaStream_t stream : {d->upload, d->compute, d->download, d->ahead}) {
+  for (cudaStream_t stream : {d->upload, d->compute, d->download}) {
     CUDAFFT_CHECK(cudaEventRecord(event, stream));
     CUDAFFT_CHECK(cudaEventSynchronize(event));
   }
@@ -445,8 +414,8 @@ batch_wait(void *ctx, CudafftSlotMemory *mem)
 }
 
 const CudafftExecutorDevice cuda_executor_device = {
-    device_open, device_close, slot_alloc,  slot_free,  compute_stream, batch_upload, batch_finish,
-    ahead_begin, ahead_end,    await_ahead, batch_wait, device_alloc,   device_free,
+    device_open,  device_close,       slot_alloc, slot_free,    compute_stream, batch_upload,
+    batch_finish, batch_ahead_queued, batch_wait, device_alloc, device_free,
 };
 
 } // namespace
