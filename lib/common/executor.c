@@ -573,31 +573,41 @@ group_by_kind(Slot *s)
   return groups;
 }
 
-/* The kinds' work ahead for the owners' next jobs, after the batch's completion marker (the slot
- * is LAUNCHING: its state becomes IN_FLIGHT only after this, so the work is queued before anyone
- * can see the batch done and free what it reads). Only for a batch queued whole. */
-static void
-launch_ahead(CudafftExecutor *ex, Slot *s, size_t groups)
+/* Queues each kind's launches (ahead 0) or work ahead (ahead 1) for its jobs of the batch, until
+ * one fails (the batch's failure, naming the kind). Returns whether any kind had something to
+ * queue. */
+static int
+queue_kinds(CudafftExecutor *ex, Slot *s, size_t groups, int ahead)
 {
   char what[160];
   int queued = 0;
   void *stream = ex->table->stream(ex->ctx);
   for (size_t g = 0; g < groups && s->status == CUDAFFT_STATUS_OK; g++) {
     const KindGroup *group = &s->groups[g];
-    if (!group->kind->launch_ahead)
+    CudafftStatus (*queue)(CudafftJob *const *, size_t, void *, void *) =
+        ahead ? group->kind->launch_ahead : group->kind->launch;
+    if (!queue)
       continue;
     clear_message();
     queued = 1;
-    const CudafftStatus status =
-        group->kind->launch_ahead(s->order + group->first, group->count,
-                                  byte_offset(s->mem.device_in, group->aux_offset), stream);
+    const CudafftStatus status = queue(s->order + group->first, group->count,
+                                       byte_offset(s->mem.device_in, group->aux_offset), stream);
     if (status != CUDAFFT_STATUS_OK) {
-      snprintf(what, sizeof what, "launching the work ahead of %zu jobs of kind '%s'", group->count,
-               group->kind->name);
+      snprintf(what, sizeof what, "launching %s%zu jobs of kind '%s'",
+               ahead ? "the work ahead of " : "", group->count, group->kind->name);
       batch_failed(ex, s, status, what);
     }
   }
-  if (queued && ex->table->ahead_queued) {
+  return queued;
+}
+
+/* The kinds' work ahead for the owners' next jobs, after the batch's completion marker (the slot
+ * is LAUNCHING: its state becomes IN_FLIGHT only after this, so the work is queued before anyone
+ * can see the batch done and free what it reads). Only for a batch queued whole. */
+static void
+launch_ahead(CudafftExecutor *ex, Slot *s, size_t groups)
+{
+  if (queue_kinds(ex, s, groups, 1) && ex->table->ahead_queued) {
     clear_message();
     const CudafftStatus status = ex->table->ahead_queued(ex->ctx, &s->mem);
     if (status != CUDAFFT_STATUS_OK)
@@ -642,19 +652,7 @@ launch_batch(CudafftExecutor *ex, Slot *s)
       batch_failed(ex, s, status, what);
     }
   }
-  void *stream = ex->table->stream(ex->ctx);
-  for (size_t g = 0; g < groups && s->status == CUDAFFT_STATUS_OK; g++) {
-    const KindGroup *group = &s->groups[g];
-    clear_message();
-    const CudafftStatus status =
-        group->kind->launch(s->order + group->first, group->count,
-                            byte_offset(s->mem.device_in, group->aux_offset), stream);
-    if (status != CUDAFFT_STATUS_OK) {
-      snprintf(what, sizeof what, "launching %zu jobs of kind '%s'", group->count,
-               group->kind->name);
-      batch_failed(ex, s, status, what);
-    }
-  }
+  queue_kinds(ex, s, groups, 0);
   const size_t download = s->status == CUDAFFT_STATUS_OK ? s->out_used : 0;
   clear_message();
   const CudafftStatus status = ex->table->finish(ex->ctx, &s->mem, download);
