@@ -140,10 +140,8 @@ struct ConvolveJob {
   size_t row = 0, first_partition = 0;
   float2 *spectra_rows = nullptr;
   /* Split: its first frame's place in the stream (frames since create or reset), which says
-   * everything else of its sequence, and whether the job before it did its first push's MAC share
-   * ahead */
+   * everything else of its sequence */
   size_t position = 0;
-  bool share_ahead = false;
   /* Fill */
   FillStep steps[CUDAFFT_CONVOLVE_FILL_RANGES];
 };
@@ -170,7 +168,6 @@ struct CudaConvolve {
    * three sets of signal rows of 3B (block j's at j mod 3) */
   size_t block_size = 0;          /* L */
   size_t position = 0;            /* frames since create or reset, advanced as jobs are submitted */
-  size_t ahead_at = SIZE_MAX;     /* the position whose push's MAC share the last job does ahead */
   float *rows3[3] = {};           /* channels rows of 3B floats each */
   float2 *head_spectra = nullptr; /* rows spectrum rows */
   float2 *acc = nullptr;          /* channels spectrum rows */
@@ -620,12 +617,12 @@ split_share_range(const CudaConvolve *f, size_t within, size_t frames, int *firs
   *end = (int)(1 + earlier * k1 / sharing);
 }
 
-/* A split job's own shares: its pushes', but the first push's where the job before it did that
- * one ahead. */
+/* A split job's own shares: its pushes', but the first push's where a job came before it since
+ * create or reset (each runs the share of the push after it ahead, split_ahead_range). */
 void
 split_mac_range(const ConvolveJob *j, int *first, int *end)
 {
-  const size_t skip = j->share_ahead ? j->f->block_size : 0;
+  const size_t skip = j->position > 0 ? j->f->block_size : 0;
   split_share_range(j->f, j->position % kBlock + skip, j->count - skip, first, end);
 }
 
@@ -1044,7 +1041,6 @@ submit_clear(Window *w, CudaConvolve *f)
   f->head = 0;
   f->current = 0;
   f->position = 0;
-  f->ahead_at = SIZE_MAX; /* the history it was for is gone */
   if (f->path == CUDAFFT_CONVOLVE_DIRECT && f->taps == 1)
     return; /* nothing kept */
   ConvolveJob *job = w->next();
@@ -1304,12 +1300,10 @@ submit_split(Window *w, CudaConvolve *f, const char *in, char *out, size_t frame
   job->work = Work::Split;
   job->count = frames;
   job->position = f->position;
-  job->share_ahead = f->ahead_at == f->position;
   job->mix = mix;
   job->job.in_bytes = job->job.out_bytes = frames * f->frame_bytes;
   w->submit(job, in, out);
   f->position += frames;
-  f->ahead_at = f->position; /* split_ahead_range */
 }
 
 /* The backend table ------------------------------------------------------------------------- */
