@@ -67,6 +67,7 @@ executor_test_device_reset(void)
   ExecutorTestDevice *t = &executor_test_device;
   t->limits = (CudafftExecutorLimits){0};
   atomic_store(&t->delay_us, 0);
+  atomic_store(&t->launch_us, 0);
   t->memory_bytes = 0;
   atomic_store(&t->slot_budget, -1);
   atomic_store(&t->fail_next_upload, 0);
@@ -366,6 +367,9 @@ fake_upload(void *ctx, CudafftSlotMemory *mem, size_t bytes)
   if (slot->in_use)
     atomic_fetch_add(&executor_test_device.misuse, 1); /* the slot's last batch not waited for */
   begin_batch(slot);
+  const unsigned launch_us = atomic_load(&executor_test_device.launch_us);
+  if (launch_us)
+    sleep_us(launch_us);
   const uint64_t batch = atomic_fetch_add(&executor_test_device.uploads, 1) + 1;
   if (on_thread("cudafft-launch"))
     atomic_fetch_add(&executor_test_device.launcher_uploads, 1);

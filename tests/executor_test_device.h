@@ -17,6 +17,9 @@ typedef struct {
   CudafftExecutorLimits limits;
   /* Each command waits a random 0..delay_us microseconds before it runs. */
   atomic_uint delay_us;
+  /* Each upload takes launch_us microseconds on the launching thread, as a real launch's calls
+   * take tens: other submitters and waiters come meanwhile. */
+  atomic_uint launch_us;
   /* Device memory the allocations may take in all (the slots' buffers count too). */
   size_t memory_bytes;
 

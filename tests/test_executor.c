@@ -601,6 +601,16 @@ collect(CudafftExecutor *ex, Owner *o, Pending *p, const char *where)
   return verify_job(o, p, status, where);
 }
 
+/* A thread's: lets the held test device go on after 30 ms. */
+static void *
+unpause_later(void *arg)
+{
+  (void)arg;
+  sleep_ms(30);
+  executor_test_device_pause(0);
+  return NULL;
+}
+
 /* Makes and attaches owners 0 .. count - 1 (4096-byte jobs at most). */
 static void
 owners_attach(CudafftExecutor *ex, Owner *owners, unsigned count, const char *what)
@@ -860,6 +870,62 @@ test_lone_round_trip(Rng *r)
   owners_detach(ex, owners, 2);
   cudafft_executor_release(ex);
   check_released("lone round trip");
+}
+
+/* Two streams pushing together: the second's batch goes out on its submitter's thread too (the
+ * device has room for two), and each batch's waiter completes it, the second after waiting its
+ * turn behind the first (whose waiter is at the device) instead of waking the completion thread. */
+typedef struct {
+  CudafftExecutor *ex;
+  Owner *owner;
+} Collector;
+
+static void *
+collect_main(void *arg)
+{
+  Collector *c = arg;
+  collect(c->ex, c->owner, &c->owner->pending[0], "own batches: the first");
+  return NULL;
+}
+
+static void
+test_own_batches(Rng *r)
+{
+  set_limits(4096, 4, 2, 16, 0);
+  CudafftExecutor *ex = acquire(5);
+  Owner owners[2];
+  owners_attach(ex, owners, 2, "own batches");
+  executor_test_device_pause(1);
+  make_job(&owners[0], &owners[0].pending[0], r, 1000, 0);
+  submit(ex, &owners[0].pending[0], "own batches");
+  const int first_out = await_counter(&executor_test_device.uploads, 1);
+  make_job(&owners[1], &owners[1].pending[0], r, 1000, 0);
+  submit(ex, &owners[1].pending[0], "own batches");
+  const int second_out = await_counter(&executor_test_device.uploads, 2);
+  Collector first = {ex, &owners[0]};
+  pthread_t collector, unpauser;
+  if (pthread_create(&collector, NULL, collect_main, &first) != 0)
+    test_abort("cannot start a thread");
+  /* The first waiter is at the held device; the second waits for its turn meanwhile. */
+  const int first_waits = await_counter(&executor_test_device.waits, 1);
+  if (pthread_create(&unpauser, NULL, unpause_later, NULL) != 0)
+    test_abort("cannot start a thread");
+  collect(ex, &owners[1], &owners[1].pending[0], "own batches: the second");
+  pthread_join(collector, NULL);
+  pthread_join(unpauser, NULL);
+  test_check(report_worker_failures("own batches: two jobs in two batches, every output byte") &&
+                 first_out && second_out && first_waits &&
+                 atomic_load(&executor_test_device.launcher_uploads) == 0 &&
+                 atomic_load(&executor_test_device.completer_waits) == 0,
+             "own batches: a batch in flight and a second submission: each batch launched by its "
+             "submitting thread and completed by its waiting one (%llu batches, %llu launched "
+             "by the launcher thread, %llu completed by the completion thread)",
+             (unsigned long long)atomic_load(&executor_test_device.uploads),
+             (unsigned long long)atomic_load(&executor_test_device.launcher_uploads),
+             (unsigned long long)atomic_load(&executor_test_device.completer_waits));
+  owners_detach(ex, owners, 2);
+  cudafft_executor_release(ex);
+  check_released("own batches");
 }
 
 /* Work ahead: each owner's state moves on after its job's batch is done, and its next job reads
@@ -1218,10 +1284,14 @@ streams_main(void *arg)
   return NULL;
 }
 
+/* launch_us: each launch's time on its thread (the test device's launch_us). Slow launches let
+ * submitters and waiters come while a submitter launches: their slots go out on its thread once
+ * it is done, with their waiters already there. */
 static void
-test_streams(Rng *r)
+test_streams(Rng *r, unsigned launch_us)
 {
   set_limits(65536, 4, 2, 256, 300);
+  atomic_store(&executor_test_device.launch_us, launch_us);
   CudafftExecutor *ex = acquire(8);
   static StreamWorker workers[THREADS];
   pthread_t threads[THREADS];
@@ -1242,12 +1312,16 @@ test_streams(Rng *r)
     jobs += workers[t].jobs;
   }
   const uint64_t batches = atomic_load(&executor_test_device.uploads);
-  report_worker_failures("streams: 64 owners on 8 threads, one job each at a time, every output "
-                         "byte");
+  char what[160];
+  snprintf(what, sizeof what,
+           "streams: 64 owners on 8 threads, one job each at a time, launches of %u us, every "
+           "output byte",
+           launch_us);
+  report_worker_failures(what);
   test_check(batches > 0 && (double)jobs / (double)batches >= 4.0,
              "streams: group commit under load: %ld jobs in %llu batches (%.1f a batch, at least "
-             "4 expected while the device is the bottleneck)",
-             jobs, (unsigned long long)batches, batches ? (double)jobs / batches : 0.0);
+             "4 expected while the device is the bottleneck), launches of %u us",
+             jobs, (unsigned long long)batches, batches ? (double)jobs / batches : 0.0, launch_us);
   for (unsigned t = 0; t < THREADS; t++)
     for (unsigned i = 0; i < OWNERS_PER_THREAD; i++)
       owner_clear(&workers[t].owners[i]);
@@ -1491,15 +1565,6 @@ test_cycles(Rng *r)
 
 /* ---- 8. the last release with work still queued ---- */
 
-static void *
-unpause_later(void *arg)
-{
-  (void)arg;
-  sleep_ms(30);
-  executor_test_device_pause(0);
-  return NULL;
-}
-
 static void
 test_shutdown(Rng *r, int held)
 {
@@ -1548,13 +1613,15 @@ main(int argc, char **argv)
   test_api(&r);
   test_group_commit(&r);
   test_lone_round_trip(&r);
+  test_own_batches(&r);
   test_work_ahead(&r);
   test_eviction(&r);
   test_growth(&r);
   test_stress(&r, "small slots", 8192, 4, 4, 16, 50, 40);
   test_stress(&r, "small slots growing", 8192, 3, 6, 16, 50, 40);
   test_stress(&r, "roomy slots", 32768, 3, 3, 256, 200, 25);
-  test_streams(&r);
+  test_streams(&r, 0);
+  test_streams(&r, 200);
   test_failures(&r);
   test_cycles(&r);
   test_shutdown(&r, 1);
