@@ -601,16 +601,6 @@ collect(CudafftExecutor *ex, Owner *o, Pending *p, const char *where)
   return verify_job(o, p, status, where);
 }
 
-/* A thread's: lets the held test device go on after 30 ms. */
-static void *
-unpause_later(void *arg)
-{
-  (void)arg;
-  sleep_ms(30);
-  executor_test_device_pause(0);
-  return NULL;
-}
-
 /* Makes and attaches owners 0 .. count - 1 (4096-byte jobs at most). */
 static void
 owners_attach(CudafftExecutor *ex, Owner *owners, unsigned count, const char *what)
@@ -870,62 +860,6 @@ test_lone_round_trip(Rng *r)
   owners_detach(ex, owners, 2);
   cudafft_executor_release(ex);
   check_released("lone round trip");
-}
-
-/* Two streams pushing together: the second's batch goes out on its submitter's thread too (the
- * device has room for two), and each batch's waiter completes it, the second after waiting its
- * turn behind the first (whose waiter is at the device) instead of waking the completion thread. */
-typedef struct {
-  CudafftExecutor *ex;
-  Owner *owner;
-} Collector;
-
-static void *
-collect_main(void *arg)
-{
-  Collector *c = arg;
-  collect(c->ex, c->owner, &c->owner->pending[0], "own batches: the first");
-  return NULL;
-}
-
-static void
-test_own_batches(Rng *r)
-{
-  set_limits(4096, 4, 2, 16, 0);
-  CudafftExecutor *ex = acquire(5);
-  Owner owners[2];
-  owners_attach(ex, owners, 2, "own batches");
-  executor_test_device_pause(1);
-  make_job(&owners[0], &owners[0].pending[0], r, 1000, 0);
-  submit(ex, &owners[0].pending[0], "own batches");
-  const int first_out = await_counter(&executor_test_device.uploads, 1);
-  make_job(&owners[1], &owners[1].pending[0], r, 1000, 0);
-  submit(ex, &owners[1].pending[0], "own batches");
-  const int second_out = await_counter(&executor_test_device.uploads, 2);
-  Collector first = {ex, &owners[0]};
-  pthread_t collector, unpauser;
-  if (pthread_create(&collector, NULL, collect_main, &first) != 0)
-    test_abort("cannot start a thread");
-  /* The first waiter is at the held device; the second waits for its turn meanwhile. */
-  const int first_waits = await_counter(&executor_test_device.waits, 1);
-  if (pthread_create(&unpauser, NULL, unpause_later, NULL) != 0)
-    test_abort("cannot start a thread");
-  collect(ex, &owners[1], &owners[1].pending[0], "own batches: the second");
-  pthread_join(collector, NULL);
-  pthread_join(unpauser, NULL);
-  test_check(report_worker_failures("own batches: two jobs in two batches, every output byte") &&
-                 first_out && second_out && first_waits &&
-                 atomic_load(&executor_test_device.launcher_uploads) == 0 &&
-                 atomic_load(&executor_test_device.completer_waits) == 0,
-             "own batches: a batch in flight and a second submission: each batch launched by its "
-             "submitting thread and completed by its waiting one (%llu batches, %llu launched "
-             "by the launcher thread, %llu completed by the completion thread)",
-             (unsigned long long)atomic_load(&executor_test_device.uploads),
-             (unsigned long long)atomic_load(&executor_test_device.launcher_uploads),
-             (unsigned long long)atomic_load(&executor_test_device.completer_waits));
-  owners_detach(ex, owners, 2);
-  cudafft_executor_release(ex);
-  check_released("own batches");
 }
 
 /* Work ahead: each owner's state moves on after its job's batch is done, and its next job reads
@@ -1285,8 +1219,8 @@ streams_main(void *arg)
 }
 
 /* launch_us: each launch's time on its thread (the test device's launch_us). Slow launches let
- * submitters and waiters come while a submitter launches: their slots go out on its thread once
- * it is done, with their waiters already there. */
+ * submitters and waiters come while a batch goes out (a design where submitters launch must still
+ * complete every batch whose waiters came before it went out). */
 static void
 test_streams(Rng *r, unsigned launch_us)
 {
@@ -1565,6 +1499,15 @@ test_cycles(Rng *r)
 
 /* ---- 8. the last release with work still queued ---- */
 
+static void *
+unpause_later(void *arg)
+{
+  (void)arg;
+  sleep_ms(30);
+  executor_test_device_pause(0);
+  return NULL;
+}
+
 static void
 test_shutdown(Rng *r, int held)
 {
@@ -1613,7 +1556,6 @@ main(int argc, char **argv)
   test_api(&r);
   test_group_commit(&r);
   test_lone_round_trip(&r);
-  test_own_batches(&r);
   test_work_ahead(&r);
   test_eviction(&r);
   test_growth(&r);

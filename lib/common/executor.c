@@ -35,19 +35,14 @@
  * and the completion thread sleep on condition variables of their own and are signalled only
  * while they sleep (the *_idle flags).
  *
- * Submitters launch, waiters complete: a submission whose copy makes the next batch ready, with
- * room on the device (fewer than max_in_flight batches there), nobody launching and nothing
- * queued, launches that batch on its own thread, and then any batch that became ready while it
- * launched. The first waiter of such a batch to come waits for its turn (the batch the oldest in
- * flight, nobody completing: woken while the batches before it still run, off its critical path),
- * then for the device, and completes the batch on its thread. A stream's round trip then wakes no
- * other thread, and a few streams pushing together (issue 16's 4096 channels in four objects) wake
- * one thread each plus the sleepers of a shared batch; through the launcher and the completion
- * thread it took three or four wake-ups, each a sleeping processor's on an idle host and half a
- * millisecond at p99.9 on a virtual machine. Launching and completing stay one thread at a time
- * each (the launching and completing flags), in serial order. The completion thread takes the
- * batches that none of their waiters is at (launched by the launcher, or waited for late): the
- * launcher wakes it where work waits for room, and so does a waiter behind such a batch.
+ * A job alone: a submission whose job is alone in the next batch to go out, with nothing on the
+ * device and nobody launching, launches that batch on its own thread, and its wait (the oldest
+ * batch in flight, nobody completing) waits for the device and completes the batch on that thread
+ * too. A lone stream's round trip then wakes no other thread; through the launcher and the
+ * completion thread it took four wake-ups, each a sleeping processor's on an idle host. Launching
+ * and completing stay one thread at a time each (the launching and completing flags), in serial
+ * order. The launcher hands such batches to the completion thread where work waits for the device
+ * (its waiter may come late), and a waiter that cannot complete its own batch wakes it.
  *
  * Work ahead: a kind's launch_ahead queues work for its owners' next jobs on the compute stream
  * after the batch's marker, so that no output of the batch waits for it, and every later batch
@@ -124,10 +119,7 @@ typedef struct {
   size_t in_used, out_used; /* staging reserved so far, multiples of CUDAFFT_EXECUTOR_ALIGN */
   size_t aux_reserved;      /* the jobs' reservations for their kinds' auxiliary data */
   unsigned copying;         /* placed jobs whose input is still being copied in */
-  /* A submitting thread launched it (launch_own_locked): one of its waiters completes it. */
-  int own_completion;
-  int own_waiter;       /* one of its waiters is in complete_own_batch for it */
-  CudafftStatus status; /* of the batch: its first failure; fixed once it is DONE */
+  CudafftStatus status;     /* of the batch: its first failure; fixed once it is DONE */
   char message[512];
   /* Collection (see the top). */
   atomic_size_t uncollected; /* DONE: jobs whose output is not out yet */
@@ -156,7 +148,6 @@ struct CudafftExecutor {
   pthread_mutex_t lock;
   pthread_cond_t launcher_wake, completer_wake;
   pthread_cond_t placed; /* broadcast when the launcher places queued jobs */
-  pthread_cond_t turn;   /* broadcast when a batch goes in flight or is done (own waiters) */
   Slot *slots;
   unsigned slots_made; /* slots whose mutex, condition and memory exist: the first slots_made */
   int growth_failed;   /* a slot could not be made: the executor stays at slots_made */
@@ -267,7 +258,6 @@ find_room_locked(CudafftExecutor *ex, const CudafftJob *job, int may_open)
     s->count = 0;
     s->in_used = s->out_used = s->aux_reserved = 0;
     s->copying = 0;
-    s->own_completion = 0;
     s->status = CUDAFFT_STATUS_OK;
     s->message[0] = '\0';
     return (int)i; /* a validated job fits in an empty slot */
@@ -321,21 +311,21 @@ copy_input(const CudafftExecutor *ex, const CudafftJob *job, const void *in)
     memset(dst, 0, job->in_bytes);
 }
 
-static int launch_own_locked(CudafftExecutor *ex, Slot *s);
+static int launch_alone_locked(CudafftExecutor *ex, Slot *s);
 
-/* A placed job's input is in. Once its slot owes no copy, a submitter (may_launch) launches it
- * itself where it may (launch_own_locked); else the launcher is woken, unless a thread is
- * launching: that one passes over what became ready once it is done. */
-static void
+/* A placed job's input is in. Once its slot owes no copy, a submitter (may_launch) whose job is
+ * alone in it launches it itself where it may (launch_alone_locked); else the launcher is woken.
+ * Returns whether this thread launched the batch. */
+static int
 input_copied_locked(CudafftExecutor *ex, const CudafftJob *job, int may_launch)
 {
   Slot *s = &ex->slots[job->priv.slot];
   if (--s->copying != 0)
-    return;
-  if (may_launch && launch_own_locked(ex, s))
-    return;
-  if (!ex->launching)
-    wake_launcher_locked(ex);
+    return 0;
+  if (may_launch && launch_alone_locked(ex, s))
+    return 1;
+  wake_launcher_locked(ex);
+  return 0;
 }
 
 static void
@@ -707,32 +697,23 @@ launch_locked(CudafftExecutor *ex, Slot *s)
   pthread_mutex_lock(&ex->lock);
   s->state = SLOT_IN_FLIGHT;
   ex->launching = 0;
-  pthread_cond_broadcast(&ex->turn);
 }
 
-/* A submitter whose copy made slot s ready, the next to go out, with room on the device and
- * nothing queued, launches it on its own thread rather than wake the launcher, and then what
- * became ready meanwhile (other submitters' slots, which found it launching); the waiters of those
- * batches complete them too (complete_own_batch). A stream's round trip then needs no other thread
- * to wake: on an idle host each wake-up can cost a sleeping processor's wake, and on the lent
- * machines a wake-up's p99.9 is half a millisecond (issue 16's paced figures). Where the device
- * has max_in_flight batches, submissions collect in the open slot and go out together, through
- * the launcher. Returns whether it launched s. */
+/* A submitter whose job is alone in slot s, the next to go out, with nothing on the device,
+ * launches it on its own thread rather than wake the launcher; its wait then completes the batch
+ * too (complete_own_batch), so that a lone stream's round trip needs no other thread to wake: on
+ * an idle host each wake-up can cost a sleeping processor's wake (issue 16's paced figures).
+ * While batches run, submissions go through the launcher as before, and collect there. Returns
+ * whether it launched. */
 static int
-launch_own_locked(CudafftExecutor *ex, Slot *s)
+launch_alone_locked(CudafftExecutor *ex, Slot *s)
 {
-  if (ex->queue_head || next_to_launch_locked(ex) != s || !may_launch_locked(ex, s))
+  if (s->count != 1 || ex->in_flight > 0 || ex->queue_head || next_to_launch_locked(ex) != s ||
+      !may_launch_locked(ex, s))
     return 0;
-  for (Slot *next = s; next; next = next_to_launch_locked(ex)) {
-    if (ex->queue_head || !may_launch_locked(ex, next))
-      break;
-    next->own_completion = 1;
-    launch_locked(ex, next);
-  }
-  /* The launcher places the queue and launches what must wait for room (a slot still owed a copy
-   * is its last copier's to launch). */
-  const Slot *next = next_to_launch_locked(ex);
-  if (ex->queue_head || (next && next->copying == 0))
+  launch_locked(ex, s);
+  /* The launcher passes over what became ready while this thread launched. */
+  if (next_to_launch_locked(ex) || ex->queue_head)
     wake_launcher_locked(ex);
   return 1;
 }
@@ -749,8 +730,6 @@ abandon_done_slots_locked(CudafftExecutor *ex)
     s->state = SLOT_FREE;
   }
 }
-
-static void hand_over_oldest_locked(CudafftExecutor *ex);
 
 static void *
 launcher_main(void *arg)
@@ -775,11 +754,11 @@ launcher_main(void *arg)
     }
     if (ex->closing && !s && !ex->queue_head && ex->in_flight == 0)
       break;
-    /* A batch a submitter launched is left to its waiters (complete_own_batch), who may come
-     * late: where work waits for the device to make room (an open slot, the queue, the stop), the
-     * completion thread takes the oldest in flight where none of them is at it. */
-    if (s || ex->queue_head || ex->closing)
-      hand_over_oldest_locked(ex);
+    /* A batch launched alone is left to its waiter (complete_own_batch), who may come late: where
+     * work waits for the device to make room (an open slot, the queue, the stop), the completion
+     * thread takes the batches in flight. */
+    if (ex->in_flight > 0 && (s || ex->queue_head || ex->closing))
+      wake_completer_locked(ex);
     ex->launcher_idle = 1;
     pthread_cond_wait(&ex->launcher_wake, &ex->lock);
     ex->launcher_idle = 0;
@@ -921,66 +900,25 @@ complete_locked(CudafftExecutor *ex, Slot *s)
   pthread_mutex_unlock(&s->collect_lock);
   if (next_to_launch_locked(ex) || ex->queue_head || ex->closing)
     wake_launcher_locked(ex);
-  pthread_cond_broadcast(&ex->turn);
   pthread_mutex_unlock(&ex->lock);
   wake_sleepers(sleepers);
   pthread_mutex_lock(&ex->lock);
 }
 
-/* Someone needs the oldest batch in flight done and nobody completes one: unless a waiter of a
- * batch a submitter launched is there to complete it, the completion thread takes it (a waiter
- * that has not come may come late), and is woken. */
-static void
-hand_over_oldest_locked(CudafftExecutor *ex)
-{
-  Slot *oldest = oldest_in_flight_locked(ex);
-  if (!oldest || ex->completing || (oldest->own_completion && oldest->own_waiter))
-    return;
-  oldest->own_completion = 0;
-  wake_completer_locked(ex);
-}
-
-/* Whether batch `serial` of slot s is still to be done (a done slot's serial stays until it is
- * free and opened again). */
-static int
-batch_pending_locked(const Slot *s, uint64_t serial)
-{
-  return s->serial == serial &&
-         (s->state == SLOT_OPEN || s->state == SLOT_LAUNCHING || s->state == SLOT_IN_FLIGHT);
-}
-
-/* Every wait comes here first. The first waiter of a batch to come stays here until it is done:
- * where a submitter launched it (launch_own_locked), this waiter waits for its turn (the batch the
- * oldest in flight, nobody completing), off the batch's critical path while the batches before it
- * run, then for the device, and completes the batch on its own thread; else the completion thread
- * does. The batch's later waiters sleep until it is done (wait_for_batch). A waiter behind an
- * older batch nobody is at hands that one over to the completion thread. */
+/* The wait of a job whose submit launched its batch (launch_alone_locked): where that batch is the
+ * oldest in flight and nobody completes one, this thread waits for the device and completes it
+ * itself. Otherwise the completion thread does, in order (woken here where nobody is at it). */
 static void
 complete_own_batch(CudafftExecutor *ex, const CudafftJob *job)
 {
   Slot *s = &ex->slots[job->priv.slot];
   pthread_mutex_lock(&ex->lock);
-  const int pending = batch_pending_locked(s, job->batch);
-  if (pending && !s->own_waiter) {
-    s->own_waiter = 1;
-    while (batch_pending_locked(s, job->batch)) {
-      if (s->state == SLOT_IN_FLIGHT && s->own_completion && !ex->completing &&
-          oldest_in_flight_locked(ex) == s) {
-        complete_locked(ex, s);
-        break;
-      }
-      /* While its batch goes out, the thread launching it is yet to wait for its own. */
-      if (s->state == SLOT_IN_FLIGHT)
-        hand_over_oldest_locked(ex);
-      pthread_cond_wait(&ex->turn, &ex->lock);
-    }
-    s->own_waiter = 0; /* the slot holds this job's output until it is out: still this batch */
-    /* The next batch, where its waiters sleep. */
-    const Slot *next = oldest_in_flight_locked(ex);
-    if (next && !next->own_completion && !ex->completing)
+  if (s->state == SLOT_IN_FLIGHT && s->serial == job->batch && !ex->completing) {
+    if (oldest_in_flight_locked(ex) == s)
+      complete_locked(ex, s);
+    /* Older batches nobody waits for, or later ones whose waiters may sleep. */
+    if (ex->in_flight > 0)
       wake_completer_locked(ex);
-  } else if (pending) {
-    hand_over_oldest_locked(ex); /* this waiter sleeps behind it */
   }
   pthread_mutex_unlock(&ex->lock);
 }
@@ -993,7 +931,7 @@ completer_main(void *arg)
   pthread_mutex_lock(&ex->lock);
   for (;;) {
     Slot *s = oldest_in_flight_locked(ex);
-    if (s && !ex->completing && !s->own_completion) {
+    if (s && !ex->completing) {
       complete_locked(ex, s);
       continue;
     }
@@ -1033,6 +971,7 @@ cudafft_executor_submit(CudafftExecutor *ex, CudafftJob *job, const void *in, vo
   job->priv.status = CUDAFFT_STATUS_OK;
   job->device_in = job->device_out = NULL;
   job->batch = 0;
+  job->priv.launched_alone = 0;
   /* Behind the owner's queued jobs; free slots go to the queue first. */
   const int i = job->owner->queued ? -1 : find_room_locked(ex, job, !ex->queue_head);
   job->priv.queued = job->priv.unplaced = i < 0;
@@ -1046,7 +985,7 @@ cudafft_executor_submit(CudafftExecutor *ex, CudafftJob *job, const void *in, vo
   pthread_mutex_unlock(&ex->lock);
   copy_input(ex, job, in);
   pthread_mutex_lock(&ex->lock);
-  input_copied_locked(ex, job, 1);
+  job->priv.launched_alone = input_copied_locked(ex, job, 1);
   pthread_mutex_unlock(&ex->lock);
   return CUDAFFT_STATUS_OK;
 }
@@ -1081,7 +1020,8 @@ cudafft_executor_wait(CudafftExecutor *ex, CudafftJob *job)
       pthread_cond_wait(&ex->placed, &ex->lock);
     pthread_mutex_unlock(&ex->lock);
   }
-  complete_own_batch(ex, job);
+  if (job->priv.launched_alone)
+    complete_own_batch(ex, job);
   Slot *s = &ex->slots[job->priv.slot];
   wait_for_batch(s, job->batch);
   if (claim(s, job->priv.index, job->batch)) {
@@ -1143,7 +1083,6 @@ executor_destroy(CudafftExecutor *ex)
     free(ex->slots);
   }
   if (ex->sync_made) {
-    pthread_cond_destroy(&ex->turn);
     pthread_cond_destroy(&ex->placed);
     pthread_cond_destroy(&ex->completer_wake);
     pthread_cond_destroy(&ex->launcher_wake);
@@ -1188,7 +1127,7 @@ make_sync(CudafftExecutor *ex)
 {
   if (pthread_mutex_init(&ex->lock, NULL) != 0)
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "executor: cannot make its mutex");
-  pthread_cond_t *conds[] = {&ex->launcher_wake, &ex->completer_wake, &ex->placed, &ex->turn};
+  pthread_cond_t *conds[] = {&ex->launcher_wake, &ex->completer_wake, &ex->placed};
   for (size_t i = 0; i < sizeof conds / sizeof conds[0]; i++) {
     if (pthread_cond_init(conds[i], NULL) != 0) {
       while (i-- > 0)

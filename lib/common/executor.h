@@ -126,6 +126,8 @@ struct CudafftJob {
     int outstanding;      /* submitted and not yet waited for: the owner's calls only */
     int queued;           /* it waited for room when submitted: the owner's calls only */
     int unplaced;         /* it still waits for room: under the executor's lock */
+    int launched_alone;   /* its submit launched its batch (it was alone in it): the owner's
+                           * calls only */
     int slot;             /* the batch slot it is in */
     size_t index;         /* its place in the slot's list of jobs */
     size_t in_offset;     /* of its input in the slot's input staging */
