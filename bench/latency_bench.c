@@ -48,6 +48,10 @@
  * whether the row is real time: p99.9 under half the period (the issue's criterion: the other half
  * is the rest of a live pipeline's).
  *
+ * With --paced, a last table gives the host's own floor under those tails: how late a thread that
+ * sleeps to a deadline each block's period wakes (median, p99.9, worst over 2 s), nothing else
+ * running.
+ *
  * Run time: a row takes about max(--max-wall, 200 blocks at real time), plus making its objects. A
  * backend stops growing C (or M) at a block size and response once a row ran below half real time,
  * or once its objects did not fit in memory; the table says so.
@@ -866,6 +870,45 @@ print_list(const char *label, const double *values, int n)
     printf("%s%g", i ? "," : "", values[i]);
 }
 
+/* The host's own noise, the floor under every paced row's tail: a thread that sleeps to a
+ * deadline each period (as a paced push's wait for the device does, one wake-up a push) for
+ * WAKE_SECONDS, and how late it wakes. On the lent virtual machines the p99.9 is about half a
+ * millisecond, as much as half the period of a 64-frame block. */
+#define WAKE_SECONDS 2.0
+
+static void
+print_wake_floor(const double *blocks, int n_blocks)
+{
+  printf("\n### The host's wake-up lateness (the floor under paced tails)\n\n");
+  printf("A thread sleeping to an absolute deadline each period for %.0f s, nothing else "
+         "running.\n\n",
+         WAKE_SECONDS);
+  printf("| period ms | wakes | median ms | p99.9 ms | worst ms | p99.9 / half the period |\n");
+  printf("| ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  for (int l = 0; l < n_blocks; l++) {
+    const double period = blocks[l] / RATE;
+    const size_t n = (size_t)(WAKE_SECONDS / period);
+    double *late = malloc(n * sizeof *late);
+    if (!late)
+      return;
+    const double start = now_s();
+    for (size_t i = 0; i < n; i++) {
+      const double due = start + (double)(i + 1) * period;
+      const double whole = floor(due);
+      const struct timespec at = {(time_t)whole, (long)((due - whole) * 1e9)};
+      while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) != 0) {
+        /* interrupted: sleep on until the deadline */
+      }
+      late[i] = (now_s() - due) * 1e3;
+    }
+    qsort(late, n, sizeof *late, bench_compare_doubles);
+    const double p999 = nearest_rank(late, n, 0.999);
+    printf("| %.3f | %zu | %.4f | %.4f | %.4f | %.0f%% |\n", period * 1e3, n, late[n / 2], p999,
+           late[n - 1], 100.0 * p999 / (period * 1e3 / 2));
+    free(late);
+  }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -983,6 +1026,8 @@ main(int argc, char **argv)
         printf("| %s | %g | %g s | %s | %s |\n", backends[b].name, o.blocks[l], o.ir_seconds[r], c,
                m);
       }
+  if (o.paced)
+    print_wake_floor(o.blocks, o.n_blocks);
   cudafft_pinned_free(input, input_pinned);
   return cx.status;
 }
