@@ -872,8 +872,8 @@ print_list(const char *label, const double *values, int n)
 
 /* The host's own noise, the floor under every paced row's tail: a thread that sleeps to a
  * deadline each period (as a paced push's wait for the device does, one wake-up a push) for
- * WAKE_SECONDS, and how late it wakes. On the lent virtual machines the p99.9 is about half a
- * millisecond, as much as half the period of a 64-frame block. */
+ * WAKE_SECONDS, and how late it wakes. On the lent virtual machines its p99.9 was 0.2 to 2 ms
+ * (RESULTS.md), up to the whole real-time bound of a 64- or 128-frame block. */
 #define WAKE_SECONDS 2.0
 
 static void
@@ -889,8 +889,10 @@ print_wake_floor(const double *blocks, int n_blocks)
     const double period = blocks[l] / RATE;
     const size_t n = (size_t)(WAKE_SECONDS / period);
     double *late = malloc(n * sizeof *late);
-    if (!late)
-      return;
+    if (!late) {
+      printf("| %.3f | no memory for %zu wakes |\n", period * 1e3, n);
+      continue;
+    }
     const double start = now_s();
     for (size_t i = 0; i < n; i++) {
       const double due = start + (double)(i + 1) * period;
