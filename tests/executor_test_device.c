@@ -112,6 +112,14 @@ sleep_us(unsigned us)
   nanosleep(&t, NULL);
 }
 
+/* An allocation's block (its header first) goes back to the host, and stops counting as live. */
+static void
+release_block(void *block)
+{
+  free(block);
+  atomic_fetch_sub(&executor_test_device.live_allocs, 1);
+}
+
 static void
 enqueue(FakeDevice *d, Command *c)
 {
@@ -158,8 +166,7 @@ run_command(FakeDevice *d, Command *c)
     pthread_mutex_unlock(&d->lock);
     break;
   case CMD_FREE:
-    free(c->dst);
-    atomic_fetch_sub(&executor_test_device.live_allocs, 1);
+    release_block(c->dst);
     break;
   }
 }
@@ -236,10 +243,8 @@ fake_free(void *ctx, void *ptr)
   d->memory_used -= bytes;
   pthread_mutex_unlock(&d->memory_lock);
   const Command c = {.type = CMD_FREE, .dst = block};
-  if (enqueue_new(d, &c) != CUDAFFT_STATUS_OK) {
-    free(block); /* no memory for the command: nothing can run on the stream after all */
-    atomic_fetch_sub(&executor_test_device.live_allocs, 1);
-  }
+  if (enqueue_new(d, &c) != CUDAFFT_STATUS_OK)
+    release_block(block); /* no memory for the command: nothing can run on the stream after all */
 }
 
 /* ---- the table ---- */
@@ -249,9 +254,10 @@ fake_close(void *ctx)
 {
   FakeDevice *d = ctx;
   pthread_mutex_lock(&d->lock);
+  /* Only frees may still be queued: they are stream-ordered, and the worker runs them before it
+   * stops. */
   for (const Command *c = d->head; c; c = c->next)
-    if (c->type !=
-        CMD_FREE) /* the frees are stream-ordered: the worker runs them before it stops */
+    if (c->type != CMD_FREE)
       atomic_fetch_add(&executor_test_device.misuse, 1);
   d->stop = 1;
   pthread_cond_signal(&d->wake);

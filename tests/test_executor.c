@@ -316,19 +316,12 @@ static const CudafftWorkKind ahead_kind = {
     .launch_ahead = units_states_launch,
 };
 
-static CudafftStatus
-failing_ahead_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *stream)
-{
-  (void)jobs, (void)count, (void)device_aux, (void)stream;
-  return cudafft_fail(CUDAFFT_STATUS_CUDA_ERROR, "ahead_kernel<<<>>>: refused (injected)");
-}
-
 static const CudafftWorkKind failing_ahead_kind = {
     .name = "failing ahead kind",
     .aux_bytes = units_aux_bytes,
     .prepare = units_prepare,
     .launch = units_outputs_launch,
-    .launch_ahead = failing_ahead_launch,
+    .launch_ahead = failing_launch, /* the executor's message names the work ahead */
 };
 
 /* ---- owners and their jobs on the host, with the reference ---- */
