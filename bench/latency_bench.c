@@ -301,19 +301,24 @@ push_round(Worker *w, uint64_t index, int timed)
   return 1;
 }
 
-/* With --paced: sleeps until round `round` of a run that started at `start` is due (round
- * period), and returns at once where it is already due. */
+/* Sleeps until `due` (seconds on now_s()'s clock), and returns at once where it is past. */
 static void
-wait_for_round(const Spec *s, double start, uint64_t round)
+sleep_until(double due)
 {
-  if (!s->paced)
-    return;
-  const double due = start + (double)round * s->period;
   const double whole = floor(due);
   const struct timespec at = {(time_t)whole, (long)((due - whole) * 1e9)};
   while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) != 0) {
     /* interrupted: sleep on until the deadline */
   }
+}
+
+/* With --paced: sleeps until round `round` of a run that started at `start` is due (round
+ * period), and returns at once where it is already due. */
+static void
+wait_for_round(const Spec *s, double start, uint64_t round)
+{
+  if (s->paced)
+    sleep_until(start + (double)round * s->period);
 }
 
 static void *
@@ -896,11 +901,7 @@ print_wake_floor(const double *blocks, int n_blocks)
     const double start = now_s();
     for (size_t i = 0; i < n; i++) {
       const double due = start + (double)(i + 1) * period;
-      const double whole = floor(due);
-      const struct timespec at = {(time_t)whole, (long)((due - whole) * 1e9)};
-      while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) != 0) {
-        /* interrupted: sleep on until the deadline */
-      }
+      sleep_until(due);
       late[i] = (now_s() - due) * 1e3;
     }
     qsort(late, n, sizeof *late, bench_compare_doubles);
