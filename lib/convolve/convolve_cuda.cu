@@ -44,6 +44,7 @@
 #include "convolve_kernels.h"
 #include "convolve_split.h"
 #include "cuda_check.cuh"
+#include "cufft_check.cuh"
 #include "executor.h"
 #include "sample_values.h"
 #include "size_math.h"
@@ -90,28 +91,6 @@ constexpr size_t kStateAlign = 256;
 
 enum class Work { Blocks, Direct, Spectra, Fill, Split };
 
-/* A cuFFT failure as a status and a message naming the call. */
-CudafftStatus
-cufft_failure(cufftResult result, const char *call, int line)
-{
-  CudafftStatus status = CUDAFFT_STATUS_CUDA_ERROR;
-  if (result == CUFFT_ALLOC_FAILED)
-    status = CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY;
-  else if (result == CUFFT_INVALID_SIZE || result == CUFFT_NOT_SUPPORTED)
-    status = CUDAFFT_STATUS_UNSUPPORTED;
-  return cudafft_fail(status,
-                      "%s failed for the double-precision convolution (convolve_cuda.cu:%d): "
-                      "cuFFT error %d",
-                      call, line, (int)result);
-}
-
-#define CONVOLVE_CHECK_CUFFT(call)                                                                 \
-  do {                                                                                             \
-    const cufftResult convolve_result_ = (call);                                                   \
-    if (convolve_result_ != CUFFT_SUCCESS)                                                         \
-      return cufft_failure(convolve_result_, #call, __LINE__);                                     \
-  } while (0)
-
 struct CudaConvolve;
 
 /* A fill range before its job's place in a batch is known: from the job's input and to its output
@@ -135,10 +114,9 @@ struct ConvolveJob {
   size_t head = 0;     /* Blocks, P > 1: its first block's slot */
   double mix = 1.0;    /* wet fraction */
   bool staged = false; /* Blocks: input and output in the object's block buffers */
-  /* Spectra: partitions first_partition... of kernel row `row` (F32: to spectrum rows from
-   * spectra_rows on) */
-  size_t row = 0, first_partition = 0;
+  /* Spectra: the spectrum rows its partitions go to, from this one on (F32 or F64) */
   float2 *spectra_rows = nullptr;
+  double2 *spectra64_rows = nullptr;
   /* Split: its first frame's place in the stream (frames since create or reset), which says
    * everything else of its sequence */
   size_t position = 0;
@@ -514,10 +492,10 @@ blocks64_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *s
   for (size_t i = 0; i < count; ++i) {
     const ConvolveJob *j = as_job(jobs[i]);
     const CudaConvolve *f = j->f;
-    CONVOLVE_CHECK_CUFFT(cufftSetStream(f->forward64, s));
+    CUDAFFT_CHECK_CUFFT(cufftSetStream(f->forward64, s));
     for (size_t q = 0; q < j->count; ++q) {
       const size_t slot = (j->head + q) % f->slots;
-      CONVOLVE_CHECK_CUFFT(
+      CUDAFFT_CHECK_CUFFT(
           cufftExecD2Z(f->forward64, f->frames64 + q * f->channels * kN,
                        reinterpret_cast<cufftDoubleComplex *>(
                            f->ring64 + slot * f->channels * CUDAFFT_CONVOLVE_BIN_PITCH)));
@@ -527,9 +505,9 @@ blocks64_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *s
   for (size_t i = 0; i < count; ++i) {
     const ConvolveJob *j = as_job(jobs[i]);
     const CudaConvolve *f = j->f;
-    CONVOLVE_CHECK_CUFFT(cufftSetStream(f->inverse64, s));
+    CUDAFFT_CHECK_CUFFT(cufftSetStream(f->inverse64, s));
     for (size_t q = 0; q < j->count; ++q)
-      CONVOLVE_CHECK_CUFFT(
+      CUDAFFT_CHECK_CUFFT(
           cufftExecZ2D(f->inverse64,
                        reinterpret_cast<cufftDoubleComplex *>(
                            f->sums64 + q * f->channels * CUDAFFT_CONVOLVE_BIN_PITCH),
@@ -821,9 +799,9 @@ spectra_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *st
 const CudafftWorkKind spectra_kind = {"convolution kernel spectra", spectra_aux_bytes,
                                       spectra_prepare, spectra_launch, nullptr};
 
-/* F64 kernel spectra: a job's taps to `channels` frames, then one D2Z of them to spectrum rows
- * first_partition... of row `row` (and the rows after them up to a whole batch: the spare rows
- * at the end of the spectra, or rows a later job of the object overwrites). */
+/* F64 kernel spectra: a job's taps to `channels` frames, then one D2Z of them to its spectrum
+ * rows (and the rows after them up to a whole batch: the spare rows at the end of the spectra, or
+ * rows a later job of the object overwrites). */
 size_t
 spectra64_aux_bytes(CudafftJob *const *jobs, size_t count)
 {
@@ -855,12 +833,9 @@ spectra64_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *
   for (size_t i = 0; i < count; ++i) {
     const ConvolveJob *j = as_job(jobs[i]);
     const CudaConvolve *f = j->f;
-    CONVOLVE_CHECK_CUFFT(cufftSetStream(f->forward64, s));
-    CONVOLVE_CHECK_CUFFT(
-        cufftExecD2Z(f->forward64, f->frames64,
-                     reinterpret_cast<cufftDoubleComplex *>(
-                         f->spectra64 + (j->row * f->partitions + j->first_partition) *
-                                            CUDAFFT_CONVOLVE_BIN_PITCH)));
+    CUDAFFT_CHECK_CUFFT(cufftSetStream(f->forward64, s));
+    CUDAFFT_CHECK_CUFFT(cufftExecD2Z(f->forward64, f->frames64,
+                                     reinterpret_cast<cufftDoubleComplex *>(j->spectra64_rows)));
   }
   return CUDAFFT_STATUS_OK;
 }
@@ -1163,8 +1138,7 @@ load_partitioned64(CudaConvolve *f, const CudafftConvolveKernel &kernel)
       if (!job)
         break;
       job->work = Work::Spectra;
-      job->row = r;
-      job->first_partition = p;
+      job->spectra64_rows = f->spectra64 + (r * f->partitions + p) * CUDAFFT_CONVOLVE_BIN_PITCH;
       job->count = min_size(f->taps - p * kBlock, per_job * kBlock);
       job->job.in_bytes = job->count * sizeof(double);
       w.submit(job, kernel.taps_data + r * f->taps + p * kBlock, nullptr);
@@ -1329,16 +1303,16 @@ make_plans64(CudaConvolve *f, size_t *work)
   long long n = (long long)kN, frame = (long long)kN, row = CUDAFFT_CONVOLVE_BIN_PITCH;
   const long long batch = f->channels;
   size_t forward_work = 0, inverse_work = 0;
-  CONVOLVE_CHECK_CUFFT(cufftCreate(&f->forward64));
+  CUDAFFT_CHECK_CUFFT(cufftCreate(&f->forward64));
   f->forward64_made = true;
-  CONVOLVE_CHECK_CUFFT(cufftSetAutoAllocation(f->forward64, 0));
-  CONVOLVE_CHECK_CUFFT(cufftMakePlanMany64(f->forward64, 1, &n, &frame, 1, frame, &row, 1, row,
-                                           CUFFT_D2Z, batch, &forward_work));
-  CONVOLVE_CHECK_CUFFT(cufftCreate(&f->inverse64));
+  CUDAFFT_CHECK_CUFFT(cufftSetAutoAllocation(f->forward64, 0));
+  CUDAFFT_CHECK_CUFFT(cufftMakePlanMany64(f->forward64, 1, &n, &frame, 1, frame, &row, 1, row,
+                                          CUFFT_D2Z, batch, &forward_work));
+  CUDAFFT_CHECK_CUFFT(cufftCreate(&f->inverse64));
   f->inverse64_made = true;
-  CONVOLVE_CHECK_CUFFT(cufftSetAutoAllocation(f->inverse64, 0));
-  CONVOLVE_CHECK_CUFFT(cufftMakePlanMany64(f->inverse64, 1, &n, &row, 1, row, &frame, 1, frame,
-                                           CUFFT_Z2D, batch, &inverse_work));
+  CUDAFFT_CHECK_CUFFT(cufftSetAutoAllocation(f->inverse64, 0));
+  CUDAFFT_CHECK_CUFFT(cufftMakePlanMany64(f->inverse64, 1, &n, &row, 1, row, &frame, 1, frame,
+                                          CUFFT_Z2D, batch, &inverse_work));
   *work = forward_work > inverse_work ? forward_work : inverse_work;
   return CUDAFFT_STATUS_OK;
 }
@@ -1504,8 +1478,8 @@ convolve_setup(CudaConvolve *f, const CudafftConvolveSpec *spec)
   lay_out(f, static_cast<char *>(f->state));
   if (double_blocks) {
     if (f->work64) {
-      CONVOLVE_CHECK_CUFFT(cufftSetWorkArea(f->forward64, f->work64));
-      CONVOLVE_CHECK_CUFFT(cufftSetWorkArea(f->inverse64, f->work64));
+      CUDAFFT_CHECK_CUFFT(cufftSetWorkArea(f->forward64, f->work64));
+      CUDAFFT_CHECK_CUFFT(cufftSetWorkArea(f->inverse64, f->work64));
     }
     return load_partitioned64(f, spec->kernel);
   }

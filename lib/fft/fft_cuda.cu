@@ -4,6 +4,7 @@
  * failure becomes a status and a message. */
 #include "backend_object.cuh"
 #include "cuda_check.cuh"
+#include "cufft_check.cuh"
 #include "device_choice.cuh"
 #include "device_memory.h"
 #include "fft_backend.h"
@@ -52,21 +53,6 @@ struct CudaPlan {
   void *d_scratch = nullptr;
   size_t scratch_bytes = 0;
 };
-
-CudafftStatus
-cufft_failure(cufftResult result, const char *call, int line)
-{
-  return cudafft_fail(result == CUFFT_ALLOC_FAILED ? CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY
-                                                   : CUDAFFT_STATUS_CUDA_ERROR,
-                      "%s failed (fft_cuda.cu:%d): cuFFT error %d", call, line, (int)result);
-}
-
-#define CF_CHECK_CUFFT(call)                                                                       \
-  do {                                                                                             \
-    const cufftResult cf_result_ = (call);                                                         \
-    if (cf_result_ != CUFFT_SUCCESS)                                                               \
-      return cufft_failure(cf_result_, #call, __LINE__);                                           \
-  } while (0)
 
 void
 free_slots(CudaPlan *p)
@@ -135,19 +121,19 @@ cufft_execute(CudaPlan *p, CudafftDirection direction, const void *in, void *out
     const cufftType type = p->kind == CUDAFFT_C2C   ? CUFFT_C2C
                            : p->kind == CUDAFFT_R2C ? CUFFT_R2C
                                                     : CUFFT_C2R;
-    CF_CHECK_CUFFT(cufftPlan1d(&p->cufft, (int)p->n, type, (int)batch));
+    CUDAFFT_CHECK_CUFFT(cufftPlan1d(&p->cufft, (int)p->n, type, (int)batch));
     p->cufft_made = true;
     p->cufft_batch = batch;
-    CF_CHECK_CUFFT(cufftSetStream(p->cufft, p->stream));
+    CUDAFFT_CHECK_CUFFT(cufftSetStream(p->cufft, p->stream));
   }
   const size_t out_floats = batch * cudafft_output_floats(p->kind, p->n);
   switch (p->kind) {
   case CUDAFFT_C2C:
-    CF_CHECK_CUFFT(cufftExecC2C(p->cufft, (cufftComplex *)in, (cufftComplex *)out,
-                                direction == CUDAFFT_FORWARD ? CUFFT_FORWARD : CUFFT_INVERSE));
+    CUDAFFT_CHECK_CUFFT(cufftExecC2C(p->cufft, (cufftComplex *)in, (cufftComplex *)out,
+                                     direction == CUDAFFT_FORWARD ? CUFFT_FORWARD : CUFFT_INVERSE));
     break;
   case CUDAFFT_R2C:
-    CF_CHECK_CUFFT(cufftExecR2C(p->cufft, (cufftReal *)in, (cufftComplex *)out));
+    CUDAFFT_CHECK_CUFFT(cufftExecR2C(p->cufft, (cufftReal *)in, (cufftComplex *)out));
     break;
   case CUDAFFT_C2R: {
     /* cuFFT's C2R overwrites its input, which our API promises to leave alone */
@@ -167,7 +153,7 @@ cufft_execute(CudaPlan *p, CudafftDirection direction, const void *in, void *out
         cudaMemset2DAsync(scratch + sizeof(float), row_bytes, 0, sizeof(float), batch, p->stream));
     CUDAFFT_CHECK(cudaMemset2DAsync(scratch + row_bytes - sizeof(float), row_bytes, 0,
                                     sizeof(float), batch, p->stream));
-    CF_CHECK_CUFFT(cufftExecC2R(p->cufft, (cufftComplex *)p->d_scratch, (cufftReal *)out));
+    CUDAFFT_CHECK_CUFFT(cufftExecC2R(p->cufft, (cufftComplex *)p->d_scratch, (cufftReal *)out));
     break;
   }
   }

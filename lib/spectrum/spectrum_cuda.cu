@@ -19,6 +19,7 @@
 #include "backend_object.cuh"
 #include "batch_units.cuh"
 #include "cuda_check.cuh"
+#include "cufft_check.cuh"
 #include "device_choice.cuh"
 #include "executor.h"
 #include "sample_values.h"
@@ -133,27 +134,6 @@ struct CudaSpectrum {
   CudafftJobQueue<RunWork, kAhead> queue;
 };
 
-CudafftStatus
-cufft_failure(cufftResult result, const char *call, size_t nfft, int line)
-{
-  CudafftStatus status = CUDAFFT_STATUS_CUDA_ERROR;
-  if (result == CUFFT_ALLOC_FAILED)
-    status = CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY;
-  else if (result == CUFFT_INVALID_SIZE || result == CUFFT_NOT_SUPPORTED)
-    status = CUDAFFT_STATUS_UNSUPPORTED;
-  return cudafft_fail(status,
-                      "%s failed for a %zu-point spectrum (spectrum_cuda.cu:%d): cuFFT "
-                      "error %d",
-                      call, nfft, line, (int)result);
-}
-
-#define SPECTRUM_CHECK_CUFFT(call, nfft)                                                           \
-  do {                                                                                             \
-    const cufftResult sp_result_ = (call);                                                         \
-    if (sp_result_ != CUFFT_SUCCESS)                                                               \
-      return cufft_failure(sp_result_, #call, nfft, __LINE__);                                     \
-  } while (0)
-
 /* The spectrum's resources, best effort (cudafft_cuda_destroy). Every job was waited for: nothing
  * of the executor's uses the state or the plans. */
 void
@@ -178,13 +158,12 @@ make_plans(CudaSpectrum *c, size_t batch, size_t *work)
   *work = 0;
   for (size_t b = batch; b > 0 && c->plans_created < kMaxPlans; b /= kPlanStep) {
     cufftHandle &plan = c->plans[c->plans_created];
-    SPECTRUM_CHECK_CUFFT(cufftCreate(&plan), nfft);
+    CUDAFFT_CHECK_CUFFT(cufftCreate(&plan));
     c->plans_created++;
-    SPECTRUM_CHECK_CUFFT(cufftSetAutoAllocation(plan, 0), nfft);
+    CUDAFFT_CHECK_CUFFT(cufftSetAutoAllocation(plan, 0));
     size_t plan_work = 0;
-    SPECTRUM_CHECK_CUFFT(cufftMakePlanMany64(plan, 1, &n, nullptr, 1, n, nullptr, 1, n / 2 + 1,
-                                             CUFFT_R2C, (long long)b, &plan_work),
-                         nfft);
+    CUDAFFT_CHECK_CUFFT(cufftMakePlanMany64(plan, 1, &n, nullptr, 1, n, nullptr, 1, n / 2 + 1,
+                                            CUFFT_R2C, (long long)b, &plan_work));
     c->plan_batch[c->plans_created - 1] = b;
     if (plan_work > *work)
       *work = plan_work;
@@ -211,9 +190,9 @@ cufft_run(void *object, const float *signal, const CudafftSpectrumLaunchFft *fft
       ++plan;
     CUDAFFT_CHECK(cudafft_spectrum_gather_launch(nfft, signal, c->pitch, spectra, ffts, first,
                                                  count, c->window, c->cufft_frames, stream));
-    SPECTRUM_CHECK_CUFFT(cufftSetStream(c->plans[plan], stream), nfft);
-    SPECTRUM_CHECK_CUFFT(
-        cufftExecR2C(c->plans[plan], c->cufft_frames, (cufftComplex *)c->cufft_bins), nfft);
+    CUDAFFT_CHECK_CUFFT(cufftSetStream(c->plans[plan], stream));
+    CUDAFFT_CHECK_CUFFT(
+        cufftExecR2C(c->plans[plan], c->cufft_frames, (cufftComplex *)c->cufft_bins));
     CUDAFFT_CHECK(cudafft_spectrum_accumulate_launch(c->bands, spectra, ffts, first, count,
                                                      c->cufft_bins, c->norm_db, threshold,
                                                      c->magnitude, phases, stream));
@@ -384,7 +363,7 @@ spectrum_setup(CudaSpectrum *c, const CudafftSpectrumSpec *spec)
     return status;
   place_state(c, parts);
   for (int i = 0; i < c->plans_created && c->work; ++i)
-    SPECTRUM_CHECK_CUFFT(cufftSetWorkArea(c->plans[i], c->work), nfft);
+    CUDAFFT_CHECK_CUFFT(cufftSetWorkArea(c->plans[i], c->work));
 
   c->pending = static_cast<unsigned char *>(malloc(c->bounds.frames * c->frame_bytes));
   c->ffts = static_cast<CudafftSpectrumLaunchFft *>(malloc(c->bounds.ffts * sizeof *c->ffts));
