@@ -33,6 +33,16 @@
  * * #guint `bands`: values per row.
  * * #guint `channels`: rows in the data: the channels with multi-channel, else 1.
  *
+ * With #GstCudaSpectrum:message-lists %FALSE (default %TRUE) the `magnitude` and `phase` lists are
+ * left out and only the float32 fields are posted: building a GValue per band is most of a
+ * message's cost, and a display reads the float32 fields anyway.
+ *
+ * The messages of every cudaspectrum in the process are posted by one thread of the plugin's,
+ * in order, before the buffer they were computed from leaves the element (so a bus sync handler
+ * runs on that thread, not on the streaming thread): hundreds of streaming threads posting on one
+ * bus themselves can stall each other in GStreamer's lock-free bus queue, where a writer spins
+ * until every writer before it has finished.
+ *
  * Where cudaspectrum differs from `spectrum` 1.22 (each time because `spectrum` is defective):
  *
  * * At EOS, and before a new segment or new caps, a partial interval is posted, its `duration`
@@ -98,6 +108,7 @@
 #include <cudafft/spectrum.h>
 #include "gstcudafftbands.h"
 #include "gstcudafftfanout.h"
+#include "gstcudafftposter.h"
 #include "gstcudaspectrumbands.h"
 
 #include <gst/audio/audio.h>
@@ -111,6 +122,7 @@ enum {
   PROP_POST_MESSAGES,
   PROP_MESSAGE_MAGNITUDE,
   PROP_MESSAGE_PHASE,
+  PROP_MESSAGE_LISTS,
   PROP_INTERVAL,
   PROP_BANDS,
   PROP_THRESHOLD,
@@ -125,6 +137,7 @@ enum {
 #define DEFAULT_POST_MESSAGES TRUE
 #define DEFAULT_MESSAGE_MAGNITUDE TRUE
 #define DEFAULT_MESSAGE_PHASE FALSE
+#define DEFAULT_MESSAGE_LISTS TRUE
 #define DEFAULT_INTERVAL (GST_SECOND / 10)
 #define DEFAULT_BANDS 128
 #define DEFAULT_THRESHOLD -60
@@ -134,6 +147,7 @@ typedef struct {
   gboolean post_messages;
   gboolean message_magnitude;
   gboolean message_phase;
+  gboolean message_lists;
   guint64 interval;
   guint bands;
   gint threshold;
@@ -162,6 +176,8 @@ struct _GstCudaSpectrum {
   guint64 frames_since_base; /* ... and the frames since, for untimestamped buffers */
   GstCudafftFanout *fanout;  /* builds messages in parallel: made at first need, freed at close */
   gboolean fanout_failed;    /* it could not be made: build on the streaming thread only */
+  GstCudafftPoster *poster;  /* posts them: made at first need, freed at close */
+  gboolean poster_failed;    /* it could not be made: post from the streaming thread */
 };
 
 #define CAPS                                                                                       \
@@ -285,6 +301,9 @@ gst_cuda_spectrum_set_property(GObject *object, guint prop_id, const GValue *val
   case PROP_MESSAGE_PHASE:
     s->message_phase = g_value_get_boolean(value);
     break;
+  case PROP_MESSAGE_LISTS:
+    s->message_lists = g_value_get_boolean(value);
+    break;
   case PROP_INTERVAL:
     s->interval = g_value_get_uint64(value);
     break;
@@ -333,6 +352,9 @@ gst_cuda_spectrum_get_property(GObject *object, guint prop_id, GValue *value, GP
     break;
   case PROP_MESSAGE_PHASE:
     g_value_set_boolean(value, s.message_phase);
+    break;
+  case PROP_MESSAGE_LISTS:
+    g_value_set_boolean(value, s.message_lists);
     break;
   case PROP_INTERVAL:
     g_value_set_uint64(value, s.interval);
@@ -510,6 +532,7 @@ typedef struct {
   size_t bands;
   GstClockTime timestamp, stream_time, running_time, duration;
   gboolean with_magnitude;
+  gboolean with_lists;   /* spectrum's GValue fields besides the float32 ones */
   gfloat *mapped;        /* a band layout's values (result points into them), owned; or NULL */
   const gfloat *centres; /* and its band centres: the frequencies field */
   GstMessage *message;   /* built */
@@ -537,10 +560,10 @@ build_message(gpointer data, gpointer user_data)
       q_spectrum, q_endtime, GST_TYPE_CLOCK_TIME, endtime, q_timestamp, G_TYPE_UINT64,
       job->timestamp, q_stream_time, G_TYPE_UINT64, job->stream_time, q_running_time, G_TYPE_UINT64,
       job->running_time, q_duration, G_TYPE_UINT64, job->duration, NULL);
-  if (job->with_magnitude)
+  if (job->with_magnitude && job->with_lists)
     take_values(s, q_magnitude, result->magnitude, job->bands, shape->spectra,
                 shape->multi_channel);
-  if (result->phase)
+  if (result->phase && job->with_lists)
     take_values(s, q_phase, result->phase, job->bands, shape->spectra, shape->multi_channel);
   if (job->with_magnitude)
     take_bytes(s, q_magnitude_data, result->magnitude, job->bands * shape->spectra);
@@ -553,6 +576,8 @@ build_message(gpointer data, gpointer user_data)
   job->message = gst_message_new_element(GST_OBJECT(shape->self), s);
 }
 
+/* Hands a built message to the poster thread (gstcudafftposter.h: streaming threads posting on
+ * one bus can stall each other), or posts it where there is none. */
 static void
 post_message(gpointer data, gpointer user_data)
 {
@@ -561,8 +586,37 @@ post_message(gpointer data, gpointer user_data)
   /* Messages built in parallel took their sequence numbers in the order they were begun; they
    * get new ones in the order of the bus, as when built one by one. */
   gst_message_set_seqnum(job->message, gst_util_seqnum_next());
-  gst_element_post_message(GST_ELEMENT(shape->self), job->message);
+  if (shape->self->poster)
+    gst_cudafft_poster_post(shape->self->poster, job->message);
+  else
+    gst_element_post_message(GST_ELEMENT(shape->self), job->message);
   job->message = NULL;
+}
+
+/* The poster, made at first need; NULL (posting from the streaming thread) where its thread
+ * cannot be made. */
+static GstCudafftPoster *
+poster(GstCudaSpectrum *self)
+{
+  if (self->poster || self->poster_failed)
+    return self->poster;
+  GError *error = NULL;
+  self->poster = gst_cudafft_poster_new(GST_ELEMENT(self), &error);
+  if (!self->poster) {
+    GST_WARNING_OBJECT(self, "posting messages from the streaming thread: %s",
+                       error ? error->message : "no thread");
+    g_clear_error(&error);
+    self->poster_failed = TRUE;
+  }
+  return self->poster;
+}
+
+static void
+close_poster(GstCudaSpectrum *self)
+{
+  gst_cudafft_poster_free(self->poster);
+  self->poster = NULL;
+  self->poster_failed = FALSE;
 }
 
 /* The workers, made when first worth it; NULL (all on the streaming thread) where they cannot be
@@ -629,6 +683,7 @@ post_results(GstCudaSpectrum *self, size_t count, gboolean partial)
   GST_OBJECT_LOCK(self);
   const gboolean post = self->settings.post_messages;
   const gboolean with_magnitude = self->settings.message_magnitude;
+  const gboolean with_lists = self->settings.message_lists;
   GST_OBJECT_UNLOCK(self);
 
   MessageJob *jobs = g_new(MessageJob, count);
@@ -656,6 +711,7 @@ post_results(GstCudaSpectrum *self, size_t count, gboolean partial)
                                : GST_CLOCK_TIME_NONE;
       job->duration = duration;
       job->with_magnitude = with_magnitude;
+      job->with_lists = with_lists;
       job->message = NULL;
       job->bands = self->config.bands;
       job->mapped = NULL;
@@ -675,14 +731,19 @@ post_results(GstCudaSpectrum *self, size_t count, gboolean partial)
         .spectra = spectra,
         .multi_channel = self->config.multi_channel != 0,
     };
+    /* the GValues are the cost; the float32 fields are one copy each */
     size_t values = 0;
     for (guint i = 0; i < n; i++) {
       const size_t fields = (jobs[i].with_magnitude ? 1 : 0) + (jobs[i].result.phase ? 1 : 0);
-      values += fields * jobs[i].bands * shape.spectra;
+      values += jobs[i].with_lists ? fields * jobs[i].bands * shape.spectra : 0;
     }
     const guint helpers = (guint)MIN(values / VALUES_PER_WORKER, n - 1);
+    poster(self);
     gst_cudafft_fanout_run(helpers > 0 ? fanout(self) : NULL, jobs, sizeof *jobs, n, helpers,
                            build_message, post_message, (gpointer)&shape);
+    /* The push's messages are on the bus before its buffer goes on, as when posted here. */
+    if (self->poster)
+      gst_cudafft_poster_wait(self->poster);
   }
   for (guint i = 0; i < n; i++)
     g_free(jobs[i].mapped);
@@ -872,6 +933,7 @@ static void
 gst_cuda_spectrum_close(GstCudafftAudioFilter *filter)
 {
   close_fanout(GST_CUDA_SPECTRUM(filter));
+  close_poster(GST_CUDA_SPECTRUM(filter));
   gst_cuda_spectrum_band_map_clear(&GST_CUDA_SPECTRUM(filter)->band_map);
   memset(&GST_CUDA_SPECTRUM(filter)->layout_refused, 0, sizeof(GstCudaSpectrumLayout));
 }
@@ -892,6 +954,7 @@ static void
 gst_cuda_spectrum_finalize(GObject *object)
 {
   close_fanout(GST_CUDA_SPECTRUM(object));
+  close_poster(GST_CUDA_SPECTRUM(object));
   gst_cuda_spectrum_band_map_clear(&GST_CUDA_SPECTRUM(object)->band_map);
   G_OBJECT_CLASS(gst_cuda_spectrum_parent_class)->finalize(object);
 }
@@ -928,6 +991,15 @@ gst_cuda_spectrum_class_init(GstCudaSpectrumClass *klass)
                            "Whether to add a 'phase' field to the structure of any "
                            "'spectrum' element messages posted on the bus",
                            DEFAULT_MESSAGE_PHASE, flags));
+  /* Of its own: the lists are most of a message's cost (a GValue per band); displays read the
+   * float32 fields, which are always there */
+  g_object_class_install_property(
+      gobject_class, PROP_MESSAGE_LISTS,
+      g_param_spec_boolean("message-lists", "Message lists",
+                           "Whether the 'magnitude' and 'phase' fields (spectrum's GValue lists) "
+                           "are in the messages; FALSE leaves them out and posts only the float32 "
+                           "'magnitude-data' and 'phase-data' fields, far cheaper to build",
+                           DEFAULT_MESSAGE_LISTS, flags));
   g_object_class_install_property(
       gobject_class, PROP_INTERVAL,
       g_param_spec_uint64("interval", "Interval",
@@ -994,6 +1066,7 @@ gst_cuda_spectrum_init(GstCudaSpectrum *self)
   self->settings.post_messages = DEFAULT_POST_MESSAGES;
   self->settings.message_magnitude = DEFAULT_MESSAGE_MAGNITUDE;
   self->settings.message_phase = DEFAULT_MESSAGE_PHASE;
+  self->settings.message_lists = DEFAULT_MESSAGE_LISTS;
   self->settings.interval = DEFAULT_INTERVAL;
   self->settings.bands = DEFAULT_BANDS;
   self->settings.threshold = DEFAULT_THRESHOLD;
