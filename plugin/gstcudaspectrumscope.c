@@ -61,10 +61,10 @@
  *
  * ## Example pipelines
  * |[
- * gst-launch-1.0 audiotestsrc wave=chirp ! audioconvert ! cudaspectrumscope \
+ * gst-launch-1.0 audiotestsrc wave=pink-noise ! audioconvert ! cudaspectrumscope \
  *     frequency-scale=log colormap=magma ! video/x-raw,width=1280,height=720,framerate=60/1 ! \
  *     videoconvert ! autovideosink
- * ]| a log-frequency spectrogram of a sweep.
+ * ]| a log-frequency spectrogram of pink noise.
  * |[
  * gst-launch-1.0 filesrc location=music.flac ! decodebin ! audioconvert ! cudaspectrumscope \
  *     style=bars frequency-scale=octave bands-per-octave=3 weighting=a smoothing=125 ! \
