@@ -14,6 +14,9 @@
  * convolution (2048-sample partitions, 4096-point FFTs); below it, the head of the kernel in the
  * time domain and the rest in FFT partitions, down to 0 (zero latency: output sample n leaves with
  * input sample n). Shorter kernels run in the time domain without latency at any block size.
+ * It runs on an NVIDIA GPU, or on the CPU with backend=cpu (backend=auto falls back to it where no
+ * GPU is usable). A drop-in for audiofirfilter: the same properties, rate-changed signal and
+ * samples, with the differences listed below.
  *
  * #GstCudaConvolve:block-size may change while playing: the new size takes over like a new kernel,
  * at a block boundary of the larger of the two sizes, crossfaded over that many samples, without a
@@ -1088,14 +1091,7 @@ gst_cuda_convolve_class_init(GstCudaConvolveClass *klass)
   gst_element_class_add_static_pad_template(element_class, &src_template);
   gst_element_class_set_static_metadata(
       element_class, "CUDA FIR filter and convolution reverb", "Filter/Effect/Audio",
-      "Convolves audio with a long FIR kernel (the kernel property, or an impulse response file "
-      "in ir-location) on an NVIDIA GPU (or the CPU): uniformly partitioned FFT convolution, a "
-      "drop-in for audiofirfilter (same properties, rate-changed signal and samples). Unlike "
-      "audiofirfilter: the latency is block-size samples (2048 by default, down to 0; 0 below 64 "
-      "taps) instead of 4x the kernel length; at EOS the tail is pushed (drain-tail); the kernel "
-      "may change to any length "
-      "while playing (crossfaded at a block boundary); a DISCONT or a timestamp gap of more "
-      "than 1024 samples ends the run at its last input sample",
+      "Convolve audio with a long FIR kernel or impulse response on an NVIDIA GPU",
       "gst-cudafft developers");
 
   trans_class->passthrough_on_same_caps = FALSE;

@@ -11,6 +11,31 @@
  * end of a run zeros complete every frame that holds an input sample. The run's first buffer
  * carries a GstAudioClippingMeta with start = lead and its last one end = the zeros appended, the
  * way audio encoders mark their priming and padding; cudaifft drops exactly those. */
+/**
+ * SECTION:element-cudafft
+ * @title: cudafft
+ *
+ * cudafft frames audio (#GstCudaFft:fft-size samples every #GstCudaFft:hop samples), windows each
+ * frame (#GstCudaFft:window) and computes its spectrum on an NVIDIA GPU, or on the CPU with
+ * backend=cpu (backend=auto falls back to it where no GPU is usable), and pushes audio/x-fft
+ * frames: per frame, each channel's fft-size/2+1 bins in turn, as #GstCudaFft:representation says
+ * (complex (re, im) pairs, magnitude, power or dB). Only complex frames can be turned back into
+ * audio, by cudaifft.
+ *
+ * No sample is lost: each run (the stream, or the part after a flush, discontinuity, timestamp
+ * gap of more than half a hop, new segment or settings change) starts with fft-size - hop zero
+ * samples, so that every input sample lies in fft-size / hop frames, and at its end zeros complete
+ * every frame that holds an input sample. The run's first buffer carries a GstAudioClippingMeta
+ * whose start is the zeros before, its last one whose end is the zeros after; cudaifft drops
+ * exactly those. Frame k is stamped with the time of input sample k hop and lasts hop samples; the
+ * latency is hop / rate.
+ *
+ * ## Example pipeline
+ * |[
+ * gst-launch-1.0 audiotestsrc ! audio/x-raw,channels=2 ! cudafft fft-size=4096 hop=1024 \
+ *     representation=db ! fakesink
+ * ]| frames of 4096 samples every 1024 samples, each bin in dB.
+ */
 #include "gstcudafft.h"
 
 #include <cudafft/stft.h>
@@ -572,9 +597,7 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
   gst_caps_unref(frames);
   gst_element_class_set_static_metadata(
       element_class, "CUDA short-time Fourier transform", "Filter/Converter/Audio/Analyzer",
-      "Frames audio (fft-size samples every hop, zero-padded at both ends so no sample is lost), "
-      "windows each frame and computes its spectrum on an NVIDIA GPU (or the CPU), and pushes "
-      "audio/x-fft frames: per frame, each channel's fft-size/2+1 bins in turn",
+      "Frame, window and FFT the audio on an NVIDIA GPU, output audio/x-fft frames",
       "gst-cudafft developers");
 
   trans_class->passthrough_on_same_caps = FALSE;

@@ -6,6 +6,25 @@
  * marks the zeros it put before and after a run's samples, and cudaifft drops exactly those, so
  * that its output has the input's samples and timestamps. A buffer whose meta has an end marks
  * the end of a run: its frames and the overlap-add tail go out together. */
+/**
+ * SECTION:element-cudaifft
+ * @title: cudaifft
+ *
+ * cudaifft turns complex audio/x-fft frames (as cudafft makes them) back into interleaved F32
+ * audio on an NVIDIA GPU, or on the CPU with backend=cpu: inverse FFT, synthesis window and
+ * weighted overlap-add, normalised so that cudafft ! cudaifft gives back the input's samples and
+ * timestamps. The frames' fft-size, hop and window come from the caps.
+ *
+ * Window and hop pairs that cannot be inverted accurately (the overlapping windows' squares adding
+ * up to less than 1% of their peak somewhere, e.g. hann at hop = fft-size) are refused at caps
+ * time with a message naming them, and so are frames of another representation than complex.
+ *
+ * ## Example pipeline
+ * |[
+ * gst-launch-1.0 filesrc location=in.wav ! wavparse ! audioconvert ! cudafft ! cudaifft ! \
+ *     audioconvert ! autoaudiosink
+ * ]| gives back the input's samples; frequency-domain processing goes between the two.
+ */
 #include "gstcudaifft.h"
 
 #include <cudafft/stft.h>
@@ -271,11 +290,7 @@ gst_cuda_ifft_class_init(GstCudaIfftClass *klass)
   gst_element_class_add_static_pad_template(element_class, &src_template);
   gst_element_class_set_static_metadata(
       element_class, "CUDA inverse short-time Fourier transform", "Filter/Converter/Audio",
-      "Turns complex audio/x-fft frames (as cudafft makes them) back into audio on an NVIDIA GPU "
-      "(or the CPU): inverse FFT, synthesis window and weighted overlap-add, normalised so that "
-      "cudafft ! cudaifft gives back the input's samples and timestamps. Window and hop pairs "
-      "that cannot be inverted accurately (the overlapping windows' squares adding up to less "
-      "than 1% of their peak somewhere, e.g. hann at hop = fft-size) are refused",
+      "Turn complex audio/x-fft frames back into audio on an NVIDIA GPU (inverse STFT)",
       "gst-cudafft developers");
 
   trans_class->passthrough_on_same_caps = FALSE;

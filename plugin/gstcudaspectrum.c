@@ -1028,8 +1028,7 @@ gst_cuda_spectrum_class_init(GstCudaSpectrumClass *klass)
   gst_element_class_add_static_pad_template(element_class, &src_template);
   gst_element_class_set_static_metadata(
       element_class, "CUDA spectrum analyzer", "Filter/Analyzer/Audio",
-      "Run an FFT on the audio signal on an NVIDIA GPU (or the CPU), output spectrum data; a "
-      "drop-in replacement for spectrum",
+      "Run an FFT on the audio signal on an NVIDIA GPU, output spectrum data",
       "gst-cudafft developers");
 
   trans_class->passthrough_on_same_caps = TRUE;

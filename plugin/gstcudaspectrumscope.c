@@ -26,7 +26,7 @@
  *   powers averaged, so that every sample is seen.
  * * Levels: bin power |X|^2 4 / (fft-size sum w^2), so a sine of amplitude A reads 20 log10 A dB
  *   in a band that holds it (0 dB: a full-scale sine); with #GstCudaSpectrumScope:weighting each
- *   bin's power is weighted (IEC 61672-1) before the bins are summed into bands. Without
+ *   bin's power is weighted (IEC 61672-1 A or C) before the bins are summed into bands. Without
  *   #GstCudaSpectrumScope:multi-channel the channels' powers are averaged into one lane.
  * * Bands: #GstCudaSpectrumScope:frequency-scale from #GstCudaSpectrumScope:min-frequency to
  *   #GstCudaSpectrumScope:max-frequency: linear, log and mel give one band per pixel row of a lane
@@ -61,10 +61,10 @@
  *
  * ## Example pipelines
  * |[
- * gst-launch-1.0 audiotestsrc wave=chirp ! audioconvert ! cudaspectrumscope \
+ * gst-launch-1.0 audiotestsrc wave=pink-noise ! audioconvert ! cudaspectrumscope \
  *     frequency-scale=log colormap=magma ! video/x-raw,width=1280,height=720,framerate=60/1 ! \
  *     videoconvert ! autovideosink
- * ]| a log-frequency spectrogram of a sweep.
+ * ]| a log-frequency spectrogram of pink noise.
  * |[
  * gst-launch-1.0 filesrc location=music.flac ! decodebin ! audioconvert ! cudaspectrumscope \
  *     style=bars frequency-scale=octave bands-per-octave=3 weighting=a smoothing=125 ! \
@@ -945,9 +945,7 @@ gst_cuda_spectrum_scope_class_init(GstCudaSpectrumScopeClass *klass)
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_set_static_metadata(
       element_class, "CUDA spectrum scope", "Visualization/Audio",
-      "Draws the spectrum of the audio as video on an NVIDIA GPU (or the CPU): a scrolling "
-      "spectrogram or bars with peak markers, on linear, log, mel or IEC 61260-1 octave bands, "
-      "with IEC 61672-1 A or C weighting",
+      "Draw the spectrum of the audio as video on an NVIDIA GPU: spectrogram or bars",
       "gst-cudafft developers");
   gst_type_mark_as_plugin_api(GST_TYPE_CUDA_SPECTRUM_SCOPE_STYLE, 0);
   gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_COLORMAP, 0);

@@ -2,8 +2,8 @@
 # The CPU suites under AddressSanitizer (with LeakSanitizer) and UndefinedBehaviorSanitizer: any
 # invalid access, leak or undefined behaviour fails the run. The hostile suite (seeded random
 # hostile input on every element) runs here too; the memory suite does not (resident memory means
-# nothing under ASan; it skips itself). CPU backend only (the CUDA tests
-# skip here; compute-sanitizer covers them on a GPU machine, see README). BUILDDIR picks the build
+# nothing under ASan; it skips itself). CPU backend only (the CUDA tests skip here;
+# compute-sanitizer covers them on a GPU machine, see docs/testing.md). BUILDDIR picks the build
 # folder (default build-asan).
 set -euo pipefail
 cd "$(dirname "$0")/.."
