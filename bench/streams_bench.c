@@ -3,7 +3,8 @@
  *   audiotestsrc samplesperbuffer=480 ! audio/x-raw,format=F32LE,rate=48000,channels=2 !
  *   ELEMENT ! fakesink sync=false
  * (480 frames = 10 ms per buffer), for cudaconvolve with 1 s and 10 s responses, cudafft and
- * cudaspectrum (bands=1025, 60 messages a second), on the GPU and on the CPU backend in the same
+ * cudaspectrum (bands=1025, 60 messages a second; spectrum-data: the same with message-lists=false,
+ * the float32 fields without the GValue lists), on the GPU and on the CPU backend in the same
  * run, at several N; and GStreamer's `identity` in the element's place (backend "-"): the
  * pipelines' own cost, the floor under every element's host CPU per audio second.
  *
@@ -18,7 +19,8 @@
  * next buffer); median and 99th percentile over the window. Each streaming thread writes its own
  * records, so the probes take no lock.
  *
- * Usage: streams-bench [--streams N,..] [--elements convolve1,convolve10,fft,spectrum,identity]
+ * Usage: streams-bench [--streams N,..]
+ *                      [--elements convolve1,convolve10,fft,spectrum,spectrum-data,identity]
  *                      [--backends cuda,cpu] [--warmup S] [--window S]
  *   Defaults: N = 1,16,64,256,1024; every element; both backends (cuda only with a device);
  *   1 s warm-up (2 s for 10 s responses), 3 s window.
@@ -59,6 +61,9 @@ static const Element elements[] = {
     {"fft", "cudafft", "fft-size=4096 hop=2048", 0.0, 1.0, FALSE, FALSE},
     {"spectrum", "cudaspectrum", "bands=1025 interval=16666667 post-messages=true", 0.0, 1.0, TRUE,
      FALSE},
+    /* the same messages without spectrum's GValue lists: the float32 fields alone */
+    {"spectrum-data", "cudaspectrum",
+     "bands=1025 interval=16666667 post-messages=true message-lists=false", 0.0, 1.0, TRUE, FALSE},
     {"identity", "identity", "", 0.0, 1.0, FALSE, TRUE},
 };
 #define N_ELEMENTS (int)(sizeof elements / sizeof elements[0])
@@ -296,7 +301,8 @@ static void
 usage(const char *program)
 {
   fprintf(stderr,
-          "usage: %s [--streams N,..] [--elements convolve1,convolve10,fft,spectrum,identity] "
+          "usage: %s [--streams N,..] [--elements "
+          "convolve1,convolve10,fft,spectrum,spectrum-data,identity] "
           "[--backends cuda,cpu] [--warmup S] [--window S]\n",
           program);
 }
@@ -341,7 +347,7 @@ main(int argc, char **argv)
   printf("N pipelines of audiotestsrc (480-frame buffers, F32 stereo 48 kHz) ! ELEMENT ! "
          "fakesink sync=false in one process; %.1f s warm-up, %.1f s window\n",
          warmup, window);
-  printf("%-11s %-5s %6s %12s %14s %10s %10s\n", "element", "backend", "N", "aggregate",
+  printf("%-13s %-5s %6s %12s %14s %10s %10s\n", "element", "backend", "N", "aggregate",
          "cpu ms/audio s", "median ms", "p99 ms");
   int failures = 0;
   for (int e = 0; e < N_ELEMENTS; e++) {
@@ -359,16 +365,16 @@ main(int argc, char **argv)
         Figures f = run_case(&elements[e], backends[b], kernel, n, warmup, window);
         by_backend[b] = f;
         if (!f.ok) {
-          printf("%-11s %-5s %6u  FAILED (see the error above)\n", elements[e].key, label, n);
+          printf("%-13s %-5s %6u  FAILED (see the error above)\n", elements[e].key, label, n);
           failures++;
           continue;
         }
-        printf("%-11s %-5s %6u %11.1fx %14.2f %10.3f %10.3f\n", elements[e].key, label, n,
+        printf("%-13s %-5s %6u %11.1fx %14.2f %10.3f %10.3f\n", elements[e].key, label, n,
                f.aggregate, f.cpu_ms, f.median, f.p99);
         fflush(stdout);
       }
       if (by_backend[0].ok && by_backend[1].ok)
-        printf("%-11s  gpu/cpu %6u %11.2fx %13.0f%%\n", elements[e].key, (guint)counts[c],
+        printf("%-13s  gpu/cpu %6u %11.2fx %13.0f%%\n", elements[e].key, (guint)counts[c],
                by_backend[0].aggregate / by_backend[1].aggregate,
                100.0 * by_backend[0].cpu_ms / by_backend[1].cpu_ms);
     }
