@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Reads cudaspectrum's levels from Python with PyGObject: the `magnitude-data` field holds them as
 float32 bytes (rows of `bands` values, one row per channel with multi-channel), so numpy takes them
-in one call; `spectrum`'s `magnitude` list needs overrides that PyGObject does not have.
+in one call; `spectrum`'s `magnitude` list needs overrides that PyGObject does not have, so
+message-lists=false leaves it out (a GValue per band is most of what a message costs to build).
 
     GST_PLUGIN_PATH=build/plugin python3 examples/spectrum_levels.py [backend]
 
@@ -21,6 +22,7 @@ pipeline = Gst.parse_launch(
     "audiotestsrc wave=sine freq=5000 num-buffers=20 ! audio/x-raw,rate=48000,channels=1 ! m.sink_1 "
     "audiointerleave name=m ! audioconvert ! audio/x-raw,format=F32LE,channels=2 "
     f"! cudaspectrum backend={backend} bands=1025 interval=20000000 multi-channel=true "
+    "message-lists=false "
     "! fakesink")
 pipeline.set_state(Gst.State.PLAYING)
 bus = pipeline.get_bus()

@@ -17,6 +17,9 @@
 
 #include <gst/gst.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 GST_DEBUG_CATEGORY_STATIC(gst_cudafft_fanout_debug);
 #define GST_CAT_DEFAULT gst_cudafft_fanout_debug
@@ -196,4 +199,18 @@ gst_cudafft_fanout_run(GstCudafftFanout *f, gpointer jobs, gsize job_size, guint
   f->build = NULL;
   f->user_data = NULL;
   g_mutex_unlock(&f->lock);
+}
+
+void
+gst_cudafft_fanout_trim(void)
+{
+#ifdef __GLIBC__
+  /* one at a time: hundreds of elements stop together, and each call walks every heap */
+  static gint trimming;
+  if (!g_atomic_int_compare_and_exchange(&trimming, 0, 1))
+    return;
+  const int released = malloc_trim(0);
+  GST_DEBUG("freed heap memory given back to the system: %s", released ? "some" : "none");
+  g_atomic_int_set(&trimming, 0);
+#endif
 }

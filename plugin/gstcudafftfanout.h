@@ -27,4 +27,13 @@ void gst_cudafft_fanout_run(GstCudafftFanout *fanout, gpointer jobs, gsize job_s
                             guint helpers, GstCudafftFanoutFunc build, GstCudafftFanoutFunc deliver,
                             gpointer user_data);
 
+/* Gives the memory that freed messages left in the C library's per-thread heaps back to the
+ * system (glibc's malloc_trim; nothing elsewhere), at most one call at a time in the process; for
+ * an element at stop whose run built large messages. Why: messages built on the workers and on
+ * the streaming threads, and freed on the application's thread, leave their freed memory in the
+ * heaps (arenas) of the threads that built them, which keep it: the resident memory of a process
+ * that runs such pipelines again and again grew by steps (issues 14 and 29) while the memory in
+ * use stayed flat. */
+void gst_cudafft_fanout_trim(void);
+
 G_END_DECLS

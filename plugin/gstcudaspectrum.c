@@ -178,6 +178,7 @@ struct _GstCudaSpectrum {
   gboolean fanout_failed;    /* it could not be made: build on the streaming thread only */
   GstCudafftPoster *poster;  /* posts them: made at first need, freed at close */
   gboolean poster_failed;    /* it could not be made: post from the streaming thread */
+  gboolean built_lists;      /* messages with GValue lists since the last close: trim then */
 };
 
 #define CAPS                                                                                       \
@@ -738,6 +739,7 @@ post_results(GstCudaSpectrum *self, size_t count, gboolean partial)
       values += jobs[i].with_lists ? fields * jobs[i].bands * shape.spectra : 0;
     }
     const guint helpers = (guint)MIN(values / VALUES_PER_WORKER, n - 1);
+    self->built_lists |= values > 0;
     poster(self);
     gst_cudafft_fanout_run(helpers > 0 ? fanout(self) : NULL, jobs, sizeof *jobs, n, helpers,
                            build_message, post_message, (gpointer)&shape);
@@ -932,10 +934,14 @@ gst_cuda_spectrum_get_latency(GstCudafftAudioFilter *filter)
 static void
 gst_cuda_spectrum_close(GstCudafftAudioFilter *filter)
 {
-  close_fanout(GST_CUDA_SPECTRUM(filter));
-  close_poster(GST_CUDA_SPECTRUM(filter));
-  gst_cuda_spectrum_band_map_clear(&GST_CUDA_SPECTRUM(filter)->band_map);
-  memset(&GST_CUDA_SPECTRUM(filter)->layout_refused, 0, sizeof(GstCudaSpectrumLayout));
+  GstCudaSpectrum *self = GST_CUDA_SPECTRUM(filter);
+  close_fanout(self);
+  close_poster(self);
+  gst_cuda_spectrum_band_map_clear(&self->band_map);
+  if (self->built_lists)
+    gst_cudafft_fanout_trim();
+  self->built_lists = FALSE;
+  memset(&self->layout_refused, 0, sizeof self->layout_refused);
 }
 
 static gboolean
