@@ -42,6 +42,7 @@
 
 #include "block_fft.cuh"
 #include "convolve_kernels.h"
+#include "global_memory.cuh"
 #include "twiddles.h"
 
 #include <climits>
@@ -344,8 +345,10 @@ __launch_bounds__(kThreads) forward_kernel(const CudafftConvolveBlocksJob *__res
   int slot = d.first_slot + f.q;
   if (slot >= slots)
     slot -= slots;
-  const GlobalIn from = real_frame(d.signal + (size_t)f.c * d.pitch + (size_t)f.q * kConvBlock);
-  forward_to_bins(from, smem, d.ring + ((size_t)f.c * slots + slot) * kConvPitch, 1.0f, twiddles);
+  const GlobalIn from =
+      real_frame(global(d.signal) + (size_t)f.c * d.pitch + (size_t)f.q * kConvBlock);
+  forward_to_bins(from, smem, global(d.ring) + ((size_t)f.c * slots + slot) * kConvPitch, 1.0f,
+                  twiddles);
 }
 
 /* acc + x h for one complex bin, and for a pair of bins (a float4), with fused multiply-adds in
@@ -417,9 +420,9 @@ __device__ __forceinline__ void
 with_output(const Job &job, Write write)
 {
   if (job.format == CUDAFFT_SAMPLE_F64)
-    write(static_cast<double *>(job.out));
+    write(global(static_cast<double *>(job.out)));
   else
-    write(static_cast<float *>(job.out));
+    write(global(static_cast<float *>(job.out)));
 }
 
 template <typename T>
@@ -443,7 +446,7 @@ inverse_to_output(float2 *smem, int q, int c, const CudafftConvolveBlocksJob &jo
     real_inverse_pre<kConvBlock, Kind, kKindThreads>(smem, threadIdx.x, twiddles);
   const int channels = job.channels;
   const size_t frame0 = (size_t)q * kConvBlock, at = frame0 * channels + c;
-  const float *dry = job.signal + (size_t)c * job.pitch + kConvBlock + frame0;
+  const float *dry = global(job.signal) + (size_t)c * job.pitch + kConvBlock + frame0;
   const float wet_gain = job.wet_gain, dry_gain = job.dry_gain;
   const SharedRow s{smem};
   if constexpr (Staged) {
@@ -488,8 +491,8 @@ __launch_bounds__(kMacThreads)
   int newest = job.first_slot + q;
   if (newest >= slots)
     newest -= slots;
-  const float2 *x_rows = job.ring + (size_t)c * slots * kConvPitch;
-  const float2 *h_rows = job.spectra + (size_t)row * partitions * kConvPitch;
+  const float2 *x_rows = global(job.ring) + (size_t)c * slots * kConvPitch;
+  const float2 *h_rows = global(job.spectra) + (size_t)row * partitions * kConvPitch;
   /* partition p's rows: the spectrum of block q - p (slot newest - p) and H[row][p] */
   auto x_row = [&](int p) {
     const int slot = newest - p < 0 ? newest - p + slots : newest - p;
@@ -562,8 +565,9 @@ __launch_bounds__(kThreads)
   __shared__ CudafftConvolveBlocksJob stage;
   const CudafftConvolveBlocksJob &job = shared_job(jobs, u.job, stage);
   const FrameOf f(u.unit, job.channels);
-  const float2 *h = job.spectra + (size_t)(job.kernel_rows > 1 ? f.c : 0) * kConvPitch;
-  const GlobalIn from = real_frame(job.signal + (size_t)f.c * job.pitch + (size_t)f.q * kConvBlock);
+  const float2 *h = global(job.spectra) + (size_t)(job.kernel_rows > 1 ? f.c : 0) * kConvPitch;
+  const GlobalIn from =
+      real_frame(global(job.signal) + (size_t)f.c * job.pitch + (size_t)f.q * kConvBlock);
   forward_times_pre(from, smem, h, twiddles);
   inverse_to_output<kWide, false, true>(smem, f.q, f.c, job, twiddles);
 }
@@ -629,13 +633,13 @@ __launch_bounds__(kFlatThreads)
   const CudafftConvolveBlocksJob &job = jobs[u.job];
   const size_t first = (size_t)u.unit * kConvBlock;
   const size_t last = (size_t)(job.blocks - 1) * kConvBlock;
-  float *signal = job.signal + kConvBlock;
+  float *signal = global(job.signal) + kConvBlock, *next = global(job.next);
   if (job.format == CUDAFFT_SAMPLE_F64)
-    deinterleave_unit(static_cast<const double *>(job.in), first, job.channels, signal, job.pitch,
-                      job.next, last);
+    deinterleave_unit(global(static_cast<const double *>(job.in)), first, job.channels, signal,
+                      job.pitch, next, last);
   else
-    deinterleave_unit(static_cast<const float *>(job.in), first, job.channels, signal, job.pitch,
-                      job.next, last);
+    deinterleave_unit(global(static_cast<const float *>(job.in)), first, job.channels, signal,
+                      job.pitch, next, last);
 }
 
 /* The split path (CudafftConvolveSplitJob) --------------------------------------------------- */

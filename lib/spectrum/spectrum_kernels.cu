@@ -8,6 +8,7 @@
 #include "block_fft_io.cuh"
 #include "block_kernels.cuh"
 #include "fft_sizes.cuh"
+#include "global_memory.cuh"
 #include "spectrum_kernels.h"
 #include "spectrum_values.h"
 
@@ -44,7 +45,7 @@ put(float *sum, float v, bool store)
  * job, FFT index / spectra of spectrum index % spectra (BlockRow's spare rows take the launch's
  * last transform, which is real, and never write). Window on load, the half-length complex FFT
  * in shared memory, then each bin once from real_forward_post straight into its slot: consecutive
- * bands from consecutive threads. */
+ * bands from consecutive threads. The descriptor's pointers go through global(). */
 template <int N, bool Phase>
 __global__ void
 __launch_bounds__(FftShape<N, kWide>::kBlockThreads,
@@ -60,14 +61,14 @@ __launch_bounds__(FftShape<N, kWide>::kBlockThreads,
   const CudafftSpectrumFusedDesc &d = descs[u.job];
   const int spectra = d.spectra, local = (int)u.index;
   const int s = local % spectra;
-  const CudafftSpectrumLaunchFft fft = d.ffts[local / spectra];
-  const WindowedRealIn from{d.signal + (size_t)s * d.pitch + fft.end, window};
+  const CudafftSpectrumLaunchFft fft = global(d.ffts)[local / spectra];
+  const WindowedRealIn from{global(d.signal) + (size_t)s * d.pitch + fft.end, window};
   block_fft<N, kWide>(from, ctx.smem, ctx.smem, ctx.t, twiddles);
   if (!ctx.active)
     return;
   const size_t row = ((size_t)fft.slot * (size_t)spectra + (size_t)s) * (N + 1);
-  float *level_row = d.magnitude + row;
-  float *phase_row = Phase ? d.phase + row : nullptr;
+  float *level_row = global(d.magnitude) + row;
+  float *phase_row = Phase ? global(d.phase) + row : nullptr;
   const bool store = fft.store != 0;
   const int threshold = d.threshold;
   real_forward_post<N, kWide, S::kThreads>(ctx.smem.s, ctx.t, twiddles, [&](int k, float2 x) {
