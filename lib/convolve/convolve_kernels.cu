@@ -35,10 +35,12 @@
  *
  * Launch bounds: every kernel asks ptxas only to fit its thread count, which leaves the registers
  * uncapped; capping them for more blocks per multiprocessor (as the spectrum's fused kernel does)
- * made these kernels slower. The MAC issues one partition's loads at a time (Depth 1) in launches
- * large enough to fill the device and two (Depth 2) in small ones. Each choice is the fastest
- * measured for the partitioned chain, which the element runs; the measurements, and the variants
- * tried and dropped, are in bench/HISTORY.md. */
+ * made these kernels slower. The MAC alone names the blocks per multiprocessor it has anyway
+ * (kMacBlocks), which raises the registers ptxas lets it use rather than capping them. The MAC
+ * issues one partition's loads at a time (Depth 1) in launches large enough to fill the device
+ * and two (Depth 2) in small ones. Each choice is the fastest measured for the partitioned chain,
+ * which the element runs; the measurements, and the variants tried and dropped, are in
+ * bench/HISTORY.md. */
 
 #include "block_fft.cuh"
 #include "convolve_kernels.h"
@@ -472,10 +474,20 @@ inverse_to_output(float2 *smem, int q, int c, const CudafftConvolveBlocksJob &jo
  * Each thread keeps its bins' sums in registers; the loads of a partition (4 float4 of X and 4 of
  * H per thread, adjacent threads adjacent addresses) are independent, so a thread has 8 in flight,
  * or 8 Depth: Depth = 2, for small launches, issues two partitions' loads before their sums. The
- * sums run over p in order either way. twiddles: the narrow plan's. */
+ * sums run over p in order either way. The delay line is read-only here (the forward kernel wrote
+ * it in an earlier launch), so its loads take the read-only path, as they did when the ring was a
+ * kernel parameter. kMacBlocks: the thread blocks per multiprocessor that the MAC's registers
+ * (about 56 a thread left to ptxas) allowed anyway; named in the launch bounds, it lets ptxas use
+ * the 64 registers a thread that this occupancy leaves. Since the job's fields moved from kernel
+ * parameters (constant memory) into registers beside the sums, ptxas, left to itself, issued a
+ * partition's eight loads two at a time; with the 64 it issues them four at a time again, as the
+ * per-object kernel did. twiddles: the narrow plan's. */
+constexpr int kMacBlocks = 4;
+static_assert(kMacBlocks * kMacThreads * 64 <= 65536, "64 registers a thread at kMacBlocks");
+
 template <int Depth>
 __global__ void
-__launch_bounds__(kMacThreads)
+__launch_bounds__(kMacThreads, kMacBlocks)
     mac_kernel(const CudafftConvolveBlocksJob *__restrict__ jobs,
                const CudafftConvolveUnit *__restrict__ units, const float2 *__restrict__ twiddles)
 {
@@ -517,7 +529,7 @@ __launch_bounds__(kMacThreads)
         const float4 *h4 = reinterpret_cast<const float4 *>(h_row(p + d));
 #pragma unroll
         for (int i = 0; i < kMacPairs; ++i) {
-          xs[d][i] = x4[t + i * kMacThreads];
+          xs[d][i] = __ldg(&x4[t + i * kMacThreads]);
           hs[d][i] = __ldg(&h4[t + i * kMacThreads]);
         }
       }
@@ -538,7 +550,7 @@ __launch_bounds__(kMacThreads)
     const float4 *h4 = reinterpret_cast<const float4 *>(h);
 #pragma unroll
     for (int i = 0; i < kMacPairs; ++i)
-      acc[i] = cmac2(acc[i], x4[t + i * kMacThreads], __ldg(&h4[t + i * kMacThreads]));
+      acc[i] = cmac2(acc[i], __ldg(&x4[t + i * kMacThreads]), __ldg(&h4[t + i * kMacThreads]));
     if (t == 0)
       add_last(x, h);
   }
