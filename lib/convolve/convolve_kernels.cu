@@ -35,13 +35,16 @@
  *
  * Launch bounds: every kernel asks ptxas only to fit its thread count, which leaves the registers
  * uncapped; capping them for more blocks per multiprocessor (as the spectrum's fused kernel does)
- * made these kernels slower. The MAC issues one partition's loads at a time (Depth 1) in launches
- * large enough to fill the device and two (Depth 2) in small ones. Each choice is the fastest
- * measured for the partitioned chain, which the element runs; the measurements, and the variants
- * tried and dropped, are in bench/HISTORY.md. */
+ * made these kernels slower. The MAC alone names the blocks per multiprocessor it has anyway
+ * (kMacBlocks), which raises the registers ptxas lets it use rather than capping them. The MAC
+ * issues one partition's loads at a time (Depth 1) in launches large enough to fill the device
+ * and two (Depth 2) in small ones. Each choice is the fastest measured for the partitioned chain,
+ * which the element runs; the measurements, and the variants tried and dropped, are in
+ * bench/HISTORY.md. */
 
 #include "block_fft.cuh"
 #include "convolve_kernels.h"
+#include "global_memory.cuh"
 #include "twiddles.h"
 
 #include <climits>
@@ -344,8 +347,10 @@ __launch_bounds__(kThreads) forward_kernel(const CudafftConvolveBlocksJob *__res
   int slot = d.first_slot + f.q;
   if (slot >= slots)
     slot -= slots;
-  const GlobalIn from = real_frame(d.signal + (size_t)f.c * d.pitch + (size_t)f.q * kConvBlock);
-  forward_to_bins(from, smem, d.ring + ((size_t)f.c * slots + slot) * kConvPitch, 1.0f, twiddles);
+  const GlobalIn from =
+      real_frame(global(d.signal) + (size_t)f.c * d.pitch + (size_t)f.q * kConvBlock);
+  forward_to_bins(from, smem, global(d.ring) + ((size_t)f.c * slots + slot) * kConvPitch, 1.0f,
+                  twiddles);
 }
 
 /* acc + x h for one complex bin, and for a pair of bins (a float4), with fused multiply-adds in
@@ -417,9 +422,9 @@ __device__ __forceinline__ void
 with_output(const Job &job, Write write)
 {
   if (job.format == CUDAFFT_SAMPLE_F64)
-    write(static_cast<double *>(job.out));
+    write(global(static_cast<double *>(job.out)));
   else
-    write(static_cast<float *>(job.out));
+    write(global(static_cast<float *>(job.out)));
 }
 
 template <typename T>
@@ -443,7 +448,7 @@ inverse_to_output(float2 *smem, int q, int c, const CudafftConvolveBlocksJob &jo
     real_inverse_pre<kConvBlock, Kind, kKindThreads>(smem, threadIdx.x, twiddles);
   const int channels = job.channels;
   const size_t frame0 = (size_t)q * kConvBlock, at = frame0 * channels + c;
-  const float *dry = job.signal + (size_t)c * job.pitch + kConvBlock + frame0;
+  const float *dry = global(job.signal) + (size_t)c * job.pitch + kConvBlock + frame0;
   const float wet_gain = job.wet_gain, dry_gain = job.dry_gain;
   const SharedRow s{smem};
   if constexpr (Staged) {
@@ -469,10 +474,20 @@ inverse_to_output(float2 *smem, int q, int c, const CudafftConvolveBlocksJob &jo
  * Each thread keeps its bins' sums in registers; the loads of a partition (4 float4 of X and 4 of
  * H per thread, adjacent threads adjacent addresses) are independent, so a thread has 8 in flight,
  * or 8 Depth: Depth = 2, for small launches, issues two partitions' loads before their sums. The
- * sums run over p in order either way. twiddles: the narrow plan's. */
+ * sums run over p in order either way. The delay line is read-only here (the forward kernel wrote
+ * it in an earlier launch), so its loads take the read-only path, as they did when the ring was a
+ * kernel parameter. kMacBlocks: the thread blocks per multiprocessor that the MAC's registers
+ * (about 56 a thread left to ptxas) allowed anyway; named in the launch bounds, it lets ptxas use
+ * the 64 registers a thread that this occupancy leaves. Since the job's fields moved from kernel
+ * parameters (constant memory) into registers beside the sums, ptxas, left to itself, issued a
+ * partition's eight loads two at a time; with the 64 it issues them four at a time again, as the
+ * per-object kernel did. twiddles: the narrow plan's. */
+constexpr int kMacBlocks = 4;
+static_assert(kMacBlocks * kMacThreads * 64 <= 65536, "64 registers a thread at kMacBlocks");
+
 template <int Depth>
 __global__ void
-__launch_bounds__(kMacThreads)
+__launch_bounds__(kMacThreads, kMacBlocks)
     mac_kernel(const CudafftConvolveBlocksJob *__restrict__ jobs,
                const CudafftConvolveUnit *__restrict__ units, const float2 *__restrict__ twiddles)
 {
@@ -488,8 +503,8 @@ __launch_bounds__(kMacThreads)
   int newest = job.first_slot + q;
   if (newest >= slots)
     newest -= slots;
-  const float2 *x_rows = job.ring + (size_t)c * slots * kConvPitch;
-  const float2 *h_rows = job.spectra + (size_t)row * partitions * kConvPitch;
+  const float2 *x_rows = global(job.ring) + (size_t)c * slots * kConvPitch;
+  const float2 *h_rows = global(job.spectra) + (size_t)row * partitions * kConvPitch;
   /* partition p's rows: the spectrum of block q - p (slot newest - p) and H[row][p] */
   auto x_row = [&](int p) {
     const int slot = newest - p < 0 ? newest - p + slots : newest - p;
@@ -514,7 +529,7 @@ __launch_bounds__(kMacThreads)
         const float4 *h4 = reinterpret_cast<const float4 *>(h_row(p + d));
 #pragma unroll
         for (int i = 0; i < kMacPairs; ++i) {
-          xs[d][i] = x4[t + i * kMacThreads];
+          xs[d][i] = __ldg(&x4[t + i * kMacThreads]);
           hs[d][i] = __ldg(&h4[t + i * kMacThreads]);
         }
       }
@@ -535,7 +550,7 @@ __launch_bounds__(kMacThreads)
     const float4 *h4 = reinterpret_cast<const float4 *>(h);
 #pragma unroll
     for (int i = 0; i < kMacPairs; ++i)
-      acc[i] = cmac2(acc[i], x4[t + i * kMacThreads], __ldg(&h4[t + i * kMacThreads]));
+      acc[i] = cmac2(acc[i], __ldg(&x4[t + i * kMacThreads]), __ldg(&h4[t + i * kMacThreads]));
     if (t == 0)
       add_last(x, h);
   }
@@ -562,8 +577,9 @@ __launch_bounds__(kThreads)
   __shared__ CudafftConvolveBlocksJob stage;
   const CudafftConvolveBlocksJob &job = shared_job(jobs, u.job, stage);
   const FrameOf f(u.unit, job.channels);
-  const float2 *h = job.spectra + (size_t)(job.kernel_rows > 1 ? f.c : 0) * kConvPitch;
-  const GlobalIn from = real_frame(job.signal + (size_t)f.c * job.pitch + (size_t)f.q * kConvBlock);
+  const float2 *h = global(job.spectra) + (size_t)(job.kernel_rows > 1 ? f.c : 0) * kConvPitch;
+  const GlobalIn from =
+      real_frame(global(job.signal) + (size_t)f.c * job.pitch + (size_t)f.q * kConvBlock);
   forward_times_pre(from, smem, h, twiddles);
   inverse_to_output<kWide, false, true>(smem, f.q, f.c, job, twiddles);
 }
@@ -629,13 +645,13 @@ __launch_bounds__(kFlatThreads)
   const CudafftConvolveBlocksJob &job = jobs[u.job];
   const size_t first = (size_t)u.unit * kConvBlock;
   const size_t last = (size_t)(job.blocks - 1) * kConvBlock;
-  float *signal = job.signal + kConvBlock;
+  float *signal = global(job.signal) + kConvBlock, *next = global(job.next);
   if (job.format == CUDAFFT_SAMPLE_F64)
-    deinterleave_unit(static_cast<const double *>(job.in), first, job.channels, signal, job.pitch,
-                      job.next, last);
+    deinterleave_unit(global(static_cast<const double *>(job.in)), first, job.channels, signal,
+                      job.pitch, next, last);
   else
-    deinterleave_unit(static_cast<const float *>(job.in), first, job.channels, signal, job.pitch,
-                      job.next, last);
+    deinterleave_unit(global(static_cast<const float *>(job.in)), first, job.channels, signal,
+                      job.pitch, next, last);
 }
 
 /* The split path (CudafftConvolveSplitJob) --------------------------------------------------- */

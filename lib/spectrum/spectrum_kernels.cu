@@ -8,6 +8,7 @@
 #include "block_fft_io.cuh"
 #include "block_kernels.cuh"
 #include "fft_sizes.cuh"
+#include "global_memory.cuh"
 #include "spectrum_kernels.h"
 #include "spectrum_values.h"
 
@@ -22,7 +23,7 @@ namespace {
 constexpr int kWide = kPlanWide;
 
 /* Enough blocks for 1024 threads per multiprocessor, as for the C2C kernels: the register cap this
- * sets (for the 128-thread blocks of nfft 4096; a few bytes spill with phase) lets one more block
+ * sets (for the 128-thread blocks of nfft 4096; a few bytes spill at most) lets one more block
  * in (then shared memory limits), which keeps more loads in flight in this latency-bound kernel.
  * Raising the shared-memory carveout as well made it slower: the window and twiddles lose L1. The
  * measurements (spectrum-kernel-bench) are in bench/HISTORY.md. */
@@ -40,11 +41,21 @@ put(float *sum, float v, bool store)
     atomicAdd(sum, v);
 }
 
+/* Where a transform's levels (and phases) go: its slot's rows and how (fft.store), written to
+ * shared memory by the transform's thread 0 before the FFT and read back after it (block_fft's
+ * barriers order the two). Held in registers across the FFT instead, these values (kernel
+ * parameters in constant memory before the batched launches, now read from the job's descriptor)
+ * pushed the FFT's live points past the register cap into local memory. */
+struct FusedOut {
+  float *level, *phase;
+  int threshold, store;
+};
+
 /* One block row per (FFT, spectrum) pair: transform t of the launch is pair map[t].index of its
  * job, FFT index / spectra of spectrum index % spectra (BlockRow's spare rows take the launch's
  * last transform, which is real, and never write). Window on load, the half-length complex FFT
  * in shared memory, then each bin once from real_forward_post straight into its slot: consecutive
- * bands from consecutive threads. */
+ * bands from consecutive threads. The descriptor's pointers go through global(). */
 template <int N, bool Phase>
 __global__ void
 __launch_bounds__(FftShape<N, kWide>::kBlockThreads,
@@ -55,21 +66,29 @@ __launch_bounds__(FftShape<N, kWide>::kBlockThreads,
 {
   using S = FftShape<N, kWide>;
   extern __shared__ float2 smem[];
+  __shared__ FusedOut outs[S::kPerBlock];
   BlockRow<N, kWide> ctx(smem, count);
-  const CudafftUnit u = map[ctx.transform];
-  const CudafftSpectrumFusedDesc &d = descs[u.job];
-  const int spectra = d.spectra, local = (int)u.index;
-  const int s = local % spectra;
-  const CudafftSpectrumLaunchFft fft = d.ffts[local / spectra];
-  const WindowedRealIn from{d.signal + (size_t)s * d.pitch + fft.end, window};
-  block_fft<N, kWide>(from, ctx.smem, ctx.smem, ctx.t, twiddles);
+  FusedOut &out = outs[threadIdx.x / S::kThreads];
+  {
+    const CudafftUnit u = map[ctx.transform];
+    const CudafftSpectrumFusedDesc &d = descs[u.job];
+    const int spectra = d.spectra, local = (int)u.index;
+    const int s = local % spectra;
+    const CudafftSpectrumLaunchFft fft = global(d.ffts)[local / spectra];
+    if (ctx.t == 0) {
+      const size_t row = ((size_t)fft.slot * (size_t)spectra + (size_t)s) * (N + 1);
+      out = FusedOut{global(d.magnitude) + row, Phase ? global(d.phase) + row : nullptr,
+                     d.threshold, fft.store};
+    }
+    const WindowedRealIn from{global(d.signal) + (size_t)s * d.pitch + fft.end, window};
+    block_fft<N, kWide>(from, ctx.smem, ctx.smem, ctx.t, twiddles);
+  }
   if (!ctx.active)
     return;
-  const size_t row = ((size_t)fft.slot * (size_t)spectra + (size_t)s) * (N + 1);
-  float *level_row = d.magnitude + row;
-  float *phase_row = Phase ? d.phase + row : nullptr;
-  const bool store = fft.store != 0;
-  const int threshold = d.threshold;
+  float *level_row = global(out.level);
+  float *phase_row = Phase ? global(out.phase) : nullptr;
+  const bool store = out.store != 0;
+  const int threshold = out.threshold;
   real_forward_post<N, kWide, S::kThreads>(ctx.smem.s, ctx.t, twiddles, [&](int k, float2 x) {
     put(&level_row[k], cudafft_spectrum_level(x.x * x.x + x.y * x.y, norm_db, threshold), store);
     if constexpr (Phase)
