@@ -37,11 +37,10 @@
  * left out and only the float32 fields are posted: building a GValue per band is most of a
  * message's cost, and a display reads the float32 fields anyway.
  *
- * The messages of every cudaspectrum in the process are posted by one thread of the plugin's,
- * in order, before the buffer they were computed from leaves the element (so a bus sync handler
- * runs on that thread, not on the streaming thread): hundreds of streaming threads posting on one
- * bus themselves can stall each other in GStreamer's lock-free bus queue, where a writer spins
- * until every writer before it has finished.
+ * The messages of all cudaspectrum instances in the process are posted one at a time (a streaming
+ * thread that finds another posting sleeps until it is done): hundreds of streaming threads
+ * posting on one bus at once can stall each other in GStreamer's lock-free bus queue, where a
+ * writer spins until every writer before it has finished.
  *
  * Where cudaspectrum differs from `spectrum` 1.22 (each time because `spectrum` is defective):
  *
@@ -108,7 +107,7 @@
 #include <cudafft/spectrum.h>
 #include "gstcudafftbands.h"
 #include "gstcudafftfanout.h"
-#include "gstcudafftposter.h"
+#include "gstcudafftbus.h"
 #include "gstcudaspectrumbands.h"
 
 #include <gst/audio/audio.h>
@@ -176,8 +175,6 @@ struct _GstCudaSpectrum {
   guint64 frames_since_base; /* ... and the frames since, for untimestamped buffers */
   GstCudafftFanout *fanout;  /* builds messages in parallel: made at first need, freed at close */
   gboolean fanout_failed;    /* it could not be made: build on the streaming thread only */
-  GstCudafftPoster *poster;  /* posts them: made at first need, freed at close */
-  gboolean poster_failed;    /* it could not be made: post from the streaming thread */
   gboolean built_lists;      /* messages with GValue lists since the last close: trim then */
 };
 
@@ -577,8 +574,8 @@ build_message(gpointer data, gpointer user_data)
   job->message = gst_message_new_element(GST_OBJECT(shape->self), s);
 }
 
-/* Hands a built message to the poster thread (gstcudafftposter.h: streaming threads posting on
- * one bus can stall each other), or posts it where there is none. */
+/* Posts a built message, one post at a time in the process (gstcudafftbus.h: streaming threads
+ * posting on one bus at once can stall each other). */
 static void
 post_message(gpointer data, gpointer user_data)
 {
@@ -587,37 +584,8 @@ post_message(gpointer data, gpointer user_data)
   /* Messages built in parallel took their sequence numbers in the order they were begun; they
    * get new ones in the order of the bus, as when built one by one. */
   gst_message_set_seqnum(job->message, gst_util_seqnum_next());
-  if (shape->self->poster)
-    gst_cudafft_poster_post(shape->self->poster, job->message);
-  else
-    gst_element_post_message(GST_ELEMENT(shape->self), job->message);
+  gst_cudafft_bus_post(GST_ELEMENT(shape->self), job->message);
   job->message = NULL;
-}
-
-/* The poster, made at first need; NULL (posting from the streaming thread) where its thread
- * cannot be made. */
-static GstCudafftPoster *
-poster(GstCudaSpectrum *self)
-{
-  if (self->poster || self->poster_failed)
-    return self->poster;
-  GError *error = NULL;
-  self->poster = gst_cudafft_poster_new(GST_ELEMENT(self), &error);
-  if (!self->poster) {
-    GST_WARNING_OBJECT(self, "posting messages from the streaming thread: %s",
-                       error ? error->message : "no thread");
-    g_clear_error(&error);
-    self->poster_failed = TRUE;
-  }
-  return self->poster;
-}
-
-static void
-close_poster(GstCudaSpectrum *self)
-{
-  gst_cudafft_poster_free(self->poster);
-  self->poster = NULL;
-  self->poster_failed = FALSE;
 }
 
 /* The workers, made when first worth it; NULL (all on the streaming thread) where they cannot be
@@ -740,12 +708,8 @@ post_results(GstCudaSpectrum *self, size_t count, gboolean partial)
     }
     const guint helpers = (guint)MIN(values / VALUES_PER_WORKER, n - 1);
     self->built_lists |= values > 0;
-    poster(self);
     gst_cudafft_fanout_run(helpers > 0 ? fanout(self) : NULL, jobs, sizeof *jobs, n, helpers,
                            build_message, post_message, (gpointer)&shape);
-    /* The push's messages are on the bus before its buffer goes on, as when posted here. */
-    if (self->poster)
-      gst_cudafft_poster_wait(self->poster);
   }
   for (guint i = 0; i < n; i++)
     g_free(jobs[i].mapped);
@@ -936,7 +900,6 @@ gst_cuda_spectrum_close(GstCudafftAudioFilter *filter)
 {
   GstCudaSpectrum *self = GST_CUDA_SPECTRUM(filter);
   close_fanout(self);
-  close_poster(self);
   gst_cuda_spectrum_band_map_clear(&self->band_map);
   if (self->built_lists)
     gst_cudafft_fanout_trim();
@@ -960,7 +923,6 @@ static void
 gst_cuda_spectrum_finalize(GObject *object)
 {
   close_fanout(GST_CUDA_SPECTRUM(object));
-  close_poster(GST_CUDA_SPECTRUM(object));
   gst_cuda_spectrum_band_map_clear(&GST_CUDA_SPECTRUM(object)->band_map);
   G_OBJECT_CLASS(gst_cuda_spectrum_parent_class)->finalize(object);
 }
