@@ -61,9 +61,13 @@
  *
  * Usage: latency-bench [--blocks L,..] [--ir-seconds T,..] [--channels C,..] [--instances M,..]
  *                      [--backends cuda,cpu] [--format f32|f64] [--kernel channel|one]
- *                      [--seconds S] [--max-wall W] [--paced]
+ *                      [--seconds S] [--max-wall W] [--paced] [--devices D,..]
  *   --format: the samples' (F64 filters in double precision: its speed against F32's).
  *   --kernel: a response row per channel (the default) or one for all.
+ *   --devices: the cuda rows once for each D, named "cuda D=..": on the first D devices (D equal to
+ *     the host's count: device id -1, the library's own spread; fewer: the first D in turn, pinned;
+ *     more: skipped, saying why), so that one run compares D = 1 and D = 2; their note gives each
+ *     device's load (objects, state) while the row runs.
  *   Defaults: L = 64,128,256,2048; T = 1,10; C = 1,16,64,256,1024,4096; M = 1,16,64,256,1024;
  *   both backends; S = 10, W = 5.
  * Exit status: 0; 1 when a push failed or gave other than L frames (blocks pushed whole from the
@@ -96,17 +100,23 @@
 #define WHY_BYTES 384
 
 typedef struct {
-  const char *name;
+  char name[16];
   CudafftBackend backend;
+  int devices; /* --devices: the first D devices (0: device id -1, the library's choice) */
 } Backend;
 
-static const Backend backends[] = {{"cuda", CUDAFFT_BACKEND_CUDA}, {"cpu", CUDAFFT_BACKEND_CPU}};
-#define N_BACKENDS 2
+/* cuda and cpu; with --devices, a cuda entry for each D ("cuda D=2") before cpu. */
+#define MAX_BACKENDS (MAX_LIST + 1)
+static Backend backends[MAX_BACKENDS] = {{"cuda", CUDAFFT_BACKEND_CUDA, 0},
+                                         {"cpu", CUDAFFT_BACKEND_CPU, 0}};
+static int n_backends = 2;
 
 typedef struct {
   double blocks[MAX_LIST], ir_seconds[MAX_LIST], channels[MAX_LIST], instances[MAX_LIST];
   int n_blocks, n_ir, n_channels, n_instances;
-  int wanted[N_BACKENDS];
+  int wanted[MAX_BACKENDS];
+  double devices[MAX_LIST];
+  int n_devices;
   double seconds, max_wall;
   int paced;
 } Options;
@@ -171,16 +181,50 @@ make_response(size_t taps, unsigned rows)
   return h;
 }
 
+/* The device id an object of b is made with: -1 (the library's choice, cudafft/common.h, Devices)
+ * without --devices, and where D is every device of the host; below that, the first D devices in
+ * turn (pinned: the library's choice would spread over all of them). */
+static int
+object_device(const Backend *b)
+{
+  static unsigned next;
+  if (b->backend != CUDAFFT_BACKEND_CUDA || b->devices == 0 ||
+      b->devices >= cudafft_cuda_device_count())
+    return -1;
+  return (int)(next++ % (unsigned)b->devices);
+}
+
+/* The load on each device now, for the note column of the cuda rows with --devices: "per device:
+ * 0: 4 objects, 1.2 GB; 1: ...". */
+static char spread[WHY_BYTES];
+
+static void
+note_spread(const Backend *b)
+{
+  spread[0] = '\0';
+  if (b->backend != CUDAFFT_BACKEND_CUDA || b->devices == 0)
+    return;
+  size_t used = (size_t)snprintf(spread, sizeof spread, "per device:");
+  for (int d = 0; d < cudafft_cuda_device_count() && used < sizeof spread; d++) {
+    unsigned objects = 0;
+    size_t bytes = 0;
+    if (cudafft_cuda_device_load(d, &objects, &bytes) == CUDAFFT_STATUS_OK)
+      used += (size_t)snprintf(spread + used, sizeof spread - used, "%s %d: %u objects, %.2f GB",
+                               d ? ";" : "", d, objects, (double)bytes / 1e9);
+  }
+}
+
 /* An object of `channels` channels filtering with the response's first `channels` rows (or its
- * first row alone, --kernel one), at block size `block`; its status, and why it failed in `why`. */
+ * first row alone, --kernel one), at block size `block`, on b's devices; its status, and why it
+ * failed in `why`. */
 static CudafftStatus
-make_object(CudafftConvolve **object, CudafftBackend backend, unsigned channels,
-            const double *response, size_t taps, size_t block, char *why)
+make_object(CudafftConvolve **object, const Backend *b, unsigned channels, const double *response,
+            size_t taps, size_t block, char *why)
 {
   const unsigned rows = row_per_channel ? channels : 1;
   const CudafftConvolveConfig config = {channels, sample_format, {response, taps, rows}, 1.0};
   char call[64] = "cudafft_convolve_create";
-  CudafftStatus status = cudafft_convolve_create(object, backend, -1, &config);
+  CudafftStatus status = cudafft_convolve_create(object, b->backend, object_device(b), &config);
   if (status == CUDAFFT_STATUS_OK) {
     snprintf(call, sizeof call, "cudafft_convolve_set_block_size(%zu)", block);
     status = cudafft_convolve_set_block_size(*object, block);
@@ -582,7 +626,8 @@ print_figures(const char *backend, size_t block, unsigned count, unsigned thread
   const char *note = f->blocks < MIN_TIMED ? "fell behind real time: cut by --max-wall"
                      : f->capped           ? "capped by --max-wall"
                                            : "";
-  printf("| %s | %s |\n", is_real_time(f, block) ? "yes" : "no", note);
+  printf("| %s | %s%s%s |\n", is_real_time(f, block) ? "yes" : "no", note,
+         note[0] && spread[0] ? "; " : "", spread);
 }
 
 /* ---- the sweeps ---- */
@@ -656,12 +701,13 @@ element_rows(Context *cx, const Backend *b, size_t block, Reach *reach)
       const unsigned first = k * CUDAFFT_MAX_CHANNELS;
       const unsigned these =
           channels - first < CUDAFFT_MAX_CHANNELS ? channels - first : CUDAFFT_MAX_CHANNELS;
-      status = make_object(&objects[k], b->backend, these, cx->response, cx->taps, block, why);
+      status = make_object(&objects[k], b, these, cx->response, cx->taps, block, why);
     }
     if (status != CUDAFFT_STATUS_OK) {
       print_skipped(b->name, b_text, c_text, N_ELEMENT_COLUMNS, why);
       stop_after_failure(cx, stop, "channels", channels, status);
     } else {
+      note_spread(b);
       const Figures f =
           run_row(objects, n_objects, n_objects, block, cx->input, cx->want_pinned, o);
       print_figures(b->name, block, channels, n_objects, &f, 0);
@@ -711,8 +757,8 @@ instance_rows(Context *cx, const Backend *b, size_t block, Reach *reach)
       }
     }
     while (status == CUDAFFT_STATUS_OK && made < m) {
-      status = make_object(&objects[made], b->backend, INSTANCE_CHANNELS, cx->response, cx->taps,
-                           block, why);
+      status =
+          make_object(&objects[made], b, INSTANCE_CHANNELS, cx->response, cx->taps, block, why);
       made += status == CUDAFFT_STATUS_OK;
     }
     if (status != CUDAFFT_STATUS_OK) {
@@ -723,6 +769,7 @@ instance_rows(Context *cx, const Backend *b, size_t block, Reach *reach)
     for (unsigned k = 0; k < m; k++)
       cudafft_convolve_reset(objects[k]); /* each row starts from the first frame */
     const unsigned threads = m < pool ? m : pool;
+    note_spread(b);
     const Figures f = run_row(objects, m, threads, block, cx->input, cx->want_pinned, o);
     print_figures(b->name, block, m, threads, &f, 1);
     fflush(stdout);
@@ -744,9 +791,14 @@ static int
 takes_block(const Backend *b, size_t block, char *why)
 {
   static const double delta[CUDAFFT_CONVOLVE_DIRECT_TAPS] = {1.0};
+  if (b->devices > cudafft_cuda_device_count()) {
+    snprintf(why, WHY_BYTES, "D=%d needs %d CUDA devices; this host has %d", b->devices, b->devices,
+             cudafft_cuda_device_count());
+    return 0;
+  }
   CudafftConvolve *object = NULL;
   const CudafftStatus status =
-      make_object(&object, b->backend, 1, delta, CUDAFFT_CONVOLVE_DIRECT_TAPS, block, why);
+      make_object(&object, b, 1, delta, CUDAFFT_CONVOLVE_DIRECT_TAPS, block, why);
   cudafft_convolve_destroy(object);
   return status == CUDAFFT_STATUS_OK;
 }
@@ -792,7 +844,7 @@ parse_backends(const char *text, int *wanted)
   for (const char *p = text; *p;) {
     const size_t len = strcspn(p, ",");
     int known = 0;
-    for (int b = 0; b < N_BACKENDS; b++)
+    for (int b = 0; b < n_backends; b++)
       if (len == strlen(backends[b].name) && !strncmp(p, backends[b].name, len))
         known = wanted[b] = any = 1;
     if (!known)
@@ -808,7 +860,7 @@ usage(const char *name)
   fprintf(stderr,
           "usage: %s [--blocks L,..] [--ir-seconds T,..] [--channels C,..] [--instances M,..] "
           "[--backends cuda,cpu] [--format f32|f64] [--kernel channel|one] [--seconds S] "
-          "[--max-wall W] [--paced]\n",
+          "[--max-wall W] [--paced] [--devices D,..]\n",
           name);
 }
 
@@ -855,7 +907,9 @@ parse_options(int argc, char **argv, Options *o)
     } else if (!strcmp(arg, "--kernel")) {
       good = !strcmp(value, "channel") || !strcmp(value, "one");
       row_per_channel = !strcmp(value, "channel");
-    } else if (!strcmp(arg, "--max-wall"))
+    } else if (!strcmp(arg, "--devices"))
+      good = (o->n_devices = parse_list(value, o->devices, 1, 64, 1)) > 0;
+    else if (!strcmp(arg, "--max-wall"))
       good = (o->max_wall = strtod(value, NULL)) > 0.0;
     else
       good = 0;
@@ -863,6 +917,17 @@ parse_options(int argc, char **argv, Options *o)
       usage(argv[0]);
       return 0;
     }
+  }
+  if (o->n_devices > 0) { /* cuda D=.. for each D, then cpu */
+    const int cuda = o->wanted[0], cpu = o->wanted[1];
+    for (int d = 0; d < o->n_devices; d++) {
+      backends[d] = (Backend){"", CUDAFFT_BACKEND_CUDA, (int)o->devices[d]};
+      snprintf(backends[d].name, sizeof backends[d].name, "cuda D=%d", (int)o->devices[d]);
+      o->wanted[d] = cuda;
+    }
+    backends[o->n_devices] = (Backend){"cpu", CUDAFFT_BACKEND_CPU, 0};
+    o->wanted[o->n_devices] = cpu;
+    n_backends = o->n_devices + 1;
   }
   return 1;
 }
@@ -921,13 +986,13 @@ main(int argc, char **argv)
   setvbuf(stdout, NULL, _IOLBF, 0); /* each row as soon as it is measured */
 
   /* A backend that cannot make an object (no device, not built in) is skipped, saying why. */
-  char backend_why[N_BACKENDS][WHY_BYTES] = {{0}};
-  for (int b = 0; b < N_BACKENDS; b++)
+  char backend_why[MAX_BACKENDS][WHY_BYTES] = {{0}};
+  for (int b = 0; b < n_backends; b++)
     if (o.wanted[b] && !takes_block(&backends[b], CUDAFFT_CONVOLVE_BLOCK, backend_why[b]))
       o.wanted[b] = 0;
-  int block_ok[N_BACKENDS][MAX_LIST];
-  char block_why[N_BACKENDS][MAX_LIST][WHY_BYTES];
-  for (int b = 0; b < N_BACKENDS; b++)
+  int block_ok[MAX_BACKENDS][MAX_LIST];
+  char block_why[MAX_BACKENDS][MAX_LIST][WHY_BYTES];
+  for (int b = 0; b < n_backends; b++)
     for (int l = 0; l < o.n_blocks; l++)
       block_ok[b][l] =
           o.wanted[b] && takes_block(&backends[b], (size_t)o.blocks[l], block_why[b][l]);
@@ -946,7 +1011,7 @@ main(int argc, char **argv)
   printf("; %.1f s of audio a stream (at least %d blocks), cut after %.1f s of wall; real time: "
          "p99.9 under half the period\n",
          o.seconds, MIN_TIMED, o.max_wall);
-  for (int b = 0; b < N_BACKENDS; b++)
+  for (int b = 0; b < n_backends; b++)
     if (backend_why[b][0])
       printf("%s backend skipped: %s\n", backends[b].name, backend_why[b]);
 
@@ -972,7 +1037,7 @@ main(int argc, char **argv)
       ((float *)input)[i] = (float)random_sample(&state);
   }
 
-  Reach reach[MAX_LIST][N_BACKENDS][MAX_LIST] = {{{{0}}}}; /* [response][backend][block] */
+  Reach reach[MAX_LIST][MAX_BACKENDS][MAX_LIST] = {{{{0}}}}; /* [response][backend][block] */
   Context cx = {.o = &o, .input = input, .want_pinned = want_pinned};
   for (int r = 0; r < o.n_ir; r++) {
     cx.taps = (size_t)llround(o.ir_seconds[r] * RATE);
@@ -993,11 +1058,11 @@ main(int argc, char **argv)
       else
         print_header(instance_columns, N_INSTANCE_COLUMNS);
       const int n_columns = table == 0 ? N_ELEMENT_COLUMNS : N_INSTANCE_COLUMNS;
-      for (int b = 0; b < N_BACKENDS; b++)
+      for (int b = 0; b < n_backends; b++)
         if (backend_why[b][0])
           print_skipped(backends[b].name, "all", "all", n_columns, backend_why[b]);
       for (int l = 0; l < o.n_blocks; l++)
-        for (int b = 0; b < N_BACKENDS; b++) {
+        for (int b = 0; b < n_backends; b++) {
           char b_text[24];
           snprintf(b_text, sizeof b_text, "%g", o.blocks[l]);
           if (!o.wanted[b])
@@ -1016,10 +1081,10 @@ main(int argc, char **argv)
   printf("\n### The most that stay real time (p99.9 under half the period)\n\n");
   printf("| backend | block | response | channels (one element) | stereo instances |\n");
   printf("| --- | ---: | ---: | ---: | ---: |\n");
-  for (int b = 0; b < N_BACKENDS; b++)
+  for (int b = 0; b < n_backends; b++)
     if (backend_why[b][0])
       printf("| %s | all | all | skipped | skipped |\n", backends[b].name);
-  for (int b = 0; b < N_BACKENDS; b++)
+  for (int b = 0; b < n_backends; b++)
     for (int l = 0; o.wanted[b] && l < o.n_blocks; l++)
       for (int r = 0; r < o.n_ir; r++) {
         const Reach *x = &reach[r][b][l];

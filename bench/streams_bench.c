@@ -21,9 +21,14 @@
  *
  * Usage: streams-bench [--streams N,..]
  *                      [--elements convolve1,convolve10,fft,spectrum,spectrum-data,identity]
- *                      [--backends cuda,cpu] [--warmup S] [--window S]
+ *                      [--backends cuda,cpu] [--warmup S] [--window S] [--devices D,..]
  *   Defaults: N = 1,16,64,256,1024; every element; both backends (cuda only with a device);
  *   1 s warm-up (2 s for 10 s responses), 3 s window.
+ *   --devices: the cuda rows once for each D (backend "cuda D=2"): on the first D devices
+ *   (cuda-device-id=-1, the library's own spread, where D is every device of the host; fewer:
+ *   pipeline i pinned to device i mod D; more: skipped, saying why), so that one run compares
+ *   D = 1 and D = 2; each such row is followed by each device's load while it ran (objects and
+ *   state: cudafft_cuda_device_load(), read after the warm-up).
  *   Needs the plugin: GST_PLUGIN_PATH=<build>/plugin build/bench/streams-bench */
 #include "bench_util.h"
 
@@ -154,14 +159,27 @@ make_kernel(double seconds)
   return array;
 }
 
-static gboolean
-stream_open(Stream *s, const Element *e, const char *backend, GValueArray *kernel, guint index)
+/* The cuda-device-id of pipeline `index` on the first `devices` devices (0: no --devices): -1 (the
+ * library's choice) where that is every device of the host, else index mod devices. */
+static int
+device_for(guint index, int devices)
 {
+  return devices == 0 || devices >= cudafft_cuda_device_count() ? -1 : (int)(index % devices);
+}
+
+static gboolean
+stream_open(Stream *s, const Element *e, const char *backend, int devices, GValueArray *kernel,
+            guint index)
+{
+  gchar *device = e->backendless || strcmp(backend, "cuda")
+                      ? g_strdup("")
+                      : g_strdup_printf("cuda-device-id=%d", device_for(index, devices));
   gchar *launch = g_strdup_printf(
       "audiotestsrc name=src samplesperbuffer=%d is-live=false ! audio/x-raw,format=F32LE,"
-      "rate=%d,channels=%d,layout=interleaved ! %s name=e %s%s %s ! fakesink sync=false",
+      "rate=%d,channels=%d,layout=interleaved ! %s name=e %s%s %s %s ! fakesink sync=false",
       FRAMES_PER_BUFFER, RATE, CHANNELS, e->factory,
-      e->backendless ? "" : "backend=", e->backendless ? "" : backend, e->properties);
+      e->backendless ? "" : "backend=", e->backendless ? "" : backend, device, e->properties);
+  g_free(device);
   GError *error = NULL;
   s->pipeline = gst_parse_launch(launch, &error);
   g_free(launch);
@@ -232,7 +250,23 @@ typedef struct {
   double cpu_ms;      /* process CPU ms per audio second */
   double median, p99; /* ms per buffer in the element */
   guint64 buffers;
+  char spread[256]; /* each device's load after the warm-up ("" without --devices) */
 } Figures;
+
+/* Each device's load now: "0: 32 objects, 1.20 GB; 1: ...". */
+static void
+read_spread(char *text, size_t size)
+{
+  size_t used = 0;
+  text[0] = '\0';
+  for (int d = 0; d < cudafft_cuda_device_count() && used < size; d++) {
+    unsigned objects = 0;
+    size_t bytes = 0;
+    if (cudafft_cuda_device_load(d, &objects, &bytes) == CUDAFFT_STATUS_OK)
+      used += (size_t)snprintf(text + used, size - used, "%s%d: %u objects, %.2f GB", d ? "; " : "",
+                               d, objects, (double)bytes / 1e9);
+  }
+}
 
 static double
 percentile(double *sorted, size_t n, double q)
@@ -241,19 +275,21 @@ percentile(double *sorted, size_t n, double q)
 }
 
 static Figures
-run_case(const Element *e, const char *backend, GValueArray *kernel, guint n, double warmup,
-         double window)
+run_case(const Element *e, const char *backend, int devices, GValueArray *kernel, guint n,
+         double warmup, double window)
 {
   Figures f = {0};
   Stream *streams = g_new0(Stream, n);
   gboolean ok = TRUE;
   for (guint i = 0; i < n && ok; i++)
-    ok = stream_open(&streams[i], e, backend, kernel, i);
+    ok = stream_open(&streams[i], e, backend, devices, kernel, i);
   for (guint i = 0; i < n && ok; i++)
     ok = gst_element_set_state(streams[i].pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE;
   if (ok) {
     g_usleep((gulong)(warmup * e->warmup_factor * G_USEC_PER_SEC));
     ok = no_errors(streams, n);
+    if (devices > 0)
+      read_spread(f.spread, sizeof f.spread);
   }
   if (ok) {
     for (guint i = 0; i < n; i++)
@@ -303,7 +339,7 @@ usage(const char *program)
   fprintf(stderr,
           "usage: %s [--streams N,..] [--elements "
           "convolve1,convolve10,fft,spectrum,spectrum-data,identity] "
-          "[--backends cuda,cpu] [--warmup S] [--window S]\n",
+          "[--backends cuda,cpu] [--warmup S] [--window S] [--devices D,..]\n",
           program);
 }
 
@@ -318,6 +354,8 @@ main(int argc, char **argv)
     want_element[e] = TRUE;
   gboolean want_backend[2] = {TRUE, TRUE};
   double warmup = 1.0, window = 3.0;
+  double device_list[16] = {0};
+  int n_devices = 0;
   for (int i = 1; i < argc; i++) {
     const char *value = i + 1 < argc ? argv[i + 1] : NULL;
     gboolean good = value != NULL;
@@ -330,6 +368,8 @@ main(int argc, char **argv)
       good = bench_parse_elements(value, &backends[0], sizeof backends[0], 2, want_backend);
     else if (good && !strcmp(argv[i], "--warmup"))
       good = (warmup = g_ascii_strtod(value, NULL)) >= 0.0;
+    else if (good && !strcmp(argv[i], "--devices"))
+      good = (n_devices = bench_parse_list(value, device_list, 16)) > 0;
     else if (good && !strcmp(argv[i], "--window"))
       good = (window = g_ascii_strtod(value, NULL)) > 0.0;
     else
@@ -347,7 +387,7 @@ main(int argc, char **argv)
   printf("N pipelines of audiotestsrc (480-frame buffers, F32 stereo 48 kHz) ! ELEMENT ! "
          "fakesink sync=false in one process; %.1f s warm-up, %.1f s window\n",
          warmup, window);
-  printf("%-13s %-5s %6s %12s %14s %10s %10s\n", "element", "backend", "N", "aggregate",
+  printf("%-13s %-9s %6s %12s %14s %10s %10s\n", "element", "backend", "N", "aggregate",
          "cpu ms/audio s", "median ms", "p99 ms");
   int failures = 0;
   for (int e = 0; e < N_ELEMENTS; e++) {
@@ -356,21 +396,37 @@ main(int argc, char **argv)
     GValueArray *kernel = elements[e].ir_seconds > 0.0 ? make_kernel(elements[e].ir_seconds) : NULL;
     for (int c = 0; c < n_counts; c++) {
       Figures by_backend[2] = {{0}};
-      for (int b = 0; b < 2; b++) {
+      /* turns: the cuda backend once for each D (once without --devices), then cpu */
+      const int cuda_turns = n_devices > 0 ? n_devices : 1;
+      for (int turn = 0; turn < cuda_turns + 1; turn++) {
+        const int b = turn < cuda_turns ? 0 : 1;
+        const int devices = b == 0 && n_devices > 0 ? (int)device_list[turn] : 0;
         /* identity has no backend: once, in the first backend's turn whatever --backends says */
-        if (elements[e].backendless ? b > 0 : !want_backend[b])
+        if (elements[e].backendless ? turn > 0 : !want_backend[b])
           continue;
-        const char *label = elements[e].backendless ? "-" : backends[b];
+        char label[24];
+        if (devices > 0 && !elements[e].backendless)
+          snprintf(label, sizeof label, "cuda D=%d", devices);
+        else
+          snprintf(label, sizeof label, "%s", elements[e].backendless ? "-" : backends[b]);
         const guint n = (guint)counts[c];
-        Figures f = run_case(&elements[e], backends[b], kernel, n, warmup, window);
-        by_backend[b] = f;
+        if (devices > cudafft_cuda_device_count()) {
+          printf("%-13s %-9s %6u  skipped: this host has %d CUDA devices\n", elements[e].key, label,
+                 n, cudafft_cuda_device_count());
+          continue;
+        }
+        Figures f = run_case(&elements[e], backends[b], devices, kernel, n, warmup, window);
+        if (turn == 0 || b == 1)
+          by_backend[b] = f; /* gpu/cpu: the first D against the cpu */
         if (!f.ok) {
-          printf("%-13s %-5s %6u  FAILED (see the error above)\n", elements[e].key, label, n);
+          printf("%-13s %-9s %6u  FAILED (see the error above)\n", elements[e].key, label, n);
           failures++;
           continue;
         }
-        printf("%-13s %-5s %6u %11.1fx %14.2f %10.3f %10.3f\n", elements[e].key, label, n,
+        printf("%-13s %-9s %6u %11.1fx %14.2f %10.3f %10.3f\n", elements[e].key, label, n,
                f.aggregate, f.cpu_ms, f.median, f.p99);
+        if (f.spread[0])
+          printf("%-13s %-9s %6u   per device: %s\n", "", "", n, f.spread);
         fflush(stdout);
       }
       if (by_backend[0].ok && by_backend[1].ok)

@@ -37,8 +37,11 @@ gst_cudafft_backend_install_properties(GObjectClass *klass, guint prop_backend,
   g_object_class_install_property(
       klass, prop_device_id,
       g_param_spec_int("cuda-device-id", "CUDA device id",
-                       "The CUDA device to run on (-1: automatic, the first device)", -1, G_MAXINT,
-                       GST_CUDAFFT_DEFAULT_DEVICE_ID,
+                       "The CUDA device to run on. -1: automatic: device 0 on a host with one "
+                       "GPU; with several, the device whose engines hold the least GPU state, "
+                       "then the one with the fewest engines, then the most free memory (the "
+                       "next one where the engine does not fit). 0 or more: that device",
+                       -1, G_MAXINT, GST_CUDAFFT_DEFAULT_DEVICE_ID,
                        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
   gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_BACKEND, 0);
 }
@@ -56,6 +59,7 @@ gst_cudafft_engine_new(GstElement *element, const GstCudafftEngineClass *engine_
 {
   const gchar *what = engine_class->name;
   gpointer made = NULL;
+  /* Issue 30: a GstCudaContext shared by the pipeline will pin the device here (its id for -1). */
   CudafftStatus status = engine_class->create(&made, chosen, device_id, config);
   if (requested == CUDAFFT_BACKEND_AUTO && chosen != CUDAFFT_BACKEND_CPU &&
       (status == CUDAFFT_STATUS_UNSUPPORTED || status == CUDAFFT_STATUS_NO_DEVICE)) {

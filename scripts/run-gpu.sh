@@ -2,7 +2,8 @@
 # Everything GPU-side in one command, on a GPU machine without GStreamer (such as the project's
 # device machine), with the bundle made by ../shared/gpu/make-gst-bundle .gst-bundle:
 #  1. build for one architecture (CUDA_ARCH, default 90) in build-gpu, from scratch;
-#  2. the whole suite (nothing may skip there);
+#  2. the whole suite (nothing may skip there, but multigpu-cuda on a host with one GPU: it skips
+#     the part that needs two, saying so; scripts/run-multigpu.sh runs it on two);
 #  3. with SANITIZE=1, compute-sanitizer over the library's CUDA test programs, side by side:
 #     memcheck with --leak-check full over fft-accuracy, fft-device, fft-signals, stft, spectrum,
 #     convolve, executor-cuda and scope (with the cuda argument), scope-backends, and the hostile

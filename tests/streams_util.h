@@ -16,7 +16,8 @@ extern pthread_rwlock_t streams_create_lock;
 /* Counts a finished session (of any thread). */
 void streams_session_done(void);
 
-/* The object made with the device's memory taken: `create` makes it (*object set on success),
+/* The object made with the device's memory taken (device 0's: `create` must pin it there, since
+ * with -1 a host with two GPUs takes it on the other): `create` makes it (*object set on success),
  * `destroy` releases it; its failure must name `word` and the sizes ("MB"). */
 typedef struct {
   const char *what;

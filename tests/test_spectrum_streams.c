@@ -530,7 +530,9 @@ create_too_large(void **object)
 {
   const CudafftSpectrumConfig big = {((size_t)1 << 24) + 1, 1, 48000, CUDAFFT_SAMPLE_F32, 0,
                                      {10 * MS, -90, 1},     0};
-  return cudafft_spectrum_create((CudafftSpectrum **)object, CUDAFFT_BACKEND_CUDA, -1, &big);
+  /* device 0, the one streams_util.c fills (with -1 a host with two GPUs would take it on the
+   * other) */
+  return cudafft_spectrum_create((CudafftSpectrum **)object, CUDAFFT_BACKEND_CUDA, 0, &big);
 }
 
 static void

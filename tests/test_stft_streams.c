@@ -663,7 +663,9 @@ create_too_large(void **object)
                                  CUDAFFT_WINDOW_HANN,
                                  CUDAFFT_REPRESENTATION_COMPLEX,
                                  CUDAFFT_SAMPLE_F32};
-  return cudafft_stft_create((CudafftStft **)object, CUDAFFT_BACKEND_CUDA, -1, &big);
+  /* device 0, the one streams_util.c fills (with -1 a host with two GPUs would take it on the
+   * other) */
+  return cudafft_stft_create((CudafftStft **)object, CUDAFFT_BACKEND_CUDA, 0, &big);
 }
 
 static void

@@ -46,23 +46,48 @@ CudafftStatus cudafft_no_cuda_backend(void);
 
 /* Makes an engine object's backend object on `requested`: CUDA or CPU as asked, or for AUTO the
  * CUDA backend and, where that has no usable device or is not built in, the CPU backend.
- * try_backend(object, spec, backend) makes it on one backend (never AUTO) and returns its status;
- * on failure it must leave nothing behind, since AUTO may call it again. *actual (may be NULL)
- * receives the backend that succeeded. */
-typedef CudafftStatus (*CudafftTryBackend)(void *object, const void *spec, CudafftBackend backend);
-CudafftStatus cudafft_create_on_backend(CudafftBackend requested, CudafftTryBackend try_backend,
-                                        void *object, const void *spec, CudafftBackend *actual);
+ * try_backend(object, spec, backend, device_id) makes it on one backend (never AUTO) and, for
+ * CUDA, on device_id, and returns its status; on failure it must leave nothing behind, since it
+ * may be called again (AUTO's fallback, the next device).
+ *
+ * The device: an explicit device_id pins (it is passed as it is); -1 on a host with one device is
+ * device 0, as it always was; -1 on a host with two or more goes to the device device_load.h's
+ * rule picks, and where the object fails there for the device's own reasons
+ * (cudafft_device_try_next: it does not fit, say), to the next one by the same rule, until one
+ * takes it; when none does, the failure names every device tried with its own message
+ * (cudafft_device_tries_fail). Issue 30: a GstCudaContext that the pipeline shares will pin the
+ * device by passing its id here instead of -1.
+ *
+ * *actual (may be NULL) receives the backend that succeeded, *device (may be NULL) the CUDA
+ * device the object was made on, or -1 for the CPU backend. */
+typedef CudafftStatus (*CudafftTryBackend)(void *object, const void *spec, CudafftBackend backend,
+                                           int device_id);
+CudafftStatus cudafft_create_on_backend(CudafftBackend requested, int device_id,
+                                        CudafftTryBackend try_backend, void *object,
+                                        const void *spec, CudafftBackend *actual, int *device);
 
-/* Defines `static CudafftStatus name(void *object, const void *spec, CudafftBackend backend)`, the
- * try_backend of an engine whose objects are Object with the members ops (its backend table) and
- * impl (its backend object): impl made from spec by the engine's table for backend, cpu or cuda
- * (the latter named through CUDAFFT_BACKEND_TABLE, so that CPU-only builds need no such table). */
-#define CUDAFFT_DEFINE_TRY_BACKEND(name, Object, cpu, cuda)                                        \
-  static CudafftStatus name(void *object, const void *spec, CudafftBackend backend)                \
+/* The spreading part of cudafft_create_on_backend(), apart so that it runs without a GPU (tests/
+ * test_device_load.c): try_backend on CUDA on one device after another among the first count,
+ * picked and counted by cudafft_device_load_reserve() with free_bytes[i] as device i's free
+ * memory, until one takes the object (OK, *device its id) or fails for a reason that no other
+ * device would change (that status), or every one failed (cudafft_device_tries_fail()). */
+CudafftStatus cudafft_try_devices(int count, const size_t *free_bytes,
+                                  CudafftTryBackend try_backend, void *object, const void *spec,
+                                  int *device);
+
+/* Defines `static CudafftStatus name(void *object, const void *spec, CudafftBackend backend, int
+ * device_id)`, the try_backend of an engine whose objects are Object with the members ops (its
+ * backend table) and impl (its backend object), made from a copy of spec (a Spec, with a member
+ * device_id) on device_id by the engine's table for backend, cpu or cuda (the latter named
+ * through CUDAFFT_BACKEND_TABLE, so that CPU-only builds need no such table). */
+#define CUDAFFT_DEFINE_TRY_BACKEND(name, Object, Spec, cpu, cuda)                                  \
+  static CudafftStatus name(void *object, const void *spec, CudafftBackend backend, int device_id) \
   {                                                                                                \
     Object *made = object;                                                                         \
+    Spec copy = *(const Spec *)spec;                                                               \
+    copy.device_id = device_id;                                                                    \
     made->ops = CUDAFFT_BACKEND_TABLE(backend, cpu, cuda);                                         \
-    return made->ops ? made->ops->create(spec, &made->impl) : cudafft_no_cuda_backend();           \
+    return made->ops ? made->ops->create(&copy, &made->impl) : cudafft_no_cuda_backend();          \
   }
 
 #ifdef __cplusplus

@@ -62,6 +62,7 @@
 
 #include "executor_device.h"
 
+#include "device_load.h"
 #include "errors.h"
 #include "thread_name.h"
 
@@ -134,6 +135,14 @@ typedef struct {
   KindGroup *groups;
 } Slot;
 
+typedef struct {
+  void *ptr;
+  size_t bytes;
+} StateBlock;
+
+/* The registry's lock (the registry is below): also over each executor's list of state blocks. */
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+
 struct CudafftExecutor {
   const CudafftExecutorDevice *table;
   int device;
@@ -144,6 +153,10 @@ struct CudafftExecutor {
   /* Under registry_lock. */
   unsigned refs;
   CudafftExecutor *next;
+  /* The engines' state from cudafft_executor_alloc, with its size: the device's load
+   * (device_load.h) counts it, and a free must take back what its alloc added. */
+  StateBlock *states;
+  size_t state_count, state_capacity;
 
   pthread_mutex_t lock;
   pthread_cond_t launcher_wake, completer_wake;
@@ -1090,6 +1103,7 @@ executor_destroy(CudafftExecutor *ex)
   }
   if (ex->ctx)
     ex->table->close(ex->ctx);
+  free(ex->states); /* empty: every state block was freed before the last release */
   free(ex);
 }
 
@@ -1192,8 +1206,7 @@ executor_create(const CudafftExecutorDevice *table, int device, CudafftExecutor 
 
 /* ---- the registry: one executor per device table and device ---- */
 
-static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static CudafftExecutor *registry;
+static CudafftExecutor *registry; /* under registry_lock */
 
 CudafftStatus
 cudafft_executor_acquire_on(const CudafftExecutorDevice *table, int device, CudafftExecutor **ex)
@@ -1255,6 +1268,44 @@ cudafft_executor_max_job_bytes(const CudafftExecutor *ex)
   return ex->limits.max_job_bytes;
 }
 
+/* Keeps ptr's size for its free and counts it in the device's load; 0 where there is no room
+ * to keep it. */
+static int
+state_keep(CudafftExecutor *ex, void *ptr, size_t bytes)
+{
+  pthread_mutex_lock(&registry_lock);
+  if (ex->state_count == ex->state_capacity) {
+    const size_t capacity = ex->state_capacity ? 2 * ex->state_capacity : 16;
+    StateBlock *grown = realloc(ex->states, capacity * sizeof *grown);
+    if (!grown) {
+      pthread_mutex_unlock(&registry_lock);
+      return 0;
+    }
+    ex->states = grown;
+    ex->state_capacity = capacity;
+  }
+  ex->states[ex->state_count++] = (StateBlock){ptr, bytes};
+  pthread_mutex_unlock(&registry_lock);
+  cudafft_device_load_change(ex->device, 0, (long long)bytes);
+  return 1;
+}
+
+/* Forgets ptr and takes its size out of the device's load. */
+static void
+state_forget(CudafftExecutor *ex, void *ptr)
+{
+  size_t bytes = 0;
+  pthread_mutex_lock(&registry_lock);
+  for (size_t i = 0; i < ex->state_count; i++)
+    if (ex->states[i].ptr == ptr) {
+      bytes = ex->states[i].bytes;
+      ex->states[i] = ex->states[--ex->state_count];
+      break;
+    }
+  pthread_mutex_unlock(&registry_lock);
+  cudafft_device_load_change(ex->device, 0, -(long long)bytes);
+}
+
 CudafftStatus
 cudafft_executor_alloc(CudafftExecutor *ex, size_t bytes, const char *what, void **ptr)
 {
@@ -1264,14 +1315,24 @@ cudafft_executor_alloc(CudafftExecutor *ex, size_t bytes, const char *what, void
   if (bytes == 0)
     return CUDAFFT_STATUS_OK;
   const CudafftStatus status = ex->table->alloc(ex->ctx, bytes, what ? what : "engine state", ptr);
-  if (status != CUDAFFT_STATUS_OK)
+  if (status != CUDAFFT_STATUS_OK) {
     *ptr = NULL;
-  return status;
+    return status;
+  }
+  if (!state_keep(ex, *ptr, bytes)) {
+    ex->table->free(ex->ctx, *ptr);
+    *ptr = NULL;
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
+                        "executor: no host memory to keep the size of an allocation");
+  }
+  return CUDAFFT_STATUS_OK;
 }
 
 void
 cudafft_executor_free(CudafftExecutor *ex, void *ptr)
 {
-  if (ex && ptr)
-    ex->table->free(ex->ctx, ptr);
+  if (!ex || !ptr)
+    return;
+  state_forget(ex, ptr);
+  ex->table->free(ex->ctx, ptr);
 }

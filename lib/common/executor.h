@@ -140,7 +140,8 @@ struct CudafftJob {
   } priv;
 };
 
-/* The executor of CUDA device `device` (-1: device 0), made by the first call for that device and
+/* The executor of CUDA device `device` (-1: device 0; the engines pass the device that
+ * cudafft_create_on_backend() chose), made by the first call for that device and
  * shared by every later one: each successful call takes a reference that
  * cudafft_executor_release() gives back. NO_DEVICE where there is no such device; the device's
  * failures (out of memory for the staging, ...) as statuses. *ex is NULL on failure. Defined only
@@ -166,7 +167,9 @@ size_t cudafft_executor_max_job_bytes(const CudafftExecutor *ex);
  * the executor's device. Checked against the device's available memory first:
  * DEVICE_OUT_OF_MEMORY, with `what` (what the memory is for: "convolution delay line") and the
  * sizes in the message, where it does not fit, so that an object too large fails at creation
- * while other objects keep running. Its content is undefined. *ptr is NULL on failure. */
+ * while other objects keep running. Its content is undefined. *ptr is NULL on failure. The bytes
+ * count in the device's load (device_load.h) until they are freed: the load measure by which
+ * cudafft_create_on_backend() spreads objects made with device -1 over the host's devices. */
 CudafftStatus cudafft_executor_alloc(CudafftExecutor *ex, size_t bytes, const char *what,
                                      void **ptr);
 

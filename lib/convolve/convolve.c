@@ -41,6 +41,9 @@ struct CudafftConvolve {
   size_t frame_bytes;
   CudafftBackend backend;
   const CudafftConvolveBackend *ops;
+  /* The device asked for, until the first filter is made; then the one it runs on (-1 for the
+   * CPU backend): every later filter (a new kernel, a new block size, the split path's parts) is
+   * made there, so that one convolution never spans devices. */
   int device_id;
   double mix;
   size_t block_size; /* the newest, which the next filter made is made for */
@@ -338,11 +341,12 @@ keep_kernel(CudafftConvolve *cv, const CudafftConvolveKernel *kernel)
 }
 
 /* The try_backend of cudafft_create_on_backend() for a convolution: its first filter, for kernel
- * (the spec), on the table for backend. */
+ * (the spec), on the table for backend and device_id. */
 static CudafftStatus
-first_filter(void *convolve, const void *kernel, CudafftBackend backend)
+first_filter(void *convolve, const void *kernel, CudafftBackend backend, int device_id)
 {
   CudafftConvolve *cv = convolve;
+  cv->device_id = device_id;
   cv->ops =
       CUDAFFT_BACKEND_TABLE(backend, cudafft_convolve_cpu_backend, cudafft_convolve_cuda_backend);
   return filter_create(cv, cv->ops, kernel, cv->block_size, &cv->current);
@@ -383,7 +387,8 @@ cudafft_convolve_create(CudafftConvolve **convolve_out, CudafftBackend backend, 
     return status;
   }
 
-  status = cudafft_create_on_backend(backend, first_filter, cv, &config->kernel, &cv->backend);
+  status = cudafft_create_on_backend(backend, device_id, first_filter, cv, &config->kernel,
+                                     &cv->backend, &cv->device_id);
   return cudafft_publish((void **)convolve_out, cv, status, convolve_free);
 }
 
@@ -395,6 +400,7 @@ cudafft_convolve_destroy(CudafftConvolve *convolve)
 
 CUDAFFT_DEFINE_GETTER(CudafftBackend, cudafft_convolve_get_backend, CudafftConvolve,
                       object->backend, CUDAFFT_BACKEND_AUTO)
+CUDAFFT_DEFINE_GETTER(int, cudafft_convolve_get_device, CudafftConvolve, object->device_id, -1)
 
 CUDAFFT_DEFINE_GETTER(size_t, cudafft_convolve_frame_bytes, CudafftConvolve, object->frame_bytes, 0)
 

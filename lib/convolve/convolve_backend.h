@@ -33,7 +33,7 @@ typedef struct {
   CudafftConvolveKernel kernel;
   CudafftConvolvePath path;
   size_t block_size; /* the split path's L (0 or a power of two below CUDAFFT_CONVOLVE_BLOCK) */
-  int device_id;     /* CUDA backend: the device (-1: device 0) */
+  int device_id;     /* CUDA backend: the device (as chosen: backend_choice.h) */
 } CudafftConvolveSpec;
 
 /* One call: out[i] = mix * (h * x)[i] + (1 - mix) * in[i] for `frames` interleaved frames (a

@@ -12,16 +12,29 @@
 #define CUDAFFT_BACKEND_OBJECT_CUH
 
 #include "cuda_check.cuh"
+#include "device_load.h"
 #include "errors.h"
 
 #include <cuda_runtime.h>
 
 #include <new>
 
-/* destroy: makes the object's device current and lets release() free what it holds, best effort
- * throughout (an object must be releasable after any failure, sticky ones included, and release()
- * waits for the object's streams first), then clears any error so that the caller's next CUDA
- * call is not blamed for it. NULL allowed. */
+/* Releases an object that was made ready or failed on the way: makes its device current and lets
+ * release() free what it holds, best effort throughout (an object must be releasable after any
+ * failure, sticky ones included, and release() waits for the object's streams first), then clears
+ * any error so that the caller's next CUDA call is not blamed for it. */
+template <typename T, void (*Release)(T *)>
+void
+cudafft_cuda_release(T *object)
+{
+  cudaSetDevice(object->device);
+  Release(object);
+  cudaGetLastError();
+  delete object;
+}
+
+/* destroy: takes the object out of its device's load (device_load.h) and releases it. NULL
+ * allowed. */
 template <typename T, void (*Release)(T *)>
 void
 cudafft_cuda_destroy(void *impl)
@@ -29,14 +42,13 @@ cudafft_cuda_destroy(void *impl)
   T *object = static_cast<T *>(impl);
   if (!object)
     return;
-  cudaSetDevice(object->device);
-  Release(object);
-  cudaGetLastError();
-  delete object;
+  cudafft_device_load_change(object->device, -1, 0);
+  cudafft_cuda_release<T, Release>(object);
 }
 
-/* create: a new, value-initialised T made ready by Setup(object, spec); where that fails, destroy
- * releases what Setup made and *impl stays NULL. */
+/* create: a new, value-initialised T made ready by Setup(object, spec), counted as one object on
+ * its device (device_load.h) until it is destroyed; where Setup fails, what it made is released
+ * and *impl stays NULL. */
 template <typename T, typename Spec, CudafftStatus (*Setup)(T *, const Spec *),
           void (*Release)(T *)>
 CudafftStatus
@@ -49,9 +61,10 @@ cudafft_cuda_create(const Spec *spec, void **impl)
                         "cannot allocate %zu bytes for a CUDA backend object", sizeof(T));
   const CudafftStatus status = Setup(object, spec);
   if (status != CUDAFFT_STATUS_OK) {
-    cudafft_cuda_destroy<T, Release>(object);
+    cudafft_cuda_release<T, Release>(object);
     return status;
   }
+  cudafft_device_load_change(object->device, 1, 0);
   *impl = object;
   return CUDAFFT_STATUS_OK;
 }

@@ -13,6 +13,34 @@ cudafft_cuda_host_device_count(void)
   return count;
 }
 
+namespace {
+
+CudafftStatus
+read_free_memory(int device, size_t *free_bytes)
+{
+  size_t total = 0;
+  CUDAFFT_CHECK(cudafft_use_device(device));
+  CUDAFFT_CHECK(cudaMemGetInfo(free_bytes, &total));
+  return CUDAFFT_STATUS_OK;
+}
+
+} // namespace
+
+extern "C" CudafftStatus
+cudafft_cuda_host_free_memory(int device, size_t *free_bytes)
+{
+  *free_bytes = 0;
+  int current = 0;
+  CUDAFFT_CHECK(cudaGetDevice(&current));
+  const CudafftStatus status = read_free_memory(device, free_bytes);
+  /* the caller's device back, whatever happened */
+  const cudaError_t restored = cudafft_use_device(current);
+  if (status != CUDAFFT_STATUS_OK)
+    return status;
+  CUDAFFT_CHECK(restored);
+  return CUDAFFT_STATUS_OK;
+}
+
 extern "C" void *
 cudafft_cuda_host_pinned_alloc(size_t bytes)
 {

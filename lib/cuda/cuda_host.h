@@ -1,6 +1,6 @@
 /* cuda_host.h: what the library's C code may ask of the CUDA runtime, in plain C types: device
- * count and page-locked host memory. Defined in cuda_host.cu, which only CUDA builds compile:
- * callers check CUDAFFT_HAVE_CUDA (cudafft_config.h) first. Internal to the library. */
+ * count, free memory and page-locked host memory. Defined in cuda_host.cu, which only CUDA builds
+ * compile: callers check CUDAFFT_HAVE_CUDA (cudafft_config.h) first. Internal to the library. */
 #ifndef CUDAFFT_CUDA_HOST_H
 #define CUDAFFT_CUDA_HOST_H
 
@@ -12,6 +12,10 @@ extern "C" {
 
 /* Usable CUDA devices; 0 where there is none or no driver. */
 int cudafft_cuda_host_device_count(void);
+
+/* The free memory of `device`, read with it made current and the calling thread's current device
+ * restored after; the failure (CUDA's, or no such device) as a status. */
+CudafftStatus cudafft_cuda_host_free_memory(int device, size_t *free_bytes);
 
 /* Page-locked host memory usable by every device (the elements' buffers may meet engines on any
  * device); NULL where it cannot be had. */

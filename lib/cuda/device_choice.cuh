@@ -1,12 +1,22 @@
 /* device_choice.cuh: the device a CUDA backend object is made on, and what every backend asks of
- * it first. Internal to the library; for .cu files only. */
+ * it first. Internal to the library; for .cu files only.
+ *
+ * Which device an object made with device id -1 runs on is decided before a backend object is
+ * made, in one place for every engine: cudafft_create_on_backend() (lib/common/backend_choice.c)
+ * by the rule of lib/common/device_load.h. On a host with two devices or more a new object goes to
+ * the device whose objects hold the fewest bytes of state (the executor's allocations), then the
+ * one with the fewest objects, then the one with the most free memory, then the lowest id; where
+ * it does not fit (or the device fails), the next one by the same rule, and the failure names
+ * every device tried. An explicit id pins; with one device -1 is device 0, as it always was. The
+ * backends here then see a real id, except where a caller inside the library passes -1 itself
+ * (cudafft_executor_acquire(-1) in the tests), which is device 0. */
 #ifndef CUDAFFT_DEVICE_CHOICE_CUH
 #define CUDAFFT_DEVICE_CHOICE_CUH
 
 #include "cuda_check.cuh"
 
-/* The device a backend object runs on: device_id, or device 0 for -1; NO_DEVICE with a message
- * when there is none or no such one. */
+/* The device a backend object runs on: device_id (as cudafft_create_on_backend() chose it), or
+ * device 0 for -1; NO_DEVICE with a message when there is none or no such one. */
 static inline CudafftStatus
 cudafft_cuda_pick_device(int device_id, int *device)
 {

@@ -38,7 +38,7 @@ cudafft_output_floats(CudafftKind kind, size_t n)
   return 0;
 }
 
-CUDAFFT_DEFINE_TRY_BACKEND(try_backend, CudafftPlan, cudafft_fft_cpu_backend,
+CUDAFFT_DEFINE_TRY_BACKEND(try_backend, CudafftPlan, CudafftFftSpec, cudafft_fft_cpu_backend,
                            cudafft_fft_cuda_backend)
 
 static CudafftStatus
@@ -68,9 +68,9 @@ cudafft_plan_create_spec(CudafftPlan **plan_out, CudafftBackend backend, const C
   *plan = (CudafftPlan){
       .kind = spec->kind,
       .n = spec->n,
-      .device = spec->device_id < 0 ? 0 : spec->device_id,
   };
-  status = cudafft_create_on_backend(backend, try_backend, plan, spec, &plan->backend);
+  status = cudafft_create_on_backend(backend, spec->device_id, try_backend, plan, spec,
+                                     &plan->backend, &plan->device);
   return cudafft_publish((void **)plan_out, plan, status, free);
 }
 
@@ -93,6 +93,7 @@ cudafft_plan_destroy(CudafftPlan *plan)
 
 CUDAFFT_DEFINE_GETTER(CudafftBackend, cudafft_plan_get_backend, CudafftPlan, object->backend,
                       CUDAFFT_BACKEND_AUTO)
+CUDAFFT_DEFINE_GETTER(int, cudafft_plan_get_device, CudafftPlan, object->device, -1)
 CUDAFFT_DEFINE_GETTER(CudafftKind, cudafft_plan_get_kind, CudafftPlan, object->kind, CUDAFFT_C2C)
 CUDAFFT_DEFINE_GETTER(size_t, cudafft_plan_get_size, CudafftPlan, object->n, 0)
 CUDAFFT_DEFINE_GETTER(size_t, cudafft_plan_input_floats, CudafftPlan,

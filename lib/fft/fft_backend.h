@@ -15,7 +15,7 @@ extern "C" {
 typedef struct {
   CudafftKind kind;
   size_t n;
-  int device_id; /* CUDA backend: the device (-1: device 0) */
+  int device_id; /* CUDA backend: the device (as chosen: backend_choice.h) */
   /* CUDA backend: run on cuFFT, as it does by itself where our kernels do not fit the GPU's
    * shared memory; set only by tests, so that this path runs on every GPU. */
   int force_cufft;
@@ -43,7 +43,7 @@ struct CudafftPlan {
   CudafftBackend backend;
   CudafftKind kind;
   size_t n;
-  int device; /* CUDA backend: the device its memory belongs to */
+  int device; /* the CUDA device it runs on (its memory belongs to), -1 for the CPU backend */
   const CudafftFftBackend *ops;
   void *impl;
 };

@@ -24,6 +24,7 @@ typedef struct {
 struct CudafftScope {
   CudafftScopeConfig config; /* config.options: the latest options, which the next render uses */
   CudafftBackend backend;
+  int device; /* the CUDA device it runs on, -1 for the CPU backend */
   const CudafftScopeBackend *ops;
   void *impl;
   CudafftScopeSpec spec;
@@ -282,7 +283,7 @@ make_window(size_t n, float *norm)
   return w;
 }
 
-CUDAFFT_DEFINE_TRY_BACKEND(try_backend, CudafftScope, cudafft_scope_cpu_backend,
+CUDAFFT_DEFINE_TRY_BACKEND(try_backend, CudafftScope, CudafftScopeSpec, cudafft_scope_cpu_backend,
                            cudafft_scope_cuda_backend)
 
 void
@@ -342,7 +343,8 @@ cudafft_scope_create(CudafftScope **scope_out, CudafftBackend backend, int devic
   spec->stride = config->stride;
   spec->window = scope->window;
   spec->device_id = device_id;
-  status = cudafft_create_on_backend(backend, try_backend, scope, &scope->spec, &scope->backend);
+  status = cudafft_create_on_backend(backend, device_id, try_backend, scope, &scope->spec,
+                                     &scope->backend, &scope->device);
   if (status != CUDAFFT_STATUS_OK) {
     scope->ops = NULL; /* the failed create left nothing */
     cudafft_scope_destroy(scope);
@@ -358,6 +360,12 @@ CudafftBackend
 cudafft_scope_get_backend(const CudafftScope *scope)
 {
   return scope ? scope->backend : CUDAFFT_BACKEND_AUTO;
+}
+
+int
+cudafft_scope_get_device(const CudafftScope *scope)
+{
+  return scope ? scope->device : -1;
 }
 
 CudafftStatus

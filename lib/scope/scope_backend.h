@@ -35,7 +35,7 @@ typedef struct {
   size_t stride;
   const float *window; /* fft_size values, valid as long as the object */
   float norm;          /* 4 / (fft_size sum w^2) */
-  int device_id;       /* CUDA backend: the device (-1: device 0) */
+  int device_id;       /* CUDA backend: the device (as chosen: backend_choice.h) */
 } CudafftScopeSpec;
 
 /* A layout: what the options make of the frame, the same for every lane. */

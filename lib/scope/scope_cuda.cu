@@ -6,6 +6,7 @@
  * and a failure becomes a status and a message. */
 #include "cuda_check.cuh"
 #include "device_choice.cuh"
+#include "device_load.h"
 #include "scope_backend.h"
 #include "scope_colormaps.h"
 #include "scope_kernels.h"
@@ -55,12 +56,10 @@ free_layout(CudaScope *c)
   c->cells = 0;
 }
 
+/* Releases a scope made ready or failed on the way. */
 void
-cuda_destroy(void *impl)
+release(CudaScope *c)
 {
-  CudaScope *c = static_cast<CudaScope *>(impl);
-  if (!c)
-    return;
   cudaSetDevice(c->device); /* best effort: release after any failure, sticky ones too */
   if (c->stream)
     cudaStreamSynchronize(c->stream);
@@ -73,6 +72,17 @@ cuda_destroy(void *impl)
     cudaStreamDestroy(c->stream);
   cudaGetLastError();
   delete c;
+}
+
+/* Takes the scope out of its device's load (device_load.h) and releases it; NULL allowed. */
+void
+cuda_destroy(void *impl)
+{
+  CudaScope *c = static_cast<CudaScope *>(impl);
+  if (!c)
+    return;
+  cudafft_device_load_change(c->device, -1, 0);
+  release(c);
 }
 
 /* DEVICE_OUT_OF_MEMORY, with the sizes, where need bytes are more than the GPU has free. */
@@ -179,9 +189,10 @@ cuda_create(const CudafftScopeSpec *spec, void **impl)
   if (status == CUDAFFT_STATUS_OK)
     status = setup(c);
   if (status != CUDAFFT_STATUS_OK) {
-    cuda_destroy(c);
+    release(c);
     return status;
   }
+  cudafft_device_load_change(c->device, 1, 0);
   *impl = c;
   return CUDAFFT_STATUS_OK;
 }

@@ -30,6 +30,7 @@ struct CudafftSpectrum {
   CudafftSpectrumOptions pending;
   int has_pending;
   CudafftBackend backend;
+  int device; /* the CUDA device it runs on, -1 for the CPU backend */
   const CudafftSpectrumBackend *ops;
   void *impl;
   size_t nfft;    /* 2 bands - 2 */
@@ -184,8 +185,8 @@ next_interval(CudafftSpectrum *s)
 
 /* Creation ------------------------------------------------------------------------------------- */
 
-CUDAFFT_DEFINE_TRY_BACKEND(try_backend, CudafftSpectrum, cudafft_spectrum_cpu_backend,
-                           cudafft_spectrum_cuda_backend)
+CUDAFFT_DEFINE_TRY_BACKEND(try_backend, CudafftSpectrum, CudafftSpectrumSpec,
+                           cudafft_spectrum_cpu_backend, cudafft_spectrum_cuda_backend)
 
 /* Releases an analyser, its backend object (where made) included; also what a failed create made.
  */
@@ -270,7 +271,8 @@ make_analyser(CudafftSpectrum **spectrum_out, CudafftBackend backend, int device
       .device_id = device_id,
       .bounds = &s->bounds,
   };
-  status = cudafft_create_on_backend(backend, try_backend, s, &spec, &s->backend);
+  status =
+      cudafft_create_on_backend(backend, device_id, try_backend, s, &spec, &s->backend, &s->device);
   free(window); /* the backend keeps its own copy */
   if (status != CUDAFFT_STATUS_OK) {
     cudafft_spectrum_destroy(s);
@@ -299,6 +301,7 @@ cudafft_spectrum_create(CudafftSpectrum **spectrum_out, CudafftBackend backend, 
 
 CUDAFFT_DEFINE_GETTER(CudafftBackend, cudafft_spectrum_get_backend, CudafftSpectrum,
                       object->backend, CUDAFFT_BACKEND_AUTO)
+CUDAFFT_DEFINE_GETTER(int, cudafft_spectrum_get_device, CudafftSpectrum, object->device, -1)
 
 CUDAFFT_DEFINE_GETTER(size_t, cudafft_spectrum_spectra, CudafftSpectrum, object->spectra, 0)
 

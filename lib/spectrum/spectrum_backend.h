@@ -29,7 +29,7 @@ typedef struct {
   size_t spectra;      /* analysed signals: channels with multi_channel, else 1 */
   const float *window; /* nfft Hamming values (computed in double, rounded once); copied */
   float norm_db;       /* 20 log10(nfft): the level's 1/nfft^2 in dB */
-  int device_id;       /* CUDA backend: the device (-1: device 0) */
+  int device_id;       /* CUDA backend: the device (as chosen: backend_choice.h) */
   CudafftSpectrumBounds *bounds; /* out: create sets the backend's bounds here */
 } CudafftSpectrumSpec;
 

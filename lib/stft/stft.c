@@ -12,6 +12,7 @@
 struct CudafftStft {
   CudafftStftConfig config;
   CudafftBackend backend;
+  int device; /* the CUDA device it runs on, -1 for the CPU backend */
   const CudafftStftBackend *ops;
   void *impl;
   size_t held; /* samples per channel kept for frames not yet complete */
@@ -19,6 +20,7 @@ struct CudafftStft {
 
 struct CudafftIstft {
   CudafftBackend backend;
+  int device; /* the CUDA device it runs on, -1 for the CPU backend */
   const CudafftIstftBackend *ops;
   void *impl;
 };
@@ -114,9 +116,9 @@ check_config(const void *args)
   return CUDAFFT_STATUS_OK;
 }
 
-CUDAFFT_DEFINE_TRY_BACKEND(try_analysis, CudafftStft, cudafft_stft_cpu_backend,
+CUDAFFT_DEFINE_TRY_BACKEND(try_analysis, CudafftStft, CudafftStftSpec, cudafft_stft_cpu_backend,
                            cudafft_stft_cuda_backend)
-CUDAFFT_DEFINE_TRY_BACKEND(try_synthesis, CudafftIstft, cudafft_istft_cpu_backend,
+CUDAFFT_DEFINE_TRY_BACKEND(try_synthesis, CudafftIstft, CudafftStftSpec, cudafft_istft_cpu_backend,
                            cudafft_istft_cuda_backend)
 
 /* g[i] = w[i] / (n S[i mod hop]): the synthesis window with the inverse DFT's 1/n folded in. */
@@ -139,7 +141,7 @@ make_synthesis_window(const CudafftStftConfig *config, float *g)
 static CudafftStatus
 create_backend_object(CudafftTryBackend try_backend, void *object, int synthesis,
                       CudafftBackend backend, int device_id, const CudafftStftConfig *config,
-                      CudafftBackend *actual)
+                      CudafftBackend *actual, int *device)
 {
   const size_t n = config->fft_size;
   float *window = malloc(n * sizeof *window);
@@ -153,7 +155,8 @@ create_backend_object(CudafftTryBackend try_backend, void *object, int synthesis
       window[i] = (float)cudafft_window_value(config->window, n, i);
   const CudafftStftSpec spec = {*config, window, device_id};
   if (status == CUDAFFT_STATUS_OK)
-    status = cudafft_create_on_backend(backend, try_backend, object, &spec, actual);
+    status =
+        cudafft_create_on_backend(backend, device_id, try_backend, object, &spec, actual, device);
   free(window); /* the backend keeps its own copy */
   return status;
 }
@@ -171,7 +174,8 @@ cudafft_stft_create(CudafftStft **stft_out, CudafftBackend backend, int device_i
   if (!stft)
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate an STFT analyser");
   stft->config = *config;
-  status = create_backend_object(try_analysis, stft, 0, backend, device_id, config, &stft->backend);
+  status = create_backend_object(try_analysis, stft, 0, backend, device_id, config, &stft->backend,
+                                 &stft->device);
   return cudafft_publish((void **)stft_out, stft, status, free);
 }
 
@@ -192,6 +196,7 @@ cudafft_stft_destroy(CudafftStft *stft)
 
 CUDAFFT_DEFINE_GETTER(CudafftBackend, cudafft_stft_get_backend, CudafftStft, object->backend,
                       CUDAFFT_BACKEND_AUTO)
+CUDAFFT_DEFINE_GETTER(int, cudafft_stft_get_device, CudafftStft, object->device, -1)
 CUDAFFT_DEFINE_GETTER(size_t, cudafft_stft_frame_floats, CudafftStft,
                       cudafft_stft_frame_floats_of(&object->config), 0)
 CUDAFFT_DEFINE_GETTER(size_t, cudafft_stft_held, CudafftStft, object->held, 0)
@@ -267,8 +272,8 @@ cudafft_istft_create(CudafftIstft **istft_out, CudafftBackend backend, int devic
   CudafftIstft *istft = calloc(1, sizeof *istft);
   if (!istft)
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate an STFT synthesiser");
-  status =
-      create_backend_object(try_synthesis, istft, 1, backend, device_id, config, &istft->backend);
+  status = create_backend_object(try_synthesis, istft, 1, backend, device_id, config,
+                                 &istft->backend, &istft->device);
   return cudafft_publish((void **)istft_out, istft, status, free);
 }
 
@@ -281,6 +286,7 @@ cudafft_istft_destroy(CudafftIstft *istft)
 
 CUDAFFT_DEFINE_GETTER(CudafftBackend, cudafft_istft_get_backend, CudafftIstft, object->backend,
                       CUDAFFT_BACKEND_AUTO)
+CUDAFFT_DEFINE_GETTER(int, cudafft_istft_get_device, CudafftIstft, object->device, -1)
 
 CudafftStatus
 cudafft_istft_push(CudafftIstft *istft, const float *in, size_t frames, float *out)

@@ -18,7 +18,7 @@ typedef struct {
    * synthesiser g, the synthesis window with the inverse DFT's 1/n and the overlap sums folded
    * in. */
   const float *window;
-  int device_id; /* CUDA backend: the device (-1: device 0) */
+  int device_id; /* CUDA backend: the device (as chosen: backend_choice.h) */
 } CudafftStftSpec;
 
 /* One analyser push: appends `samples` samples per channel (interleaved in config.format; in NULL:

@@ -12,6 +12,25 @@
  * cudafft_last_error_message(). Functions that take an engine object require a non-NULL one unless
  * they say otherwise; every destroy function accepts NULL.
  *
+ * Devices: every create function takes a CUDA device id. An id of 0 or more pins the object to that
+ * device. -1 (what the elements' cuda-device-id defaults to) leaves the choice to the library: on a
+ * host with one GPU that is device 0, as it always was; on a host with several, a new object goes
+ * to the least loaded device, by this rule: the device whose objects hold the fewest bytes of
+ * device state (delay lines, kernel spectra, open sums: what the engines keep on the GPU between
+ * calls), then the one with the fewest objects (counted from the moment one is being made there,
+ * so that objects made at once from many threads spread too), then the one with the most free
+ * memory, then the lowest id. State bytes rather than measured device work per second because they
+ * are exact the moment an object is made and leave the moment it goes (work per second is known
+ * only after a while of streaming, and is zero for every object of a burst made at start-up), they
+ * follow the work of the engines whose work dominates (a convolution's kernel spectra and delay
+ * line), and memory is what makes the next object not fit. Where an object does not fit on the
+ * device chosen (or fails there for the device's own reasons), the others are tried in the same
+ * order before the create fails, and its message names every device tried with what each said.
+ * One object never spans devices (a convolution's later filters stay on its first one's), and a
+ * failure on one device fails only the objects on that device: each device has its own executor.
+ * Each engine's get_device function tells where an object runs; cudafft_cuda_device_load() what a
+ * device holds.
+ *
  * Threads: one engine object must not be used by two threads at once; different objects may be
  * used from different threads concurrently. The functions that take no object are thread-safe.
  * The CPU backends serialise their own calls into FFTW's planner; an application that also plans
@@ -86,6 +105,13 @@ CUDAFFT_API const char *cudafft_last_error_message(void);
 
 /* Number of usable CUDA devices: 0 when there is none, no driver, or no CUDA backend built in. */
 CUDAFFT_API int cudafft_cuda_device_count(void);
+
+/* What the library's objects hold on CUDA device `device` now, the load by which objects made with
+ * device id -1 are spread (see Devices above): *objects (its CUDA backend objects, a convolution
+ * of the split path counting its parts) and *state_bytes (their state on the device). Either may
+ * be NULL. INVALID_VALUE for a device id outside 0 .. cudafft_cuda_device_count() - 1. */
+CUDAFFT_API CudafftStatus cudafft_cuda_device_load(int device, unsigned *objects,
+                                                   size_t *state_bytes);
 
 /* Whether this library was built with the CUDA backend. */
 CUDAFFT_API int cudafft_has_cuda_backend(void);

@@ -88,6 +88,8 @@ CUDAFFT_API CudafftStatus cudafft_convolve_create(CudafftConvolve **convolve,
                                                   const CudafftConvolveConfig *config);
 CUDAFFT_API void cudafft_convolve_destroy(CudafftConvolve *convolve); /* NULL allowed */
 CUDAFFT_API CudafftBackend cudafft_convolve_get_backend(const CudafftConvolve *convolve);
+/* The CUDA device it runs on (cudafft/common.h, Devices); -1 for the CPU backend and NULL. */
+CUDAFFT_API int cudafft_convolve_get_device(const CudafftConvolve *convolve);
 
 /* Bytes of one interleaved frame (channels x sample size). */
 CUDAFFT_API size_t cudafft_convolve_frame_bytes(const CudafftConvolve *convolve);

@@ -50,8 +50,9 @@ typedef enum {
 
 typedef struct CudafftPlan CudafftPlan;
 
-/* Creates a plan for transforms of length n. device_id selects the CUDA device (-1: device 0) and
- * is ignored by the CPU backend. On failure *plan is set to NULL. */
+/* Creates a plan for transforms of length n. device_id selects the CUDA device (-1: the library
+ * chooses, device 0 on a host with one GPU: cudafft/common.h, Devices) and is ignored by the CPU
+ * backend. On failure *plan is set to NULL. */
 CUDAFFT_API CudafftStatus cudafft_plan_create(CudafftPlan **plan, CudafftBackend backend,
                                               int device_id, CudafftKind kind, size_t n);
 
@@ -60,6 +61,9 @@ CUDAFFT_API void cudafft_plan_destroy(CudafftPlan *plan);
 
 /* The backend the plan runs on (never CUDAFFT_BACKEND_AUTO; AUTO only for a NULL plan). */
 CUDAFFT_API CudafftBackend cudafft_plan_get_backend(const CudafftPlan *plan);
+/* The CUDA device the plan runs on (the one asked for, or for -1 the one the library chose:
+ * cudafft/common.h, Devices); -1 for the CPU backend and a NULL plan. */
+CUDAFFT_API int cudafft_plan_get_device(const CudafftPlan *plan);
 CUDAFFT_API CudafftKind cudafft_plan_get_kind(const CudafftPlan *plan);
 CUDAFFT_API size_t cudafft_plan_get_size(const CudafftPlan *plan);
 

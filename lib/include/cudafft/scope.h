@@ -140,6 +140,8 @@ CUDAFFT_API CudafftStatus cudafft_scope_create(CudafftScope **scope, CudafftBack
                                                int device_id, const CudafftScopeConfig *config);
 CUDAFFT_API void cudafft_scope_destroy(CudafftScope *scope); /* NULL allowed */
 CUDAFFT_API CudafftBackend cudafft_scope_get_backend(const CudafftScope *scope);
+/* The CUDA device it runs on (cudafft/common.h, Devices); -1 for the CPU backend and NULL. */
+CUDAFFT_API int cudafft_scope_get_device(const CudafftScope *scope);
 
 /* Bytes of one pixel of a layout (3 or 4; 0 for an unknown one). */
 CUDAFFT_API size_t cudafft_scope_pixel_bytes(CudafftPixelFormat pixels);

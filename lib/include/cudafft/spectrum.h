@@ -89,6 +89,8 @@ CUDAFFT_API CudafftStatus cudafft_spectrum_create(CudafftSpectrum **spectrum,
                                                   const CudafftSpectrumConfig *config);
 CUDAFFT_API void cudafft_spectrum_destroy(CudafftSpectrum *spectrum); /* NULL allowed */
 CUDAFFT_API CudafftBackend cudafft_spectrum_get_backend(const CudafftSpectrum *spectrum);
+/* The CUDA device it runs on (cudafft/common.h, Devices); -1 for the CPU backend and NULL. */
+CUDAFFT_API int cudafft_spectrum_get_device(const CudafftSpectrum *spectrum);
 
 /* Rows of `bands` floats in a result: channels with multi_channel, else 1. */
 CUDAFFT_API size_t cudafft_spectrum_spectra(const CudafftSpectrum *spectrum);

@@ -91,6 +91,8 @@ CUDAFFT_API CudafftStatus cudafft_stft_create(CudafftStft **stft, CudafftBackend
                                               int device_id, const CudafftStftConfig *config);
 CUDAFFT_API void cudafft_stft_destroy(CudafftStft *stft); /* NULL allowed */
 CUDAFFT_API CudafftBackend cudafft_stft_get_backend(const CudafftStft *stft);
+/* The CUDA device it runs on (cudafft/common.h, Devices); -1 for the CPU backend and NULL. */
+CUDAFFT_API int cudafft_stft_get_device(const CudafftStft *stft);
 
 /* Floats one frame takes in the output: channels x (n/2 + 1) x (2 for COMPLEX, else 1). */
 CUDAFFT_API size_t cudafft_stft_frame_floats(const CudafftStft *stft);
@@ -119,6 +121,8 @@ CUDAFFT_API CudafftStatus cudafft_istft_create(CudafftIstft **istft, CudafftBack
                                                int device_id, const CudafftStftConfig *config);
 CUDAFFT_API void cudafft_istft_destroy(CudafftIstft *istft); /* NULL allowed */
 CUDAFFT_API CudafftBackend cudafft_istft_get_backend(const CudafftIstft *istft);
+/* The CUDA device it runs on (cudafft/common.h, Devices); -1 for the CPU backend and NULL. */
+CUDAFFT_API int cudafft_istft_get_device(const CudafftIstft *istft);
 
 /* Adds `frames` frames (frames x channels x (n/2 + 1) complex bins, as analysis writes them) into
  * the overlap-add and writes the frames x hop samples per channel that are now complete to out,

@@ -1,0 +1,131 @@
+/* device_load.c: see the header. */
+#include "device_load.h"
+
+#include "errors.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+  unsigned objects;
+  size_t state_bytes;
+} Load;
+
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+static Load table[CUDAFFT_LOAD_DEVICES]; /* under load_lock */
+
+/* Whether device a goes before device b. */
+static int
+lighter(const CudafftDeviceLoad *a, int a_id, const CudafftDeviceLoad *b, int b_id)
+{
+  if (a->state_bytes != b->state_bytes)
+    return a->state_bytes < b->state_bytes;
+  if (a->objects != b->objects)
+    return a->objects < b->objects;
+  if (a->free_bytes != b->free_bytes)
+    return a->free_bytes > b->free_bytes;
+  return a_id < b_id;
+}
+
+int
+cudafft_device_pick(const CudafftDeviceLoad *loads, int count)
+{
+  int best = -1;
+  for (int i = 0; i < count; i++)
+    if (!loads[i].tried && (best < 0 || lighter(&loads[i], i, &loads[best], best)))
+      best = i;
+  return best;
+}
+
+void
+cudafft_device_load_change(int device, int objects, long long state_bytes)
+{
+  if (device < 0 || device >= CUDAFFT_LOAD_DEVICES)
+    return;
+  pthread_mutex_lock(&load_lock);
+  Load *load = &table[device];
+  load->objects += (unsigned)objects; /* modular: a removal undoes its addition exactly */
+  load->state_bytes += (size_t)state_bytes;
+  pthread_mutex_unlock(&load_lock);
+}
+
+void
+cudafft_device_load_get(int device, unsigned *objects, size_t *state_bytes)
+{
+  Load load = {0, 0};
+  if (device >= 0 && device < CUDAFFT_LOAD_DEVICES) {
+    pthread_mutex_lock(&load_lock);
+    load = table[device];
+    pthread_mutex_unlock(&load_lock);
+  }
+  if (objects)
+    *objects = load.objects;
+  if (state_bytes)
+    *state_bytes = load.state_bytes;
+}
+
+int
+cudafft_device_load_reserve(CudafftDeviceLoad *loads, int count)
+{
+  if (count > CUDAFFT_LOAD_DEVICES)
+    count = CUDAFFT_LOAD_DEVICES;
+  pthread_mutex_lock(&load_lock);
+  for (int i = 0; i < count; i++) {
+    loads[i].objects = table[i].objects;
+    loads[i].state_bytes = table[i].state_bytes;
+  }
+  const int device = cudafft_device_pick(loads, count);
+  if (device >= 0) {
+    table[device].objects++;
+    loads[device].tried = 1;
+  }
+  pthread_mutex_unlock(&load_lock);
+  return device;
+}
+
+int
+cudafft_device_try_next(CudafftStatus status)
+{
+  return status == CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY || status == CUDAFFT_STATUS_CUDA_ERROR ||
+         status == CUDAFFT_STATUS_UNSUPPORTED || status == CUDAFFT_STATUS_NO_DEVICE;
+}
+
+CudafftStatus
+cudafft_device_tries_fail(const CudafftDeviceTry *tries, size_t count)
+{
+  CudafftStatus status = tries[0].status;
+  int same = 1, out_of_memory = 0;
+  for (size_t i = 0; i < count; i++) {
+    same = same && tries[i].status == status;
+    out_of_memory = out_of_memory || tries[i].status == CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY;
+  }
+  if (!same && out_of_memory)
+    status = CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY;
+
+  /* The recorded message holds 511 characters: the ids first, then each device's words cut to an
+   * equal share, so that every device tried is named whatever the others said. */
+  char ids[8 * CUDAFFT_LOAD_DEVICES] = "";
+  size_t used = 0;
+  for (size_t i = 0; i < count && used < sizeof ids; i++)
+    used += (size_t)snprintf(ids + used, sizeof ids - used, "%s%d", i ? ", " : "", tries[i].device);
+  char text[512];
+  int length = snprintf(text, sizeof text, "no CUDA device could take it (tried %s)", ids);
+  const size_t left = length > 0 && (size_t)length < sizeof text ? sizeof text - (size_t)length : 0;
+  const int share = (int)(left / count) - 16; /* "; device NN: " and the end */
+  for (size_t i = 0; i < count && length > 0 && (size_t)length < sizeof text; i++)
+    length += snprintf(text + length, sizeof text - (size_t)length, "%s device %d: %.*s",
+                       i ? ";" : ":", tries[i].device, share > 8 ? share : 8, tries[i].message);
+  return cudafft_fail(status, "%s", text);
+}
+
+CudafftStatus
+cudafft_cuda_device_load(int device, unsigned *objects, size_t *state_bytes)
+{
+  const int count = cudafft_cuda_device_count();
+  if (device < 0 || device >= count)
+    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
+                        "CUDA device %d does not exist: this machine has %d", device, count);
+  cudafft_device_load_get(device, objects, state_bytes);
+  return CUDAFFT_STATUS_OK;
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Issue 31 on a host with two GPUs (or more), in one command, within about 8 minutes, on a GPU
+# machine without GStreamer (the bundle made by ../shared/gpu/make-gst-bundle .gst-bundle):
+#  1. build for one architecture (CUDA_ARCH, default 90) in build-mgpu, from scratch, only what the
+#     steps below run (the plugin, the test, the two benchmarks);
+#  2. tests/test_multigpu (suite devices): the split of objects made with device id -1, explicit
+#     ids, a device filled on purpose, threads, every sample against its reference; it exits 77
+#     with one device, saying which part it skipped;
+#  3. latency-bench with D = 1 and D = 2 (--devices 1,2) on the issue's rows: 10 s responses at
+#     2048- and 128-sample blocks (2048 first: the longer rows come last, where a cut costs
+#     least), 8192 channels in 8 objects and 16384 in 16 (twice what one GPU is asked), and 64
+#     stereo instances;
+#  4. streams-bench with D = 1 and D = 2 on the rows whose per-stream work is the device's:
+#     cudaconvolve with 10 s responses, 256 and 1024 pipelines.
+# Each benchmark row of the cuda backend is followed by (streams-bench) or ends with (latency-bench)
+# each device's load: objects and state. Logs go to LOGDIR (default $OUT when set, else
+# build-mgpu/logs); each step prints how long it took and is cut at its own time limit. The exit
+# status is 1 when any step failed (77 from the test, one device, counts as a failure here: this
+# script is for two).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+source .gst-bundle/activate
+source scripts/env.sh
+logdir=${LOGDIR:-${OUT:-build-mgpu/logs}}
+logdir=$(realpath -m "$logdir")
+mkdir -p "$logdir"
+failed=0
+
+# step NAME LIMIT COMMAND...: runs it under `timeout LIMIT`, its output in LOGDIR/NAME.log, prints
+# its time and the log's tail, counts failures (a cut step included).
+step() {
+  local name=$1 limit=$2 started=$SECONDS status=0
+  shift 2
+  timeout --signal=INT --kill-after=10 "$limit" "$@" > "$logdir/$name.log" 2>&1 || status=$?
+  tail -n "${TAIL:-60}" "$logdir/$name.log"
+  case $status in
+    0) ;;
+    124 | 130 | 137) echo "!! $name cut at its limit of $limit s"; failed=1 ;;
+    *) echo "!! $name failed (exit $status)"; failed=1 ;;
+  esac
+  echo "== $name: $((SECONDS - started)) s"
+}
+
+nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader 2>&1 | tee "$logdir/gpus.txt"
+
+rm -rf build-mgpu
+TAIL=5 step setup 60 meson setup build-mgpu -Dcuda-arch="${CUDA_ARCH:-90}"
+TAIL=5 step build 300 ninja -C build-mgpu tests/test_multigpu bench/latency-bench \
+  bench/streams-bench plugin/libgstcudafft.so
+[ "$failed" = 0 ] || { echo "!! the build failed: $logdir/setup.log, $logdir/build.log"; exit 1; }
+
+export GST_PLUGIN_PATH=$PWD/build-mgpu/plugin
+export GST_REGISTRY_1_0=$PWD/build-mgpu/gst-registry-multigpu.bin
+export CUDA_MODULE_LOADING=EAGER # as meson sets it for the streams tests
+
+TAIL=40 step multigpu-test 120 build-mgpu/tests/test_multigpu cuda
+
+step latency-bench 200 build-mgpu/bench/latency-bench --devices 1,2 --backends cuda \
+  --ir-seconds 10 --blocks 2048,128 --channels 8192,16384 --instances 64 --max-wall 1.5 \
+  --seconds 3
+
+step streams-bench 110 build-mgpu/bench/streams-bench --devices 1,2 --backends cuda \
+  --elements convolve10 --streams 256,1024 --warmup 1 --window 2
+
+echo "== total: $SECONDS s; logs in $logdir"
+exit "$failed"
