@@ -192,25 +192,7 @@ probe_backend(GstCudafftAudioFilter *filter)
   return FALSE;
 }
 
-/* The channel limit ---------------------------------------------------------------------------- */
-
-gboolean
-gst_cudafft_audio_filter_check_channels(GstCudafftAudioFilter *filter, GstCaps *caps)
-{
-  gint channels = 0;
-  if (!caps || gst_caps_get_size(caps) == 0 ||
-      !gst_structure_get_int(gst_caps_get_structure(caps, 0), "channels", &channels) ||
-      channels <= CUDAFFT_MAX_CHANNELS)
-    return TRUE;
-  GstElementFactory *factory = gst_element_get_factory(GST_ELEMENT(filter));
-  GST_ELEMENT_ERROR(filter, STREAM, FORMAT,
-                    ("%s takes 1 to %d channels; this stream has %d. Mix it down first "
-                     "(audioconvert) or split it (deinterleave).",
-                     factory ? GST_OBJECT_NAME(factory) : GST_OBJECT_NAME(filter),
-                     CUDAFFT_MAX_CHANNELS, channels),
-                    ("caps %" GST_PTR_FORMAT, caps));
-  return FALSE;
-}
+/* Caps ----------------------------------------------------------------------------------------- */
 
 gboolean
 gst_cudafft_audio_filter_read_audio_caps(GstCudafftAudioFilter *filter, GstCaps *caps,
@@ -594,7 +576,7 @@ gst_cudafft_audio_filter_sink_event(GstBaseTransform *trans, GstEvent *event)
   case GST_EVENT_CAPS: {
     GstCaps *caps;
     gst_event_parse_caps(event, &caps);
-    if (!gst_cudafft_audio_filter_check_channels(filter, caps)) {
+    if (!gst_cudafft_check_channels(GST_ELEMENT(filter), caps)) {
       gst_event_unref(event);
       return FALSE;
     }

@@ -794,9 +794,16 @@ gst_cuda_spectrum_scope_sink_event(GstPad *pad, GstObject *parent, GstEvent *eve
   case GST_EVENT_SEGMENT:
     gst_event_copy_segment(event, &self->segment);
     break;
-  case GST_EVENT_CAPS:
+  case GST_EVENT_CAPS: {
+    GstCaps *caps;
+    gst_event_parse_caps(event, &caps);
+    if (!gst_cudafft_check_channels(GST_ELEMENT(self), caps)) {
+      gst_event_unref(event);
+      return FALSE;
+    }
     end_run(self); /* a new audio format: a new run (setup makes a new display) */
     break;
+  }
   default:
     break;
   }
