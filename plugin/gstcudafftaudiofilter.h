@@ -13,8 +13,10 @@
  * - the one mapping of GStreamer's sample formats to the library's, and the way to the one place
  *   where an engine status becomes an error a user can act on (gstcudafftbackend.h);
  * - the backend probe (once per start: a backend=cuda that cannot run fails the start with one
- *   ERROR), and one ERROR per failure: the same error again before the next start, as caps
- *   retries repeat it, is not posted again. */
+ *   ERROR), and one ERROR per failure (gstcudaffterrors.h): the same error again before the next
+ *   start, as caps retries repeat it, is not posted again, and upstream gets FLUSHING rather than
+ *   a fatal flow return for a failure the element has posted, so that no source or queue posts
+ *   a second ERROR for it. */
 #ifndef GST_CUDAFFT_AUDIO_FILTER_H
 #define GST_CUDAFFT_AUDIO_FILTER_H
 
