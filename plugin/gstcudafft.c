@@ -518,8 +518,7 @@ gst_cuda_fft_sink_event(GstBaseTransform *trans, GstEvent *event)
     GstCaps *caps;
     gst_event_parse_caps(event, &caps);
     /* the channel limit first (the base class refuses those caps with its own message) */
-    if (gst_cudafft_audio_filter_check_channels(GST_CUDAFFT_AUDIO_FILTER(self), caps) &&
-        !check_downstream(self, caps)) {
+    if (gst_cudafft_check_channels(GST_ELEMENT(self), caps) && !check_downstream(self, caps)) {
       gst_event_unref(event);
       return FALSE;
     }

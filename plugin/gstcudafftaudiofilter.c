@@ -1,6 +1,7 @@
 /* gstcudafftaudiofilter.c: see the header. */
 #include "gstcudafftaudiofilter.h"
 
+#include "gstcudaffterrors.h"
 #include "gstcudaffthostmemory.h"
 
 #include <string.h>
@@ -35,9 +36,8 @@ typedef struct {
   gsize joined_capacity;
   gboolean warned_split;
 
-  /* the ERRORs posted since the last start ("domain code message"), each posted once */
-  GMutex errors_lock;
-  GHashTable *errors_posted;
+  /* one failure, one ERROR (gstcudaffterrors.h) */
+  GstCudafftErrors errors;
 } GstCudafftAudioFilterPrivate;
 
 G_DEFINE_ABSTRACT_TYPE_WITH_CODE(GstCudafftAudioFilter, gst_cudafft_audio_filter,
@@ -192,25 +192,7 @@ probe_backend(GstCudafftAudioFilter *filter)
   return FALSE;
 }
 
-/* The channel limit ---------------------------------------------------------------------------- */
-
-gboolean
-gst_cudafft_audio_filter_check_channels(GstCudafftAudioFilter *filter, GstCaps *caps)
-{
-  gint channels = 0;
-  if (!caps || gst_caps_get_size(caps) == 0 ||
-      !gst_structure_get_int(gst_caps_get_structure(caps, 0), "channels", &channels) ||
-      channels <= CUDAFFT_MAX_CHANNELS)
-    return TRUE;
-  GstElementFactory *factory = gst_element_get_factory(GST_ELEMENT(filter));
-  GST_ELEMENT_ERROR(filter, STREAM, FORMAT,
-                    ("%s takes 1 to %d channels; this stream has %d. Mix it down first "
-                     "(audioconvert) or split it (deinterleave).",
-                     factory ? GST_OBJECT_NAME(factory) : GST_OBJECT_NAME(filter),
-                     CUDAFFT_MAX_CHANNELS, channels),
-                    ("caps %" GST_PTR_FORMAT, caps));
-  return FALSE;
-}
+/* Caps ----------------------------------------------------------------------------------------- */
 
 gboolean
 gst_cudafft_audio_filter_read_audio_caps(GstCudafftAudioFilter *filter, GstCaps *caps,
@@ -517,9 +499,7 @@ gst_cudafft_audio_filter_change_state(GstElement *element, GstStateChange transi
   GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(element);
   GstCudafftAudioFilterPrivate *priv = PRIV(filter);
   if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
-    g_mutex_lock(&priv->errors_lock);
-    g_hash_table_remove_all(priv->errors_posted);
-    g_mutex_unlock(&priv->errors_lock);
+    gst_cudafft_errors_reset(&priv->errors);
     priv->warned_split = FALSE;
     forget_partial_frame(priv);
     if (!probe_backend(filter))
@@ -529,29 +509,13 @@ gst_cudafft_audio_filter_change_state(GstElement *element, GstStateChange transi
       ->change_state(element, transition);
 }
 
-/* One ERROR per failure: caps negotiation retries a refused format several times (each retry
- * failing the same way), and the same error again before the next start is that failure once
- * more. */
+/* One ERROR per failure (gstcudaffterrors.h). */
 static gboolean
 gst_cudafft_audio_filter_post_message(GstElement *element, GstMessage *message)
 {
   GstCudafftAudioFilterPrivate *priv = PRIV(GST_CUDAFFT_AUDIO_FILTER(element));
-  if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_ERROR &&
-      GST_MESSAGE_SRC(message) == GST_OBJECT_CAST(element)) {
-    GError *error = NULL;
-    gst_message_parse_error(message, &error, NULL);
-    gchar *key = g_strdup_printf("%s %d %s", error ? g_quark_to_string(error->domain) : "",
-                                 error ? error->code : 0, error ? error->message : "");
-    g_clear_error(&error);
-    g_mutex_lock(&priv->errors_lock);
-    const gboolean again = !g_hash_table_add(priv->errors_posted, key);
-    g_mutex_unlock(&priv->errors_lock);
-    if (again) {
-      GST_DEBUG_OBJECT(element, "the same error again; not posted: %" GST_PTR_FORMAT, message);
-      gst_message_unref(message);
-      return FALSE;
-    }
-  }
+  if (!gst_cudafft_errors_admit(&priv->errors, element, message))
+    return FALSE;
   return GST_ELEMENT_CLASS(gst_cudafft_audio_filter_parent_class)->post_message(element, message);
 }
 
@@ -564,8 +528,7 @@ gst_cudafft_audio_filter_finalize(GObject *object)
   free_frame_buffers(priv);
   if (priv->upstream_allocator)
     gst_object_unref(priv->upstream_allocator);
-  g_hash_table_unref(priv->errors_posted);
-  g_mutex_clear(&priv->errors_lock);
+  gst_cudafft_errors_clear(&priv->errors);
   G_OBJECT_CLASS(gst_cudafft_audio_filter_parent_class)->finalize(object);
 }
 
@@ -594,7 +557,7 @@ gst_cudafft_audio_filter_sink_event(GstBaseTransform *trans, GstEvent *event)
   case GST_EVENT_CAPS: {
     GstCaps *caps;
     gst_event_parse_caps(event, &caps);
-    if (!gst_cudafft_audio_filter_check_channels(filter, caps)) {
+    if (!gst_cudafft_check_channels(GST_ELEMENT(filter), caps)) {
       gst_event_unref(event);
       return FALSE;
     }
@@ -691,8 +654,8 @@ gst_cudafft_audio_filter_init(GstCudafftAudioFilter *filter)
   priv->device_id = GST_CUDAFFT_DEFAULT_DEVICE_ID;
   priv->probed = CUDAFFT_BACKEND_AUTO;
   gst_cudafft_run_reset(&priv->run);
-  g_mutex_init(&priv->errors_lock);
-  priv->errors_posted = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  gst_cudafft_errors_init(&priv->errors, GST_BASE_TRANSFORM_SINK_PAD(filter),
+                          GST_BASE_TRANSFORM_SRC_PAD(filter));
 }
 
 /* Errors ------------------------------------------------------------------------------------- */

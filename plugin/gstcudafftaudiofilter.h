@@ -13,8 +13,10 @@
  * - the one mapping of GStreamer's sample formats to the library's, and the way to the one place
  *   where an engine status becomes an error a user can act on (gstcudafftbackend.h);
  * - the backend probe (once per start: a backend=cuda that cannot run fails the start with one
- *   ERROR), and one ERROR per failure: the same error again before the next start, as caps
- *   retries repeat it, is not posted again. */
+ *   ERROR), and one ERROR per failure (gstcudaffterrors.h): the same error again before the next
+ *   start, as caps retries repeat it, is not posted again, and upstream gets FLUSHING rather than
+ *   a fatal flow return for a failure the element has posted, so that no source or queue posts
+ *   a second ERROR for it. */
 #ifndef GST_CUDAFFT_AUDIO_FILTER_H
 #define GST_CUDAFFT_AUDIO_FILTER_H
 
@@ -31,7 +33,8 @@ G_BEGIN_DECLS
 
 /* The caps field every element's audio and frames have. Any count links and negotiates, so that a
  * stream of more than CUDAFFT_MAX_CHANNELS is refused by the element with a message naming the
- * limit (a CAPS event the base class checks) instead of a bare "could not link". */
+ * limit (a CAPS event the base class checks with gst_cudafft_check_channels) instead of a bare
+ * "could not link". */
 #define GST_CUDAFFT_CHANNELS_FIELD "channels = (int) [ 1, MAX ]"
 
 /* The largest output buffer an element makes (at least one frame where a frame is larger): longer
@@ -113,11 +116,6 @@ gboolean gst_cudafft_audio_filter_uses_gpu(GstCudafftAudioFilter *filter);
 /* Posts the GST_ELEMENT_ERROR for a failed engine call; `what` says which call. */
 void gst_cudafft_audio_filter_post_error(GstCudafftAudioFilter *filter, CudafftStatus status,
                                          const gchar *what);
-
-/* Whether caps (raw audio or audio/x-fft) have at most CUDAFFT_MAX_CHANNELS channels; if not,
- * posts an error naming the limit. The base class checks every CAPS event with it before anything
- * else looks at the caps. */
-gboolean gst_cudafft_audio_filter_check_channels(GstCudafftAudioFilter *filter, GstCaps *caps);
 
 /* Reads raw audio caps into *info; if they cannot be read, posts a NEGOTIATION error (the channel
  * limit is checked before, at the CAPS event). */

@@ -133,3 +133,21 @@ gst_cudafft_post_status_error(GstElement *element, CudafftStatus status, const g
     break;
   }
 }
+
+gboolean
+gst_cudafft_check_channels(GstElement *element, GstCaps *caps)
+{
+  gint channels = 0;
+  if (!caps || gst_caps_get_size(caps) == 0 ||
+      !gst_structure_get_int(gst_caps_get_structure(caps, 0), "channels", &channels) ||
+      channels <= CUDAFFT_MAX_CHANNELS)
+    return TRUE;
+  GstElementFactory *factory = gst_element_get_factory(element);
+  GST_ELEMENT_ERROR(element, STREAM, FORMAT,
+                    ("%s takes 1 to %d channels; this stream has %d. Mix it down first "
+                     "(audioconvert) or split it (deinterleave).",
+                     factory ? GST_OBJECT_NAME(factory) : GST_OBJECT_NAME(element),
+                     CUDAFFT_MAX_CHANNELS, channels),
+                    ("caps %" GST_PTR_FORMAT, caps));
+  return FALSE;
+}

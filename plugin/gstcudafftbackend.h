@@ -1,8 +1,8 @@
 /* gstcudafftbackend.h: what every element of the plugin shares about where its engine runs,
  * whatever its base class (GstCudafftAudioFilter for the audio filters, GstAudioVisualizer for
  * cudaspectrumscope): the backend enum and the backend and cuda-device-id properties, the making
- * of an engine with AUTO's fallback to the CPU, and the one mapping of an engine status to an
- * error a user can act on. */
+ * of an engine with AUTO's fallback to the CPU, the one mapping of an engine status to an error a
+ * user can act on, and the engines' channel limit. */
 #ifndef GST_CUDAFFT_BACKEND_H
 #define GST_CUDAFFT_BACKEND_H
 
@@ -89,6 +89,11 @@ void gst_cudafft_post_status_error(GstElement *element, CudafftStatus status, co
 /* The same for a failed engine call, with the library's message of the failure as the detail. */
 void gst_cudafft_post_engine_error(GstElement *element, CudafftStatus status, const gchar *what,
                                    const gchar *memory_hint);
+
+/* Whether caps (raw audio or audio/x-fft) have at most CUDAFFT_MAX_CHANNELS channels; if not,
+ * posts an error naming the limit and the count. Every element checks each CAPS event with it
+ * before anything else looks at the caps: any count links, so that the refusal says why. */
+gboolean gst_cudafft_check_channels(GstElement *element, GstCaps *caps);
 
 G_END_DECLS
 

@@ -76,6 +76,7 @@
 #include "gstcudafftaudiofilter.h" /* gst_cudafft_sample_format(): the one format mapping */
 #include "gstcudafftbackend.h"
 #include "gstcudafftbands.h"
+#include "gstcudaffterrors.h"
 #include "gstcudaffthostmemory.h"
 
 #include <cudafft/scope.h>
@@ -146,6 +147,8 @@ struct _GstCudaSpectrumScope {
   guint64 frame_origin; /* run sample where frame 0 of the current frame rate starts */
   guint64 frames;       /* frames since frame_origin */
   guint64 next_sample;  /* run sample where the next frame starts */
+
+  GstCudafftErrors errors; /* one failure, one ERROR (gstcudaffterrors.h) */
 
   /* QoS, under the object lock */
   GstClockTime earliest_time;
@@ -794,9 +797,16 @@ gst_cuda_spectrum_scope_sink_event(GstPad *pad, GstObject *parent, GstEvent *eve
   case GST_EVENT_SEGMENT:
     gst_event_copy_segment(event, &self->segment);
     break;
-  case GST_EVENT_CAPS:
+  case GST_EVENT_CAPS: {
+    GstCaps *caps;
+    gst_event_parse_caps(event, &caps);
+    if (!gst_cudafft_check_channels(GST_ELEMENT(self), caps)) {
+      gst_event_unref(event);
+      return FALSE;
+    }
     end_run(self); /* a new audio format: a new run (setup makes a new display) */
     break;
+  }
   default:
     break;
   }
@@ -834,6 +844,7 @@ gst_cuda_spectrum_scope_change_state(GstElement *element, GstStateChange transit
 {
   GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(element);
   if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
+    gst_cudafft_errors_reset(&self->errors);
     end_run(self);
     gst_segment_init(&self->segment, GST_FORMAT_UNDEFINED);
     GST_OBJECT_LOCK(self);
@@ -853,6 +864,17 @@ gst_cuda_spectrum_scope_change_state(GstElement *element, GstStateChange transit
   return ret;
 }
 
+/* One ERROR per failure (gstcudaffterrors.h): GstAudioVisualizer negotiates a refused format again
+ * at every buffer. */
+static gboolean
+gst_cuda_spectrum_scope_post_message(GstElement *element, GstMessage *message)
+{
+  GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(element);
+  if (!gst_cudafft_errors_admit(&self->errors, element, message))
+    return FALSE;
+  return GST_ELEMENT_CLASS(gst_cuda_spectrum_scope_parent_class)->post_message(element, message);
+}
+
 static void
 gst_cuda_spectrum_scope_finalize(GObject *object)
 {
@@ -862,6 +884,7 @@ gst_cuda_spectrum_scope_finalize(GObject *object)
   if (self->allocator)
     gst_object_unref(self->allocator);
   g_object_unref(self->adapter);
+  gst_cudafft_errors_clear(&self->errors);
   G_OBJECT_CLASS(gst_cuda_spectrum_scope_parent_class)->finalize(object);
 }
 
@@ -876,6 +899,7 @@ gst_cuda_spectrum_scope_class_init(GstCudaSpectrumScopeClass *klass)
   gobject_class->get_property = gst_cuda_spectrum_scope_get_property;
   gobject_class->finalize = gst_cuda_spectrum_scope_finalize;
   element_class->change_state = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_change_state);
+  element_class->post_message = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_post_message);
   vis_class->setup = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_setup);
   vis_class->decide_allocation = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_decide_allocation);
 
@@ -979,7 +1003,8 @@ gst_cuda_spectrum_scope_init(GstCudaSpectrumScope *self)
   self->earliest_time = GST_CLOCK_TIME_NONE;
   self->proportion = 1.0;
   /* The framing (see Framing above): the base class made the pads; its sink chain is replaced
-   * and its event handlers wrapped. */
+   * and its event handlers wrapped, and the sink pad's answers upstream go through the errors'
+   * gate (one failure, one ERROR). */
   GstPad *sink = gst_element_get_static_pad(GST_ELEMENT(self), "sink");
   GstPad *src = gst_element_get_static_pad(GST_ELEMENT(self), "src");
   g_assert(sink && src);
@@ -989,6 +1014,7 @@ gst_cuda_spectrum_scope_init(GstCudaSpectrumScope *self)
   gst_pad_set_chain_function(sink, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_chain));
   gst_pad_set_event_function(sink, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_sink_event));
   gst_pad_set_event_function(src, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_src_event));
+  gst_cudafft_errors_init(&self->errors, sink, src);
   gst_object_unref(sink);
   gst_object_unref(src);
 }

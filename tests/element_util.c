@@ -302,12 +302,18 @@ count_message(GstMessage *msg, const char *name, EuErrors *out)
 void
 eu_collect_errors(const char *description, const char *name, guint seconds, EuErrors *out)
 {
-  memset(out, 0, sizeof *out);
-  out->errors = g_ptr_array_new_with_free_func(g_free);
   GError *error = NULL;
   GstElement *pipeline = gst_parse_launch(description, &error);
   fail_unless(pipeline != NULL && error == NULL, "\"%s\" does not parse or link: %s", description,
               error ? error->message : "?");
+  eu_collect_pipeline_errors(pipeline, name, seconds, out);
+}
+
+void
+eu_collect_pipeline_errors(GstElement *pipeline, const char *name, guint seconds, EuErrors *out)
+{
+  memset(out, 0, sizeof *out);
+  out->errors = g_ptr_array_new_with_free_func(g_free);
   GstBus *bus = gst_element_get_bus(pipeline);
   out->start_failed =
       gst_element_set_state(pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE;
@@ -325,7 +331,8 @@ eu_collect_errors(const char *description, const char *name, guint seconds, EuEr
     gst_message_unref(msg);
   }
   fail_unless(gst_element_set_state(pipeline, GST_STATE_NULL) != GST_STATE_CHANGE_FAILURE,
-              "\"%s\" does not go back to NULL", description);
+              "%s does not go back to NULL", GST_OBJECT_NAME(pipeline));
+  /* NULL has stopped every streaming thread: an ERROR one of them posted on its way out is here */
   GstMessage *msg;
   while ((msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR | GST_MESSAGE_EOS)) != NULL) {
     count_message(msg, name, out);
@@ -344,23 +351,52 @@ eu_errors_clear(EuErrors *errors)
 }
 
 void
+eu_check_errors_one(const EuErrors *got, const char *what, const char *const *words)
+{
+  fail_unless(got->errors->len == 1, "%s: %u ERRORs from the element, expected one", what,
+              got->errors->len);
+  fail_unless(got->others == 0,
+              "%s: %u ERRORs from other elements besides the element's own (one failure is one "
+              "ERROR)",
+              what, got->others);
+  const char *text = g_ptr_array_index(got->errors, 0);
+  for (const char *const *w = words; w && *w; w++)
+    fail_unless(strstr(text, *w) != NULL, "%s: the error does not say \"%s\": %s", what, *w, text);
+}
+
+void
+eu_check_one_error(const char *description, guint runs, const char *const *words)
+{
+  for (guint r = 0; r < runs; r++) {
+    gchar *what = g_strdup_printf("%s (run %u of %u)", description, r + 1, runs);
+    EuErrors got;
+    eu_collect_errors(description, "e", 20, &got);
+    eu_check_errors_one(&got, what, words);
+    eu_errors_clear(&got);
+    g_free(what);
+  }
+}
+
+/* Three runs: the same failure gives one ERROR each time. */
+#define EU_ERROR_RUNS 3
+
+void
 eu_check_one_error_at_start(const char *name, const char *upstream)
 {
   /* a device id no machine has: the start's probe refuses it on every machine */
   gchar *line = g_strdup_printf("audiotestsrc num-buffers=20 ! audio/x-raw,format=F32LE,channels=2 "
                                 "! %s %s name=e backend=cuda cuda-device-id=4096 ! fakesink",
                                 upstream, name);
-  EuErrors got;
-  eu_collect_errors(line, "e", 20, &got);
-  fail_unless(got.start_failed, "%s: going to PLAYING did not fail", line);
-  fail_unless(got.errors->len == 1, "%s: %u ERRORs from %s, expected one", line, got.errors->len,
-              name);
-  const char *text = g_ptr_array_index(got.errors, 0);
-  fail_unless(strstr(text, "backend=cpu") != NULL, "%s: the error does not say what to do: %s",
-              line, text);
-  fail_unless(got.others == 0, "%s: %u ERRORs from other elements besides %s's", line, got.others,
-              name);
-  eu_errors_clear(&got);
+  static const char *const words[] = {"backend=cpu", NULL};
+  for (guint r = 0; r < EU_ERROR_RUNS; r++) {
+    gchar *what = g_strdup_printf("%s (run %u of %d)", line, r + 1, EU_ERROR_RUNS);
+    EuErrors got;
+    eu_collect_errors(line, "e", 20, &got);
+    fail_unless(got.start_failed, "%s: going to PLAYING did not fail", what);
+    eu_check_errors_one(&got, what, words);
+    eu_errors_clear(&got);
+    g_free(what);
+  }
   g_free(line);
 }
 
@@ -369,17 +405,31 @@ eu_check_channel_limit(const char *name, const char *upstream)
 {
   gchar *line = g_strdup_printf("audiotestsrc num-buffers=5 samplesperbuffer=256 ! "
                                 "audio/x-raw,format=F32LE,channels=1025 ! %s %s name=e "
-                                "backend=cpu ! fakesink",
-                                upstream, name);
-  EuErrors got;
-  eu_collect_errors(line, "e", 20, &got);
-  fail_unless(got.errors->len == 1, "%s: %u ERRORs from %s, expected one", line, got.errors->len,
-              name);
-  const char *text = g_ptr_array_index(got.errors, 0);
-  fail_unless(strstr(text, "1024") != NULL && strstr(text, "1025") != NULL,
-              "%s: the error does not name the limit and the count: %s", line, text);
-  fail_unless(!got.eos, "%s: EOS came through 1025 channels", line);
-  eu_errors_clear(&got);
+                                "backend=%s ! fakesink",
+                                upstream, name, eu_backend);
+  static const char *const words[] = {"1024", "1025", NULL};
+  for (guint r = 0; r < EU_ERROR_RUNS; r++) {
+    gchar *what = g_strdup_printf("%s (run %u of %d)", line, r + 1, EU_ERROR_RUNS);
+    EuErrors got;
+    eu_collect_errors(line, "e", 20, &got);
+    eu_check_errors_one(&got, what, words);
+    fail_unless(!got.eos, "%s: EOS came through 1025 channels", what);
+    eu_errors_clear(&got);
+    g_free(what);
+  }
+  g_free(line);
+}
+
+void
+eu_check_time_segment(const char *name)
+{
+  /* filesrc's segment is in bytes; the caps make its bytes audio */
+  gchar *line = g_strdup_printf("filesrc location=/dev/zero num-buffers=10 blocksize=4096 ! "
+                                "audio/x-raw,format=F32LE,rate=48000,channels=1,"
+                                "layout=interleaved ! %s name=e backend=%s ! fakesink",
+                                name, eu_backend);
+  static const char *const words[] = {"TIME", NULL};
+  eu_check_one_error(line, EU_ERROR_RUNS, words);
   g_free(line);
 }
 

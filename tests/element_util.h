@@ -141,15 +141,32 @@ typedef struct {
  * an ERROR (so that repeated ERRORs are seen too), at most `seconds` in all; then NULL, and
  * counts what the bus holds. Fails the test if the line does not parse or link. */
 void eu_collect_errors(const char *description, const char *name, guint seconds, EuErrors *out);
+/* The same for a pipeline already made (taken: it is freed). */
+void eu_collect_pipeline_errors(GstElement *pipeline, const char *name, guint seconds,
+                                EuErrors *out);
 void eu_errors_clear(EuErrors *errors);
+
+/* One failure, one ERROR: checks that a run posted exactly one ERROR in the whole pipeline, from
+ * the element collected (none from the others: the "Internal data stream error" a source or a
+ * queue posts for the same failure is a second one), holding each of the NULL-terminated `words`
+ * in its text; `what` names the run in the failure messages. */
+void eu_check_errors_one(const EuErrors *got, const char *what, const char *const *words);
+/* Runs `description`, whose element under test is named "e", `runs` times and checks each run
+ * with eu_check_errors_one (the same failure, one ERROR every time). */
+void eu_check_one_error(const char *description, guint runs, const char *const *words);
 
 /* The checks every element shares (name: its factory name; upstream: a launch line, possibly
  * empty, that turns audiotestsrc's F32 audio into what it takes):
  * - a start that cannot run (backend=cuda on a device that does not exist) posts exactly one
- *   ERROR, from the element, and fails the change to PLAYING;
- * - a stream of 1025 channels links and is refused with one ERROR that names the limit. */
+ *   ERROR in the whole pipeline, from the element, and fails the change to PLAYING;
+ * - a stream of 1025 channels links and is refused with one ERROR in the whole pipeline, from the
+ *   element, that names the limit and the count; no EOS;
+ * - raw audio in a BYTES segment (filesrc's, straight into the element) is refused with one ERROR
+ *   in the whole pipeline, from the element, that says it needs TIME.
+ * Three runs each. */
 void eu_check_one_error_at_start(const char *name, const char *upstream);
 void eu_check_channel_limit(const char *name, const char *upstream);
+void eu_check_time_segment(const char *name);
 
 /* The cudafft contract ---------------------------------------------------------------------- */
 

@@ -1720,6 +1720,8 @@ GST_START_TEST(test_non_time_segment_refused)
   fail_unless(strstr(text, "TIME") != NULL, "the error does not say TIME: %s", text);
   g_free(text);
   eu_harness_teardown(h, bus);
+  /* and in a pipeline: one ERROR, the element's, none from the source */
+  eu_check_time_segment("cudaconvolve");
 }
 GST_END_TEST;
 

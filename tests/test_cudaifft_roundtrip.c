@@ -2,7 +2,8 @@
  * the backend named by argv[1] (cpu|cuda): the round trip gives back exactly the input (samples,
  * count, timestamps) for every fft size, two hops, every window, 1..8 channels and buffer sizes
  * from 1 to 100000 samples; EOS, flushes and discontinuities; settings changed while playing;
- * caps cudaifft must refuse; latency; state changes of whole pipelines, two at once. */
+ * caps cudaifft must refuse, with one ERROR in the whole pipeline for each refusal (at the start
+ * of the stream and in its middle); latency; state changes of whole pipelines, two at once. */
 #include "element_util.h"
 
 #include <math.h>
@@ -277,8 +278,10 @@ GST_START_TEST(test_bad_caps_refused)
   GST_BUFFER_PTS(buf) = 0;
   GST_BUFFER_OFFSET(buf) = 0;
   GST_BUFFER_OFFSET_END(buf) = 1;
+  /* refused with an ERROR at the CAPS event; the push that retries the caps is answered FLUSHING,
+   * which stops upstream without an ERROR of its own (one failure, one ERROR) */
   const GstFlowReturn flow = gst_harness_push(h, buf);
-  fail_unless(flow == GST_FLOW_NOT_NEGOTIATED, "%s (%s): push returned %s, expected not-negotiated",
+  fail_unless(flow == GST_FLOW_FLUSHING, "%s (%s): push returned %s, expected flushing",
               bad_caps_rows[i].what, caps, gst_flow_get_name(flow));
   fail_unless_equals_int(gst_harness_buffers_received(h), 0);
   if (bad_caps_rows[i].error_names_values) {
@@ -361,38 +364,79 @@ GST_END_TEST;
 
 /* Errors a user sees ------------------------------------------------------------------------ */
 
-/* audiotestsrc ! cudafft <settings> ! cudaifft: one ERROR, from cudaifft, whose text holds both
- * `names`. */
+/* One failure, one ERROR: audiotestsrc ! cudafft <settings> ! cudaifft (the issue's pipelines),
+ * five times, and twice with queues between (a queue's task is another upstream task that reports
+ * fatal flow returns): each time exactly one ERROR in the whole pipeline, from cudaifft, whose text
+ * holds `words`. Before, the source (or a queue) posted an "Internal data stream error" of its own
+ * for the refusal: two or three ERRORs per run. */
 static void
-check_one_ifft_error(const char *settings, const char *name_a, const char *name_b)
+check_one_ifft_error(const char *settings, const char *const *words)
 {
-  gchar *line = g_strdup_printf("audiotestsrc num-buffers=5 ! cudafft backend=%s %s ! cudaifft "
+  gchar *line = g_strdup_printf("audiotestsrc num-buffers=10 ! cudafft backend=%s %s ! cudaifft "
                                 "name=e backend=%s ! fakesink",
                                 eu_backend, settings, eu_backend);
-  EuErrors got;
-  eu_collect_errors(line, "e", 20, &got);
-  fail_unless(got.errors->len == 1, "%s: %u ERRORs from cudaifft, expected one", line,
-              got.errors->len);
-  const char *text = g_ptr_array_index(got.errors, 0);
-  fail_unless(strstr(text, name_a) != NULL && strstr(text, name_b) != NULL,
-              "%s: the error does not name %s and %s: %s", line, name_a, name_b, text);
-  eu_errors_clear(&got);
+  eu_check_one_error(line, 5, words);
+  g_free(line);
+  line = g_strdup_printf("audiotestsrc num-buffers=10 ! queue ! cudafft backend=%s %s ! queue ! "
+                         "cudaifft name=e backend=%s ! fakesink",
+                         eu_backend, settings, eu_backend);
+  eu_check_one_error(line, 2, words);
   g_free(line);
 }
 
 /* cudafft representation=db ! cudaifft links, and cudaifft says why it cannot take the frames
- * (before, the link was refused and its message never showed). One ERROR, not one per retry. */
+ * (before, the link was refused and its message never showed). One ERROR, not one per retry, and
+ * none from upstream. */
 GST_START_TEST(test_representation_refused_with_message)
 {
-  check_one_ifft_error("representation=db", "representation=complex", "db");
+  static const char *const words[] = {"representation=complex", "db", NULL};
+  check_one_ifft_error("representation=db", words);
 }
 GST_END_TEST;
 
-/* A window and hop that cannot be inverted: one ERROR naming them, not one per caps retry; and a
- * start that cannot run, one ERROR. */
+static GstPadProbeReturn
+change_hop_at_fifth_buffer(GstPad *pad, GstPadProbeInfo *info, gpointer user_data)
+{
+  guint *count = user_data;
+  if (++*count == 5)
+    g_object_set(GST_PAD_PARENT(pad), "hop", 1024, NULL);
+  (void)info;
+  return GST_PAD_PROBE_OK;
+}
+
+/* A window and hop that cannot be inverted: one ERROR naming them, not one per caps retry and none
+ * from upstream (the issue's pipeline: hop=4096 at the default fft-size 4096); the same where the
+ * hop changes to fft-size in the middle of the stream (cudafft's new caps are refused while frames
+ * flow); and a start that cannot run, one ERROR. */
 GST_START_TEST(test_one_error_per_failure)
 {
-  check_one_ifft_error("fft-size=4096 hop=4096", "hop 4096", "hann");
+  static const char *const words[] = {"hop 4096", "hann", NULL};
+  check_one_ifft_error("hop=4096", words);
+
+  static const char *const middle_words[] = {"hop 1024", "hann", NULL};
+  for (guint r = 0; r < 3; r++) {
+    gchar *line = g_strdup_printf("audiotestsrc num-buffers=20 samplesperbuffer=1024 ! cudafft "
+                                  "name=f backend=%s fft-size=1024 hop=256 ! cudaifft name=e "
+                                  "backend=%s ! fakesink",
+                                  eu_backend, eu_backend);
+    GError *error = NULL;
+    GstElement *pipeline = gst_parse_launch(line, &error);
+    fail_unless(pipeline != NULL && error == NULL, "%s: %s", line, error ? error->message : "?");
+    GstElement *f = gst_bin_get_by_name(GST_BIN(pipeline), "f");
+    GstPad *sink = gst_element_get_static_pad(f, "sink");
+    guint count = 0;
+    gst_pad_add_probe(sink, GST_PAD_PROBE_TYPE_BUFFER, change_hop_at_fifth_buffer, &count, NULL);
+    gst_object_unref(sink);
+    gst_object_unref(f);
+    EuErrors got;
+    eu_collect_pipeline_errors(pipeline, "e", 20, &got);
+    gchar *what = g_strdup_printf("%s, hop 1024 from the fifth buffer (run %u of 3)", line, r + 1);
+    eu_check_errors_one(&got, what, middle_words);
+    eu_errors_clear(&got);
+    g_free(what);
+    g_free(line);
+  }
+
   eu_check_one_error_at_start("cudaifft", "cudafft backend=cpu !");
 }
 GST_END_TEST;
@@ -408,7 +452,9 @@ GST_START_TEST(test_too_many_channels_refused)
                                   "rate=(int)48000, channels=(int)1025");
   GstBuffer *buf = gst_buffer_new_allocate(NULL, 1025 * 129 * 8, NULL);
   gst_buffer_memset(buf, 0, 0, 1025 * 129 * 8);
-  fail_unless_equals_int(gst_harness_push(h, buf), GST_FLOW_NOT_NEGOTIATED);
+  /* the refusal's ERROR says why; the push that retries the refused caps is answered FLUSHING,
+   * which stops upstream without an ERROR of its own (one failure, one ERROR) */
+  fail_unless_equals_int(gst_harness_push(h, buf), GST_FLOW_FLUSHING);
   gchar *text = NULL;
   fail_unless(eu_bus_pop_error(bus, NULL, &text), "1025 channels: no ERROR");
   fail_unless(strstr(text, "1024") != NULL && strstr(text, "1025") != NULL,

@@ -4,7 +4,8 @@
  * frames at exactly the negotiated rate, stamped from the audio's sample counts whatever the
  * buffer sizes; every frame byte for byte what the scope engine (cudafft/scope.h) draws from the
  * same samples; every property changed while playing; EOS, flush and DISCONT; too many lanes for
- * the frame refused with a message; 100 state cycles; two pipelines at once. */
+ * the frame refused with a message; one failure, one ERROR (too many lanes, too many channels, a
+ * device that does not exist); 100 state cycles; two pipelines at once. */
 #include "element_util.h"
 
 #include <cudafft/scope.h>
@@ -574,8 +575,11 @@ GST_START_TEST(test_too_many_lanes)
   gst_harness_set_sink_caps_str(h, "video/x-raw,format=BGRx,width=64,height=16,framerate=60/1");
   GstBus *bus = eu_harness_bus(h);
   gst_harness_set_src_caps(h, eu_raw_caps(s.format, s.rate, s.channels));
+  /* refused with an ERROR at the CAPS event; the push that retries the caps is answered FLUSHING,
+   * which stops upstream without an ERROR of its own (one failure, one ERROR) */
   const GstFlowReturn flow = gst_harness_push(h, eu_signal_buffer(&s, 0, s.frames, 0));
-  fail_if(flow == GST_FLOW_OK, "32 lanes in 16 rows were accepted");
+  fail_unless(flow == GST_FLOW_FLUSHING, "32 lanes in 16 rows: the push returned %s",
+              gst_flow_get_name(flow));
   gchar *text = NULL;
   fail_unless(eu_bus_pop_error(bus, NULL, &text), "no error message");
   fail_unless(strstr(text, "lanes") != NULL && strstr(text, "multi-channel") != NULL,
@@ -583,6 +587,28 @@ GST_START_TEST(test_too_many_lanes)
   g_free(text);
   eu_harness_teardown(h, bus);
   test_signal_clear(&s);
+}
+GST_END_TEST;
+
+/* One failure, one ERROR: GstAudioVisualizer negotiates a refused format again at every buffer,
+ * and the source reported the refusal as an "Internal data stream error" of its own (before: nine
+ * ERRORs a run). Each of these posts exactly one in the whole pipeline, from the scope: more
+ * channels than the default 200-row frame has rows for lanes, more than the engines' 1024, and a
+ * CUDA device that does not exist (the scope makes its engine at the caps: the start itself
+ * succeeds). */
+GST_START_TEST(test_one_error_per_failure)
+{
+  gchar *line = g_strdup_printf("audiotestsrc num-buffers=10 ! audio/x-raw,channels=300 ! "
+                                "cudaspectrumscope name=e backend=%s ! fakesink",
+                                eu_backend);
+  static const char *const lanes[] = {"300 channels", "multi-channel", NULL};
+  eu_check_one_error(line, 3, lanes);
+  g_free(line);
+  eu_check_channel_limit("cudaspectrumscope", "");
+  static const char *const device[] = {"backend=cpu", NULL};
+  eu_check_one_error("audiotestsrc num-buffers=10 ! cudaspectrumscope name=e backend=cuda "
+                     "cuda-device-id=4096 ! fakesink",
+                     3, device);
 }
 GST_END_TEST;
 
@@ -682,6 +708,7 @@ cudaspectrumscope_suite(void)
   tcase_add_test(tc, test_flush_restarts);
   tcase_add_test(tc, test_discont_restarts);
   tcase_add_test(tc, test_too_many_lanes);
+  tcase_add_test(tc, test_one_error_per_failure);
   tcase_add_test(tc, test_state_cycles);
   tcase_add_test(tc, test_two_pipelines_at_once);
   return s;

@@ -271,7 +271,9 @@ static void
 push_buffer(Scenario *sc, GstBuffer *buf)
 {
   const GstFlowReturn flow = gst_harness_push(sc->h, buf);
-  if (flow == GST_FLOW_ERROR || flow == GST_FLOW_NOT_NEGOTIATED)
+  /* FLUSHING (no flush is under way here) is the element's quiet answer after its own ERROR
+   * (gstcudaffterrors.h): a failed push like the others, which its ERROR must explain */
+  if (flow == GST_FLOW_ERROR || flow == GST_FLOW_NOT_NEGOTIATED || flow == GST_FLOW_FLUSHING)
     sc->failed_flows++;
   else if (flow != GST_FLOW_OK && flow != GST_FLOW_EOS)
     finding(sc, "a push returned %s", gst_flow_get_name(flow));
