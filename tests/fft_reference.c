@@ -127,11 +127,17 @@ checked_plan(CudafftStatus status, CudafftPlan *plan, CudafftBackend backend, Cu
 }
 
 CudafftPlan *
-fft_create_plan(CudafftBackend backend, CudafftKind kind, size_t n)
+fft_create_plan_on(CudafftBackend backend, int device_id, CudafftKind kind, size_t n)
 {
   CudafftPlan *plan = NULL;
-  const CudafftStatus status = cudafft_plan_create(&plan, backend, -1, kind, n);
+  const CudafftStatus status = cudafft_plan_create(&plan, backend, device_id, kind, n);
   return checked_plan(status, plan, backend, kind, n, "plan_create");
+}
+
+CudafftPlan *
+fft_create_plan(CudafftBackend backend, CudafftKind kind, size_t n)
+{
+  return fft_create_plan_on(backend, -1, kind, n);
 }
 
 CudafftPlan *

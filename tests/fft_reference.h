@@ -42,6 +42,8 @@ double fft_rel_l2_error(const float *out, const double *ref, size_t count, doubl
  * that the plan runs on that backend with the asked kind, size and layout. NULL if any failed: on
  * a machine that has the backend, a plan that cannot be made is a failure, never a skip. */
 CudafftPlan *fft_create_plan(CudafftBackend backend, CudafftKind kind, size_t n);
+/* The same on device_id (-1: the library's choice, which on a host of several GPUs may be any). */
+CudafftPlan *fft_create_plan_on(CudafftBackend backend, int device_id, CudafftKind kind, size_t n);
 /* The same through the library's internal cudafft_plan_create_spec(); force_cufft: the CUDA
  * backend runs the plan on cuFFT, the path it takes by itself where its kernels do not fit the
  * GPU's shared memory (lib/fft/fft_backend.h). */

@@ -178,7 +178,9 @@ main(int argc, char **argv)
       return test_finish();
   }
   for (size_t i = 0; i < FFT_TRANSFORM_COUNT; ++i) {
-    CudafftPlan *plan = fft_create_plan(CUDAFFT_BACKEND_CUDA, fft_transforms[i].kind, N);
+    /* on device 0, where the test's own device memory is: with -1, a host of several GPUs may put
+     * the plan on another (cudafft/fft.h: make a plan for device memory on that memory's device) */
+    CudafftPlan *plan = fft_create_plan_on(CUDAFFT_BACKEND_CUDA, 0, fft_transforms[i].kind, N);
     if (!plan)
       continue;
     check_transform(plan, &fft_transforms[i], calls);
