@@ -37,10 +37,10 @@
  * left out and only the float32 fields are posted: building a GValue per band is most of a
  * message's cost, and a display reads the float32 fields anyway.
  *
- * The messages of all cudaspectrum instances in the process are posted one at a time (a streaming
- * thread that finds another posting sleeps until it is done): hundreds of streaming threads
- * posting on one bus at once can stall each other in GStreamer's lock-free bus queue, where a
- * writer spins until every writer before it has finished.
+ * The messages of all cudaspectrum instances in one pipeline are posted one at a time (a
+ * streaming thread that finds another posting sleeps until it is done): hundreds of streaming
+ * threads posting on one bus at once can stall each other in GStreamer's lock-free bus queue,
+ * where a writer spins until every writer before it has finished.
  *
  * Where cudaspectrum differs from `spectrum` 1.22 (each time because `spectrum` is defective):
  *
@@ -574,7 +574,7 @@ build_message(gpointer data, gpointer user_data)
   job->message = gst_message_new_element(GST_OBJECT(shape->self), s);
 }
 
-/* Posts a built message, one post at a time in the process (gstcudafftbus.h: streaming threads
+/* Posts a built message, one post at a time per pipeline (gstcudafftbus.h: streaming threads
  * posting on one bus at once can stall each other). */
 static void
 post_message(gpointer data, gpointer user_data)
