@@ -524,6 +524,17 @@ open_engine(GstCudaConvolve *self, const KernelSource *source, const GstCudaConv
   return TRUE;
 }
 
+/* The stream format the element runs: its frames, run timing and the impulse response's rate. */
+static void
+use_format(GstCudaConvolve *self, const GstAudioInfo *info)
+{
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
+  self->info = *info;
+  gst_cudafft_audio_filter_set_run_format(filter, GST_AUDIO_INFO_RATE(info),
+                                          CUDAFFT_CONVOLVE_BLOCK / 2);
+  gst_cudafft_audio_filter_set_frame_bytes(filter, GST_AUDIO_INFO_BPF(info));
+}
+
 static gboolean
 gst_cuda_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps)
 {
@@ -540,12 +551,9 @@ gst_cuda_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *ou
   gst_cuda_convolve_ir_set_rate(self->ir, GST_AUDIO_INFO_RATE(&info)); /* decodes for it */
   if (convolve_engine_of(self) && gst_audio_info_is_equal(&info, &self->info))
     return TRUE; /* a renegotiation to the same caps keeps the stream going */
-  self->info = info;
-  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
-  gst_cudafft_audio_filter_set_run_format(filter, GST_AUDIO_INFO_RATE(&info),
-                                          CUDAFFT_CONVOLVE_BLOCK / 2);
-  gst_cudafft_audio_filter_set_frame_bytes(filter, GST_AUDIO_INFO_BPF(&info));
-  gst_cudafft_audio_filter_close_engine(filter);
+  const GstAudioInfo previous = self->info;
+  use_format(self, &info);
+  gst_cudafft_audio_filter_close_engine(GST_CUDAFFT_AUDIO_FILTER(self));
   KernelSource source;
   GstCudaConvolveIrResult *ir = NULL;
   if (kernel_source(self, FALSE, &source, &ir) == GST_CUDA_CONVOLVE_IR_PENDING) {
@@ -555,6 +563,16 @@ gst_cuda_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *ou
   }
   const gboolean ok = open_engine(self, &source, ir);
   gst_cuda_convolve_ir_result_unref(ir);
+  if (!ok) {
+    /* GstBaseTransform keeps the caps it had before these, and does not call set_caps again when
+     * they come back: the element keeps their format too, its engine made for it at the next
+     * buffer. Left at the refused format, it filtered that next buffer in it, and its output
+     * went out under the old caps (frames of another size). */
+    GST_DEBUG_OBJECT(self, "caps refused: back to the format before them");
+    use_format(self, &previous);
+    if (GST_AUDIO_INFO_RATE(&previous) > 0)
+      gst_cuda_convolve_ir_set_rate(self->ir, GST_AUDIO_INFO_RATE(&previous));
+  }
   return ok;
 }
 

@@ -1325,6 +1325,65 @@ GST_START_TEST(test_bad_ir_files)
 }
 GST_END_TEST;
 
+/* Caps refused at set_caps (a 3-channel stream for a stereo response) leave the element in the
+ * format it had: GstBaseTransform keeps the caps it had before them and does not call set_caps
+ * again when they come back, so the stream that goes on in them must be filtered in them. Before,
+ * the element took the refused format, failed to make its engine for it at every buffer after,
+ * and once another response let it, sent out frames of the refused size under the old caps (a
+ * hostile scenario). */
+GST_START_TEST(test_refused_caps_keep_format)
+{
+  const guint channels = 2;
+  const gsize taps = 40; /* the direct path: no latency */
+  TestRng rng = test_rng("refused caps");
+  float *response = random_response(&rng, taps, channels);
+  gchar *path = write_wav("refused", response, taps, channels, RATE);
+  TestSignal first, three, second;
+  test_signal_random(&first, &rng, CUDAFFT_SAMPLE_F32, channels, RATE, 3000, READ);
+  test_signal_random(&three, &rng, CUDAFFT_SAMPLE_F32, 3, RATE, 10, READ);
+  test_signal_random(&second, &rng, CUDAFFT_SAMPLE_F32, channels, RATE, 5000, READ);
+  GstHarness *h = conv_harness(NULL);
+  GstBus *bus = eu_harness_bus(h);
+  GstElement *e = eu_harness_element(h, "c");
+  g_object_set(e, "ir-location", path, NULL);
+  /* the first buffer waits for the decode: the response is known when the 3-channel caps come */
+  GPtrArray *out = eu_buffer_list();
+  eu_harness_signal_caps(h, &first);
+  eu_push_signal(h, &first, 0, first.frames, 1000, 0, out);
+  eu_harness_signal_caps(h, &three);
+  gchar *text = NULL;
+  fail_unless(eu_bus_pop_error(bus, NULL, &text), "3 channels for a stereo response: no ERROR");
+  fail_unless(strstr(text, "2 channels") != NULL, "the ERROR does not give the counts: %s", text);
+  g_free(text);
+  eu_pull_all(h, out);
+  g_ptr_array_set_size(out, 0);
+  eu_harness_signal_caps(h, &second);
+  eu_push_signal(h, &second, 0, second.frames, 1000, 0, out);
+  eu_push_eos(h, out);
+  const gsize expected = second.frames + taps - 1;
+  double *got = read_single_run(out, &second, 0, expected, "after refused caps");
+  double *rows = g_new(double, taps *channels);
+  for (guint c = 0; c < channels; c++)
+    for (gsize t = 0; t < taps; t++)
+      rows[c * taps + t] = response[t * channels + c];
+  double *want =
+      convolve_reference(rows, taps, channels, second.values, channels, second.frames, expected);
+  check_values(got, want, expected, channels, VALUE_TOLERANCE, "after refused caps");
+  unlink(path);
+  g_free(path);
+  g_free(got);
+  g_free(want);
+  g_free(rows);
+  g_free(response);
+  g_ptr_array_unref(out);
+  gst_object_unref(e);
+  eu_harness_teardown(h, bus);
+  test_signal_clear(&first);
+  test_signal_clear(&three);
+  test_signal_clear(&second);
+}
+GST_END_TEST;
+
 /* run_pipeline on a thread of its own, given `seconds` to end: FALSE if it has not by then (the
  * thread is left behind: the test fails and its process ends). */
 typedef struct {
@@ -2142,6 +2201,7 @@ cudaconvolve_suite(void)
   tcase_add_test(tc, test_ir_ready_at_start_wait);
   tcase_add_loop_test(tc, test_ir_decode_cancelled, 0, 2);
   tcase_add_loop_test(tc, test_bad_ir_files, 0, 5);
+  tcase_add_test(tc, test_refused_caps_keep_format);
   tcase_add_loop_test(tc, test_ir_fifo_refused, 0, 2);
   tcase_add_test(tc, test_bad_kernel_refused);
   tcase_add_loop_test(tc, test_taps_beyond_float_refused, 0, 4);
