@@ -3,7 +3,10 @@
 # device machine), with the bundle made by ../shared/gpu/make-gst-bundle .gst-bundle:
 #  1. build for one architecture (CUDA_ARCH, default 90) in build-gpu, from scratch;
 #  2. the whole suite (nothing may skip there, but multigpu-cuda on a host with one GPU: it skips
-#     the part that needs two, saying so; scripts/run-multigpu.sh runs it on two);
+#     the part that needs two, saying so; scripts/run-multigpu.sh runs it on two); MESON_TEST_ARGS,
+#     when set, goes to meson test: on a two-H200 host the whole suite ran past one device
+#     command's 10 minutes (2026-11-27), so split it over two calls, e.g. with
+#     MESON_TEST_ARGS="--no-suite memory --no-suite load" and then "--suite memory --suite load";
 #  3. with SANITIZE=1, compute-sanitizer over the library's CUDA test programs, side by side:
 #     memcheck with --leak-check full over fft-accuracy, fft-device, fft-signals, stft, spectrum,
 #     convolve, executor-cuda and scope (with the cuda argument), scope-backends, and the hostile
@@ -64,7 +67,9 @@ build() {
 
 suite() {
   local status=0
-  meson test -C build-gpu --print-errorlogs > "$logdir/tests.log" 2>&1 || status=$?
+  # shellcheck disable=SC2086 # the arguments are words
+  meson test -C build-gpu --print-errorlogs ${MESON_TEST_ARGS:-} > "$logdir/tests.log" 2>&1 ||
+    status=$?
   python3 scripts/summarize-tests.py build-gpu/meson-logs/testlog.json | tee -a "$logdir/tests.log"
   grep -E "^ *[0-9]+/[0-9]+ " "$logdir/tests.log" | grep -v " OK " || true
   cp build-gpu/meson-logs/testlog.txt "$logdir/" 2>/dev/null
