@@ -875,6 +875,28 @@ random_response(TestRng *rng, gsize taps, guint channels)
 /* ir-location files are decoded on a worker thread, which the element's PROGRESS messages
  * (code "ir-location") follow: waits (at most 30 s) for the end of a decode and returns how it
  * ended (COMPLETE, ERROR or CANCELED). */
+/* Reads the output as one run stamped from 0, with the tail, and checks each frame against the
+ * double-precision convolution of the signal with `response` (taps frames of signal->channels
+ * interleaved values, as a file holds them: channel c filtered with its channel c). */
+static void
+check_response_run(GPtrArray *out, const TestSignal *signal, const float *response, gsize taps,
+                   const char *row)
+{
+  const guint channels = signal->channels;
+  const gsize expected = signal->frames + taps - 1;
+  double *got = read_single_run(out, signal, 0, expected, row);
+  double *rows = g_new(double, taps *channels);
+  for (guint c = 0; c < channels; c++)
+    for (gsize t = 0; t < taps; t++)
+      rows[c * taps + t] = response[t * channels + c];
+  double *want =
+      convolve_reference(rows, taps, channels, signal->values, channels, signal->frames, expected);
+  check_values(got, want, expected, channels, VALUE_TOLERANCE, row);
+  g_free(got);
+  g_free(want);
+  g_free(rows);
+}
+
 static GstProgressType
 wait_ir_decoded(GstBus *bus)
 {
@@ -1041,20 +1063,9 @@ GST_START_TEST(test_ir_ready_at_start_wait)
   fail_unless(early == NULL, "a decode started before the stream's rate was known");
   GPtrArray *out = run_harness(h, &signal, 4096, 0);
   fail_unless_equals_int(wait_ir_decoded(bus), GST_PROGRESS_TYPE_COMPLETE);
-  const gsize expected = signal.frames + taps - 1;
-  double *got = read_single_run(out, &signal, 0, expected, "ready at start");
-  double *rows = g_new(double, taps *channels);
-  for (guint c = 0; c < channels; c++)
-    for (gsize t = 0; t < taps; t++)
-      rows[c * taps + t] = response[t * channels + c];
-  double *want =
-      convolve_reference(rows, taps, channels, signal.values, channels, signal.frames, expected);
-  check_values(got, want, expected, channels, VALUE_TOLERANCE, "ready at start");
+  check_response_run(out, &signal, response, taps, "ready at start");
   unlink(path);
   g_free(path);
-  g_free(got);
-  g_free(want);
-  g_free(rows);
   g_free(response);
   g_ptr_array_unref(out);
   gst_object_unref(e);
@@ -1360,20 +1371,9 @@ GST_START_TEST(test_refused_caps_keep_format)
   eu_harness_signal_caps(h, &second);
   eu_push_signal(h, &second, 0, second.frames, 1000, 0, out);
   eu_push_eos(h, out);
-  const gsize expected = second.frames + taps - 1;
-  double *got = read_single_run(out, &second, 0, expected, "after refused caps");
-  double *rows = g_new(double, taps *channels);
-  for (guint c = 0; c < channels; c++)
-    for (gsize t = 0; t < taps; t++)
-      rows[c * taps + t] = response[t * channels + c];
-  double *want =
-      convolve_reference(rows, taps, channels, second.values, channels, second.frames, expected);
-  check_values(got, want, expected, channels, VALUE_TOLERANCE, "after refused caps");
+  check_response_run(out, &second, response, taps, "after refused caps");
   unlink(path);
   g_free(path);
-  g_free(got);
-  g_free(want);
-  g_free(rows);
   g_free(response);
   g_ptr_array_unref(out);
   gst_object_unref(e);
