@@ -78,3 +78,17 @@ bench_print_host(const char *cuda_part, const char *software)
   printf("host: %s, %d threads%s%s\n", cpu_model(model, sizeof model) ? model : "unknown CPU",
          bench_host_threads(), software ? "; " : "", software ? software : "");
 }
+
+void
+bench_format_device_load(char *text, size_t size)
+{
+  size_t used = 0;
+  text[0] = '\0';
+  for (int d = 0; d < cudafft_cuda_device_count() && used < size; d++) {
+    unsigned objects = 0;
+    size_t bytes = 0;
+    if (cudafft_cuda_device_load(d, &objects, &bytes) == CUDAFFT_STATUS_OK)
+      used += (size_t)snprintf(text + used, size - used, "%s%d: %u objects, %.2f GB", d ? "; " : "",
+                               d, objects, (double)bytes / 1e9);
+  }
+}

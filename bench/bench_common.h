@@ -5,6 +5,8 @@
 #ifndef CUDAFFT_BENCH_COMMON_H
 #define CUDAFFT_BENCH_COMMON_H
 
+#include <stddef.h>
+
 /* qsort's comparison for doubles, ascending. */
 int bench_compare_doubles(const void *a, const void *b);
 
@@ -18,5 +20,9 @@ int bench_host_threads(void);
  * its CPU model, its threads and `software` (NULL: nothing); `cuda_part` is what the tables leave
  * out where there is no CUDA device. */
 void bench_print_host(const char *cuda_part, const char *software);
+
+/* Each CUDA device's load now, into text: "0: 32 objects, 1.20 GB; 1: ..."
+ * (cudafft_cuda_device_load: its objects and their state); "" without a device. */
+void bench_format_device_load(char *text, size_t size);
 
 #endif

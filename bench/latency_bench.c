@@ -204,14 +204,8 @@ note_spread(const Backend *b)
   spread[0] = '\0';
   if (b->backend != CUDAFFT_BACKEND_CUDA || b->devices == 0)
     return;
-  size_t used = (size_t)snprintf(spread, sizeof spread, "per device:");
-  for (int d = 0; d < cudafft_cuda_device_count() && used < sizeof spread; d++) {
-    unsigned objects = 0;
-    size_t bytes = 0;
-    if (cudafft_cuda_device_load(d, &objects, &bytes) == CUDAFFT_STATUS_OK)
-      used += (size_t)snprintf(spread + used, sizeof spread - used, "%s %d: %u objects, %.2f GB",
-                               d ? ";" : "", d, objects, (double)bytes / 1e9);
-  }
+  const size_t used = (size_t)snprintf(spread, sizeof spread, "per device: ");
+  bench_format_device_load(spread + used, sizeof spread - used);
 }
 
 /* An object of `channels` channels filtering with the response's first `channels` rows (or its

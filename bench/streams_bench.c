@@ -253,21 +253,6 @@ typedef struct {
   char spread[256]; /* each device's load after the warm-up ("" without --devices) */
 } Figures;
 
-/* Each device's load now: "0: 32 objects, 1.20 GB; 1: ...". */
-static void
-read_spread(char *text, size_t size)
-{
-  size_t used = 0;
-  text[0] = '\0';
-  for (int d = 0; d < cudafft_cuda_device_count() && used < size; d++) {
-    unsigned objects = 0;
-    size_t bytes = 0;
-    if (cudafft_cuda_device_load(d, &objects, &bytes) == CUDAFFT_STATUS_OK)
-      used += (size_t)snprintf(text + used, size - used, "%s%d: %u objects, %.2f GB", d ? "; " : "",
-                               d, objects, (double)bytes / 1e9);
-  }
-}
-
 static double
 percentile(double *sorted, size_t n, double q)
 {
@@ -289,7 +274,7 @@ run_case(const Element *e, const char *backend, int devices, GValueArray *kernel
     g_usleep((gulong)(warmup * e->warmup_factor * G_USEC_PER_SEC));
     ok = no_errors(streams, n);
     if (devices > 0)
-      read_spread(f.spread, sizeof f.spread);
+      bench_format_device_load(f.spread, sizeof f.spread);
   }
   if (ok) {
     for (guint i = 0; i < n; i++)
