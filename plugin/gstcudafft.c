@@ -517,8 +517,9 @@ gst_cuda_fft_sink_event(GstBaseTransform *trans, GstEvent *event)
   if (GST_EVENT_TYPE(event) == GST_EVENT_CAPS) {
     GstCaps *caps;
     gst_event_parse_caps(event, &caps);
-    /* the channel limit first (the base class refuses those caps with its own message) */
-    if (gst_cudafft_check_channels(GST_ELEMENT(self), caps) && !check_downstream(self, caps)) {
+    /* the channel limit first, with its own message (the base class would refuse those caps the
+     * same way, after this) */
+    if (!gst_cudafft_check_channels(GST_ELEMENT(self), caps) || !check_downstream(self, caps)) {
       gst_event_unref(event);
       return FALSE;
     }
