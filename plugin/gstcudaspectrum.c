@@ -175,7 +175,7 @@ struct _GstCudaSpectrum {
   guint64 frames_since_base; /* ... and the frames since, for untimestamped buffers */
   GstCudafftFanout *fanout;  /* builds messages in parallel: made at first need, freed at close */
   gboolean fanout_failed;    /* it could not be made: build on the streaming thread only */
-  gboolean built_lists;      /* messages with GValue lists since the last close: trim then */
+  gboolean built_lists;      /* messages with GValue lists since the last stop: trim then */
 };
 
 #define CAPS                                                                                       \
@@ -901,10 +901,20 @@ gst_cuda_spectrum_close(GstCudafftAudioFilter *filter)
   GstCudaSpectrum *self = GST_CUDA_SPECTRUM(filter);
   close_fanout(self);
   gst_cuda_spectrum_band_map_clear(&self->band_map);
+  memset(&self->layout_refused, 0, sizeof self->layout_refused);
+}
+
+/* After the base class has closed the engine too (its host staging is megabytes): the freed
+ * memory of a run that built GValue lists goes back to the system (gst_cudafft_fanout_trim). */
+static gboolean
+gst_cuda_spectrum_stop(GstBaseTransform *trans)
+{
+  GstCudaSpectrum *self = GST_CUDA_SPECTRUM(trans);
+  const gboolean ok = GST_BASE_TRANSFORM_CLASS(gst_cuda_spectrum_parent_class)->stop(trans);
   if (self->built_lists)
     gst_cudafft_fanout_trim();
   self->built_lists = FALSE;
-  memset(&self->layout_refused, 0, sizeof self->layout_refused);
+  return ok;
 }
 
 static gboolean
@@ -1002,6 +1012,7 @@ gst_cuda_spectrum_class_init(GstCudaSpectrumClass *klass)
   trans_class->passthrough_on_same_caps = TRUE;
   trans_class->transform_ip_on_passthrough = TRUE;
   trans_class->start = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_start);
+  trans_class->stop = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_stop);
   trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_set_caps);
   trans_class->transform_ip = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_transform_ip);
   trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_sink_event);
