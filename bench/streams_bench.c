@@ -20,7 +20,8 @@
  * records, so the probes take no lock.
  *
  * Usage: streams-bench [--streams N,..]
- *                      [--elements convolve1,convolve10,fft,spectrum,spectrum-data,identity]
+ *                      [--elements convolve1,convolve10,fft,spectrum,spectrum-data,
+ *                                  spectrum-silent,identity]
  *                      [--backends cuda,cpu] [--warmup S] [--window S] [--devices D,..]
  *   Defaults: N = 1,16,64,256,1024; every element; both backends (cuda only with a device);
  *   1 s warm-up (2 s for 10 s responses), 3 s window.
@@ -69,6 +70,9 @@ static const Element elements[] = {
     /* the same messages without spectrum's GValue lists: the float32 fields alone */
     {"spectrum-data", "cudaspectrum",
      "bands=1025 interval=16666667 post-messages=true message-lists=false", 0.0, 1.0, TRUE, FALSE},
+    /* the analysis without messages: the engine's share of spectrum's cost */
+    {"spectrum-silent", "cudaspectrum", "bands=1025 interval=16666667 post-messages=false", 0.0,
+     1.0, FALSE, FALSE},
     {"identity", "identity", "", 0.0, 1.0, FALSE, TRUE},
 };
 #define N_ELEMENTS (int)(sizeof elements / sizeof elements[0])
@@ -235,6 +239,35 @@ no_errors(Stream *streams, guint n)
   return TRUE;
 }
 
+/* CPU seconds run so far by the process's threads whose names start with "cudafft-" (the
+ * library's executor and worker threads), from /proc's per-thread scheduler statistics
+ * (nanoseconds); 0 where /proc has none. */
+static double
+library_cpu_seconds(void)
+{
+  GDir *dir = g_dir_open("/proc/self/task", 0, NULL);
+  if (!dir)
+    return 0.0;
+  double seconds = 0.0;
+  const gchar *tid;
+  while ((tid = g_dir_read_name(dir)) != NULL) {
+    gchar *path = g_strdup_printf("/proc/self/task/%s/comm", tid);
+    gchar *name = NULL;
+    if (g_file_get_contents(path, &name, NULL, NULL) && g_str_has_prefix(name, "cudafft-")) {
+      gchar *stat_path = g_strdup_printf("/proc/self/task/%s/schedstat", tid);
+      gchar *stat = NULL;
+      if (g_file_get_contents(stat_path, &stat, NULL, NULL))
+        seconds += g_ascii_strtod(stat, NULL) / 1e9;
+      g_free(stat);
+      g_free(stat_path);
+    }
+    g_free(name);
+    g_free(path);
+  }
+  g_dir_close(dir);
+  return seconds;
+}
+
 static double
 cpu_seconds(void)
 {
@@ -248,6 +281,7 @@ typedef struct {
   gboolean ok;
   double aggregate;   /* audio seconds per wall second, all streams */
   double cpu_ms;      /* process CPU ms per audio second */
+  double library_ms;  /* of which the library's own threads (executor, workers) */
   double median, p99; /* ms per buffer in the element */
   guint64 buffers;
   char spread[256]; /* each device's load after the warm-up ("" without --devices) */
@@ -281,11 +315,13 @@ run_case(const Element *e, const char *backend, int devices, GValueArray *kernel
       g_atomic_int_set(&streams[i].counting, 1);
     const gint64 start = g_get_monotonic_time();
     const double cpu_start = cpu_seconds();
+    const double library_start = library_cpu_seconds();
     g_usleep((gulong)(window * G_USEC_PER_SEC));
     for (guint i = 0; i < n; i++)
       g_atomic_int_set(&streams[i].counting, 0);
     const double wall = (double)(g_get_monotonic_time() - start) / 1e6;
     const double cpu = cpu_seconds() - cpu_start;
+    const double library = library_cpu_seconds() - library_start;
     ok = no_errors(streams, n);
     guint64 buffers = 0;
     size_t records = 0;
@@ -305,6 +341,7 @@ run_case(const Element *e, const char *backend, int devices, GValueArray *kernel
     f.buffers = buffers;
     f.aggregate = audio / wall;
     f.cpu_ms = audio > 0.0 ? 1000.0 * cpu / audio : 0.0;
+    f.library_ms = audio > 0.0 ? 1000.0 * library / audio : 0.0;
     f.median = percentile(all, records, 0.5);
     f.p99 = percentile(all, records, 0.99);
     g_free(all);
@@ -323,7 +360,7 @@ usage(const char *program)
 {
   fprintf(stderr,
           "usage: %s [--streams N,..] [--elements "
-          "convolve1,convolve10,fft,spectrum,spectrum-data,identity] "
+          "convolve1,convolve10,fft,spectrum,spectrum-data,spectrum-silent,identity] "
           "[--backends cuda,cpu] [--warmup S] [--window S] [--devices D,..]\n",
           program);
 }
@@ -372,8 +409,8 @@ main(int argc, char **argv)
   printf("N pipelines of audiotestsrc (480-frame buffers, F32 stereo 48 kHz) ! ELEMENT ! "
          "fakesink sync=false in one process; %.1f s warm-up, %.1f s window\n",
          warmup, window);
-  printf("%-13s %-9s %6s %12s %14s %10s %10s\n", "element", "backend", "N", "aggregate",
-         "cpu ms/audio s", "median ms", "p99 ms");
+  printf("%-15s %-9s %6s %12s %14s %10s %10s %10s\n", "element", "backend", "N", "aggregate",
+         "cpu ms/audio s", "of it lib", "median ms", "p99 ms");
   int failures = 0;
   for (int e = 0; e < N_ELEMENTS; e++) {
     if (!want_element[e])
@@ -396,7 +433,7 @@ main(int argc, char **argv)
           snprintf(label, sizeof label, "%s", elements[e].backendless ? "-" : backends[b]);
         const guint n = (guint)counts[c];
         if (devices > cudafft_cuda_device_count()) {
-          printf("%-13s %-9s %6u  skipped: this host has %d CUDA devices\n", elements[e].key, label,
+          printf("%-15s %-9s %6u  skipped: this host has %d CUDA devices\n", elements[e].key, label,
                  n, cudafft_cuda_device_count());
           continue;
         }
@@ -404,18 +441,18 @@ main(int argc, char **argv)
         if (turn == 0 || b == 1)
           by_backend[b] = f; /* gpu/cpu: the first D against the cpu */
         if (!f.ok) {
-          printf("%-13s %-9s %6u  FAILED (see the error above)\n", elements[e].key, label, n);
+          printf("%-15s %-9s %6u  FAILED (see the error above)\n", elements[e].key, label, n);
           failures++;
           continue;
         }
-        printf("%-13s %-9s %6u %11.1fx %14.2f %10.3f %10.3f\n", elements[e].key, label, n,
-               f.aggregate, f.cpu_ms, f.median, f.p99);
+        printf("%-15s %-9s %6u %11.1fx %14.2f %10.2f %10.3f %10.3f\n", elements[e].key, label, n,
+               f.aggregate, f.cpu_ms, f.library_ms, f.median, f.p99);
         if (f.spread[0])
-          printf("%-13s %-9s %6u   per device: %s\n", "", "", n, f.spread);
+          printf("%-15s %-9s %6u   per device: %s\n", "", "", n, f.spread);
         fflush(stdout);
       }
       if (by_backend[0].ok && by_backend[1].ok)
-        printf("%-13s  gpu/cpu %6u %11.2fx %13.0f%%\n", elements[e].key, (guint)counts[c],
+        printf("%-15s  gpu/cpu %6u %11.2fx %13.0f%%\n", elements[e].key, (guint)counts[c],
                by_backend[0].aggregate / by_backend[1].aggregate,
                100.0 * by_backend[0].cpu_ms / by_backend[1].cpu_ms);
     }
