@@ -45,10 +45,10 @@ struct Bench {
   float *d_signal = nullptr, *d_window = nullptr, *d_windowed = nullptr;
   float2 *d_bins = nullptr, *d_twiddles = nullptr;
   float *d_ours = nullptr, *d_ref = nullptr, *d_sums = nullptr;
-  CudafftSpectrumLaunchFft *d_own_slots = nullptr, *d_shared_slots = nullptr;
-  /* the fused kernel's job descriptors (one job: its own rows, or shared slots) and its map */
+  /* the fused kernel's job descriptors and transform units (one job: each FFT into its own row,
+   * or added into shared slots) */
   CudafftSpectrumFusedDesc *d_own = nullptr, *d_shared = nullptr;
-  CudafftUnit *d_map = nullptr;
+  CudafftSpectrumFusedUnit *d_own_units = nullptr, *d_shared_units = nullptr;
   cufftHandle plan = 0;
 };
 
@@ -102,7 +102,7 @@ blocks_for(size_t count, int threads)
 void
 run_ours(Bench *b)
 {
-  CHECK_CUDA(cudafft_spectrum_fused_batch(b->n, 0, b->d_own, b->d_map, b->frames, b->d_window,
+  CHECK_CUDA(cudafft_spectrum_fused_batch(b->n, 0, b->d_own, b->d_own_units, b->frames, b->d_window,
                                           b->norm_db, b->d_twiddles, b->stream));
 }
 
@@ -110,8 +110,8 @@ void
 run_ours_accumulate(Bench *b)
 {
   CHECK_CUDA(cudaMemsetAsync(b->d_sums, 0, b->slots * b->bands * sizeof(float), b->stream));
-  CHECK_CUDA(cudafft_spectrum_fused_batch(b->n, 0, b->d_shared, b->d_map, b->frames, b->d_window,
-                                          b->norm_db, b->d_twiddles, b->stream));
+  CHECK_CUDA(cudafft_spectrum_fused_batch(b->n, 0, b->d_shared, b->d_shared_units, b->frames,
+                                          b->d_window, b->norm_db, b->d_twiddles, b->stream));
 }
 
 void
@@ -199,11 +199,10 @@ main(int argc, char **argv)
   CHECK_CUDA(cudaMalloc(&b.d_ours, levels * sizeof(float)));
   CHECK_CUDA(cudaMalloc(&b.d_ref, levels * sizeof(float)));
   CHECK_CUDA(cudaMalloc(&b.d_sums, b.slots * b.bands * sizeof(float)));
-  CHECK_CUDA(cudaMalloc(&b.d_own_slots, b.frames * sizeof(CudafftSpectrumLaunchFft)));
-  CHECK_CUDA(cudaMalloc(&b.d_shared_slots, b.frames * sizeof(CudafftSpectrumLaunchFft)));
   CHECK_CUDA(cudaMalloc(&b.d_own, sizeof(CudafftSpectrumFusedDesc)));
   CHECK_CUDA(cudaMalloc(&b.d_shared, sizeof(CudafftSpectrumFusedDesc)));
-  CHECK_CUDA(cudaMalloc(&b.d_map, b.frames * sizeof(CudafftUnit)));
+  CHECK_CUDA(cudaMalloc(&b.d_own_units, b.frames * sizeof(CudafftSpectrumFusedUnit)));
+  CHECK_CUDA(cudaMalloc(&b.d_shared_units, b.frames * sizeof(CudafftSpectrumFusedUnit)));
   CHECK_OURS(cudafft_twiddles_upload(&fused->twiddles, 1, b.stream, &b.d_twiddles));
   CHECK_CUDA(cudafft_block_kernels_prepare(fused));
 
@@ -212,32 +211,26 @@ main(int argc, char **argv)
   std::vector<float> window(b.n);
   for (size_t i = 0; i < b.n; ++i)
     window[i] = (float)(0.53836 - 0.46164 * cos(2.0 * M_PI * (double)i / (double)b.n));
-  std::vector<CudafftSpectrumLaunchFft> own(b.frames), shared(b.frames);
+  /* one job of b.frames transforms, one frame each, as the engine's kind lays out a batch */
+  std::vector<CudafftSpectrumFusedUnit> own(b.frames), shared(b.frames);
   for (size_t f = 0; f < b.frames; ++f) {
-    own[f] = CudafftSpectrumLaunchFft{f * b.n, (unsigned)f, 1};
-    shared[f] = CudafftSpectrumLaunchFft{f * b.n, (unsigned)(f / kFftsPerSlot), 0};
+    own[f] = cudafft_spectrum_fused_unit(b.d_signal + f * b.n, 0, f, 1);
+    shared[f] = cudafft_spectrum_fused_unit(b.d_signal + f * b.n, 0, f / kFftsPerSlot, 0);
   }
   CHECK_CUDA(cudaMemcpyAsync(b.d_window, window.data(), b.n * sizeof(float), cudaMemcpyHostToDevice,
                              b.stream));
-  CHECK_CUDA(cudaMemcpyAsync(b.d_own_slots, own.data(), b.frames * sizeof(own[0]),
+  CHECK_CUDA(cudaMemcpyAsync(b.d_own_units, own.data(), b.frames * sizeof(own[0]),
                              cudaMemcpyHostToDevice, b.stream));
-  CHECK_CUDA(cudaMemcpyAsync(b.d_shared_slots, shared.data(), b.frames * sizeof(shared[0]),
+  CHECK_CUDA(cudaMemcpyAsync(b.d_shared_units, shared.data(), b.frames * sizeof(shared[0]),
                              cudaMemcpyHostToDevice, b.stream));
-  /* one job of b.frames transforms, one frame each, as the engine's kind lays out a batch */
-  const CudafftSpectrumFusedDesc own_desc = {b.d_signal, 0, b.d_own_slots, b.d_ours, nullptr,
-                                             kThreshold, 1};
+  const CudafftSpectrumFusedDesc own_desc = {b.d_signal, 0,          nullptr, b.d_ours,
+                                             nullptr,    kThreshold, 1};
   CudafftSpectrumFusedDesc shared_desc = own_desc;
-  shared_desc.ffts = b.d_shared_slots;
   shared_desc.magnitude = b.d_sums;
-  std::vector<CudafftUnit> map(b.frames);
-  for (size_t f = 0; f < b.frames; ++f)
-    map[f] = CudafftUnit{0, (uint32_t)f};
   CHECK_CUDA(
       cudaMemcpyAsync(b.d_own, &own_desc, sizeof own_desc, cudaMemcpyHostToDevice, b.stream));
   CHECK_CUDA(cudaMemcpyAsync(b.d_shared, &shared_desc, sizeof shared_desc, cudaMemcpyHostToDevice,
                              b.stream));
-  CHECK_CUDA(cudaMemcpyAsync(b.d_map, map.data(), b.frames * sizeof(CudafftUnit),
-                             cudaMemcpyHostToDevice, b.stream));
   CHECK_CUFFT(cufftPlan1d(&b.plan, (int)b.n, CUFFT_R2C, (int)b.frames));
   CHECK_CUFFT(cufftSetStream(b.plan, b.stream));
   CHECK_CUDA(cudaStreamSynchronize(b.stream));
@@ -297,11 +290,10 @@ main(int argc, char **argv)
   cudaFree(b.d_ours);
   cudaFree(b.d_ref);
   cudaFree(b.d_sums);
-  cudaFree(b.d_own_slots);
-  cudaFree(b.d_shared_slots);
   cudaFree(b.d_own);
   cudaFree(b.d_shared);
-  cudaFree(b.d_map);
+  cudaFree(b.d_own_units);
+  cudaFree(b.d_shared_units);
   cudaFree(b.d_twiddles);
   cudaStreamDestroy(b.stream);
   if (bad > 0 || compared == 0 || max_diff > kMaxDbError || !(max_mean_diff <= kMaxDbError)) {

@@ -41,28 +41,28 @@ put(float *sum, float v, bool store)
     atomicAdd(sum, v);
 }
 
-/* Where a transform's levels (and phases) go: its slot's rows and how (fft.store), written to
- * shared memory by the transform's thread 0 before the FFT and read back after it (block_fft's
- * barriers order the two). Held in registers across the FFT instead, these values (kernel
- * parameters in constant memory before the batched launches, now read from the job's descriptor)
- * pushed the FFT's live points past the register cap into local memory. */
+/* A transform's job and row (its unit's job and row fields), written to shared memory by the
+ * transform's thread 0 before the FFT and read back after it (block_fft's barriers order the two):
+ * held in registers across the FFT, values like these pushed the FFT's live points past the
+ * register cap into local memory. The job's descriptor is read after the FFT, so that nothing but
+ * the unit stands between a block's start and its first samples. */
 struct FusedOut {
-  float *level, *phase;
-  int threshold, store;
+  uint32_t job, row;
 };
 
-/* One block row per (FFT, spectrum) pair: transform t of the launch is pair map[t].index of its
- * job, FFT index / spectra of spectrum index % spectra (BlockRow's spare rows take the launch's
- * last transform, which is real, and never write). Window on load, the half-length complex FFT
- * in shared memory, then each bin once from real_forward_post straight into its slot: consecutive
- * bands from consecutive threads. The descriptor's pointers go through global(). */
+/* One block row per transform: units[t] says where its samples are, which row its levels go to
+ * and how, and its job (BlockRow's spare rows take the launch's last transform, which is real,
+ * and never write). Window on load, the half-length complex FFT in shared memory, then each bin
+ * once from real_forward_post straight into its row: consecutive bands from consecutive threads.
+ * The pointers read from memory go through global(). */
 template <int N, bool Phase>
 __global__ void
 __launch_bounds__(FftShape<N, kWide>::kBlockThreads,
                   kFusedMinBlocks<FftShape<N, kWide>::kBlockThreads>)
     fused_kernel(const CudafftSpectrumFusedDesc *__restrict__ descs,
-                 const CudafftUnit *__restrict__ map, int count, const float *__restrict__ window,
-                 float norm_db, const float2 *__restrict__ twiddles)
+                 const CudafftSpectrumFusedUnit *__restrict__ units, int count,
+                 const float *__restrict__ window, float norm_db,
+                 const float2 *__restrict__ twiddles)
 {
   using S = FftShape<N, kWide>;
   extern __shared__ float2 smem[];
@@ -70,25 +70,21 @@ __launch_bounds__(FftShape<N, kWide>::kBlockThreads,
   BlockRow<N, kWide> ctx(smem, count);
   FusedOut &out = outs[threadIdx.x / S::kThreads];
   {
-    const CudafftUnit u = map[ctx.transform];
-    const CudafftSpectrumFusedDesc &d = descs[u.job];
-    const int spectra = d.spectra, local = (int)u.index;
-    const int s = local % spectra;
-    const CudafftSpectrumLaunchFft fft = global(d.ffts)[local / spectra];
-    if (ctx.t == 0) {
-      const size_t row = ((size_t)fft.slot * (size_t)spectra + (size_t)s) * (N + 1);
-      out = FusedOut{global(d.magnitude) + row, Phase ? global(d.phase) + row : nullptr,
-                     d.threshold, fft.store};
-    }
-    const WindowedRealIn from{global(d.signal) + (size_t)s * d.pitch + fft.end, window};
+    const CudafftSpectrumFusedUnit u = units[ctx.transform];
+    if (ctx.t == 0)
+      out = FusedOut{u.job, u.row};
+    const WindowedRealIn from{global(u.samples), window};
     block_fft<N, kWide>(from, ctx.smem, ctx.smem, ctx.t, twiddles);
   }
   if (!ctx.active)
     return;
-  float *level_row = global(out.level);
-  float *phase_row = Phase ? global(out.phase) : nullptr;
-  const bool store = out.store != 0;
-  const int threshold = out.threshold;
+  const FusedOut o = out;
+  const CudafftSpectrumFusedDesc &d = descs[o.job];
+  const size_t row = (size_t)(o.row >> 1) * (N + 1);
+  float *level_row = global(d.magnitude) + row;
+  float *phase_row = Phase ? global(d.phase) + row : nullptr;
+  const bool store = (o.row & 1) != 0;
+  const int threshold = d.threshold;
   real_forward_post<N, kWide, S::kThreads>(ctx.smem.s, ctx.t, twiddles, [&](int k, float2 x) {
     put(&level_row[k], cudafft_spectrum_level(x.x * x.x + x.y * x.y, norm_db, threshold), store);
     if constexpr (Phase)
@@ -159,7 +155,8 @@ accumulate_kernel(Index bands, Index spectra, const CudafftSpectrumLaunchFft *__
 }
 
 using FusedFn = void (*)(dim3, int, size_t, cudaStream_t, const CudafftSpectrumFusedDesc *,
-                         const CudafftUnit *, int, const float *, float, const float2 *);
+                         const CudafftSpectrumFusedUnit *, int, const float *, float,
+                         const float2 *);
 
 struct FusedKernels {
   CudafftBlockKernels shape; /* without, with phase */
@@ -169,11 +166,11 @@ struct FusedKernels {
 template <int N, bool Phase>
 void
 launch_fused(dim3 grid, int threads, size_t smem, cudaStream_t stream,
-             const CudafftSpectrumFusedDesc *descs, const CudafftUnit *map, int count,
-             const float *window, float norm_db, const float2 *twiddles)
+             const CudafftSpectrumFusedDesc *descs, const CudafftSpectrumFusedUnit *units,
+             int count, const float *window, float norm_db, const float2 *twiddles)
 {
   fused_kernel<N, Phase>
-      <<<grid, threads, smem, stream>>>(descs, map, count, window, norm_db, twiddles);
+      <<<grid, threads, smem, stream>>>(descs, units, count, window, norm_db, twiddles);
 }
 
 /* The kernels of each size nfft: the real transforms of nfft points run the block FFT of
@@ -201,8 +198,9 @@ cudafft_spectrum_fused_kernels(size_t nfft)
 
 cudaError_t
 cudafft_spectrum_fused_batch(size_t nfft, int phase, const CudafftSpectrumFusedDesc *descs,
-                             const CudafftUnit *map, size_t transforms, const float *window,
-                             float norm_db, const float2 *twiddles, cudaStream_t stream)
+                             const CudafftSpectrumFusedUnit *units, size_t transforms,
+                             const float *window, float norm_db, const float2 *twiddles,
+                             cudaStream_t stream)
 {
   const FusedKernels *k = size_table_entry<FusedTable>(nfft);
   if (!k || transforms > (size_t)INT_MAX - (size_t)k->shape.per_block)
@@ -210,7 +208,7 @@ cudafft_spectrum_fused_batch(size_t nfft, int phase, const CudafftSpectrumFusedD
   if (transforms == 0)
     return cudaSuccess;
   const dim3 grid((unsigned)((transforms + k->shape.per_block - 1) / k->shape.per_block));
-  k->launch[phase ? 1 : 0](grid, k->shape.block_threads, k->shape.smem_bytes, stream, descs, map,
+  k->launch[phase ? 1 : 0](grid, k->shape.block_threads, k->shape.smem_bytes, stream, descs, units,
                            (int)transforms, window, norm_db, twiddles);
   return cudaGetLastError();
 }
@@ -391,7 +389,7 @@ fused_transforms(const CudafftSpectrumRunJob *r)
   return r->fused_path ? r->fft_count * r->spectra : 0;
 }
 
-/* The fused launches: one per (size, phase) present, each over its run of the transform map. */
+/* The fused launches: one per (size, phase) present, each over its run of the transform units. */
 struct FusedRuns {
   size_t per[kSizeCount][2] = {};
   size_t first[kSizeCount][2] = {};
@@ -436,7 +434,7 @@ struct RunLayout {
     outputs = layout.take(count, sizeof(OutputDesc));
     ffts = layout.take(fft_total, sizeof(CudafftSpectrumLaunchFft));
     assemble_map = layout.take(assemble_count, sizeof(CudafftUnit));
-    transform_map = layout.take(runs.total, sizeof(CudafftUnit));
+    transform_map = layout.take(runs.total, sizeof(CudafftSpectrumFusedUnit));
     output_map = layout.take(output_count, sizeof(CudafftUnit));
   }
 };
@@ -446,7 +444,8 @@ job_aux_bytes(const CudafftSpectrumRunJob *r)
 {
   return sizeof(CudafftSpectrumFusedDesc) + sizeof(AssembleDesc) + sizeof(OutputDesc) +
          r->fft_count * sizeof(CudafftSpectrumLaunchFft) +
-         (assemble_units(r) + fused_transforms(r) + flat_units(r->out_count)) * sizeof(CudafftUnit);
+         fused_transforms(r) * sizeof(CudafftSpectrumFusedUnit) +
+         (assemble_units(r) + flat_units(r->out_count)) * sizeof(CudafftUnit);
 }
 
 size_t
@@ -471,7 +470,8 @@ run_prepare(CudafftJob *const *jobs, size_t count, void *host_aux, void *device_
   const CudafftSpectrumLaunchFft *device_ffts =
       cudafft_aux_at<CudafftSpectrumLaunchFft>(device_aux, layout.ffts);
   CudafftUnit *assemble_map = cudafft_aux_at<CudafftUnit>(host_aux, layout.assemble_map);
-  CudafftUnit *transform_map = cudafft_aux_at<CudafftUnit>(host_aux, layout.transform_map);
+  CudafftSpectrumFusedUnit *transform_map =
+      cudafft_aux_at<CudafftSpectrumFusedUnit>(host_aux, layout.transform_map);
   CudafftUnit *output_map = cudafft_aux_at<CudafftUnit>(host_aux, layout.output_map);
   size_t cursor[kSizeCount][2];
   for (int i = 0; i < kSizeCount; i++)
@@ -504,8 +504,15 @@ run_prepare(CudafftJob *const *jobs, size_t count, void *host_aux, void *device_
 
     if (fused_transforms(r) > 0) {
       size_t &at = cursor[size_index(r->nfft)][r->phase ? 1 : 0];
-      CudafftUnit *units = transform_map + at;
-      cudafft_put_units(&units, j, fused_transforms(r));
+      CudafftSpectrumFusedUnit *units = transform_map + at;
+      /* pair p: FFT p / spectra of spectrum p % spectra */
+      for (size_t f = 0; f < r->fft_count; f++) {
+        const CudafftSpectrumLaunchFft &fft = r->ffts[f];
+        for (size_t s = 0; s < r->spectra; s++) {
+          const float *samples = r->fused.signal + s * r->fused.pitch + fft.end;
+          *units++ = cudafft_spectrum_fused_unit(samples, j, fft.slot * r->spectra + s, fft.store);
+        }
+      }
       at += fused_transforms(r);
     }
 
@@ -531,7 +538,8 @@ run_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *stream
   }
   const CudafftSpectrumFusedDesc *fused =
       cudafft_aux_at<CudafftSpectrumFusedDesc>(device_aux, layout.fused);
-  const CudafftUnit *transform_map = cudafft_aux_at<CudafftUnit>(device_aux, layout.transform_map);
+  const CudafftSpectrumFusedUnit *transform_map =
+      cudafft_aux_at<CudafftSpectrumFusedUnit>(device_aux, layout.transform_map);
   for (int i = 0; i < kSizeCount; i++)
     for (int p = 0; p < 2; p++)
       if (runs.per[i][p] > 0)
@@ -574,9 +582,10 @@ cudafft_spectrum_run_aux_bound(size_t frames, size_t spectra, size_t ffts, size_
 {
   /* the slot zeros: two segments of one row, at most kCudafftSegmentChunks units each */
   const size_t units = flat_units(frames * spectra) + history_units + 2 * kCudafftSegmentChunks +
-                       transforms + flat_units(out_floats);
+                       flat_units(out_floats);
   return kCudafftAuxSlack + sizeof(CudafftSpectrumFusedDesc) + sizeof(AssembleDesc) +
-         sizeof(OutputDesc) + ffts * sizeof(CudafftSpectrumLaunchFft) + units * sizeof(CudafftUnit);
+         sizeof(OutputDesc) + ffts * sizeof(CudafftSpectrumLaunchFft) +
+         transforms * sizeof(CudafftSpectrumFusedUnit) + units * sizeof(CudafftUnit);
 }
 
 const CudafftWorkKind cudafft_spectrum_run_kind = {

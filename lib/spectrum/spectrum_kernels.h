@@ -31,9 +31,10 @@ typedef struct {
  * power-of-two sizes CUDAFFT_MIN_SIZE..CUDAFFT_MAX_SIZE have them). */
 const CudafftBlockKernels *cudafft_spectrum_fused_kernels(size_t nfft);
 
-/* What the fused kernel reads of a job: its fft_count x spectra windowed real FFTs of nfft points,
- * each band's level (cudafft_spectrum_level) stored or added into magnitude, and its phase into
- * phase unless that is NULL, by the FFT's store flag. */
+/* A job of the fused kernel: its fft_count x spectra windowed real FFTs of nfft points, each
+ * band's level (cudafft_spectrum_level) stored or added into magnitude, and its phase into phase
+ * unless that is NULL, by the FFT's store flag. The kernel reads magnitude, phase and threshold;
+ * the kind makes each transform's unit (CudafftSpectrumFusedUnit) from the rest. */
 typedef struct {
   const float *signal;
   size_t pitch;
@@ -43,13 +44,34 @@ typedef struct {
   int spectra;
 } CudafftSpectrumFusedDesc;
 
+/* One transform of a fused launch, what its block needs before its first sample: where the
+ * samples start (the job's signal + s pitch + the FFT's end, for pair (FFT f, spectrum s)), its
+ * row of levels (f's slot x spectra + s) with f's store flag, and its job. Its load is all that
+ * precedes the samples' loads, as the per-object kernel's FFT list entry was; reached through a
+ * unit map, the job's descriptor and its FFT list, the samples waited on two more dependent loads
+ * (bench/HISTORY.md, issue 29 item 8). */
+struct __align__(16) CudafftSpectrumFusedUnit
+{
+  const float *samples;
+  uint32_t job;
+  uint32_t row; /* 2 x row + store (1: stored, 0: added); rows stay far below 2^31: an object's
+                   sums are at most 16 MB, or two slots (set_bounds, spectrum_cuda.cu) */
+};
+
+/* A transform's unit (row: its slot x spectra + s, within the bound above). */
+inline CudafftSpectrumFusedUnit
+cudafft_spectrum_fused_unit(const float *samples, size_t job, size_t row, int store)
+{
+  return CudafftSpectrumFusedUnit{samples, (uint32_t)job, (uint32_t)(2 * row + (store ? 1 : 0))};
+}
+
 /* The fused kernel of size nfft, with phases or not, over `transforms` transforms: transform t is
- * pair map[t].index of job map[t].job (descs[job]). descs and map: device memory. The window,
- * norm_db (20 log10 nfft) and twiddles are the launch's: the same for every analyser of the size
- * (kernel parameters stay out of the registers the FFT needs). */
+ * units[t], of job descs[units[t].job]. descs and units: device memory. The window, norm_db
+ * (20 log10 nfft) and twiddles are the launch's: the same for every analyser of the size (kernel
+ * parameters stay out of the registers the FFT needs). */
 cudaError_t cudafft_spectrum_fused_batch(size_t nfft, int phase,
                                          const CudafftSpectrumFusedDesc *descs,
-                                         const CudafftUnit *map, size_t transforms,
+                                         const CudafftSpectrumFusedUnit *units, size_t transforms,
                                          const float *window, float norm_db, const float2 *twiddles,
                                          cudaStream_t stream);
 
