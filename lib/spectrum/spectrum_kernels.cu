@@ -15,6 +15,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 using namespace cudafft;
 
@@ -36,6 +37,20 @@ __device__ __forceinline__ void
 put(float *sum, float v, bool store)
 {
   if (store)
+    *sum = v;
+  else
+    atomicAdd(sum, v);
+}
+
+/* put() with the choice made at compile time, for the fused kernel without phases: a transform's
+ * values are all stored or all added, so it chooses once per transform, and each band's value
+ * costs its store (or atomic) alone instead of a branch around both with the address arithmetic
+ * of each. */
+template <bool Store>
+__device__ __forceinline__ void
+put(float *sum, float v)
+{
+  if constexpr (Store)
     *sum = v;
   else
     atomicAdd(sum, v);
@@ -83,13 +98,29 @@ __launch_bounds__(FftShape<N, kWide>::kBlockThreads,
   const size_t row = (size_t)(o.row >> 1) * (N + 1);
   float *level_row = global(d.magnitude) + row;
   float *phase_row = Phase ? global(d.phase) + row : nullptr;
-  const bool store = (o.row & 1) != 0;
   const int threshold = d.threshold;
-  real_forward_post<N, kWide, S::kThreads>(ctx.smem.s, ctx.t, twiddles, [&](int k, float2 x) {
-    put(&level_row[k], cudafft_spectrum_level(x.x * x.x + x.y * x.y, norm_db, threshold), store);
-    if constexpr (Phase)
+  if constexpr (Phase) {
+    /* With phases the choice stays per band: two post loops made ptxas spill the FFT's points in
+     * the phase kernels (24 bytes of stack at nfft 1024, 8 at 8192, where this one loop has
+     * none), and a band's phase (atan2) costs many times the branch. */
+    const bool store = (o.row & 1) != 0;
+    real_forward_post<N, kWide, S::kThreads>(ctx.smem.s, ctx.t, twiddles, [&](int k, float2 x) {
+      put(&level_row[k], cudafft_spectrum_level(x.x * x.x + x.y * x.y, norm_db, threshold), store);
       put(&phase_row[k], cudafft_spectrum_phase(x.x, x.y), store);
-  });
+    });
+  } else {
+    const auto post = [&](auto stores) {
+      constexpr bool kStore = decltype(stores)::value;
+      real_forward_post<N, kWide, S::kThreads>(ctx.smem.s, ctx.t, twiddles, [&](int k, float2 x) {
+        put<kStore>(&level_row[k],
+                    cudafft_spectrum_level(x.x * x.x + x.y * x.y, norm_db, threshold));
+      });
+    };
+    if (o.row & 1)
+      post(std::true_type{});
+    else
+      post(std::false_type{});
+  }
 }
 
 /* The flat kernels below index with Index: unsigned where the launch's indices (and their last
