@@ -285,6 +285,7 @@ typedef struct {
   double median, p99; /* ms per buffer in the element */
   guint64 buffers;
   char spread[256]; /* each device's load after the warm-up ("" without --devices) */
+  const char *why;  /* what failed, where no ERROR message says it */
 } Figures;
 
 static double
@@ -338,6 +339,9 @@ run_case(const Element *e, const char *backend, int devices, GValueArray *kernel
     qsort(all, records, sizeof(double), bench_compare_doubles);
     const double audio = (double)buffers * AUDIO_PER_BUFFER;
     f.ok = ok && buffers > 0;
+    if (ok && buffers == 0)
+      f.why = "no buffer reached the elements during the window: the pipelines were still starting "
+              "(their engines being made); a longer --warmup";
     f.buffers = buffers;
     f.aggregate = audio / wall;
     f.cpu_ms = audio > 0.0 ? 1000.0 * cpu / audio : 0.0;
@@ -441,7 +445,8 @@ main(int argc, char **argv)
         if (turn == 0 || b == 1)
           by_backend[b] = f; /* gpu/cpu: the first D against the cpu */
         if (!f.ok) {
-          printf("%-15s %-9s %6u  FAILED (see the error above)\n", elements[e].key, label, n);
+          printf("%-15s %-9s %6u  FAILED (%s)\n", elements[e].key, label, n,
+                 f.why ? f.why : "see the error above");
           failures++;
           continue;
         }

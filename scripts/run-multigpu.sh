@@ -60,7 +60,7 @@ step latency-bench 200 build-mgpu/bench/latency-bench --devices 1,2 --backends c
   --seconds 3
 
 step streams-bench 110 build-mgpu/bench/streams-bench --devices 1,2 --backends cuda \
-  --elements convolve10 --streams 256,1024 --warmup 1 --window 2
+  --elements convolve10 --streams 256,1024 --warmup 3 --window 2
 
 echo "== total: $SECONDS s; logs in $logdir"
 exit "$failed"
