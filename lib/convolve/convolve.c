@@ -63,6 +63,9 @@ struct CudafftConvolve {
    * pushed - produced frames wait in `stage` (only on stretches whose grain is above 1: their
    * count is pushed % grain there, and 0 elsewhere). */
   size_t pushed, produced;
+  /* The last reset of the filter in force failed (on the GPU, a batch that failed took its
+   * clearing with it): its history is not known to be zero, and the next run clears it first. */
+  int uncleared;
   uint8_t *stage;   /* BLOCK frames: a partial input block */
   uint8_t *scratch; /* BLOCK frames: the next filter's output during the crossover */
   uint8_t *tail;    /* BLOCK frames: a drained block of which only the start is wanted */
@@ -188,13 +191,11 @@ filter_run(const CudafftConvolve *cv, const Filter *filter, const CudafftConvolv
                                     : cv->ops->run(filter->impl, job);
 }
 
-static void
+static CudafftStatus
 filter_reset(const CudafftConvolve *cv, const Filter *filter)
 {
-  if (filter->path == PATH_SPLIT)
-    cudafft_convolve_split_reset(filter->impl);
-  else
-    cv->ops->reset(filter->impl); /* nothing to report: reset and drain report nothing */
+  return filter->path == PATH_SPLIT ? cudafft_convolve_split_reset(filter->impl)
+                                    : cv->ops->reset(filter->impl);
 }
 
 static size_t
@@ -239,7 +240,8 @@ restart(CudafftConvolve *cv)
     cv->current = cv->next;
     cv->next = (Filter){0};
   }
-  filter_reset(cv, &cv->current);
+  /* reset and drain report nothing: a failed clearing is retried by the next run */
+  cv->uncleared = filter_reset(cv, &cv->current) != CUDAFFT_STATUS_OK;
   cv->pushed = 0;
   cv->produced = 0;
   cv->change = 0;
@@ -282,6 +284,13 @@ blend(const CudafftConvolve *cv, uint8_t *out, size_t frames, size_t first)
 static CudafftStatus
 run(CudafftConvolve *cv, const void *in, size_t frames, uint8_t *out)
 {
+  if (cv->uncleared) {
+    /* a history that may hold the samples before a failure must not reach the output */
+    const CudafftStatus cleared = filter_reset(cv, &cv->current);
+    if (cleared != CUDAFFT_STATUS_OK)
+      return cleared; /* its message says what failed */
+    cv->uncleared = 0;
+  }
   const double mix = cv->mix;
   const int crossing = cv->next.impl && cv->pushed >= cv->change;
   const CudafftConvolveJob job = {in, out, frames, mix};

@@ -48,7 +48,9 @@ typedef struct {
 
 /* create makes a filter with zero history, allocating everything run will need (out-of-memory
  * statuses with the sizes in the message). run returns when out is written; a failure leaves a
- * state that reset (history to zeros) recovers from. */
+ * state that reset (history to zeros) recovers from. reset returns whether the clearing was done:
+ * on the GPU it is device work, which a failed batch takes with it (convolve.c then clears again
+ * before the next run). */
 typedef CUDAFFT_BACKEND_TABLE_TYPE(CudafftConvolveSpec, CudafftConvolveJob) CudafftConvolveBackend;
 
 /* The CPU table; the CUDA table in CUDA builds only. */

@@ -162,28 +162,28 @@ cudafft_convolve_split_destroy(CudafftConvolveSplit *split)
   free(split);
 }
 
-static void
+static CudafftStatus
 tail_reset(const CudafftConvolveSplit *s, Tail *tail)
 {
   if (!tail->impl)
-    return;
-  s->ops->reset(tail->impl);
+    return CUDAFFT_STATUS_OK;
   memset(tail->output, 0, 2 * BLOCK * s->frame_bytes); /* z before frame 0 is 0 */
+  return s->ops->reset(tail->impl);
 }
 
-void
+CudafftStatus
 cudafft_convolve_split_reset(CudafftConvolveSplit *split)
 {
-  if (split->native) {
-    split->ops->reset(split->native);
-    return;
-  }
+  if (split->native)
+    return split->ops->reset(split->native);
   if (split->worker)
     cudafft_convolve_worker_forget(split->worker); /* the far filter is idle from here */
-  split->ops->reset(split->head);
-  tail_reset(split, &split->near);
-  tail_reset(split, &split->far);
   split->position = 0;
+  /* every part is cleared, whichever fails; the first failure is the one reported */
+  const CudafftStatus head = split->ops->reset(split->head);
+  const CudafftStatus near = tail_reset(split, &split->near);
+  const CudafftStatus far = tail_reset(split, &split->far);
+  return head != CUDAFFT_STATUS_OK ? head : near != CUDAFFT_STATUS_OK ? near : far;
 }
 
 /* out[i] += mix z[first + i - offset] for `frames` frames, z the tail's output (z of negative

@@ -54,7 +54,7 @@ CudafftStatus cudafft_convolve_split_run(CudafftConvolveSplit *split,
                                          const CudafftConvolveJob *job);
 
 /* History to zeros, as a backend filter's reset. */
-void cudafft_convolve_split_reset(CudafftConvolveSplit *split);
+CudafftStatus cudafft_convolve_split_reset(CudafftConvolveSplit *split);
 
 #ifdef __cplusplus
 }

@@ -26,10 +26,21 @@
  * line), and memory is what makes the next object not fit. Where an object does not fit on the
  * device chosen (or fails there for the device's own reasons), the others are tried in the same
  * order before the create fails, and its message names every device tried with what each said.
- * One object never spans devices (a convolution's later filters stay on its first one's), and a
- * failure on one device fails only the objects on that device: each device has its own executor.
- * Each engine's get_device function tells where an object runs; cudafft_cuda_device_load() what a
+ * One object never spans devices (a convolution's later filters stay on its first one's). Each
+ * engine's get_device function tells where an object runs; cudafft_cuda_device_load() what a
  * device holds.
+ *
+ * Device errors: one that is not sticky (a failed launch, out of memory) fails only the work of
+ * that device (each device has its own executor, and a failed batch fails the calls whose work was
+ * in it, leaving its object as the engine's header says: a convolution, STFT or spectrum object is
+ * reset), and the device's objects work again after it. A sticky error (a kernel fault such as
+ * cudaErrorLaunchFailure or cudaErrorIllegalAddress) ends CUDA work in the whole process, on every
+ * device. CUDA's rule (the runtime API's error types): "This leaves the process in an inconsistent
+ * state and any further CUDA work will return the same error. To continue using CUDA, the process
+ * must be terminated and relaunched." After one, every call that needs a device fails with an error
+ * status (CUDA_ERROR, with CUDA's words), none hangs, and objects can still be destroyed. An
+ * application that must survive one GPU's fault runs a process per GPU, each pinned to its device
+ * with an explicit id (the elements' cuda-device-id).
  *
  * Threads: one engine object must not be used by two threads at once; different objects may be
  * used from different threads concurrently. The functions that take no object are thread-safe.
