@@ -2,20 +2,23 @@
 # Issue 31 on a host with two GPUs (or more), in one command, within about 8 minutes, on a GPU
 # machine without GStreamer (the bundle made by ../shared/gpu/make-gst-bundle .gst-bundle):
 #  1. build for one architecture (CUDA_ARCH, default 90) in build-mgpu, from scratch, only what the
-#     steps below run (the plugin, the test, the two benchmarks);
+#     steps below run (the plugin, the two tests, the two benchmarks);
 #  2. tests/test_multigpu (suite devices): the split of objects made with device id -1, explicit
 #     ids, a device filled on purpose, threads, every sample against its reference; it exits 77
 #     with one device, saying which part it skipped;
-#  3. latency-bench with D = 1 and D = 2 (--devices 1,2) on the issue's rows: 10 s responses at
+#  3. tests/test_device_errors (suite devices): launches failed on purpose on device 1 while both
+#     devices' objects stream, then a sticky error on device 1 and what the library promises after
+#     it; it exits 77 with one device, saying why;
+#  4. latency-bench with D = 1 and D = 2 (--devices 1,2) on the issue's rows: 10 s responses at
 #     2048- and 128-sample blocks (2048 first: the longer rows come last, where a cut costs
 #     least), 8192 channels in 8 objects and 16384 in 16 (twice what one GPU is asked), and 64
 #     stereo instances;
-#  4. streams-bench with D = 1 and D = 2 on the rows whose per-stream work is the device's:
+#  5. streams-bench with D = 1 and D = 2 on the rows whose per-stream work is the device's:
 #     cudaconvolve with 10 s responses, 256 and 1024 pipelines.
 # Each benchmark row of the cuda backend is followed by (streams-bench) or ends with (latency-bench)
 # each device's load: objects and state. Logs go to LOGDIR (default $OUT when set, else
 # build-mgpu/logs); each step prints how long it took and is cut at its own time limit. The exit
-# status is 1 when any step failed (77 from the test, one device, counts as a failure here: this
+# status is 1 when any step failed (77 from a test, one device, counts as a failure here: this
 # script is for two).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -45,8 +48,8 @@ nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader 2>&1 | tee 
 
 rm -rf build-mgpu
 TAIL=5 step setup 60 meson setup build-mgpu -Dcuda-arch="${CUDA_ARCH:-90}"
-TAIL=5 step build 300 ninja -C build-mgpu tests/test_multigpu bench/latency-bench \
-  bench/streams-bench plugin/libgstcudafft.so
+TAIL=5 step build 300 ninja -C build-mgpu tests/test_multigpu tests/test_device_errors \
+  bench/latency-bench bench/streams-bench plugin/libgstcudafft.so
 [ "$failed" = 0 ] || { echo "!! the build failed: $logdir/setup.log, $logdir/build.log"; exit 1; }
 
 export GST_PLUGIN_PATH=$PWD/build-mgpu/plugin
@@ -54,6 +57,7 @@ export GST_REGISTRY_1_0=$PWD/build-mgpu/gst-registry-multigpu.bin
 export CUDA_MODULE_LOADING=EAGER # as meson sets it for the streams tests
 
 TAIL=40 step multigpu-test 120 build-mgpu/tests/test_multigpu cuda
+TAIL=40 step device-errors-test 120 build-mgpu/tests/test_device_errors cuda
 
 step latency-bench 200 build-mgpu/bench/latency-bench --devices 1,2 --backends cuda \
   --ir-seconds 10 --blocks 2048,128 --channels 8192,16384 --instances 64 --max-wall 1.5 \

@@ -1,5 +1,5 @@
-/* device_fault.h: breaks a CUDA device on purpose with a sticky error, for tests/test_multigpu.c's
- * last part (what the library promises after a sticky error).
+/* device_fault.h: breaks a CUDA device on purpose with a sticky error, for
+ * tests/test_device_errors.c's last part (what the library promises after a sticky error).
  *
  * How: a kernel that executes __trap() is launched on the device's legacy default stream, in its
  * primary context, the context the runtime API gives every thread that makes the device current,
