@@ -14,6 +14,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -245,6 +246,17 @@ restart(CudafftConvolve *cv)
   cv->pushed = 0;
   cv->produced = 0;
   cv->change = 0;
+}
+
+/* restart() after a failed call, which returns what it gives: the reset runs jobs of its own,
+ * and their success clears the thread's message, so the failure's message is put back. */
+static CudafftStatus
+restart_after(CudafftConvolve *cv, CudafftStatus status)
+{
+  char message[512]; /* errors.c's size */
+  snprintf(message, sizeof message, "%s", cudafft_last_error_message());
+  restart(cv);
+  return cudafft_fail(status, "%s", message);
 }
 
 /* The stretch of input that frame `pushed` is in: the grain its runs go through the filters in,
@@ -498,7 +510,7 @@ make_newest(CudafftConvolve *cv, const CudafftConvolveKernel *kernel, size_t blo
       filter_destroy(cv, filter);
   }
   if (status != CUDAFFT_STATUS_OK)
-    restart(cv);
+    return restart_after(cv, status);
   return status;
 }
 
@@ -583,10 +595,8 @@ cudafft_convolve_push(CudafftConvolve *convolve, const void *in, size_t frames, 
   else if (overlap(in, frames * fb, out, cudafft_convolve_max_output(cv, frames) * fb))
     status =
         cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "cudafft_convolve_push: in and out overlap");
-  if (status != CUDAFFT_STATUS_OK) {
-    restart(cv); /* as documented: every failure resets */
-    return status;
-  }
+  if (status != CUDAFFT_STATUS_OK)
+    return restart_after(cv, status); /* as documented: every failure resets */
 
   const uint8_t *src = in;
   uint8_t *dst = out;
@@ -612,10 +622,8 @@ cudafft_convolve_push(CudafftConvolve *convolve, const void *in, size_t frames, 
     }
     taken += count;
   }
-  if (status != CUDAFFT_STATUS_OK) {
-    restart(cv);
-    return status;
-  }
+  if (status != CUDAFFT_STATUS_OK)
+    return restart_after(cv, status);
   *produced = cv->produced - first;
   return CUDAFFT_STATUS_OK;
 }
@@ -629,11 +637,10 @@ cudafft_convolve_drain(CudafftConvolve *convolve, int tail, void *out, size_t *p
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_convolve_drain: convolve is NULL");
   CudafftConvolve *cv = convolve;
   const size_t fb = cv->frame_bytes, total = cudafft_convolve_drain_frames(cv, tail);
-  if (!produced || (total > 0 && !out)) {
-    restart(cv);
-    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_convolve_drain: %s is NULL",
-                        !produced ? "produced" : "out");
-  }
+  if (!produced || (total > 0 && !out))
+    return restart_after(cv, cudafft_fail(CUDAFFT_STATUS_NULL_POINTER,
+                                          "cudafft_convolve_drain: %s is NULL",
+                                          !produced ? "produced" : "out"));
 
   uint8_t *dst = out;
   const size_t first = cv->produced;
@@ -663,10 +670,8 @@ cudafft_convolve_drain(CudafftConvolve *convolve, int tail, void *out, size_t *p
       }
     }
   }
-  if (status != CUDAFFT_STATUS_OK) {
-    restart(cv);
-    return status;
-  }
+  if (status != CUDAFFT_STATUS_OK)
+    return restart_after(cv, status);
   *produced = total;
   restart(cv);
   return CUDAFFT_STATUS_OK;
