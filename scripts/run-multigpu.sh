@@ -11,8 +11,9 @@
 #     it; it exits 77 with one device, saying why;
 #  4. latency-bench with D = 1 and D = 2 (--devices 1,2) on the rows: 10 s responses at
 #     2048- and 128-sample blocks (2048 first: the longer rows come last, where a cut costs
-#     least), 8192 channels in 8 objects and 16384 in 16 (twice what one GPU is asked), and 64
-#     stereo instances;
+#     least), 4096 channels in 4 objects (what one GPU holds in real time at 128) and 8192 in 8,
+#     and one stereo instance (16384 channels, 128 GB of state, took a minute to make on 2x H200
+#     and do not fit an H100: the 2026-11-27 run spent its limit there);
 #  5. streams-bench with D = 1 and D = 2 on the rows whose per-stream work is the device's:
 #     cudaconvolve with 10 s responses, 256 and 1024 pipelines.
 # Each benchmark row of the cuda backend is followed by (streams-bench) or ends with (latency-bench)
@@ -59,8 +60,8 @@ export CUDA_MODULE_LOADING=EAGER # as meson sets it for the streams tests
 TAIL=40 step multigpu-test 120 build-mgpu/tests/test_multigpu cuda
 TAIL=40 step device-errors-test 120 build-mgpu/tests/test_device_errors cuda
 
-step latency-bench 200 build-mgpu/bench/latency-bench --devices 1,2 --backends cuda \
-  --ir-seconds 10 --blocks 2048,128 --channels 8192,16384 --instances 64 --max-wall 1.5 \
+step latency-bench 300 build-mgpu/bench/latency-bench --devices 1,2 --backends cuda \
+  --ir-seconds 10 --blocks 2048,128 --channels 4096,8192 --instances 1 --max-wall 1.5 \
   --seconds 3
 
 step streams-bench 110 build-mgpu/bench/streams-bench --devices 1,2 --backends cuda \
