@@ -220,24 +220,31 @@ failures_of(const Stream *objects, size_t count)
   return failed;
 }
 
+/* Makes `count` objects pinned to `device` (labelled by it), of `channels` channels and taps from
+ * `taps` on in steps of 100; whether all were made; *placed is cleared where one is elsewhere. */
+static int
+make_pinned(Stream *objects, int count, int device, unsigned channels, size_t taps, size_t frames,
+            int *placed)
+{
+  int made = 1;
+  for (int i = 0; i < count; i++) {
+    char label[64];
+    snprintf(label, sizeof label, "device-%d object %d", device, i);
+    made =
+        stream_make(&objects[i], device, channels, taps + 100 * (size_t)i, frames, label) && made;
+    *placed = *placed && objects[i].device == device;
+  }
+  return made;
+}
+
 /* Failing launches on device 1 while objects on both devices stream (see the top). */
 static void
 test_launch_failures(void)
 {
   Stream zero[LAUNCH_ZERO], one[LAUNCH_ONE];
-  int made = 1, placed = 1;
-  for (int i = 0; i < LAUNCH_ZERO; i++) {
-    char label[64];
-    snprintf(label, sizeof label, "device-0 object %d", i);
-    made = stream_make(&zero[i], 0, 2, 4800 + 100 * (size_t)i, LAUNCH_FRAMES, label) && made;
-    placed = placed && zero[i].device == 0;
-  }
-  for (int i = 0; i < LAUNCH_ONE; i++) {
-    char label[64];
-    snprintf(label, sizeof label, "device-1 object %d", i);
-    made = stream_make(&one[i], 1, 2, 3000 + 100 * (size_t)i, 20000, label) && made;
-    placed = placed && one[i].device == 1;
-  }
+  int placed = 1;
+  int made = make_pinned(zero, LAUNCH_ZERO, 0, 2, 4800, LAUNCH_FRAMES, &placed);
+  made = make_pinned(one, LAUNCH_ONE, 1, 2, 3000, 20000, &placed) && made;
   test_check(made && placed, "%d objects pinned to device 0 and %d to device 1 stay there",
              LAUNCH_ZERO, LAUNCH_ONE);
   CudafftExecutor *ex = NULL;
@@ -534,19 +541,9 @@ test_sticky_error(void)
   if (pthread_create(&dog, NULL, watchdog, NULL) != 0)
     test_abort("cannot start the watchdog thread");
   Stream zero[FAULT_ZERO], one[FAULT_ONE];
-  int made = 1, placed = 1;
-  for (int i = 0; i < FAULT_ZERO; i++) {
-    char label[64];
-    snprintf(label, sizeof label, "device-0 object %d", i);
-    made = stream_make(&zero[i], 0, 2, 4800 + 100 * (size_t)i, FAULT_FRAMES, label) && made;
-    placed = placed && zero[i].device == 0;
-  }
-  for (int i = 0; i < FAULT_ONE; i++) {
-    char label[64];
-    snprintf(label, sizeof label, "device-1 object %d", i);
-    made = stream_make(&one[i], 1, 1, 2100 + 100 * (size_t)i, FAULT_FRAMES, label) && made;
-    placed = placed && one[i].device == 1;
-  }
+  int placed = 1;
+  int made = make_pinned(zero, FAULT_ZERO, 0, 2, 4800, FAULT_FRAMES, &placed);
+  made = make_pinned(one, FAULT_ONE, 1, 1, 2100, FAULT_FRAMES, &placed) && made;
   test_check(made && placed, "%d objects pinned to device 0 and %d to device 1 stay there",
              FAULT_ZERO, FAULT_ONE);
   stream_all(zero, FAULT_ZERO);
