@@ -4,9 +4,9 @@
  * caller's pixels (page-locked memory: one DMA at full bus speed). Device buffers are sized and
  * checked against the GPU's free memory before anything is allocated; every CUDA call is checked
  * and a failure becomes a status and a message. */
+#include "backend_object.cuh"
 #include "cuda_check.cuh"
 #include "device_choice.cuh"
-#include "device_load.h"
 #include "scope_backend.h"
 #include "scope_colormaps.h"
 #include "scope_kernels.h"
@@ -14,7 +14,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <new>
 
 namespace {
 
@@ -56,11 +55,11 @@ free_layout(CudaScope *c)
   c->cells = 0;
 }
 
-/* Releases a scope made ready or failed on the way. */
+/* What a scope made ready or failed on the way holds, freed (cudafft_cuda_release makes its device
+ * current first and clears the errors after). */
 void
 release(CudaScope *c)
 {
-  cudaSetDevice(c->device); /* best effort: release after any failure, sticky ones too */
   if (c->stream)
     cudaStreamSynchronize(c->stream);
   free_layout(c);
@@ -70,19 +69,6 @@ release(CudaScope *c)
     cudaFree(p);
   if (c->stream)
     cudaStreamDestroy(c->stream);
-  cudaGetLastError();
-  delete c;
-}
-
-/* Takes the scope out of its device's load (device_load.h) and releases it; NULL allowed. */
-void
-cuda_destroy(void *impl)
-{
-  CudaScope *c = static_cast<CudaScope *>(impl);
-  if (!c)
-    return;
-  cudafft_device_load_change(c->device, -1, 0);
-  release(c);
 }
 
 /* DEVICE_OUT_OF_MEMORY, with the sizes, where need bytes are more than the GPU has free. */
@@ -177,24 +163,13 @@ setup(CudaScope *c)
   return CUDAFFT_STATUS_OK;
 }
 
+/* The create of the table (cudafft_cuda_create): the spec kept, its device chosen, then setup. */
 CudafftStatus
-cuda_create(const CudafftScopeSpec *spec, void **impl)
+scope_setup(CudaScope *c, const CudafftScopeSpec *spec)
 {
-  *impl = nullptr;
-  CudaScope *c = new (std::nothrow) CudaScope;
-  if (!c)
-    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a CUDA scope");
   c->spec = *spec;
-  CudafftStatus status = cudafft_cuda_pick_device(spec->device_id, &c->device);
-  if (status == CUDAFFT_STATUS_OK)
-    status = setup(c);
-  if (status != CUDAFFT_STATUS_OK) {
-    release(c);
-    return status;
-  }
-  cudafft_device_load_change(c->device, 1, 0);
-  *impl = c;
-  return CUDAFFT_STATUS_OK;
+  const CudafftStatus status = cudafft_cuda_pick_device(spec->device_id, &c->device);
+  return status == CUDAFFT_STATUS_OK ? setup(c) : status;
 }
 
 /* Makes the device copy of a layout and its state, at their starting values. */
@@ -356,14 +331,12 @@ cuda_reset(void *impl)
   return CUDAFFT_STATUS_OK;
 }
 
-void *
-cuda_stream(const void *impl)
-{
-  return static_cast<const CudaScope *>(impl)->stream;
-}
-
 } // namespace
 
 extern "C" const CudafftScopeBackend cudafft_scope_cuda_backend = {
-    cuda_create, cuda_destroy, cuda_run, cuda_reset, cuda_stream,
+    cudafft_cuda_create<CudaScope, CudafftScopeSpec, scope_setup, release>,
+    cudafft_cuda_destroy<CudaScope, release>,
+    cuda_run,
+    cuda_reset,
+    cudafft_cuda_stream<CudaScope>,
 };
