@@ -3,7 +3,10 @@
  *
  * For each case (frame size, channels) and element it builds
  *   appsrc ! ELEMENT ! video/x-raw,format=BGRx,width=W,height=H,framerate=FPS/1 ! fakesink
- * (sync=false) with ELEMENT one of `cudaspectrumscope backend=cuda style=S fft-size=N`,
+ * (sync=false) with ELEMENT one of `cudaspectrumscope backend=cuda style=S fft-size=N` (frames in
+ * page-locked system memory, each copied over the bus), the same with
+ * video/x-raw(memory:CUDAMemory) caps (cuda-mem: frames in GStreamer's CUDA memory, which never
+ * leave the device; the row after it gives its frames per second against cuda's),
  * `cudaspectrumscope backend=cpu ...` and `audioconvert ! audio/x-raw,format=S16LE,channels=2 !
  * spectrascope` (which takes stereo S16 only: the conversion, a downmix for 8 channels, is part of
  * its cost, as it is of a pipeline that uses it; the channels are positioned, GStreamer's fallback
@@ -26,7 +29,7 @@
  *
  * Usage: scope-bench [--runs R] [--seconds S] [--max-wall W] [--buffer N] [--fps F]
  *          [--sizes WxH,..] [--channels C,..] [--style spectrogram|bars] [--fft-size N]
- *          [--elements cuda,cpu,spectrascope]
+ *          [--elements cuda,cuda-mem,cpu,spectrascope]
  *   Defaults: 1920x1080 and 3840x2160, 2 and 8 channels, 60 fps, spectrogram, fft-size 4096.
  *   The cuda element is skipped, saying why, where there is no CUDA device; spectrascope where it
  *   is not installed (gstreamer1.0-plugins-bad).
@@ -61,14 +64,19 @@ typedef struct {
   const char *key;     /* --elements name */
   const char *factory; /* the element whose presence is checked */
   const char *label;
+  const char *features; /* the video caps' memory feature, "" for system memory */
 } Element;
 
 static const Element elements[] = {
-    {"cuda", "cudaspectrumscope", "cudaspectrumscope(cuda)"},
-    {"cpu", "cudaspectrumscope", "cudaspectrumscope(cpu)"},
-    {"spectrascope", "spectrascope", "spectrascope"},
+    {"cuda", "cudaspectrumscope", "cudaspectrumscope(cuda)", ""},
+    {"cpu", "cudaspectrumscope", "cudaspectrumscope(cpu)", ""},
+    {"spectrascope", "spectrascope", "spectrascope", ""},
+    {"cuda-mem", "cudaspectrumscope", "cudaspectrumscope(CUDAMem)", "(memory:CUDAMemory)"},
 };
-#define N_ELEMENTS 3
+#define N_ELEMENTS 4
+#define CUDA 0
+#define SPECTRASCOPE 2
+#define CUDA_MEMORY 3
 
 static guint buffer_frames = 4800;
 static guint fps = 60;
@@ -98,8 +106,8 @@ element_description(const Element *e)
 {
   if (!strcmp(e->key, "spectrascope"))
     return g_strdup("audioconvert ! audio/x-raw,format=S16LE,channels=2 ! spectrascope");
-  return g_strdup_printf("cudaspectrumscope backend=%s style=%s fft-size=%u", e->key, style,
-                         fft_size);
+  return g_strdup_printf("cudaspectrumscope backend=%s style=%s fft-size=%u",
+                         !strcmp(e->key, "cpu") ? "cpu" : "cuda", style, fft_size);
 }
 
 typedef struct {
@@ -143,11 +151,12 @@ run_once(const Case *c, const Element *e, GstBuffer **input, guint64 buffers, Ru
       "appsrc name=src format=time block=true max-bytes=%u caps=audio/x-raw,format=F32LE,"
       "layout=interleaved,rate=%d,channels=%u,channel-mask=(bitmask)0x%" G_GINT64_MODIFIER
       "x ! %s ! "
-      "video/x-raw,format=BGRx,width=%u,height=%u,framerate=%u/1 ! fakesink name=sink sync=false",
+      "video/x-raw%s,format=BGRx,width=%u,height=%u,framerate=%u/1 ! fakesink name=sink "
+      "sync=false",
       (guint)(8 * buffer_frames * c->channels * sizeof(float)), RATE, c->channels,
       /* positioned channels (up to 8), which audioconvert can downmix for spectrascope */
       c->channels <= 8 ? gst_audio_channel_get_fallback_mask((gint)c->channels) : (guint64)0,
-      element, c->width, c->height, fps);
+      element, e->features, c->width, c->height, fps);
   g_free(element);
   GError *err = NULL;
   GstElement *pipeline = gst_parse_launch(desc, &err);
@@ -267,7 +276,7 @@ usage(const char *name)
   fprintf(stderr,
           "usage: %s [--runs R] [--seconds S] [--max-wall W] [--buffer N] [--fps F] "
           "[--sizes WxH,..] [--channels C,..] [--style spectrogram|bars] [--fft-size N] "
-          "[--elements cuda,cpu,spectrascope]\n",
+          "[--elements cuda,cuda-mem,cpu,spectrascope]\n",
           name);
 }
 
@@ -302,7 +311,7 @@ main(int argc, char **argv)
   int n_sizes = 2;
   double channels[8] = {2, 8};
   int n_channels = 2;
-  gboolean wanted[N_ELEMENTS] = {TRUE, TRUE, TRUE};
+  gboolean wanted[N_ELEMENTS] = {TRUE, TRUE, TRUE, TRUE};
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
     gboolean good = value != NULL;
@@ -359,7 +368,7 @@ main(int argc, char **argv)
       Figures figures[N_ELEMENTS] = {0};
       gboolean measured[N_ELEMENTS] = {FALSE};
       /* spectrascope first, so that the others can be put against it */
-      static const int order[N_ELEMENTS] = {2, 0, 1};
+      static const int order[N_ELEMENTS] = {SPECTRASCOPE, CUDA, CUDA_MEMORY, 1};
       for (int o = 0; o < N_ELEMENTS; o++) {
         const int e = order[o];
         const Element *el = &elements[e];
@@ -370,14 +379,15 @@ main(int argc, char **argv)
         GstElementFactory *factory = gst_element_factory_find(el->factory);
         if (!factory) {
           printf("%s  skipped: no element %s%s\n", row, el->factory,
-                 e == 2 ? " (gstreamer1.0-plugins-bad)" : " (GST_PLUGIN_PATH=<build>/plugin?)");
+                 e == SPECTRASCOPE ? " (gstreamer1.0-plugins-bad)"
+                                   : " (GST_PLUGIN_PATH=<build>/plugin?)");
           g_free(row);
-          if (e != 2)
+          if (e != SPECTRASCOPE)
             status = 1;
           continue;
         }
         gst_object_unref(factory);
-        if (e == 0 && cuda_devices == 0) {
+        if ((e == CUDA || e == CUDA_MEMORY) && cuda_devices == 0) {
           printf("%s  skipped: no CUDA device on this machine\n", row);
           g_free(row);
           continue;
@@ -393,15 +403,19 @@ main(int argc, char **argv)
         measured[e] = TRUE;
         if (bad)
           status = 1;
-        gchar *against = measured[2] && e != 2 && figures[2].cpu_ms_per_audio_s > 0.0
+        const Figures *peer = &figures[SPECTRASCOPE];
+        gchar *against = measured[SPECTRASCOPE] && e != SPECTRASCOPE && peer->cpu_ms_per_audio_s > 0.0
                              ? g_strdup_printf("%15.1f%%", 100.0 * f->cpu_ms_per_audio_s /
-                                                               figures[2].cpu_ms_per_audio_s)
+                                                               peer->cpu_ms_per_audio_s)
                              : g_strdup("");
         printf("%s%8.2f %10.1f %11.2f %12.1f %16s %8d (%" G_GUINT64_FORMAT ")%s\n", row, f->audio_s,
                f->frames_per_s, f->realtime, f->cpu_ms_per_audio_s, against, f->frames, f->expected,
                bad ? " WRONG FRAME COUNT" : "");
         g_free(against);
         g_free(row);
+        if (e == CUDA_MEMORY && measured[CUDA] && figures[CUDA].frames_per_s > 0.0)
+          printf("%-24s %5ux%-4u %3u   CUDA memory / system memory: %.2fx the frames a second\n",
+                 "", c.width, c.height, c.channels, f->frames_per_s / figures[CUDA].frames_per_s);
       }
       for (int b = 0; b < N_INPUT; b++)
         gst_buffer_unref(input[b]);

@@ -1,6 +1,7 @@
 /* gstcudafftaudiofilter.c: see the header. */
 #include "gstcudafftaudiofilter.h"
 
+#include "gstcudafftcontext.h"
 #include "gstcudaffterrors.h"
 #include "gstcudaffthostmemory.h"
 
@@ -38,6 +39,9 @@ typedef struct {
 
   /* one failure, one ERROR (gstcudaffterrors.h) */
   GstCudafftErrors errors;
+
+  /* the CUDA context shared with the pipeline (gstcudafftcontext.h) */
+  GstCudafftContext context;
 } GstCudafftAudioFilterPrivate;
 
 G_DEFINE_ABSTRACT_TYPE_WITH_CODE(GstCudafftAudioFilter, gst_cudafft_audio_filter,
@@ -139,10 +143,17 @@ gst_cudafft_audio_filter_open_engine(GstCudafftAudioFilter *filter,
 
   CudafftBackend actual = CUDAFFT_BACKEND_AUTO;
   const gpointer made = gst_cudafft_engine_new(
-      GST_ELEMENT(filter), engine_class, requested, chosen, device_id, config,
+      GST_ELEMENT(filter), engine_class, requested, chosen,
+      chosen == CUDAFFT_BACKEND_CPU
+          ? device_id
+          : gst_cudafft_context_engine_device(&priv->context, GST_ELEMENT(filter), device_id),
+      config,
       GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(filter)->memory_hint, &actual);
   if (!made)
     return FALSE;
+  if (actual == CUDAFFT_BACKEND_CUDA)
+    gst_cudafft_context_publish(&priv->context, GST_ELEMENT(filter),
+                                engine_class->get_device(made));
   gst_cudafft_output_pool_clear(&priv->pool);
   if (priv->engine)
     priv->engine_class->destroy(priv->engine);
@@ -493,11 +504,37 @@ gst_cudafft_audio_filter_stop(GstBaseTransform *trans)
 
 /* Each start probes the backend once (failing there, with one ERROR, where backend=cuda cannot
  * run) and forgets the errors posted before. */
+/* Whether the element takes part in GStreamer's CUDA context sharing (gstcudafftcontext.h): not
+ * with backend=cpu, not without a usable GPU or GStreamer's CUDA library. Any thread. */
+static gboolean
+shares_context(GstCudafftAudioFilter *filter, gint *device_id)
+{
+  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
+  GST_OBJECT_LOCK(filter);
+  const gboolean cpu = priv->backend == GST_CUDAFFT_BACKEND_CPU;
+  *device_id = priv->device_id;
+  GST_OBJECT_UNLOCK(filter);
+  return !cpu && gst_cudafft_context_available();
+}
+
+static void
+gst_cudafft_audio_filter_set_context(GstElement *element, GstContext *context)
+{
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(element);
+  gint device_id;
+  if (shares_context(filter, &device_id))
+    gst_cudafft_context_set(&PRIV(filter)->context, element, context, device_id);
+  GST_ELEMENT_CLASS(gst_cudafft_audio_filter_parent_class)->set_context(element, context);
+}
+
 static GstStateChangeReturn
 gst_cudafft_audio_filter_change_state(GstElement *element, GstStateChange transition)
 {
   GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(element);
   GstCudafftAudioFilterPrivate *priv = PRIV(filter);
+  gint device_id;
+  if (transition == GST_STATE_CHANGE_NULL_TO_READY && shares_context(filter, &device_id))
+    gst_cudafft_context_find(&priv->context, element, device_id);
   if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
     gst_cudafft_errors_reset(&priv->errors);
     priv->warned_split = FALSE;
@@ -505,8 +542,11 @@ gst_cudafft_audio_filter_change_state(GstElement *element, GstStateChange transi
     if (!probe_backend(filter))
       return GST_STATE_CHANGE_FAILURE;
   }
-  return GST_ELEMENT_CLASS(gst_cudafft_audio_filter_parent_class)
-      ->change_state(element, transition);
+  const GstStateChangeReturn ret =
+      GST_ELEMENT_CLASS(gst_cudafft_audio_filter_parent_class)->change_state(element, transition);
+  if (transition == GST_STATE_CHANGE_READY_TO_NULL)
+    gst_cudafft_context_clear(&priv->context);
+  return ret;
 }
 
 /* One ERROR per failure (gstcudaffterrors.h). */
@@ -529,6 +569,7 @@ gst_cudafft_audio_filter_finalize(GObject *object)
   if (priv->upstream_allocator)
     gst_object_unref(priv->upstream_allocator);
   gst_cudafft_errors_clear(&priv->errors);
+  gst_cudafft_context_finalize(&priv->context);
   G_OBJECT_CLASS(gst_cudafft_audio_filter_parent_class)->finalize(object);
 }
 
@@ -610,6 +651,10 @@ gst_cudafft_audio_filter_query(GstBaseTransform *trans, GstPadDirection directio
 {
   GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(trans);
   GstCudafftAudioFilterClass *klass = GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(filter);
+  gint device_id;
+  if (GST_QUERY_TYPE(query) == GST_QUERY_CONTEXT && shares_context(filter, &device_id) &&
+      gst_cudafft_context_query(&PRIV(filter)->context, GST_ELEMENT(filter), query, device_id))
+    return TRUE;
   if (direction != GST_PAD_SRC || GST_QUERY_TYPE(query) != GST_QUERY_LATENCY || !klass->get_latency)
     return GST_BASE_TRANSFORM_CLASS(gst_cudafft_audio_filter_parent_class)
         ->query(trans, direction, query);
@@ -635,6 +680,7 @@ gst_cudafft_audio_filter_class_init(GstCudafftAudioFilterClass *klass)
   gobject_class->finalize = gst_cudafft_audio_filter_finalize;
   element_class->change_state = GST_DEBUG_FUNCPTR(gst_cudafft_audio_filter_change_state);
   element_class->post_message = GST_DEBUG_FUNCPTR(gst_cudafft_audio_filter_post_message);
+  element_class->set_context = GST_DEBUG_FUNCPTR(gst_cudafft_audio_filter_set_context);
   trans_class->stop = GST_DEBUG_FUNCPTR(gst_cudafft_audio_filter_stop);
   trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_cudafft_audio_filter_sink_event);
   trans_class->query = GST_DEBUG_FUNCPTR(gst_cudafft_audio_filter_query);
@@ -653,6 +699,7 @@ gst_cudafft_audio_filter_init(GstCudafftAudioFilter *filter)
   priv->backend = GST_CUDAFFT_DEFAULT_BACKEND;
   priv->device_id = GST_CUDAFFT_DEFAULT_DEVICE_ID;
   priv->probed = CUDAFFT_BACKEND_AUTO;
+  gst_cudafft_context_init(&priv->context);
   gst_cudafft_run_reset(&priv->run);
   gst_cudafft_errors_init(&priv->errors, GST_BASE_TRANSFORM_SINK_PAD(filter),
                           GST_BASE_TRANSFORM_SRC_PAD(filter));

@@ -31,7 +31,7 @@ void gst_cudafft_backend_install_properties(GObjectClass *klass, guint prop_back
                                             guint prop_device_id);
 
 /* One of the library's engines: the functions every engine has (cudafft_<engine>_create,
- * _destroy, _get_backend, _reset), on untyped pointers. Define one with
+ * _destroy, _get_backend, _get_device, _reset), on untyped pointers. Define one with
  * GST_CUDAFFT_DEFINE_ENGINE_CLASS. */
 typedef struct {
   const gchar *name; /* names the engine in messages: "the STFT analyser" */
@@ -39,6 +39,7 @@ typedef struct {
                           gconstpointer config);
   void (*destroy)(gpointer engine);
   CudafftBackend (*get_backend)(gconstpointer engine);
+  int (*get_device)(gconstpointer engine);
   void (*reset)(gpointer engine);
 } GstCudafftEngineClass;
 
@@ -62,12 +63,16 @@ typedef struct {
   {                                                                                                \
     return cudafft_##engine##_get_backend((const Type *)object);                                   \
   }                                                                                                \
+  static int var##_get_device(gconstpointer object)                                               \
+  {                                                                                                \
+    return cudafft_##engine##_get_device((const Type *)object);                                    \
+  }                                                                                                \
   static void var##_reset(gpointer object)                                                         \
   {                                                                                                \
     cudafft_##engine##_reset((Type *)object);                                                      \
   }                                                                                                \
-  static const GstCudafftEngineClass var = {label, var##_create, var##_destroy, var##_get_backend, \
-                                            var##_reset};
+  static const GstCudafftEngineClass var = {label,          var##_create,     var##_destroy,       \
+                                            var##_get_backend, var##_get_device, var##_reset};
 
 /* Makes an engine of `engine_class` for `config` on device_id: first on `chosen` (the backend the
  * element's start probed for, or `requested`, the property, where nothing was probed), then, where

@@ -8,8 +8,20 @@
  * frame, the newest at the right, low frequencies at the bottom) or bars with peak markers, each
  * channel in its own lane (stacked from the top) or all channels in one, in a perceptual colormap
  * (viridis, magma) or grey. On the GPU the analysis and the drawing both happen on the device and
- * only the finished frame is copied back, into page-locked frame memory from the element's own
- * pool; backend=cpu draws the same pixels on the host.
+ * only the finished frame leaves the device: into page-locked frame memory from the element's own
+ * pool, or, where downstream takes video/x-raw(memory:CUDAMemory) (cudadownload, an application's
+ * appsink), into GStreamer's CUDA memory, where it never crosses the bus; backend=cpu draws the
+ * same pixels on the host.
+ *
+ * CUDA memory and contexts: the src pad offers each format in system memory first and in CUDA
+ * memory second, so a peer that takes anything gets system memory and one that prefers CUDA
+ * memory gets it. CUDA-memory frames are GstCudaMemory of the pipeline's shared GstCudaContext,
+ * pitched as GStreamer's CUDA buffer pool lays them out (a GstVideoMeta gives the pitch); a
+ * frame is complete in device memory when it is pushed (the element waits for its device work).
+ * The element takes part in GStreamer's CUDA context sharing (a context set on it, a neighbour's,
+ * or the application's answer to need-context; else it shares its device's primary context), so
+ * that it and GStreamer's CUDA elements run in one context per device. backend=cpu never makes
+ * CUDA memory: caps that allow nothing else fail with an error saying so.
  *
  * As a GstAudioVisualizer it takes its frame size, frame rate and pixel format from downstream
  * (default 320x200 at 25 fps) and reports its latency. Frames come exactly at the negotiated
@@ -77,14 +89,14 @@
 #include "gstcudafftbackend.h"
 #include "gstcudafftbands.h"
 #include "gstcudaffterrors.h"
-#include "gstcudaffthostmemory.h"
+#include "gstcudaspectrumscopeframes.h"
 
 #include <cudafft/scope.h>
 
-#include <gst/video/gstvideopool.h>
 #include <gst/video/video.h>
 
-GST_DEBUG_CATEGORY_STATIC(gst_cuda_spectrum_scope_debug);
+/* shared with gstcudaspectrumscopeframes.c */
+GST_DEBUG_CATEGORY(gst_cuda_spectrum_scope_debug);
 #define GST_CAT_DEFAULT gst_cuda_spectrum_scope_debug
 
 enum {
@@ -136,11 +148,10 @@ struct _GstCudaSpectrumScope {
   Settings applied;            /* what the scope runs with */
   CudafftScopeOptions refused; /* the last options the engine refused, warned about once */
   gboolean restart;            /* the next frame starts the display afresh (a flush) */
-  GstAllocator *allocator;     /* page-locked frame memory, made at the first GPU negotiation */
-  GstBufferPool *pool;         /* frame buffers, chosen in decide_allocation */
-  gboolean pool_active;
+  GstCudaSpectrumScopeFrames output; /* where frames go, and the shared CUDA context */
   GstPad *srcpad; /* the base class's, for the streaming thread */
   GstPadEventFunction base_sink_event, base_src_event; /* the base class's handlers */
+  GstPadQueryFunction base_sink_query, base_src_query;
   GstAdapter *adapter;                                 /* samples of the frame being gathered */
   GstCudafftRun run;                                   /* the timeline: times from sample counts */
   GstSegment segment;                                  /* for QoS's running times */
@@ -168,8 +179,6 @@ struct _GstCudaSpectrumScope {
   "audio/x-raw, format = (string) { S16LE, S24LE, S32LE, F32LE, F64LE }, "                         \
   "rate = (int) [ 1, MAX ], layout = (string) interleaved, " GST_CUDAFFT_CHANNELS_FIELD
 
-static GstStaticPadTemplate src_template =
-    GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(SRC_CAPS));
 static GstStaticPadTemplate sink_template =
     GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(SINK_CAPS));
 
@@ -480,11 +489,18 @@ open_engine(GstCudaSpectrumScope *self, const Settings *s)
                    gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(v)), config.frame_seconds,
                    config.max_frames, s->fft_size);
   CudafftBackend actual;
-  self->scope = gst_cudafft_engine_new(GST_ELEMENT(self), &scope_engine, (CudafftBackend)s->backend,
-                                       (CudafftBackend)s->backend, s->device_id, &config,
-                                       MEMORY_HINT, &actual);
+  const gint device = s->backend == GST_CUDAFFT_BACKEND_CPU
+                          ? s->device_id
+                          : gst_cudafft_context_engine_device(&self->output.context,
+                                                              GST_ELEMENT(self), s->device_id);
+  self->scope =
+      gst_cudafft_engine_new(GST_ELEMENT(self), &scope_engine, (CudafftBackend)s->backend,
+                             (CudafftBackend)s->backend, device, &config, MEMORY_HINT, &actual);
   if (!self->scope)
     return FALSE;
+  if (actual == CUDAFFT_BACKEND_CUDA)
+    gst_cudafft_context_publish(&self->output.context, GST_ELEMENT(self),
+                                cudafft_scope_get_device(self->scope));
   self->applied = *s;
   memset(&self->refused, 0, sizeof self->refused);
   self->restart = FALSE;
@@ -544,92 +560,32 @@ gst_cuda_spectrum_scope_setup(GstAudioVisualizer *vis)
   return open_engine(self, &s);
 }
 
-/* Deactivates and lets go of the frames' pool, if there is one. */
-static void
-drop_pool(GstCudaSpectrumScope *self)
-{
-  if (!self->pool)
-    return;
-  gst_buffer_pool_set_active(self->pool, FALSE);
-  gst_object_unref(self->pool);
-  self->pool = NULL;
-  self->pool_active = FALSE;
-}
-
-/* Frames from page-locked memory where the scope runs on the GPU, so that its one copy of each
- * frame runs at full bus speed; the base class's own choice otherwise. Downstream's pool is not
- * used on the GPU path (its minimum and maximum are kept). */
+/* Frames from page-locked memory (or CUDA memory where negotiated) where the scope runs on the
+ * GPU (gstcudaspectrumscopeframes.h); the base class's own choice otherwise. */
 static gboolean
 gst_cuda_spectrum_scope_decide_allocation(GstAudioVisualizer *vis, GstQuery *query)
 {
   GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(vis);
-  drop_pool(self);
-  if (!self->scope || cudafft_scope_get_backend(self->scope) != CUDAFFT_BACKEND_CUDA) {
-    if (!GST_AUDIO_VISUALIZER_CLASS(gst_cuda_spectrum_scope_parent_class)
-             ->decide_allocation(vis, query))
-      return FALSE;
-    if (gst_query_get_n_allocation_pools(query) > 0)
-      gst_query_parse_nth_allocation_pool(query, 0, &self->pool, NULL, NULL, NULL);
-    return TRUE;
-  }
+  GstCudaSpectrumScopeFrames *f = &self->output;
+  if (self->scope && cudafft_scope_get_backend(self->scope) == CUDAFFT_BACKEND_CUDA)
+    return gst_cuda_spectrum_scope_frames_decide(f, GST_ELEMENT(self), query);
+  gst_cuda_spectrum_scope_frames_drop_pool(f);
   GstCaps *caps = NULL;
   gst_query_parse_allocation(query, &caps, NULL);
-  GstVideoInfo info;
-  if (!caps || !gst_video_info_from_caps(&info, caps))
+  if (gst_cudafft_caps_is_cuda_memory(caps)) {
+    /* the caps filter lets these through only where the GPU was expected: the engine fell back */
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
+                      ("These settings run on the CPU backend, which cannot make CUDA memory: "
+                       "let downstream take system memory, or use settings the GPU can run."),
+                      ("caps %" GST_PTR_FORMAT, caps));
     return FALSE;
-  guint size = (guint)GST_VIDEO_INFO_SIZE(&info), min = 0, max = 0;
-  const gboolean had_pool = gst_query_get_n_allocation_pools(query) > 0;
-  if (had_pool) {
-    GstBufferPool *theirs = NULL;
-    guint their_size = 0;
-    gst_query_parse_nth_allocation_pool(query, 0, &theirs, &their_size, &min, &max);
-    if (theirs)
-      gst_object_unref(theirs);
-    size = MAX(size, their_size);
   }
-  if (!self->allocator)
-    self->allocator = gst_cudafft_host_allocator_new(TRUE);
-  GstBufferPool *pool = gst_video_buffer_pool_new();
-  GstStructure *config = gst_buffer_pool_get_config(pool);
-  gst_buffer_pool_config_set_params(config, caps, size, min, max);
-  gst_buffer_pool_config_set_allocator(config, self->allocator, NULL);
-  gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-  if (!gst_buffer_pool_set_config(pool, config)) {
-    GST_WARNING_OBJECT(self, "cannot configure a page-locked pool; using the default allocation");
-    gst_object_unref(pool);
-    return GST_AUDIO_VISUALIZER_CLASS(gst_cuda_spectrum_scope_parent_class)
-        ->decide_allocation(vis, query);
-  }
-  if (had_pool)
-    gst_query_set_nth_allocation_pool(query, 0, pool, size, min, max);
-  else
-    gst_query_add_allocation_pool(query, pool, size, min, max);
-  if (gst_query_get_n_allocation_params(query) > 0)
-    gst_query_set_nth_allocation_param(query, 0, self->allocator, NULL);
-  else
-    gst_query_add_allocation_param(query, self->allocator, NULL);
-  self->pool = pool; /* the query holds a reference of its own */
-  GST_DEBUG_OBJECT(self, "frames from a page-locked pool of %u-byte buffers", size);
+  if (!GST_AUDIO_VISUALIZER_CLASS(gst_cuda_spectrum_scope_parent_class)
+           ->decide_allocation(vis, query))
+    return FALSE;
+  if (gst_query_get_n_allocation_pools(query) > 0)
+    gst_query_parse_nth_allocation_pool(query, 0, &f->pool, NULL, NULL, NULL);
   return TRUE;
-}
-
-static GstFlowReturn
-new_frame_buffer(GstCudaSpectrumScope *self, GstBuffer **out)
-{
-  if (!self->pool) {
-    *out = gst_buffer_new_allocate(NULL, GST_VIDEO_INFO_SIZE(&GST_AUDIO_VISUALIZER(self)->vinfo),
-                                   NULL);
-    return *out ? GST_FLOW_OK : GST_FLOW_ERROR;
-  }
-  if (!self->pool_active) {
-    if (!gst_buffer_pool_set_active(self->pool, TRUE)) {
-      GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("Cannot activate the frame buffer pool."),
-                        (NULL));
-      return GST_FLOW_ERROR;
-    }
-    self->pool_active = TRUE;
-  }
-  return gst_buffer_pool_acquire_buffer(self->pool, out, NULL);
 }
 
 /* Whether the frame at `pts` lasting `duration` would be late (the QoS upstream of the base
@@ -691,27 +647,20 @@ render_frame(GstCudaSpectrumScope *self, guint64 first, gsize count)
     self->restart = FALSE;
   }
   GstBuffer *out = NULL;
-  GstFlowReturn ret = new_frame_buffer(self, &out);
+  GstFlowReturn ret = gst_cuda_spectrum_scope_frames_acquire(
+      &self->output, GST_ELEMENT(self), GST_VIDEO_INFO_SIZE(&vis->vinfo), &out);
   if (ret != GST_FLOW_OK)
     return ret;
   gst_object_sync_values(GST_OBJECT(self), pts);
   gst_cudafft_run_stamp(&self->run, out, first, count);
-  GstVideoFrame frame;
-  if (!gst_video_frame_map(&frame, &vis->vinfo, out, GST_MAP_WRITE)) {
-    gst_buffer_unref(out);
-    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map a video frame."), (NULL));
-    return GST_FLOW_ERROR;
-  }
   const guint8 *samples = gst_adapter_map(self->adapter, bytes);
-  const CudafftStatus status =
-      cudafft_scope_render(self->scope, samples, count, GST_VIDEO_FRAME_PLANE_DATA(&frame, 0));
+  ret = gst_cuda_spectrum_scope_frames_draw(&self->output, self->scope, &vis->vinfo, samples, count,
+                                            out, MEMORY_HINT);
   gst_adapter_unmap(self->adapter);
   gst_adapter_flush(self->adapter, bytes);
-  gst_video_frame_unmap(&frame);
-  if (status != CUDAFFT_STATUS_OK) {
+  if (ret != GST_FLOW_OK) {
     gst_buffer_unref(out);
-    gst_cudafft_post_engine_error(GST_ELEMENT(self), status, "cudafft_scope_render", MEMORY_HINT);
-    return GST_FLOW_ERROR;
+    return ret;
   }
   return gst_pad_push(self->srcpad, out);
 }
@@ -839,10 +788,67 @@ gst_cuda_spectrum_scope_src_event(GstPad *pad, GstObject *parent, GstEvent *even
   return self->base_src_event(pad, parent, event);
 }
 
+/* Whether the element takes part in CUDA context sharing: not with backend=cpu, not without a
+ * usable GPU or GStreamer's CUDA library. Any thread. */
+static gboolean
+shares_context(GstCudaSpectrumScope *self)
+{
+  return current_settings(self).backend != GST_CUDAFFT_BACKEND_CPU &&
+         gst_cudafft_context_available();
+}
+
+/* Whether frames will be drawn on the GPU (the caps filter, on the streaming thread that
+ * negotiates): where the element shares contexts and its engine, if it has one yet, runs there. */
+static gboolean
+gpu_output(GstElement *element)
+{
+  GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(element);
+  return shares_context(self) &&
+         (!self->scope || cudafft_scope_get_backend(self->scope) == CUDAFFT_BACKEND_CUDA);
+}
+
+/* GStreamer's CUDA context sharing (gstcudafftcontext.h): on both pads, then the base class. */
+static gboolean
+gst_cuda_spectrum_scope_sink_query(GstPad *pad, GstObject *parent, GstQuery *query)
+{
+  GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(parent);
+  if (shares_context(self) &&
+      gst_cudafft_context_query(&self->output.context, GST_ELEMENT(self), query,
+                                current_settings(self).device_id))
+    return TRUE;
+  return self->base_sink_query(pad, parent, query);
+}
+
+static gboolean
+gst_cuda_spectrum_scope_src_query(GstPad *pad, GstObject *parent, GstQuery *query)
+{
+  GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(parent);
+  if (shares_context(self) &&
+      gst_cudafft_context_query(&self->output.context, GST_ELEMENT(self), query,
+                                current_settings(self).device_id))
+    return TRUE;
+  return self->base_src_query(pad, parent, query);
+}
+
+static void
+gst_cuda_spectrum_scope_set_context(GstElement *element, GstContext *context)
+{
+  GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(element);
+  const Settings s = current_settings(self);
+  if (s.backend != GST_CUDAFFT_BACKEND_CPU)
+    gst_cudafft_context_set(&self->output.context, element, context, s.device_id);
+  GST_ELEMENT_CLASS(gst_cuda_spectrum_scope_parent_class)->set_context(element, context);
+}
+
 static GstStateChangeReturn
 gst_cuda_spectrum_scope_change_state(GstElement *element, GstStateChange transition)
 {
   GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(element);
+  if (transition == GST_STATE_CHANGE_NULL_TO_READY) {
+    const Settings s = current_settings(self);
+    if (s.backend != GST_CUDAFFT_BACKEND_CPU)
+      gst_cudafft_context_find(&self->output.context, element, s.device_id);
+  }
   if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
     gst_cudafft_errors_reset(&self->errors);
     end_run(self);
@@ -859,8 +865,10 @@ gst_cuda_spectrum_scope_change_state(GstElement *element, GstStateChange transit
     /* streaming has stopped: the engine and the pool are ours alone */
     close_engine(self);
     end_run(self);
-    drop_pool(self);
+    gst_cuda_spectrum_scope_frames_drop_pool(&self->output);
   }
+  if (transition == GST_STATE_CHANGE_READY_TO_NULL)
+    gst_cudafft_context_clear(&self->output.context);
   return ret;
 }
 
@@ -880,9 +888,7 @@ gst_cuda_spectrum_scope_finalize(GObject *object)
 {
   GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(object);
   close_engine(self);
-  drop_pool(self);
-  if (self->allocator)
-    gst_object_unref(self->allocator);
+  gst_cuda_spectrum_scope_frames_clear(&self->output);
   g_object_unref(self->adapter);
   gst_cudafft_errors_clear(&self->errors);
   G_OBJECT_CLASS(gst_cuda_spectrum_scope_parent_class)->finalize(object);
@@ -900,6 +906,7 @@ gst_cuda_spectrum_scope_class_init(GstCudaSpectrumScopeClass *klass)
   gobject_class->finalize = gst_cuda_spectrum_scope_finalize;
   element_class->change_state = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_change_state);
   element_class->post_message = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_post_message);
+  element_class->set_context = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_set_context);
   vis_class->setup = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_setup);
   vis_class->decide_allocation = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_decide_allocation);
 
@@ -965,7 +972,11 @@ gst_cuda_spectrum_scope_class_init(GstCudaSpectrumScopeClass *klass)
                            DEFAULT_MULTI_CHANNEL, flags));
   gst_cudafft_backend_install_properties(gobject_class, PROP_BACKEND, PROP_CUDA_DEVICE_ID);
 
-  gst_element_class_add_static_pad_template(element_class, &src_template);
+  /* video in system memory first, then in CUDA memory where the build has it */
+  gst_element_class_add_pad_template(
+      element_class,
+      gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS,
+                           gst_cudafft_caps_add_cuda_memory(gst_caps_from_string(SRC_CAPS))));
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_set_static_metadata(
       element_class, "CUDA spectrum scope", "Visualization/Audio",
@@ -1011,6 +1022,13 @@ gst_cuda_spectrum_scope_init(GstCudaSpectrumScope *self)
   self->srcpad = src; /* the element holds the pad */
   self->base_sink_event = GST_PAD_EVENTFUNC(sink);
   self->base_src_event = GST_PAD_EVENTFUNC(src);
+  /* GstAudioVisualizer 1.22 has no sink query function of its own: the default then */
+  self->base_sink_query = GST_PAD_QUERYFUNC(sink) ? GST_PAD_QUERYFUNC(sink) : gst_pad_query_default;
+  self->base_src_query = GST_PAD_QUERYFUNC(src);
+  gst_pad_set_query_function(sink, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_sink_query));
+  gst_pad_set_query_function(src, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_src_query));
+  gst_cuda_spectrum_scope_frames_init(&self->output);
+  gst_cuda_spectrum_scope_frames_watch(&self->output, GST_ELEMENT(self), src, gpu_output);
   gst_pad_set_chain_function(sink, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_chain));
   gst_pad_set_event_function(sink, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_sink_event));
   gst_pad_set_event_function(src, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_src_event));

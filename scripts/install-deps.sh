@@ -7,10 +7,13 @@ packages=(
   libfftw3-dev
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
-  # spectrascope, which scope-bench compares cudaspectrumscope with
-  gstreamer1.0-plugins-bad
+  # spectrascope, which scope-bench compares cudaspectrumscope with; GStreamer's CUDA library
+  # (cudaupload, cudadownload, the shared GstCudaContext and CUDA memory)
+  gstreamer1.0-plugins-bad libgstreamer-plugins-bad1.0-0
 )
 sudo=
 [ "$(id -u)" = 0 ] || sudo=sudo
 $sudo apt-get update -q
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${packages[@]}"
+# the CUDA library's development files alone (its -dev package pulls in about 170 others)
+bash "$(dirname "$0")/install-gst-cuda-dev.sh"

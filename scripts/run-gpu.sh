@@ -27,6 +27,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 source .gst-bundle/activate
 source scripts/env.sh
+source scripts/gl-standins.sh
 logdir=${LOGDIR:-${OUT:-build-gpu/logs}}
 logdir=$(realpath -m "$logdir")
 failed=0

@@ -25,6 +25,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 source .gst-bundle/activate
 source scripts/env.sh
+source scripts/gl-standins.sh
 logdir=${LOGDIR:-${OUT:-build-mgpu/logs}}
 logdir=$(realpath -m "$logdir")
 mkdir -p "$logdir"

@@ -1,6 +1,7 @@
 /* backend_choice.c: see the header. */
 #include "backend_choice.h"
 
+#include "contexts.h"
 #include "cuda_host.h"
 #include "device_load.h"
 
@@ -15,6 +16,14 @@ cudafft_check_backend(CudafftBackend backend, int device_id)
   if (device_id < -1)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
                         "CUDA device id %d is negative (use -1 for automatic)", device_id);
+  /* Checked here, before AUTO could take an id that names no context for a missing device and
+   * fall back to the CPU: the application meant its own context. The CPU backend ignores ids. */
+  if (backend != CUDAFFT_BACKEND_CPU && device_id >= CUDAFFT_CONTEXT_ID_BASE &&
+      cudafft_context_ordinal(device_id) < 0)
+    return cudafft_fail(CUDAFFT_STATUS_NO_DEVICE,
+                        "CUDA device id %d is a context id (%d and up) that is not attached "
+                        "(cudafft_cuda_context_attach)",
+                        device_id, CUDAFFT_CONTEXT_ID_BASE);
   return CUDAFFT_STATUS_OK;
 }
 

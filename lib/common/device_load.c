@@ -1,6 +1,7 @@
 /* device_load.c: see the header. */
 #include "device_load.h"
 
+#include "contexts.h"
 #include "errors.h"
 
 #include <pthread.h>
@@ -41,6 +42,7 @@ cudafft_device_pick(const CudafftDeviceLoad *loads, int count)
 void
 cudafft_device_load_change(int device, int objects, long long state_bytes)
 {
+  device = cudafft_context_ordinal(device);
   if (device < 0 || device >= CUDAFFT_LOAD_DEVICES)
     return;
   pthread_mutex_lock(&load_lock);

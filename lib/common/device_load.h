@@ -51,8 +51,9 @@ typedef struct {
  * loads[0 .. count), or -1 when every one was tried (or count is 0). */
 int cudafft_device_pick(const CudafftDeviceLoad *loads, int count);
 
-/* Changes device's load: objects and state bytes by the given amounts (negative to remove).
- * Ignored for ids outside the table. */
+/* Changes device's load: objects and state bytes by the given amounts (negative to remove). An
+ * attached context's id (contexts.h) counts on the context's device: the load is the physical
+ * device's. Ignored for ids outside the table. */
 void cudafft_device_load_change(int device, int objects, long long state_bytes);
 
 /* device's load now (0, 0 outside the table). */

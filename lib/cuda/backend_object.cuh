@@ -19,7 +19,8 @@
 
 #include <new>
 
-/* Releases an object that was made ready or failed on the way: makes its device current and lets
+/* Releases an object that was made ready or failed on the way: makes its device's (or attached
+ * context's) context current and lets
  * release() free what it holds, best effort throughout (an object must be releasable after any
  * failure, sticky ones included, and release() waits for the object's streams first), then clears
  * any error so that the caller's next CUDA call is not blamed for it. */
@@ -27,14 +28,14 @@ template <typename T, void (*Release)(T *)>
 void
 cudafft_cuda_release(T *object)
 {
-  cudaSetDevice(object->device);
+  cudafft_use_device(object->device);
   Release(object);
   cudaGetLastError();
   delete object;
 }
 
-/* destroy: takes the object out of its device's load (device_load.h) and releases it. NULL
- * allowed. */
+/* destroy: takes the object out of its device's load (device_load.h, which counts a context id's
+ * objects on the context's device) and releases it. NULL allowed. */
 template <typename T, void (*Release)(T *)>
 void
 cudafft_cuda_destroy(void *impl)

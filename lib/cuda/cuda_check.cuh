@@ -41,16 +41,17 @@ cudafft_cuda_failure(cudaError_t error, const char *call, const char *file, int 
       return cudafft_cuda_failure(cudafft_error_, #call, __FILE__, __LINE__);                      \
   } while (0)
 
-/* Makes `device` current; skips the call when it already is, since this runs on every call into
- * a backend object and small batches feel every microsecond. */
-static inline cudaError_t
-cudafft_use_device(int device)
-{
-  int current = -1;
-  if (cudaGetDevice(&current) == cudaSuccess && current == device)
-    return cudaSuccess;
-  return cudaSetDevice(device);
-}
+/* Makes the context of device id `device` current on the calling thread: the device's primary
+ * context for a device ordinal (as cudaSetDevice does), the application's context for an attached
+ * context id (contexts.h); cudaErrorInvalidDevice for a context id that is not attached. Skips the
+ * switch when that context is current already, since this runs on every call into a backend object
+ * and small batches feel every microsecond. Defined in cuda_context.cu. */
+extern "C" cudaError_t cudafft_use_device(int device);
+
+/* The calling thread's current context (a CUcontext; NULL for none), and making one current: for
+ * a call that must leave the caller's context as it found it. */
+extern "C" cudaError_t cudafft_cuda_current_context(void **context);
+extern "C" cudaError_t cudafft_cuda_set_context(void *context);
 
 /* Whether ptr is page-locked host memory (cudaHostAlloc'd or registered), which copies reach by
  * DMA directly: the backends then skip their own pinned staging. */

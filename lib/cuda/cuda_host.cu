@@ -30,11 +30,12 @@ extern "C" CudafftStatus
 cudafft_cuda_host_free_memory(int device, size_t *free_bytes)
 {
   *free_bytes = 0;
-  int current = 0;
-  CUDAFFT_CHECK(cudaGetDevice(&current));
+  /* The caller's context, not its device: an application's own context may be current. */
+  void *current = nullptr;
+  CUDAFFT_CHECK(cudafft_cuda_current_context(&current));
   const CudafftStatus status = read_free_memory(device, free_bytes);
-  /* the caller's device back, whatever happened */
-  const cudaError_t restored = cudafft_use_device(current);
+  /* the caller's context back, whatever happened (none current stays none) */
+  const cudaError_t restored = cudafft_cuda_set_context(current);
   if (status != CUDAFFT_STATUS_OK)
     return status;
   CUDAFFT_CHECK(restored);

@@ -1,6 +1,7 @@
 /* cuda_host.h: what the library's C code may ask of the CUDA runtime, in plain C types: device
- * count, free memory and page-locked host memory. Defined in cuda_host.cu, which only CUDA builds
- * compile: callers check CUDAFFT_HAVE_CUDA (cudafft_config.h) first. Internal to the library. */
+ * count, free memory, page-locked host memory and what attaching a context needs. Defined in
+ * cuda_host.cu and cuda_context.cu, which only CUDA builds compile: callers check CUDAFFT_HAVE_CUDA
+ * (cudafft_config.h) first. Internal to the library. */
 #ifndef CUDAFFT_CUDA_HOST_H
 #define CUDAFFT_CUDA_HOST_H
 
@@ -13,7 +14,7 @@ extern "C" {
 /* Usable CUDA devices; 0 where there is none or no driver. */
 int cudafft_cuda_host_device_count(void);
 
-/* The free memory of `device`, read with it made current and the calling thread's current device
+/* The free memory of `device`, read with it made current and the calling thread's current context
  * restored after; the failure (CUDA's, or no such device) as a status. */
 CudafftStatus cudafft_cuda_host_free_memory(int device, size_t *free_bytes);
 
@@ -22,7 +23,16 @@ CudafftStatus cudafft_cuda_host_free_memory(int device, size_t *free_bytes);
 void *cudafft_cuda_host_pinned_alloc(size_t bytes);
 void cudafft_cuda_host_pinned_free(void *ptr);
 
-/* Page-locked host memory allocated with `device` current: HOST_OUT_OF_MEMORY (or the device's
+/* What cudafft_cuda_context_attach() asks of the driver (cuda_context.cu): the CUDA device of
+ * `context` (a CUcontext) and whether it is that device's primary context; NO_DEVICE where the
+ * driver's context calls cannot be had, CUDA's failure (an invalid context) as a status. */
+CudafftStatus cudafft_cuda_host_context_device(void *context, int *device, int *primary);
+
+/* cudafft_cuda_primary_context() for a device id in range (cuda_context.cu). */
+CudafftStatus cudafft_cuda_host_primary_context(int device, void **context);
+
+/* Page-locked host memory allocated with `device` (a device id or an attached context's)
+ * current: HOST_OUT_OF_MEMORY (or the device's
  * failure) with the size in the message where it cannot be had. */
 CudafftStatus cudafft_cuda_host_alloc(int device, size_t bytes, void **ptr);
 

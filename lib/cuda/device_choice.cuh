@@ -9,14 +9,21 @@
  * it does not fit (or the device fails), the next one by the same rule, and the failure names
  * every device tried. An explicit id pins; with one device -1 is device 0, as it always was. The
  * backends here then see a real id, except where a caller inside the library passes -1 itself
- * (cudafft_executor_acquire(-1) in the tests), which is device 0. */
+ * (cudafft_executor_acquire(-1) in the tests), which is device 0.
+ *
+ * An id may also be an attached context's (cudafft/common.h, Contexts; contexts.h): it pins like a
+ * device id. An object keeps the id it was made with; cudafft_use_device() makes the id's context
+ * current, and whatever needs the physical device (its attributes, memory locations, the load
+ * table) takes cudafft_context_ordinal(id). */
 #ifndef CUDAFFT_DEVICE_CHOICE_CUH
 #define CUDAFFT_DEVICE_CHOICE_CUH
 
+#include "contexts.h"
 #include "cuda_check.cuh"
 
-/* The device a backend object runs on: device_id (as cudafft_create_on_backend() chose it), or
- * device 0 for -1; NO_DEVICE with a message when there is none or no such one. */
+/* The device id a backend object runs on: device_id (as cudafft_create_on_backend() chose it,
+ * a context id included), or device 0 for -1; NO_DEVICE with a message when there is none, no such
+ * one, or the context id is not attached. */
 static inline CudafftStatus
 cudafft_cuda_pick_device(int device_id, int *device)
 {
@@ -28,27 +35,32 @@ cudafft_cuda_pick_device(int device_id, int *device)
                         error != cudaSuccess ? cudaGetErrorString(error) : "0 devices");
   }
   *device = device_id < 0 ? 0 : device_id;
-  if (*device >= count)
+  const int ordinal = cudafft_context_ordinal(*device);
+  if (*device >= CUDAFFT_CONTEXT_ID_BASE && ordinal < 0)
     return cudafft_fail(CUDAFFT_STATUS_NO_DEVICE,
-                        "CUDA device %d does not exist: this machine has %d (0 to %d)", *device,
+                        "CUDA context id %d is not attached (cudafft_cuda_context_attach)",
+                        *device);
+  if (ordinal >= count)
+    return cudafft_fail(CUDAFFT_STATUS_NO_DEVICE,
+                        "CUDA device %d does not exist: this machine has %d (0 to %d)", ordinal,
                         count, count - 1);
   return CUDAFFT_STATUS_OK;
 }
 
-/* Picks the device for device_id (cudafft_cuda_pick_device) into *device and makes it current;
- * then, unless smem_optin is NULL, reads the most dynamic shared memory a block of it may opt in
- * to, which decides whether a block FFT kernel fits. One attribute, not cudaGetDeviceProperties(),
- * which gathers all of them and is slow. */
+/* Picks the device id for device_id (cudafft_cuda_pick_device) into *device and makes its context
+ * current; then, unless smem_optin is NULL, reads the most dynamic shared memory a block of it may
+ * opt in to, which decides whether a block FFT kernel fits. One attribute, not
+ * cudaGetDeviceProperties(), which gathers all of them and is slow. */
 static inline CudafftStatus
 cudafft_cuda_open_device(int device_id, int *device, int *smem_optin)
 {
   const CudafftStatus picked = cudafft_cuda_pick_device(device_id, device);
   if (picked != CUDAFFT_STATUS_OK)
     return picked;
-  CUDAFFT_CHECK(cudaSetDevice(*device));
+  CUDAFFT_CHECK(cudafft_use_device(*device));
   if (smem_optin)
-    CUDAFFT_CHECK(
-        cudaDeviceGetAttribute(smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, *device));
+    CUDAFFT_CHECK(cudaDeviceGetAttribute(smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                         cudafft_context_ordinal(*device)));
   return CUDAFFT_STATUS_OK;
 }
 

@@ -19,7 +19,13 @@
  *
  * Memory: the slots' device buffers and the engines' state come from a memory pool of the
  * executor's own (stream-ordered allocation), so that objects coming and going never synchronise
- * the device the way cudaFree does. */
+ * the device the way cudaFree does.
+ *
+ * Contexts: an executor belongs to a device id, so an attached context's id (contexts.h) has one
+ * of its own, apart from its device's: its streams, events, pool and staging are made with that
+ * context current, and every call here (on the launcher and completion threads too) makes it
+ * current first through cudafft_use_device(). The device's attributes and the pool's location take
+ * the physical device (ordinal). */
 #include "cuda_check.cuh"
 #include "device_choice.cuh"
 #include "executor_device.h"
@@ -45,7 +51,8 @@ constexpr unsigned kMaxInFlight = 2;
 constexpr size_t kMaxJobs = 4096;
 
 struct CudaExecutorDevice {
-  int device = -1;
+  int device = -1;  /* the id it was acquired for: a device, or an attached context (contexts.h) */
+  int ordinal = -1; /* the physical device: its attributes, its memory's location, messages */
   cudaStream_t upload = nullptr, compute = nullptr, download = nullptr;
   cudaStream_t memory = nullptr; /* the pool's allocations and frees */
   cudaMemPool_t pool = nullptr;
@@ -113,7 +120,7 @@ pool_alloc_locked(CudaExecutorDevice *d, size_t bytes, const char *what, void **
   if (bytes > available)
     return cudafft_fail(CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY,
                         "%s needs %zu MB of GPU memory; device %d has %zu MB available of %zu MB",
-                        what, megabytes(bytes), d->device, available >> 20, total >> 20);
+                        what, megabytes(bytes), d->ordinal, available >> 20, total >> 20);
   const cudaError_t error = cudaMallocFromPoolAsync(ptr, bytes, d->pool, d->memory);
   if (error == cudaErrorMemoryAllocation) {
     *ptr = nullptr;
@@ -121,7 +128,7 @@ pool_alloc_locked(CudaExecutorDevice *d, size_t bytes, const char *what, void **
     return cudafft_fail(CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY,
                         "%s needs %zu MB of GPU memory; device %d could not give it (%zu MB "
                         "available of %zu MB)",
-                        what, megabytes(bytes), d->device, available >> 20, total >> 20);
+                        what, megabytes(bytes), d->ordinal, available >> 20, total >> 20);
   }
   if (error != cudaSuccess) {
     *ptr = nullptr;
@@ -198,19 +205,19 @@ make_device(CudaExecutorDevice *d)
 {
   CUDAFFT_CHECK(cudafft_use_device(d->device));
   int pools = 0;
-  CUDAFFT_CHECK(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, d->device));
+  CUDAFFT_CHECK(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, d->ordinal));
   if (!pools)
     return cudafft_fail(CUDAFFT_STATUS_UNSUPPORTED,
                         "CUDA device %d does not support stream-ordered memory pools, which the "
                         "executor needs (driver or platform too old)",
-                        d->device);
+                        d->ordinal);
   for (cudaStream_t *stream : {&d->upload, &d->compute, &d->download, &d->memory})
     CUDAFFT_CHECK(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking));
   cudaMemPoolProps props = {};
   props.allocType = cudaMemAllocationTypePinned;
   props.handleTypes = cudaMemHandleTypeNone;
   props.location.type = cudaMemLocationTypeDevice;
-  props.location.id = d->device;
+  props.location.id = d->ordinal;
   CUDAFFT_CHECK(cudaMemPoolCreate(&d->pool, &props));
   CUDAFFT_CHECK(
       cudaEventCreateWithFlags(&d->allocated, cudaEventBlockingSync | cudaEventDisableTiming));
@@ -228,6 +235,7 @@ device_open(int device, void **ctx, CudafftExecutorLimits *limits)
   if (!d)
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "executor: no memory");
   d->device = device;
+  d->ordinal = cudafft_context_ordinal(device);
   const CudafftStatus status = make_device(d);
   if (status != CUDAFFT_STATUS_OK) {
     device_close(d);

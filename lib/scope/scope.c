@@ -416,18 +416,20 @@ cudafft_scope_reset(CudafftScope *scope)
   return scope->ops->reset(scope->impl);
 }
 
-CudafftStatus
-cudafft_scope_render(CudafftScope *scope, const void *in, size_t frames, void *pixels)
+/* cudafft_scope_render() and _render_device() (`call`): the checks both share, then a frame into
+ * host pixels (device_pitch 0) or device pixels. */
+static CudafftStatus
+render(const char *call, CudafftScope *scope, const void *in, size_t frames, void *pixels,
+       size_t device_pitch)
 {
   if (!scope || !pixels || (frames > 0 && !in))
-    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_scope_render: %s is NULL",
+    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "%s: %s is NULL", call,
                         !scope    ? "scope"
                         : !pixels ? "pixels"
                                   : "input");
   if (frames > scope->config.max_frames)
-    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
-                        "cudafft_scope_render: %zu frames, more than max_frames (%zu)", frames,
-                        scope->config.max_frames);
+    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "%s: %zu frames, more than max_frames (%zu)",
+                        call, frames, scope->config.max_frames);
   if (scope->has_next) {
     layout_free(&scope->layout);
     scope->layout = scope->next;
@@ -453,6 +455,7 @@ cudafft_scope_render(CudafftScope *scope, const void *in, size_t frames, void *p
       .colormap = cudafft_scope_colormap_table(o->colormap),
       .recolour = scope->recolour,
       .pixels = pixels,
+      .device_pitch = device_pitch,
   };
   const CudafftStatus status = scope->ops->run(scope->impl, &job);
   if (status != CUDAFFT_STATUS_OK) {
@@ -465,4 +468,31 @@ cudafft_scope_render(CudafftScope *scope, const void *in, size_t frames, void *p
   scope->recolour = 0;
   scope->frame++;
   return CUDAFFT_STATUS_OK;
+}
+
+CudafftStatus
+cudafft_scope_render(CudafftScope *scope, const void *in, size_t frames, void *pixels)
+{
+  return render("cudafft_scope_render", scope, in, frames, pixels, 0);
+}
+
+CudafftStatus
+cudafft_scope_render_device(CudafftScope *scope, const void *in, size_t frames, void *pixels,
+                            size_t pitch)
+{
+  static const char call[] = "cudafft_scope_render_device";
+  if (scope && scope->backend != CUDAFFT_BACKEND_CUDA)
+    return cudafft_fail(CUDAFFT_STATUS_UNSUPPORTED,
+                        "%s: the scope runs on the CPU backend, which draws into host memory only",
+                        call);
+  if (scope && pixels) {
+    const size_t row =
+        (size_t)scope->config.width * cudafft_scope_pixel_bytes(scope->config.pixels);
+    if (pitch < row)
+      return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
+                          "%s: pitch %zu is less than a row of %u pixels of %zu bytes (%zu)", call,
+                          pitch, scope->config.width,
+                          cudafft_scope_pixel_bytes(scope->config.pixels), row);
+  }
+  return render(call, scope, in, frames, pixels, pitch);
 }

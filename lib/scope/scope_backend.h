@@ -71,7 +71,10 @@ typedef struct {
   float db_min, db_max;
   const float *colormap; /* the table (768 floats), NULL for grey */
   int recolour;          /* db range or colormap changed since the last run */
-  void *pixels;          /* host memory: height rows of stride bytes */
+  void *pixels;          /* height rows of stride bytes in host memory; see device_pitch */
+  /* 0: pixels is host memory. Otherwise pixels is device memory of the object's context (CUDA
+   * backend only) whose rows are device_pitch bytes apart (>= width x pixel bytes). */
+  size_t device_pitch;
 } CudafftScopeJob;
 
 /* run returns when the pixels are written; a failure leaves a state that reset recovers from.

@@ -282,6 +282,9 @@ static CudafftStatus
 cpu_run(void *impl, const CudafftScopeJob *job)
 {
   CpuScope *s = impl;
+  if (job->device_pitch) /* the front end stops these first; a backend table may not assume it */
+    return cudafft_fail(CUDAFFT_STATUS_UNSUPPORTED,
+                        "the scope's CPU backend draws into host memory only");
   if (job->new_layout || s->cells == 0) {
     const CudafftStatus status = start_layout(s, job->layout);
     if (status != CUDAFFT_STATUS_OK)

@@ -1,7 +1,8 @@
 /* scope_cuda.cu: the spectrum scope's CUDA backend. The history, the analysis, the display state
  * and the frame all live on the device; a frame uploads its new samples, queues the append, FFT,
  * band and drawing kernels on the object's stream and copies the finished frame into the
- * caller's pixels (page-locked memory: one DMA at full bus speed). Device buffers are sized and
+ * caller's pixels (page-locked memory: one DMA at full bus speed; or device memory of the object's
+ * context, one copy on the device). Device buffers are sized and
  * checked against the GPU's free memory before anything is allocated; every CUDA call is checked
  * and a failure becomes a status and a message. */
 #include "backend_object.cuh"
@@ -19,7 +20,7 @@ namespace {
 
 struct CudaScope {
   CudafftScopeSpec spec{};
-  int device = 0;
+  int device = 0; /* the id it was made with: a device, or an attached context (contexts.h) */
   cudaStream_t stream = nullptr;
   size_t bpp = 0;
   size_t newest = 0;
@@ -81,11 +82,11 @@ check_fits(const CudaScope *c, size_t need, const char *what)
     return cudafft_fail(CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY,
                         "the scope's %s need more GPU memory than can be addressed; GPU %d has %zu "
                         "MB free",
-                        what, c->device, free_bytes >> 20);
+                        what, cudafft_context_ordinal(c->device), free_bytes >> 20);
   if (need > free_bytes)
     return cudafft_fail(CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY,
                         "the scope's %s need %zu MB of GPU memory; GPU %d has %zu MB free", what,
-                        megabytes(need), c->device, free_bytes >> 20);
+                        megabytes(need), cudafft_context_ordinal(c->device), free_bytes >> 20);
   return CUDAFFT_STATUS_OK;
 }
 
@@ -120,16 +121,17 @@ CudafftStatus
 setup(CudaScope *c)
 {
   const CudafftScopeSpec &spec = c->spec;
-  CUDAFFT_CHECK(cudaSetDevice(c->device));
+  CUDAFFT_CHECK(cudafft_use_device(c->device));
   int smem_optin = 0;
-  CUDAFFT_CHECK(
-      cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, c->device));
+  CUDAFFT_CHECK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                       cudafft_context_ordinal(c->device)));
   const size_t smem = cudafft_scope_fft_smem(spec.fft_size);
   if (smem == 0 || smem > (size_t)smem_optin)
     return cudafft_fail(CUDAFFT_STATUS_UNSUPPORTED,
                         "a %zu-point FFT needs %zu KB of shared memory per block; GPU %d offers "
                         "%d KB",
-                        spec.fft_size, smem >> 10, c->device, smem_optin >> 10);
+                        spec.fft_size, smem >> 10, cudafft_context_ordinal(c->device),
+                        smem_optin >> 10);
   c->bpp = cudafft_scope_pixel_bytes(spec.pixels);
 
   const size_t history = sat_mul(sat_mul(spec.channels, spec.history), sizeof(float));
@@ -236,7 +238,9 @@ device_colormap(const CudaScope *c, const float *host_table)
                                                                             : c->d_colormaps;
 }
 
-/* Queues the frame and its copy into the caller's pixels. */
+/* Queues the frame and its copy into the caller's pixels: host memory, or the device memory of
+ * cudafft_scope_render_device() (copied from the scope's own frame, whose stride and alignment the
+ * kernels rely on, whatever the caller's pitch). */
 CudafftStatus
 queue_frame(CudaScope *c, const CudafftScopeJob *job)
 {
@@ -294,7 +298,10 @@ queue_frame(CudaScope *c, const CudafftScopeJob *job)
                                                    (unsigned)(job->frame % spec.width), c->d_frame,
                                                    c->stream));
   const size_t row = (size_t)spec.width * c->bpp;
-  if (row == spec.stride)
+  if (job->device_pitch)
+    CUDAFFT_CHECK(cudaMemcpy2DAsync(job->pixels, job->device_pitch, c->d_frame, spec.stride, row,
+                                    spec.height, cudaMemcpyDeviceToDevice, c->stream));
+  else if (row == spec.stride)
     CUDAFFT_CHECK(cudaMemcpyAsync(job->pixels, c->d_frame, spec.stride * spec.height,
                                   cudaMemcpyDeviceToHost, c->stream));
   else

@@ -30,6 +30,22 @@
  * engine's get_device function tells where an object runs; cudafft_cuda_device_load() what a
  * device holds.
  *
+ * Contexts: an id of a device runs its objects in the device's primary context (the CUDA
+ * runtime's). An application whose device memory lives in a context of its own (made with the
+ * driver's cuCtxCreate, as GStreamer's GstCudaContext is) attaches that context with
+ * cudafft_cuda_context_attach() and passes the id it gets as the device id of any create function:
+ * the object then runs in that context (its kernels can read and write that context's memory, for
+ * cudafft_execute_device() and cudafft_scope_render_device()), pinned like an explicit device id.
+ * Each attached context has its own executor (streams, memory pool, staging) beside its device's;
+ * its objects count in their device's load. A create function and every call into an object make
+ * the object's context current on the calling thread (a device's object: the device's primary
+ * context, as cudaSetDevice does) and leave it so; cudafft_cuda_context_attach() leaves the
+ * caller's context as it was. A context id that is not attached fails a create with NO_DEVICE on
+ * the CUDA and AUTO backends (no fallback to the CPU: the application meant its context); the CPU
+ * backend ignores device ids. The application keeps the context alive until every object made with
+ * the id is destroyed and the id detached. The get_device functions return the id an object was
+ * made with; cudafft_cuda_context_device() gives the device it stands for.
+ *
  * Device errors: one that is not sticky (a failed launch, out of memory) fails only the work of
  * that device (each device has its own executor, and a failed batch fails the calls whose work was
  * in it, leaving its object as the engine's header says: a convolution, STFT or spectrum object is
@@ -89,7 +105,8 @@ typedef enum {
 
 typedef enum {
   CUDAFFT_BACKEND_AUTO = 0, /* CUDA when the device is usable, otherwise CPU (also when the
-                               requested device id does not exist) */
+                               requested device id does not exist; not for a context id that is
+                               not attached: NO_DEVICE, see Contexts) */
   CUDAFFT_BACKEND_CUDA,
   CUDAFFT_BACKEND_CPU,
 } CudafftBackend;
@@ -123,6 +140,37 @@ CUDAFFT_API int cudafft_cuda_device_count(void);
  * be NULL. INVALID_VALUE for a device id outside 0 .. cudafft_cuda_device_count() - 1. */
 CUDAFFT_API CudafftStatus cudafft_cuda_device_load(int device, unsigned *objects,
                                                    size_t *state_bytes);
+
+/* The first context id (cudafft_cuda_context_attach()): far above any device count, so that a
+ * context id and a device id never meet. */
+#define CUDAFFT_CONTEXT_ID_BASE 1024
+
+/* Attaches the CUDA driver context `cu_context` (a CUcontext) for the library's objects (see
+ * Contexts above) and stores in *device_id the id that names it. Where it is its device's primary
+ * context, that is the device's id itself (objects made with it are the device's, as always);
+ * otherwise an id from CUDAFFT_CONTEXT_ID_BASE up. Attaching the same context again gives the same
+ * id and counts one more reference. NULL_POINTER for a NULL argument; UNSUPPORTED where 64
+ * contexts are attached already; NO_DEVICE where there is no driver; BACKEND_UNAVAILABLE in a
+ * build without the CUDA backend; CUDA_ERROR (with CUDA's words) for a context the driver does not
+ * take. Thread-safe. */
+CUDAFFT_API CudafftStatus cudafft_cuda_context_attach(void *cu_context, int *device_id);
+
+/* Gives back one reference of an id from cudafft_cuda_context_attach(); the id names nothing once
+ * every one is back (a later attach may give it to another context). Every object made with it
+ * must be destroyed first. Does nothing for a device's own id or an id that is not attached. */
+CUDAFFT_API void cudafft_cuda_context_detach(int device_id);
+
+/* The CUDA device ordinal an id stands for: device_id itself for 0 .. cudafft_cuda_device_count()
+ * - 1, the context's device for an attached context's id, -1 otherwise. */
+CUDAFFT_API int cudafft_cuda_context_device(int device_id);
+
+/* The primary context of CUDA device `device` (a CUcontext) in *cu_context: the context objects
+ * made with that device id run in, for an application that shares it (GStreamer: wrapped in a
+ * GstCudaContext); made where it is not yet, the caller's current context left as it was. Valid
+ * while the CUDA runtime keeps it (the process's life, unless cudaDeviceReset). NULL_POINTER,
+ * INVALID_VALUE for a device outside 0 .. cudafft_cuda_device_count() - 1, NO_DEVICE where there
+ * is none or no driver, BACKEND_UNAVAILABLE in a build without the CUDA backend. Thread-safe. */
+CUDAFFT_API CudafftStatus cudafft_cuda_primary_context(int device, void **cu_context);
 
 /* Whether this library was built with the CUDA backend. */
 CUDAFFT_API int cudafft_has_cuda_backend(void);

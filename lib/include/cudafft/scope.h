@@ -163,6 +163,17 @@ CUDAFFT_API CudafftStatus cudafft_scope_set_options(CudafftScope *scope,
 CUDAFFT_API CudafftStatus cudafft_scope_render(CudafftScope *scope, const void *in, size_t frames,
                                                void *pixels);
 
+/* CUDA backend only: as cudafft_scope_render(), but the frame goes to device memory: `pixels` is a
+ * device pointer of the scope's context (the device id, or attached context, the scope was made
+ * with; cudafft/common.h, Contexts), height rows `pitch` bytes apart (pitch >= width x pixel bytes,
+ * any alignment: from cuMemAllocPitch, say). Bytes between a row's last pixel and the pitch are
+ * left as they are. Returns once the frame is complete in device memory (the host has waited for
+ * it): a consumer on any stream may read it. NULL_POINTER for a NULL scope, pixels or (frames > 0)
+ * in; INVALID_VALUE, with the sizes, for a pitch too small; UNSUPPORTED on the CPU backend. On
+ * another failure the scope is reset. */
+CUDAFFT_API CudafftStatus cudafft_scope_render_device(CudafftScope *scope, const void *in,
+                                                      size_t frames, void *pixels, size_t pitch);
+
 /* The bands of each lane with the current options, and their centre frequencies in Hz (count
  * values; NULL to only count), for labels. */
 CUDAFFT_API size_t cudafft_scope_bands(const CudafftScope *scope, double *centres);

@@ -1,0 +1,106 @@
+/* gstcudafftnocontext.c: gstcudafftcontext.h for builds without GStreamer's CUDA library
+ * (gstreamer-cuda-1.0): no context to share and no CUDA memory; every element negotiates system
+ * memory and its engines run where the library puts them. */
+#include "gstcudafftcontext.h"
+
+void
+gst_cudafft_context_init(GstCudafftContext *c)
+{
+  g_mutex_init(&c->lock);
+  c->context = NULL;
+  c->device = c->engine_device = -1;
+  c->attached = c->wrapped = c->busy = FALSE;
+}
+
+void
+gst_cudafft_context_clear(GstCudafftContext *c)
+{
+  (void)c;
+}
+
+void
+gst_cudafft_context_finalize(GstCudafftContext *c)
+{
+  g_mutex_clear(&c->lock);
+}
+
+gboolean
+gst_cudafft_context_available(void)
+{
+  return FALSE;
+}
+
+void
+gst_cudafft_context_set(GstCudafftContext *c, GstElement *element, GstContext *context,
+                        gint device_id)
+{
+  (void)c, (void)element, (void)context, (void)device_id;
+}
+
+gboolean
+gst_cudafft_context_query(GstCudafftContext *c, GstElement *element, GstQuery *query,
+                          gint device_id)
+{
+  (void)c, (void)element, (void)query, (void)device_id;
+  return FALSE;
+}
+
+void
+gst_cudafft_context_find(GstCudafftContext *c, GstElement *element, gint device_id)
+{
+  (void)c, (void)element, (void)device_id;
+}
+
+gint
+gst_cudafft_context_engine_device(GstCudafftContext *c, GstElement *element, gint device_id)
+{
+  (void)c, (void)element;
+  return device_id;
+}
+
+void
+gst_cudafft_context_publish(GstCudafftContext *c, GstElement *element, gint device)
+{
+  (void)c, (void)element, (void)device;
+}
+
+GstObject *
+gst_cudafft_context_get(GstCudafftContext *c)
+{
+  (void)c;
+  return NULL;
+}
+
+GstCaps *
+gst_cudafft_caps_add_cuda_memory(GstCaps *caps)
+{
+  return caps;
+}
+
+gboolean
+gst_cudafft_caps_is_cuda_memory(const GstCaps *caps)
+{
+  (void)caps;
+  return FALSE;
+}
+
+GstCaps *
+gst_cudafft_caps_without_cuda_memory(const GstCaps *caps)
+{
+  return gst_caps_copy(caps);
+}
+
+GstBufferPool *
+gst_cudafft_context_video_pool(GstCudafftContext *c, GstCaps *caps, guint min, guint max)
+{
+  (void)c, (void)caps, (void)min, (void)max;
+  return NULL;
+}
+
+gboolean
+gst_cudafft_map_cuda_write(GstBuffer *buffer, GstMapInfo *info, gpointer *device_data,
+                           gsize *pitch)
+{
+  (void)buffer, (void)info, (void)device_data, (void)pitch;
+  return FALSE;
+}

@@ -1,0 +1,491 @@
+/* test_cuda_memory.c: CUDA memory (memory:CUDAMemory) and the GstCudaContext shared with
+ * GStreamer's CUDA elements (plugin/gstcudafftcontext.h), on the backend named by argv[1].
+ *
+ * cuda (a GPU, and nvcodec's cudaupload / cudadownload where the test needs them: a host whose
+ * GStreamer lacks them fails those tests, saying so):
+ * - cudaspectrumscope's frames in CUDA memory (GstCudaMemory, "gst.cuda.memory") into an appsink,
+ *   byte for byte the frames of the system-memory path from the same random audio, and the same
+ *   again through cudadownload;
+ * - one context: cudaspectrumscope and cudadownload downstream (which starts first and asks its
+ *   neighbours) answer the context query with the same GstCudaContext; with a cudaupload in the
+ *   same pipeline started before everything else (its own context, made with cuCtxCreate, cached
+ *   by the bin), cudaspectrumscope runs in that context and its frames are still exact; with an
+ *   application's context (answered to need-context from a bus sync handler), the same;
+ * - EOS, flushes and state cycles (READY and NULL) while CUDA memory flows; frames held past
+ *   the pipeline's teardown stay readable.
+ * cpu (CI, no GPU needed): backend=cpu with CUDA-memory-only caps fails with an ERROR that says
+ * why; with a sink that takes anything, or caps that allow both, it negotiates system memory; the
+ * state cycles in system memory. */
+#include "element_util.h"
+
+#include <gst/app/gstappsink.h>
+#include <gst/app/gstappsrc.h>
+#include <gst/video/video.h>
+#include <string.h>
+
+#define RATE 48000
+#define CHANNELS 2
+#define FRAMES (RATE / 2) /* half a second of audio: 15 frames at 30 fps */
+#define VIDEO "format=BGRx,width=320,height=240,framerate=30/1"
+#define CUDA_CAPS "video/x-raw(memory:CUDAMemory)," VIDEO
+#define SYSTEM_CAPS "video/x-raw," VIDEO
+#define CONTEXT_TYPE "gst.cuda.context"
+
+static void
+random_signal(TestSignal *s, const char *label)
+{
+  TestRng rng = test_rng("%s", label);
+  test_signal_alloc(s, CUDAFFT_SAMPLE_F32, CHANNELS, RATE, FRAMES, TEST_READ_POW2);
+  for (guint c = 0; c < CHANNELS; c++)
+    for (gsize j = 0; j < FRAMES; j++)
+      test_signal_set(s, j, c, 0.8 * test_rng_uniform53(&rng) - 0.4);
+}
+
+static GstElement *
+launch(const char *format, ...) G_GNUC_PRINTF(1, 2);
+
+static GstElement *
+launch(const char *format, ...)
+{
+  va_list args;
+  va_start(args, format);
+  gchar *desc = g_strdup_vprintf(format, args);
+  va_end(args);
+  GError *error = NULL;
+  GstElement *pipeline = gst_parse_launch(desc, &error);
+  fail_unless(pipeline && !error, "cannot make '%s': %s", desc, error ? error->message : "?");
+  g_free(desc);
+  return pipeline;
+}
+
+/* The pipeline appsrc ! cudaspectrumscope backend=B ! middle ! appsink, for signal s. */
+static GstElement *
+scope_pipeline(const TestSignal *s, const char *middle)
+{
+  GstElement *pipeline =
+      launch("appsrc name=src format=time ! cudaspectrumscope name=scope backend=%s fft-size=1024 "
+             "! %s ! appsink name=sink sync=false",
+             eu_backend, middle);
+  GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+  GstCaps *caps = eu_raw_caps(s->format, s->rate, s->channels);
+  g_object_set(src, "caps", caps, NULL);
+  gst_caps_unref(caps);
+  gst_object_unref(src);
+  return pipeline;
+}
+
+/* Pushes the whole signal in 480-frame buffers and EOS. */
+static void
+push_signal(GstElement *pipeline, const TestSignal *s)
+{
+  GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+  for (gsize first = 0; first < s->frames; first += 480) {
+    const gsize n = MIN(480, s->frames - first);
+    /* apart: gst-check's fail_unless_equals_int declares a variable named `first` */
+    GstBuffer *buffer = eu_signal_buffer(s, first, n, 0);
+    const GstFlowReturn ret = gst_app_src_push_buffer(GST_APP_SRC(src), buffer);
+    fail_unless_equals_int(ret, GST_FLOW_OK);
+  }
+  gst_app_src_end_of_stream(GST_APP_SRC(src));
+  gst_object_unref(src);
+}
+
+/* Every sample up to EOS from the appsink, in out (GstSample). */
+static void
+pull_all(GstElement *pipeline, GPtrArray *out)
+{
+  GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  for (;;) {
+    GstSample *sample = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 60 * GST_SECOND);
+    if (!sample)
+      break;
+    g_ptr_array_add(out, sample);
+  }
+  fail_unless(gst_app_sink_is_eos(GST_APP_SINK(sink)), "no EOS within 60 s");
+  gst_object_unref(sink);
+}
+
+/* The first ERROR of the pipeline's bus, if any (*text: message | debug). */
+static gboolean
+pipeline_error(GstElement *pipeline, gchar **text)
+{
+  GstBus *bus = gst_element_get_bus(pipeline);
+  GstMessage *msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+  gst_object_unref(bus);
+  if (!msg)
+    return FALSE;
+  GError *error = NULL;
+  gchar *debug = NULL;
+  gst_message_parse_error(msg, &error, &debug);
+  *text = g_strdup_printf("%s | %s", error->message, debug ? debug : "");
+  g_error_free(error);
+  g_free(debug);
+  gst_message_unref(msg);
+  return TRUE;
+}
+
+/* Runs the scope pipeline with `middle` over s to EOS; its frames into out. */
+static void
+run_frames(const TestSignal *s, const char *middle, GPtrArray *out)
+{
+  GstElement *pipeline = scope_pipeline(s, middle);
+  fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+  push_signal(pipeline, s);
+  pull_all(pipeline, out);
+  gchar *text = NULL;
+  fail_if(pipeline_error(pipeline, &text), "%s: %s", middle, text);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pipeline);
+}
+
+static gboolean
+is_cuda_memory(GstBuffer *buffer)
+{
+  return gst_buffer_n_memory(buffer) == 1 &&
+         gst_memory_is_type(gst_buffer_peek_memory(buffer, 0), "gst.cuda.memory");
+}
+
+static gboolean
+caps_have_cuda_memory(GstCaps *caps)
+{
+  GstCapsFeatures *features = gst_caps_get_features(caps, 0);
+  return features && gst_caps_features_contains(features, "memory:CUDAMemory");
+}
+
+/* Every frame of got against want, row by row over the visible bytes (the pitches may differ). */
+static void
+check_same_frames(GPtrArray *got, GPtrArray *want, const char *what)
+{
+  fail_unless(want->len >= 10, "the system-memory path gave only %u frames", want->len);
+  fail_unless_equals_int(got->len, want->len);
+  for (guint i = 0; i < got->len; i++) {
+    GstSample *a = g_ptr_array_index(got, i), *b = g_ptr_array_index(want, i);
+    GstVideoInfo ia, ib;
+    fail_unless(gst_video_info_from_caps(&ia, gst_sample_get_caps(a)));
+    fail_unless(gst_video_info_from_caps(&ib, gst_sample_get_caps(b)));
+    GstVideoFrame fa, fb;
+    fail_unless(gst_video_frame_map(&fa, &ia, gst_sample_get_buffer(a), GST_MAP_READ),
+                "%s: cannot map frame %u on the host", what, i);
+    fail_unless(gst_video_frame_map(&fb, &ib, gst_sample_get_buffer(b), GST_MAP_READ));
+    const gsize row = (gsize)GST_VIDEO_FRAME_WIDTH(&fa) * 4;
+    guint bad_rows = 0;
+    for (gint y = 0; y < GST_VIDEO_FRAME_HEIGHT(&fa); y++) {
+      const guint8 *ra = (const guint8 *)GST_VIDEO_FRAME_PLANE_DATA(&fa, 0) +
+                         (gsize)y * GST_VIDEO_FRAME_PLANE_STRIDE(&fa, 0);
+      const guint8 *rb = (const guint8 *)GST_VIDEO_FRAME_PLANE_DATA(&fb, 0) +
+                         (gsize)y * GST_VIDEO_FRAME_PLANE_STRIDE(&fb, 0);
+      bad_rows += memcmp(ra, rb, row) != 0;
+    }
+    fail_unless_equals_uint64(GST_BUFFER_PTS(gst_sample_get_buffer(a)),
+                              GST_BUFFER_PTS(gst_sample_get_buffer(b)));
+    gst_video_frame_unmap(&fa);
+    gst_video_frame_unmap(&fb);
+    fail_unless(bad_rows == 0, "%s: frame %u differs from the system-memory frame in %u rows",
+                what, i, bad_rows);
+  }
+  test_check(TRUE, "%s: %u frames byte for byte the system-memory path's", what, got->len);
+}
+
+static void
+require_element(const char *name)
+{
+  GstElementFactory *factory = gst_element_factory_find(name);
+  fail_unless(factory != NULL,
+              "no element %s: this GStreamer lacks nvcodec (gst-plugins-bad with GStreamer's CUDA "
+              "library; ../shared/gpu/make-gst-bundle --nvcodec on the GPU machine)",
+              name);
+  gst_object_unref(factory);
+}
+
+/* The GstCudaContext an element answers the context query with, through its own pad (NULL:
+ * none); a reference. */
+static GObject *
+context_of(GstElement *pipeline, const char *name, const char *pad_name)
+{
+  GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
+  fail_unless(element != NULL, "no element %s", name);
+  GstPad *pad = gst_element_get_static_pad(element, pad_name);
+  GstQuery *query = gst_query_new_context(CONTEXT_TYPE);
+  GObject *found = NULL;
+  if (gst_pad_query(pad, query)) {
+    GstContext *context = NULL;
+    gst_query_parse_context(query, &context);
+    const GstStructure *s = context ? gst_context_get_structure(context) : NULL;
+    const GValue *value = s ? gst_structure_get_value(s, CONTEXT_TYPE) : NULL;
+    if (value && G_VALUE_HOLDS_OBJECT(value))
+      found = g_value_dup_object(value);
+  }
+  gst_query_unref(query);
+  gst_object_unref(pad);
+  gst_object_unref(element);
+  return found;
+}
+
+/* ---- GPU ---- */
+
+GST_START_TEST(test_frames_in_cuda_memory)
+{
+  TestSignal s;
+  random_signal(&s, "cuda memory frames");
+  GPtrArray *system = g_ptr_array_new_with_free_func((GDestroyNotify)gst_sample_unref);
+  GPtrArray *cuda = g_ptr_array_new_with_free_func((GDestroyNotify)gst_sample_unref);
+  run_frames(&s, SYSTEM_CAPS, system);
+  run_frames(&s, CUDA_CAPS, cuda);
+  guint in_cuda = 0;
+  for (guint i = 0; i < cuda->len; i++) {
+    GstSample *sample = g_ptr_array_index(cuda, i);
+    in_cuda += is_cuda_memory(gst_sample_get_buffer(sample)) &&
+               caps_have_cuda_memory(gst_sample_get_caps(sample));
+  }
+  fail_unless_equals_int(in_cuda, cuda->len);
+  test_check(TRUE, "every frame is GstCudaMemory under memory:CUDAMemory caps (%u)", in_cuda);
+  /* the pipelines are gone: the frames held past their teardown are read now */
+  check_same_frames(cuda, system, "CUDA memory into appsink");
+  g_ptr_array_unref(cuda);
+
+  /* a sink that takes anything gets system memory, as before CUDA memory existed */
+  GPtrArray *any = g_ptr_array_new_with_free_func((GDestroyNotify)gst_sample_unref);
+  run_frames(&s, "identity", any);
+  fail_unless(any->len > 0);
+  fail_if(caps_have_cuda_memory(gst_sample_get_caps(g_ptr_array_index(any, 0))),
+          "a sink that takes anything was given CUDA memory");
+  g_ptr_array_unref(any);
+  g_ptr_array_unref(system);
+  test_signal_clear(&s);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_cudadownload_same_frames_and_context)
+{
+  require_element("cudadownload");
+  TestSignal s;
+  random_signal(&s, "cudadownload frames");
+  GPtrArray *system = g_ptr_array_new_with_free_func((GDestroyNotify)gst_sample_unref);
+  GPtrArray *down = g_ptr_array_new_with_free_func((GDestroyNotify)gst_sample_unref);
+  run_frames(&s, SYSTEM_CAPS, system);
+  /* cudadownload starts first (sink to source) and asks its neighbours: the scope answers */
+  GstElement *pipeline =
+      scope_pipeline(&s, CUDA_CAPS " ! cudadownload name=down ! " SYSTEM_CAPS);
+  fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+  push_signal(pipeline, &s);
+  pull_all(pipeline, down);
+  gchar *text = NULL;
+  fail_if(pipeline_error(pipeline, &text), "%s", text);
+  GObject *ours = context_of(pipeline, "scope", "src");
+  GObject *theirs = context_of(pipeline, "down", "sink");
+  fail_unless(ours && theirs, "a context query went unanswered (scope %p, cudadownload %p)", ours,
+              theirs);
+  fail_unless(ours == theirs, "two contexts in one pipeline: scope %p, cudadownload %p", ours,
+              theirs);
+  test_check(TRUE, "cudaspectrumscope and cudadownload share one GstCudaContext (%p)", ours);
+  g_object_unref(ours);
+  g_object_unref(theirs);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pipeline);
+  check_same_frames(down, system, "CUDA memory through cudadownload");
+  g_ptr_array_unref(down);
+  g_ptr_array_unref(system);
+  test_signal_clear(&s);
+}
+GST_END_TEST;
+
+/* A pipeline whose cudaupload starts before everything else makes GStreamer's own context
+ * (cuCtxCreate: not the primary one) and posts it; the scope, started after, must run in it. */
+GST_START_TEST(test_foreign_context_first)
+{
+  require_element("cudaupload");
+  TestSignal s;
+  random_signal(&s, "foreign context frames");
+  GPtrArray *system = g_ptr_array_new_with_free_func((GDestroyNotify)gst_sample_unref);
+  GPtrArray *cuda = g_ptr_array_new_with_free_func((GDestroyNotify)gst_sample_unref);
+  run_frames(&s, SYSTEM_CAPS, system);
+  GstElement *pipeline = scope_pipeline(&s, CUDA_CAPS);
+  GstElement *other = launch("videotestsrc num-buffers=3 ! cudaupload name=up ! fakesink");
+  GstElement *up = gst_bin_get_by_name(GST_BIN(other), "up");
+  gst_bin_remove(GST_BIN(other), up);
+  gst_object_unref(other);
+  gst_bin_add(GST_BIN(pipeline), up); /* unlinked: it asks nobody but the bin */
+  /* GStreamer 1.22's CUDA elements make their context at READY to PAUSED */
+  fail_unless(gst_element_set_state(up, GST_STATE_PAUSED) == GST_STATE_CHANGE_SUCCESS);
+  fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+  push_signal(pipeline, &s);
+  pull_all(pipeline, cuda);
+  gchar *text = NULL;
+  fail_if(pipeline_error(pipeline, &text), "%s", text);
+  GObject *ours = context_of(pipeline, "scope", "src");
+  GObject *theirs = context_of(pipeline, "up", "src");
+  fail_unless(ours && theirs && ours == theirs,
+              "cudaspectrumscope did not join cudaupload's context (%p, %p)", ours, theirs);
+  test_check(TRUE, "cudaspectrumscope joined the context cudaupload made first (%p)", ours);
+  g_object_unref(ours);
+  g_object_unref(theirs);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(up);
+  gst_object_unref(pipeline);
+  check_same_frames(cuda, system, "CUDA memory in cudaupload's context");
+  g_ptr_array_unref(cuda);
+  g_ptr_array_unref(system);
+  test_signal_clear(&s);
+}
+GST_END_TEST;
+
+/* The application's context, answered to need-context. */
+static GstBusSyncReply
+answer_need_context(GstBus *bus, GstMessage *msg, gpointer data)
+{
+  (void)bus;
+  const gchar *type = NULL;
+  if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_NEED_CONTEXT &&
+      gst_message_parse_context_type(msg, &type) && !g_strcmp0(type, CONTEXT_TYPE))
+    gst_element_set_context(GST_ELEMENT(GST_MESSAGE_SRC(msg)), data);
+  return GST_BUS_PASS;
+}
+
+GST_START_TEST(test_application_context)
+{
+  require_element("cudaupload");
+  /* the application's context: one GStreamer made for a cudaupload of its own (cuCtxCreate) */
+  GstElement *maker = launch("videotestsrc ! cudaupload name=up ! fakesink");
+  GstElement *up = gst_bin_get_by_name(GST_BIN(maker), "up");
+  /* its context is made at READY to PAUSED; PAUSED completes once fakesink prerolled */
+  gst_element_set_state(maker, GST_STATE_PAUSED);
+  fail_unless(gst_element_get_state(maker, NULL, NULL, 30 * GST_SECOND) ==
+              GST_STATE_CHANGE_SUCCESS);
+  GObject *app = context_of(maker, "up", "src");
+  fail_unless(app != NULL, "cudaupload made no context");
+  GstContext *context = gst_context_new(CONTEXT_TYPE, TRUE);
+  gst_structure_set(gst_context_writable_structure(context), CONTEXT_TYPE, G_OBJECT_TYPE(app), app,
+                    NULL);
+
+  TestSignal s;
+  random_signal(&s, "application context frames");
+  GPtrArray *system = g_ptr_array_new_with_free_func((GDestroyNotify)gst_sample_unref);
+  GPtrArray *cuda = g_ptr_array_new_with_free_func((GDestroyNotify)gst_sample_unref);
+  run_frames(&s, SYSTEM_CAPS, system);
+  GstElement *pipeline = scope_pipeline(&s, CUDA_CAPS);
+  GstBus *bus = gst_element_get_bus(pipeline);
+  gst_bus_set_sync_handler(bus, answer_need_context, context, NULL);
+  fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+  push_signal(pipeline, &s);
+  pull_all(pipeline, cuda);
+  gchar *text = NULL;
+  fail_if(pipeline_error(pipeline, &text), "%s", text);
+  GObject *ours = context_of(pipeline, "scope", "src");
+  fail_unless(ours == app, "cudaspectrumscope runs in %p, not the application's %p", ours, app);
+  test_check(TRUE, "cudaspectrumscope runs in the application's context (%p)", app);
+  g_object_unref(ours);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_bus_set_sync_handler(bus, NULL, NULL, NULL);
+  gst_object_unref(bus);
+  gst_object_unref(pipeline);
+  check_same_frames(cuda, system, "CUDA memory in the application's context");
+  g_ptr_array_unref(cuda);
+  g_ptr_array_unref(system);
+  gst_element_set_state(maker, GST_STATE_NULL);
+  gst_object_unref(up);
+  gst_object_unref(maker);
+  gst_context_unref(context);
+  g_object_unref(app);
+  test_signal_clear(&s);
+}
+GST_END_TEST;
+
+/* EOS, a flush and state cycles while CUDA memory flows: frames keep coming and stay exact. */
+GST_START_TEST(test_cycles_while_cuda_memory_flows)
+{
+  TestSignal s;
+  random_signal(&s, "cuda memory cycles");
+  GPtrArray *system = g_ptr_array_new_with_free_func((GDestroyNotify)gst_sample_unref);
+  run_frames(&s, SYSTEM_CAPS, system);
+  /* on the CPU the same cycles in system memory: the element's part of it, without a GPU */
+  const char *caps = !strcmp(eu_backend, "cpu") ? SYSTEM_CAPS : CUDA_CAPS;
+  GstElement *pipeline = scope_pipeline(&s, caps);
+  for (guint cycle = 0; cycle < 5; cycle++) {
+    GPtrArray *cuda = g_ptr_array_new_with_free_func((GDestroyNotify)gst_sample_unref);
+    fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+    if (cycle > 0) {
+      /* a flush before any data (the run starts afresh); appsink keeps its EOS through READY,
+       * and the flush clears it */
+      fail_unless(gst_element_send_event(pipeline, gst_event_new_flush_start()));
+      fail_unless(gst_element_send_event(pipeline, gst_event_new_flush_stop(TRUE)));
+    }
+    push_signal(pipeline, &s);
+    pull_all(pipeline, cuda);
+    gchar *text = NULL;
+    fail_if(pipeline_error(pipeline, &text), "cycle %u: %s", cycle, text);
+    /* the frames outlive the state change back to NULL */
+    gst_element_set_state(pipeline, cycle % 2 ? GST_STATE_NULL : GST_STATE_READY);
+    check_same_frames(cuda, system, "a state cycle's CUDA-memory frames");
+    g_ptr_array_unref(cuda);
+  }
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pipeline);
+  g_ptr_array_unref(system);
+  test_signal_clear(&s);
+}
+GST_END_TEST;
+
+/* ---- CPU ---- */
+
+GST_START_TEST(test_cpu_refuses_cuda_memory)
+{
+  TestSignal s;
+  random_signal(&s, "cpu refuses");
+  GstElement *pipeline = scope_pipeline(&s, CUDA_CAPS);
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+  gst_app_src_push_buffer(GST_APP_SRC(src), eu_signal_buffer(&s, 0, 4800, 0));
+  gst_object_unref(src);
+  GstBus *bus = gst_element_get_bus(pipeline);
+  GstMessage *msg = gst_bus_timed_pop_filtered(bus, 30 * GST_SECOND, GST_MESSAGE_ERROR);
+  gst_object_unref(bus);
+  fail_unless(msg != NULL, "backend=cpu with CUDA-memory-only caps posted no ERROR");
+  GError *error = NULL;
+  gst_message_parse_error(msg, &error, NULL);
+  fail_unless(strstr(error->message, "CUDA memory") && strstr(error->message, "backend"),
+              "the ERROR does not say why: %s", error->message);
+  test_check(TRUE, "backend=cpu refuses CUDA-memory-only caps: %s", error->message);
+  g_error_free(error);
+  gst_message_unref(msg);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pipeline);
+
+  /* caps that allow both, and a sink that takes anything: system memory */
+  const char *middles[] = {"video/x-raw(memory:CUDAMemory);video/x-raw", "identity"};
+  for (guint i = 0; i < G_N_ELEMENTS(middles); i++) {
+    GPtrArray *frames = g_ptr_array_new_with_free_func((GDestroyNotify)gst_sample_unref);
+    run_frames(&s, middles[i], frames);
+    fail_unless(frames->len > 0, "%s: no frames", middles[i]);
+    for (guint k = 0; k < frames->len; k++) {
+      GstSample *sample = g_ptr_array_index(frames, k);
+      fail_if(caps_have_cuda_memory(gst_sample_get_caps(sample)) ||
+                  is_cuda_memory(gst_sample_get_buffer(sample)),
+              "%s: backend=cpu made CUDA memory", middles[i]);
+    }
+    test_check(TRUE, "backend=cpu, downstream %s: %u frames in system memory", middles[i],
+               frames->len);
+    g_ptr_array_unref(frames);
+  }
+  test_signal_clear(&s);
+}
+GST_END_TEST;
+
+static Suite *
+cuda_memory_suite(void)
+{
+  TCase *tc;
+  Suite *suite = eu_suite("cuda-memory", &tc);
+  if (!strcmp(eu_backend, "cpu")) {
+    tcase_add_test(tc, test_cpu_refuses_cuda_memory);
+    tcase_add_test(tc, test_cycles_while_cuda_memory_flows);
+    return suite;
+  }
+  tcase_add_test(tc, test_frames_in_cuda_memory);
+  tcase_add_test(tc, test_cudadownload_same_frames_and_context);
+  tcase_add_test(tc, test_foreign_context_first);
+  tcase_add_test(tc, test_application_context);
+  tcase_add_test(tc, test_cycles_while_cuda_memory_flows);
+  return suite;
+}
+
+EU_MAIN(cuda_memory_suite)
