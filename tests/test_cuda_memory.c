@@ -10,7 +10,8 @@
  *   neighbours) answer the context query with the same GstCudaContext; with a cudaupload in the
  *   same pipeline started before everything else (its own context, made with cuCtxCreate, cached
  *   by the bin), cudaspectrumscope runs in that context and its frames are still exact; with an
- *   application's context (answered to need-context from a bus sync handler), the same;
+ *   application's context (answered to need-context from a bus sync handler), the same; on a host
+ *   of two GPUs, cuda-device-id=1 runs on device 1 beside the application's device-0 context;
  * - EOS, flushes and state cycles (READY and NULL) while CUDA memory flows; frames held past
  *   the pipeline's teardown stay readable.
  * cpu (CI, no GPU needed): backend=cpu with CUDA-memory-only caps fails with an ERROR that says
@@ -18,9 +19,12 @@
  * state cycles in system memory. */
 #include "element_util.h"
 
+#include <cudafft/common.h>
+
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/video/video.h>
+#include <stdio.h>
 #include <string.h>
 
 #define RATE 48000
@@ -341,48 +345,87 @@ answer_need_context(GstBus *bus, GstMessage *msg, gpointer data)
   return GST_BUS_PASS;
 }
 
+/* An application's context: the one GStreamer made for a cudaupload of the application's own
+ * (cuCtxCreate) on `device`, in a pipeline *maker kept PAUSED; *object is the GstCudaContext. */
+static GstContext *
+application_context(guint device, GstElement **maker, GObject **object)
+{
+  *maker = launch("videotestsrc ! cudaupload name=up cuda-device-id=%u ! fakesink", device);
+  /* its context is made at READY to PAUSED; PAUSED completes once fakesink prerolled */
+  gst_element_set_state(*maker, GST_STATE_PAUSED);
+  fail_unless(gst_element_get_state(*maker, NULL, NULL, 30 * GST_SECOND) ==
+              GST_STATE_CHANGE_SUCCESS);
+  *object = context_of(*maker, "up", "src");
+  fail_unless(*object != NULL, "cudaupload made no context");
+  GstContext *context = gst_context_new(CONTEXT_TYPE, TRUE);
+  gst_structure_set(gst_context_writable_structure(context), CONTEXT_TYPE, G_OBJECT_TYPE(*object),
+                    *object, NULL);
+  return context;
+}
+
+/* Runs the scope with CUDA-memory caps and cuda-device-id=device_id over s, the application
+ * answering need-context with `context`; the frames into out, and the context the scope runs in
+ * (a reference) returned. */
+static GObject *
+run_with_application_context(const TestSignal *s, GstContext *context, gint device_id,
+                             GPtrArray *out)
+{
+  GstElement *pipeline = scope_pipeline(s, CUDA_CAPS);
+  GstElement *scope = gst_bin_get_by_name(GST_BIN(pipeline), "scope");
+  g_object_set(scope, "cuda-device-id", device_id, NULL);
+  gst_object_unref(scope);
+  GstBus *bus = gst_element_get_bus(pipeline);
+  gst_bus_set_sync_handler(bus, answer_need_context, context, NULL);
+  fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+  push_signal(pipeline, s);
+  pull_all(pipeline, out);
+  gchar *text = NULL;
+  fail_if(pipeline_error(pipeline, &text), "%s", text);
+  GObject *ours = context_of(pipeline, "scope", "src");
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_bus_set_sync_handler(bus, NULL, NULL, NULL);
+  gst_object_unref(bus);
+  gst_object_unref(pipeline);
+  return ours;
+}
+
 GST_START_TEST(test_application_context)
 {
   require_element("cudaupload");
-  /* the application's context: one GStreamer made for a cudaupload of its own (cuCtxCreate) */
-  GstElement *maker = launch("videotestsrc ! cudaupload name=up ! fakesink");
-  GstElement *up = gst_bin_get_by_name(GST_BIN(maker), "up");
-  /* its context is made at READY to PAUSED; PAUSED completes once fakesink prerolled */
-  gst_element_set_state(maker, GST_STATE_PAUSED);
-  fail_unless(gst_element_get_state(maker, NULL, NULL, 30 * GST_SECOND) ==
-              GST_STATE_CHANGE_SUCCESS);
-  GObject *app = context_of(maker, "up", "src");
-  fail_unless(app != NULL, "cudaupload made no context");
-  GstContext *context = gst_context_new(CONTEXT_TYPE, TRUE);
-  gst_structure_set(gst_context_writable_structure(context), CONTEXT_TYPE, G_OBJECT_TYPE(app), app,
-                    NULL);
-
+  GstElement *maker = NULL;
+  GObject *app = NULL;
+  GstContext *context = application_context(0, &maker, &app);
   TestSignal s;
   random_signal(&s, "application context frames");
   GPtrArray *system = g_ptr_array_new_with_free_func((GDestroyNotify)gst_sample_unref);
   GPtrArray *cuda = g_ptr_array_new_with_free_func((GDestroyNotify)gst_sample_unref);
   run_frames(&s, SYSTEM_CAPS, system);
-  GstElement *pipeline = scope_pipeline(&s, CUDA_CAPS);
-  GstBus *bus = gst_element_get_bus(pipeline);
-  gst_bus_set_sync_handler(bus, answer_need_context, context, NULL);
-  fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
-  push_signal(pipeline, &s);
-  pull_all(pipeline, cuda);
-  gchar *text = NULL;
-  fail_if(pipeline_error(pipeline, &text), "%s", text);
-  GObject *ours = context_of(pipeline, "scope", "src");
+  GObject *ours = run_with_application_context(&s, context, -1, cuda);
   fail_unless(ours == app, "cudaspectrumscope runs in %p, not the application's %p", ours, app);
   test_check(TRUE, "cudaspectrumscope runs in the application's context (%p)", app);
   g_object_unref(ours);
-  gst_element_set_state(pipeline, GST_STATE_NULL);
-  gst_bus_set_sync_handler(bus, NULL, NULL, NULL);
-  gst_object_unref(bus);
-  gst_object_unref(pipeline);
   check_same_frames(cuda, system, "CUDA memory in the application's context");
+  g_ptr_array_set_size(cuda, 0);
+
+  /* an explicit cuda-device-id of another device wins over the application's context */
+  if (cudafft_cuda_device_count() < 2) {
+    printf("# one CUDA device: cuda-device-id=1 against a context of device 0 needs two\n");
+  } else {
+    ours = run_with_application_context(&s, context, 1, cuda);
+    gint device = -1;
+    if (ours)
+      g_object_get(ours, "cuda-device-id", &device, NULL);
+    fail_unless(ours && ours != app && device == 1,
+                "cuda-device-id=1 ran in %p (device %d), the application's is %p on device 0",
+                ours, device, app);
+    test_check(TRUE, "cuda-device-id=1 keeps to device 1 beside the application's device-0 "
+                     "context");
+    g_clear_object(&ours);
+    check_same_frames(cuda, system, "CUDA memory on device 1");
+  }
   g_ptr_array_unref(cuda);
   g_ptr_array_unref(system);
   gst_element_set_state(maker, GST_STATE_NULL);
-  gst_object_unref(up);
   gst_object_unref(maker);
   gst_context_unref(context);
   g_object_unref(app);
