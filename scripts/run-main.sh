@@ -59,6 +59,13 @@ ls -l build/scope.webm build/scope.png
 echo "== the FFT engine demo"
 ./build/examples/fft-demo
 
+if [ -x build/examples/scope-frames-on-device ]; then
+  echo "== an application reading cudaspectrumscope's CUDA-memory frames on the device"
+  status=0
+  ./build/examples/scope-frames-on-device || status=$?
+  [ "$status" = 0 ] || [ "$status" = 77 ] || exit "$status"
+fi
+
 if [ -x build/bench/element-bench ]; then
   echo "== element benchmark"
   ./build/bench/element-bench --runs 3
