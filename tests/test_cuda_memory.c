@@ -128,16 +128,30 @@ pipeline_error(GstElement *pipeline, gchar **text)
   return TRUE;
 }
 
+/* An empty list of frames (GstSample). */
+static GPtrArray *
+frame_list(void)
+{
+  return g_ptr_array_new_with_free_func((GDestroyNotify)gst_sample_unref);
+}
+
+/* Plays pipeline over s to EOS, its frames into out; no ERROR may come. It stays PLAYING. */
+static void
+play_to_eos(GstElement *pipeline, const TestSignal *s, GPtrArray *out)
+{
+  fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+  push_signal(pipeline, s);
+  pull_all(pipeline, out);
+  gchar *text = NULL;
+  fail_if(pipeline_error(pipeline, &text), "%s", text);
+}
+
 /* Runs the scope pipeline with `middle` over s to EOS; its frames into out. */
 static void
 run_frames(const TestSignal *s, const char *middle, GPtrArray *out)
 {
   GstElement *pipeline = scope_pipeline(s, middle);
-  fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
-  push_signal(pipeline, s);
-  pull_all(pipeline, out);
-  gchar *text = NULL;
-  fail_if(pipeline_error(pipeline, &text), "%s: %s", middle, text);
+  play_to_eos(pipeline, s, out);
   gst_element_set_state(pipeline, GST_STATE_NULL);
   gst_object_unref(pipeline);
 }
@@ -231,8 +245,8 @@ GST_START_TEST(test_frames_in_cuda_memory)
 {
   TestSignal s;
   random_signal(&s, "cuda memory frames");
-  GPtrArray *system = g_ptr_array_new_with_free_func((GDestroyNotify)gst_sample_unref);
-  GPtrArray *cuda = g_ptr_array_new_with_free_func((GDestroyNotify)gst_sample_unref);
+  GPtrArray *system = frame_list();
+  GPtrArray *cuda = frame_list();
   run_frames(&s, SYSTEM_CAPS, system);
   run_frames(&s, CUDA_CAPS, cuda);
   guint in_cuda = 0;
@@ -248,7 +262,7 @@ GST_START_TEST(test_frames_in_cuda_memory)
   g_ptr_array_unref(cuda);
 
   /* a sink that takes anything gets system memory, as before CUDA memory existed */
-  GPtrArray *any = g_ptr_array_new_with_free_func((GDestroyNotify)gst_sample_unref);
+  GPtrArray *any = frame_list();
   run_frames(&s, "identity", any);
   fail_unless(any->len > 0);
   fail_if(caps_have_cuda_memory(gst_sample_get_caps(g_ptr_array_index(any, 0))),
@@ -264,17 +278,13 @@ GST_START_TEST(test_cudadownload_same_frames_and_context)
   require_element("cudadownload");
   TestSignal s;
   random_signal(&s, "cudadownload frames");
-  GPtrArray *system = g_ptr_array_new_with_free_func((GDestroyNotify)gst_sample_unref);
-  GPtrArray *down = g_ptr_array_new_with_free_func((GDestroyNotify)gst_sample_unref);
+  GPtrArray *system = frame_list();
+  GPtrArray *down = frame_list();
   run_frames(&s, SYSTEM_CAPS, system);
   /* cudadownload starts first (sink to source) and asks its neighbours: the scope answers */
   GstElement *pipeline =
       scope_pipeline(&s, CUDA_CAPS " ! cudadownload name=down ! " SYSTEM_CAPS);
-  fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
-  push_signal(pipeline, &s);
-  pull_all(pipeline, down);
-  gchar *text = NULL;
-  fail_if(pipeline_error(pipeline, &text), "%s", text);
+  play_to_eos(pipeline, &s, down);
   GObject *ours = context_of(pipeline, "scope", "src");
   GObject *theirs = context_of(pipeline, "down", "sink");
   fail_unless(ours && theirs, "a context query went unanswered (scope %p, cudadownload %p)", ours,
@@ -300,8 +310,8 @@ GST_START_TEST(test_foreign_context_first)
   require_element("cudaupload");
   TestSignal s;
   random_signal(&s, "foreign context frames");
-  GPtrArray *system = g_ptr_array_new_with_free_func((GDestroyNotify)gst_sample_unref);
-  GPtrArray *cuda = g_ptr_array_new_with_free_func((GDestroyNotify)gst_sample_unref);
+  GPtrArray *system = frame_list();
+  GPtrArray *cuda = frame_list();
   run_frames(&s, SYSTEM_CAPS, system);
   GstElement *pipeline = scope_pipeline(&s, CUDA_CAPS);
   GstElement *other = launch("videotestsrc num-buffers=3 ! cudaupload name=up ! fakesink");
@@ -311,11 +321,7 @@ GST_START_TEST(test_foreign_context_first)
   gst_bin_add(GST_BIN(pipeline), up); /* unlinked: it asks nobody but the bin */
   /* GStreamer 1.22's CUDA elements make their context at READY to PAUSED */
   fail_unless(gst_element_set_state(up, GST_STATE_PAUSED) == GST_STATE_CHANGE_SUCCESS);
-  fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
-  push_signal(pipeline, &s);
-  pull_all(pipeline, cuda);
-  gchar *text = NULL;
-  fail_if(pipeline_error(pipeline, &text), "%s", text);
+  play_to_eos(pipeline, &s, cuda);
   GObject *ours = context_of(pipeline, "scope", "src");
   GObject *theirs = context_of(pipeline, "up", "src");
   fail_unless(ours && theirs && ours == theirs,
@@ -376,11 +382,7 @@ run_with_application_context(const TestSignal *s, GstContext *context, gint devi
   gst_object_unref(scope);
   GstBus *bus = gst_element_get_bus(pipeline);
   gst_bus_set_sync_handler(bus, answer_need_context, context, NULL);
-  fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
-  push_signal(pipeline, s);
-  pull_all(pipeline, out);
-  gchar *text = NULL;
-  fail_if(pipeline_error(pipeline, &text), "%s", text);
+  play_to_eos(pipeline, s, out);
   GObject *ours = context_of(pipeline, "scope", "src");
   gst_element_set_state(pipeline, GST_STATE_NULL);
   gst_bus_set_sync_handler(bus, NULL, NULL, NULL);
@@ -397,8 +399,8 @@ GST_START_TEST(test_application_context)
   GstContext *context = application_context(0, &maker, &app);
   TestSignal s;
   random_signal(&s, "application context frames");
-  GPtrArray *system = g_ptr_array_new_with_free_func((GDestroyNotify)gst_sample_unref);
-  GPtrArray *cuda = g_ptr_array_new_with_free_func((GDestroyNotify)gst_sample_unref);
+  GPtrArray *system = frame_list();
+  GPtrArray *cuda = frame_list();
   run_frames(&s, SYSTEM_CAPS, system);
   GObject *ours = run_with_application_context(&s, context, -1, cuda);
   fail_unless(ours == app, "cudaspectrumscope runs in %p, not the application's %p", ours, app);
@@ -438,13 +440,13 @@ GST_START_TEST(test_cycles_while_cuda_memory_flows)
 {
   TestSignal s;
   random_signal(&s, "cuda memory cycles");
-  GPtrArray *system = g_ptr_array_new_with_free_func((GDestroyNotify)gst_sample_unref);
+  GPtrArray *system = frame_list();
   run_frames(&s, SYSTEM_CAPS, system);
   /* on the CPU the same cycles in system memory: the element's part of it, without a GPU */
   const char *caps = !strcmp(eu_backend, "cpu") ? SYSTEM_CAPS : CUDA_CAPS;
   GstElement *pipeline = scope_pipeline(&s, caps);
   for (guint cycle = 0; cycle < 5; cycle++) {
-    GPtrArray *cuda = g_ptr_array_new_with_free_func((GDestroyNotify)gst_sample_unref);
+    GPtrArray *cuda = frame_list();
     fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
     if (cycle > 0) {
       /* a flush before any data (the run starts afresh); appsink keeps its EOS through READY,
@@ -496,7 +498,7 @@ GST_START_TEST(test_cpu_refuses_cuda_memory)
   /* caps that allow both, and a sink that takes anything: system memory */
   const char *middles[] = {"video/x-raw(memory:CUDAMemory);video/x-raw", "identity"};
   for (guint i = 0; i < G_N_ELEMENTS(middles); i++) {
-    GPtrArray *frames = g_ptr_array_new_with_free_func((GDestroyNotify)gst_sample_unref);
+    GPtrArray *frames = frame_list();
     run_frames(&s, middles[i], frames);
     fail_unless(frames->len > 0, "%s: no frames", middles[i]);
     for (guint k = 0; k < frames->len; k++) {

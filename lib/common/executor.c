@@ -184,6 +184,20 @@ round_up(size_t bytes)
   return (bytes + (CUDAFFT_EXECUTOR_ALIGN - 1)) / CUDAFFT_EXECUTOR_ALIGN * CUDAFFT_EXECUTOR_ALIGN;
 }
 
+/* Bytes of a job's input and output that pass through the batch's staging: none for a side
+ * the engine put on the device (in_device, out_device), which the kind reads or writes in place. */
+static size_t
+staged_in(const CudafftJob *job)
+{
+  return job->in_device ? 0 : job->in_bytes;
+}
+
+static size_t
+staged_out(const CudafftJob *job)
+{
+  return job->out_device ? 0 : job->out_bytes;
+}
+
 static void *
 byte_offset(void *base, size_t offset)
 {
@@ -235,9 +249,9 @@ static int
 fits(const CudafftExecutor *ex, const Slot *s, const CudafftJob *job)
 {
   return s->count < ex->limits.max_jobs &&
-         s->in_used + round_up(job->in_bytes) + s->aux_reserved + job->priv.aux_reserved <=
+         s->in_used + round_up(staged_in(job)) + s->aux_reserved + job->priv.aux_reserved <=
              ex->in_capacity &&
-         s->out_used + round_up(job->out_bytes) <= ex->out_capacity;
+         s->out_used + round_up(staged_out(job)) <= ex->out_capacity;
 }
 
 /* The slot job can go in now: the oldest open slot after its owner's previous job with room for
@@ -298,14 +312,18 @@ place_locked(CudafftExecutor *ex, int i, CudafftJob *job)
   job->priv.slot = i;
   job->priv.in_offset = s->in_used;
   job->priv.out_offset = s->out_used;
-  s->in_used += round_up(job->in_bytes);
-  s->out_used += round_up(job->out_bytes);
+  s->in_used += round_up(staged_in(job));
+  s->out_used += round_up(staged_out(job));
   s->aux_reserved += job->priv.aux_reserved;
   job->priv.index = s->count;
   s->jobs[s->count++] = job;
   s->copying++;
-  job->device_in = job->in_bytes ? byte_offset(s->mem.device_in, job->priv.in_offset) : NULL;
-  job->device_out = job->out_bytes ? byte_offset(s->mem.device_out, job->priv.out_offset) : NULL;
+  job->device_in = job->in_device  ? (void *)job->in_device
+                   : job->in_bytes ? byte_offset(s->mem.device_in, job->priv.in_offset)
+                                   : NULL;
+  job->device_out = job->out_device  ? job->out_device
+                    : job->out_bytes ? byte_offset(s->mem.device_out, job->priv.out_offset)
+                                     : NULL;
   job->batch = s->serial;
   job->owner->last_batch = s->serial;
   job->priv.unplaced = 0;
@@ -315,7 +333,7 @@ place_locked(CudafftExecutor *ex, int i, CudafftJob *job)
 static void
 copy_input(const CudafftExecutor *ex, const CudafftJob *job, const void *in)
 {
-  if (job->in_bytes == 0)
+  if (staged_in(job) == 0)
     return;
   void *dst = byte_offset(ex->slots[job->priv.slot].mem.host_in, job->priv.in_offset);
   if (in)
@@ -405,7 +423,7 @@ place_queued_locked(CudafftExecutor *ex)
 static void
 copy_output(const Slot *s, const CudafftJob *job)
 {
-  if (job->priv.out && job->out_bytes)
+  if (job->priv.out && staged_out(job))
     memcpy(job->priv.out, byte_offset(s->mem.host_out, job->priv.out_offset), job->out_bytes);
 }
 
@@ -968,7 +986,7 @@ cudafft_executor_submit(CudafftExecutor *ex, CudafftJob *job, const void *in, vo
                         "cudafft_executor_submit: NULL executor, job, kind, launch or owner");
   const size_t max = ex->limits.max_job_bytes;
   const size_t aux = job->kind->aux_bytes ? job->kind->aux_bytes(&job, 1) : 0;
-  if (job->in_bytes > max || aux > max - job->in_bytes || job->out_bytes > max)
+  if (staged_in(job) > max || aux > max - staged_in(job) || staged_out(job) > max)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
                         "executor job of kind '%s' too large: %zu input bytes + %zu auxiliary "
                         "bytes and %zu output bytes; a job holds at most %zu of each",

@@ -111,6 +111,14 @@ struct CudafftJob {
   CudafftJobOwner *owner;
   size_t in_bytes;  /* input copied to the device before the kind's launch */
   size_t out_bytes; /* output copied back after it */
+  /* Where the engine's caller keeps the input or wants the output in device memory of the
+   * executor's context (CUDA memory an element got or will push), or NULL for host memory
+   * through the staging: a side on the device takes no room in the batch and is not copied, the
+   * kind reads or writes it in place (device_in, device_out are these pointers). The input must
+   * be complete before the submission and stay until the wait returns; the output is complete
+   * once the wait returns. submit's `in` and `out` are then not used for that side. */
+  const void *in_device;
+  void *out_device;
 
   /* Set by the executor once the job has its place in a batch, before the kind's callbacks see
    * it: where its input and output are on the device (NULL for 0 bytes), and the serial number of

@@ -11,6 +11,7 @@
 #include "cuda_check.cuh"
 #include "cuda_host.h"
 #include "device_load.h"
+#include "driver_errors.cuh"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -81,37 +82,11 @@ driver(void)
   return driver_table;
 }
 
-/* The runtime error a driver error stands for (the two enums' codes are not promised to agree),
- * for CUDAFFT_CHECK's message and status. */
+/* The runtime error a failed context call stands for (driver_errors.cuh). */
 cudaError_t
 runtime_error_of(CUresult result)
 {
-  switch (result) {
-  case CUDA_SUCCESS:
-    return cudaSuccess;
-  case CUDA_ERROR_INVALID_VALUE:
-    return cudaErrorInvalidValue;
-  case CUDA_ERROR_OUT_OF_MEMORY:
-    return cudaErrorMemoryAllocation;
-  case CUDA_ERROR_NOT_INITIALIZED:
-    return cudaErrorInitializationError;
-  case CUDA_ERROR_DEINITIALIZED:
-    return cudaErrorCudartUnloading;
-  case CUDA_ERROR_NO_DEVICE:
-    return cudaErrorNoDevice;
-  case CUDA_ERROR_INVALID_DEVICE:
-    return cudaErrorInvalidDevice;
-  case CUDA_ERROR_INVALID_CONTEXT:
-    return cudaErrorDeviceUninitialized;
-  case CUDA_ERROR_CONTEXT_IS_DESTROYED:
-    return cudaErrorContextIsDestroyed;
-  case CUDA_ERROR_ILLEGAL_ADDRESS:
-    return cudaErrorIllegalAddress;
-  case CUDA_ERROR_LAUNCH_FAILED:
-    return cudaErrorLaunchFailure;
-  default:
-    return cudaErrorUnknown;
-  }
+  return cudafft_runtime_error_of(result, cudaErrorUnknown);
 }
 
 /* Each device's primary context as last seen current right after cudaSetDevice: the fast path's

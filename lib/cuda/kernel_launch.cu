@@ -2,6 +2,8 @@
  * (kernel_launch.h). */
 #include "kernel_launch.h"
 
+#include "driver_errors.cuh"
+
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
@@ -9,33 +11,6 @@
 #include <cstring>
 
 namespace {
-
-/* The runtime error a driver launch error stands for (the codes of the two enums are not
- * promised to agree). */
-cudaError_t
-runtime_error_of(CUresult result)
-{
-  switch (result) {
-  case CUDA_SUCCESS:
-    return cudaSuccess;
-  case CUDA_ERROR_INVALID_VALUE:
-    return cudaErrorInvalidValue;
-  case CUDA_ERROR_OUT_OF_MEMORY:
-    return cudaErrorMemoryAllocation;
-  case CUDA_ERROR_INVALID_HANDLE:
-    return cudaErrorInvalidResourceHandle;
-  case CUDA_ERROR_INVALID_CONTEXT:
-    return cudaErrorDeviceUninitialized;
-  case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
-    return cudaErrorLaunchOutOfResources;
-  case CUDA_ERROR_ILLEGAL_ADDRESS:
-    return cudaErrorIllegalAddress;
-  case CUDA_ERROR_NO_DEVICE:
-    return cudaErrorNoDevice;
-  default:
-    return cudaErrorLaunchFailure;
-  }
-}
 
 /* The driver's cuLaunchKernel, looked up by the first kernel that finds it and kept for the
  * process; a failed lookup is not kept, so that the next one asks again. Kernels may be resolved
@@ -185,9 +160,10 @@ cudafft_launch_run(const CudafftLaunch *launch, cudaStream_t stream)
 {
   const auto driver_launch =
       reinterpret_cast<PFN_cuLaunchKernel_v4000>(launch->kernel->driver_launch);
-  return runtime_error_of(driver_launch((CUfunction)launch->kernel->function, launch->grid, 1, 1,
-                                        launch->block, 1, 1, launch->smem, (CUstream)stream,
-                                        launch->params, nullptr));
+  const CUresult result =
+      driver_launch((CUfunction)launch->kernel->function, launch->grid, 1, 1, launch->block, 1, 1,
+                    launch->smem, (CUstream)stream, launch->params, nullptr);
+  return cudafft_runtime_error_of(result, cudaErrorLaunchFailure);
 }
 
 extern "C" cudaError_t

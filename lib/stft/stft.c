@@ -211,13 +211,18 @@ cudafft_stft_frames_for(const CudafftStft *stft, size_t samples)
   return total < n ? 0 : (total - n) / stft->config.hop + 1;
 }
 
-CudafftStatus
-cudafft_stft_push(CudafftStft *stft, const void *in, size_t samples, float *out, size_t *frames)
+/* cudafft_stft_push and _push_device: out in host or (on_device) device memory. */
+static CudafftStatus
+stft_push(CudafftStft *stft, const void *in, size_t samples, float *out, size_t *frames,
+          int on_device)
 {
   if (frames)
     *frames = 0;
   if (!stft)
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_stft_push: stft is NULL");
+  if (on_device && stft->backend != CUDAFFT_BACKEND_CUDA)
+    return cudafft_fail(CUDAFFT_STATUS_UNSUPPORTED,
+                        "cudafft_stft_push_device: the CPU backend has no device memory");
   if (samples > SIZE_MAX / 8 / CUDAFFT_MAX_CHANNELS) {
     stft->held = 0; /* as documented: every failure resets */
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "cudafft_stft_push: %zu samples is too many",
@@ -231,7 +236,7 @@ cudafft_stft_push(CudafftStft *stft, const void *in, size_t samples, float *out,
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER,
                         "cudafft_stft_push: out is NULL but %zu frames are complete", count);
   }
-  const CudafftStftJob job = {in, samples, stft->held, out, count};
+  const CudafftStftJob job = {in, samples, stft->held, out, count, on_device};
   const CudafftStatus status = stft->ops->run(stft->impl, &job);
   if (status != CUDAFFT_STATUS_OK) {
     stft->held = 0; /* a failed push may have consumed part of its samples */
@@ -241,6 +246,19 @@ cudafft_stft_push(CudafftStft *stft, const void *in, size_t samples, float *out,
   if (frames)
     *frames = count;
   return CUDAFFT_STATUS_OK;
+}
+
+CudafftStatus
+cudafft_stft_push(CudafftStft *stft, const void *in, size_t samples, float *out, size_t *frames)
+{
+  return stft_push(stft, in, samples, out, frames, 0);
+}
+
+CudafftStatus
+cudafft_stft_push_device(CudafftStft *stft, const void *in, size_t samples, float *out,
+                         size_t *frames)
+{
+  return stft_push(stft, in, samples, out, frames, 1);
 }
 
 void
@@ -288,11 +306,15 @@ CUDAFFT_DEFINE_GETTER(CudafftBackend, cudafft_istft_get_backend, CudafftIstft, o
                       CUDAFFT_BACKEND_AUTO)
 CUDAFFT_DEFINE_GETTER(int, cudafft_istft_get_device, CudafftIstft, object->device, -1)
 
-CudafftStatus
-cudafft_istft_push(CudafftIstft *istft, const float *in, size_t frames, float *out)
+/* cudafft_istft_push and _push_device: in in host or (on_device) device memory. */
+static CudafftStatus
+istft_push(CudafftIstft *istft, const float *in, size_t frames, float *out, int on_device)
 {
   if (!istft)
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_istft_push: istft is NULL");
+  if (on_device && istft->backend != CUDAFFT_BACKEND_CUDA)
+    return cudafft_fail(CUDAFFT_STATUS_UNSUPPORTED,
+                        "cudafft_istft_push_device: the CPU backend has no device memory");
   if (frames == 0)
     return CUDAFFT_STATUS_OK;
   if (!in || !out)
@@ -301,8 +323,20 @@ cudafft_istft_push(CudafftIstft *istft, const float *in, size_t frames, float *o
   if (frames > SIZE_MAX / 8 / CUDAFFT_MAX_CHANNELS / CUDAFFT_MAX_SIZE)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "cudafft_istft_push: %zu frames is too many",
                         frames);
-  const CudafftIstftJob job = {in, frames, out, 0};
+  const CudafftIstftJob job = {in, frames, out, 0, on_device};
   return istft->ops->run(istft->impl, &job);
+}
+
+CudafftStatus
+cudafft_istft_push(CudafftIstft *istft, const float *in, size_t frames, float *out)
+{
+  return istft_push(istft, in, frames, out, 0);
+}
+
+CudafftStatus
+cudafft_istft_push_device(CudafftIstft *istft, const float *in, size_t frames, float *out)
+{
+  return istft_push(istft, in, frames, out, 1);
 }
 
 CudafftStatus
@@ -311,7 +345,7 @@ cudafft_istft_drain(CudafftIstft *istft, float *out)
   if (!istft || !out)
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_istft_drain: %s is NULL",
                         !istft ? "istft" : "out");
-  const CudafftIstftJob job = {NULL, 0, out, 1};
+  const CudafftIstftJob job = {NULL, 0, out, 1, 0};
   return istft->ops->run(istft->impl, &job);
 }
 

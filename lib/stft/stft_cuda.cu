@@ -158,6 +158,7 @@ struct CudaAnalysis : Common {
   size_t held = 0;                  /* samples held on the device */
   unsigned char *pending = nullptr; /* samples held on the host: chunk of them at most */
   size_t pending_samples = 0;
+  bool out_on_device = false; /* this push's frames go to device memory (written in place) */
   CudafftJobQueue<CudafftStftAnalysisJob, kAhead> queue;
 };
 
@@ -261,7 +262,9 @@ analysis_chunk(CudaAnalysis *a, const unsigned char *src, size_t samples, float 
     job->representation = config.representation;
     job->job.out_bytes = frames * group * a->row_floats * sizeof(float);
     float *dst = frames ? out + (*written * channels + c0) * a->row_floats : nullptr;
-    a->queue.submit(a->ex, job, first ? src : nullptr, dst);
+    /* frames in device memory: the kernel writes them there, nothing comes down */
+    job->job.out_device = a->out_on_device ? dst : nullptr;
+    a->queue.submit(a->ex, job, first ? src : nullptr, a->out_on_device ? nullptr : dst);
     if (frames == 0)
       break;
   }
@@ -300,6 +303,7 @@ analysis_run(void *impl, const CudafftStftJob *job)
     analysis_forget(a); /* the front end forgot them (a failure, or held 0 after a reset) */
   const unsigned char *in = static_cast<const unsigned char *>(job->in);
   size_t samples = job->samples;
+  a->out_on_device = job->out_on_device != 0;
   if (job->frames == 0 && a->pending_samples + samples <= a->chunk) {
     hold_on_host(a, in, samples);
     return CUDAFFT_STATUS_OK;
@@ -358,6 +362,7 @@ struct CudaSynthesis : Common {
   float *tail[2] = {};   /* channels rows of carried sums */
   int current = 0;
   bool tail_zero = true; /* the carried sums are zeros (new, reset, drained, failed) */
+  bool in_on_device = false; /* this push's frames are device memory (read in place) */
   float *scatter[kAhead] = {};
   CudafftJobQueue<SynthesisWork, kAhead> queue;
 };
@@ -459,7 +464,9 @@ synthesis_job(CudaSynthesis *s, const float *in, size_t frames, unsigned c0, uns
   w->dest = out + c0;
   w->channels = config.channels;
   w->samples = samples;
-  s->queue.submit(s->ex, w, in, whole ? out : w->scatter);
+  /* frames in device memory: the kernel reads them there, nothing goes up */
+  w->s.job.in_device = s->in_on_device && frames ? in : nullptr;
+  s->queue.submit(s->ex, w, s->in_on_device ? nullptr : in, whole ? out : w->scatter);
 }
 
 CudafftStatus
@@ -500,6 +507,7 @@ CudafftStatus
 synthesis_run(void *impl, const CudafftIstftJob *job)
 {
   CudaSynthesis *s = static_cast<CudaSynthesis *>(impl);
+  s->in_on_device = job->in_on_device != 0;
   const CudafftStatus status =
       job->drain ? synthesis_drain(s, job->out) : synthesis_push(s, job->in, job->frames, job->out);
   /* after a drain the synthesiser is as after reset; after a failure its sums are unknown, and a

@@ -110,6 +110,13 @@ CUDAFFT_API size_t cudafft_stft_frames_for(const CudafftStft *stft, size_t sampl
 CUDAFFT_API CudafftStatus cudafft_stft_push(CudafftStft *stft, const void *in, size_t samples,
                                             float *out, size_t *frames);
 
+/* CUDA backend only: as cudafft_stft_push(), but out is device memory of the analyser's context
+ * (the device id it was made with, or the attached context's: cudafft/common.h, Contexts). The
+ * frames are written there on the device and never cross the bus; they are complete when it
+ * returns. UNSUPPORTED on the CPU backend. */
+CUDAFFT_API CudafftStatus cudafft_stft_push_device(CudafftStft *stft, const void *in,
+                                                   size_t samples, float *out, size_t *frames);
+
 /* Forgets the held samples: the next push starts a new signal (frame 0 at its first sample). */
 CUDAFFT_API void cudafft_stft_reset(CudafftStft *stft);
 
@@ -131,6 +138,12 @@ CUDAFFT_API int cudafft_istft_get_device(const CudafftIstft *istft);
  * parts of bins 0 and n/2 are ignored. */
 CUDAFFT_API CudafftStatus cudafft_istft_push(CudafftIstft *istft, const float *in, size_t frames,
                                              float *out);
+
+/* CUDA backend only: as cudafft_istft_push(), but in is device memory of the synthesiser's
+ * context, complete before the call and read in place (the frames never cross the bus); it must
+ * stay until the call returns. UNSUPPORTED on the CPU backend. */
+CUDAFFT_API CudafftStatus cudafft_istft_push_device(CudafftIstft *istft, const float *in,
+                                                    size_t frames, float *out);
 
 /* Writes the fft_size - hop samples per channel after the last complete one (the tail of the
  * last frames, as if silent frames followed) to out, interleaved F32, and resets. */
