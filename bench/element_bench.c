@@ -9,7 +9,13 @@
  * element time each input buffer from its arrival to the push of its frames: the median and 99th
  * percentile of that are the per-buffer cost.
  *
+ * --chain (issue 30) times `cudafft ! LINK ! cudaifft ! fakesink` on the GPU instead, the frames
+ * between the two in CUDA memory (LINK audio/x-fft(memory:CUDAMemory): written and read on the
+ * device) and in system memory (audio/x-fft: down to the host and up again), in place of the two
+ * backends; the per-buffer figures are still cudafft's own.
+ *
  * Usage: element-bench [--runs R] [--seconds S] [--channels C] [--buffer N] [--backend cpu|cuda]
+ *          [--chain]
  *   Without --channels/--buffer it runs 2 and 64 channels at 4096-sample buffers and 64 channels
  *   at 48000-sample buffers. --pinned-input puts the input in page-locked memory, as an upstream
  *   element gets it when it allocates from what cudafft proposes in the allocation query. */
@@ -80,6 +86,7 @@ wait_for(GstElement *pipeline, GstMessageType type)
 }
 
 static gboolean pinned_input = FALSE;
+static gboolean chain = FALSE; /* --chain: cudafft ! LINK ! cudaifft, "backend" names the link */
 
 /* Pushes `seconds` of audio after the warm-up buffer, then EOS; returns the wall seconds from the
  * first push to EOS at the sink, or < 0 on failure. */
@@ -106,11 +113,18 @@ timed_pushes(GstElement *pipeline, GstAppSrc *src, GstBuffer *data, guint buffer
 static double
 run_once(const char *backend, int channels, guint buffer_samples, double seconds, Probes *probes)
 {
+  /* --chain: backend names the link, the element runs on the GPU */
+  const gboolean cuda_link = chain && !strcmp(backend, "cuda-mem");
   gchar *desc = g_strdup_printf(
       "appsrc name=src format=time block=true max-bytes=%u caps=audio/x-raw,format=F32LE,"
       "layout=interleaved,rate=%d,channels=%d,channel-mask=(bitmask)0 ! cudafft name=fft "
-      "backend=%s fft-size=4096 hop=2048 ! fakesink sync=false",
-      (guint)(8 * buffer_samples * channels * sizeof(float)), RATE, channels, backend);
+      "backend=%s fft-size=4096 hop=2048 ! %s%s fakesink sync=false",
+      (guint)(8 * buffer_samples * channels * sizeof(float)), RATE, channels,
+      chain ? "cuda" : backend,
+      !chain      ? ""
+      : cuda_link ? "audio/x-fft(memory:CUDAMemory) ! "
+                  : "audio/x-fft ! ",
+      chain ? "cudaifft backend=cuda ! " : "");
   GError *err = NULL;
   GstElement *pipeline = gst_parse_launch(desc, &err);
   g_free(desc);
@@ -196,12 +210,14 @@ main(int argc, char **argv)
       buffer = (guint)atoi(argv[++i]);
     else if (!strcmp(argv[i], "--pinned-input"))
       pinned_input = TRUE;
+    else if (!strcmp(argv[i], "--chain"))
+      chain = TRUE;
     else if (!strcmp(argv[i], "--backend") && i + 1 < argc)
       only_backend = argv[++i];
     else {
       fprintf(stderr,
               "usage: %s [--runs R] [--seconds S] [--channels C] [--buffer N] "
-              "[--backend cpu|cuda] [--pinned-input]\n",
+              "[--backend cpu|cuda] [--pinned-input] [--chain]\n",
               argv[0]);
       return 2;
     }
@@ -216,9 +232,12 @@ main(int argc, char **argv)
     cases[0].buffer = buffer > 0 ? buffer : 4096;
     n_cases = 1;
   }
-  const char *backends[] = {"cuda", "cpu"};
-  printf("cudafft element, F32LE %d Hz, fft-size 4096, hop 2048, complex frames; median of %d "
+  /* --chain: the frames' link in CUDA memory, then in system memory */
+  const char *backends[] = {chain ? "cuda-mem" : "cuda", chain ? "sys-mem" : "cpu"};
+  printf("%s, F32LE %d Hz, fft-size 4096, hop 2048, complex frames; median of %d "
          "runs; input in %s memory\n",
+         chain ? "cudafft ! LINK ! cudaifft on the GPU (the first column: LINK's memory)"
+               : "cudafft element",
          RATE, runs, pinned_input ? "page-locked" : "plain");
   printf("%-8s %8s %8s %9s %12s %14s %12s\n", "backend", "channels", "buffer", "audio-s",
          "x-realtime", "ms/buffer-med", "ms/buf-p99");
@@ -228,14 +247,14 @@ main(int argc, char **argv)
     for (int b = 0; b < 2; b++) {
       if (only_backend && strcmp(only_backend, backends[b]))
         continue;
-      if (b == 0 && cudafft_cuda_device_count() == 0) {
+      if ((b == 0 || chain) && cudafft_cuda_device_count() == 0) {
         printf("%-8s %8d %8u   skipped: no CUDA device on this machine\n", backends[b],
                cases[c].channels, cases[c].buffer);
         continue;
       }
       /* enough audio for ~1 s of work on the slower backend */
       double s = seconds > 0.0 ? seconds : (cases[c].channels > 8 ? 100.0 : 200.0);
-      if (b == 1 && seconds <= 0.0)
+      if (b == 1 && seconds <= 0.0 && !chain)
         s /= 10.0;
       Figures f;
       if (!measure(backends[b], cases[c].channels, cases[c].buffer, s, runs, &f)) {
@@ -247,7 +266,9 @@ main(int argc, char **argv)
              cases[c].buffer, s, f.realtime, f.per_buffer_ms, f.p99_ms);
     }
     if (realtime[0] > 0.0 && realtime[1] > 0.0)
-      printf("  -> GPU / CPU backend: %.1fx\n", realtime[0] / realtime[1]);
+      printf(chain ? "  -> CUDA-memory link / system-memory link: %.2fx\n"
+                   : "  -> GPU / CPU backend: %.1fx\n",
+             realtime[0] / realtime[1]);
   }
   return status;
 }

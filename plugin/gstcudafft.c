@@ -40,6 +40,7 @@
 
 #include <cudafft/stft.h>
 #include "gstcudafftcaps.h"
+#include "gstcudafftcontext.h"
 
 #include <gst/audio/audio.h>
 
@@ -68,6 +69,7 @@ struct _GstCudaFft {
   /* streaming thread only */
   GstAudioInfo in_info;
   GstCudafftFrameInfo out_info; /* what the engine and the src caps were made for */
+  gboolean cuda_out;            /* the src caps carry memory:CUDAMemory */
   CudafftStftConfig refused;    /* the last invalid settings warned about */
 };
 
@@ -247,9 +249,25 @@ gst_cuda_fft_transform_caps(GstBaseTransform *trans, GstPadDirection direction, 
 {
   GstCudaFft *self = GST_CUDA_FFT(trans);
   const Settings s = current_settings(self);
-  GstCaps *result = direction == GST_PAD_SINK ? frames_caps_for(&s, caps) : raw_caps_for(caps);
-  return gst_cudafft_audio_filter_filter_caps(GST_CUDAFFT_AUDIO_FILTER(self), direction, caps,
-                                              result, filter);
+  GstCudafftAudioFilter *base = GST_CUDAFFT_AUDIO_FILTER(self);
+  /* frames in system memory, and in CUDA memory after them where the GPU runs (the audio in is
+   * system memory either way) */
+  GstCaps *result = direction == GST_PAD_SINK
+                        ? gst_cudafft_audio_filter_offer_cuda_memory(base, frames_caps_for(&s, caps))
+                        : raw_caps_for(caps);
+  return gst_cudafft_audio_filter_filter_caps(base, direction, caps, result, filter);
+}
+
+/* Frames in CUDA memory where downstream names it (cudaifft, an appsink with those caps), in
+ * system memory where downstream takes anything (gstcudafftcontext.h). */
+static GstCaps *
+gst_cuda_fft_fixate_caps(GstBaseTransform *trans, GstPadDirection direction, GstCaps *caps,
+                         GstCaps *othercaps)
+{
+  if (direction == GST_PAD_SINK)
+    othercaps = gst_cudafft_caps_prefer_memory(othercaps, GST_BASE_TRANSFORM_SRC_PAD(trans));
+  return GST_BASE_TRANSFORM_CLASS(gst_cuda_fft_parent_class)
+      ->fixate_caps(trans, direction, caps, othercaps);
 }
 
 /* Makes the analyser for in_info and the frames caps in `caps`. The old one goes first, whether or
@@ -295,10 +313,21 @@ gst_cuda_fft_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps
                         out_info.config.channels == self->out_info.config.channels &&
                         out_info.rate == self->out_info.rate;
   g_free(why);
-  if (same)
-    return TRUE;
-  self->in_info = in_info;
-  return open_engine(self, outcaps);
+  self->cuda_out = gst_cudafft_caps_is_cuda_memory(outcaps);
+  if (!same) {
+    self->in_info = in_info;
+    if (!open_engine(self, outcaps))
+      return FALSE;
+  }
+  if (self->cuda_out && !gst_cudafft_audio_filter_uses_gpu(GST_CUDAFFT_AUDIO_FILTER(self))) {
+    /* offered where the GPU was expected; the engine fell back to the CPU */
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
+                      ("These settings run on the CPU backend, which cannot make CUDA memory: let "
+                       "downstream take system memory, or use settings the GPU can run."),
+                      ("output caps %" GST_PTR_FORMAT, outcaps));
+    return FALSE;
+  }
+  return TRUE;
 }
 
 /* Names the field that makes downstream refuse our frames, for the error message. */
@@ -307,6 +336,13 @@ describe_refusal(GstCudaFft *self, GstCaps *ours)
 {
   GstCaps *theirs = gst_pad_peer_query_caps(GST_BASE_TRANSFORM_SRC_PAD(self), NULL);
   gchar *text = NULL;
+  GstCaps *system = gst_cudafft_caps_without_cuda_memory(theirs);
+  if (!gst_caps_is_empty(theirs) && gst_caps_is_empty(system))
+    text = g_strdup("downstream takes only CUDA memory (memory:CUDAMemory), which cudafft makes "
+                    "only on the GPU (not with backend=cpu, nor auto without a usable GPU or "
+                    "GStreamer's CUDA library): use backend=cuda on a GPU, or let downstream take "
+                    "system memory");
+  gst_caps_unref(system);
   const GstStructure *mine = gst_caps_get_structure(ours, 0);
   for (guint i = 0; !text && i < gst_caps_get_size(theirs); i++) {
     const GstStructure *other = gst_caps_get_structure(theirs, i);
@@ -374,15 +410,34 @@ analyse(GstCudaFft *self, const guint8 *data, gsize samples, guint64 end_padding
     const size_t frames = cudafft_stft_frames_for(stft, chunk);
     GstBuffer *buffer = NULL;
     GstMapInfo map = GST_MAP_INFO_INIT;
-    /* equal input buffers complete this many frames or one more: the pool keeps a frame to spare */
-    if (frames > 0 &&
-        !(buffer = gst_cudafft_audio_filter_map_output(GST_CUDAFFT_AUDIO_FILTER(self),
-                                                       frames * frame_bytes, frame_bytes, &map)))
-      return GST_FLOW_ERROR;
     size_t done = 0;
-    const CudafftStatus status = cudafft_stft_push(stft, data, chunk, (float *)map.data, &done);
-    if (buffer)
-      gst_buffer_unmap(buffer, &map);
+    CudafftStatus status;
+    if (self->cuda_out) {
+      /* the frames written on the device into CUDA memory: nothing crosses the bus */
+      gpointer device_out = NULL;
+      if (frames > 0 &&
+          (!(buffer = gst_cudafft_audio_filter_cuda_output(GST_CUDAFFT_AUDIO_FILTER(self),
+                                                           frames * frame_bytes)) ||
+           !gst_cudafft_map_cuda(buffer, GST_MAP_WRITE, &map, &device_out, NULL))) {
+        if (buffer)
+          gst_buffer_unref(buffer);
+        GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map CUDA memory for the frames."),
+                          (NULL));
+        return GST_FLOW_ERROR;
+      }
+      status = cudafft_stft_push_device(stft, data, chunk, device_out, &done);
+      if (buffer)
+        gst_memory_unmap(map.memory, &map);
+    } else {
+      /* equal input buffers complete this many frames or one more: the pool keeps one to spare */
+      if (frames > 0 &&
+          !(buffer = gst_cudafft_audio_filter_map_output(GST_CUDAFFT_AUDIO_FILTER(self),
+                                                         frames * frame_bytes, frame_bytes, &map)))
+        return GST_FLOW_ERROR;
+      status = cudafft_stft_push(stft, data, chunk, (float *)map.data, &done);
+      if (buffer)
+        gst_buffer_unmap(buffer, &map);
+    }
     if (status != CUDAFFT_STATUS_OK) {
       gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
                                           "cudafft_stft_push");
@@ -454,6 +509,8 @@ apply_settings(GstCudaFft *self)
   GstCudafftFrameInfo info = self->out_info;
   info.config = wanted;
   GstCaps *caps = gst_cudafft_frames_caps_from_info(&info);
+  if (self->cuda_out) /* the frames stay where they were negotiated */
+    caps = gst_cudafft_caps_in_cuda_memory(caps);
   GST_INFO_OBJECT(self, "settings changed; new caps %" GST_PTR_FORMAT, caps);
   gboolean ok =
       open_engine(self, caps) && gst_base_transform_update_src_caps(GST_BASE_TRANSFORM(self), caps);
@@ -591,7 +648,8 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);
-  GstCaps *frames = gst_cudafft_frames_template_caps();
+  /* frames in system memory, then in CUDA memory where the build has it */
+  GstCaps *frames = gst_cudafft_caps_add_cuda_memory(gst_cudafft_frames_template_caps());
   gst_element_class_add_pad_template(
       element_class, gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, frames));
   gst_caps_unref(frames);
@@ -603,6 +661,7 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
   trans_class->passthrough_on_same_caps = FALSE;
   trans_class->start = GST_DEBUG_FUNCPTR(gst_cuda_fft_start);
   trans_class->transform_caps = GST_DEBUG_FUNCPTR(gst_cuda_fft_transform_caps);
+  trans_class->fixate_caps = GST_DEBUG_FUNCPTR(gst_cuda_fft_fixate_caps);
   trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_cuda_fft_set_caps);
   trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_cuda_fft_sink_event);
   filter_class->drain = gst_cuda_fft_drain;

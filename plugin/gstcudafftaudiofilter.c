@@ -40,8 +40,11 @@ typedef struct {
   /* one failure, one ERROR (gstcudaffterrors.h) */
   GstCudafftErrors errors;
 
-  /* the CUDA context shared with the pipeline (gstcudafftcontext.h) */
+  /* the CUDA context shared with the pipeline (gstcudafftcontext.h), and the CUDA-memory output
+   * buffers made in it (streaming thread only) */
   GstCudafftContext context;
+  GstCudafftCudaBuffers cuda_buffers;
+  gboolean input_on_device; /* during process: its map is device memory */
 } GstCudafftAudioFilterPrivate;
 
 G_DEFINE_ABSTRACT_TYPE_WITH_CODE(GstCudafftAudioFilter, gst_cudafft_audio_filter,
@@ -121,6 +124,7 @@ gst_cudafft_audio_filter_close_engine(GstCudafftAudioFilter *filter)
 {
   GstCudafftAudioFilterPrivate *priv = PRIV(filter);
   gst_cudafft_output_pool_clear(&priv->pool);
+  gst_cudafft_cuda_buffers_clear(&priv->cuda_buffers);
   if (priv->engine)
     priv->engine_class->destroy(priv->engine);
   priv->engine = NULL;
@@ -432,6 +436,73 @@ gst_cudafft_audio_filter_take_frames(GstCudafftAudioFilter *filter, const guint8
   return hold(filter, data + from_data, size - from_data);
 }
 
+/* process over a buffer of CUDA memory: its device pointer, whole frames only. */
+static GstFlowReturn
+process_on_device(GstCudafftAudioFilter *filter, GstBuffer *inbuf, GstBuffer **outbuf)
+{
+  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
+  GstMapInfo map;
+  gpointer device_data = NULL;
+  if (!gst_cudafft_map_cuda(inbuf, GST_MAP_READ, &map, &device_data, NULL)) {
+    GST_ELEMENT_ERROR(filter, RESOURCE, READ, ("Cannot map an input buffer of CUDA memory."),
+                      (NULL));
+    return GST_FLOW_ERROR;
+  }
+  GstFlowReturn ret = GST_FLOW_OK;
+  if (priv->held_bytes > 0 || (priv->frame_bytes > 1 && map.size % priv->frame_bytes != 0)) {
+    GST_ELEMENT_ERROR(filter, STREAM, FORMAT,
+                      ("A buffer of CUDA memory holds part of a frame (%" G_GSIZE_FORMAT
+                       " bytes, frames of %" G_GSIZE_FORMAT "): CUDA-memory buffers must hold "
+                       "whole frames.",
+                       map.size, priv->frame_bytes),
+                      (NULL));
+    ret = GST_FLOW_ERROR;
+  } else {
+    GstMapInfo whole = GST_MAP_INFO_INIT;
+    whole.data = device_data;
+    whole.size = map.size;
+    priv->input_on_device = TRUE;
+    ret = GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(filter)->process(filter, inbuf, &whole, outbuf);
+    priv->input_on_device = FALSE;
+  }
+  gst_memory_unmap(map.memory, &map);
+  return ret;
+}
+
+gboolean
+gst_cudafft_audio_filter_input_on_device(GstCudafftAudioFilter *filter)
+{
+  return PRIV(filter)->input_on_device;
+}
+
+/* process over a buffer in host memory (CUDA memory too, for an element that does not take it:
+ * GStreamer copies it down), frames split between buffers joined. */
+static GstFlowReturn
+process_on_host(GstCudafftAudioFilter *filter, GstBuffer *inbuf, GstBuffer **outbuf)
+{
+  GstCudafftAudioFilterClass *klass = GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(filter);
+  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
+  GstFlowReturn ret = GST_FLOW_OK;
+  GstMapInfo map;
+  if (gst_buffer_map(inbuf, &map, GST_MAP_READ)) {
+    const guint8 *frames = NULL;
+    gsize count = 0;
+    if (gst_cudafft_audio_filter_take_frames(filter, map.data, map.size, &frames, &count)) {
+      GstMapInfo whole = GST_MAP_INFO_INIT;
+      whole.data = (guint8 *)frames;
+      whole.size = count * priv->frame_bytes;
+      ret = klass->process(filter, inbuf, &whole, outbuf);
+    } else {
+      ret = GST_FLOW_ERROR;
+    }
+    gst_buffer_unmap(inbuf, &map);
+  } else {
+    GST_ELEMENT_ERROR(filter, RESOURCE, READ, ("Cannot read an input buffer."), (NULL));
+    ret = GST_FLOW_ERROR;
+  }
+  return ret;
+}
+
 static GstFlowReturn
 gst_cudafft_audio_filter_generate_output(GstBaseTransform *trans, GstBuffer **outbuf)
 {
@@ -467,23 +538,11 @@ gst_cudafft_audio_filter_generate_output(GstBaseTransform *trans, GstBuffer **ou
     if (klass->begin_run)
       ret = klass->begin_run(filter, inbuf);
   }
-  GstMapInfo map;
-  if (ret == GST_FLOW_OK && gst_buffer_map(inbuf, &map, GST_MAP_READ)) {
-    const guint8 *frames = NULL;
-    gsize count = 0;
-    if (gst_cudafft_audio_filter_take_frames(filter, map.data, map.size, &frames, &count)) {
-      GstMapInfo whole = GST_MAP_INFO_INIT;
-      whole.data = (guint8 *)frames;
-      whole.size = count * priv->frame_bytes;
-      ret = klass->process(filter, inbuf, &whole, outbuf);
-    } else {
-      ret = GST_FLOW_ERROR;
-    }
-    gst_buffer_unmap(inbuf, &map);
-  } else if (ret == GST_FLOW_OK) {
-    GST_ELEMENT_ERROR(filter, RESOURCE, READ, ("Cannot read an input buffer."), (NULL));
-    ret = GST_FLOW_ERROR;
-  }
+  if (ret == GST_FLOW_OK && klass->takes_cuda_memory && gst_buffer_n_memory(inbuf) == 1 &&
+      gst_cudafft_is_cuda_memory(gst_buffer_peek_memory(inbuf, 0)))
+    ret = process_on_device(filter, inbuf, outbuf);
+  else if (ret == GST_FLOW_OK)
+    ret = process_on_host(filter, inbuf, outbuf);
   gst_buffer_unref(inbuf);
   return ret;
 }
@@ -515,6 +574,35 @@ shares_context(GstCudafftAudioFilter *filter, gint *device_id)
   *device_id = priv->device_id;
   GST_OBJECT_UNLOCK(filter);
   return !cpu && gst_cudafft_context_available();
+}
+
+gboolean
+gst_cudafft_audio_filter_shares_context(GstCudafftAudioFilter *filter)
+{
+  gint device_id;
+  return shares_context(filter, &device_id);
+}
+
+GstCaps *
+gst_cudafft_audio_filter_offer_cuda_memory(GstCudafftAudioFilter *filter, GstCaps *caps)
+{
+  return gst_cudafft_audio_filter_shares_context(filter) ? gst_cudafft_caps_add_cuda_memory(caps)
+                                                         : caps;
+}
+
+GstBuffer *
+gst_cudafft_audio_filter_cuda_output(GstCudafftAudioFilter *filter, gsize bytes)
+{
+  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
+  GstBuffer *buffer = gst_cudafft_cuda_buffer(&priv->context, &priv->cuda_buffers, bytes);
+  if (!buffer)
+    GST_ELEMENT_ERROR(filter, RESOURCE, NO_SPACE_LEFT,
+                      ("Cannot get %" G_GSIZE_FORMAT " bytes of CUDA memory for the output "
+                       "(GPU memory full, or no CUDA context shared: GST_DEBUG=cudafftcontext:5 "
+                       "says which).",
+                       bytes),
+                      (NULL));
+  return buffer;
 }
 
 static void

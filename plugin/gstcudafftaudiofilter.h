@@ -81,11 +81,15 @@ struct _GstCudafftAudioFilterClass {
    * one starts at the buffer and `begin_run` (optional) is called; then `process` with the
    * buffer's whole frames (gst_cudafft_audio_filter_take_frames: a frame split between buffers
    * is completed from the next one), which puts its output in *outbuf or pushes it. The map holds
-   * whole frames only, possibly none; only its data and size are set. */
+   * whole frames only, possibly none; only its data and size are set. Where `takes_cuda_memory`
+   * is set and the buffer is CUDA memory, the map's data is its device pointer
+   * (gst_cudafft_audio_filter_input_on_device() says so during the call), and the buffer must hold
+   * whole frames (a frame split between CUDA-memory buffers is an error). */
   GstFlowReturn (*prepare)(GstCudafftAudioFilter *filter);
   GstFlowReturn (*begin_run)(GstCudafftAudioFilter *filter, GstBuffer *first);
   GstFlowReturn (*process)(GstCudafftAudioFilter *filter, GstBuffer *inbuf, const GstMapInfo *map,
                            GstBuffer **outbuf);
+  gboolean takes_cuda_memory;
 
   /* What the out-of-memory errors tell the user to shrink, naming the element's own properties
    * (the base class sets "use a smaller fft-size or fewer channels"; a subclass may replace it in
@@ -143,6 +147,24 @@ GstBuffer *gst_cudafft_audio_filter_output_buffer(GstCudafftAudioFilter *filter,
 /* The same, mapped for writing into *map. */
 GstBuffer *gst_cudafft_audio_filter_map_output(GstCudafftAudioFilter *filter, gsize bytes,
                                                gsize spare, GstMapInfo *map);
+
+/* CUDA memory (gstcudafftcontext.h) ------------------------------------------------------------ */
+
+/* Whether the element takes part in the pipeline's CUDA context and may exchange CUDA memory: not
+ * with backend=cpu, nor without a usable GPU or GStreamer's CUDA library. Any thread. */
+gboolean gst_cudafft_audio_filter_shares_context(GstCudafftAudioFilter *filter);
+
+/* caps (taken) with every structure offered again in CUDA memory after it, where the element
+ * shares the context (gst_cudafft_caps_add_cuda_memory); caps as they are otherwise. */
+GstCaps *gst_cudafft_audio_filter_offer_cuda_memory(GstCudafftAudioFilter *filter, GstCaps *caps);
+
+/* Whether the input `process` is given now is device memory (see `process`). */
+gboolean gst_cudafft_audio_filter_input_on_device(GstCudafftAudioFilter *filter);
+
+/* An output buffer of `bytes` bytes of CUDA memory of the element's context (one GstCudaMemory,
+ * laid out as gstcudafftcontext.h says). NULL, with a GST_ELEMENT_ERROR posted, where there is
+ * none. */
+GstBuffer *gst_cudafft_audio_filter_cuda_output(GstCudafftAudioFilter *filter, gsize bytes);
 
 /* The run ------------------------------------------------------------------------------------ */
 

@@ -305,14 +305,26 @@ gst_cudafft_context_get(GstCudafftContext *c)
 /* CUDA memory ------------------------------------------------------------------------------- */
 
 GstCaps *
+gst_cudafft_caps_in_cuda_memory(GstCaps *caps)
+{
+  caps = gst_caps_make_writable(caps);
+  const guint n = gst_caps_get_size(caps);
+  for (guint i = 0; i < n; i++)
+    gst_caps_set_features(caps, i,
+                          gst_caps_features_new(GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, NULL));
+  return caps;
+}
+
+GstCaps *
 gst_cudafft_caps_add_cuda_memory(GstCaps *caps)
 {
-  GstCaps *cuda = gst_caps_copy(caps);
-  const guint n = gst_caps_get_size(cuda);
-  for (guint i = 0; i < n; i++)
-    gst_caps_set_features(cuda, i,
-                          gst_caps_features_new(GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, NULL));
-  return gst_caps_merge(caps, cuda);
+  return gst_caps_merge(caps, gst_cudafft_caps_in_cuda_memory(gst_caps_copy(caps)));
+}
+
+gboolean
+gst_cudafft_is_cuda_memory(GstMemory *memory)
+{
+  return gst_cudafft_context_available() && gst_is_cuda_memory(memory);
 }
 
 gboolean
@@ -344,6 +356,38 @@ gst_cudafft_caps_without_cuda_memory(const GstCaps *caps)
   return kept;
 }
 
+GstCaps *
+gst_cudafft_caps_prefer_memory(GstCaps *candidates, GstPad *srcpad)
+{
+  GstCaps *system = gst_cudafft_caps_without_cuda_memory(candidates);
+  if (gst_caps_is_empty(system) || gst_caps_is_equal(system, candidates)) {
+    gst_caps_unref(system);
+    return candidates;
+  }
+  GstCaps *theirs = gst_pad_peer_query_caps(srcpad, NULL);
+  GstCaps *their_system = gst_cudafft_caps_without_cuda_memory(theirs);
+  const gboolean names_cuda = theirs && !gst_caps_is_any(theirs) &&
+                              gst_caps_get_size(their_system) < gst_caps_get_size(theirs);
+  gst_caps_unref(their_system);
+  gst_clear_caps(&theirs);
+  if (!names_cuda) {
+    gst_caps_unref(candidates);
+    return system;
+  }
+  gst_caps_unref(system);
+  /* the CUDA-memory ones: those the system-memory ones are not */
+  GstCaps *cuda = gst_caps_new_empty();
+  for (guint i = 0; i < gst_caps_get_size(candidates); i++) {
+    GstCapsFeatures *features = gst_caps_get_features(candidates, i);
+    if (features && gst_caps_features_contains(features, GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY))
+      gst_caps_append_structure_full(cuda,
+                                     gst_structure_copy(gst_caps_get_structure(candidates, i)),
+                                     gst_caps_features_copy(features));
+  }
+  gst_caps_unref(candidates);
+  return cuda;
+}
+
 GstBufferPool *
 gst_cudafft_context_video_pool(GstCudafftContext *c, GstCaps *caps, guint min, guint max)
 {
@@ -366,18 +410,116 @@ gst_cudafft_context_video_pool(GstCudafftContext *c, GstCaps *caps, guint min, g
 }
 
 gboolean
-gst_cudafft_map_cuda_write(GstBuffer *buffer, GstMapInfo *info, gpointer *device_data,
-                           gsize *pitch)
+gst_cudafft_map_cuda(GstBuffer *buffer, GstMapFlags flags, GstMapInfo *info,
+                     gpointer *device_data, gsize *pitch)
 {
   if (gst_buffer_n_memory(buffer) != 1)
     return FALSE;
   GstMemory *memory = gst_buffer_peek_memory(buffer, 0);
   if (!gst_is_cuda_memory(memory))
     return FALSE;
-  /* GST_MAP_CUDA: the device pointer, no copy; writing marks the host copy stale */
-  if (!gst_memory_map(memory, info, GST_MAP_WRITE | GST_MAP_CUDA))
+  /* GST_MAP_CUDA: the device pointer, no copy (a host copy written since goes up first); writing
+   * marks the host copy stale */
+  if (!gst_memory_map(memory, info, flags | GST_MAP_CUDA))
     return FALSE;
   *device_data = info->data;
-  *pitch = (gsize)GST_VIDEO_INFO_PLANE_STRIDE(&GST_CUDA_MEMORY_CAST(memory)->info, 0);
+  if (pitch)
+    *pitch = (gsize)GST_VIDEO_INFO_PLANE_STRIDE(&GST_CUDA_MEMORY_CAST(memory)->info, 0);
   return TRUE;
+}
+
+/* Lets go of pool i (its buffers still out are freed when they come back). */
+static void
+drop_audio_pool(GstCudafftCudaBuffers *b, guint i)
+{
+  if (b->pools[i]) {
+    gst_buffer_pool_set_active(b->pools[i], FALSE);
+    gst_object_unref(b->pools[i]);
+  }
+  b->pools[i] = NULL;
+  b->sizes[i] = 0;
+}
+
+void
+gst_cudafft_cuda_buffers_clear(GstCudafftCudaBuffers *b)
+{
+  for (guint i = 0; i < GST_CUDAFFT_CUDA_BUFFER_SIZES; i++)
+    drop_audio_pool(b, i);
+  b->next = 0;
+}
+
+/* A new pool of `bytes`-byte CUDA buffers (RGBA, one row: see the header), active. */
+static GstBufferPool *
+audio_pool(GstObject *context, gsize bytes)
+{
+  /* GStreamer 1.22's CUDA allocator takes only its video formats (not GRAY8): four bytes a
+   * "pixel" */
+  if (bytes % 4 != 0 || bytes / 4 > G_MAXINT)
+    return NULL;
+  GstCaps *caps = gst_caps_new_simple("video/x-raw", "format", G_TYPE_STRING, "RGBA", "width",
+                                      G_TYPE_INT, (gint)(bytes / 4), "height", G_TYPE_INT, 1,
+                                      "framerate", GST_TYPE_FRACTION, 0, 1, NULL);
+  GstBufferPool *pool = gst_cuda_buffer_pool_new(GST_CUDA_CONTEXT(context));
+  GstStructure *config = gst_buffer_pool_get_config(pool);
+  gst_buffer_pool_config_set_params(config, caps, (guint)bytes, 0, 0);
+  gst_caps_unref(caps);
+  if (!gst_buffer_pool_set_config(pool, config) || !gst_buffer_pool_set_active(pool, TRUE)) {
+    gst_object_unref(pool);
+    return NULL;
+  }
+  return pool;
+}
+
+/* foreach_meta: drops a meta the pool did not put there. */
+static gboolean
+drop_unpooled_meta(GstBuffer *buffer, GstMeta **meta, gpointer unused)
+{
+  (void)buffer, (void)unused;
+  if (!GST_META_FLAG_IS_SET(*meta, GST_META_FLAG_POOLED)) {
+    GST_META_FLAG_UNSET(*meta, GST_META_FLAG_LOCKED);
+    *meta = NULL;
+  }
+  return TRUE;
+}
+
+GstBuffer *
+gst_cudafft_cuda_buffer(GstCudafftContext *c, GstCudafftCudaBuffers *b, gsize bytes)
+{
+  guint i = 0;
+  while (i < GST_CUDAFFT_CUDA_BUFFER_SIZES && b->sizes[i] != bytes)
+    i++;
+  if (i == GST_CUDAFFT_CUDA_BUFFER_SIZES) {
+    /* a new size: it replaces the pool made longest ago */
+    i = b->next;
+    b->next = (b->next + 1) % GST_CUDAFFT_CUDA_BUFFER_SIZES;
+    drop_audio_pool(b, i);
+    GstObject *held = gst_cudafft_context_get(c);
+    if (held) {
+      b->pools[i] = audio_pool(held, bytes);
+      gst_object_unref(held);
+    }
+    if (!b->pools[i]) {
+      GST_WARNING("no pool of %" G_GSIZE_FORMAT "-byte CUDA buffers (no context, or refused)",
+                  bytes);
+      return NULL;
+    }
+    b->sizes[i] = bytes;
+  }
+  GstBuffer *buffer = NULL;
+  if (gst_buffer_pool_acquire_buffer(b->pools[i], &buffer, NULL) != GST_FLOW_OK)
+    return NULL;
+  /* GStreamer 1.22's CUDA pool hands a buffer back with what it carried last time (a clipping
+   * meta, flags): it leaves as a new one would */
+  gst_buffer_foreach_meta(buffer, drop_unpooled_meta, NULL);
+  GST_BUFFER_FLAGS(buffer) &= GST_BUFFER_FLAG_TAG_MEMORY;
+  /* the allocation is pitched (the row rounded up): the buffer holds exactly the bytes */
+  gst_buffer_set_size(buffer, (gssize)bytes);
+  if (gst_buffer_get_size(buffer) != bytes) {
+    GST_WARNING("a %" G_GSIZE_FORMAT "-byte CUDA buffer could not be cut to %" G_GSIZE_FORMAT
+                " bytes",
+                gst_buffer_get_size(buffer), bytes);
+    gst_buffer_unref(buffer);
+    return NULL;
+  }
+  return buffer;
 }

@@ -93,22 +93,56 @@ GstObject *gst_cudafft_context_get(GstCudafftContext *c);
  * (caps is taken). */
 GstCaps *gst_cudafft_caps_add_cuda_memory(GstCaps *caps);
 
+/* Whether memory is GStreamer's CUDA memory (gst_is_cuda_memory). */
+gboolean gst_cudafft_is_cuda_memory(GstMemory *memory);
+
+/* caps (taken) with memory:CUDAMemory on every structure. */
+GstCaps *gst_cudafft_caps_in_cuda_memory(GstCaps *caps);
+
 /* Whether caps' first structure carries memory:CUDAMemory. */
 gboolean gst_cudafft_caps_is_cuda_memory(const GstCaps *caps);
 
 /* caps without the structures that carry memory:CUDAMemory (a copy). */
 GstCaps *gst_cudafft_caps_without_cuda_memory(const GstCaps *caps);
 
+/* For a fixate_caps on the src side: of `candidates` (taken; offered in system and CUDA memory),
+ * keeps the CUDA-memory ones where the peer of `srcpad` names CUDA memory itself (our own elements,
+ * an appsink with such caps: the GPU path preferred where both sides take it), else the
+ * system-memory ones (a peer that takes anything keeps what it always got). Candidates of one
+ * kind only are returned as they are. */
+GstCaps *gst_cudafft_caps_prefer_memory(GstCaps *candidates, GstPad *srcpad);
+
 /* A buffer pool of CUDA memory of the element's context for video `caps` (GStreamer's CUDA
  * buffer pool: pitched frames with a GstVideoMeta giving the pitch); NULL without a context. */
 GstBufferPool *gst_cudafft_context_video_pool(GstCudafftContext *c, GstCaps *caps, guint min,
                                               guint max);
 
-/* Maps buffer's only memory for writing on the device: *device_data is its device pointer, *pitch
- * the bytes from one row to the next. FALSE where it is not CUDA memory of one piece. Unmap with
- * gst_memory_unmap(info->memory, info). */
-gboolean gst_cudafft_map_cuda_write(GstBuffer *buffer, GstMapInfo *info, gpointer *device_data,
-                                    gsize *pitch);
+/* Maps buffer's only memory on the device for flags (GST_MAP_READ or GST_MAP_WRITE): *device_data
+ * is its device pointer, *pitch (may be NULL) the bytes from one row to the next. FALSE where it
+ * is not CUDA memory of one piece. Unmap with gst_memory_unmap(info->memory, info). */
+gboolean gst_cudafft_map_cuda(GstBuffer *buffer, GstMapFlags flags, GstMapInfo *info,
+                              gpointer *device_data, gsize *pitch);
+
+/* Audio and frames in CUDA memory: buffers of one GstCudaMemory each in the element's context,
+ * described as GStreamer 1.22 describes CUDA memory, by a GstVideoInfo: RGBA, one row of
+ * bytes / 4 "pixels" (1.22's allocator takes only video formats; bytes must be a multiple of 4:
+ * floats). The bytes are those of the same buffer in system memory (interleaved samples, or frames
+ * one after another), contiguous from the device pointer on. From pools of buffers of exactly the
+ * size asked for (a CUDA memory cannot be resized), a few sizes at once: the frames of equal input
+ * buffers come in two sizes (n or n + 1 frames), the last of a run in a third. */
+#define GST_CUDAFFT_CUDA_BUFFER_SIZES 4
+typedef struct {
+  GstBufferPool *pools[GST_CUDAFFT_CUDA_BUFFER_SIZES];
+  gsize sizes[GST_CUDAFFT_CUDA_BUFFER_SIZES]; /* each pool's buffers' bytes */
+  guint next;                                 /* the pool the next new size replaces */
+} GstCudafftCudaBuffers;
+
+/* A buffer of `bytes` bytes (> 0, a multiple of 4) of CUDA memory of the element's context; NULL
+ * where there is no context or the memory cannot be had (the debug log says why). */
+GstBuffer *gst_cudafft_cuda_buffer(GstCudafftContext *c, GstCudafftCudaBuffers *b, gsize bytes);
+
+/* Lets go of the pools. */
+void gst_cudafft_cuda_buffers_clear(GstCudafftCudaBuffers *b);
 
 G_END_DECLS
 

@@ -3,6 +3,8 @@
  * memory and its engines run where the library puts them. */
 #include "gstcudafftcontext.h"
 
+#include <string.h>
+
 void
 gst_cudafft_context_init(GstCudafftContext *c)
 {
@@ -72,9 +74,22 @@ gst_cudafft_context_get(GstCudafftContext *c)
 }
 
 GstCaps *
+gst_cudafft_caps_in_cuda_memory(GstCaps *caps)
+{
+  return caps;
+}
+
+GstCaps *
 gst_cudafft_caps_add_cuda_memory(GstCaps *caps)
 {
   return caps;
+}
+
+gboolean
+gst_cudafft_is_cuda_memory(GstMemory *memory)
+{
+  (void)memory;
+  return FALSE;
 }
 
 gboolean
@@ -90,6 +105,13 @@ gst_cudafft_caps_without_cuda_memory(const GstCaps *caps)
   return gst_caps_copy(caps);
 }
 
+GstCaps *
+gst_cudafft_caps_prefer_memory(GstCaps *candidates, GstPad *srcpad)
+{
+  (void)srcpad;
+  return candidates;
+}
+
 GstBufferPool *
 gst_cudafft_context_video_pool(GstCudafftContext *c, GstCaps *caps, guint min, guint max)
 {
@@ -98,9 +120,22 @@ gst_cudafft_context_video_pool(GstCudafftContext *c, GstCaps *caps, guint min, g
 }
 
 gboolean
-gst_cudafft_map_cuda_write(GstBuffer *buffer, GstMapInfo *info, gpointer *device_data,
-                           gsize *pitch)
+gst_cudafft_map_cuda(GstBuffer *buffer, GstMapFlags flags, GstMapInfo *info,
+                     gpointer *device_data, gsize *pitch)
 {
-  (void)buffer, (void)info, (void)device_data, (void)pitch;
+  (void)buffer, (void)flags, (void)info, (void)device_data, (void)pitch;
   return FALSE;
+}
+
+GstBuffer *
+gst_cudafft_cuda_buffer(GstCudafftContext *c, GstCudafftCudaBuffers *b, gsize bytes)
+{
+  (void)c, (void)b, (void)bytes;
+  return NULL;
+}
+
+void
+gst_cudafft_cuda_buffers_clear(GstCudafftCudaBuffers *b)
+{
+  memset(b, 0, sizeof *b);
 }

@@ -29,6 +29,7 @@
 
 #include <cudafft/stft.h>
 #include "gstcudafftcaps.h"
+#include "gstcudafftcontext.h"
 
 #include <gst/audio/audio.h>
 
@@ -48,9 +49,9 @@ struct _GstCudaIfft {
   "audio/x-raw, format = (string) F32LE, layout = (string) interleaved, rate = (int) [ 1, MAX "    \
   "], " GST_CUDAFFT_CHANNELS_FIELD
 
-/* Any audio/x-fft: set_caps explains what it cannot take, rather than a bare not-negotiated. */
-static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
-    "sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(GST_CUDAFFT_FRAMES_MEDIA_TYPE));
+/* Any audio/x-fft (set_caps explains what it cannot take, rather than a bare not-negotiated), in
+ * system memory and, where the build has it, in CUDA memory: the sink template is made in
+ * class_init. */
 static GstStaticPadTemplate src_template =
     GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(SRC_CAPS));
 
@@ -85,6 +86,9 @@ gst_cuda_ifft_transform_caps(GstBaseTransform *trans, GstPadDirection direction,
                         gst_audio_channel_get_fallback_mask(channels), NULL);
     result = gst_caps_merge_structure(result, out);
   }
+  /* frames from upstream in system memory, or in CUDA memory where the GPU runs */
+  if (direction == GST_PAD_SRC)
+    result = gst_cudafft_audio_filter_offer_cuda_memory(GST_CUDAFFT_AUDIO_FILTER(trans), result);
   return gst_cudafft_audio_filter_filter_caps(GST_CUDAFFT_AUDIO_FILTER(trans), direction, caps,
                                               result, filter);
 }
@@ -178,6 +182,9 @@ static GstFlowReturn
 synthesise(GstCudaIfft *self, const float *frames_data, guint64 frames, gboolean ends,
            guint64 end_clip)
 {
+  /* frames in CUDA memory are read in place on the device */
+  const gboolean on_device =
+      gst_cudafft_audio_filter_input_on_device(GST_CUDAFFT_AUDIO_FILTER(self));
   const guint64 hop = self->info.config.hop, tail = tail_samples(self);
   const gsize bpf = self->info.config.channels * sizeof(float);
   const gsize frame_floats = gst_cudafft_frame_bytes(&self->info) / sizeof(float);
@@ -198,7 +205,8 @@ synthesise(GstCudaIfft *self, const float *frames_data, guint64 frames, gboolean
     if (!buffer)
       return GST_FLOW_ERROR;
     float *out = (float *)map.data;
-    CudafftStatus status = cudafft_istft_push(istft, frames_data, chunk, out);
+    CudafftStatus status = on_device ? cudafft_istft_push_device(istft, frames_data, chunk, out)
+                                     : cudafft_istft_push(istft, frames_data, chunk, out);
     if (status == CUDAFFT_STATUS_OK && last && ends)
       status = cudafft_istft_drain(istft, out + body * self->info.config.channels);
     gst_buffer_unmap(buffer, &map);
@@ -286,7 +294,11 @@ gst_cuda_ifft_class_init(GstCudaIfftClass *klass)
   GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
   GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS(klass);
 
-  gst_element_class_add_static_pad_template(element_class, &sink_template);
+  gst_element_class_add_pad_template(
+      element_class,
+      gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS,
+                           gst_cudafft_caps_add_cuda_memory(
+                               gst_caps_from_string(GST_CUDAFFT_FRAMES_MEDIA_TYPE))));
   gst_element_class_add_static_pad_template(element_class, &src_template);
   gst_element_class_set_static_metadata(
       element_class, "CUDA inverse short-time Fourier transform", "Filter/Converter/Audio",
@@ -302,6 +314,7 @@ gst_cuda_ifft_class_init(GstCudaIfftClass *klass)
   filter_class->get_latency = gst_cuda_ifft_get_latency;
   filter_class->begin_run = gst_cuda_ifft_begin_run;
   filter_class->process = gst_cuda_ifft_process;
+  filter_class->takes_cuda_memory = TRUE;
 }
 
 static void

@@ -186,7 +186,7 @@ gst_cuda_spectrum_scope_frames_draw(GstCudaSpectrumScopeFrames *f, CudafftScope 
     GstMapInfo map;
     gpointer device_data = NULL;
     gsize pitch = 0;
-    if (!gst_cudafft_map_cuda_write(out, &map, &device_data, &pitch)) {
+    if (!gst_cudafft_map_cuda(out, GST_MAP_WRITE, &map, &device_data, &pitch)) {
       GST_ELEMENT_ERROR(f->element, RESOURCE, WRITE,
                         ("Cannot map a frame of CUDA memory on the device."), (NULL));
       return GST_FLOW_ERROR;

@@ -470,6 +470,139 @@ GST_START_TEST(test_cycles_while_cuda_memory_flows)
 }
 GST_END_TEST;
 
+/* ---- audio: cudafft's frames and cudaifft's input ---- */
+
+/* appsrc ! MIDDLE ! appsink over s (the audio caps on appsrc), to EOS; the buffers into out. */
+static void
+run_audio(const TestSignal *s, const char *middle, GPtrArray *out)
+{
+  GstElement *pipeline =
+      launch("appsrc name=src format=time ! %s ! appsink name=sink sync=false", middle);
+  GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+  GstCaps *caps = eu_raw_caps(s->format, s->rate, s->channels);
+  g_object_set(src, "caps", caps, NULL);
+  gst_caps_unref(caps);
+  gst_object_unref(src);
+  play_to_eos(pipeline, s, out);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pipeline);
+}
+
+/* Every buffer of got byte for byte, with its timestamps, the one of want at the same place. */
+static void
+check_same_buffers(GPtrArray *got, GPtrArray *want, const char *what)
+{
+  fail_unless(want->len >= 5, "%s: the system-memory path gave only %u buffers", what, want->len);
+  fail_unless_equals_int(got->len, want->len);
+  guint64 bytes = 0;
+  for (guint i = 0; i < got->len; i++) {
+    GstBuffer *a = gst_sample_get_buffer(g_ptr_array_index(got, i));
+    GstBuffer *b = gst_sample_get_buffer(g_ptr_array_index(want, i));
+    GstMapInfo ma, mb;
+    fail_unless(gst_buffer_map(a, &ma, GST_MAP_READ), "%s: cannot map buffer %u", what, i);
+    fail_unless(gst_buffer_map(b, &mb, GST_MAP_READ));
+    gsize first = G_MAXSIZE, differ = 0;
+    for (gsize k = 0; k < MIN(ma.size, mb.size); k++)
+      if (ma.data[k] != mb.data[k]) {
+        first = MIN(first, k);
+        differ++;
+      }
+    const gsize size_a = ma.size, size_b = mb.size;
+    bytes += ma.size;
+    gst_buffer_unmap(a, &ma);
+    gst_buffer_unmap(b, &mb);
+    fail_unless(size_a == size_b && differ == 0,
+                "%s: buffer %u differs from the system-memory path's (%" G_GSIZE_FORMAT " and %"
+                G_GSIZE_FORMAT " bytes; %" G_GSIZE_FORMAT " bytes differ from byte %" G_GSIZE_FORMAT
+                " on)",
+                what, i, size_a, size_b, differ, first);
+    fail_unless_equals_uint64(GST_BUFFER_PTS(a), GST_BUFFER_PTS(b));
+    fail_unless_equals_uint64(GST_BUFFER_DURATION(a), GST_BUFFER_DURATION(b));
+  }
+  test_check(TRUE, "%s: %u buffers (%" G_GUINT64_FORMAT " bytes) byte for byte the system-memory "
+                   "path's, timestamps included",
+             what, got->len, bytes);
+}
+
+#define FFT "cudafft fft-size=1024 hop=256"
+
+GST_START_TEST(test_fft_frames_in_cuda_memory)
+{
+  TestSignal s;
+  random_signal(&s, "cudafft frames in CUDA memory");
+  GPtrArray *system = frame_list(), *cuda = frame_list(), *any = frame_list();
+  run_audio(&s, FFT " ! audio/x-fft", system);
+  run_audio(&s, FFT " ! audio/x-fft(memory:CUDAMemory)", cuda);
+  guint in_cuda = 0;
+  for (guint i = 0; i < cuda->len; i++) {
+    GstSample *sample = g_ptr_array_index(cuda, i);
+    in_cuda += is_cuda_memory(gst_sample_get_buffer(sample)) &&
+               caps_have_cuda_memory(gst_sample_get_caps(sample));
+  }
+  fail_unless_equals_int(in_cuda, cuda->len);
+  test_check(TRUE, "every cudafft buffer is GstCudaMemory under audio/x-fft(memory:CUDAMemory) "
+                   "(%u)",
+             in_cuda);
+  check_same_buffers(cuda, system, "cudafft frames in CUDA memory into appsink");
+  /* a sink that takes anything keeps system memory */
+  run_audio(&s, FFT, any);
+  fail_unless(any->len > 0 && !caps_have_cuda_memory(gst_sample_get_caps(g_ptr_array_index(any, 0))),
+              "cudafft gave an appsink that takes anything CUDA memory");
+  g_ptr_array_unref(any);
+  g_ptr_array_unref(cuda);
+  g_ptr_array_unref(system);
+  test_signal_clear(&s);
+}
+GST_END_TEST;
+
+/* Probe: the caps the link between cudafft and cudaifft settled on. */
+static GstPadProbeReturn
+keep_caps(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+  (void)pad;
+  GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+  if (GST_EVENT_TYPE(event) == GST_EVENT_CAPS) {
+    GstCaps *caps;
+    gst_event_parse_caps(event, &caps);
+    gst_caps_replace((GstCaps **)data, caps);
+  }
+  return GST_PAD_PROBE_OK;
+}
+
+GST_START_TEST(test_fft_ifft_cuda_link)
+{
+  TestSignal s;
+  random_signal(&s, "cudafft ! cudaifft in CUDA memory");
+  GPtrArray *system = frame_list(), *cuda = frame_list();
+  run_audio(&s, FFT " ! audio/x-fft ! cudaifft", system);
+  /* nothing asked: the two agree on CUDA memory between them */
+  GstElement *pipeline = launch("appsrc name=src format=time ! " FFT " name=fft ! cudaifft ! "
+                                "appsink name=sink sync=false");
+  GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+  GstCaps *caps = eu_raw_caps(s.format, s.rate, s.channels);
+  g_object_set(src, "caps", caps, NULL);
+  gst_caps_unref(caps);
+  gst_object_unref(src);
+  GstElement *fft = gst_bin_get_by_name(GST_BIN(pipeline), "fft");
+  GstPad *fft_src = gst_element_get_static_pad(fft, "src");
+  GstCaps *link = NULL;
+  gst_pad_add_probe(fft_src, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, keep_caps, &link, NULL);
+  play_to_eos(pipeline, &s, cuda);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  fail_unless(link && caps_have_cuda_memory(link), "cudafft ! cudaifft linked in %" GST_PTR_FORMAT,
+              link);
+  test_check(TRUE, "cudafft ! cudaifft agree on CUDA memory between them");
+  gst_caps_unref(link);
+  gst_object_unref(fft_src);
+  gst_object_unref(fft);
+  gst_object_unref(pipeline);
+  check_same_buffers(cuda, system, "cudafft ! cudaifft through CUDA memory");
+  g_ptr_array_unref(cuda);
+  g_ptr_array_unref(system);
+  test_signal_clear(&s);
+}
+GST_END_TEST;
+
 /* ---- CPU ---- */
 
 GST_START_TEST(test_cpu_refuses_cuda_memory)
@@ -494,6 +627,20 @@ GST_START_TEST(test_cpu_refuses_cuda_memory)
   gst_message_unref(msg);
   gst_element_set_state(pipeline, GST_STATE_NULL);
   gst_object_unref(pipeline);
+
+  /* cudafft's caps never name CUDA memory with backend=cpu: the link is refused where it is
+   * made, naming the caps */
+  error = NULL;
+  pipeline = gst_parse_launch("audiotestsrc ! cudafft backend=cpu ! "
+                              "audio/x-fft(memory:CUDAMemory) ! fakesink",
+                              &error);
+  fail_unless(error && strstr(error->message, "memory:CUDAMemory"),
+              "cudafft backend=cpu linked to CUDA-memory-only caps (%s)",
+              error ? error->message : "no error");
+  test_check(TRUE, "cudafft backend=cpu will not link to CUDA-memory-only caps: %s",
+             error->message);
+  g_clear_error(&error);
+  gst_clear_object(&pipeline);
 
   /* caps that allow both, and a sink that takes anything: system memory */
   const char *middles[] = {"video/x-raw(memory:CUDAMemory);video/x-raw", "identity"};
@@ -530,6 +677,8 @@ cuda_memory_suite(void)
   tcase_add_test(tc, test_foreign_context_first);
   tcase_add_test(tc, test_application_context);
   tcase_add_test(tc, test_cycles_while_cuda_memory_flows);
+  tcase_add_test(tc, test_fft_frames_in_cuda_memory);
+  tcase_add_test(tc, test_fft_ifft_cuda_link);
   return suite;
 }
 
