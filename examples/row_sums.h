@@ -1,4 +1,4 @@
-/* row_sums.h: the application's own CUDA code in scope-frames-on-device: the byte sums of each
+/* row_sums.h: the application's own CUDA code in cuda-memory-app: the byte sums of each
  * row of a pitched frame in device memory, computed on the device. */
 #ifndef ROW_SUMS_H
 #define ROW_SUMS_H

@@ -38,6 +38,7 @@ benchmarks=(
   "launch-bench --runs 100"
   "element-bench --runs 5"
   "element-bench --runs 5 --pinned-input --channels 64 --backend cuda"
+  "element-bench --chain --runs 5 --channels 64 --buffer 4096"
   "spectrum-kernel-bench"
   "spectrum-bench --runs 3"
   "convolve-kernel-bench --runs 50"

@@ -59,10 +59,10 @@ ls -l build/scope.webm build/scope.png
 echo "== the FFT engine demo"
 ./build/examples/fft-demo
 
-if [ -x build/examples/scope-frames-on-device ]; then
+if [ -x build/examples/cuda-memory-app ]; then
   echo "== an application reading cudaspectrumscope's CUDA-memory frames on the device"
   status=0
-  ./build/examples/scope-frames-on-device || status=$?
+  ./build/examples/cuda-memory-app || status=$?
   [ "$status" = 0 ] || [ "$status" = 77 ] || exit "$status"
 fi
 
