@@ -404,10 +404,11 @@ main(int argc, char **argv)
         if (bad)
           status = 1;
         const Figures *peer = &figures[SPECTRASCOPE];
-        gchar *against = measured[SPECTRASCOPE] && e != SPECTRASCOPE && peer->cpu_ms_per_audio_s > 0.0
-                             ? g_strdup_printf("%15.1f%%", 100.0 * f->cpu_ms_per_audio_s /
-                                                               peer->cpu_ms_per_audio_s)
-                             : g_strdup("");
+        gchar *against =
+            measured[SPECTRASCOPE] && e != SPECTRASCOPE && peer->cpu_ms_per_audio_s > 0.0
+                ? g_strdup_printf("%15.1f%%",
+                                  100.0 * f->cpu_ms_per_audio_s / peer->cpu_ms_per_audio_s)
+                : g_strdup("");
         printf("%s%8.2f %10.1f %11.2f %12.1f %16s %8d (%" G_GUINT64_FORMAT ")%s\n", row, f->audio_s,
                f->frames_per_s, f->realtime, f->cpu_ms_per_audio_s, against, f->frames, f->expected,
                bad ? " WRONG FRAME COUNT" : "");

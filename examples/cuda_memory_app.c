@@ -93,7 +93,8 @@ sums_on_device(GstSample *sample, guint64 *sums, guint rows, gsize row_bytes)
   gst_cuda_context_push(cuda->context);
   char error[256] = "";
   const gsize pitch = rows > 1 ? (gsize)GST_VIDEO_INFO_PLANE_STRIDE(&cuda->info, 0) : row_bytes;
-  const int status = row_sums_on_device(map.data, pitch, row_bytes, rows, sums, error, sizeof error);
+  const int status =
+      row_sums_on_device(map.data, pitch, row_bytes, rows, sums, error, sizeof error);
   gst_cuda_context_pop(NULL);
   gst_memory_unmap(memory, &map);
   if (status != 0)
@@ -140,8 +141,10 @@ check_spectra(void)
   GPtrArray *on_device = run(FFT, "audio/x-fft(memory:CUDAMemory)");
   GPtrArray *in_system = run(FFT, "audio/x-fft");
   if (!on_device || !in_system || on_device->len == 0 || on_device->len != in_system->len) {
-    fprintf(stderr, "cuda-memory-app: %u buffers of spectra in CUDA memory, %u in system "
-            "memory\n", on_device ? on_device->len : 0, in_system ? in_system->len : 0);
+    fprintf(stderr,
+            "cuda-memory-app: %u buffers of spectra in CUDA memory, %u in system "
+            "memory\n",
+            on_device ? on_device->len : 0, in_system ? in_system->len : 0);
     return 1;
   }
   guint bad = 0;

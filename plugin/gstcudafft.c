@@ -252,9 +252,10 @@ gst_cuda_fft_transform_caps(GstBaseTransform *trans, GstPadDirection direction, 
   GstCudafftAudioFilter *base = GST_CUDAFFT_AUDIO_FILTER(self);
   /* frames in system memory, and in CUDA memory after them where the GPU runs (the audio in is
    * system memory either way) */
-  GstCaps *result = direction == GST_PAD_SINK
-                        ? gst_cudafft_audio_filter_offer_cuda_memory(base, frames_caps_for(&s, caps))
-                        : raw_caps_for(caps);
+  GstCaps *result =
+      direction == GST_PAD_SINK
+          ? gst_cudafft_audio_filter_offer_cuda_memory(base, frames_caps_for(&s, caps))
+          : raw_caps_for(caps);
   return gst_cudafft_audio_filter_filter_caps(base, direction, caps, result, filter);
 }
 
@@ -415,10 +416,9 @@ analyse(GstCudaFft *self, const guint8 *data, gsize samples, guint64 end_padding
     if (self->cuda_out) {
       /* the frames written on the device into CUDA memory: nothing crosses the bus */
       gpointer device_out = NULL;
-      if (frames > 0 &&
-          (!(buffer = gst_cudafft_audio_filter_cuda_output(GST_CUDAFFT_AUDIO_FILTER(self),
-                                                           frames * frame_bytes)) ||
-           !gst_cudafft_map_cuda(buffer, GST_MAP_WRITE, &map, &device_out, NULL))) {
+      if (frames > 0 && (!(buffer = gst_cudafft_audio_filter_cuda_output(
+                               GST_CUDAFFT_AUDIO_FILTER(self), frames * frame_bytes)) ||
+                         !gst_cudafft_map_cuda(buffer, GST_MAP_WRITE, &map, &device_out, NULL))) {
         if (buffer)
           gst_buffer_unref(buffer);
         GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map CUDA memory for the frames."),

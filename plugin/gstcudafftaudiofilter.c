@@ -151,8 +151,7 @@ gst_cudafft_audio_filter_open_engine(GstCudafftAudioFilter *filter,
       chosen == CUDAFFT_BACKEND_CPU
           ? device_id
           : gst_cudafft_context_engine_device(&priv->context, GST_ELEMENT(filter), device_id),
-      config,
-      GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(filter)->memory_hint, &actual);
+      config, GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(filter)->memory_hint, &actual);
   if (!made)
     return FALSE;
   if (actual == CUDAFFT_BACKEND_CUDA)

@@ -63,7 +63,7 @@ typedef struct {
   {                                                                                                \
     return cudafft_##engine##_get_backend((const Type *)object);                                   \
   }                                                                                                \
-  static int var##_get_device(gconstpointer object)                                               \
+  static int var##_get_device(gconstpointer object)                                                \
   {                                                                                                \
     return cudafft_##engine##_get_device((const Type *)object);                                    \
   }                                                                                                \
@@ -71,8 +71,8 @@ typedef struct {
   {                                                                                                \
     cudafft_##engine##_reset((Type *)object);                                                      \
   }                                                                                                \
-  static const GstCudafftEngineClass var = {label,          var##_create,     var##_destroy,       \
-                                            var##_get_backend, var##_get_device, var##_reset};
+  static const GstCudafftEngineClass var = {                                                       \
+      label, var##_create, var##_destroy, var##_get_backend, var##_get_device, var##_reset};
 
 /* Makes an engine of `engine_class` for `config` on device_id: first on `chosen` (the backend the
  * element's start probed for, or `requested`, the property, where nothing was probed), then, where

@@ -26,8 +26,8 @@ load_once(gpointer unused)
   GST_DEBUG_CATEGORY_INIT(gst_cudafft_context_debug, "cudafftcontext", 0,
                           "gst-cudafft: shared CUDA contexts and CUDA memory");
   /* the driver (libcuda) through GStreamer's loader: without it no context can be wrapped */
-  const gboolean loaded = cudafft_has_cuda_backend() && cudafft_cuda_device_count() > 0 &&
-                          gst_cuda_load_library();
+  const gboolean loaded =
+      cudafft_has_cuda_backend() && cudafft_cuda_device_count() > 0 && gst_cuda_load_library();
   if (loaded)
     gst_cuda_memory_init_once();
   GST_INFO("CUDA contexts and memory %s", loaded ? "available" : "not available");
@@ -333,8 +333,7 @@ gst_cudafft_caps_is_cuda_memory(const GstCaps *caps)
   if (!caps || gst_caps_is_empty(caps) || gst_caps_is_any(caps))
     return FALSE;
   const GstCapsFeatures *features = gst_caps_get_features(caps, 0);
-  return features &&
-         gst_caps_features_contains(features, GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY);
+  return features && gst_caps_features_contains(features, GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY);
 }
 
 GstCaps *
@@ -410,8 +409,8 @@ gst_cudafft_context_video_pool(GstCudafftContext *c, GstCaps *caps, guint min, g
 }
 
 gboolean
-gst_cudafft_map_cuda(GstBuffer *buffer, GstMapFlags flags, GstMapInfo *info,
-                     gpointer *device_data, gsize *pitch)
+gst_cudafft_map_cuda(GstBuffer *buffer, GstMapFlags flags, GstMapInfo *info, gpointer *device_data,
+                     gsize *pitch)
 {
   if (gst_buffer_n_memory(buffer) != 1)
     return FALSE;

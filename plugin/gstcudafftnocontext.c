@@ -120,8 +120,8 @@ gst_cudafft_context_video_pool(GstCudafftContext *c, GstCaps *caps, guint min, g
 }
 
 gboolean
-gst_cudafft_map_cuda(GstBuffer *buffer, GstMapFlags flags, GstMapInfo *info,
-                     gpointer *device_data, gsize *pitch)
+gst_cudafft_map_cuda(GstBuffer *buffer, GstMapFlags flags, GstMapInfo *info, gpointer *device_data,
+                     gsize *pitch)
 {
   (void)buffer, (void)flags, (void)info, (void)device_data, (void)pitch;
   return FALSE;

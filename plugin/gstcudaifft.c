@@ -295,10 +295,9 @@ gst_cuda_ifft_class_init(GstCudaIfftClass *klass)
   GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS(klass);
 
   gst_element_class_add_pad_template(
-      element_class,
-      gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS,
-                           gst_cudafft_caps_add_cuda_memory(
-                               gst_caps_from_string(GST_CUDAFFT_FRAMES_MEDIA_TYPE))));
+      element_class, gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS,
+                                          gst_cudafft_caps_add_cuda_memory(gst_caps_from_string(
+                                              GST_CUDAFFT_FRAMES_MEDIA_TYPE))));
   gst_element_class_add_static_pad_template(element_class, &src_template);
   gst_element_class_set_static_metadata(
       element_class, "CUDA inverse short-time Fourier transform", "Filter/Converter/Audio",

@@ -145,16 +145,16 @@ struct _GstCudaSpectrumScope {
   /* streaming thread only: the sink pad's chain and serialized events (setup and
    * decide_allocation run from the caps event) */
   CudafftScope *scope;
-  Settings applied;            /* what the scope runs with */
-  CudafftScopeOptions refused; /* the last options the engine refused, warned about once */
-  gboolean restart;            /* the next frame starts the display afresh (a flush) */
+  Settings applied;                  /* what the scope runs with */
+  CudafftScopeOptions refused;       /* the last options the engine refused, warned about once */
+  gboolean restart;                  /* the next frame starts the display afresh (a flush) */
   GstCudaSpectrumScopeFrames output; /* where frames go, and the shared CUDA context */
-  GstPad *srcpad; /* the base class's, for the streaming thread */
+  GstPad *srcpad;                    /* the base class's, for the streaming thread */
   GstPadEventFunction base_sink_event, base_src_event; /* the base class's handlers */
   GstPadQueryFunction base_sink_query, base_src_query;
-  GstAdapter *adapter;                                 /* samples of the frame being gathered */
-  GstCudafftRun run;                                   /* the timeline: times from sample counts */
-  GstSegment segment;                                  /* for QoS's running times */
+  GstAdapter *adapter;  /* samples of the frame being gathered */
+  GstCudafftRun run;    /* the timeline: times from sample counts */
+  GstSegment segment;   /* for QoS's running times */
   guint64 frame_origin; /* run sample where frame 0 of the current frame rate starts */
   guint64 frames;       /* frames since frame_origin */
   guint64 next_sample;  /* run sample where the next frame starts */
@@ -807,27 +807,16 @@ gpu_output(GstElement *element)
          (!self->scope || cudafft_scope_get_backend(self->scope) == CUDAFFT_BACKEND_CUDA);
 }
 
-/* GStreamer's CUDA context sharing (gstcudafftcontext.h): on both pads, then the base class. */
+/* GStreamer's CUDA context sharing (gstcudafftcontext.h): on both pads, then the base class's
+ * handler of the pad. */
 static gboolean
-gst_cuda_spectrum_scope_sink_query(GstPad *pad, GstObject *parent, GstQuery *query)
+gst_cuda_spectrum_scope_query(GstPad *pad, GstObject *parent, GstQuery *query)
 {
   GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(parent);
-  if (shares_context(self) &&
-      gst_cudafft_context_query(&self->output.context, GST_ELEMENT(self), query,
-                                current_settings(self).device_id))
+  if (shares_context(self) && gst_cudafft_context_query(&self->output.context, GST_ELEMENT(self),
+                                                        query, current_settings(self).device_id))
     return TRUE;
-  return self->base_sink_query(pad, parent, query);
-}
-
-static gboolean
-gst_cuda_spectrum_scope_src_query(GstPad *pad, GstObject *parent, GstQuery *query)
-{
-  GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(parent);
-  if (shares_context(self) &&
-      gst_cudafft_context_query(&self->output.context, GST_ELEMENT(self), query,
-                                current_settings(self).device_id))
-    return TRUE;
-  return self->base_src_query(pad, parent, query);
+  return (GST_PAD_IS_SINK(pad) ? self->base_sink_query : self->base_src_query)(pad, parent, query);
 }
 
 static void
@@ -1025,8 +1014,8 @@ gst_cuda_spectrum_scope_init(GstCudaSpectrumScope *self)
   /* GstAudioVisualizer 1.22 has no sink query function of its own: the default then */
   self->base_sink_query = GST_PAD_QUERYFUNC(sink) ? GST_PAD_QUERYFUNC(sink) : gst_pad_query_default;
   self->base_src_query = GST_PAD_QUERYFUNC(src);
-  gst_pad_set_query_function(sink, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_sink_query));
-  gst_pad_set_query_function(src, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_src_query));
+  gst_pad_set_query_function(sink, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_query));
+  gst_pad_set_query_function(src, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_query));
   gst_cuda_spectrum_scope_frames_init(&self->output);
   gst_cuda_spectrum_scope_frames_watch(&self->output, GST_ELEMENT(self), src, gpu_output);
   gst_pad_set_chain_function(sink, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_chain));

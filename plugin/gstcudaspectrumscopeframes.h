@@ -27,8 +27,8 @@ typedef struct {
   GstAllocator *allocator;   /* page-locked frame memory, made at the first GPU negotiation */
   GstBufferPool *pool;       /* frame buffers, chosen at negotiation (NULL: plain buffers) */
   gboolean pool_active;
-  gboolean cuda_memory; /* the negotiated caps carry memory:CUDAMemory */
-  GstElement *element;  /* the element (not a reference: it owns this) */
+  gboolean cuda_memory;                        /* the negotiated caps carry memory:CUDAMemory */
+  GstElement *element;                         /* the element (not a reference: it owns this) */
   gboolean (*gpu_output)(GstElement *element); /* whether its frames will be drawn on the GPU */
 } GstCudaSpectrumScopeFrames;
 
@@ -47,8 +47,8 @@ void gst_cuda_spectrum_scope_frames_watch(GstCudaSpectrumScopeFrames *f, GstElem
 /* decide_allocation for a scope on the GPU (the CPU backend keeps the base class's): a pool of
  * CUDA memory for CUDA-memory caps, of page-locked memory otherwise. FALSE (with an ERROR) where
  * the caps ask for CUDA memory and there is no shared context to allocate it in. */
-gboolean gst_cuda_spectrum_scope_frames_decide(GstCudaSpectrumScopeFrames *f,
-                                               GstElement *element, GstQuery *query);
+gboolean gst_cuda_spectrum_scope_frames_decide(GstCudaSpectrumScopeFrames *f, GstElement *element,
+                                               GstQuery *query);
 
 /* The frame buffer to draw into next: from the pool, or a plain buffer of `size` bytes. */
 GstFlowReturn gst_cuda_spectrum_scope_frames_acquire(GstCudaSpectrumScopeFrames *f,
@@ -59,8 +59,8 @@ GstFlowReturn gst_cuda_spectrum_scope_frames_acquire(GstCudaSpectrumScopeFrames 
  * memory); a failure posts its ERROR (memory_hint: what to shrink when memory runs out). */
 GstFlowReturn gst_cuda_spectrum_scope_frames_draw(GstCudaSpectrumScopeFrames *f,
                                                   CudafftScope *scope, const GstVideoInfo *vinfo,
-                                                  const void *samples, gsize count,
-                                                  GstBuffer *out, const gchar *memory_hint);
+                                                  const void *samples, gsize count, GstBuffer *out,
+                                                  const gchar *memory_hint);
 
 G_END_DECLS
 

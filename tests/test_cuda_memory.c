@@ -45,8 +45,7 @@ random_signal(TestSignal *s, const char *label)
       test_signal_set(s, j, c, 0.8 * test_rng_uniform53(&rng) - 0.4);
 }
 
-static GstElement *
-launch(const char *format, ...) G_GNUC_PRINTF(1, 2);
+static GstElement *launch(const char *format, ...) G_GNUC_PRINTF(1, 2);
 
 static GstElement *
 launch(const char *format, ...)
@@ -198,8 +197,8 @@ check_same_frames(GPtrArray *got, GPtrArray *want, const char *what)
                               GST_BUFFER_PTS(gst_sample_get_buffer(b)));
     gst_video_frame_unmap(&fa);
     gst_video_frame_unmap(&fb);
-    fail_unless(bad_rows == 0, "%s: frame %u differs from the system-memory frame in %u rows",
-                what, i, bad_rows);
+    fail_unless(bad_rows == 0, "%s: frame %u differs from the system-memory frame in %u rows", what,
+                i, bad_rows);
   }
   test_check(TRUE, "%s: %u frames byte for byte the system-memory path's", what, got->len);
 }
@@ -282,8 +281,7 @@ GST_START_TEST(test_cudadownload_same_frames_and_context)
   GPtrArray *down = frame_list();
   run_frames(&s, SYSTEM_CAPS, system);
   /* cudadownload starts first (sink to source) and asks its neighbours: the scope answers */
-  GstElement *pipeline =
-      scope_pipeline(&s, CUDA_CAPS " ! cudadownload name=down ! " SYSTEM_CAPS);
+  GstElement *pipeline = scope_pipeline(&s, CUDA_CAPS " ! cudadownload name=down ! " SYSTEM_CAPS);
   play_to_eos(pipeline, &s, down);
   GObject *ours = context_of(pipeline, "scope", "src");
   GObject *theirs = context_of(pipeline, "down", "sink");
@@ -418,8 +416,8 @@ GST_START_TEST(test_application_context)
     if (ours)
       g_object_get(ours, "cuda-device-id", &device, NULL);
     fail_unless(ours && ours != app && device == 1,
-                "cuda-device-id=1 ran in %p (device %d), the application's is %p on device 0",
-                ours, device, app);
+                "cuda-device-id=1 ran in %p (device %d), the application's is %p on device 0", ours,
+                device, app);
     test_check(TRUE, "cuda-device-id=1 keeps to device 1 beside the application's device-0 "
                      "context");
     g_clear_object(&ours);
@@ -512,15 +510,16 @@ check_same_buffers(GPtrArray *got, GPtrArray *want, const char *what)
     gst_buffer_unmap(a, &ma);
     gst_buffer_unmap(b, &mb);
     fail_unless(size_a == size_b && differ == 0,
-                "%s: buffer %u differs from the system-memory path's (%" G_GSIZE_FORMAT " and %"
-                G_GSIZE_FORMAT " bytes; %" G_GSIZE_FORMAT " bytes differ from byte %" G_GSIZE_FORMAT
-                " on)",
+                "%s: buffer %u differs from the system-memory path's (%" G_GSIZE_FORMAT
+                " and %" G_GSIZE_FORMAT " bytes; %" G_GSIZE_FORMAT
+                " bytes differ from byte %" G_GSIZE_FORMAT " on)",
                 what, i, size_a, size_b, differ, first);
     fail_unless_equals_uint64(GST_BUFFER_PTS(a), GST_BUFFER_PTS(b));
     fail_unless_equals_uint64(GST_BUFFER_DURATION(a), GST_BUFFER_DURATION(b));
   }
-  test_check(TRUE, "%s: %u buffers (%" G_GUINT64_FORMAT " bytes) byte for byte the system-memory "
-                   "path's, timestamps included",
+  test_check(TRUE,
+             "%s: %u buffers (%" G_GUINT64_FORMAT " bytes) byte for byte the system-memory "
+             "path's, timestamps included",
              what, got->len, bytes);
 }
 
@@ -540,13 +539,15 @@ GST_START_TEST(test_fft_frames_in_cuda_memory)
                caps_have_cuda_memory(gst_sample_get_caps(sample));
   }
   fail_unless_equals_int(in_cuda, cuda->len);
-  test_check(TRUE, "every cudafft buffer is GstCudaMemory under audio/x-fft(memory:CUDAMemory) "
-                   "(%u)",
+  test_check(TRUE,
+             "every cudafft buffer is GstCudaMemory under audio/x-fft(memory:CUDAMemory) "
+             "(%u)",
              in_cuda);
   check_same_buffers(cuda, system, "cudafft frames in CUDA memory into appsink");
   /* a sink that takes anything keeps system memory */
   run_audio(&s, FFT, any);
-  fail_unless(any->len > 0 && !caps_have_cuda_memory(gst_sample_get_caps(g_ptr_array_index(any, 0))),
+  fail_unless(any->len > 0 &&
+                  !caps_have_cuda_memory(gst_sample_get_caps(g_ptr_array_index(any, 0))),
               "cudafft gave an appsink that takes anything CUDA memory");
   g_ptr_array_unref(any);
   g_ptr_array_unref(cuda);

@@ -24,15 +24,14 @@
 static void
 check_cpu(void)
 {
-  const CudafftStftConfig config = {1024, 256, 2, CUDAFFT_WINDOW_HANN,
-                                    CUDAFFT_REPRESENTATION_COMPLEX, CUDAFFT_SAMPLE_F32};
+  const CudafftStftConfig config = {
+      1024, 256, 2, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_COMPLEX, CUDAFFT_SAMPLE_F32};
   CudafftStft *stft = NULL;
   CudafftIstft *istft = NULL;
-  if (!test_check(cudafft_stft_create(&stft, CUDAFFT_BACKEND_CPU, -1, &config) ==
-                          CUDAFFT_STATUS_OK &&
-                      cudafft_istft_create(&istft, CUDAFFT_BACKEND_CPU, -1, &config) ==
-                          CUDAFFT_STATUS_OK,
-                  "CPU analyser and synthesiser made"))
+  if (!test_check(
+          cudafft_stft_create(&stft, CUDAFFT_BACKEND_CPU, -1, &config) == CUDAFFT_STATUS_OK &&
+              cudafft_istft_create(&istft, CUDAFFT_BACKEND_CPU, -1, &config) == CUDAFFT_STATUS_OK,
+          "CPU analyser and synthesiser made"))
     goto done;
   float in[2048] = {0}, out[8 * 2 * 1026];
   size_t frames = 0;
@@ -75,17 +74,16 @@ static const Case cases[] = {
 static void
 check_case(const Case *c, TestRng *rng)
 {
-  const CudafftStftConfig config = {c->n, c->hop, c->channels, CUDAFFT_WINDOW_HANN,
-                                    c->representation, CUDAFFT_SAMPLE_F32};
+  const CudafftStftConfig config = {
+      c->n, c->hop, c->channels, CUDAFFT_WINDOW_HANN, c->representation, CUDAFFT_SAMPLE_F32};
   char label[96];
   snprintf(label, sizeof label, "n %zu hop %zu, %u channels, representation %d", c->n, c->hop,
            c->channels, (int)c->representation);
   CudafftStft *on_device = NULL, *on_host = NULL;
-  if (!test_check(cudafft_stft_create(&on_device, CUDAFFT_BACKEND_CUDA, 0, &config) ==
-                          CUDAFFT_STATUS_OK &&
-                      cudafft_stft_create(&on_host, CUDAFFT_BACKEND_CUDA, 0, &config) ==
-                          CUDAFFT_STATUS_OK,
-                  "%s: analysers made (%s)", label, cudafft_last_error_message())) {
+  if (!test_check(
+          cudafft_stft_create(&on_device, CUDAFFT_BACKEND_CUDA, 0, &config) == CUDAFFT_STATUS_OK &&
+              cudafft_stft_create(&on_host, CUDAFFT_BACKEND_CUDA, 0, &config) == CUDAFFT_STATUS_OK,
+          "%s: analysers made (%s)", label, cudafft_last_error_message())) {
     cudafft_stft_destroy(on_device);
     cudafft_stft_destroy(on_host);
     return;
@@ -122,9 +120,9 @@ check_case(const Case *c, TestRng *rng)
                   "%s: %zu pushes, %zu frames both ways (%zu failures; last: %s)", label, pushes,
                   frames, failures, cudafft_last_error_message()))
     goto done;
-  if (!cuda_ok(cudaMemcpy(back, device, frames * frame_floats * sizeof(float),
-                          cudaMemcpyDeviceToHost),
-               "cudaMemcpy"))
+  if (!cuda_ok(
+          cudaMemcpy(back, device, frames * frame_floats * sizeof(float), cudaMemcpyDeviceToHost),
+          "cudaMemcpy"))
     goto done;
   const size_t floats = frames * frame_floats;
   size_t first = floats;
@@ -132,8 +130,8 @@ check_case(const Case *c, TestRng *rng)
     if (memcmp(&back[i], &host[i], sizeof(float)) != 0)
       first = i;
   test_check(first == floats && test_count_unpoisoned(host, floats) == floats,
-             "%s: the %zu floats written to device memory are bit for bit the host push's%s",
-             label, floats, first == floats ? "" : " (they differ)");
+             "%s: the %zu floats written to device memory are bit for bit the host push's%s", label,
+             floats, first == floats ? "" : " (they differ)");
 
   if (c->representation == CUDAFFT_REPRESENTATION_COMPLEX && c->channels <= 64) {
     /* synthesis from the device frames in place, and from their host copy */
@@ -144,8 +142,7 @@ check_case(const Case *c, TestRng *rng)
     test_poison(y_device, samples);
     test_poison(y_host, samples);
     const int made =
-        cudafft_istft_create(&from_device, CUDAFFT_BACKEND_CUDA, 0, &config) ==
-            CUDAFFT_STATUS_OK &&
+        cudafft_istft_create(&from_device, CUDAFFT_BACKEND_CUDA, 0, &config) == CUDAFFT_STATUS_OK &&
         cudafft_istft_create(&from_host, CUDAFFT_BACKEND_CUDA, 0, &config) == CUDAFFT_STATUS_OK;
     size_t bad = !made;
     for (size_t f = 0; made && f < frames;) {
@@ -172,8 +169,8 @@ check_case(const Case *c, TestRng *rng)
     }
     const double rel = norm > 0.0 ? sqrt(err / norm) : 0.0;
     test_check(samples > from && rel < 1e-5,
-               "%s: the round trip through device memory gives back the input (rel L2 %.2e)",
-               label, rel);
+               "%s: the round trip through device memory gives back the input (rel L2 %.2e)", label,
+               rel);
     cudafft_istft_destroy(from_device);
     cudafft_istft_destroy(from_host);
     free(y_device);

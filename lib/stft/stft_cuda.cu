@@ -361,7 +361,7 @@ struct CudaSynthesis : Common {
   float *rows = nullptr; /* max_frames x group rows of n floats */
   float *tail[2] = {};   /* channels rows of carried sums */
   int current = 0;
-  bool tail_zero = true; /* the carried sums are zeros (new, reset, drained, failed) */
+  bool tail_zero = true;     /* the carried sums are zeros (new, reset, drained, failed) */
   bool in_on_device = false; /* this push's frames are device memory (read in place) */
   float *scatter[kAhead] = {};
   CudafftJobQueue<SynthesisWork, kAhead> queue;
