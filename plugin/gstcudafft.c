@@ -416,11 +416,11 @@ analyse(GstCudaFft *self, const guint8 *data, gsize samples, guint64 end_padding
     if (self->cuda_out) {
       /* the frames written on the device into CUDA memory: nothing crosses the bus */
       gpointer device_out = NULL;
-      if (frames > 0 && (!(buffer = gst_cudafft_audio_filter_cuda_output(
-                               GST_CUDAFFT_AUDIO_FILTER(self), frames * frame_bytes)) ||
-                         !gst_cudafft_map_cuda(buffer, GST_MAP_WRITE, &map, &device_out, NULL))) {
-        if (buffer)
-          gst_buffer_unref(buffer);
+      if (frames > 0 && !(buffer = gst_cudafft_audio_filter_cuda_output(
+                              GST_CUDAFFT_AUDIO_FILTER(self), frames * frame_bytes)))
+        return GST_FLOW_ERROR; /* posted */
+      if (buffer && !gst_cudafft_map_cuda(buffer, GST_MAP_WRITE, &map, &device_out, NULL)) {
+        gst_buffer_unref(buffer);
         GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map CUDA memory for the frames."),
                           (NULL));
         return GST_FLOW_ERROR;

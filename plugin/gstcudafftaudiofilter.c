@@ -560,8 +560,6 @@ gst_cudafft_audio_filter_stop(GstBaseTransform *trans)
   return TRUE;
 }
 
-/* Each start probes the backend once (failing there, with one ERROR, where backend=cuda cannot
- * run) and forgets the errors posted before. */
 /* Whether the element takes part in GStreamer's CUDA context sharing (gstcudafftcontext.h): not
  * with backend=cpu, not without a usable GPU or GStreamer's CUDA library. Any thread. */
 static gboolean
@@ -614,6 +612,9 @@ gst_cudafft_audio_filter_set_context(GstElement *element, GstContext *context)
   GST_ELEMENT_CLASS(gst_cudafft_audio_filter_parent_class)->set_context(element, context);
 }
 
+/* Each start probes the backend once (failing there, with one ERROR, where backend=cuda cannot
+ * run) and forgets the errors posted before; the CUDA context is looked for at NULL to READY
+ * and let go at READY to NULL. */
 static GstStateChangeReturn
 gst_cudafft_audio_filter_change_state(GstElement *element, GstStateChange transition)
 {
