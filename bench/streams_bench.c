@@ -21,7 +21,7 @@
  *
  * Usage: streams-bench [--streams N,..]
  *                      [--elements convolve1,convolve10,fft,spectrum,spectrum-data,
- *                                  spectrum-silent,identity]
+ *                                  spectrum-silent,fft-ifft,fft-ifft-mem,identity]
  *                      [--backends cuda,cpu] [--warmup S] [--window S] [--devices D,..]
  *   Defaults: N = 1,16,64,256,1024; every element; both backends (cuda only with a device);
  *   1 s warm-up (2 s for 10 s responses), 3 s window.
@@ -59,21 +59,30 @@ typedef struct {
   double warmup_factor;    /* the warm-up is this many times --warmup */
   gboolean drops_messages; /* cudaspectrum: its element messages are dropped at the bus */
   gboolean backendless;    /* identity: no backend property, one row per N */
+  gboolean gpu_only;       /* a chain that runs on the GPU alone: no cpu rows */
 } Element;
 
 static const Element elements[] = {
-    {"convolve1", "cudaconvolve", "drain-tail=false", 1.0, 1.0, FALSE, FALSE},
-    {"convolve10", "cudaconvolve", "drain-tail=false", 10.0, 2.0, FALSE, FALSE},
-    {"fft", "cudafft", "fft-size=4096 hop=2048", 0.0, 1.0, FALSE, FALSE},
+    {"convolve1", "cudaconvolve", "drain-tail=false", 1.0, 1.0, FALSE, FALSE, FALSE},
+    {"convolve10", "cudaconvolve", "drain-tail=false", 10.0, 2.0, FALSE, FALSE, FALSE},
+    {"fft", "cudafft", "fft-size=4096 hop=2048", 0.0, 1.0, FALSE, FALSE, FALSE},
     {"spectrum", "cudaspectrum", "bands=1025 interval=16666667 post-messages=true", 0.0, 1.0, TRUE,
-     FALSE},
+     FALSE, FALSE},
     /* the same messages without spectrum's GValue lists: the float32 fields alone */
     {"spectrum-data", "cudaspectrum",
-     "bands=1025 interval=16666667 post-messages=true message-lists=false", 0.0, 1.0, TRUE, FALSE},
+     "bands=1025 interval=16666667 post-messages=true message-lists=false", 0.0, 1.0, TRUE, FALSE,
+     FALSE},
     /* the analysis without messages: the engine's share of spectrum's cost */
     {"spectrum-silent", "cudaspectrum", "bands=1025 interval=16666667 post-messages=false", 0.0,
-     1.0, FALSE, FALSE},
-    {"identity", "identity", "", 0.0, 1.0, FALSE, TRUE},
+     1.0, FALSE, FALSE, FALSE},
+    /* issue 30: cudafft ! cudaifft with the frames between them in system memory and in CUDA
+     * memory (the GPU only: --backends cuda); the per-buffer times are cudafft's */
+    {"fft-ifft", "cudafft", "fft-size=4096 hop=2048 ! audio/x-fft ! cudaifft backend=cuda", 0.0,
+     1.0, FALSE, FALSE, TRUE},
+    {"fft-ifft-mem", "cudafft",
+     "fft-size=4096 hop=2048 ! audio/x-fft(memory:CUDAMemory) ! cudaifft backend=cuda", 0.0, 1.0,
+     FALSE, FALSE, TRUE},
+    {"identity", "identity", "", 0.0, 1.0, FALSE, TRUE, FALSE},
 };
 #define N_ELEMENTS (int)(sizeof elements / sizeof elements[0])
 
@@ -364,7 +373,8 @@ usage(const char *program)
 {
   fprintf(stderr,
           "usage: %s [--streams N,..] [--elements "
-          "convolve1,convolve10,fft,spectrum,spectrum-data,spectrum-silent,identity] "
+          "convolve1,convolve10,fft,spectrum,spectrum-data,spectrum-silent,fft-ifft,fft-ifft-mem,"
+          "identity] "
           "[--backends cuda,cpu] [--warmup S] [--window S] [--devices D,..]\n",
           program);
 }
@@ -428,7 +438,8 @@ main(int argc, char **argv)
         const int b = turn < cuda_turns ? 0 : 1;
         const int devices = b == 0 && n_devices > 0 ? (int)device_list[turn] : 0;
         /* identity has no backend: once, in the first backend's turn whatever --backends says */
-        if (elements[e].backendless ? turn > 0 : !want_backend[b])
+        if (elements[e].backendless ? turn > 0
+                                    : !want_backend[b] || (b == 1 && elements[e].gpu_only))
           continue;
         char label[24];
         if (devices > 0 && !elements[e].backendless)
