@@ -53,10 +53,7 @@ gst_cudafft_context_init(GstCudafftContext *c)
 {
   g_mutex_init(&c->lock);
   c->context = NULL;
-  c->device = -1;
   c->engine_device = -1;
-  c->attached = FALSE;
-  c->wrapped = FALSE;
   c->busy = FALSE;
 }
 
@@ -64,11 +61,11 @@ gst_cudafft_context_init(GstCudafftContext *c)
 static void
 drop_locked(GstCudafftContext *c)
 {
-  if (c->attached)
+  /* a context held is attached (adopt_locked) */
+  if (c->context)
     cudafft_cuda_context_detach(c->engine_device);
   gst_clear_object(&c->context);
-  c->device = c->engine_device = -1;
-  c->attached = c->wrapped = FALSE;
+  c->engine_device = -1;
 }
 
 void
@@ -83,7 +80,7 @@ gst_cudafft_context_clear(GstCudafftContext *c)
  * from the library (its ordinal for a primary context). FALSE (found dropped) where the library
  * cannot take it. */
 static gboolean
-adopt_locked(GstCudafftContext *c, GstElement *element, GstCudaContext *found, gboolean wrapped)
+adopt_locked(GstCudafftContext *c, GstElement *element, GstCudaContext *found)
 {
   gint device = -1, engine_device = -1;
   g_object_get(found, "cuda-device-id", &device, NULL);
@@ -97,10 +94,7 @@ adopt_locked(GstCudafftContext *c, GstElement *element, GstCudaContext *found, g
   }
   drop_locked(c);
   c->context = GST_OBJECT(found);
-  c->device = device;
   c->engine_device = engine_device;
-  c->attached = TRUE;
-  c->wrapped = wrapped;
   GST_INFO_OBJECT(element, "CUDA context %p of device %d (%s), engines on id %d", found, device,
                   engine_device == device ? "its primary context" : "a context of its own",
                   engine_device);
@@ -122,7 +116,7 @@ gst_cudafft_context_set(GstCudafftContext *c, GstElement *element, GstContext *c
   if (c->context)
     gst_object_unref(found);
   else
-    adopt_locked(c, element, found, FALSE);
+    adopt_locked(c, element, found);
   g_mutex_unlock(&c->lock);
 }
 
@@ -164,7 +158,7 @@ wrap_primary_locked(GstCudafftContext *c, GstElement *element, gint device)
     return NULL;
   }
   GstCudaContext *made = gst_cuda_context_new_wrapped((CUcontext)handle, cu_device);
-  if (!made || !adopt_locked(c, element, made, TRUE))
+  if (!made || !adopt_locked(c, element, made))
     return NULL;
   GST_INFO_OBJECT(element, "sharing device %d's primary CUDA context", device);
   return gst_context_new_cuda_context(made);
@@ -228,6 +222,16 @@ query_peers(GstElement *element, GstQuery *query, GstPadDirection direction)
   return g_value_get_boolean(&answered);
 }
 
+/* Whether the element holds a context now. */
+static gboolean
+holds(GstCudafftContext *c)
+{
+  g_mutex_lock(&c->lock);
+  const gboolean held = c->context != NULL;
+  g_mutex_unlock(&c->lock);
+  return held;
+}
+
 void
 gst_cudafft_context_find(GstCudafftContext *c, GstElement *element, gint device_id)
 {
@@ -241,30 +245,21 @@ gst_cudafft_context_find(GstCudafftContext *c, GstElement *element, gint device_
     return;
   /* downstream first, then upstream: GStreamer's own order (gst_cuda_ensure_element_context) */
   GstQuery *query = gst_query_new_context(CONTEXT_TYPE);
-  for (int pass = 0; pass < 2; pass++) {
-    if (query_peers(element, query, pass == 0 ? GST_PAD_SRC : GST_PAD_SINK)) {
-      GstContext *context = NULL;
-      gst_query_parse_context(query, &context);
-      if (context) {
-        GST_DEBUG_OBJECT(element, "a neighbour answered the CUDA context query");
-        gst_cudafft_context_set(c, element, context, device_id);
-      }
-      g_mutex_lock(&c->lock);
-      const gboolean found = c->context != NULL;
-      g_mutex_unlock(&c->lock);
-      if (found)
-        break;
+  for (int pass = 0; pass < 2 && !holds(c); pass++) {
+    if (!query_peers(element, query, pass == 0 ? GST_PAD_SRC : GST_PAD_SINK))
+      continue;
+    GstContext *context = NULL;
+    gst_query_parse_context(query, &context);
+    if (context) {
+      GST_DEBUG_OBJECT(element, "a neighbour answered the CUDA context query");
+      gst_cudafft_context_set(c, element, context, device_id);
     }
   }
   gst_query_unref(query);
-  g_mutex_lock(&c->lock);
-  const gboolean found = c->context != NULL;
-  g_mutex_unlock(&c->lock);
-  if (!found) {
-    /* the application or the bin answers with gst_element_set_context(), before this returns */
+  /* the application or the bin answers with gst_element_set_context(), before this returns */
+  if (!holds(c))
     gst_element_post_message(element,
                              gst_message_new_need_context(GST_OBJECT_CAST(element), CONTEXT_TYPE));
-  }
   g_mutex_lock(&c->lock);
   c->busy = FALSE;
   GST_DEBUG_OBJECT(element, "%s", c->context ? "found a CUDA context" : "no CUDA context yet");
@@ -387,24 +382,34 @@ gst_cudafft_caps_prefer_memory(GstCaps *candidates, GstPad *srcpad)
   return cuda;
 }
 
+/* A configured pool of GStreamer's CUDA memory in `context` for video `caps` (the frames' and the
+ * audio's description alike), buffers of `size` bytes; a GstVideoMeta on each where video_meta.
+ * NULL where the pool refuses the configuration. */
+static GstBufferPool *
+cuda_pool(GstObject *context, GstCaps *caps, guint size, guint min, guint max, gboolean video_meta)
+{
+  GstBufferPool *pool = gst_cuda_buffer_pool_new(GST_CUDA_CONTEXT(context));
+  GstStructure *config = gst_buffer_pool_get_config(pool);
+  gst_buffer_pool_config_set_params(config, caps, size, min, max);
+  if (video_meta)
+    gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+  if (!gst_buffer_pool_set_config(pool, config)) {
+    gst_object_unref(pool);
+    return NULL;
+  }
+  return pool;
+}
+
 GstBufferPool *
 gst_cudafft_context_video_pool(GstCudafftContext *c, GstCaps *caps, guint min, guint max)
 {
   GstObject *held = gst_cudafft_context_get(c);
   GstVideoInfo info;
-  if (!held || !gst_video_info_from_caps(&info, caps)) {
-    gst_clear_object(&held);
-    return NULL;
-  }
-  GstBufferPool *pool = gst_cuda_buffer_pool_new(GST_CUDA_CONTEXT(held));
-  gst_object_unref(held);
-  GstStructure *config = gst_buffer_pool_get_config(pool);
-  gst_buffer_pool_config_set_params(config, caps, (guint)GST_VIDEO_INFO_SIZE(&info), min, max);
-  gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-  if (!gst_buffer_pool_set_config(pool, config)) {
-    gst_object_unref(pool);
-    return NULL;
-  }
+  GstBufferPool *pool =
+      held && gst_video_info_from_caps(&info, caps)
+          ? cuda_pool(held, caps, (guint)GST_VIDEO_INFO_SIZE(&info), min, max, TRUE)
+          : NULL;
+  gst_clear_object(&held);
   return pool;
 }
 
@@ -458,14 +463,10 @@ audio_pool(GstObject *context, gsize bytes)
   GstCaps *caps = gst_caps_new_simple("video/x-raw", "format", G_TYPE_STRING, "RGBA", "width",
                                       G_TYPE_INT, (gint)(bytes / 4), "height", G_TYPE_INT, 1,
                                       "framerate", GST_TYPE_FRACTION, 0, 1, NULL);
-  GstBufferPool *pool = gst_cuda_buffer_pool_new(GST_CUDA_CONTEXT(context));
-  GstStructure *config = gst_buffer_pool_get_config(pool);
-  gst_buffer_pool_config_set_params(config, caps, (guint)bytes, 0, 0);
+  GstBufferPool *pool = cuda_pool(context, caps, (guint)bytes, 0, 0, FALSE);
   gst_caps_unref(caps);
-  if (!gst_buffer_pool_set_config(pool, config) || !gst_buffer_pool_set_active(pool, TRUE)) {
-    gst_object_unref(pool);
-    return NULL;
-  }
+  if (pool && !gst_buffer_pool_set_active(pool, TRUE))
+    gst_clear_object(&pool);
   return pool;
 }
 

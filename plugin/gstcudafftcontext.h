@@ -37,11 +37,9 @@ G_BEGIN_DECLS
 typedef struct {
   GMutex lock;
   GstObject *context; /* the GstCudaContext (NULL: none yet) */
-  gint device;        /* its CUDA device ordinal (-1: none) */
-  gint engine_device; /* what the element's engines are made with: the ordinal for a primary
-                         context, the library's context id for another (cudafft/common.h) */
-  gboolean attached;  /* engine_device came from cudafft_cuda_context_attach */
-  gboolean wrapped;   /* the element wrapped its device's primary context itself */
+  gint engine_device; /* with a context: what the element's engines are made with, from
+                         cudafft_cuda_context_attach (the ordinal for a primary context, the
+                         library's context id for another: cudafft/common.h) */
   gboolean busy;      /* a search is under way (its own queries must not start another) */
 } GstCudafftContext;
 

@@ -10,8 +10,8 @@ gst_cudafft_context_init(GstCudafftContext *c)
 {
   g_mutex_init(&c->lock);
   c->context = NULL;
-  c->device = c->engine_device = -1;
-  c->attached = c->wrapped = c->busy = FALSE;
+  c->engine_device = -1;
+  c->busy = FALSE;
 }
 
 void
