@@ -21,7 +21,8 @@
  *
  * Usage: streams-bench [--streams N,..]
  *                      [--elements convolve1,convolve10,fft,spectrum,spectrum-data,
- *                                  spectrum-silent,fft-ifft,fft-ifft-mem,identity]
+ *                                  spectrum-silent,fft-ifft,fft-ifft-mem,convolve-convolve,
+ *                                  convolve-convolve-mem,identity]
  *                      [--backends cuda,cpu] [--warmup S] [--window S] [--devices D,..]
  *   Defaults: N = 1,16,64,256,1024; every element; both backends (cuda only with a device);
  *   1 s warm-up (2 s for 10 s responses), 3 s window.
@@ -82,6 +83,15 @@ static const Element elements[] = {
     {"fft-ifft-mem", "cudafft",
      "fft-size=4096 hop=2048 ! audio/x-fft(memory:CUDAMemory) ! cudaifft backend=cuda", 0.0, 1.0,
      FALSE, FALSE, TRUE},
+    /* cudaconvolve ! cudaconvolve (1 s responses, both filters) with the samples between them in
+     * system memory and in CUDA memory (GPU only); the per-buffer times are the first's */
+    {"convolve-convolve", "cudaconvolve",
+     "drain-tail=false ! audio/x-raw ! cudaconvolve name=e2 backend=cuda drain-tail=false", 1.0,
+     1.0, FALSE, FALSE, TRUE},
+    {"convolve-convolve-mem", "cudaconvolve",
+     "drain-tail=false ! audio/x-raw(memory:CUDAMemory) ! cudaconvolve name=e2 backend=cuda "
+     "drain-tail=false",
+     1.0, 1.0, FALSE, FALSE, TRUE},
     {"identity", "identity", "", 0.0, 1.0, FALSE, TRUE, FALSE},
 };
 #define N_ELEMENTS (int)(sizeof elements / sizeof elements[0])
@@ -203,8 +213,12 @@ stream_open(Stream *s, const Element *e, const char *backend, int devices, GValu
   }
   GstElement *el = gst_bin_get_by_name(GST_BIN(s->pipeline), "e");
   GstElement *src = gst_bin_get_by_name(GST_BIN(s->pipeline), "src");
+  GstElement *second = gst_bin_get_by_name(GST_BIN(s->pipeline), "e2");
   if (kernel)
     g_object_set(el, "kernel", kernel, NULL);
+  if (kernel && second) /* a chain's second filter */
+    g_object_set(second, "kernel", kernel, NULL);
+  gst_clear_object(&second);
   GstPad *sink = gst_element_get_static_pad(el, "sink");
   GstPad *out = gst_element_get_static_pad(el, "src");
   GstPad *from = gst_element_get_static_pad(src, "src");
@@ -374,6 +388,7 @@ usage(const char *program)
   fprintf(stderr,
           "usage: %s [--streams N,..] [--elements "
           "convolve1,convolve10,fft,spectrum,spectrum-data,spectrum-silent,fft-ifft,fft-ifft-mem,"
+          "convolve-convolve,convolve-convolve-mem,"
           "identity] "
           "[--backends cuda,cpu] [--warmup S] [--window S] [--devices D,..]\n",
           program);

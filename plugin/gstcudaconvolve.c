@@ -55,6 +55,12 @@
  *   discontinuity or EOS).
  * * low-latency and drain-on-changes are accepted and have no effect.
  *
+ * On the GPU, either pad also takes audio in CUDA memory (`audio/x-raw(memory:CUDAMemory)`, laid
+ * out as the README's "CUDA memory" says): where a neighbour asks for it (another cudaconvolve,
+ * cudaspectrum, an appsink with such caps) the samples stay on the device, read and written in
+ * place by the filter. Each side is negotiated on its own, so one side may be CUDA memory and the
+ * other system memory. backend=cpu offers system memory only.
+ *
  * ## Example pipelines
  * |[
  * gst-launch-1.0 filesrc location=dry.wav ! decodebin ! audioconvert ! \
@@ -72,6 +78,7 @@
 
 #include <cudafft/convolve.h>
 #include "gstcudaconvolveir.h"
+#include "gstcudafftcontext.h"
 
 #include <gst/audio/audio.h>
 #include <float.h>
@@ -141,6 +148,7 @@ struct _GstCudaConvolve {
   guint64 run_latency; /* the latency property when the run started */
   guint64 filtered;    /* output frames the engine wrote in the run, dropped ones included */
   gboolean end_tail;   /* whether the drain in progress pushes the tail (EOS, segment) */
+  gboolean cuda_out;   /* the src caps carry memory:CUDAMemory */
 
   gint latency_frames; /* atomic: the engine's latency, as last announced */
   gint latency_rate;   /* atomic: the rate it is counted at */
@@ -152,10 +160,8 @@ struct _GstCudaConvolve {
   "audio/x-raw, format = (string) { F32LE, F64LE }, layout = (string) interleaved, "               \
   "rate = (int) [ 1, MAX ], " GST_CUDAFFT_CHANNELS_FIELD
 
-static GstStaticPadTemplate sink_template =
-    GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(CAPS));
-static GstStaticPadTemplate src_template =
-    GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(CAPS));
+/* The pad templates: CAPS in system memory and, where the build has it, in CUDA memory (made in
+ * class_init). */
 
 G_DEFINE_TYPE_WITH_CODE(GstCudaConvolve, gst_cuda_convolve, GST_TYPE_CUDAFFT_AUDIO_FILTER,
                         GST_DEBUG_CATEGORY_INIT(gst_cuda_convolve_debug, "cudaconvolve", 0,
@@ -535,14 +541,57 @@ use_format(GstCudaConvolve *self, const GstAudioInfo *info)
   gst_cudafft_audio_filter_set_frame_bytes(filter, GST_AUDIO_INFO_BPF(info));
 }
 
+/* The same audio on the other side, in system memory and, where the GPU runs, in CUDA memory after
+ * it: each side is negotiated on its own (a side in system memory costs that side's copy). */
+static GstCaps *
+gst_cuda_convolve_transform_caps(GstBaseTransform *trans, GstPadDirection direction, GstCaps *caps,
+                                 GstCaps *filter)
+{
+  GstCudafftAudioFilter *base = GST_CUDAFFT_AUDIO_FILTER(trans);
+  GstCaps *result = gst_caps_new_empty();
+  for (guint i = 0; i < gst_caps_get_size(caps); i++) /* without caps features: system memory */
+    result = gst_caps_merge_structure(result, gst_structure_copy(gst_caps_get_structure(caps, i)));
+  result = gst_cudafft_audio_filter_offer_cuda_memory(base, result);
+  return gst_cudafft_audio_filter_filter_caps(base, direction, caps, result, filter);
+}
+
+/* The output in CUDA memory where downstream names it (another cudaconvolve, cudaspectrum, an
+ * appsink with those caps), in system memory where downstream takes anything. */
+static GstCaps *
+gst_cuda_convolve_fixate_caps(GstBaseTransform *trans, GstPadDirection direction, GstCaps *caps,
+                              GstCaps *othercaps)
+{
+  if (direction == GST_PAD_SINK)
+    othercaps = gst_cudafft_caps_prefer_memory(othercaps, GST_BASE_TRANSFORM_SRC_PAD(trans));
+  return GST_BASE_TRANSFORM_CLASS(gst_cuda_convolve_parent_class)
+      ->fixate_caps(trans, direction, caps, othercaps);
+}
+
+/* CUDA memory on either pad needs the engine on the GPU (an engine made later, once an impulse
+ * response is decoded, is checked by the library: a push in device memory is refused on the CPU).
+ */
+static gboolean
+check_memory(GstCudaConvolve *self, GstCaps *incaps, GstCaps *outcaps)
+{
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
+  if (!convolve_engine_of(self) || gst_cudafft_audio_filter_uses_gpu(filter) ||
+      (!gst_cudafft_caps_is_cuda_memory(incaps) && !gst_cudafft_caps_is_cuda_memory(outcaps)))
+    return TRUE;
+  GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
+                    ("This filter runs on the CPU backend, which cannot take or make CUDA memory: "
+                     "let its neighbours use system memory, or run it on a GPU."),
+                    ("caps %" GST_PTR_FORMAT " to %" GST_PTR_FORMAT, incaps, outcaps));
+  return FALSE;
+}
+
 static gboolean
 gst_cuda_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps)
 {
   GstCudaConvolve *self = GST_CUDA_CONVOLVE(trans);
-  (void)outcaps;
   GstAudioInfo info;
   if (!gst_cudafft_audio_filter_read_audio_caps(GST_CUDAFFT_AUDIO_FILTER(self), incaps, &info))
     return FALSE;
+  self->cuda_out = gst_cudafft_caps_is_cuda_memory(outcaps);
   if (GST_AUDIO_INFO_RATE(&info) != self->signalled_rate) {
     /* before the kernel is read, so that a handler can set one for this rate */
     self->signalled_rate = GST_AUDIO_INFO_RATE(&info);
@@ -550,7 +599,7 @@ gst_cuda_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *ou
   }
   gst_cuda_convolve_ir_set_rate(self->ir, GST_AUDIO_INFO_RATE(&info)); /* decodes for it */
   if (convolve_engine_of(self) && gst_audio_info_is_equal(&info, &self->info))
-    return TRUE; /* a renegotiation to the same caps keeps the stream going */
+    return check_memory(self, incaps, outcaps); /* the same format keeps the stream going */
   const GstAudioInfo previous = self->info;
   use_format(self, &info);
   gst_cudafft_audio_filter_close_engine(GST_CUDAFFT_AUDIO_FILTER(self));
@@ -573,7 +622,7 @@ gst_cuda_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *ou
     if (GST_AUDIO_INFO_RATE(&previous) > 0)
       gst_cuda_convolve_ir_set_rate(self->ir, GST_AUDIO_INFO_RATE(&previous));
   }
-  return ok;
+  return ok && check_memory(self, incaps, outcaps);
 }
 
 /* Runs ---------------------------------------------------------------------------------------- */
@@ -591,6 +640,28 @@ spare_bytes(const GstCudaConvolve *self)
   return CUDAFFT_CONVOLVE_BLOCK * frame_bytes(self);
 }
 
+/* A CUDA-memory buffer of the `bytes` bytes of `buffer` (taken) from `offset` on: GStreamer 1.22's
+ * host copy of CUDA memory cannot start inside it, so the dropped samples at the start of a run
+ * (the latency property's) go by way of the host, once per run. NULL, with an ERROR posted, where
+ * it cannot be had. */
+static GstBuffer *
+cut_cuda_output(GstCudaConvolve *self, GstBuffer *buffer, gsize offset, gsize bytes)
+{
+  GstBuffer *cut = gst_cudafft_audio_filter_cuda_output(GST_CUDAFFT_AUDIO_FILTER(self), bytes);
+  GstMapInfo map;
+  gboolean copied = FALSE;
+  if (cut && gst_buffer_map(buffer, &map, GST_MAP_READ)) {
+    copied = gst_buffer_fill(cut, 0, map.data + offset, bytes) == bytes;
+    gst_buffer_unmap(buffer, &map);
+  }
+  if (cut && !copied) {
+    gst_clear_buffer(&cut);
+    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot copy the output into CUDA memory."), (NULL));
+  }
+  gst_buffer_unref(buffer);
+  return cut; /* NULL: posted (or no CUDA memory, posted too) */
+}
+
 /* `buffer` holds output frames [filtered, filtered + count) of the run (the engine's numbering):
  * drops what is still to drop of the latency property's samples, stamps the rest and counts it.
  * Returns the buffer, or NULL (unreffed) when nothing is left. */
@@ -605,7 +676,12 @@ finish_output(GstCudaConvolve *self, GstBuffer *buffer, guint64 filtered, guint6
     return NULL;
   }
   const gsize bpf = frame_bytes(self);
-  gst_buffer_resize(buffer, skip * bpf, count * bpf);
+  if (skip > 0 && self->cuda_out)
+    buffer = cut_cuda_output(self, buffer, skip * bpf, count * bpf);
+  else
+    gst_buffer_resize(buffer, skip * bpf, count * bpf);
+  if (!buffer)
+    return NULL; /* posted */
   gst_cudafft_run_stamp(run, buffer, run->produced, count);
   GST_BUFFER_OFFSET(buffer) = run->produced;
   GST_BUFFER_OFFSET_END(buffer) = run->produced + count;
@@ -624,27 +700,63 @@ frames_per_push(const GstCudaConvolve *self)
   return most > 2 * CUDAFFT_CONVOLVE_BLOCK ? most - CUDAFFT_CONVOLVE_BLOCK : CUDAFFT_CONVOLVE_BLOCK;
 }
 
-/* Pushes `frames` input frames at `data` through the engine and the output that comes out
- * (stamped, the latency property's samples dropped) downstream. */
+/* An output buffer for `most` frames, mapped for writing: *out is where the engine writes (device
+ * memory of CUDA memory where the src caps say so; host memory otherwise). A CUDA-memory buffer
+ * must hold exactly its frames (GStreamer 1.22's host copy of one takes its whole allocation), so
+ * `most` is then what the push will produce. Unmap with unmap_output. */
+static GstBuffer *
+map_output(GstCudaConvolve *self, gsize most, GstMapInfo *map, gpointer *out)
+{
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
+  if (!self->cuda_out) {
+    GstBuffer *buffer = gst_cudafft_audio_filter_map_output(filter, most * frame_bytes(self),
+                                                            spare_bytes(self), map);
+    *out = buffer ? map->data : NULL;
+    return buffer;
+  }
+  GstBuffer *buffer = gst_cudafft_audio_filter_cuda_output(filter, most * frame_bytes(self));
+  if (buffer && !gst_cudafft_map_cuda(buffer, GST_MAP_WRITE, map, out, NULL)) {
+    gst_buffer_unref(buffer);
+    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map CUDA memory for the output."), (NULL));
+    return NULL;
+  }
+  return buffer; /* NULL: posted */
+}
+
+static void
+unmap_output(GstCudaConvolve *self, GstBuffer *buffer, GstMapInfo *map)
+{
+  if (self->cuda_out)
+    gst_memory_unmap(map->memory, map);
+  else
+    gst_buffer_unmap(buffer, map);
+}
+
+/* Pushes `frames` input frames at `data` (device memory where the base class says the input is)
+ * through the engine and the output that comes out (stamped, the latency property's samples
+ * dropped) downstream. */
 static GstFlowReturn
 push_through_engine(GstCudaConvolve *self, const void *data, gsize frames)
 {
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
   CudafftConvolve *engine = convolve_engine_of(self);
-  const size_t most = cudafft_convolve_max_output(engine, frames);
+  const size_t most = self->cuda_out ? cudafft_convolve_output_frames(engine, frames)
+                                     : cudafft_convolve_max_output(engine, frames);
+  const unsigned on_device =
+      (gst_cudafft_audio_filter_input_on_device(filter) ? CUDAFFT_CONVOLVE_IN_DEVICE : 0) |
+      (self->cuda_out ? CUDAFFT_CONVOLVE_OUT_DEVICE : 0);
   GstMapInfo map = GST_MAP_INFO_INIT;
-  GstBuffer *buffer = most > 0 ? gst_cudafft_audio_filter_map_output(GST_CUDAFFT_AUDIO_FILTER(self),
-                                                                     most * frame_bytes(self),
-                                                                     spare_bytes(self), &map)
-                               : NULL;
+  gpointer out = NULL;
+  GstBuffer *buffer = most > 0 ? map_output(self, most, &map, &out) : NULL;
   if (most > 0 && !buffer)
     return GST_FLOW_ERROR;
   size_t produced = 0;
-  const CudafftStatus status = cudafft_convolve_push(engine, data, frames, map.data, &produced);
+  const CudafftStatus status =
+      cudafft_convolve_push_device(engine, data, frames, out, &produced, on_device);
   if (buffer)
-    gst_buffer_unmap(buffer, &map);
+    unmap_output(self, buffer, &map);
   if (status != CUDAFFT_STATUS_OK) {
-    gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
-                                        "cudafft_convolve_push");
+    gst_cudafft_audio_filter_post_error(filter, status, "cudafft_convolve_push");
     if (buffer)
       gst_buffer_unref(buffer);
     return GST_FLOW_ERROR;
@@ -661,6 +773,17 @@ push_through_engine(GstCudaConvolve *self, const void *data, gsize frames)
   return buffer ? gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer) : GST_FLOW_OK;
 }
 
+/* An output buffer of `frames` frames that the host writes (a plain map of CUDA memory is its host
+ * copy, taken up to the device at unmap): for the zeros and the drained lag at the end of a run. */
+static GstBuffer *
+host_written_output(GstCudaConvolve *self, gsize frames)
+{
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
+  const gsize bytes = frames * frame_bytes(self);
+  return self->cuda_out ? gst_cudafft_audio_filter_cuda_output(filter, bytes)
+                        : gst_cudafft_audio_filter_output_buffer(filter, bytes, spare_bytes(self));
+}
+
 /* Pushes `count` output frames of zeros (past the kernel's response, where the latency property
  * reaches beyond it), in buffers of a few blocks. */
 static GstFlowReturn
@@ -669,8 +792,7 @@ push_zeros(GstCudaConvolve *self, guint64 count)
   GstFlowReturn ret = GST_FLOW_OK;
   while (count > 0 && ret == GST_FLOW_OK) {
     const gsize n = (gsize)MIN(count, (guint64)16 * CUDAFFT_CONVOLVE_BLOCK);
-    GstBuffer *buffer = gst_cudafft_audio_filter_output_buffer(
-        GST_CUDAFFT_AUDIO_FILTER(self), n * frame_bytes(self), spare_bytes(self));
+    GstBuffer *buffer = host_written_output(self, n);
     if (!buffer)
       return GST_FLOW_ERROR;
     gst_buffer_memset(buffer, 0, 0, n * frame_bytes(self));
@@ -714,10 +836,14 @@ drain_engine(GstCudaConvolve *self, guint64 end)
   if (ret != GST_FLOW_OK || lag == 0)
     return ret;
   GstMapInfo map;
-  GstBuffer *buffer = gst_cudafft_audio_filter_map_output(
-      GST_CUDAFFT_AUDIO_FILTER(self), lag * frame_bytes(self), spare_bytes(self), &map);
+  GstBuffer *buffer = host_written_output(self, lag);
   if (!buffer)
     return GST_FLOW_ERROR;
+  if (!gst_buffer_map(buffer, &map, GST_MAP_WRITE)) {
+    gst_buffer_unref(buffer);
+    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map the output buffer."), (NULL));
+    return GST_FLOW_ERROR;
+  }
   size_t produced = 0;
   const CudafftStatus status = cudafft_convolve_drain(engine, 0, map.data, &produced);
   gst_buffer_unmap(buffer, &map);
@@ -1105,8 +1231,12 @@ gst_cuda_convolve_class_init(GstCudaConvolveClass *klass)
       g_signal_new("rate-changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
                    G_TYPE_NONE, 1, G_TYPE_INT);
 
-  gst_element_class_add_static_pad_template(element_class, &sink_template);
-  gst_element_class_add_static_pad_template(element_class, &src_template);
+  GstCaps *caps = gst_cudafft_caps_add_cuda_memory(gst_caps_from_string(CAPS));
+  gst_element_class_add_pad_template(
+      element_class, gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, caps));
+  gst_element_class_add_pad_template(
+      element_class, gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, caps));
+  gst_caps_unref(caps);
   gst_element_class_set_static_metadata(
       element_class, "CUDA FIR filter and convolution reverb", "Filter/Effect/Audio",
       "Convolve audio with a long FIR kernel or impulse response on an NVIDIA GPU",
@@ -1115,6 +1245,8 @@ gst_cuda_convolve_class_init(GstCudaConvolveClass *klass)
   trans_class->passthrough_on_same_caps = FALSE;
   trans_class->start = GST_DEBUG_FUNCPTR(gst_cuda_convolve_start);
   trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_cuda_convolve_set_caps);
+  trans_class->transform_caps = GST_DEBUG_FUNCPTR(gst_cuda_convolve_transform_caps);
+  trans_class->fixate_caps = GST_DEBUG_FUNCPTR(gst_cuda_convolve_fixate_caps);
   trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_cuda_convolve_sink_event);
   filter_class->close = gst_cuda_convolve_close;
   filter_class->drain = gst_cuda_convolve_drain;
@@ -1122,6 +1254,7 @@ gst_cuda_convolve_class_init(GstCudaConvolveClass *klass)
   filter_class->prepare = gst_cuda_convolve_prepare;
   filter_class->begin_run = gst_cuda_convolve_begin_run;
   filter_class->process = gst_cuda_convolve_process;
+  filter_class->takes_cuda_memory = TRUE;
   filter_class->memory_hint = "use a shorter kernel or impulse response, or fewer channels";
 }
 

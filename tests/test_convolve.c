@@ -1078,7 +1078,7 @@ check_direct_backend(CudafftBackend backend, CudafftSampleFormat format, double 
         size = min_size(size, done < frames ? frames - done : total - done);
         test_poison_samples(format, out, (size + GUARD) * channels);
         const CudafftConvolveJob job = {done < frames ? input.raw + done * frame_bytes : NULL, out,
-                                        size, mix};
+                                        size, mix, 0};
         status = table->run(impl, &job);
         if (status != CUDAFFT_STATUS_OK) {
           snprintf(why, sizeof why, "run of %zu frames after %zu: %s: %s", size, done,
@@ -1401,7 +1401,8 @@ check_call_errors(CudafftBackend backend)
     const char *what;
   } bad[] = {
       {NULL, 10, out, 0, CUDAFFT_STATUS_NULL_POINTER, "in NULL"},
-      {in, 10, NULL, 0, CUDAFFT_STATUS_NULL_POINTER, "out NULL"},
+      {in, 2 * CUDAFFT_CONVOLVE_BLOCK, NULL, 0, CUDAFFT_STATUS_NULL_POINTER,
+       "out NULL where frames come out"},
       {in, 10, out, 1, CUDAFFT_STATUS_NULL_POINTER, "produced NULL"},
       {in, SIZE_MAX, out, 0, CUDAFFT_STATUS_INVALID_VALUE, "SIZE_MAX frames"},
       {in, SIZE_MAX / 8, out, 0, CUDAFFT_STATUS_INVALID_VALUE, "SIZE_MAX / 8 frames"},
@@ -1420,6 +1421,14 @@ check_call_errors(CudafftBackend backend)
                "push %s -> %s (want %s), produced %zu, and it resets (lag %zu before)", bad[i].what,
                cudafft_status_name(s), cudafft_status_name(bad[i].want), produced, lag);
   }
+  /* out may be NULL where the push produces nothing (cudafft_convolve_output_frames() 0) */
+  const size_t comes_out = cudafft_convolve_output_frames(cv, 10);
+  s = cudafft_convolve_push(cv, in, 10, NULL, &produced);
+  test_check(s == CUDAFFT_STATUS_OK && produced == 0 && comes_out == 0 &&
+                 cudafft_convolve_lag(cv) == 10,
+             "push of 10 frames to NULL, none to come out (output_frames %zu) -> %s, produced %zu",
+             comes_out, cudafft_status_name(s), produced);
+  cudafft_convolve_reset(cv);
   s = cudafft_convolve_push(cv, NULL, 0, NULL, &produced);
   test_check(s == CUDAFFT_STATUS_OK && produced == 0,
              "push of 0 frames from NULL to NULL -> %s, produced %zu", cudafft_status_name(s),

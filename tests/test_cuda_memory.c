@@ -24,6 +24,7 @@
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/video/video.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -604,6 +605,94 @@ GST_START_TEST(test_fft_ifft_cuda_link)
 }
 GST_END_TEST;
 
+/* ---- audio: cudaconvolve both ways ---- */
+
+/* Runs appsrc ! MIDDLE ! appsink over s, where MIDDLE's cudaconvolve elements are named cv0, cv1
+ * (those present get the kernel); the buffers into out, the caps of cv0's output into *link. */
+static void
+run_convolve(const TestSignal *s, const char *middle, const double *taps, gsize n, GPtrArray *out,
+             GstCaps **link)
+{
+  GstElement *pipeline =
+      launch("appsrc name=src format=time ! %s ! appsink name=sink sync=false", middle);
+  GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+  GstCaps *caps = eu_raw_caps(s->format, s->rate, s->channels);
+  g_object_set(src, "caps", caps, NULL);
+  gst_caps_unref(caps);
+  gst_object_unref(src);
+  for (guint i = 0; i < 2; i++) {
+    gchar *name = g_strdup_printf("cv%u", i);
+    GstElement *cv = gst_bin_get_by_name(GST_BIN(pipeline), name);
+    g_free(name);
+    if (!cv)
+      continue;
+    eu_set_kernel(cv, taps, n);
+    if (i == 0) {
+      GstPad *pad = gst_element_get_static_pad(cv, "src");
+      gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, keep_caps, link, NULL);
+      gst_object_unref(pad);
+    }
+    gst_object_unref(cv);
+  }
+  play_to_eos(pipeline, s, out);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pipeline);
+}
+
+/* cudaconvolve ! cudaconvolve: the link in CUDA memory when nothing else is asked, in system
+ * memory where a capsfilter says so, and the output in CUDA memory where the sink asks for it;
+ * every chain gives the samples of the one whose links are all system memory, byte for byte (the
+ * same kernels run on the same samples), its timestamps too. The second filter drops its first
+ * 100 samples (latency=100), so that its output buffers start inside their memory. */
+GST_START_TEST(test_convolve_cuda_links)
+{
+  TestSignal s;
+  random_signal(&s, "cudaconvolve in CUDA memory");
+  TestRng rng = test_rng("cudaconvolve kernel");
+  enum { TAPS = 3000 };
+  double *taps = g_new(double, TAPS);
+  for (gsize k = 0; k < TAPS; k++)
+    taps[k] = (test_rng_uniform53(&rng) - 0.5) * 0.1 * exp(-4.0 * (double)k / TAPS);
+  const struct {
+    const char *middle;
+    gboolean link_cuda, out_cuda;
+  } chains[] = {
+      {"cudaconvolve name=cv0 ! cudaconvolve name=cv1 latency=100", TRUE, FALSE},
+      {"cudaconvolve name=cv0 ! cudaconvolve name=cv1 latency=100 ! "
+       "audio/x-raw(memory:CUDAMemory)",
+       TRUE, TRUE},
+      {"cudaconvolve name=cv0 ! audio/x-raw ! cudaconvolve name=cv1 latency=100 ! "
+       "audio/x-raw(memory:CUDAMemory)",
+       FALSE, TRUE},
+      {"cudaconvolve name=cv0 ! audio/x-raw(memory:CUDAMemory) ! cudaconvolve name=cv1 "
+       "latency=100 ! audio/x-raw",
+       TRUE, FALSE},
+  };
+  GPtrArray *system = frame_list();
+  GstCaps *link = NULL;
+  run_convolve(&s, "cudaconvolve name=cv0 ! audio/x-raw ! cudaconvolve name=cv1 latency=100", taps,
+               TAPS, system, &link);
+  fail_unless(link && !caps_have_cuda_memory(link));
+  gst_clear_caps(&link);
+  for (guint i = 0; i < G_N_ELEMENTS(chains); i++) {
+    GPtrArray *got = frame_list();
+    run_convolve(&s, chains[i].middle, taps, TAPS, got, &link);
+    fail_unless(link && caps_have_cuda_memory(link) == chains[i].link_cuda,
+                "%s: linked in %" GST_PTR_FORMAT, chains[i].middle, link);
+    gst_clear_caps(&link);
+    guint in_cuda = 0;
+    for (guint k = 0; k < got->len; k++)
+      in_cuda += is_cuda_memory(gst_sample_get_buffer(g_ptr_array_index(got, k)));
+    fail_unless_equals_int(in_cuda, chains[i].out_cuda ? got->len : 0);
+    check_same_buffers(got, system, chains[i].middle);
+    g_ptr_array_unref(got);
+  }
+  g_ptr_array_unref(system);
+  g_free(taps);
+  test_signal_clear(&s);
+}
+GST_END_TEST;
+
 /* ---- CPU ---- */
 
 GST_START_TEST(test_cpu_refuses_cuda_memory)
@@ -639,6 +728,16 @@ GST_START_TEST(test_cpu_refuses_cuda_memory)
               "cudafft backend=cpu linked to CUDA-memory-only caps (%s)",
               error ? error->message : "no error");
   test_check(TRUE, "cudafft backend=cpu will not link to CUDA-memory-only caps: %s",
+             error->message);
+  g_clear_error(&error);
+  gst_clear_object(&pipeline);
+  pipeline = gst_parse_launch("audiotestsrc ! cudaconvolve backend=cpu ! "
+                              "audio/x-raw(memory:CUDAMemory) ! fakesink",
+                              &error);
+  fail_unless(error && strstr(error->message, "memory:CUDAMemory"),
+              "cudaconvolve backend=cpu linked to CUDA-memory-only caps (%s)",
+              error ? error->message : "no error");
+  test_check(TRUE, "cudaconvolve backend=cpu will not link to CUDA-memory-only caps: %s",
              error->message);
   g_clear_error(&error);
   gst_clear_object(&pipeline);
@@ -680,6 +779,7 @@ cuda_memory_suite(void)
   tcase_add_test(tc, test_cycles_while_cuda_memory_flows);
   tcase_add_test(tc, test_fft_frames_in_cuda_memory);
   tcase_add_test(tc, test_fft_ifft_cuda_link);
+  tcase_add_test(tc, test_convolve_cuda_links);
   return suite;
 }
 

@@ -1,13 +1,14 @@
 /* convolve.c: the convolution API's front end: validation, the choice of backend and path, the
  * staging of partial blocks (the public lag), the kernel crossover (two filters side by side,
- * blended here), draining with zeros. The filters (a backend's, or a split one made of two of a
- * backend's) run whole calls without lag. */
+ * blended here), draining with zeros, and samples in device memory (push_device). The filters (a
+ * backend's, or a split one made of two of a backend's) run whole calls without lag. */
 #define _DEFAULT_SOURCE /* sysconf's _SC_PHYS_PAGES (size_math.h) */
 #include "convolve_backend.h"
 #include "convolve_split.h"
 
 #include "api_getter.h"
 #include "backend_choice.h"
+#include "device_samples.h"
 #include "sample_values.h"
 #include "size_math.h"
 
@@ -70,6 +71,14 @@ struct CudafftConvolve {
   uint8_t *stage;   /* BLOCK frames: a partial input block */
   uint8_t *scratch; /* BLOCK frames: the next filter's output during the crossover */
   uint8_t *tail;    /* BLOCK frames: a drained block of which only the start is wanted */
+
+  /* Samples in device memory (push_device), each made at its first use: the partial input block
+   * where the input came in device memory (the staged frames are in `stage_device` while
+   * stage_on_device is set, else in `stage`), and host copies of BLOCK frames of input and output
+   * for what only runs on host memory (a crossover's blend, the composed split path). */
+  void *stage_device;
+  int stage_on_device;
+  uint8_t *bounce_in, *bounce_out;
 };
 
 /* Validation ----------------------------------------------------------------------------------- */
@@ -214,17 +223,25 @@ crossover(const CudafftConvolve *cv)
 }
 
 /* The next filter takes over for good; the queued one, if any, crosses over next, from the first
- * point of its own grid. */
+ * point of its own grid. `retired` receives the filter that was in force. */
 static void
-promote(CudafftConvolve *cv)
+promote_keeping(CudafftConvolve *cv, Filter *retired)
 {
   cv->change += crossover(cv);
-  filter_destroy(cv, &cv->current);
+  *retired = cv->current;
   cv->current = cv->next;
   cv->next = cv->queued;
   cv->queued = (Filter){0};
   if (cv->next.impl)
     cv->change = round_up(cv->change, crossover(cv));
+}
+
+static void
+promote(CudafftConvolve *cv)
+{
+  Filter retired;
+  promote_keeping(cv, &retired);
+  filter_destroy(cv, &retired);
 }
 
 /* The newest kernel takes over at once and every history is zero: reset and drain. */
@@ -246,6 +263,7 @@ restart(CudafftConvolve *cv)
   cv->pushed = 0;
   cv->produced = 0;
   cv->change = 0;
+  cv->stage_on_device = 0;
 }
 
 /* restart() after a failed call, which returns what it gives: the reset runs jobs of its own,
@@ -292,9 +310,11 @@ blend(const CudafftConvolve *cv, uint8_t *out, size_t frames, size_t first)
 
 /* Runs `frames` input frames (in NULL: zeros) from frame `pushed` on, all within one stretch and
  * (on a block-wise one) whole blocks, through the filters of that stretch; writes as many output
- * frames to out. Moves pushed and produced on and promotes at the end of a crossover. */
+ * frames to out. in and out are host memory, or device memory where on_device says so (only for a
+ * stretch that direct_on_device() allows). Moves pushed and produced on and promotes at the end of
+ * a crossover. */
 static CudafftStatus
-run(CudafftConvolve *cv, const void *in, size_t frames, uint8_t *out)
+run(CudafftConvolve *cv, const void *in, size_t frames, uint8_t *out, unsigned on_device)
 {
   if (cv->uncleared) {
     /* a history that may hold the samples before a failure must not reach the output */
@@ -305,11 +325,11 @@ run(CudafftConvolve *cv, const void *in, size_t frames, uint8_t *out)
   }
   const double mix = cv->mix;
   const int crossing = cv->next.impl && cv->pushed >= cv->change;
-  const CudafftConvolveJob job = {in, out, frames, mix};
+  const CudafftConvolveJob job = {in, out, frames, mix, on_device};
   CudafftStatus status = filter_run(cv, &cv->current, &job);
   if (status == CUDAFFT_STATUS_OK && crossing) {
     /* a crossover stretch is at most BLOCK frames: scratch holds it */
-    const CudafftConvolveJob next = {in, cv->scratch, frames, mix};
+    const CudafftConvolveJob next = {in, cv->scratch, frames, mix, 0};
     status = filter_run(cv, &cv->next, &next);
     if (status == CUDAFFT_STATUS_OK)
       blend(cv, out, frames, cv->pushed);
@@ -321,6 +341,131 @@ run(CudafftConvolve *cv, const void *in, size_t frames, uint8_t *out)
   if (crossing && cv->pushed == cv->change + crossover(cv))
     promote(cv);
   return CUDAFFT_STATUS_OK;
+}
+
+/* The frames a push of `frames` frames writes, found by going through push()'s steps on a copy
+ * of the counters and filter slots (no filter runs, none is destroyed). */
+static size_t
+output_frames(const CudafftConvolve *cv, size_t frames)
+{
+  CudafftConvolve at = *cv;
+  size_t out = 0;
+  for (size_t taken = 0; taken < frames;) {
+    size_t grain, left, count = frames - taken, ran = 0;
+    stretch_at(&at, &grain, &left);
+    const size_t staged = at.pushed - at.produced;
+    if (staged == 0 && count >= grain) {
+      count = (count < left ? count : left) / grain * grain;
+      ran = count;
+    } else {
+      count = count < grain - staged ? count : grain - staged;
+      ran = staged + count == grain ? grain : 0;
+      at.pushed += count - ran;
+    }
+    const int crossing = at.next.impl && at.pushed >= at.change;
+    at.pushed += ran;
+    at.produced += ran;
+    out += ran;
+    Filter retired;
+    if (ran > 0 && crossing && at.pushed == at.change + crossover(&at))
+      promote_keeping(&at, &retired);
+    taken += count;
+  }
+  return out;
+}
+
+size_t
+cudafft_convolve_output_frames(const CudafftConvolve *convolve, size_t frames)
+{
+  return convolve ? output_frames(convolve, frames) : 0;
+}
+
+/* Samples in device memory (push_device) ------------------------------------------------------- */
+
+/* Whether the stretch at `pushed` runs on samples in device memory where they are: one filter, of
+ * one of the backend's own paths. The front end blends a crossover on the host, and the composed
+ * split path sums its parts there. */
+static int
+runs_in_place(const CudafftConvolve *cv)
+{
+  const int crossing = cv->next.impl && cv->pushed >= cv->change;
+  return !crossing && cv->current.path != PATH_SPLIT;
+}
+
+/* *buffer, made (BLOCK frames of host memory) where it is not yet. */
+static CudafftStatus
+bounce_buffer(const CudafftConvolve *cv, uint8_t **buffer)
+{
+  if (!*buffer && !(*buffer = malloc(BLOCK * cv->frame_bytes)))
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
+                        "cannot allocate the host copies of a convolution of %u channels",
+                        cv->channels);
+  return CUDAFFT_STATUS_OK;
+}
+
+/* run() for input and output where on_device says: in place where the stretch allows it, else
+ * through host copies of BLOCK frames at a time (whole grains of any stretch: a crossover's X and
+ * every grain divide BLOCK). */
+static CudafftStatus
+run_anywhere(CudafftConvolve *cv, const void *in, size_t frames, uint8_t *out, unsigned on_device)
+{
+  if (on_device == 0 || runs_in_place(cv))
+    return run(cv, in, frames, out, on_device);
+  const size_t fb = cv->frame_bytes;
+  CudafftStatus status = bounce_buffer(cv, &cv->bounce_in);
+  if (status == CUDAFFT_STATUS_OK)
+    status = bounce_buffer(cv, &cv->bounce_out);
+  for (size_t done = 0, n = 0; done < frames && status == CUDAFFT_STATUS_OK; done += n) {
+    n = min_size(frames - done, BLOCK);
+    const uint8_t *from = in ? (const uint8_t *)in + done * fb : NULL;
+    if (from && (on_device & CUDAFFT_CONVOLVE_IN_DEVICE)) {
+      status = cudafft_device_samples_copy(cv->device_id, cv->bounce_in, from, n * fb);
+      from = cv->bounce_in;
+    }
+    uint8_t *to = out + done * fb;
+    uint8_t *host_to = on_device & CUDAFFT_CONVOLVE_OUT_DEVICE ? cv->bounce_out : to;
+    if (status == CUDAFFT_STATUS_OK)
+      status = run(cv, from, n, host_to, 0);
+    if (status == CUDAFFT_STATUS_OK && host_to != to)
+      status = cudafft_device_samples_copy(cv->device_id, to, host_to, n * fb);
+  }
+  return status;
+}
+
+/* Moves the `staged` frames waiting in the stage to device memory (to_device) or to host memory,
+ * making the device stage at its first use. */
+static CudafftStatus
+move_stage(CudafftConvolve *cv, size_t staged, int to_device)
+{
+  const size_t fb = cv->frame_bytes;
+  CudafftStatus status = CUDAFFT_STATUS_OK;
+  if (to_device && !cv->stage_device)
+    status = cudafft_device_samples_alloc(cv->device_id, BLOCK * fb, &cv->stage_device);
+  if (status != CUDAFFT_STATUS_OK || to_device == cv->stage_on_device)
+    return status;
+  if (staged > 0)
+    status = cudafft_device_samples_copy(cv->device_id, to_device ? cv->stage_device : cv->stage,
+                                         to_device ? cv->stage : cv->stage_device, staged * fb);
+  if (status == CUDAFFT_STATUS_OK)
+    cv->stage_on_device = to_device;
+  return status;
+}
+
+/* Puts `count` input frames from src (device memory where in_device) after the `staged` frames
+ * waiting in the stage, which moves to where src is first. */
+static CudafftStatus
+stage_frames(CudafftConvolve *cv, size_t staged, const uint8_t *src, size_t count, int in_device)
+{
+  const size_t fb = cv->frame_bytes;
+  const CudafftStatus status = move_stage(cv, staged, in_device);
+  if (status != CUDAFFT_STATUS_OK)
+    return status;
+  if (!in_device) {
+    memcpy(cv->stage + staged * fb, src, count * fb);
+    return CUDAFFT_STATUS_OK;
+  }
+  return cudafft_device_samples_copy(cv->device_id, (uint8_t *)cv->stage_device + staged * fb, src,
+                                     count * fb);
 }
 
 /* Creation ------------------------------------------------------------------------------------- */
@@ -340,6 +485,9 @@ convolve_free(void *object)
   free(cv->stage);
   free(cv->scratch);
   free(cv->tail);
+  cudafft_device_samples_free(cv->device_id, cv->stage_device);
+  free(cv->bounce_in);
+  free(cv->bounce_out);
   free(cv);
 }
 
@@ -573,28 +721,34 @@ overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes)
   return a_bytes && b_bytes && x < y + b_bytes && y < x + a_bytes;
 }
 
-CudafftStatus
-cudafft_convolve_push(CudafftConvolve *convolve, const void *in, size_t frames, void *out,
-                      size_t *produced)
+/* cudafft_convolve_push and _push_device (`name`): in and out where on_device says. */
+static CudafftStatus
+push(CudafftConvolve *convolve, const void *in, size_t frames, void *out, size_t *produced,
+     unsigned on_device, const char *name)
 {
   if (produced)
     *produced = 0;
   if (!convolve)
-    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_convolve_push: convolve is NULL");
+    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "%s: convolve is NULL", name);
   CudafftConvolve *cv = convolve;
   CudafftStatus status = CUDAFFT_STATUS_OK;
   const size_t fb = cv->frame_bytes;
-  if (!produced || (frames > 0 && (!in || !out)))
-    status = cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_convolve_push: %s is NULL",
+  const unsigned every_place = CUDAFFT_CONVOLVE_IN_DEVICE | CUDAFFT_CONVOLVE_OUT_DEVICE;
+  if (!produced || (frames > 0 && !in) || (!out && output_frames(cv, frames) > 0))
+    status = cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "%s: %s is NULL", name,
                           !produced ? "produced"
                           : !in     ? "in"
                                     : "out");
-  else if (frames > SIZE_MAX / fb - BLOCK) /* so that (frames + lag) fb fits */
-    status = cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
-                          "cudafft_convolve_push: %zu frames is too many", frames);
-  else if (overlap(in, frames * fb, out, cudafft_convolve_max_output(cv, frames) * fb))
+  else if (on_device & ~every_place)
+    status = cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "%s: unknown memory flags 0x%x", name,
+                          on_device);
+  else if (on_device && cv->backend != CUDAFFT_BACKEND_CUDA)
     status =
-        cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "cudafft_convolve_push: in and out overlap");
+        cudafft_fail(CUDAFFT_STATUS_UNSUPPORTED, "%s: the CPU backend has no device memory", name);
+  else if (frames > SIZE_MAX / fb - BLOCK) /* so that (frames + lag) fb fits */
+    status = cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "%s: %zu frames is too many", name, frames);
+  else if (overlap(in, frames * fb, out, cudafft_convolve_max_output(cv, frames) * fb))
+    status = cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "%s: in and out overlap", name);
   if (status != CUDAFFT_STATUS_OK)
     return restart_after(cv, status); /* as documented: every failure resets */
 
@@ -610,14 +764,19 @@ cudafft_convolve_push(CudafftConvolve *convolve, const void *in, size_t frames, 
     if (staged == 0 && count >= grain) {
       /* whole grains straight from the caller's buffer (a stretch's length is whole grains) */
       count = (count < left ? count : left) / grain * grain;
-      status = run(cv, src + taken * fb, count, o);
+      status = run_anywhere(cv, src + taken * fb, count, o, on_device);
     } else {
       count = count < grain - staged ? count : grain - staged;
-      memcpy(cv->stage + staged * fb, src + taken * fb, count * fb);
-      cv->pushed += count;
-      if (staged + count == grain) {
+      status = stage_frames(cv, staged, src + taken * fb, count,
+                            (on_device & CUDAFFT_CONVOLVE_IN_DEVICE) != 0);
+      if (status == CUDAFFT_STATUS_OK)
+        cv->pushed += count;
+      if (status == CUDAFFT_STATUS_OK && staged + count == grain) {
         cv->pushed -= grain;
-        status = run(cv, cv->stage, grain, o);
+        const void *stage = cv->stage_on_device ? cv->stage_device : (const void *)cv->stage;
+        const unsigned out_place = on_device & CUDAFFT_CONVOLVE_OUT_DEVICE;
+        status = run_anywhere(cv, stage, grain, o,
+                              out_place | (cv->stage_on_device ? CUDAFFT_CONVOLVE_IN_DEVICE : 0));
       }
     }
     taken += count;
@@ -626,6 +785,20 @@ cudafft_convolve_push(CudafftConvolve *convolve, const void *in, size_t frames, 
     return restart_after(cv, status);
   *produced = cv->produced - first;
   return CUDAFFT_STATUS_OK;
+}
+
+CudafftStatus
+cudafft_convolve_push(CudafftConvolve *convolve, const void *in, size_t frames, void *out,
+                      size_t *produced)
+{
+  return push(convolve, in, frames, out, produced, 0, "cudafft_convolve_push");
+}
+
+CudafftStatus
+cudafft_convolve_push_device(CudafftConvolve *convolve, const void *in, size_t frames, void *out,
+                             size_t *produced, unsigned on_device)
+{
+  return push(convolve, in, frames, out, produced, on_device, "cudafft_convolve_push_device");
 }
 
 CudafftStatus
@@ -644,7 +817,8 @@ cudafft_convolve_drain(CudafftConvolve *convolve, int tail, void *out, size_t *p
 
   uint8_t *dst = out;
   const size_t first = cv->produced;
-  CudafftStatus status = CUDAFFT_STATUS_OK;
+  /* frames staged from device memory come back to the host, where draining pads them */
+  CudafftStatus status = move_stage(cv, cv->pushed - cv->produced, 0);
   while (cv->produced - first < total && status == CUDAFFT_STATUS_OK) {
     size_t grain, left;
     stretch_at(cv, &grain, &left);
@@ -653,7 +827,7 @@ cudafft_convolve_drain(CudafftConvolve *convolve, int tail, void *out, size_t *p
     const size_t staged = cv->pushed - cv->produced;
     if (staged == 0 && wanted >= grain) {
       const size_t count = (wanted < left ? wanted : left) / grain * grain;
-      status = run(cv, NULL, count, o);
+      status = run(cv, NULL, count, o, 0);
     } else {
       /* the last input grain, padded with zeros, or a grain of which only the start is wanted */
       const void *in = NULL;
@@ -663,7 +837,7 @@ cudafft_convolve_drain(CudafftConvolve *convolve, int tail, void *out, size_t *p
         in = cv->stage;
       }
       const int whole = wanted >= grain;
-      status = run(cv, in, grain, whole ? o : cv->tail);
+      status = run(cv, in, grain, whole ? o : cv->tail, 0);
       if (status == CUDAFFT_STATUS_OK && !whole) {
         memcpy(o, cv->tail, wanted * fb);
         cv->produced -= grain - wanted; /* the rest is past the end */

@@ -883,10 +883,11 @@ const CudafftWorkKind fill_kind = {"convolution state", fill_aux_bytes, fill_pre
 
 /* The jobs of one call: filled in and submitted in order, up to kWindow outstanding (the oldest is
  * waited for before its place is reused), all waited for by finish(). The first failure is kept,
- * status and message, and ends the submissions. */
+ * status and message, and ends the submissions. A call's input and output may be device memory
+ * (on_device, CudafftConvolveMemory flags): the jobs then read and write them in place. */
 class Window {
 public:
-  explicit Window(CudaConvolve *f) : f_(f)
+  explicit Window(CudaConvolve *f, unsigned on_device = 0) : f_(f), on_device_(on_device)
   {
   }
 
@@ -918,6 +919,8 @@ public:
                     : job->work == Work::Blocks  ? &blocks64_kind
                     : job->work == Work::Spectra ? &spectra64_kind
                                                  : kinds[(int)job->work];
+    job->job.in_device = in && (on_device_ & CUDAFFT_CONVOLVE_IN_DEVICE) ? in : nullptr;
+    job->job.out_device = out && (on_device_ & CUDAFFT_CONVOLVE_OUT_DEVICE) ? out : nullptr;
     const CudafftStatus status = cudafft_executor_submit(f_->ex, &job->job, in, out);
     if (status == CUDAFFT_STATUS_OK)
       ++submitted_;
@@ -963,6 +966,7 @@ private:
   }
 
   CudaConvolve *f_;
+  unsigned on_device_;
   size_t submitted_ = 0, waited_ = 0;
   CudafftStatus status_ = CUDAFFT_STATUS_OK;
   char message_[512] = "";
@@ -1513,7 +1517,7 @@ run_split(CudaConvolve *f, const CudafftConvolveJob *call)
                         f->block_size, call->frames);
   const char *in = static_cast<const char *>(call->in);
   char *out = static_cast<char *>(call->out);
-  Window w(f);
+  Window w(f, call->on_device);
   for (size_t done = 0; done < call->frames && w.ok();) {
     const size_t within = f->position % kBlock;
     const size_t count = min_size(min_size(call->frames - done, kBlock - within), f->job_units);
@@ -1543,7 +1547,7 @@ convolve_run(void *impl, const CudafftConvolveJob *call)
   char *out = static_cast<char *>(call->out);
   const size_t unit = partitioned ? kBlock : 1, units = frames / unit;
   const size_t per_job = call_job_units(f, units), unit_bytes = unit * f->frame_bytes;
-  Window w(f);
+  Window w(f, call->on_device);
   for (size_t done = 0; done < units && w.ok();) {
     const size_t count = min_size(per_job, units - done);
     const char *job_in = in ? in + done * unit_bytes : nullptr;

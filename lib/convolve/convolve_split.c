@@ -245,7 +245,7 @@ cudafft_convolve_split_run(CudafftConvolveSplit *split, const CudafftConvolveJob
     const size_t block = s->position / BLOCK;
     if (completes) {
       const CudafftConvolveJob near = {s->gather, s->near.output + block % 2 * BLOCK * fb, BLOCK,
-                                       1.0};
+                                       1.0, 0};
       status = s->ops->run(s->near.impl, &near);
     }
     if (status == CUDAFFT_STATUS_OK)
@@ -257,8 +257,8 @@ cudafft_convolve_split_run(CudafftConvolveSplit *split, const CudafftConvolveJob
       add_tail(s, &s->far, out + done * fb, s->position, count, job->mix);
     if (completes && s->worker) {
       /* after the adds above: its output goes where block - 2's was, which they may still read */
-      const CudafftConvolveJob far = {s->gather, s->far.output + block % 2 * BLOCK * fb, BLOCK,
-                                      1.0};
+      const CudafftConvolveJob far = {s->gather, s->far.output + block % 2 * BLOCK * fb, BLOCK, 1.0,
+                                      0};
       status = cudafft_convolve_worker_submit(s->worker, &far, BLOCK * fb);
       if (status != CUDAFFT_STATUS_OK)
         return status;

@@ -1,6 +1,7 @@
 /* cuda_host.cu: the CUDA runtime calls that the library's C code makes (cuda_host.h). */
 #include "cuda_check.cuh"
 #include "cuda_host.h"
+#include "device_memory.h"
 
 extern "C" int
 cudafft_cuda_host_device_count(void)
@@ -70,5 +71,34 @@ cudafft_cuda_host_alloc(int device, size_t bytes, void **ptr)
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cudaMallocHost(%zu bytes): %s", bytes,
                         cudaGetErrorString(error));
   }
+  return CUDAFFT_STATUS_OK;
+}
+
+extern "C" CudafftStatus
+cudafft_cuda_host_device_alloc(int device, size_t bytes, void **ptr)
+{
+  *ptr = nullptr;
+  CUDAFFT_CHECK(cudafft_use_device(device));
+  return cudafft_device_alloc(ptr, bytes, "samples kept on the device");
+}
+
+extern "C" void
+cudafft_cuda_host_device_free(int device, void *ptr)
+{
+  if (!ptr)
+    return;
+  /* best effort, as every release: a device that failed has taken its memory with it */
+  if (cudafft_use_device(device) == cudaSuccess)
+    cudaFree(ptr);
+  cudaGetLastError();
+}
+
+extern "C" CudafftStatus
+cudafft_cuda_host_copy(int device, void *dst, const void *src, size_t bytes)
+{
+  if (bytes == 0)
+    return CUDAFFT_STATUS_OK;
+  CUDAFFT_CHECK(cudafft_use_device(device));
+  CUDAFFT_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
   return CUDAFFT_STATUS_OK;
 }

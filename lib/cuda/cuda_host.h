@@ -36,6 +36,17 @@ CudafftStatus cudafft_cuda_host_primary_context(int device, void **context);
  * failure) with the size in the message where it cannot be had. */
 CudafftStatus cudafft_cuda_host_alloc(int device, size_t bytes, void **ptr);
 
+/* Device memory of `device` (a device id or an attached context's), for what an engine's C front
+ * end keeps on the device: DEVICE_OUT_OF_MEMORY (or the device's failure) with the size in the
+ * message, *ptr NULL, where it cannot be had. free takes NULL. */
+CudafftStatus cudafft_cuda_host_device_alloc(int device, size_t bytes, void **ptr);
+void cudafft_cuda_host_device_free(int device, void *ptr);
+
+/* Copies bytes from src to dst, either of them host or device memory of `device` (unified
+ * addressing tells which), and returns once the copy is done: the front ends' moves of samples
+ * that came in, or go out, in device memory. */
+CudafftStatus cudafft_cuda_host_copy(int device, void *dst, const void *src, size_t bytes);
+
 #ifdef __cplusplus
 }
 #endif

@@ -106,11 +106,34 @@ CUDAFFT_API size_t cudafft_convolve_lag(const CudafftConvolve *convolve);
  * for it. */
 CUDAFFT_API size_t cudafft_convolve_max_output(const CudafftConvolve *convolve, size_t frames);
 
+/* Exactly the frames a push of `frames` input frames will produce now (at most
+ * cudafft_convolve_max_output(frames)): for a caller that sizes its output to the frame. */
+CUDAFFT_API size_t cudafft_convolve_output_frames(const CudafftConvolve *convolve, size_t frames);
+
 /* Filters `frames` interleaved input frames; writes the output frames that became ready to out
- * (room for cudafft_convolve_max_output(frames) frames) and their count to *produced. in and out
- * must not overlap. frames may be 0. */
+ * (room for cudafft_convolve_max_output(frames) frames, or cudafft_convolve_output_frames(); NULL
+ * where that is 0) and their count to *produced. in and out must not overlap. frames may be 0. */
 CUDAFFT_API CudafftStatus cudafft_convolve_push(CudafftConvolve *convolve, const void *in,
                                                 size_t frames, void *out, size_t *produced);
+
+/* Where cudafft_convolve_push_device() finds its input and puts its output. */
+typedef enum {
+  CUDAFFT_CONVOLVE_IN_DEVICE = 1 << 0,  /* in is device memory */
+  CUDAFFT_CONVOLVE_OUT_DEVICE = 1 << 1, /* out is device memory */
+} CudafftConvolveMemory;
+
+/* CUDA backend only: as cudafft_convolve_push(), with in, out or both in device memory of the
+ * filter's context (the device id it was made with, or the attached context's: cudafft/common.h,
+ * Contexts), as `on_device` (CudafftConvolveMemory flags) says. The filter reads and writes them
+ * in place, so that samples in CUDA memory do not cross the bus. The input must be complete
+ * before the call; the output is complete when it returns. Two things still pass through host
+ * memory, in steps of CUDAFFT_CONVOLVE_BLOCK frames: the frames of a kernel crossover (blended on
+ * the host) and every frame of an F64 stream at a block size below CUDAFFT_CONVOLVE_BLOCK (whose
+ * parts are summed on the host). Pushes in device and in host memory may follow one another in
+ * any order. UNSUPPORTED on the CPU backend; on_device 0 is cudafft_convolve_push(). */
+CUDAFFT_API CudafftStatus cudafft_convolve_push_device(CudafftConvolve *convolve, const void *in,
+                                                       size_t frames, void *out, size_t *produced,
+                                                       unsigned on_device);
 
 /* Frames cudafft_convolve_drain() will write: the lag, plus taps - 1 with tail (taps of the
  * kernel in force at the end: the new one during a crossover). */

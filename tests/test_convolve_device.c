@@ -1,0 +1,238 @@
+/* test_convolve_device.c: the convolution's device-memory call (cudafft_convolve_push_device;
+ * cudafft/convolve.h), which cudaconvolve uses for CUDA memory.
+ *
+ * cuda: two filters on the CUDA backend get the same random input in the same random pushes, one
+ * through cudafft_convolve_push and one through cudafft_convolve_push_device with its input and
+ * output in device memory (cudaMalloc'd, the output poisoned with NaN), in host memory, or one of
+ * each, changing from push to push (so that frames staged from one kind of memory are completed
+ * from the other), each push producing the frames cudafft_convolve_output_frames() said it would.
+ * Every output frame must be bit for bit the host path's (the same kernels run;
+ * only where the samples are differs), the drained tail too, and the output must match a
+ * double-precision model of the filter (tests/convolve_reference.h). The cases cover every path:
+ * partitioned (default block size), the CUDA split path (F32 at a block size below the default),
+ * direct (a short kernel), the composed split path (F64 at a small block size: its samples go
+ * through host copies), a kernel change while streaming (its crossover too), and a block too wide
+ * for one executor job (1024 channels).
+ * cpu (CI too): the call is UNSUPPORTED on the CPU backend, with a message, and refuses unknown
+ * flags. */
+#include "convolve_reference.h"
+#include "test_util.h"
+
+#include <cudafft/convolve.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h> /* built only with the CUDA backend (tests/meson.build) */
+
+#define BOTH (CUDAFFT_CONVOLVE_IN_DEVICE | CUDAFFT_CONVOLVE_OUT_DEVICE)
+
+static void
+check_cpu(void)
+{
+  const double tap = 1.0;
+  const CudafftConvolveConfig config = {2, CUDAFFT_SAMPLE_F32, {&tap, 1, 1}, 1.0};
+  CudafftConvolve *cv = NULL;
+  if (!test_check(cudafft_convolve_create(&cv, CUDAFFT_BACKEND_CPU, -1, &config) ==
+                      CUDAFFT_STATUS_OK,
+                  "CPU filter made"))
+    return;
+  float in[64] = {0}, out[64];
+  size_t produced = 0;
+  CudafftStatus status = cudafft_convolve_push_device(cv, in, 32, out, &produced, BOTH);
+  test_check(status == CUDAFFT_STATUS_UNSUPPORTED && strstr(cudafft_last_error_message(), "CPU"),
+             "cudafft_convolve_push_device on the CPU backend: %s (%s)",
+             cudafft_status_name(status), cudafft_last_error_message());
+  status = cudafft_convolve_push_device(cv, in, 32, out, &produced, 4);
+  test_check(status == CUDAFFT_STATUS_INVALID_VALUE, "unknown memory flags: %s (%s)",
+             cudafft_status_name(status), cudafft_last_error_message());
+  status = cudafft_convolve_push_device(cv, in, 32, out, &produced, 0);
+  test_check(status == CUDAFFT_STATUS_OK && produced == 32 && memcmp(in, out, sizeof in / 2) == 0,
+             "flags 0 is a host push: %s, %zu frames", cudafft_status_name(status), produced);
+  cudafft_convolve_destroy(cv);
+}
+
+static int
+cuda_ok(cudaError_t error, const char *what)
+{
+  return error == cudaSuccess || test_check(0, "%s: %s", what, cudaGetErrorString(error));
+}
+
+typedef struct {
+  const char *name;
+  unsigned channels;
+  CudafftSampleFormat format;
+  size_t taps, block_size; /* block_size 0: the default (CUDAFFT_CONVOLVE_BLOCK) */
+  size_t total, max_push;  /* frames in all, and the largest push */
+  size_t change_at;        /* a new kernel (other taps) once this many frames are in; 0: none */
+  double mix;
+} Case;
+
+static const Case cases[] = {
+    {"partitioned", 2, CUDAFFT_SAMPLE_F32, 5000, 0, 40000, 5000, 0, 1.0},
+    {"CUDA split", 8, CUDAFFT_SAMPLE_F32, 3000, 256, 20000, 1500, 0, 0.7},
+    {"direct", 3, CUDAFFT_SAMPLE_F32, 40, 0, 9000, 700, 0, 1.0},
+    {"composed split (F64)", 2, CUDAFFT_SAMPLE_F64, 3000, 256, 12000, 900, 0, 1.0},
+    {"kernel change", 4, CUDAFFT_SAMPLE_F32, 2500, 0, 30000, 3000, 9000, 0.8},
+    {"1024 channels", 1024, CUDAFFT_SAMPLE_F32, 2100, 0, 3 * 2048 + 100, 2600, 0, 1.0},
+};
+
+/* Push i's memory: both sides on the device, input only, output only, host only, in turn. */
+static unsigned
+memory_of_push(size_t i)
+{
+  static const unsigned order[] = {BOTH, CUDAFFT_CONVOLVE_IN_DEVICE, CUDAFFT_CONVOLVE_OUT_DEVICE,
+                                   BOTH, 0};
+  return order[i % (sizeof order / sizeof order[0])];
+}
+
+/* The largest relative L2 error of any channel of got against want (frames x channels). */
+static double
+worst_channel_error(const double *want, const void *got, CudafftSampleFormat format,
+                    unsigned channels, size_t frames)
+{
+  double worst = 0.0;
+  for (unsigned c = 0; c < channels; c++) {
+    double err = 0.0, level = 0.0;
+    for (size_t n = 0; n < frames; n++) {
+      const size_t i = n * channels + c;
+      const double y =
+          format == CUDAFFT_SAMPLE_F64 ? ((const double *)got)[i] : (double)((const float *)got)[i];
+      err += (y - want[i]) * (y - want[i]);
+      level += want[i] * want[i];
+    }
+    const double rel = sqrt(err / (level > 0.0 ? level : 1.0));
+    worst = rel > worst || isnan(rel) ? rel : worst;
+  }
+  return worst;
+}
+
+/* Runs case c: the two filters side by side, then the comparisons. */
+static void
+check_case(const Case *c, TestRng *rng)
+{
+  const size_t sample = c->format == CUDAFFT_SAMPLE_F64 ? 8 : 4, fb = sample * c->channels;
+  double *h = test_random_doubles(rng, 2 * c->taps);
+  for (size_t k = 0; k < 2 * c->taps; k++)
+    h[k] *= exp(-4.0 * (double)(k % c->taps) / (double)c->taps); /* a decaying response */
+  const CudafftConvolveConfig config = {c->channels, c->format, {h, c->taps, 1}, c->mix};
+  const CudafftConvolveKernel second = {h + c->taps, c->taps, 1};
+  CudafftConvolve *on_device = NULL, *on_host = NULL;
+  double *x = test_random_doubles(rng, c->total * c->channels);
+  const size_t most = c->total + 2 * CUDAFFT_CONVOLVE_BLOCK + c->taps;
+  uint8_t *in = test_malloc(c->total * fb), *want = test_malloc(most * fb);
+  uint8_t *got = test_malloc(most * fb), *landing = test_malloc(most * fb);
+  uint8_t *device_in = NULL, *device_out = NULL;
+  for (size_t i = 0; i < c->total * c->channels; i++) {
+    if (c->format == CUDAFFT_SAMPLE_F64)
+      ((double *)in)[i] = x[i];
+    else
+      ((float *)in)[i] = (float)x[i];
+  }
+  test_poison_samples(c->format, want, most * c->channels);
+  test_poison_samples(c->format, got, most * c->channels);
+  if (!test_check(cudafft_convolve_create(&on_device, CUDAFFT_BACKEND_CUDA, 0, &config) ==
+                          CUDAFFT_STATUS_OK &&
+                      cudafft_convolve_create(&on_host, CUDAFFT_BACKEND_CUDA, 0, &config) ==
+                          CUDAFFT_STATUS_OK,
+                  "%s: filters made (%s)", c->name, cudafft_last_error_message()))
+    goto done;
+  if (c->block_size &&
+      !test_check(cudafft_convolve_set_block_size(on_device, c->block_size) == CUDAFFT_STATUS_OK &&
+                      cudafft_convolve_set_block_size(on_host, c->block_size) == CUDAFFT_STATUS_OK,
+                  "%s: block size %zu", c->name, c->block_size))
+    goto done;
+  if (!cuda_ok(cudaMalloc((void **)&device_in, c->total * fb), "cudaMalloc (input)") ||
+      !cuda_ok(cudaMalloc((void **)&device_out, most * fb), "cudaMalloc (output)") ||
+      !cuda_ok(cudaMemcpy(device_in, in, c->total * fb, cudaMemcpyHostToDevice), "upload") ||
+      !cuda_ok(cudaMemset(device_out, 0xff, most * fb), "cudaMemset (NaN)"))
+    goto done;
+
+  size_t out_frames = 0, pushes = 0, failures = 0, change_point = 0;
+  for (size_t done = 0; done < c->total; pushes++) {
+    if (c->change_at && !change_point && done >= c->change_at) {
+      const size_t grid = c->block_size ? c->block_size : CUDAFFT_CONVOLVE_BLOCK;
+      change_point = (done + grid - 1) / grid * grid;
+      failures += cudafft_convolve_set_kernel(on_device, &second) != CUDAFFT_STATUS_OK;
+      failures += cudafft_convolve_set_kernel(on_host, &second) != CUDAFFT_STATUS_OK;
+    }
+    const size_t r = test_rng_range(rng, 1, c->max_push);
+    const size_t count = r < c->total - done ? r : c->total - done;
+    const unsigned memory = memory_of_push(pushes);
+    const void *src = (memory & CUDAFFT_CONVOLVE_IN_DEVICE ? device_in : in) + done * fb;
+    uint8_t *dst = (memory & CUDAFFT_CONVOLVE_OUT_DEVICE ? device_out : landing) + out_frames * fb;
+    size_t a = 0, b = 0;
+    /* the output's size, known before the push (what cudaconvolve sizes CUDA memory by) */
+    const size_t expected = cudafft_convolve_output_frames(on_device, count);
+    failures +=
+        cudafft_convolve_push_device(on_device, src, count, dst, &a, memory) != CUDAFFT_STATUS_OK;
+    failures += cudafft_convolve_push(on_host, in + done * fb, count, want + out_frames * fb, &b) !=
+                CUDAFFT_STATUS_OK;
+    failures += a != b || a != expected;
+    /* where the frames landed, back into one host array */
+    if (memory & CUDAFFT_CONVOLVE_OUT_DEVICE)
+      failures += !cuda_ok(cudaMemcpy(got + out_frames * fb, dst, b * fb, cudaMemcpyDeviceToHost),
+                           "download");
+    else
+      memcpy(got + out_frames * fb, dst, b * fb);
+    out_frames += b;
+    done += count;
+  }
+  size_t a = 0, b = 0;
+  failures += cudafft_convolve_drain(on_device, 1, got + out_frames * fb, &a) != CUDAFFT_STATUS_OK;
+  failures += cudafft_convolve_drain(on_host, 1, want + out_frames * fb, &b) != CUDAFFT_STATUS_OK;
+  failures += a != b;
+  out_frames += b;
+  if (!test_check(failures == 0 && out_frames == c->total + c->taps - 1,
+                  "%s: %zu pushes and a drain, %zu frames both ways (%zu failures; last: %s)",
+                  c->name, pushes, out_frames, failures, cudafft_last_error_message()))
+    goto done;
+  const size_t values = out_frames * c->channels;
+  test_check(test_count_unpoisoned_samples(c->format, got, values) == values &&
+                 memcmp(got, want, out_frames * fb) == 0,
+             "%s: every frame from device memory bit for bit the host path's", c->name);
+
+  const ConvolveRefKernel kernels[] = {{h, c->taps, 1, 0, 0},
+                                       {h + c->taps, c->taps, 1, change_point, 0}};
+  double *mix = test_malloc(out_frames * sizeof *mix);
+  for (size_t n = 0; n < out_frames; n++)
+    mix[n] = c->mix;
+  double *ref = test_malloc(values * sizeof *ref);
+  const size_t block = c->block_size ? c->block_size : CUDAFFT_CONVOLVE_BLOCK;
+  convolve_reference_stream(kernels, change_point ? 2 : 1, block, x, c->channels, c->total,
+                            out_frames, mix, ref);
+  const double error = worst_channel_error(ref, got, c->format, c->channels, out_frames);
+  const double tolerance = c->format == CUDAFFT_SAMPLE_F64 ? 1e-12 : 2e-5;
+  test_check(error <= tolerance,
+             "%s: worst channel's relative L2 error %.2e against the "
+             "double-precision model (tolerance %.0e)",
+             c->name, error, tolerance);
+  free(mix);
+  free(ref);
+done:
+  cudaFree(device_in);
+  cudaFree(device_out);
+  cudafft_convolve_destroy(on_device);
+  cudafft_convolve_destroy(on_host);
+  free(h);
+  free(x);
+  free(in);
+  free(want);
+  free(got);
+  free(landing);
+}
+
+int
+main(int argc, char **argv)
+{
+  if (test_begin(argc, argv) == CUDAFFT_BACKEND_CPU) {
+    check_cpu();
+    return test_finish();
+  }
+  TestRng rng = test_rng("convolve device memory");
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    check_case(&cases[i], &rng);
+  return test_finish();
+}
