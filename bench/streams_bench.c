@@ -22,7 +22,8 @@
  * Usage: streams-bench [--streams N,..]
  *                      [--elements convolve1,convolve10,fft,spectrum,spectrum-data,
  *                                  spectrum-silent,fft-ifft,fft-ifft-mem,convolve-convolve,
- *                                  convolve-convolve-mem,identity]
+ *                                  convolve-convolve-mem,convolve-spectrum,
+ *                                  convolve-spectrum-mem,identity]
  *                      [--backends cuda,cpu] [--warmup S] [--window S] [--devices D,..]
  *   Defaults: N = 1,16,64,256,1024; every element; both backends (cuda only with a device);
  *   1 s warm-up (2 s for 10 s responses), 3 s window.
@@ -92,6 +93,16 @@ static const Element elements[] = {
      "drain-tail=false ! audio/x-raw(memory:CUDAMemory) ! cudaconvolve name=e2 backend=cuda "
      "drain-tail=false",
      1.0, 1.0, FALSE, FALSE, TRUE},
+    /* cudaconvolve (1 s response) ! cudaspectrum, the samples between them in system memory and in
+     * CUDA memory (GPU only); the per-buffer times are cudaconvolve's */
+    {"convolve-spectrum", "cudaconvolve",
+     "drain-tail=false ! audio/x-raw ! cudaspectrum backend=cuda bands=1025 interval=16666667 "
+     "post-messages=true",
+     1.0, 1.0, TRUE, FALSE, TRUE},
+    {"convolve-spectrum-mem", "cudaconvolve",
+     "drain-tail=false ! audio/x-raw(memory:CUDAMemory) ! cudaspectrum backend=cuda bands=1025 "
+     "interval=16666667 post-messages=true",
+     1.0, 1.0, TRUE, FALSE, TRUE},
     {"identity", "identity", "", 0.0, 1.0, FALSE, TRUE, FALSE},
 };
 #define N_ELEMENTS (int)(sizeof elements / sizeof elements[0])
@@ -388,7 +399,7 @@ usage(const char *program)
   fprintf(stderr,
           "usage: %s [--streams N,..] [--elements "
           "convolve1,convolve10,fft,spectrum,spectrum-data,spectrum-silent,fft-ifft,fft-ifft-mem,"
-          "convolve-convolve,convolve-convolve-mem,"
+          "convolve-convolve,convolve-convolve-mem,convolve-spectrum,convolve-spectrum-mem,"
           "identity] "
           "[--backends cuda,cpu] [--warmup S] [--window S] [--devices D,..]\n",
           program);

@@ -96,6 +96,11 @@
  * Like `spectrum`, it adds no latency. The GPU pays off for many bands, many channels or short
  * intervals; backend=auto falls back to the CPU where no GPU is usable.
  *
+ * On the GPU it also passes audio in CUDA memory through (`audio/x-raw(memory:CUDAMemory)`, laid
+ * out as the README's "CUDA memory" says), analysing the samples where they are: after a
+ * cudaconvolve that writes CUDA memory, nothing crosses the bus. backend=cpu offers system memory
+ * only.
+ *
  * ## Example pipeline
  * |[
  * gst-launch-1.0 -m audiotestsrc wave=sine freq=1000 ! audioconvert ! \
@@ -108,6 +113,7 @@
 #include "gstcudafftbands.h"
 #include "gstcudafftfanout.h"
 #include "gstcudafftbus.h"
+#include "gstcudafftcontext.h"
 #include "gstcudaspectrumbands.h"
 
 #include <gst/audio/audio.h>
@@ -182,10 +188,8 @@ struct _GstCudaSpectrum {
   "audio/x-raw, format = (string) { S16LE, S24LE, S32LE, F32LE, F64LE }, "                         \
   "rate = (int) [ 1, MAX ], layout = (string) interleaved, " GST_CUDAFFT_CHANNELS_FIELD
 
-static GstStaticPadTemplate sink_template =
-    GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(CAPS));
-static GstStaticPadTemplate src_template =
-    GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(CAPS));
+/* The pad templates: CAPS in system memory and, where the build has it, in CUDA memory (made in
+ * class_init). */
 
 /* Field names, interned once: a message is built for every interval, up to a thousand a second. */
 static GQuark q_spectrum, q_endtime, q_timestamp, q_stream_time, q_running_time, q_duration,
@@ -729,8 +733,10 @@ replace_engine(GstCudaSpectrum *self, const Settings *s)
   return open_engine(self, s) ? GST_FLOW_OK : GST_FLOW_ERROR;
 }
 
+/* Analyses `frames` frames at data (device memory where on_device). */
 static GstFlowReturn
-analyse(GstCudaSpectrum *self, const guint8 *data, gsize frames, const Settings *s)
+analyse(GstCudaSpectrum *self, const guint8 *data, gboolean on_device, gsize frames,
+        const Settings *s)
 {
   const gsize bpf = GST_AUDIO_INFO_BPF(&self->info);
   while (frames > 0) {
@@ -744,9 +750,11 @@ analyse(GstCudaSpectrum *self, const guint8 *data, gsize frames, const Settings 
     const size_t limit =
         change ? MIN(frames, cudafft_spectrum_frames_left(spectrum_engine_of(self))) : frames;
     size_t consumed = 0, results = 0;
-    const CudafftStatus status = cudafft_spectrum_push(
-        spectrum_engine_of(self), data, limit,
-        cudafft_spectrum_max_results(spectrum_engine_of(self)), &consumed, &results);
+    CudafftSpectrum *engine = spectrum_engine_of(self);
+    const size_t most = cudafft_spectrum_max_results(engine);
+    const CudafftStatus status =
+        on_device ? cudafft_spectrum_push_device(engine, data, limit, most, &consumed, &results)
+                  : cudafft_spectrum_push(engine, data, limit, most, &consumed, &results);
     if (status != CUDAFFT_STATUS_OK) {
       gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
                                           "cudafft_spectrum_push");
@@ -762,6 +770,26 @@ analyse(GstCudaSpectrum *self, const guint8 *data, gsize frames, const Settings 
     frames -= consumed;
   }
   return GST_FLOW_OK;
+}
+
+/* Analyses a buffer of CUDA memory in place: `bytes` at data on the device, whole frames only (a
+ * frame split between CUDA-memory buffers is an error); *count receives the frames. */
+static GstFlowReturn
+analyse_on_device(GstCudaSpectrum *self, const guint8 *data, gsize bytes, const Settings *s,
+                  gsize *count)
+{
+  const gsize bpf = GST_AUDIO_INFO_BPF(&self->info);
+  *count = bytes / bpf;
+  if (bytes % bpf != 0) {
+    GST_ELEMENT_ERROR(self, STREAM, FORMAT,
+                      ("A buffer of CUDA memory holds part of a frame (%" G_GSIZE_FORMAT
+                       " bytes, frames of %" G_GSIZE_FORMAT "): CUDA-memory buffers must hold "
+                       "whole frames.",
+                       bytes, bpf),
+                      (NULL));
+    return GST_FLOW_ERROR;
+  }
+  return *count > 0 ? analyse(self, data, TRUE, *count, s) : GST_FLOW_OK;
 }
 
 static GstFlowReturn
@@ -801,7 +829,18 @@ gst_cuda_spectrum_transform_ip(GstBaseTransform *trans, GstBuffer *buffer)
   if (cudafft_spectrum_frames_pending(spectrum_engine_of(self)) == 0)
     self->message_ts = time_now(self);
 
+  /* CUDA memory is analysed where it is, by an engine on the GPU (one on the CPU reads the host
+   * copy GStreamer makes) */
   GstMapInfo map;
+  gpointer device_data = NULL;
+  if (gst_cudafft_audio_filter_uses_gpu(GST_CUDAFFT_AUDIO_FILTER(self)) &&
+      gst_cudafft_map_cuda(buffer, GST_MAP_READ, &map, &device_data, NULL)) {
+    gsize count = 0;
+    ret = analyse_on_device(self, device_data, map.size, &s, &count);
+    gst_memory_unmap(map.memory, &map);
+    self->frames_since_base += count;
+    return ret;
+  }
   if (!gst_buffer_map(buffer, &map, GST_MAP_READ)) {
     GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot read an input buffer."), (NULL));
     return GST_FLOW_ERROR;
@@ -813,13 +852,26 @@ gst_cuda_spectrum_transform_ip(GstBaseTransform *trans, GstBuffer *buffer)
                                             &frames, &count))
     ret = GST_FLOW_ERROR;
   else if (count > 0)
-    ret = analyse(self, frames, count, &s);
+    ret = analyse(self, frames, FALSE, count, &s);
   gst_buffer_unmap(buffer, &map);
   self->frames_since_base += count;
   return ret;
 }
 
 /* Stream events ------------------------------------------------------------------------------ */
+
+/* The same caps on the other side (the audio passes through), CUDA memory among them only where
+ * the element shares the pipeline's CUDA context (not with backend=cpu). */
+static GstCaps *
+gst_cuda_spectrum_transform_caps(GstBaseTransform *trans, GstPadDirection direction, GstCaps *caps,
+                                 GstCaps *filter)
+{
+  GstCudafftAudioFilter *base = GST_CUDAFFT_AUDIO_FILTER(trans);
+  GstCaps *result = gst_cudafft_audio_filter_shares_context(base)
+                        ? gst_caps_copy(caps)
+                        : gst_cudafft_caps_without_cuda_memory(caps);
+  return gst_cudafft_audio_filter_filter_caps(base, direction, caps, result, filter);
+}
 
 static gboolean
 gst_cuda_spectrum_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps)
@@ -1002,8 +1054,12 @@ gst_cuda_spectrum_class_init(GstCudaSpectrumClass *klass)
   gst_cudafft_bands_install_properties(gobject_class, &band_props, CUDAFFT_SCALE_LINEAR,
                                        GST_PARAM_MUTABLE_PLAYING);
 
-  gst_element_class_add_static_pad_template(element_class, &sink_template);
-  gst_element_class_add_static_pad_template(element_class, &src_template);
+  GstCaps *caps = gst_cudafft_caps_add_cuda_memory(gst_caps_from_string(CAPS));
+  gst_element_class_add_pad_template(
+      element_class, gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, caps));
+  gst_element_class_add_pad_template(
+      element_class, gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, caps));
+  gst_caps_unref(caps);
   gst_element_class_set_static_metadata(
       element_class, "CUDA spectrum analyzer", "Filter/Analyzer/Audio",
       "Run an FFT on the audio signal on an NVIDIA GPU, output spectrum data",
@@ -1014,6 +1070,7 @@ gst_cuda_spectrum_class_init(GstCudaSpectrumClass *klass)
   trans_class->start = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_start);
   trans_class->stop = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_stop);
   trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_set_caps);
+  trans_class->transform_caps = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_transform_caps);
   trans_class->transform_ip = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_transform_ip);
   trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_cuda_spectrum_sink_event);
   filter_class->close = gst_cuda_spectrum_close;

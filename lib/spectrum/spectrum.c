@@ -49,6 +49,7 @@ struct CudafftSpectrum {
 
   /* Results of the last push or finish. */
   size_t max_results, result_count;
+  int in_on_device;         /* the push in progress reads device memory (push_device) */
   float *magnitude, *phase; /* max_results x spectra x bands */
   CudafftSpectrumResult *results;
 };
@@ -356,6 +357,7 @@ run_and_collect(CudafftSpectrum *s, const void *in, size_t frames, size_t fft_co
   float *phase = options->phase ? s->phase + s->result_count * slot_floats : NULL;
   const CudafftSpectrumJob job = {
       .in = in,
+      .in_on_device = in && s->in_on_device,
       .frames = frames,
       .ffts = s->ffts,
       .fft_count = fft_count,
@@ -436,29 +438,32 @@ push_run(CudafftSpectrum *s, const uint8_t *in, size_t frames, size_t result_lim
   return run_and_collect(s, in, length, count, closed, &options);
 }
 
-CudafftStatus
-cudafft_spectrum_push(CudafftSpectrum *spectrum, const void *in, size_t frames, size_t max_results,
-                      size_t *consumed, size_t *results)
+/* cudafft_spectrum_push and _push_device (`name`): in host or (on_device) device memory. */
+static CudafftStatus
+spectrum_push(CudafftSpectrum *spectrum, const void *in, size_t frames, size_t max_results,
+              size_t *consumed, size_t *results, int on_device, const char *name)
 {
   if (consumed)
     *consumed = 0;
   if (results)
     *results = 0;
   if (!spectrum)
-    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_spectrum_push: spectrum is NULL");
+    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "%s: spectrum is NULL", name);
   spectrum->result_count = 0;
   const size_t frame_bytes = cudafft_spectrum_frame_bytes(spectrum);
   CudafftStatus status = CUDAFFT_STATUS_OK;
   if (!consumed || !results || (frames > 0 && !in))
-    status = cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_spectrum_push: %s is NULL",
+    status = cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "%s: %s is NULL", name,
                           !consumed  ? "consumed"
                           : !results ? "results"
                                      : "in");
+  else if (on_device && spectrum->backend != CUDAFFT_BACKEND_CUDA)
+    status =
+        cudafft_fail(CUDAFFT_STATUS_UNSUPPORTED, "%s: the CPU backend has no device memory", name);
   else if (max_results == 0)
-    status = cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "cudafft_spectrum_push: max_results is 0");
+    status = cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "%s: max_results is 0", name);
   else if (frames > SIZE_MAX / frame_bytes)
-    status = cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
-                          "cudafft_spectrum_push: %zu frames is too many", frames);
+    status = cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "%s: %zu frames is too many", name, frames);
   if (status != CUDAFFT_STATUS_OK) {
     cudafft_spectrum_reset(spectrum); /* as documented: every failure resets */
     return status;
@@ -467,19 +472,37 @@ cudafft_spectrum_push(CudafftSpectrum *spectrum, const void *in, size_t frames, 
   const uint8_t *bytes = in;
   const size_t result_limit = min_size(max_results, spectrum->max_results);
   size_t done = 0;
-  while (done < frames && spectrum->result_count < result_limit) {
+  spectrum->in_on_device = on_device;
+  while (done < frames && spectrum->result_count < result_limit && status == CUDAFFT_STATUS_OK) {
     size_t taken = 0;
     status = push_run(spectrum, bytes + done * frame_bytes, frames - done, result_limit, &taken);
-    if (status != CUDAFFT_STATUS_OK) {
-      /* the framing has moved past frames the backend may not have taken */
-      cudafft_spectrum_reset(spectrum);
-      return status;
-    }
     done += taken;
+  }
+  spectrum->in_on_device = 0;
+  if (status != CUDAFFT_STATUS_OK) {
+    /* the framing has moved past frames the backend may not have taken */
+    cudafft_spectrum_reset(spectrum);
+    return status;
   }
   *consumed = done;
   *results = spectrum->result_count;
   return CUDAFFT_STATUS_OK;
+}
+
+CudafftStatus
+cudafft_spectrum_push(CudafftSpectrum *spectrum, const void *in, size_t frames, size_t max_results,
+                      size_t *consumed, size_t *results)
+{
+  return spectrum_push(spectrum, in, frames, max_results, consumed, results, 0,
+                       "cudafft_spectrum_push");
+}
+
+CudafftStatus
+cudafft_spectrum_push_device(CudafftSpectrum *spectrum, const void *in, size_t frames,
+                             size_t max_results, size_t *consumed, size_t *results)
+{
+  return spectrum_push(spectrum, in, frames, max_results, consumed, results, 1,
+                       "cudafft_spectrum_push_device");
 }
 
 CudafftStatus

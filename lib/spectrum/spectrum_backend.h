@@ -46,9 +46,11 @@ typedef struct {
  * `closed` is the open interval afterwards (its sums stay in the backend; when closed == 0 that is
  * slot 0 again). ffts are in order of end and slot; every closed slot has at least one FFT, in this
  * run or (slot 0 only) in earlier ones. cudafft_spectrum_finish() makes a run of 0 frames with in
- * NULL. All FFTs of a run share threshold and phase. */
+ * NULL. All FFTs of a run share threshold and phase. in is host memory, or with in_on_device
+ * device memory of the object's device (CUDA backend only: cudafft_spectrum_push_device). */
 typedef struct {
   const void *in;
+  int in_on_device;
   size_t frames;
   const CudafftSpectrumFft *ffts;
   size_t fft_count;

@@ -456,6 +456,8 @@ new_job(CudaSpectrum *c)
   r.job.kind = &cudafft_spectrum_run_kind;
   r.job.owner = &c->owner;
   r.job.in_bytes = r.job.out_bytes = 0;
+  r.job.in_device = nullptr; /* the ring's jobs are reused: a run from device memory sets it */
+  r.job.out_device = nullptr;
   r.format = c->format;
   r.channels = c->channels;
   r.multi_channel = c->multi_channel;
@@ -516,10 +518,11 @@ place_frames(CudaSpectrum *c, CudafftSpectrumRunJob *r, size_t frames)
   c->offset += frames;
 }
 
-/* Submits the jobs of a run whose input is `frames` frames at src, with its FFT list filled. */
+/* Submits the jobs of a run whose input is `frames` frames at src (device memory where
+ * src_on_device: read in place), with its FFT list filled. */
 void
-submit_run(CudaSpectrum *c, const CudafftSpectrumJob *run, const void *src, size_t frames,
-           size_t zero_first, size_t zero_last)
+submit_run(CudaSpectrum *c, const CudafftSpectrumJob *run, const void *src, bool src_on_device,
+           size_t frames, size_t zero_first, size_t zero_last)
 {
   const size_t slot_bytes = c->slot_floats * sizeof(float);
   const bool phase = run->phase != 0;
@@ -559,7 +562,8 @@ submit_run(CudaSpectrum *c, const CudafftSpectrumJob *run, const void *src, size
     }
   }
   r.job.out_bytes = r.out_count * sizeof(float);
-  c->queue.submit(c->ex, w, src, out);
+  r.job.in_device = src_on_device && frames > 0 ? src : nullptr;
+  c->queue.submit(c->ex, w, src_on_device ? nullptr : src, out);
   if (run->closed == 0 || !c->split_outputs)
     return;
   /* A slot larger than a job: its sums in parts, each straight to its place, then the move. */
@@ -616,10 +620,11 @@ spectrum_run(void *impl, const CudafftSpectrumJob *run)
   if (status != CUDAFFT_STATUS_OK)
     return status;
   const size_t bytes = run->frames * c->frame_bytes;
+  const bool on_device = run->in_on_device != 0;
   if (run->fft_count == 0 && run->closed == 0) {
     if (run->frames == 0)
       return CUDAFFT_STATUS_OK;
-    if (c->pending_frames + run->frames <= c->bounds.frames) {
+    if (!on_device && c->pending_frames + run->frames <= c->bounds.frames) {
       memcpy(c->pending + c->pending_frames * c->frame_bytes, run->in, bytes);
       c->pending_frames += run->frames;
       return CUDAFFT_STATUS_OK;
@@ -628,7 +633,8 @@ spectrum_run(void *impl, const CudafftSpectrumJob *run)
   const void *src = run->in;
   size_t frames = run->frames, shift = 0;
   if (c->pending_frames > 0) {
-    if (c->pending_frames + frames <= c->bounds.frames) {
+    /* frames in device memory are read where they are: the waiting ones go in a job before */
+    if (!on_device && c->pending_frames + frames <= c->bounds.frames) {
       /* the waiting frames go first, in the same job */
       if (bytes > 0)
         memcpy(c->pending + c->pending_frames * c->frame_bytes, run->in, bytes);
@@ -643,7 +649,7 @@ spectrum_run(void *impl, const CudafftSpectrumJob *run)
   size_t zero_first, zero_last;
   prepare_ffts(c, run, shift, &zero_first, &zero_last);
   if (c->queue.failed == CUDAFFT_STATUS_OK)
-    submit_run(c, run, src, frames, zero_first, zero_last);
+    submit_run(c, run, src, on_device, frames, zero_first, zero_last);
   status = c->queue.finish(c->ex, Unstage());
   if (status != CUDAFFT_STATUS_OK) {
     forget(c);

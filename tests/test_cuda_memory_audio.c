@@ -1,0 +1,328 @@
+/* test_cuda_memory_audio.c: audio and frames in CUDA memory between our elements
+ * (memory:CUDAMemory; plugin/gstcudafftcontext.h), on the backend named by argv[1].
+ *
+ * cuda:
+ * - cudafft's frames in CUDA memory into an appsink, and cudafft ! cudaifft, which agree on CUDA
+ *   memory between them by themselves: byte for byte the system-memory path's, timestamps too;
+ * - cudaconvolve ! cudaconvolve with the link in CUDA memory, in system memory, and the output in
+ *   CUDA memory (mixed chains), the second filter dropping its first samples (latency=100): every
+ *   chain byte for byte the all-system-memory chain's;
+ * - cudaconvolve ! cudaspectrum linked in CUDA memory by themselves: the spectrum's magnitudes bit
+ *   for bit those of the system-memory link, the audio passed through byte for byte.
+ * cpu (CI, no GPU needed): cudafft, cudaconvolve and cudaspectrum with backend=cpu refuse the link
+ * to CUDA-memory-only caps, naming them. */
+#include "cuda_memory_util.h"
+
+#include <cudafft/common.h>
+
+#include <gst/app/gstappsink.h>
+#include <gst/app/gstappsrc.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- audio: cudafft's frames and cudaifft's input ---- */
+
+#define FFT "cudafft fft-size=1024 hop=256"
+
+GST_START_TEST(test_fft_frames_in_cuda_memory)
+{
+  TestSignal s;
+  random_signal(&s, "cudafft frames in CUDA memory");
+  GPtrArray *system = frame_list(), *cuda = frame_list(), *any = frame_list();
+  run_audio(&s, FFT " ! audio/x-fft", system);
+  run_audio(&s, FFT " ! audio/x-fft(memory:CUDAMemory)", cuda);
+  guint in_cuda = 0;
+  for (guint i = 0; i < cuda->len; i++) {
+    GstSample *sample = g_ptr_array_index(cuda, i);
+    in_cuda += is_cuda_memory(gst_sample_get_buffer(sample)) &&
+               caps_have_cuda_memory(gst_sample_get_caps(sample));
+  }
+  fail_unless_equals_int(in_cuda, cuda->len);
+  test_check(TRUE,
+             "every cudafft buffer is GstCudaMemory under audio/x-fft(memory:CUDAMemory) "
+             "(%u)",
+             in_cuda);
+  check_same_buffers(cuda, system, "cudafft frames in CUDA memory into appsink");
+  /* a sink that takes anything keeps system memory */
+  run_audio(&s, FFT, any);
+  fail_unless(any->len > 0 &&
+                  !caps_have_cuda_memory(gst_sample_get_caps(g_ptr_array_index(any, 0))),
+              "cudafft gave an appsink that takes anything CUDA memory");
+  g_ptr_array_unref(any);
+  g_ptr_array_unref(cuda);
+  g_ptr_array_unref(system);
+  test_signal_clear(&s);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_fft_ifft_cuda_link)
+{
+  TestSignal s;
+  random_signal(&s, "cudafft ! cudaifft in CUDA memory");
+  GPtrArray *system = frame_list(), *cuda = frame_list();
+  run_audio(&s, FFT " ! audio/x-fft ! cudaifft", system);
+  /* nothing asked: the two agree on CUDA memory between them */
+  GstElement *pipeline = launch("appsrc name=src format=time ! " FFT " name=fft ! cudaifft ! "
+                                "appsink name=sink sync=false");
+  GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+  GstCaps *caps = eu_raw_caps(s.format, s.rate, s.channels);
+  g_object_set(src, "caps", caps, NULL);
+  gst_caps_unref(caps);
+  gst_object_unref(src);
+  GstElement *fft = gst_bin_get_by_name(GST_BIN(pipeline), "fft");
+  GstPad *fft_src = gst_element_get_static_pad(fft, "src");
+  GstCaps *link = NULL;
+  gst_pad_add_probe(fft_src, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, keep_caps, &link, NULL);
+  play_to_eos(pipeline, &s, cuda);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  fail_unless(link && caps_have_cuda_memory(link), "cudafft ! cudaifft linked in %" GST_PTR_FORMAT,
+              link);
+  test_check(TRUE, "cudafft ! cudaifft agree on CUDA memory between them");
+  gst_caps_unref(link);
+  gst_object_unref(fft_src);
+  gst_object_unref(fft);
+  gst_object_unref(pipeline);
+  check_same_buffers(cuda, system, "cudafft ! cudaifft through CUDA memory");
+  g_ptr_array_unref(cuda);
+  g_ptr_array_unref(system);
+  test_signal_clear(&s);
+}
+GST_END_TEST;
+
+/* ---- audio: cudaconvolve both ways ---- */
+
+/* Bus sync handler: every float of the "spectrum" messages' magnitudes appended to the GArray
+ * (under the array's lock: the messages come from the streaming and message threads), in order
+ * (one analyser posts them in order); the messages dropped. The handler collects before anything
+ * pops: popping an ERROR later discards the messages before it. */
+typedef struct {
+  GMutex lock;
+  GArray *values;
+} Magnitudes;
+
+/* Appends the floats of v to values: a float, or a list or array of them (spectrum's magnitude
+ * is a list of floats, or with multi-channel an array of such lists, one per channel). */
+static void
+append_floats(GArray *values, const GValue *v)
+{
+  if (GST_VALUE_HOLDS_ARRAY(v)) {
+    for (guint i = 0; i < gst_value_array_get_size(v); i++)
+      append_floats(values, gst_value_array_get_value(v, i));
+  } else if (GST_VALUE_HOLDS_LIST(v)) {
+    for (guint i = 0; i < gst_value_list_get_size(v); i++)
+      append_floats(values, gst_value_list_get_value(v, i));
+  } else {
+    const gfloat f = G_VALUE_HOLDS_FLOAT(v) ? g_value_get_float(v) : NAN;
+    g_array_append_val(values, f);
+  }
+}
+
+static GstBusSyncReply
+keep_magnitudes(GstBus *bus, GstMessage *msg, gpointer data)
+{
+  (void)bus;
+  Magnitudes *m = data;
+  if (GST_MESSAGE_TYPE(msg) != GST_MESSAGE_ELEMENT || !gst_message_has_name(msg, "spectrum"))
+    return GST_BUS_PASS;
+  const GValue *magnitude = gst_structure_get_value(gst_message_get_structure(msg), "magnitude");
+  g_mutex_lock(&m->lock);
+  if (magnitude)
+    append_floats(m->values, magnitude);
+  g_mutex_unlock(&m->lock);
+  gst_message_unref(msg);
+  return GST_BUS_DROP;
+}
+
+/* Runs appsrc ! MIDDLE ! appsink over s, where MIDDLE's cudaconvolve elements are named cv0, cv1
+ * (those present get the kernel); the buffers into out, the caps of cv0's output into *link, and
+ * where `magnitudes` is given the spectrum messages' magnitudes into it. */
+static void
+run_convolve(const TestSignal *s, const char *middle, const double *taps, gsize n, GPtrArray *out,
+             GstCaps **link, GArray **magnitudes)
+{
+  GstElement *pipeline =
+      launch("appsrc name=src format=time ! %s ! appsink name=sink sync=false", middle);
+  GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+  GstCaps *caps = eu_raw_caps(s->format, s->rate, s->channels);
+  g_object_set(src, "caps", caps, NULL);
+  gst_caps_unref(caps);
+  gst_object_unref(src);
+  for (guint i = 0; i < 2; i++) {
+    gchar *name = g_strdup_printf("cv%u", i);
+    GstElement *cv = gst_bin_get_by_name(GST_BIN(pipeline), name);
+    g_free(name);
+    if (!cv)
+      continue;
+    eu_set_kernel(cv, taps, n);
+    if (i == 0) {
+      GstPad *pad = gst_element_get_static_pad(cv, "src");
+      gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, keep_caps, link, NULL);
+      gst_object_unref(pad);
+    }
+    gst_object_unref(cv);
+  }
+  Magnitudes kept;
+  g_mutex_init(&kept.lock);
+  kept.values = g_array_new(FALSE, FALSE, sizeof(gfloat));
+  GstBus *bus = gst_element_get_bus(pipeline);
+  if (magnitudes)
+    gst_bus_set_sync_handler(bus, keep_magnitudes, &kept, NULL);
+  play_to_eos(pipeline, s, out);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_bus_set_sync_handler(bus, NULL, NULL, NULL);
+  gst_object_unref(bus);
+  if (magnitudes)
+    *magnitudes = g_array_ref(kept.values);
+  g_array_unref(kept.values);
+  g_mutex_clear(&kept.lock);
+  gst_object_unref(pipeline);
+}
+
+/* cudaconvolve ! cudaconvolve: the link in CUDA memory when nothing else is asked, in system
+ * memory where a capsfilter says so, and the output in CUDA memory where the sink asks for it;
+ * every chain gives the samples of the one whose links are all system memory, byte for byte (the
+ * same kernels run on the same samples), its timestamps too. The second filter drops its first
+ * 100 samples (latency=100), so that its output buffers start inside their memory. */
+GST_START_TEST(test_convolve_cuda_links)
+{
+  TestSignal s;
+  random_signal(&s, "cudaconvolve in CUDA memory");
+  TestRng rng = test_rng("cudaconvolve kernel");
+  enum { TAPS = 3000 };
+  double *taps = g_new(double, TAPS);
+  for (gsize k = 0; k < TAPS; k++)
+    taps[k] = (test_rng_uniform53(&rng) - 0.5) * 0.1 * exp(-4.0 * (double)k / TAPS);
+  const struct {
+    const char *middle;
+    gboolean link_cuda, out_cuda;
+  } chains[] = {
+      {"cudaconvolve name=cv0 ! cudaconvolve name=cv1 latency=100", TRUE, FALSE},
+      {"cudaconvolve name=cv0 ! cudaconvolve name=cv1 latency=100 ! "
+       "audio/x-raw(memory:CUDAMemory)",
+       TRUE, TRUE},
+      {"cudaconvolve name=cv0 ! audio/x-raw ! cudaconvolve name=cv1 latency=100 ! "
+       "audio/x-raw(memory:CUDAMemory)",
+       FALSE, TRUE},
+      {"cudaconvolve name=cv0 ! audio/x-raw(memory:CUDAMemory) ! cudaconvolve name=cv1 "
+       "latency=100 ! audio/x-raw",
+       TRUE, FALSE},
+  };
+  GPtrArray *system = frame_list();
+  GstCaps *link = NULL;
+  run_convolve(&s, "cudaconvolve name=cv0 ! audio/x-raw ! cudaconvolve name=cv1 latency=100", taps,
+               TAPS, system, &link, NULL);
+  fail_unless(link && !caps_have_cuda_memory(link));
+  gst_clear_caps(&link);
+  for (guint i = 0; i < G_N_ELEMENTS(chains); i++) {
+    GPtrArray *got = frame_list();
+    run_convolve(&s, chains[i].middle, taps, TAPS, got, &link, NULL);
+    fail_unless(link && caps_have_cuda_memory(link) == chains[i].link_cuda,
+                "%s: linked in %" GST_PTR_FORMAT, chains[i].middle, link);
+    gst_clear_caps(&link);
+    guint in_cuda = 0;
+    for (guint k = 0; k < got->len; k++)
+      in_cuda += is_cuda_memory(gst_sample_get_buffer(g_ptr_array_index(got, k)));
+    fail_unless_equals_int(in_cuda, chains[i].out_cuda ? got->len : 0);
+    check_same_buffers(got, system, chains[i].middle);
+    g_ptr_array_unref(got);
+  }
+  g_ptr_array_unref(system);
+  g_free(taps);
+  test_signal_clear(&s);
+}
+GST_END_TEST;
+
+/* cudaconvolve ! cudaspectrum: linked in CUDA memory by themselves, the spectrum analysed on the
+ * device where the samples are; its messages' magnitudes bit for bit those of the system-memory
+ * link, and the audio passed through byte for byte. */
+GST_START_TEST(test_convolve_spectrum_cuda_link)
+{
+  TestSignal s;
+  random_signal(&s, "cudaconvolve ! cudaspectrum in CUDA memory");
+  const double taps[] = {0.5, -0.25, 0.125, 0.3, 0.05};
+#define SPECTRUM "cudaspectrum bands=513 interval=10000000 post-messages=true multi-channel=true"
+  GPtrArray *system = frame_list(), *cuda = frame_list();
+  GstCaps *link = NULL;
+  GArray *want = NULL, *got = NULL;
+  run_convolve(&s, "cudaconvolve name=cv0 ! audio/x-raw ! " SPECTRUM, taps, G_N_ELEMENTS(taps),
+               system, &link, &want);
+  fail_unless(link && !caps_have_cuda_memory(link));
+  gst_clear_caps(&link);
+  run_convolve(&s, "cudaconvolve name=cv0 ! " SPECTRUM " ! audio/x-raw(memory:CUDAMemory)", taps,
+               G_N_ELEMENTS(taps), cuda, &link, &got);
+  fail_unless(link && caps_have_cuda_memory(link),
+              "cudaconvolve ! cudaspectrum linked in %" GST_PTR_FORMAT, link);
+  gst_clear_caps(&link);
+  fail_unless(want->len > 1000 && got->len == want->len,
+              "%u magnitudes through CUDA memory, %u through system memory", got->len, want->len);
+  fail_unless(memcmp(got->data, want->data, want->len * sizeof(gfloat)) == 0,
+              "the magnitudes differ from the system-memory link's");
+  test_check(TRUE,
+             "cudaconvolve ! cudaspectrum agree on CUDA memory; %u magnitudes bit for bit the "
+             "system-memory link's",
+             got->len);
+  check_same_buffers(cuda, system, "cudaconvolve ! cudaspectrum passing CUDA memory through");
+#undef SPECTRUM
+  g_array_unref(want);
+  g_array_unref(got);
+  g_ptr_array_unref(cuda);
+  g_ptr_array_unref(system);
+  test_signal_clear(&s);
+}
+GST_END_TEST;
+
+/* ---- CPU ---- */
+
+GST_START_TEST(test_cpu_refuses_cuda_memory)
+{
+  GError *error = NULL;
+  GstElement *pipeline = NULL;
+  /* cudafft's caps never name CUDA memory with backend=cpu: the link is refused where it is
+   * made, naming the caps */
+  error = NULL;
+  pipeline = gst_parse_launch("audiotestsrc ! cudafft backend=cpu ! "
+                              "audio/x-fft(memory:CUDAMemory) ! fakesink",
+                              &error);
+  fail_unless(error && strstr(error->message, "memory:CUDAMemory"),
+              "cudafft backend=cpu linked to CUDA-memory-only caps (%s)",
+              error ? error->message : "no error");
+  test_check(TRUE, "cudafft backend=cpu will not link to CUDA-memory-only caps: %s",
+             error->message);
+  g_clear_error(&error);
+  gst_clear_object(&pipeline);
+  const char *const filters[] = {"cudaconvolve", "cudaspectrum"};
+  for (guint i = 0; i < G_N_ELEMENTS(filters); i++) {
+    gchar *desc = g_strdup_printf("audiotestsrc ! %s backend=cpu ! "
+                                  "audio/x-raw(memory:CUDAMemory) ! fakesink",
+                                  filters[i]);
+    pipeline = gst_parse_launch(desc, &error);
+    g_free(desc);
+    fail_unless(error && strstr(error->message, "memory:CUDAMemory"),
+                "%s backend=cpu linked to CUDA-memory-only caps (%s)", filters[i],
+                error ? error->message : "no error");
+    test_check(TRUE, "%s backend=cpu will not link to CUDA-memory-only caps: %s", filters[i],
+               error->message);
+    g_clear_error(&error);
+    gst_clear_object(&pipeline);
+  }
+}
+GST_END_TEST;
+
+static Suite *
+cuda_memory_audio_suite(void)
+{
+  TCase *tc;
+  Suite *suite = eu_suite("cuda-memory-audio", &tc);
+  if (!strcmp(eu_backend, "cpu")) {
+    tcase_add_test(tc, test_cpu_refuses_cuda_memory);
+    return suite;
+  }
+  tcase_add_test(tc, test_fft_frames_in_cuda_memory);
+  tcase_add_test(tc, test_fft_ifft_cuda_link);
+  tcase_add_test(tc, test_convolve_cuda_links);
+  tcase_add_test(tc, test_convolve_spectrum_cuda_link);
+  return suite;
+}
+
+EU_MAIN(cuda_memory_audio_suite)
