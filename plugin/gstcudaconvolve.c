@@ -640,28 +640,6 @@ spare_bytes(const GstCudaConvolve *self)
   return CUDAFFT_CONVOLVE_BLOCK * frame_bytes(self);
 }
 
-/* A CUDA-memory buffer of the `bytes` bytes of `buffer` (taken) from `offset` on: GStreamer 1.22's
- * host copy of CUDA memory cannot start inside it, so the dropped samples at the start of a run
- * (the latency property's) go by way of the host, once per run. NULL, with an ERROR posted, where
- * it cannot be had. */
-static GstBuffer *
-cut_cuda_output(GstCudaConvolve *self, GstBuffer *buffer, gsize offset, gsize bytes)
-{
-  GstBuffer *cut = gst_cudafft_audio_filter_cuda_output(GST_CUDAFFT_AUDIO_FILTER(self), bytes);
-  GstMapInfo map;
-  gboolean copied = FALSE;
-  if (cut && gst_buffer_map(buffer, &map, GST_MAP_READ)) {
-    copied = gst_buffer_fill(cut, 0, map.data + offset, bytes) == bytes;
-    gst_buffer_unmap(buffer, &map);
-  }
-  if (cut && !copied) {
-    gst_clear_buffer(&cut);
-    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot copy the output into CUDA memory."), (NULL));
-  }
-  gst_buffer_unref(buffer);
-  return cut; /* NULL: posted (or no CUDA memory, posted too) */
-}
-
 /* `buffer` holds output frames [filtered, filtered + count) of the run (the engine's numbering):
  * drops what is still to drop of the latency property's samples, stamps the rest and counts it.
  * Returns the buffer, or NULL (unreffed) when nothing is left. */
@@ -676,8 +654,9 @@ finish_output(GstCudaConvolve *self, GstBuffer *buffer, guint64 filtered, guint6
     return NULL;
   }
   const gsize bpf = frame_bytes(self);
-  if (skip > 0 && self->cuda_out)
-    buffer = cut_cuda_output(self, buffer, skip * bpf, count * bpf);
+  if (skip > 0 && self->cuda_out) /* CUDA memory cannot be cut in place */
+    buffer = gst_cudafft_audio_filter_cut_cuda_output(GST_CUDAFFT_AUDIO_FILTER(self), buffer,
+                                                      skip * bpf, count * bpf);
   else
     gst_buffer_resize(buffer, skip * bpf, count * bpf);
   if (!buffer)
@@ -743,8 +722,8 @@ push_through_engine(GstCudaConvolve *self, const void *data, gsize frames)
   const size_t most = self->cuda_out ? cudafft_convolve_output_frames(engine, frames)
                                      : cudafft_convolve_max_output(engine, frames);
   const unsigned on_device =
-      (gst_cudafft_audio_filter_input_on_device(filter) ? CUDAFFT_CONVOLVE_IN_DEVICE : 0) |
-      (self->cuda_out ? CUDAFFT_CONVOLVE_OUT_DEVICE : 0);
+      (gst_cudafft_audio_filter_input_on_device(filter) ? CUDAFFT_IN_DEVICE : 0) |
+      (self->cuda_out ? CUDAFFT_OUT_DEVICE : 0);
   GstMapInfo map = GST_MAP_INFO_INIT;
   gpointer out = NULL;
   GstBuffer *buffer = most > 0 ? map_output(self, most, &map, &out) : NULL;

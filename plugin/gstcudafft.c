@@ -83,9 +83,10 @@ struct _GstCudaFft {
   " (an enumeration of exactly those, so that gst-launch-1.0 refuses any other value with "        \
   "\"could not set property\"). Changes while playing apply at the next frame boundary"
 
-/* The src template (every audio/x-fft caps we make) is gst_cudafft_frames_template_caps(). */
-static GstStaticPadTemplate sink_template =
-    GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(SINK_CAPS));
+/* The pad templates (made in class_init): SINK_CAPS, and every audio/x-fft caps we make
+ * (gst_cudafft_frames_template_caps()), each in system memory and, where the build has it, in CUDA
+ * memory. */
+static GstStaticCaps sink_caps = GST_STATIC_CAPS(SINK_CAPS);
 
 G_DEFINE_TYPE_WITH_CODE(GstCudaFft, gst_cuda_fft, GST_TYPE_CUDAFFT_AUDIO_FILTER,
                         GST_DEBUG_CATEGORY_INIT(gst_cuda_fft_debug, "cudafft", 0,
@@ -234,7 +235,7 @@ raw_caps_for(GstCaps *frames)
   GstCaps *result = gst_caps_new_empty();
   for (guint i = 0; i < gst_caps_get_size(frames); i++) {
     const GstStructure *in = gst_caps_get_structure(frames, i);
-    GstCaps *templ = gst_static_caps_get(&sink_template.static_caps);
+    GstCaps *templ = gst_static_caps_get(&sink_caps);
     GstStructure *out = gst_structure_copy(gst_caps_get_structure(templ, 0));
     gst_caps_unref(templ);
     gst_cudafft_copy_rate_and_channels(in, out);
@@ -250,12 +251,9 @@ gst_cuda_fft_transform_caps(GstBaseTransform *trans, GstPadDirection direction, 
   GstCudaFft *self = GST_CUDA_FFT(trans);
   const Settings s = current_settings(self);
   GstCudafftAudioFilter *base = GST_CUDAFFT_AUDIO_FILTER(self);
-  /* frames in system memory, and in CUDA memory after them where the GPU runs (the audio in is
-   * system memory either way) */
-  GstCaps *result =
-      direction == GST_PAD_SINK
-          ? gst_cudafft_audio_filter_offer_cuda_memory(base, frames_caps_for(&s, caps))
-          : raw_caps_for(caps);
+  /* either side in system memory, and in CUDA memory after it where the GPU runs */
+  GstCaps *result = gst_cudafft_audio_filter_offer_cuda_memory(
+      base, direction == GST_PAD_SINK ? frames_caps_for(&s, caps) : raw_caps_for(caps));
   return gst_cudafft_audio_filter_filter_caps(base, direction, caps, result, filter);
 }
 
@@ -320,12 +318,14 @@ gst_cuda_fft_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps
     if (!open_engine(self, outcaps))
       return FALSE;
   }
-  if (self->cuda_out && !gst_cudafft_audio_filter_uses_gpu(GST_CUDAFFT_AUDIO_FILTER(self))) {
+  if ((self->cuda_out || gst_cudafft_caps_is_cuda_memory(incaps)) &&
+      !gst_cudafft_audio_filter_uses_gpu(GST_CUDAFFT_AUDIO_FILTER(self))) {
     /* offered where the GPU was expected; the engine fell back to the CPU */
     GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
-                      ("These settings run on the CPU backend, which cannot make CUDA memory: let "
-                       "downstream take system memory, or use settings the GPU can run."),
-                      ("output caps %" GST_PTR_FORMAT, outcaps));
+                      ("These settings run on the CPU backend, which cannot take or make CUDA "
+                       "memory: let the neighbours use system memory, or use settings the GPU "
+                       "can run."),
+                      ("caps %" GST_PTR_FORMAT " to %" GST_PTR_FORMAT, incaps, outcaps));
     return FALSE;
   }
   return TRUE;
@@ -399,6 +399,12 @@ static GstFlowReturn
 analyse(GstCudaFft *self, const guint8 *data, gsize samples, guint64 end_padding)
 {
   CudafftStft *stft = stft_engine_of(self);
+  /* samples in CUDA memory are read, and frames in CUDA memory written, in place on the device */
+  const unsigned on_device =
+      (data && gst_cudafft_audio_filter_input_on_device(GST_CUDAFFT_AUDIO_FILTER(self))
+           ? CUDAFFT_IN_DEVICE
+           : 0) |
+      (self->cuda_out ? CUDAFFT_OUT_DEVICE : 0);
   const gsize n = self->out_info.config.fft_size, hop = self->out_info.config.hop;
   const gsize bpf = GST_AUDIO_INFO_BPF(&self->in_info);
   const gsize frame_bytes = gst_cudafft_frame_bytes(&self->out_info);
@@ -425,7 +431,7 @@ analyse(GstCudaFft *self, const guint8 *data, gsize samples, guint64 end_padding
                           (NULL));
         return GST_FLOW_ERROR;
       }
-      status = cudafft_stft_push_device(stft, data, chunk, device_out, &done);
+      status = cudafft_stft_push_device(stft, data, chunk, device_out, &done, on_device);
       if (buffer)
         gst_memory_unmap(map.memory, &map);
     } else {
@@ -434,7 +440,7 @@ analyse(GstCudaFft *self, const guint8 *data, gsize samples, guint64 end_padding
           !(buffer = gst_cudafft_audio_filter_map_output(GST_CUDAFFT_AUDIO_FILTER(self),
                                                          frames * frame_bytes, frame_bytes, &map)))
         return GST_FLOW_ERROR;
-      status = cudafft_stft_push(stft, data, chunk, (float *)map.data, &done);
+      status = cudafft_stft_push_device(stft, data, chunk, (float *)map.data, &done, on_device);
       if (buffer)
         gst_buffer_unmap(buffer, &map);
     }
@@ -647,8 +653,10 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
                         GST_TYPE_CUDAFFT_REPRESENTATION, DEFAULT_REPRESENTATION,
                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
 
-  gst_element_class_add_static_pad_template(element_class, &sink_template);
-  /* frames in system memory, then in CUDA memory where the build has it */
+  GstCaps *audio = gst_cudafft_caps_add_cuda_memory(gst_static_caps_get(&sink_caps));
+  gst_element_class_add_pad_template(
+      element_class, gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, audio));
+  gst_caps_unref(audio);
   GstCaps *frames = gst_cudafft_caps_add_cuda_memory(gst_cudafft_frames_template_caps());
   gst_element_class_add_pad_template(
       element_class, gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, frames));
@@ -669,6 +677,7 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
   filter_class->prepare = gst_cuda_fft_prepare;
   filter_class->begin_run = gst_cuda_fft_begin_run;
   filter_class->process = gst_cuda_fft_process;
+  filter_class->takes_cuda_memory = TRUE;
 
   gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_FFT_SIZE, 0);
   gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_WINDOW, 0);

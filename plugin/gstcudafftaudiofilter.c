@@ -602,6 +602,24 @@ gst_cudafft_audio_filter_cuda_output(GstCudafftAudioFilter *filter, gsize bytes)
   return buffer;
 }
 
+GstBuffer *
+gst_cudafft_audio_filter_cut_cuda_output(GstCudafftAudioFilter *filter, GstBuffer *buffer,
+                                         gsize offset, gsize bytes)
+{
+  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
+  GstBuffer *cut =
+      gst_cudafft_cuda_buffer_cut(&priv->context, &priv->cuda_buffers, buffer, offset, bytes);
+  gst_buffer_unref(buffer);
+  if (!cut)
+    GST_ELEMENT_ERROR(filter, RESOURCE, NO_SPACE_LEFT,
+                      ("Cannot copy %" G_GSIZE_FORMAT " bytes of output within CUDA memory (GPU "
+                       "memory full, or no CUDA context shared: GST_DEBUG=cudafftcontext:5 says "
+                       "which).",
+                       bytes),
+                      (NULL));
+  return cut;
+}
+
 static void
 gst_cudafft_audio_filter_set_context(GstElement *element, GstContext *context)
 {

@@ -166,6 +166,13 @@ gboolean gst_cudafft_audio_filter_input_on_device(GstCudafftAudioFilter *filter)
  * none. */
 GstBuffer *gst_cudafft_audio_filter_cuda_output(GstCudafftAudioFilter *filter, gsize bytes);
 
+/* The `bytes` bytes of `buffer` (taken; from gst_cudafft_audio_filter_cuda_output) from `offset`
+ * on, in a buffer of CUDA memory of their own, copied on the device: for output whose first or
+ * last samples are dropped (GStreamer 1.22's CUDA memory cannot be cut in place: its host copy
+ * takes the whole allocation). NULL, with a GST_ELEMENT_ERROR posted, where it cannot be had. */
+GstBuffer *gst_cudafft_audio_filter_cut_cuda_output(GstCudafftAudioFilter *filter,
+                                                    GstBuffer *buffer, gsize offset, gsize bytes);
+
 /* The run ------------------------------------------------------------------------------------ */
 
 /* The element's run. */

@@ -523,3 +523,43 @@ gst_cudafft_cuda_buffer(GstCudafftContext *c, GstCudafftCudaBuffers *b, gsize by
   }
   return buffer;
 }
+
+GstBuffer *
+gst_cudafft_cuda_buffer_cut(GstCudafftContext *c, GstCudafftCudaBuffers *b, GstBuffer *buffer,
+                            gsize offset, gsize bytes)
+{
+  GstBuffer *cut = gst_cudafft_cuda_buffer(c, b, bytes);
+  GstObject *held = gst_cudafft_context_get(c);
+  GstMapInfo from, to;
+  gpointer src = NULL, dst = NULL;
+  gboolean copied = FALSE;
+  if (cut && held && gst_cudafft_map_cuda(buffer, GST_MAP_READ, &from, &src, NULL)) {
+    if (offset + bytes <= from.size && gst_cudafft_map_cuda(cut, GST_MAP_WRITE, &to, &dst, NULL)) {
+      CUDA_MEMCPY2D copy = {0};
+      copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+      copy.srcDevice = (CUdeviceptr)((guint8 *)src + offset);
+      copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+      copy.dstDevice = (CUdeviceptr)dst;
+      copy.WidthInBytes = bytes;
+      copy.Height = 1;
+      GstCudaContext *context = GST_CUDA_CONTEXT(held);
+      /* waited for (as GStreamer's own copies are): a device-to-device copy returns before it
+       * is done, and the consumer's streams need not wait for the default one */
+      if (gst_cuda_context_push(context)) {
+        copied = gst_cuda_result(CuMemcpy2DAsync(&copy, NULL)) &&
+                 gst_cuda_result(CuStreamSynchronize(NULL));
+        gst_cuda_context_pop(NULL);
+      }
+      gst_memory_unmap(to.memory, &to);
+    }
+    gst_memory_unmap(from.memory, &from);
+  }
+  if (held)
+    gst_object_unref(held);
+  if (!copied) {
+    GST_WARNING("cannot copy %" G_GSIZE_FORMAT " bytes of CUDA memory from byte %" G_GSIZE_FORMAT,
+                bytes, offset);
+    gst_clear_buffer(&cut);
+  }
+  return cut;
+}

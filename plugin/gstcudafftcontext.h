@@ -139,6 +139,13 @@ typedef struct {
  * where there is no context or the memory cannot be had (the debug log says why). */
 GstBuffer *gst_cudafft_cuda_buffer(GstCudafftContext *c, GstCudafftCudaBuffers *b, gsize bytes);
 
+/* A buffer of `bytes` bytes of CUDA memory holding those of `buffer` (one CUDA memory of the
+ * element's context) from `offset` on, copied on the device: for output whose first or last
+ * samples are dropped, since GStreamer 1.22's CUDA memory cannot be cut in place (its host copy
+ * takes the whole allocation). NULL where it cannot be had (the debug log says why). */
+GstBuffer *gst_cudafft_cuda_buffer_cut(GstCudafftContext *c, GstCudafftCudaBuffers *b,
+                                       GstBuffer *buffer, gsize offset, gsize bytes);
+
 /* Lets go of the pools. */
 void gst_cudafft_cuda_buffers_clear(GstCudafftCudaBuffers *b);
 

@@ -41,6 +41,7 @@ struct _GstCudaIfft {
 
   /* streaming thread only */
   GstCudafftFrameInfo info;
+  gboolean cuda_out; /* the src caps carry memory:CUDAMemory */
   /* the base class's run: run.samples, frames received x hop; run.produced, samples pushed */
   guint64 to_skip; /* samples still to drop from the start of the run (the clipping start) */
 };
@@ -49,11 +50,9 @@ struct _GstCudaIfft {
   "audio/x-raw, format = (string) F32LE, layout = (string) interleaved, rate = (int) [ 1, MAX "    \
   "], " GST_CUDAFFT_CHANNELS_FIELD
 
-/* Any audio/x-fft (set_caps explains what it cannot take, rather than a bare not-negotiated), in
- * system memory and, where the build has it, in CUDA memory: the sink template is made in
- * class_init. */
-static GstStaticPadTemplate src_template =
-    GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(SRC_CAPS));
+/* The pad templates, made in class_init: any audio/x-fft (set_caps explains what it cannot take,
+ * rather than a bare not-negotiated) and SRC_CAPS, each in system memory and, where the build has
+ * it, in CUDA memory. */
 
 G_DEFINE_TYPE_WITH_CODE(GstCudaIfft, gst_cuda_ifft, GST_TYPE_CUDAFFT_AUDIO_FILTER,
                         GST_DEBUG_CATEGORY_INIT(gst_cuda_ifft_debug, "cudaifft", 0,
@@ -86,9 +85,8 @@ gst_cuda_ifft_transform_caps(GstBaseTransform *trans, GstPadDirection direction,
                         gst_audio_channel_get_fallback_mask(channels), NULL);
     result = gst_caps_merge_structure(result, out);
   }
-  /* frames from upstream in system memory, or in CUDA memory where the GPU runs */
-  if (direction == GST_PAD_SRC)
-    result = gst_cudafft_audio_filter_offer_cuda_memory(GST_CUDAFFT_AUDIO_FILTER(trans), result);
+  /* either side in system memory, and in CUDA memory after it where the GPU runs */
+  result = gst_cudafft_audio_filter_offer_cuda_memory(GST_CUDAFFT_AUDIO_FILTER(trans), result);
   return gst_cudafft_audio_filter_filter_caps(GST_CUDAFFT_AUDIO_FILTER(trans), direction, caps,
                                               result, filter);
 }
@@ -123,16 +121,43 @@ read_frames_caps(GstCudaIfft *self, GstCaps *caps, GstCudafftFrameInfo *info)
   return TRUE;
 }
 
+/* The samples in CUDA memory where downstream names it (cudaconvolve, cudaspectrum, an appsink
+ * with those caps), in system memory where downstream takes anything. */
+static GstCaps *
+gst_cuda_ifft_fixate_caps(GstBaseTransform *trans, GstPadDirection direction, GstCaps *caps,
+                          GstCaps *othercaps)
+{
+  if (direction == GST_PAD_SINK)
+    othercaps = gst_cudafft_caps_prefer_memory(othercaps, GST_BASE_TRANSFORM_SRC_PAD(trans));
+  return GST_BASE_TRANSFORM_CLASS(gst_cuda_ifft_parent_class)
+      ->fixate_caps(trans, direction, caps, othercaps);
+}
+
+/* CUDA memory on either pad needs the engine on the GPU. */
+static gboolean
+check_memory(GstCudaIfft *self, GstCaps *incaps, GstCaps *outcaps)
+{
+  if (gst_cudafft_audio_filter_uses_gpu(GST_CUDAFFT_AUDIO_FILTER(self)) ||
+      (!self->cuda_out && !gst_cudafft_caps_is_cuda_memory(incaps)))
+    return TRUE;
+  GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
+                    ("These settings run on the CPU backend, which cannot take or make CUDA "
+                     "memory: let the neighbours use system memory, or use settings the GPU can "
+                     "run."),
+                    ("caps %" GST_PTR_FORMAT " to %" GST_PTR_FORMAT, incaps, outcaps));
+  return FALSE;
+}
+
 static gboolean
 gst_cuda_ifft_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps)
 {
   GstCudaIfft *self = GST_CUDA_IFFT(trans);
-  (void)outcaps;
   GstCudafftFrameInfo info;
   if (!read_frames_caps(self, incaps, &info))
     return FALSE;
+  self->cuda_out = gst_cudafft_caps_is_cuda_memory(outcaps);
   if (istft_engine_of(self) && memcmp(&info, &self->info, sizeof info) == 0)
-    return TRUE;
+    return check_memory(self, incaps, outcaps);
   GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
   gst_cudafft_audio_filter_close_engine(filter);
   self->info = info;
@@ -140,7 +165,7 @@ gst_cuda_ifft_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcap
     return FALSE;
   gst_cudafft_audio_filter_set_run_format(filter, info.rate, info.config.hop / 2);
   gst_cudafft_audio_filter_set_frame_bytes(filter, gst_cudafft_frame_bytes(&self->info));
-  return TRUE;
+  return check_memory(self, incaps, outcaps);
 }
 
 static gsize
@@ -164,7 +189,13 @@ push_samples(GstCudaIfft *self, GstBuffer *buffer, guint64 samples, guint64 end_
     gst_buffer_unref(buffer);
     return GST_FLOW_OK;
   }
-  gst_buffer_resize(buffer, skip * bpf, samples * bpf);
+  if (self->cuda_out && (skip > 0 || cut > 0)) /* CUDA memory cannot be cut in place */
+    buffer = gst_cudafft_audio_filter_cut_cuda_output(GST_CUDAFFT_AUDIO_FILTER(self), buffer,
+                                                      skip * bpf, samples * bpf);
+  else
+    gst_buffer_resize(buffer, skip * bpf, samples * bpf);
+  if (!buffer)
+    return GST_FLOW_ERROR; /* posted */
   GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
   gst_cudafft_run_stamp(run, buffer, run->produced, samples);
   GST_BUFFER_OFFSET(buffer) = run->produced;
@@ -182,9 +213,11 @@ static GstFlowReturn
 synthesise(GstCudaIfft *self, const float *frames_data, guint64 frames, gboolean ends,
            guint64 end_clip)
 {
-  /* frames in CUDA memory are read in place on the device */
-  const gboolean on_device =
-      gst_cudafft_audio_filter_input_on_device(GST_CUDAFFT_AUDIO_FILTER(self));
+  /* frames in CUDA memory are read, and samples in CUDA memory written, in place on the device */
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
+  const unsigned on_device =
+      (frames_data && gst_cudafft_audio_filter_input_on_device(filter) ? CUDAFFT_IN_DEVICE : 0) |
+      (self->cuda_out ? CUDAFFT_OUT_DEVICE : 0);
   const guint64 hop = self->info.config.hop, tail = tail_samples(self);
   const gsize bpf = self->info.config.channels * sizeof(float);
   const gsize frame_floats = gst_cudafft_frame_bytes(&self->info) / sizeof(float);
@@ -198,18 +231,31 @@ synthesise(GstCudaIfft *self, const float *frames_data, guint64 frames, gboolean
     if (samples == 0)
       break;
     /* buffers of one input buffer's samples differ by the tail at most: the pool keeps that to
-     * spare */
+     * spare (CUDA memory comes in pools of a few exact sizes) */
     GstMapInfo map;
-    GstBuffer *buffer = gst_cudafft_audio_filter_map_output(GST_CUDAFFT_AUDIO_FILTER(self),
-                                                            samples * bpf, tail * bpf, &map);
+    gpointer device_out = NULL;
+    GstBuffer *buffer = self->cuda_out ? gst_cudafft_audio_filter_cuda_output(filter, samples * bpf)
+                                       : gst_cudafft_audio_filter_map_output(filter, samples * bpf,
+                                                                             tail * bpf, &map);
     if (!buffer)
+      return GST_FLOW_ERROR; /* posted */
+    if (self->cuda_out && !gst_cudafft_map_cuda(buffer, GST_MAP_WRITE, &map, &device_out, NULL)) {
+      gst_buffer_unref(buffer);
+      GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map CUDA memory for the samples."), (NULL));
       return GST_FLOW_ERROR;
-    float *out = (float *)map.data;
-    CudafftStatus status = on_device ? cudafft_istft_push_device(istft, frames_data, chunk, out)
-                                     : cudafft_istft_push(istft, frames_data, chunk, out);
+    }
+    float *out = self->cuda_out ? (float *)device_out : (float *)map.data;
+    float *after = out + body * self->info.config.channels;
+    CudafftStatus status =
+        chunk > 0 ? cudafft_istft_push_device(istft, frames_data, chunk, out, on_device)
+                  : CUDAFFT_STATUS_OK;
     if (status == CUDAFFT_STATUS_OK && last && ends)
-      status = cudafft_istft_drain(istft, out + body * self->info.config.channels);
-    gst_buffer_unmap(buffer, &map);
+      status = self->cuda_out ? cudafft_istft_drain_device(istft, after)
+                              : cudafft_istft_drain(istft, after);
+    if (self->cuda_out)
+      gst_memory_unmap(map.memory, &map);
+    else
+      gst_buffer_unmap(buffer, &map);
     if (status != CUDAFFT_STATUS_OK) {
       gst_buffer_unref(buffer);
       gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
@@ -294,11 +340,15 @@ gst_cuda_ifft_class_init(GstCudaIfftClass *klass)
   GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
   GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS(klass);
 
+  GstCaps *frames =
+      gst_cudafft_caps_add_cuda_memory(gst_caps_from_string(GST_CUDAFFT_FRAMES_MEDIA_TYPE));
   gst_element_class_add_pad_template(
-      element_class, gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS,
-                                          gst_cudafft_caps_add_cuda_memory(gst_caps_from_string(
-                                              GST_CUDAFFT_FRAMES_MEDIA_TYPE))));
-  gst_element_class_add_static_pad_template(element_class, &src_template);
+      element_class, gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, frames));
+  gst_caps_unref(frames);
+  GstCaps *audio = gst_cudafft_caps_add_cuda_memory(gst_caps_from_string(SRC_CAPS));
+  gst_element_class_add_pad_template(
+      element_class, gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, audio));
+  gst_caps_unref(audio);
   gst_element_class_set_static_metadata(
       element_class, "CUDA inverse short-time Fourier transform", "Filter/Converter/Audio",
       "Turn complex audio/x-fft frames back into audio on an NVIDIA GPU (inverse STFT)",
@@ -308,6 +358,7 @@ gst_cuda_ifft_class_init(GstCudaIfftClass *klass)
   trans_class->start = GST_DEBUG_FUNCPTR(gst_cuda_ifft_start);
   trans_class->transform_caps = GST_DEBUG_FUNCPTR(gst_cuda_ifft_transform_caps);
   trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_cuda_ifft_set_caps);
+  trans_class->fixate_caps = GST_DEBUG_FUNCPTR(gst_cuda_ifft_fixate_caps);
   GstCudafftAudioFilterClass *filter_class = GST_CUDAFFT_AUDIO_FILTER_CLASS(klass);
   filter_class->drain = gst_cuda_ifft_drain;
   filter_class->get_latency = gst_cuda_ifft_get_latency;

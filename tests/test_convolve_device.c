@@ -27,7 +27,7 @@
 
 #include <cuda_runtime_api.h> /* built only with the CUDA backend (tests/meson.build) */
 
-#define BOTH (CUDAFFT_CONVOLVE_IN_DEVICE | CUDAFFT_CONVOLVE_OUT_DEVICE)
+#define BOTH (CUDAFFT_IN_DEVICE | CUDAFFT_OUT_DEVICE)
 
 static void
 check_cpu(void)
@@ -83,7 +83,7 @@ static const Case cases[] = {
 static unsigned
 memory_of_push(size_t i)
 {
-  static const unsigned order[] = {BOTH, CUDAFFT_CONVOLVE_IN_DEVICE, CUDAFFT_CONVOLVE_OUT_DEVICE,
+  static const unsigned order[] = {BOTH, CUDAFFT_IN_DEVICE, CUDAFFT_OUT_DEVICE,
                                    BOTH, 0};
   return order[i % (sizeof order / sizeof order[0])];
 }
@@ -161,8 +161,8 @@ check_case(const Case *c, TestRng *rng)
     const size_t r = test_rng_range(rng, 1, c->max_push);
     const size_t count = r < c->total - done ? r : c->total - done;
     const unsigned memory = memory_of_push(pushes);
-    const void *src = (memory & CUDAFFT_CONVOLVE_IN_DEVICE ? device_in : in) + done * fb;
-    uint8_t *dst = (memory & CUDAFFT_CONVOLVE_OUT_DEVICE ? device_out : landing) + out_frames * fb;
+    const void *src = (memory & CUDAFFT_IN_DEVICE ? device_in : in) + done * fb;
+    uint8_t *dst = (memory & CUDAFFT_OUT_DEVICE ? device_out : landing) + out_frames * fb;
     size_t a = 0, b = 0;
     /* the output's size, known before the push (what cudaconvolve sizes CUDA memory by) */
     const size_t expected = cudafft_convolve_output_frames(on_device, count);
@@ -172,7 +172,7 @@ check_case(const Case *c, TestRng *rng)
                 CUDAFFT_STATUS_OK;
     failures += a != b || a != expected;
     /* where the frames landed, back into one host array */
-    if (memory & CUDAFFT_CONVOLVE_OUT_DEVICE)
+    if (memory & CUDAFFT_OUT_DEVICE)
       failures += !cuda_ok(cudaMemcpy(got + out_frames * fb, dst, b * fb, cudaMemcpyDeviceToHost),
                            "download");
     else

@@ -8,7 +8,10 @@
  *   CUDA memory (mixed chains), the second filter dropping its first samples (latency=100): every
  *   chain byte for byte the all-system-memory chain's;
  * - cudaconvolve ! cudaspectrum linked in CUDA memory by themselves: the spectrum's magnitudes bit
- *   for bit those of the system-memory link, the audio passed through byte for byte.
+ *   for bit those of the system-memory link, the audio passed through byte for byte;
+ * - cudaconvolve ! cudafft ! cudaifft ! cudaconvolve, every link in CUDA memory (cudafft reading
+ *   and cudaifft writing raw audio there), in system memory, and mixed: byte for byte alike; and
+ *   cudaifft's samples alone in CUDA memory, its padding cut on the device.
  * cpu (CI, no GPU needed): cudafft, cudaconvolve and cudaspectrum with backend=cpu refuse the link
  * to CUDA-memory-only caps, naming them. */
 #include "cuda_memory_util.h"
@@ -272,6 +275,62 @@ GST_START_TEST(test_convolve_spectrum_cuda_link)
 }
 GST_END_TEST;
 
+/* cudaconvolve ! cudafft ! cudaifft ! cudaconvolve: every link in CUDA memory by itself (the raw
+ * audio into cudafft and out of cudaifft too), and the samples byte for byte those of the same
+ * chain with every link in system memory, and of one whose middle link alone is system memory;
+ * then cudaifft's output alone in CUDA memory (its first and last samples, the padding cudafft
+ * added, are cut on the device). */
+GST_START_TEST(test_fft_ifft_between_filters)
+{
+  TestSignal s;
+  random_signal(&s, "cudafft and cudaifft between filters in CUDA memory");
+  const double taps[] = {0.9, 0.2, -0.1};
+  GPtrArray *system = frame_list();
+  GstCaps *link = NULL;
+  run_convolve(&s,
+               "cudaconvolve name=cv0 ! audio/x-raw ! " FFT " ! audio/x-fft ! cudaifft ! "
+               "audio/x-raw ! cudaconvolve name=cv1",
+               taps, G_N_ELEMENTS(taps), system, &link, NULL);
+  fail_unless(link && !caps_have_cuda_memory(link));
+  gst_clear_caps(&link);
+  const struct {
+    const char *middle;
+    gboolean link_cuda, out_cuda;
+  } chains[] = {
+      {"cudaconvolve name=cv0 ! " FFT " ! cudaifft ! cudaconvolve name=cv1 ! "
+       "audio/x-raw(memory:CUDAMemory)",
+       TRUE, TRUE},
+      {"cudaconvolve name=cv0 ! " FFT " ! audio/x-fft ! cudaifft ! cudaconvolve name=cv1", TRUE,
+       FALSE},
+      {"cudaconvolve name=cv0 ! audio/x-raw ! " FFT " ! cudaifft ! audio/x-raw ! "
+       "cudaconvolve name=cv1 ! audio/x-raw",
+       FALSE, FALSE},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(chains); i++) {
+    GPtrArray *got = frame_list();
+    run_convolve(&s, chains[i].middle, taps, G_N_ELEMENTS(taps), got, &link, NULL);
+    fail_unless(link && caps_have_cuda_memory(link) == chains[i].link_cuda,
+                "%s: linked in %" GST_PTR_FORMAT, chains[i].middle, link);
+    gst_clear_caps(&link);
+    guint in_cuda = 0;
+    for (guint k = 0; k < got->len; k++)
+      in_cuda += is_cuda_memory(gst_sample_get_buffer(g_ptr_array_index(got, k)));
+    fail_unless_equals_int(in_cuda, chains[i].out_cuda ? got->len : 0);
+    check_same_buffers(got, system, chains[i].middle);
+    g_ptr_array_unref(got);
+  }
+  /* cudaifft's samples alone in CUDA memory, against the system-memory round trip */
+  GPtrArray *round_trip = frame_list(), *cuda = frame_list();
+  run_audio(&s, FFT " ! cudaifft ! audio/x-raw", round_trip);
+  run_audio(&s, FFT " ! cudaifft ! audio/x-raw(memory:CUDAMemory)", cuda);
+  check_same_buffers(cuda, round_trip, "cudaifft's samples in CUDA memory");
+  g_ptr_array_unref(round_trip);
+  g_ptr_array_unref(cuda);
+  g_ptr_array_unref(system);
+  test_signal_clear(&s);
+}
+GST_END_TEST;
+
 /* ---- CPU ---- */
 
 GST_START_TEST(test_cpu_refuses_cuda_memory)
@@ -322,6 +381,7 @@ cuda_memory_audio_suite(void)
   tcase_add_test(tc, test_fft_ifft_cuda_link);
   tcase_add_test(tc, test_convolve_cuda_links);
   tcase_add_test(tc, test_convolve_spectrum_cuda_link);
+  tcase_add_test(tc, test_fft_ifft_between_filters);
   return suite;
 }
 

@@ -1,15 +1,19 @@
 /* test_stft_device.c: the STFT's device-memory calls (cudafft_stft_push_device,
- * cudafft_istft_push_device; cudafft/stft.h), which the elements use for CUDA memory.
+ * cudafft_istft_push_device, cudafft_istft_drain_device; cudafft/stft.h), which the elements use
+ * for CUDA memory.
  *
  * cuda: an analyser writing its frames into device memory (cudaMalloc'd, poisoned with NaN) and
- * one writing into host memory (poisoned) get the same random input in the same random pushes;
- * every float of every frame must be bit for bit the same (the same kernels: only where the output
- * goes differs), for the four representations, 1 to 1024 channels (1024 x 4096 complex: a frame
- * larger than an executor job, so the channels go in groups), hops of n, n/4 and odd ones, pushes
- * of 1 to 30000 samples. Then the complex frames go back through two synthesisers, one reading
- * them from device memory in place and one from host memory: the samples bit for bit the same,
- * and the round trip gives back the input (1e-5 relative L2: weighted overlap-add's promise).
- * cpu (CI too): both calls are UNSUPPORTED on the CPU backend, with a message. */
+ * one writing into host memory (poisoned) get the same random input in the same random pushes,
+ * the first reading it from device memory on every other push (so that samples held on the host
+ * are followed by samples on the device); every float of every frame must be bit for bit the same
+ * (the same kernels: only where the samples are differs), for the four representations, 1 to 1024
+ * channels (1024 x 4096 complex: a frame larger than an executor job, so the channels go in
+ * groups), hops of n, n/4 and odd ones, pushes of 1 to 30000 samples. Then the complex frames go
+ * back through two synthesisers, one reading them from device memory in place and writing its
+ * samples into device memory on every other push and at the drain, one in host memory: the
+ * samples bit for bit the same, and the round trip gives back the input (1e-5 relative L2:
+ * weighted overlap-add's promise).
+ * cpu (CI too): the calls are UNSUPPORTED on the CPU backend, with a message. */
 #include "test_util.h"
 
 #include <cudafft/stft.h>
@@ -35,11 +39,11 @@ check_cpu(void)
     goto done;
   float in[2048] = {0}, out[8 * 2 * 1026];
   size_t frames = 0;
-  CudafftStatus status = cudafft_stft_push_device(stft, in, 1024, out, &frames);
+  CudafftStatus status = cudafft_stft_push_device(stft, in, 1024, out, &frames, CUDAFFT_OUT_DEVICE);
   test_check(status == CUDAFFT_STATUS_UNSUPPORTED && strstr(cudafft_last_error_message(), "CPU"),
              "cudafft_stft_push_device on the CPU backend: %s (%s)", cudafft_status_name(status),
              cudafft_last_error_message());
-  status = cudafft_istft_push_device(istft, out, 1, in);
+  status = cudafft_istft_push_device(istft, out, 1, in, CUDAFFT_IN_DEVICE);
   test_check(status == CUDAFFT_STATUS_UNSUPPORTED && strstr(cudafft_last_error_message(), "CPU"),
              "cudafft_istft_push_device on the CPU backend: %s (%s)", cudafft_status_name(status),
              cudafft_last_error_message());
@@ -68,7 +72,77 @@ static const Case cases[] = {
     {512, 97, 3, CUDAFFT_REPRESENTATION_POWER, 20000, 700},
     {256, 64, 1, CUDAFFT_REPRESENTATION_COMPLEX, 5000, 1},
     {4096, 4096, 1024, CUDAFFT_REPRESENTATION_COMPLEX, 3 * 4096, 4096},
+    /* synthesis in channel groups (a frame larger than a job) into device memory */
+    {4096, 1024, 1024, CUDAFFT_REPRESENTATION_COMPLEX, 3 * 4096, 4096},
 };
+
+/* The complex frames (`frames` of frame_floats, on the device at `device`, their host copy at
+ * `back`) through two synthesisers: one reading them in place and writing into device memory on
+ * every other push and at the drain, one in host memory; then the round trip against signal. */
+static void
+check_synthesis(const Case *c, const CudafftStftConfig *config, const char *label,
+                const float *device, const float *back, size_t frames, size_t frame_floats,
+                const float *signal, TestRng *rng)
+{
+  CudafftIstft *from_device = NULL, *from_host = NULL;
+  const size_t body = frames * c->hop * c->channels, samples = body + (c->n - c->hop) * c->channels;
+  float *y_device = test_malloc(samples * sizeof(float));
+  float *y_host = test_malloc(samples * sizeof(float));
+  float *y_on_device = NULL;
+  test_poison(y_device, samples);
+  test_poison(y_host, samples);
+  int made =
+      cudafft_istft_create(&from_device, CUDAFFT_BACKEND_CUDA, 0, config) == CUDAFFT_STATUS_OK &&
+      cudafft_istft_create(&from_host, CUDAFFT_BACKEND_CUDA, 0, config) == CUDAFFT_STATUS_OK;
+  made = made && cuda_ok(cudaMalloc((void **)&y_on_device, samples * sizeof(float)), "cudaMalloc");
+  size_t bad = !made, pushes = 0;
+  for (size_t f = 0; made && f < frames; pushes++) {
+    const size_t r = test_rng_range(rng, 1, 9);
+    const size_t count = r < frames - f ? r : frames - f;
+    const size_t at = f * c->hop * c->channels, n = count * c->hop * c->channels;
+    const int to_device = pushes % 2 == 0;
+    bad += cudafft_istft_push_device(from_device, device + f * frame_floats, count,
+                                     (to_device ? y_on_device : y_device) + at,
+                                     CUDAFFT_IN_DEVICE | (to_device ? CUDAFFT_OUT_DEVICE : 0)) !=
+           CUDAFFT_STATUS_OK;
+    if (to_device)
+      bad += !cuda_ok(
+          cudaMemcpy(y_device + at, y_on_device + at, n * sizeof(float), cudaMemcpyDeviceToHost),
+          "download");
+    bad += cudafft_istft_push(from_host, back + f * frame_floats, count, y_host + at) !=
+           CUDAFFT_STATUS_OK;
+    f += count;
+  }
+  if (made) {
+    bad += cudafft_istft_drain_device(from_device, y_on_device + body) != CUDAFFT_STATUS_OK;
+    bad += !cuda_ok(cudaMemcpy(y_device + body, y_on_device + body,
+                               (samples - body) * sizeof(float), cudaMemcpyDeviceToHost),
+                    "download");
+    bad += cudafft_istft_drain(from_host, y_host + body) != CUDAFFT_STATUS_OK;
+  }
+  test_check(bad == 0 && memcmp(y_device, y_host, samples * sizeof(float)) == 0,
+             "%s: synthesis reading the frames in device memory, writing device memory on every "
+             "other push and at the drain, gives the host path's %zu samples bit for bit (%s)",
+             label, samples, bad ? cudafft_last_error_message() : "ok");
+  /* the round trip: output sample t is input sample t, where every frame that covers t is in
+   * (from n - hop on: the signal has no silent lead-in here) */
+  const size_t from = (c->n - c->hop) * c->channels;
+  double err = 0.0, norm = 0.0;
+  for (size_t i = from; i < body; i++) {
+    const double d = (double)y_device[i] - signal[i];
+    err += d * d;
+    norm += (double)signal[i] * signal[i];
+  }
+  const double rel = norm > 0.0 ? sqrt(err / norm) : 0.0;
+  test_check(body > from && rel < 1e-5,
+             "%s: the round trip through device memory gives back the input (rel L2 %.2e)", label,
+             rel);
+  cudaFree(y_on_device);
+  cudafft_istft_destroy(from_device);
+  cudafft_istft_destroy(from_host);
+  free(y_device);
+  free(y_host);
+}
 
 /* Runs case c: analysis both ways, then (complex) synthesis both ways and the round trip. */
 static void
@@ -96,10 +170,13 @@ check_case(const Case *c, TestRng *rng)
     signal[i] = (float)(1.6 * test_rng_uniform53(rng) - 0.8);
   float *host = test_malloc(out_floats * sizeof(float));
   float *back = test_malloc(out_floats * sizeof(float));
-  float *device = NULL;
+  float *device = NULL, *device_signal = NULL;
   test_poison(host, out_floats);
+  const size_t signal_bytes = c->total * c->channels * sizeof(float);
   if (!cuda_ok(cudaMalloc((void **)&device, out_floats * sizeof(float)), "cudaMalloc") ||
-      !cuda_ok(cudaMemset(device, 0xff, out_floats * sizeof(float)), "cudaMemset (NaN)"))
+      !cuda_ok(cudaMemset(device, 0xff, out_floats * sizeof(float)), "cudaMemset (NaN)") ||
+      !cuda_ok(cudaMalloc((void **)&device_signal, signal_bytes), "cudaMalloc (signal)") ||
+      !cuda_ok(cudaMemcpy(device_signal, signal, signal_bytes, cudaMemcpyHostToDevice), "upload"))
     goto done;
 
   size_t frames = 0, pushes = 0, failures = 0;
@@ -108,8 +185,12 @@ check_case(const Case *c, TestRng *rng)
     const size_t count = r < c->total - done ? r : c->total - done;
     size_t a = 0, b = 0;
     const float *in = signal + done * c->channels;
-    failures += cudafft_stft_push_device(on_device, in, count, device + frames * frame_floats,
-                                         &a) != CUDAFFT_STATUS_OK;
+    const int from_device = pushes % 2 == 1;
+    failures +=
+        cudafft_stft_push_device(
+            on_device, (from_device ? device_signal : signal) + done * c->channels, count,
+            device + frames * frame_floats, &a,
+            CUDAFFT_OUT_DEVICE | (from_device ? CUDAFFT_IN_DEVICE : 0)) != CUDAFFT_STATUS_OK;
     failures += cudafft_stft_push(on_host, in, count, host + frames * frame_floats, &b) !=
                 CUDAFFT_STATUS_OK;
     failures += a != b;
@@ -133,51 +214,11 @@ check_case(const Case *c, TestRng *rng)
              "%s: the %zu floats written to device memory are bit for bit the host push's%s", label,
              floats, first == floats ? "" : " (they differ)");
 
-  if (c->representation == CUDAFFT_REPRESENTATION_COMPLEX && c->channels <= 64) {
-    /* synthesis from the device frames in place, and from their host copy */
-    CudafftIstft *from_device = NULL, *from_host = NULL;
-    const size_t samples = frames * c->hop * c->channels;
-    float *y_device = test_malloc(samples * sizeof(float));
-    float *y_host = test_malloc(samples * sizeof(float));
-    test_poison(y_device, samples);
-    test_poison(y_host, samples);
-    const int made =
-        cudafft_istft_create(&from_device, CUDAFFT_BACKEND_CUDA, 0, &config) == CUDAFFT_STATUS_OK &&
-        cudafft_istft_create(&from_host, CUDAFFT_BACKEND_CUDA, 0, &config) == CUDAFFT_STATUS_OK;
-    size_t bad = !made;
-    for (size_t f = 0; made && f < frames;) {
-      const size_t r = test_rng_range(rng, 1, 9);
-      const size_t count = r < frames - f ? r : frames - f;
-      bad += cudafft_istft_push_device(from_device, device + f * frame_floats, count,
-                                       y_device + f * c->hop * c->channels) != CUDAFFT_STATUS_OK;
-      bad += cudafft_istft_push(from_host, back + f * frame_floats, count,
-                                y_host + f * c->hop * c->channels) != CUDAFFT_STATUS_OK;
-      f += count;
-    }
-    test_check(bad == 0 && memcmp(y_device, y_host, samples * sizeof(float)) == 0,
-               "%s: synthesis reading the frames in device memory gives the host path's %zu "
-               "samples bit for bit (%s)",
-               label, samples, bad ? cudafft_last_error_message() : "ok");
-    /* the round trip: output sample t is input sample t, where every frame that covers t is in
-     * (from n - hop on: the signal has no silent lead-in here) */
-    const size_t from = (c->n - c->hop) * c->channels;
-    double err = 0.0, norm = 0.0;
-    for (size_t i = from; i < samples; i++) {
-      const double d = (double)y_device[i] - signal[i];
-      err += d * d;
-      norm += (double)signal[i] * signal[i];
-    }
-    const double rel = norm > 0.0 ? sqrt(err / norm) : 0.0;
-    test_check(samples > from && rel < 1e-5,
-               "%s: the round trip through device memory gives back the input (rel L2 %.2e)", label,
-               rel);
-    cudafft_istft_destroy(from_device);
-    cudafft_istft_destroy(from_host);
-    free(y_device);
-    free(y_host);
-  }
+  if (c->representation == CUDAFFT_REPRESENTATION_COMPLEX && c->hop < c->n)
+    check_synthesis(c, &config, label, device, back, frames, frame_floats, signal, rng);
 done:
   cudaFree(device);
+  cudaFree(device_signal);
   free(signal);
   free(host);
   free(back);

@@ -418,12 +418,12 @@ run_anywhere(CudafftConvolve *cv, const void *in, size_t frames, uint8_t *out, u
   for (size_t done = 0, n = 0; done < frames && status == CUDAFFT_STATUS_OK; done += n) {
     n = min_size(frames - done, BLOCK);
     const uint8_t *from = in ? (const uint8_t *)in + done * fb : NULL;
-    if (from && (on_device & CUDAFFT_CONVOLVE_IN_DEVICE)) {
+    if (from && (on_device & CUDAFFT_IN_DEVICE)) {
       status = cudafft_device_samples_copy(cv->device_id, cv->bounce_in, from, n * fb);
       from = cv->bounce_in;
     }
     uint8_t *to = out + done * fb;
-    uint8_t *host_to = on_device & CUDAFFT_CONVOLVE_OUT_DEVICE ? cv->bounce_out : to;
+    uint8_t *host_to = on_device & CUDAFFT_OUT_DEVICE ? cv->bounce_out : to;
     if (status == CUDAFFT_STATUS_OK)
       status = run(cv, from, n, host_to, 0);
     if (status == CUDAFFT_STATUS_OK && host_to != to)
@@ -733,7 +733,7 @@ push(CudafftConvolve *convolve, const void *in, size_t frames, void *out, size_t
   CudafftConvolve *cv = convolve;
   CudafftStatus status = CUDAFFT_STATUS_OK;
   const size_t fb = cv->frame_bytes;
-  const unsigned every_place = CUDAFFT_CONVOLVE_IN_DEVICE | CUDAFFT_CONVOLVE_OUT_DEVICE;
+  const unsigned every_place = CUDAFFT_IN_DEVICE | CUDAFFT_OUT_DEVICE;
   if (!produced || (frames > 0 && !in) || (!out && output_frames(cv, frames) > 0))
     status = cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "%s: %s is NULL", name,
                           !produced ? "produced"
@@ -768,15 +768,15 @@ push(CudafftConvolve *convolve, const void *in, size_t frames, void *out, size_t
     } else {
       count = count < grain - staged ? count : grain - staged;
       status = stage_frames(cv, staged, src + taken * fb, count,
-                            (on_device & CUDAFFT_CONVOLVE_IN_DEVICE) != 0);
+                            (on_device & CUDAFFT_IN_DEVICE) != 0);
       if (status == CUDAFFT_STATUS_OK)
         cv->pushed += count;
       if (status == CUDAFFT_STATUS_OK && staged + count == grain) {
         cv->pushed -= grain;
         const void *stage = cv->stage_on_device ? cv->stage_device : (const void *)cv->stage;
-        const unsigned out_place = on_device & CUDAFFT_CONVOLVE_OUT_DEVICE;
+        const unsigned out_place = on_device & CUDAFFT_OUT_DEVICE;
         status = run_anywhere(cv, stage, grain, o,
-                              out_place | (cv->stage_on_device ? CUDAFFT_CONVOLVE_IN_DEVICE : 0));
+                              out_place | (cv->stage_on_device ? CUDAFFT_IN_DEVICE : 0));
       }
     }
     taken += count;

@@ -39,7 +39,7 @@ typedef struct {
 /* One call: out[i] = mix * (h * x)[i] + (1 - mix) * in[i] for `frames` interleaved frames (a
  * multiple of CUDAFFT_CONVOLVE_BLOCK on the partitioned path; may be 0), in and out in the spec's
  * format, not overlapping. in NULL means zeros (draining). in and out are host memory, but where
- * on_device (CudafftConvolveMemory flags) says they are device memory of the filter's device:
+ * on_device (CudafftMemory flags) says they are device memory of the filter's device:
  * only the CUDA backend's own paths are given such a job (the front end passes the samples of the
  * others through host copies). */
 typedef struct {

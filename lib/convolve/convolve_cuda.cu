@@ -884,7 +884,7 @@ const CudafftWorkKind fill_kind = {"convolution state", fill_aux_bytes, fill_pre
 /* The jobs of one call: filled in and submitted in order, up to kWindow outstanding (the oldest is
  * waited for before its place is reused), all waited for by finish(). The first failure is kept,
  * status and message, and ends the submissions. A call's input and output may be device memory
- * (on_device, CudafftConvolveMemory flags): the jobs then read and write them in place. */
+ * (on_device, CudafftMemory flags): the jobs then read and write them in place. */
 class Window {
 public:
   explicit Window(CudaConvolve *f, unsigned on_device = 0) : f_(f), on_device_(on_device)
@@ -919,8 +919,8 @@ public:
                     : job->work == Work::Blocks  ? &blocks64_kind
                     : job->work == Work::Spectra ? &spectra64_kind
                                                  : kinds[(int)job->work];
-    job->job.in_device = in && (on_device_ & CUDAFFT_CONVOLVE_IN_DEVICE) ? in : nullptr;
-    job->job.out_device = out && (on_device_ & CUDAFFT_CONVOLVE_OUT_DEVICE) ? out : nullptr;
+    job->job.in_device = in && (on_device_ & CUDAFFT_IN_DEVICE) ? in : nullptr;
+    job->job.out_device = out && (on_device_ & CUDAFFT_OUT_DEVICE) ? out : nullptr;
     const CudafftStatus status = cudafft_executor_submit(f_->ex, &job->job, in, out);
     if (status == CUDAFFT_STATUS_OK)
       ++submitted_;

@@ -99,6 +99,9 @@ cudafft_cuda_host_copy(int device, void *dst, const void *src, size_t bytes)
   if (bytes == 0)
     return CUDAFFT_STATUS_OK;
   CUDAFFT_CHECK(cudafft_use_device(device));
-  CUDAFFT_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
+  /* waited for on its stream: a device-to-device cudaMemcpy returns before it is done, and the
+   * executor's streams (non-blocking) would not wait for it */
+  CUDAFFT_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, cudaStreamPerThread));
+  CUDAFFT_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
   return CUDAFFT_STATUS_OK;
 }

@@ -43,8 +43,9 @@ CudafftStatus cudafft_cuda_host_device_alloc(int device, size_t bytes, void **pt
 void cudafft_cuda_host_device_free(int device, void *ptr);
 
 /* Copies bytes from src to dst, either of them host or device memory of `device` (unified
- * addressing tells which), and returns once the copy is done: the front ends' moves of samples
- * that came in, or go out, in device memory. */
+ * addressing tells which), and returns once the copy is done on the device too (so that work on
+ * any stream may read dst): the front ends' moves of samples that came in, or go out, in device
+ * memory. */
 CudafftStatus cudafft_cuda_host_copy(int device, void *dst, const void *src, size_t bytes);
 
 #ifdef __cplusplus

@@ -211,18 +211,32 @@ cudafft_stft_frames_for(const CudafftStft *stft, size_t samples)
   return total < n ? 0 : (total - n) / stft->config.hop + 1;
 }
 
-/* cudafft_stft_push and _push_device: out in host or (on_device) device memory. */
+/* Checks a _push_device call's memory flags (`name` the call): UNSUPPORTED on the CPU backend,
+ * INVALID_VALUE for unknown flags. */
+static CudafftStatus
+check_memory(unsigned on_device, CudafftBackend backend, const char *name)
+{
+  if (on_device & ~(unsigned)(CUDAFFT_IN_DEVICE | CUDAFFT_OUT_DEVICE))
+    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "%s: unknown memory flags 0x%x", name,
+                        on_device);
+  if (on_device && backend != CUDAFFT_BACKEND_CUDA)
+    return cudafft_fail(CUDAFFT_STATUS_UNSUPPORTED, "%s: the CPU backend has no device memory",
+                        name);
+  return CUDAFFT_STATUS_OK;
+}
+
+/* cudafft_stft_push and _push_device: in and out where on_device (CudafftMemory) says. */
 static CudafftStatus
 stft_push(CudafftStft *stft, const void *in, size_t samples, float *out, size_t *frames,
-          int on_device)
+          unsigned on_device)
 {
   if (frames)
     *frames = 0;
   if (!stft)
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_stft_push: stft is NULL");
-  if (on_device && stft->backend != CUDAFFT_BACKEND_CUDA)
-    return cudafft_fail(CUDAFFT_STATUS_UNSUPPORTED,
-                        "cudafft_stft_push_device: the CPU backend has no device memory");
+  const CudafftStatus checked = check_memory(on_device, stft->backend, "cudafft_stft_push_device");
+  if (checked != CUDAFFT_STATUS_OK)
+    return checked;
   if (samples > SIZE_MAX / 8 / CUDAFFT_MAX_CHANNELS) {
     stft->held = 0; /* as documented: every failure resets */
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "cudafft_stft_push: %zu samples is too many",
@@ -236,7 +250,13 @@ stft_push(CudafftStft *stft, const void *in, size_t samples, float *out, size_t 
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER,
                         "cudafft_stft_push: out is NULL but %zu frames are complete", count);
   }
-  const CudafftStftJob job = {in, samples, stft->held, out, count, on_device};
+  const CudafftStftJob job = {.in = in,
+                              .samples = samples,
+                              .held = stft->held,
+                              .out = out,
+                              .frames = count,
+                              .out_on_device = (on_device & CUDAFFT_OUT_DEVICE) != 0,
+                              .in_on_device = in && (on_device & CUDAFFT_IN_DEVICE)};
   const CudafftStatus status = stft->ops->run(stft->impl, &job);
   if (status != CUDAFFT_STATUS_OK) {
     stft->held = 0; /* a failed push may have consumed part of its samples */
@@ -256,9 +276,9 @@ cudafft_stft_push(CudafftStft *stft, const void *in, size_t samples, float *out,
 
 CudafftStatus
 cudafft_stft_push_device(CudafftStft *stft, const void *in, size_t samples, float *out,
-                         size_t *frames)
+                         size_t *frames, unsigned on_device)
 {
-  return stft_push(stft, in, samples, out, frames, 1);
+  return stft_push(stft, in, samples, out, frames, on_device);
 }
 
 void
@@ -306,15 +326,16 @@ CUDAFFT_DEFINE_GETTER(CudafftBackend, cudafft_istft_get_backend, CudafftIstft, o
                       CUDAFFT_BACKEND_AUTO)
 CUDAFFT_DEFINE_GETTER(int, cudafft_istft_get_device, CudafftIstft, object->device, -1)
 
-/* cudafft_istft_push and _push_device: in in host or (on_device) device memory. */
+/* cudafft_istft_push and _push_device: in and out where on_device (CudafftMemory) says. */
 static CudafftStatus
-istft_push(CudafftIstft *istft, const float *in, size_t frames, float *out, int on_device)
+istft_push(CudafftIstft *istft, const float *in, size_t frames, float *out, unsigned on_device)
 {
   if (!istft)
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_istft_push: istft is NULL");
-  if (on_device && istft->backend != CUDAFFT_BACKEND_CUDA)
-    return cudafft_fail(CUDAFFT_STATUS_UNSUPPORTED,
-                        "cudafft_istft_push_device: the CPU backend has no device memory");
+  const CudafftStatus checked =
+      check_memory(on_device, istft->backend, "cudafft_istft_push_device");
+  if (checked != CUDAFFT_STATUS_OK)
+    return checked;
   if (frames == 0)
     return CUDAFFT_STATUS_OK;
   if (!in || !out)
@@ -323,7 +344,12 @@ istft_push(CudafftIstft *istft, const float *in, size_t frames, float *out, int 
   if (frames > SIZE_MAX / 8 / CUDAFFT_MAX_CHANNELS / CUDAFFT_MAX_SIZE)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "cudafft_istft_push: %zu frames is too many",
                         frames);
-  const CudafftIstftJob job = {in, frames, out, 0, on_device};
+  const CudafftIstftJob job = {in,
+                               frames,
+                               out,
+                               0,
+                               (on_device & CUDAFFT_IN_DEVICE) != 0,
+                               (on_device & CUDAFFT_OUT_DEVICE) != 0};
   return istft->ops->run(istft->impl, &job);
 }
 
@@ -334,9 +360,10 @@ cudafft_istft_push(CudafftIstft *istft, const float *in, size_t frames, float *o
 }
 
 CudafftStatus
-cudafft_istft_push_device(CudafftIstft *istft, const float *in, size_t frames, float *out)
+cudafft_istft_push_device(CudafftIstft *istft, const float *in, size_t frames, float *out,
+                          unsigned on_device)
 {
-  return istft_push(istft, in, frames, out, 1);
+  return istft_push(istft, in, frames, out, on_device);
 }
 
 CudafftStatus
@@ -345,7 +372,21 @@ cudafft_istft_drain(CudafftIstft *istft, float *out)
   if (!istft || !out)
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_istft_drain: %s is NULL",
                         !istft ? "istft" : "out");
-  const CudafftIstftJob job = {NULL, 0, out, 1, 0};
+  const CudafftIstftJob job = {NULL, 0, out, 1, 0, 0};
+  return istft->ops->run(istft->impl, &job);
+}
+
+CudafftStatus
+cudafft_istft_drain_device(CudafftIstft *istft, float *out)
+{
+  if (!istft || !out)
+    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_istft_drain_device: %s is NULL",
+                        !istft ? "istft" : "out");
+  const CudafftStatus checked =
+      check_memory(CUDAFFT_OUT_DEVICE, istft->backend, "cudafft_istft_drain_device");
+  if (checked != CUDAFFT_STATUS_OK)
+    return checked;
+  const CudafftIstftJob job = {NULL, 0, out, 1, 0, 1};
   return istft->ops->run(istft->impl, &job);
 }
 

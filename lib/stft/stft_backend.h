@@ -25,8 +25,8 @@ typedef struct {
  * zeros) to the `held` ones earlier pushes left, and writes the `frames` frames that completes to
  * out. held and frames are the front end's count, which the backend's own follows; the samples
  * held are the front end's to forget (on reset and after a failure, it holds 0). run returns when
- * out is written, and leaves nothing queued when it fails. out_on_device: out is device memory of
- * the object's context (CUDA only; the front end refuses it for the CPU). */
+ * out is written, and leaves nothing queued when it fails. in_on_device, out_on_device: in, out is
+ * device memory of the object's context (CUDA only; the front end refuses it for the CPU). */
 typedef struct {
   const void *in;
   size_t samples;
@@ -34,19 +34,21 @@ typedef struct {
   float *out;
   size_t frames;
   int out_on_device;
+  int in_on_device;
 } CudafftStftJob;
 
 /* One synthesiser call: `frames` complex frames in, frames x hop samples per channel out
  * (interleaved); or, with drain, the fft_size - hop samples per channel still being summed out
  * (in and frames unused), after which the synthesiser is as after reset (its sums zero). run
- * returns when out is written. in_on_device: in is device memory of the object's context (CUDA
- * only, as above). */
+ * returns when out is written. in_on_device, out_on_device: in, out is device memory of the
+ * object's context (CUDA only, as above). */
 typedef struct {
   const float *in;
   size_t frames;
   float *out;
   int drain;
   int in_on_device;
+  int out_on_device;
 } CudafftIstftJob;
 
 typedef CUDAFFT_BACKEND_TABLE_TYPE(CudafftStftSpec, CudafftStftJob) CudafftStftBackend;

@@ -217,11 +217,12 @@ frames_after(const CudafftStftConfig &config, size_t samples)
   return samples < config.fft_size ? 0 : (samples - config.fft_size) / config.hop + 1;
 }
 
-/* Submits the jobs that append `samples` samples (from src, or zeros where src is NULL) behind the
- * held ones and compute the frames they complete into out (*written frames of it done so far). */
+/* Submits the jobs that append `samples` samples (from src, or zeros where src is NULL; device
+ * memory, read in place, where src_on_device) behind the held ones and compute the frames they
+ * complete into out (*written frames of it done so far). */
 void
-analysis_chunk(CudaAnalysis *a, const unsigned char *src, size_t samples, float *out,
-               size_t *written)
+analysis_chunk(CudaAnalysis *a, const unsigned char *src, bool src_on_device, size_t samples,
+               float *out, size_t *written)
 {
   const CudafftStftConfig &config = a->config;
   const unsigned channels = config.channels;
@@ -264,7 +265,10 @@ analysis_chunk(CudaAnalysis *a, const unsigned char *src, size_t samples, float 
     float *dst = frames ? out + (*written * channels + c0) * a->row_floats : nullptr;
     /* frames in device memory: the kernel writes them there, nothing comes down */
     job->job.out_device = a->out_on_device ? dst : nullptr;
-    a->queue.submit(a->ex, job, first ? src : nullptr, a->out_on_device ? nullptr : dst);
+    /* samples in device memory: the kernel reads them there, nothing goes up */
+    job->job.in_device = first && src && src_on_device ? src : nullptr;
+    a->queue.submit(a->ex, job, first && !src_on_device ? src : nullptr,
+                    a->out_on_device ? nullptr : dst);
     if (frames == 0)
       break;
   }
@@ -303,17 +307,20 @@ analysis_run(void *impl, const CudafftStftJob *job)
     analysis_forget(a); /* the front end forgot them (a failure, or held 0 after a reset) */
   const unsigned char *in = static_cast<const unsigned char *>(job->in);
   size_t samples = job->samples;
+  const bool in_on_device = job->in_on_device != 0;
   a->out_on_device = job->out_on_device != 0;
-  if (job->frames == 0 && a->pending_samples + samples <= a->chunk) {
+  /* samples in device memory are read where they are: none is held on the host */
+  if (!in_on_device && job->frames == 0 && a->pending_samples + samples <= a->chunk) {
     hold_on_host(a, in, samples);
     return CUDAFFT_STATUS_OK;
   }
   size_t written = 0;
   if (a->pending_samples > 0) {
-    /* the host's samples go first, with as many new ones as fill a job */
-    const size_t take = min_size(samples, a->chunk - a->pending_samples);
+    /* the host's samples go first, with as many new ones as fill a job (a job of their own
+     * before samples in device memory) */
+    const size_t take = in_on_device ? 0 : min_size(samples, a->chunk - a->pending_samples);
     hold_on_host(a, in, take);
-    analysis_chunk(a, a->pending, a->pending_samples, job->out, &written);
+    analysis_chunk(a, a->pending, false, a->pending_samples, job->out, &written);
     a->pending_samples = 0;
     samples -= take;
     if (in)
@@ -321,7 +328,7 @@ analysis_run(void *impl, const CudafftStftJob *job)
   }
   while (samples > 0 && a->queue.failed == CUDAFFT_STATUS_OK) {
     const size_t count = min_size(samples, a->chunk);
-    analysis_chunk(a, in, count, job->out, &written);
+    analysis_chunk(a, in, in_on_device, count, job->out, &written);
     samples -= count;
     if (in)
       in += count * a->in_frame_bytes;
@@ -349,6 +356,7 @@ struct SynthesisWork {
   CudafftStftSynthesisJob s; /* first: the queue finds the CudafftJob at the start */
   float *scatter;
   float *dest; /* channel c0's first sample in the caller's output */
+  bool dest_on_device;
   unsigned channels;
   size_t samples;
 };
@@ -361,8 +369,10 @@ struct CudaSynthesis : Common {
   float *rows = nullptr; /* max_frames x group rows of n floats */
   float *tail[2] = {};   /* channels rows of carried sums */
   int current = 0;
-  bool tail_zero = true;     /* the carried sums are zeros (new, reset, drained, failed) */
-  bool in_on_device = false; /* this push's frames are device memory (read in place) */
+  bool tail_zero = true;      /* the carried sums are zeros (new, reset, drained, failed) */
+  bool in_on_device = false;  /* this push's frames are device memory (read in place) */
+  bool out_on_device = false; /* its samples go to device memory (written in place) */
+  cudaError_t scatter_error = cudaSuccess; /* the first failed copy of a group's samples */
   float *scatter[kAhead] = {};
   CudafftJobQueue<SynthesisWork, kAhead> queue;
 };
@@ -422,14 +432,30 @@ synthesis_setup(CudaSynthesis *s, const CudafftStftSpec *spec)
   return CUDAFFT_STATUS_OK;
 }
 
-/* Spreads a group job's samples over the channels of the caller's output. */
+/* Spreads a group job's samples over the channels of the caller's output: on the host, or into
+ * device memory in one strided copy (its failure kept in the synthesiser's scatter_error). */
 struct Scatter {
+  CudaSynthesis *synthesis;
+
   void
   operator()(SynthesisWork *w) const
   {
     if (!w->scatter)
       return;
     const unsigned group = w->s.group;
+    if (w->dest_on_device) {
+      cudaError_t error = cudafft_use_device(synthesis->device);
+      /* waited for: a copy from pageable memory may return before it lands */
+      if (error == cudaSuccess)
+        error = cudaMemcpy2DAsync(w->dest, w->channels * sizeof(float), w->scatter,
+                                  group * sizeof(float), group * sizeof(float), w->samples,
+                                  cudaMemcpyHostToDevice, cudaStreamPerThread);
+      if (error == cudaSuccess)
+        error = cudaStreamSynchronize(cudaStreamPerThread);
+      if (error != cudaSuccess && synthesis->scatter_error == cudaSuccess)
+        synthesis->scatter_error = error;
+      return;
+    }
     for (size_t p = 0; p < w->samples; p++)
       memcpy(w->dest + p * w->channels, w->scatter + p * group, group * sizeof(float));
   }
@@ -442,7 +468,7 @@ synthesis_job(CudaSynthesis *s, const float *in, size_t frames, unsigned c0, uns
               float *out, size_t samples)
 {
   const CudafftStftConfig &config = s->config;
-  SynthesisWork *w = s->queue.next(s->ex, Scatter());
+  SynthesisWork *w = s->queue.next(s->ex, Scatter{s});
   const bool whole = group == config.channels;
   w->s.job.kind = &cudafft_stft_synthesis_kind;
   w->s.job.owner = &s->owner;
@@ -462,11 +488,17 @@ synthesis_job(CudaSynthesis *s, const float *in, size_t frames, unsigned c0, uns
   w->s.out_samples = samples;
   w->scatter = whole ? nullptr : s->scatter[(s->queue.head + s->queue.count) % kAhead];
   w->dest = out + c0;
+  w->dest_on_device = s->out_on_device;
   w->channels = config.channels;
   w->samples = samples;
-  /* frames in device memory: the kernel reads them there, nothing goes up */
+  /* frames in device memory: the kernel reads them there, nothing goes up; samples to device
+   * memory: a job of all the channels writes them there (a group's go by way of its scatter) */
   w->s.job.in_device = s->in_on_device && frames ? in : nullptr;
-  s->queue.submit(s->ex, w, s->in_on_device ? nullptr : in, whole ? out : w->scatter);
+  w->s.job.out_device = s->out_on_device && whole ? out : nullptr;
+  s->queue.submit(s->ex, w, s->in_on_device ? nullptr : in,
+                  !whole             ? w->scatter
+                  : s->out_on_device ? nullptr
+                                     : out);
 }
 
 CudafftStatus
@@ -487,7 +519,7 @@ synthesis_push(CudaSynthesis *s, const float *in, size_t frames, float *out)
     s->tail_zero = false;
     done += count;
   }
-  return s->queue.finish(s->ex, Scatter());
+  return s->queue.finish(s->ex, Scatter{s});
 }
 
 CudafftStatus
@@ -500,7 +532,7 @@ synthesis_drain(CudaSynthesis *s, float *out)
     const unsigned group = channels - c0 < s->group ? channels - c0 : s->group;
     synthesis_job(s, nullptr, 0, c0, group, out, s->carried);
   }
-  return s->queue.finish(s->ex, Scatter());
+  return s->queue.finish(s->ex, Scatter{s});
 }
 
 CudafftStatus
@@ -508,8 +540,15 @@ synthesis_run(void *impl, const CudafftIstftJob *job)
 {
   CudaSynthesis *s = static_cast<CudaSynthesis *>(impl);
   s->in_on_device = job->in_on_device != 0;
-  const CudafftStatus status =
+  s->out_on_device = job->out_on_device != 0;
+  s->scatter_error = cudaSuccess;
+  CudafftStatus status =
       job->drain ? synthesis_drain(s, job->out) : synthesis_push(s, job->in, job->frames, job->out);
+  if (status == CUDAFFT_STATUS_OK && s->scatter_error != cudaSuccess)
+    status = cudafft_cuda_failure(s->scatter_error,
+                                  "copying an STFT synthesiser's samples to "
+                                  "device memory",
+                                  __FILE__, __LINE__);
   /* after a drain the synthesiser is as after reset; after a failure its sums are unknown, and a
    * reset is the state to go on from */
   if (job->drain || status != CUDAFFT_STATUS_OK)

@@ -111,6 +111,13 @@ typedef enum {
   CUDAFFT_BACKEND_CPU,
 } CudafftBackend;
 
+/* Where an engine's _push_device call finds its input and puts its output (flags): in device
+ * memory of the object's context, read or written in place, or (flag clear) in host memory. */
+typedef enum {
+  CUDAFFT_IN_DEVICE = 1 << 0,  /* the input is device memory */
+  CUDAFFT_OUT_DEVICE = 1 << 1, /* the output is device memory */
+} CudafftMemory;
+
 /* Interleaved samples, native (little-endian) byte order; S24 is packed (3 bytes). How integers
  * become values is each engine's to say (its header states it); which formats an engine takes
  * too. */

@@ -116,19 +116,13 @@ CUDAFFT_API size_t cudafft_convolve_output_frames(const CudafftConvolve *convolv
 CUDAFFT_API CudafftStatus cudafft_convolve_push(CudafftConvolve *convolve, const void *in,
                                                 size_t frames, void *out, size_t *produced);
 
-/* Where cudafft_convolve_push_device() finds its input and puts its output. */
-typedef enum {
-  CUDAFFT_CONVOLVE_IN_DEVICE = 1 << 0,  /* in is device memory */
-  CUDAFFT_CONVOLVE_OUT_DEVICE = 1 << 1, /* out is device memory */
-} CudafftConvolveMemory;
-
 /* CUDA backend only: as cudafft_convolve_push(), with in, out or both in device memory of the
  * filter's context (the device id it was made with, or the attached context's: cudafft/common.h,
- * Contexts), as `on_device` (CudafftConvolveMemory flags) says. The filter reads and writes them
- * in place, so that samples in CUDA memory do not cross the bus. The input must be complete
- * before the call; the output is complete when it returns. Two things still pass through host
- * memory, in steps of CUDAFFT_CONVOLVE_BLOCK frames: the frames of a kernel crossover (blended on
- * the host) and every frame of an F64 stream at a block size below CUDAFFT_CONVOLVE_BLOCK (whose
+ * Contexts), as `on_device` (CudafftMemory flags: cudafft/common.h) says. The filter reads and
+ * writes them in place, so that samples in CUDA memory do not cross the bus. The input must be
+ * complete before the call; the output is complete when it returns. Two things still pass through
+ * host memory, in steps of CUDAFFT_CONVOLVE_BLOCK frames: the frames of a kernel crossover (blended
+ * on the host) and every frame of an F64 stream at a block size below CUDAFFT_CONVOLVE_BLOCK (whose
  * parts are summed on the host). Pushes in device and in host memory may follow one another in
  * any order. UNSUPPORTED on the CPU backend; on_device 0 is cudafft_convolve_push(). */
 CUDAFFT_API CudafftStatus cudafft_convolve_push_device(CudafftConvolve *convolve, const void *in,

@@ -110,12 +110,15 @@ CUDAFFT_API size_t cudafft_stft_frames_for(const CudafftStft *stft, size_t sampl
 CUDAFFT_API CudafftStatus cudafft_stft_push(CudafftStft *stft, const void *in, size_t samples,
                                             float *out, size_t *frames);
 
-/* CUDA backend only: as cudafft_stft_push(), but out is device memory of the analyser's context
- * (the device id it was made with, or the attached context's: cudafft/common.h, Contexts). The
- * frames are written there on the device and never cross the bus; they are complete when it
- * returns. UNSUPPORTED on the CPU backend. */
+/* CUDA backend only: as cudafft_stft_push(), with in, out or both in device memory of the
+ * analyser's context (the device id it was made with, or the attached context's:
+ * cudafft/common.h, Contexts), as `on_device` (CudafftMemory flags) says. The samples are read
+ * and the frames written there on the device: they never cross the bus. The input must be
+ * complete before the call; the frames are complete when it returns. UNSUPPORTED on the CPU
+ * backend; on_device 0 is cudafft_stft_push(). */
 CUDAFFT_API CudafftStatus cudafft_stft_push_device(CudafftStft *stft, const void *in,
-                                                   size_t samples, float *out, size_t *frames);
+                                                   size_t samples, float *out, size_t *frames,
+                                                   unsigned on_device);
 
 /* Forgets the held samples: the next push starts a new signal (frame 0 at its first sample). */
 CUDAFFT_API void cudafft_stft_reset(CudafftStft *stft);
@@ -139,15 +142,20 @@ CUDAFFT_API int cudafft_istft_get_device(const CudafftIstft *istft);
 CUDAFFT_API CudafftStatus cudafft_istft_push(CudafftIstft *istft, const float *in, size_t frames,
                                              float *out);
 
-/* CUDA backend only: as cudafft_istft_push(), but in is device memory of the synthesiser's
- * context, complete before the call and read in place (the frames never cross the bus); it must
- * stay until the call returns. UNSUPPORTED on the CPU backend. */
+/* CUDA backend only: as cudafft_istft_push(), with in, out or both in device memory of the
+ * synthesiser's context, as `on_device` (CudafftMemory flags) says: the frames are read in place
+ * (complete before the call, kept until it returns) and the samples written in place, complete
+ * when it returns. UNSUPPORTED on the CPU backend; on_device 0 is cudafft_istft_push(). */
 CUDAFFT_API CudafftStatus cudafft_istft_push_device(CudafftIstft *istft, const float *in,
-                                                    size_t frames, float *out);
+                                                    size_t frames, float *out, unsigned on_device);
 
 /* Writes the fft_size - hop samples per channel after the last complete one (the tail of the
  * last frames, as if silent frames followed) to out, interleaved F32, and resets. */
 CUDAFFT_API CudafftStatus cudafft_istft_drain(CudafftIstft *istft, float *out);
+
+/* CUDA backend only: as cudafft_istft_drain(), out in device memory of the synthesiser's context
+ * (complete when it returns). UNSUPPORTED on the CPU backend. */
+CUDAFFT_API CudafftStatus cudafft_istft_drain_device(CudafftIstft *istft, float *out);
 
 /* Forgets the overlap-add state: the next push starts a new stream. */
 CUDAFFT_API void cudafft_istft_reset(CudafftIstft *istft);
