@@ -11,9 +11,11 @@
  *   for bit those of the system-memory link, the audio passed through byte for byte;
  * - cudaconvolve ! cudafft ! cudaifft ! cudaconvolve, every link in CUDA memory (cudafft reading
  *   and cudaifft writing raw audio there), in system memory, and mixed: byte for byte alike; and
- *   cudaifft's samples alone in CUDA memory, its padding cut on the device.
+ *   cudaifft's samples alone in CUDA memory, its padding cut on the device;
+ * - EOS, a flush and state cycles while CUDA memory flows through that chain; the samples read
+ *   after the state change (they outlive it).
  * cpu (CI, no GPU needed): cudafft, cudaconvolve and cudaspectrum with backend=cpu refuse the link
- * to CUDA-memory-only caps, naming them. */
+ * to CUDA-memory-only caps, naming them; the state cycles in system memory. */
 #include "cuda_memory_util.h"
 
 #include <cudafft/common.h>
@@ -137,12 +139,11 @@ keep_magnitudes(GstBus *bus, GstMessage *msg, gpointer data)
   return GST_BUS_DROP;
 }
 
-/* Runs appsrc ! MIDDLE ! appsink over s, where MIDDLE's cudaconvolve elements are named cv0, cv1
- * (those present get the kernel); the buffers into out, the caps of cv0's output into *link, and
- * where `magnitudes` is given the spectrum messages' magnitudes into it. */
-static void
-run_convolve(const TestSignal *s, const char *middle, const double *taps, gsize n, GPtrArray *out,
-             GstCaps **link, GArray **magnitudes)
+/* appsrc ! MIDDLE ! appsink for s, where MIDDLE's cudaconvolve elements are named cv0, cv1 (those
+ * present get the kernel); the caps of cv0's output go into *link (NULL: not kept). */
+static GstElement *
+convolve_pipeline(const TestSignal *s, const char *middle, const double *taps, gsize n,
+                  GstCaps **link)
 {
   GstElement *pipeline =
       launch("appsrc name=src format=time ! %s ! appsink name=sink sync=false", middle);
@@ -158,13 +159,23 @@ run_convolve(const TestSignal *s, const char *middle, const double *taps, gsize 
     if (!cv)
       continue;
     eu_set_kernel(cv, taps, n);
-    if (i == 0) {
+    if (i == 0 && link) {
       GstPad *pad = gst_element_get_static_pad(cv, "src");
       gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, keep_caps, link, NULL);
       gst_object_unref(pad);
     }
     gst_object_unref(cv);
   }
+  return pipeline;
+}
+
+/* Runs convolve_pipeline() over s to EOS: the buffers into out, the caps of cv0's output into
+ * *link, and where `magnitudes` is given the spectrum messages' magnitudes into it. */
+static void
+run_convolve(const TestSignal *s, const char *middle, const double *taps, gsize n, GPtrArray *out,
+             GstCaps **link, GArray **magnitudes)
+{
+  GstElement *pipeline = convolve_pipeline(s, middle, taps, n, link);
   Magnitudes kept;
   g_mutex_init(&kept.lock);
   kept.values = g_array_new(FALSE, FALSE, sizeof(gfloat));
@@ -331,6 +342,58 @@ GST_START_TEST(test_fft_ifft_between_filters)
 }
 GST_END_TEST;
 
+/* EOS, a flush and state cycles (READY and NULL) while CUDA memory flows through
+ * cudaconvolve ! cudafft ! cudaifft ! cudaconvolve: every cycle's samples byte for byte those of
+ * the chain in system memory, read after the state change (they outlive it). On the CPU the same
+ * cycles in system memory. */
+GST_START_TEST(test_cycles_while_audio_flows)
+{
+  TestSignal s;
+  random_signal(&s, "audio in CUDA memory through state cycles");
+  const double taps[] = {0.7, -0.3, 0.2, 0.05};
+  /* the reference on the same backend (the two backends' samples differ by rounding) */
+  const gboolean cpu = !strcmp(eu_backend, "cpu");
+  const char *const b = eu_backend;
+  gchar *reference = g_strdup_printf("cudaconvolve name=cv0 backend=%s ! audio/x-raw ! " FFT
+                                     " backend=%s ! audio/x-fft ! cudaifft backend=%s ! "
+                                     "audio/x-raw ! cudaconvolve name=cv1 backend=%s ! audio/x-raw",
+                                     b, b, b, b);
+  GPtrArray *system = frame_list();
+  run_convolve(&s, reference, taps, G_N_ELEMENTS(taps), system, NULL, NULL);
+  g_free(reference);
+  gchar *middle =
+      g_strdup_printf("cudaconvolve name=cv0 backend=%s ! " FFT " backend=%s ! "
+                      "cudaifft backend=%s ! cudaconvolve name=cv1 backend=%s ! %s",
+                      b, b, b, b, cpu ? "audio/x-raw" : "audio/x-raw(memory:CUDAMemory)");
+  GstElement *pipeline = convolve_pipeline(&s, middle, taps, G_N_ELEMENTS(taps), NULL);
+  for (guint cycle = 0; cycle < 4; cycle++) {
+    GPtrArray *got = frame_list();
+    fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+    if (cycle > 0) {
+      /* a flush before any data: the runs start afresh (appsink's EOS cleared) */
+      fail_unless(gst_element_send_event(pipeline, gst_event_new_flush_start()));
+      fail_unless(gst_element_send_event(pipeline, gst_event_new_flush_stop(TRUE)));
+    }
+    push_signal(pipeline, &s);
+    pull_all(pipeline, got);
+    gchar *text = NULL;
+    fail_if(pipeline_error(pipeline, &text), "cycle %u: %s", cycle, text);
+    gst_element_set_state(pipeline, cycle % 2 ? GST_STATE_NULL : GST_STATE_READY);
+    guint in_cuda = 0;
+    for (guint k = 0; k < got->len; k++)
+      in_cuda += is_cuda_memory(gst_sample_get_buffer(g_ptr_array_index(got, k)));
+    fail_unless_equals_int(in_cuda, cpu ? 0 : got->len);
+    check_same_buffers(got, system, "a state cycle's samples");
+    g_ptr_array_unref(got);
+  }
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pipeline);
+  g_free(middle);
+  g_ptr_array_unref(system);
+  test_signal_clear(&s);
+}
+GST_END_TEST;
+
 /* ---- CPU ---- */
 
 GST_START_TEST(test_cpu_refuses_cuda_memory)
@@ -375,6 +438,7 @@ cuda_memory_audio_suite(void)
   Suite *suite = eu_suite("cuda-memory-audio", &tc);
   if (!strcmp(eu_backend, "cpu")) {
     tcase_add_test(tc, test_cpu_refuses_cuda_memory);
+    tcase_add_test(tc, test_cycles_while_audio_flows);
     return suite;
   }
   tcase_add_test(tc, test_fft_frames_in_cuda_memory);
@@ -382,6 +446,7 @@ cuda_memory_audio_suite(void)
   tcase_add_test(tc, test_convolve_cuda_links);
   tcase_add_test(tc, test_convolve_spectrum_cuda_link);
   tcase_add_test(tc, test_fft_ifft_between_filters);
+  tcase_add_test(tc, test_cycles_while_audio_flows);
   return suite;
 }
 
