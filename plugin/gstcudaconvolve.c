@@ -555,35 +555,6 @@ gst_cuda_convolve_transform_caps(GstBaseTransform *trans, GstPadDirection direct
   return gst_cudafft_audio_filter_filter_caps(base, direction, caps, result, filter);
 }
 
-/* The output in CUDA memory where downstream names it (another cudaconvolve, cudaspectrum, an
- * appsink with those caps), in system memory where downstream takes anything. */
-static GstCaps *
-gst_cuda_convolve_fixate_caps(GstBaseTransform *trans, GstPadDirection direction, GstCaps *caps,
-                              GstCaps *othercaps)
-{
-  if (direction == GST_PAD_SINK)
-    othercaps = gst_cudafft_caps_prefer_memory(othercaps, GST_BASE_TRANSFORM_SRC_PAD(trans));
-  return GST_BASE_TRANSFORM_CLASS(gst_cuda_convolve_parent_class)
-      ->fixate_caps(trans, direction, caps, othercaps);
-}
-
-/* CUDA memory on either pad needs the engine on the GPU (an engine made later, once an impulse
- * response is decoded, is checked by the library: a push in device memory is refused on the CPU).
- */
-static gboolean
-check_memory(GstCudaConvolve *self, GstCaps *incaps, GstCaps *outcaps)
-{
-  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
-  if (!convolve_engine_of(self) || gst_cudafft_audio_filter_uses_gpu(filter) ||
-      (!gst_cudafft_caps_is_cuda_memory(incaps) && !gst_cudafft_caps_is_cuda_memory(outcaps)))
-    return TRUE;
-  GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
-                    ("This filter runs on the CPU backend, which cannot take or make CUDA memory: "
-                     "let its neighbours use system memory, or run it on a GPU."),
-                    ("caps %" GST_PTR_FORMAT " to %" GST_PTR_FORMAT, incaps, outcaps));
-  return FALSE;
-}
-
 static gboolean
 gst_cuda_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps)
 {
@@ -599,7 +570,8 @@ gst_cuda_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *ou
   }
   gst_cuda_convolve_ir_set_rate(self->ir, GST_AUDIO_INFO_RATE(&info)); /* decodes for it */
   if (convolve_engine_of(self) && gst_audio_info_is_equal(&info, &self->info))
-    return check_memory(self, incaps, outcaps); /* the same format keeps the stream going */
+    return gst_cudafft_audio_filter_check_memory(GST_CUDAFFT_AUDIO_FILTER(self), incaps,
+                                                 outcaps); /* the same format keeps going */
   const GstAudioInfo previous = self->info;
   use_format(self, &info);
   gst_cudafft_audio_filter_close_engine(GST_CUDAFFT_AUDIO_FILTER(self));
@@ -622,7 +594,8 @@ gst_cuda_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *ou
     if (GST_AUDIO_INFO_RATE(&previous) > 0)
       gst_cuda_convolve_ir_set_rate(self->ir, GST_AUDIO_INFO_RATE(&previous));
   }
-  return ok && check_memory(self, incaps, outcaps);
+  return ok &&
+         gst_cudafft_audio_filter_check_memory(GST_CUDAFFT_AUDIO_FILTER(self), incaps, outcaps);
 }
 
 /* Runs ---------------------------------------------------------------------------------------- */
@@ -1210,12 +1183,8 @@ gst_cuda_convolve_class_init(GstCudaConvolveClass *klass)
       g_signal_new("rate-changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
                    G_TYPE_NONE, 1, G_TYPE_INT);
 
-  GstCaps *caps = gst_cudafft_caps_add_cuda_memory(gst_caps_from_string(CAPS));
-  gst_element_class_add_pad_template(
-      element_class, gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, caps));
-  gst_element_class_add_pad_template(
-      element_class, gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, caps));
-  gst_caps_unref(caps);
+  gst_cudafft_audio_filter_class_add_pad_templates(element_class, gst_caps_from_string(CAPS),
+                                                   gst_caps_from_string(CAPS));
   gst_element_class_set_static_metadata(
       element_class, "CUDA FIR filter and convolution reverb", "Filter/Effect/Audio",
       "Convolve audio with a long FIR kernel or impulse response on an NVIDIA GPU",
@@ -1225,7 +1194,6 @@ gst_cuda_convolve_class_init(GstCudaConvolveClass *klass)
   trans_class->start = GST_DEBUG_FUNCPTR(gst_cuda_convolve_start);
   trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_cuda_convolve_set_caps);
   trans_class->transform_caps = GST_DEBUG_FUNCPTR(gst_cuda_convolve_transform_caps);
-  trans_class->fixate_caps = GST_DEBUG_FUNCPTR(gst_cuda_convolve_fixate_caps);
   trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_cuda_convolve_sink_event);
   filter_class->close = gst_cuda_convolve_close;
   filter_class->drain = gst_cuda_convolve_drain;

@@ -257,18 +257,6 @@ gst_cuda_fft_transform_caps(GstBaseTransform *trans, GstPadDirection direction, 
   return gst_cudafft_audio_filter_filter_caps(base, direction, caps, result, filter);
 }
 
-/* Frames in CUDA memory where downstream names it (cudaifft, an appsink with those caps), in
- * system memory where downstream takes anything (gstcudafftcontext.h). */
-static GstCaps *
-gst_cuda_fft_fixate_caps(GstBaseTransform *trans, GstPadDirection direction, GstCaps *caps,
-                         GstCaps *othercaps)
-{
-  if (direction == GST_PAD_SINK)
-    othercaps = gst_cudafft_caps_prefer_memory(othercaps, GST_BASE_TRANSFORM_SRC_PAD(trans));
-  return GST_BASE_TRANSFORM_CLASS(gst_cuda_fft_parent_class)
-      ->fixate_caps(trans, direction, caps, othercaps);
-}
-
 /* Makes the analyser for in_info and the frames caps in `caps`. The old one goes first, whether or
  * not a new one can be made: none is better than one for another format. */
 static gboolean
@@ -318,17 +306,8 @@ gst_cuda_fft_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps
     if (!open_engine(self, outcaps))
       return FALSE;
   }
-  if ((self->cuda_out || gst_cudafft_caps_is_cuda_memory(incaps)) &&
-      !gst_cudafft_audio_filter_uses_gpu(GST_CUDAFFT_AUDIO_FILTER(self))) {
-    /* offered where the GPU was expected; the engine fell back to the CPU */
-    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
-                      ("These settings run on the CPU backend, which cannot take or make CUDA "
-                       "memory: let the neighbours use system memory, or use settings the GPU "
-                       "can run."),
-                      ("caps %" GST_PTR_FORMAT " to %" GST_PTR_FORMAT, incaps, outcaps));
-    return FALSE;
-  }
-  return TRUE;
+  /* offered where the GPU was expected; the engine may have fallen back to the CPU */
+  return gst_cudafft_audio_filter_check_memory(GST_CUDAFFT_AUDIO_FILTER(self), incaps, outcaps);
 }
 
 /* Names the field that makes downstream refuse our frames, for the error message. */
@@ -653,14 +632,8 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
                         GST_TYPE_CUDAFFT_REPRESENTATION, DEFAULT_REPRESENTATION,
                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
 
-  GstCaps *audio = gst_cudafft_caps_add_cuda_memory(gst_static_caps_get(&sink_caps));
-  gst_element_class_add_pad_template(
-      element_class, gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, audio));
-  gst_caps_unref(audio);
-  GstCaps *frames = gst_cudafft_caps_add_cuda_memory(gst_cudafft_frames_template_caps());
-  gst_element_class_add_pad_template(
-      element_class, gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, frames));
-  gst_caps_unref(frames);
+  gst_cudafft_audio_filter_class_add_pad_templates(element_class, gst_static_caps_get(&sink_caps),
+                                                   gst_cudafft_frames_template_caps());
   gst_element_class_set_static_metadata(
       element_class, "CUDA short-time Fourier transform", "Filter/Converter/Audio/Analyzer",
       "Frame, window and FFT the audio on an NVIDIA GPU, output audio/x-fft frames",
@@ -669,7 +642,6 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
   trans_class->passthrough_on_same_caps = FALSE;
   trans_class->start = GST_DEBUG_FUNCPTR(gst_cuda_fft_start);
   trans_class->transform_caps = GST_DEBUG_FUNCPTR(gst_cuda_fft_transform_caps);
-  trans_class->fixate_caps = GST_DEBUG_FUNCPTR(gst_cuda_fft_fixate_caps);
   trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_cuda_fft_set_caps);
   trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_cuda_fft_sink_event);
   filter_class->drain = gst_cuda_fft_drain;

@@ -587,6 +587,51 @@ gst_cudafft_audio_filter_offer_cuda_memory(GstCudafftAudioFilter *filter, GstCap
                                                          : caps;
 }
 
+void
+gst_cudafft_audio_filter_class_add_pad_templates(GstElementClass *klass, GstCaps *sink,
+                                                 GstCaps *src)
+{
+  const struct {
+    const gchar *name;
+    GstPadDirection direction;
+    GstCaps *caps;
+  } pads[] = {{"sink", GST_PAD_SINK, sink}, {"src", GST_PAD_SRC, src}};
+  for (guint i = 0; i < G_N_ELEMENTS(pads); i++) {
+    GstCaps *caps = gst_cudafft_caps_add_cuda_memory(pads[i].caps);
+    gst_element_class_add_pad_template(
+        klass, gst_pad_template_new(pads[i].name, pads[i].direction, GST_PAD_ALWAYS, caps));
+    gst_caps_unref(caps);
+  }
+}
+
+gboolean
+gst_cudafft_audio_filter_check_memory(GstCudafftAudioFilter *filter, GstCaps *incaps,
+                                      GstCaps *outcaps)
+{
+  if (!PRIV(filter)->engine || gst_cudafft_audio_filter_uses_gpu(filter) ||
+      (!gst_cudafft_caps_is_cuda_memory(incaps) && !gst_cudafft_caps_is_cuda_memory(outcaps)))
+    return TRUE;
+  GST_ELEMENT_ERROR(filter, CORE, NEGOTIATION,
+                    ("These settings run on the CPU backend, which cannot take or make CUDA "
+                     "memory: let the neighbours use system memory, or use settings the GPU can "
+                     "run."),
+                    ("caps %" GST_PTR_FORMAT " to %" GST_PTR_FORMAT, incaps, outcaps));
+  return FALSE;
+}
+
+/* The output in CUDA memory where downstream names it (our elements, an appsink with those caps),
+ * in system memory where downstream takes anything (gstcudafftcontext.h); caps of one kind only
+ * (an element on the CPU, a passthrough) stay as they are. */
+static GstCaps *
+gst_cudafft_audio_filter_fixate_caps(GstBaseTransform *trans, GstPadDirection direction,
+                                     GstCaps *caps, GstCaps *othercaps)
+{
+  if (direction == GST_PAD_SINK)
+    othercaps = gst_cudafft_caps_prefer_memory(othercaps, GST_BASE_TRANSFORM_SRC_PAD(trans));
+  return GST_BASE_TRANSFORM_CLASS(gst_cudafft_audio_filter_parent_class)
+      ->fixate_caps(trans, direction, caps, othercaps);
+}
+
 GstBuffer *
 gst_cudafft_audio_filter_cuda_output(GstCudafftAudioFilter *filter, gsize bytes)
 {
@@ -791,6 +836,7 @@ gst_cudafft_audio_filter_class_init(GstCudafftAudioFilterClass *klass)
   trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_cudafft_audio_filter_sink_event);
   trans_class->query = GST_DEBUG_FUNCPTR(gst_cudafft_audio_filter_query);
   trans_class->generate_output = GST_DEBUG_FUNCPTR(gst_cudafft_audio_filter_generate_output);
+  trans_class->fixate_caps = GST_DEBUG_FUNCPTR(gst_cudafft_audio_filter_fixate_caps);
   trans_class->propose_allocation = GST_DEBUG_FUNCPTR(gst_cudafft_audio_filter_propose_allocation);
   klass->memory_hint = "use a smaller fft-size or fewer channels";
 

@@ -161,6 +161,18 @@ GstCaps *gst_cudafft_audio_filter_offer_cuda_memory(GstCudafftAudioFilter *filte
 /* Whether the input `process` is given now is device memory (see `process`). */
 gboolean gst_cudafft_audio_filter_input_on_device(GstCudafftAudioFilter *filter);
 
+/* For class_init: the "sink" and "src" pad templates, each of caps (taken) in system memory and,
+ * where the build has CUDA memory, in CUDA memory after it (gst_cudafft_caps_add_cuda_memory). */
+void gst_cudafft_audio_filter_class_add_pad_templates(GstElementClass *klass, GstCaps *sink,
+                                                      GstCaps *src);
+
+/* For a set_caps, after the engine is made: where incaps or outcaps carry CUDA memory, the engine
+ * must run on the GPU (an `auto` element fallen back to the CPU cannot take or make it). FALSE
+ * with a NEGOTIATION ERROR saying so; TRUE where that holds or there is no engine yet. The base
+ * class's fixate_caps takes CUDA memory for the output where downstream names it. */
+gboolean gst_cudafft_audio_filter_check_memory(GstCudafftAudioFilter *filter, GstCaps *incaps,
+                                               GstCaps *outcaps);
+
 /* An output buffer of `bytes` bytes of CUDA memory of the element's context (one GstCudaMemory,
  * laid out as gstcudafftcontext.h says). NULL, with a GST_ELEMENT_ERROR posted, where there is
  * none. */

@@ -121,33 +121,6 @@ read_frames_caps(GstCudaIfft *self, GstCaps *caps, GstCudafftFrameInfo *info)
   return TRUE;
 }
 
-/* The samples in CUDA memory where downstream names it (cudaconvolve, cudaspectrum, an appsink
- * with those caps), in system memory where downstream takes anything. */
-static GstCaps *
-gst_cuda_ifft_fixate_caps(GstBaseTransform *trans, GstPadDirection direction, GstCaps *caps,
-                          GstCaps *othercaps)
-{
-  if (direction == GST_PAD_SINK)
-    othercaps = gst_cudafft_caps_prefer_memory(othercaps, GST_BASE_TRANSFORM_SRC_PAD(trans));
-  return GST_BASE_TRANSFORM_CLASS(gst_cuda_ifft_parent_class)
-      ->fixate_caps(trans, direction, caps, othercaps);
-}
-
-/* CUDA memory on either pad needs the engine on the GPU. */
-static gboolean
-check_memory(GstCudaIfft *self, GstCaps *incaps, GstCaps *outcaps)
-{
-  if (gst_cudafft_audio_filter_uses_gpu(GST_CUDAFFT_AUDIO_FILTER(self)) ||
-      (!self->cuda_out && !gst_cudafft_caps_is_cuda_memory(incaps)))
-    return TRUE;
-  GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
-                    ("These settings run on the CPU backend, which cannot take or make CUDA "
-                     "memory: let the neighbours use system memory, or use settings the GPU can "
-                     "run."),
-                    ("caps %" GST_PTR_FORMAT " to %" GST_PTR_FORMAT, incaps, outcaps));
-  return FALSE;
-}
-
 static gboolean
 gst_cuda_ifft_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps)
 {
@@ -157,7 +130,7 @@ gst_cuda_ifft_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcap
     return FALSE;
   self->cuda_out = gst_cudafft_caps_is_cuda_memory(outcaps);
   if (istft_engine_of(self) && memcmp(&info, &self->info, sizeof info) == 0)
-    return check_memory(self, incaps, outcaps);
+    return gst_cudafft_audio_filter_check_memory(GST_CUDAFFT_AUDIO_FILTER(self), incaps, outcaps);
   GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
   gst_cudafft_audio_filter_close_engine(filter);
   self->info = info;
@@ -165,7 +138,7 @@ gst_cuda_ifft_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcap
     return FALSE;
   gst_cudafft_audio_filter_set_run_format(filter, info.rate, info.config.hop / 2);
   gst_cudafft_audio_filter_set_frame_bytes(filter, gst_cudafft_frame_bytes(&self->info));
-  return check_memory(self, incaps, outcaps);
+  return gst_cudafft_audio_filter_check_memory(GST_CUDAFFT_AUDIO_FILTER(self), incaps, outcaps);
 }
 
 static gsize
@@ -340,15 +313,9 @@ gst_cuda_ifft_class_init(GstCudaIfftClass *klass)
   GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
   GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS(klass);
 
-  GstCaps *frames =
-      gst_cudafft_caps_add_cuda_memory(gst_caps_from_string(GST_CUDAFFT_FRAMES_MEDIA_TYPE));
-  gst_element_class_add_pad_template(
-      element_class, gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, frames));
-  gst_caps_unref(frames);
-  GstCaps *audio = gst_cudafft_caps_add_cuda_memory(gst_caps_from_string(SRC_CAPS));
-  gst_element_class_add_pad_template(
-      element_class, gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, audio));
-  gst_caps_unref(audio);
+  gst_cudafft_audio_filter_class_add_pad_templates(
+      element_class, gst_caps_from_string(GST_CUDAFFT_FRAMES_MEDIA_TYPE),
+      gst_caps_from_string(SRC_CAPS));
   gst_element_class_set_static_metadata(
       element_class, "CUDA inverse short-time Fourier transform", "Filter/Converter/Audio",
       "Turn complex audio/x-fft frames back into audio on an NVIDIA GPU (inverse STFT)",
@@ -358,7 +325,6 @@ gst_cuda_ifft_class_init(GstCudaIfftClass *klass)
   trans_class->start = GST_DEBUG_FUNCPTR(gst_cuda_ifft_start);
   trans_class->transform_caps = GST_DEBUG_FUNCPTR(gst_cuda_ifft_transform_caps);
   trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_cuda_ifft_set_caps);
-  trans_class->fixate_caps = GST_DEBUG_FUNCPTR(gst_cuda_ifft_fixate_caps);
   GstCudafftAudioFilterClass *filter_class = GST_CUDAFFT_AUDIO_FILTER_CLASS(klass);
   filter_class->drain = gst_cuda_ifft_drain;
   filter_class->get_latency = gst_cuda_ifft_get_latency;

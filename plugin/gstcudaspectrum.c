@@ -1054,12 +1054,8 @@ gst_cuda_spectrum_class_init(GstCudaSpectrumClass *klass)
   gst_cudafft_bands_install_properties(gobject_class, &band_props, CUDAFFT_SCALE_LINEAR,
                                        GST_PARAM_MUTABLE_PLAYING);
 
-  GstCaps *caps = gst_cudafft_caps_add_cuda_memory(gst_caps_from_string(CAPS));
-  gst_element_class_add_pad_template(
-      element_class, gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, caps));
-  gst_element_class_add_pad_template(
-      element_class, gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, caps));
-  gst_caps_unref(caps);
+  gst_cudafft_audio_filter_class_add_pad_templates(element_class, gst_caps_from_string(CAPS),
+                                                   gst_caps_from_string(CAPS));
   gst_element_class_set_static_metadata(
       element_class, "CUDA spectrum analyzer", "Filter/Analyzer/Audio",
       "Run an FFT on the audio signal on an NVIDIA GPU, output spectrum data",

@@ -112,9 +112,17 @@ caps_have_cuda_memory(GstCaps *caps)
   return features && gst_caps_features_contains(features, "memory:CUDAMemory");
 }
 
-/* appsrc ! MIDDLE ! appsink over s (the audio caps on appsrc), to EOS; the buffers into out. */
-void
-run_audio(const TestSignal *s, const char *middle, GPtrArray *out)
+guint
+count_cuda_memory(GPtrArray *samples)
+{
+  guint count = 0;
+  for (guint i = 0; i < samples->len; i++)
+    count += is_cuda_memory(gst_sample_get_buffer(g_ptr_array_index(samples, i)));
+  return count;
+}
+
+GstElement *
+audio_pipeline(const TestSignal *s, const char *middle)
 {
   GstElement *pipeline =
       launch("appsrc name=src format=time ! %s ! appsink name=sink sync=false", middle);
@@ -123,6 +131,13 @@ run_audio(const TestSignal *s, const char *middle, GPtrArray *out)
   g_object_set(src, "caps", caps, NULL);
   gst_caps_unref(caps);
   gst_object_unref(src);
+  return pipeline;
+}
+
+void
+run_audio(const TestSignal *s, const char *middle, GPtrArray *out)
+{
+  GstElement *pipeline = audio_pipeline(s, middle);
   play_to_eos(pipeline, s, out);
   gst_element_set_state(pipeline, GST_STATE_NULL);
   gst_object_unref(pipeline);

@@ -36,7 +36,13 @@ void play_to_eos(GstElement *pipeline, const TestSignal *s, GPtrArray *out);
 gboolean is_cuda_memory(GstBuffer *buffer);
 gboolean caps_have_cuda_memory(GstCaps *caps);
 
-/* appsrc ! MIDDLE ! appsink over s (the audio caps on appsrc), to EOS; the buffers into out. */
+/* How many of the samples' buffers are CUDA memory. */
+guint count_cuda_memory(GPtrArray *samples);
+
+/* appsrc ! MIDDLE ! appsink for s (the audio caps on appsrc, named "src" and "sink"). */
+GstElement *audio_pipeline(const TestSignal *s, const char *middle);
+
+/* audio_pipeline() over s to EOS; the buffers into out. */
 void run_audio(const TestSignal *s, const char *middle, GPtrArray *out);
 
 /* Every buffer of got byte for byte, with its timestamps, the one of want at the same place. */

@@ -83,8 +83,7 @@ static const Case cases[] = {
 static unsigned
 memory_of_push(size_t i)
 {
-  static const unsigned order[] = {BOTH, CUDAFFT_IN_DEVICE, CUDAFFT_OUT_DEVICE,
-                                   BOTH, 0};
+  static const unsigned order[] = {BOTH, CUDAFFT_IN_DEVICE, CUDAFFT_OUT_DEVICE, BOTH, 0};
   return order[i % (sizeof order / sizeof order[0])];
 }
 

@@ -36,15 +36,10 @@
 static GstElement *
 scope_pipeline(const TestSignal *s, const char *middle)
 {
-  GstElement *pipeline =
-      launch("appsrc name=src format=time ! cudaspectrumscope name=scope backend=%s fft-size=1024 "
-             "! %s ! appsink name=sink sync=false",
-             eu_backend, middle);
-  GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
-  GstCaps *caps = eu_raw_caps(s->format, s->rate, s->channels);
-  g_object_set(src, "caps", caps, NULL);
-  gst_caps_unref(caps);
-  gst_object_unref(src);
+  gchar *scope = g_strdup_printf("cudaspectrumscope name=scope backend=%s fft-size=1024 ! %s",
+                                 eu_backend, middle);
+  GstElement *pipeline = audio_pipeline(s, scope);
+  g_free(scope);
   return pipeline;
 }
 

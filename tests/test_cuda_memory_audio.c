@@ -68,13 +68,7 @@ GST_START_TEST(test_fft_ifft_cuda_link)
   GPtrArray *system = frame_list(), *cuda = frame_list();
   run_audio(&s, FFT " ! audio/x-fft ! cudaifft", system);
   /* nothing asked: the two agree on CUDA memory between them */
-  GstElement *pipeline = launch("appsrc name=src format=time ! " FFT " name=fft ! cudaifft ! "
-                                "appsink name=sink sync=false");
-  GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
-  GstCaps *caps = eu_raw_caps(s.format, s.rate, s.channels);
-  g_object_set(src, "caps", caps, NULL);
-  gst_caps_unref(caps);
-  gst_object_unref(src);
+  GstElement *pipeline = audio_pipeline(&s, FFT " name=fft ! cudaifft");
   GstElement *fft = gst_bin_get_by_name(GST_BIN(pipeline), "fft");
   GstPad *fft_src = gst_element_get_static_pad(fft, "src");
   GstCaps *link = NULL;
@@ -145,13 +139,7 @@ static GstElement *
 convolve_pipeline(const TestSignal *s, const char *middle, const double *taps, gsize n,
                   GstCaps **link)
 {
-  GstElement *pipeline =
-      launch("appsrc name=src format=time ! %s ! appsink name=sink sync=false", middle);
-  GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
-  GstCaps *caps = eu_raw_caps(s->format, s->rate, s->channels);
-  g_object_set(src, "caps", caps, NULL);
-  gst_caps_unref(caps);
-  gst_object_unref(src);
+  GstElement *pipeline = audio_pipeline(s, middle);
   for (guint i = 0; i < 2; i++) {
     gchar *name = g_strdup_printf("cv%u", i);
     GstElement *cv = gst_bin_get_by_name(GST_BIN(pipeline), name);
@@ -234,10 +222,7 @@ GST_START_TEST(test_convolve_cuda_links)
     fail_unless(link && caps_have_cuda_memory(link) == chains[i].link_cuda,
                 "%s: linked in %" GST_PTR_FORMAT, chains[i].middle, link);
     gst_clear_caps(&link);
-    guint in_cuda = 0;
-    for (guint k = 0; k < got->len; k++)
-      in_cuda += is_cuda_memory(gst_sample_get_buffer(g_ptr_array_index(got, k)));
-    fail_unless_equals_int(in_cuda, chains[i].out_cuda ? got->len : 0);
+    fail_unless_equals_int(count_cuda_memory(got), chains[i].out_cuda ? got->len : 0);
     check_same_buffers(got, system, chains[i].middle);
     g_ptr_array_unref(got);
   }
@@ -323,10 +308,7 @@ GST_START_TEST(test_fft_ifft_between_filters)
     fail_unless(link && caps_have_cuda_memory(link) == chains[i].link_cuda,
                 "%s: linked in %" GST_PTR_FORMAT, chains[i].middle, link);
     gst_clear_caps(&link);
-    guint in_cuda = 0;
-    for (guint k = 0; k < got->len; k++)
-      in_cuda += is_cuda_memory(gst_sample_get_buffer(g_ptr_array_index(got, k)));
-    fail_unless_equals_int(in_cuda, chains[i].out_cuda ? got->len : 0);
+    fail_unless_equals_int(count_cuda_memory(got), chains[i].out_cuda ? got->len : 0);
     check_same_buffers(got, system, chains[i].middle);
     g_ptr_array_unref(got);
   }
@@ -379,10 +361,7 @@ GST_START_TEST(test_cycles_while_audio_flows)
     gchar *text = NULL;
     fail_if(pipeline_error(pipeline, &text), "cycle %u: %s", cycle, text);
     gst_element_set_state(pipeline, cycle % 2 ? GST_STATE_NULL : GST_STATE_READY);
-    guint in_cuda = 0;
-    for (guint k = 0; k < got->len; k++)
-      in_cuda += is_cuda_memory(gst_sample_get_buffer(g_ptr_array_index(got, k)));
-    fail_unless_equals_int(in_cuda, cpu ? 0 : got->len);
+    fail_unless_equals_int(count_cuda_memory(got), cpu ? 0 : got->len);
     check_same_buffers(got, system, "a state cycle's samples");
     g_ptr_array_unref(got);
   }

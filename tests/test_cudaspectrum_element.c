@@ -749,10 +749,10 @@ GST_START_TEST(test_properties_and_caps_match_spectrum)
     fail_unless((size == 1 || size == 2) && gst_caps_get_size(ca) == 1, "%s template %s", pad, sb);
     if (size == 2) {
       GstCapsFeatures *cuda = gst_caps_features_new("memory:CUDAMemory", NULL);
-      fail_unless(gst_caps_features_is_equal(gst_caps_get_features(cb, 1), cuda) &&
-                      gst_structure_is_equal(gst_caps_get_structure(cb, 0),
-                                             gst_caps_get_structure(cb, 1)),
-                  "%s template %s: the second structure is not the first in CUDA memory", pad, sb);
+      fail_unless(
+          gst_caps_features_is_equal(gst_caps_get_features(cb, 1), cuda) &&
+              gst_structure_is_equal(gst_caps_get_structure(cb, 0), gst_caps_get_structure(cb, 1)),
+          "%s template %s: the second structure is not the first in CUDA memory", pad, sb);
       gst_caps_features_free(cuda);
     }
     GstStructure *x = gst_structure_copy(gst_caps_get_structure(ca, 0));
