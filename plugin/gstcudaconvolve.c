@@ -56,7 +56,7 @@
  * * low-latency and drain-on-changes are accepted and have no effect.
  *
  * On the GPU, either pad also takes audio in CUDA memory (`audio/x-raw(memory:CUDAMemory)`, laid
- * out as the README's "CUDA memory" says): where a neighbour asks for it (another cudaconvolve,
+ * out as docs/elements.md says): where a neighbour asks for it (another cudaconvolve,
  * cudaspectrum, an appsink with such caps) the samples stay on the device, read and written in
  * place by the filter. Each side is negotiated on its own, so one side may be CUDA memory and the
  * other system memory. backend=cpu offers system memory only.

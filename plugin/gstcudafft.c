@@ -30,6 +30,11 @@
  * exactly those. Frame k is stamped with the time of input sample k hop and lasts hop samples; the
  * latency is hop / rate.
  *
+ * On the GPU both pads also take CUDA memory (`audio/x-raw(memory:CUDAMemory)` in,
+ * `audio/x-fft(memory:CUDAMemory)` out; the layout in docs/elements.md): the samples
+ * are read and the frames written there by its kernels. The frames go out in CUDA memory where
+ * downstream names it (cudaifft, an appsink with such caps), in system memory otherwise.
+ *
  * ## Example pipeline
  * |[
  * gst-launch-1.0 audiotestsrc ! audio/x-raw,channels=2 ! cudafft fft-size=4096 hop=1024 \

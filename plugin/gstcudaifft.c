@@ -19,6 +19,11 @@
  * up to less than 1% of their peak somewhere, e.g. hann at hop = fft-size) are refused at caps
  * time with a message naming them, and so are frames of another representation than complex.
  *
+ * On the GPU both pads also take CUDA memory (`audio/x-fft(memory:CUDAMemory)` in,
+ * `audio/x-raw(memory:CUDAMemory)` out): the frames are read and the samples written there by its
+ * kernels. The samples go out in CUDA memory where downstream names it (cudaconvolve,
+ * cudaspectrum, an appsink with such caps), in system memory otherwise.
+ *
  * ## Example pipeline
  * |[
  * gst-launch-1.0 filesrc location=in.wav ! wavparse ! audioconvert ! cudafft ! cudaifft ! \

@@ -97,7 +97,7 @@
  * intervals; backend=auto falls back to the CPU where no GPU is usable.
  *
  * On the GPU it also passes audio in CUDA memory through (`audio/x-raw(memory:CUDAMemory)`, laid
- * out as the README's "CUDA memory" says), analysing the samples where they are: after a
+ * out as docs/elements.md says), analysing the samples where they are: after a
  * cudaconvolve that writes CUDA memory, nothing crosses the bus. backend=cpu offers system memory
  * only.
  *
