@@ -652,38 +652,6 @@ frames_per_push(const GstCudaConvolve *self)
   return most > 2 * CUDAFFT_CONVOLVE_BLOCK ? most - CUDAFFT_CONVOLVE_BLOCK : CUDAFFT_CONVOLVE_BLOCK;
 }
 
-/* An output buffer for `most` frames, mapped for writing: *out is where the engine writes (device
- * memory of CUDA memory where the src caps say so; host memory otherwise). A CUDA-memory buffer
- * must hold exactly its frames (GStreamer 1.22's host copy of one takes its whole allocation), so
- * `most` is then what the push will produce. Unmap with unmap_output. */
-static GstBuffer *
-map_output(GstCudaConvolve *self, gsize most, GstMapInfo *map, gpointer *out)
-{
-  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
-  if (!self->cuda_out) {
-    GstBuffer *buffer = gst_cudafft_audio_filter_map_output(filter, most * frame_bytes(self),
-                                                            spare_bytes(self), map);
-    *out = buffer ? map->data : NULL;
-    return buffer;
-  }
-  GstBuffer *buffer = gst_cudafft_audio_filter_cuda_output(filter, most * frame_bytes(self));
-  if (buffer && !gst_cudafft_map_cuda(buffer, GST_MAP_WRITE, map, out, NULL)) {
-    gst_buffer_unref(buffer);
-    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map CUDA memory for the output."), (NULL));
-    return NULL;
-  }
-  return buffer; /* NULL: posted */
-}
-
-static void
-unmap_output(GstCudaConvolve *self, GstBuffer *buffer, GstMapInfo *map)
-{
-  if (self->cuda_out)
-    gst_memory_unmap(map->memory, map);
-  else
-    gst_buffer_unmap(buffer, map);
-}
-
 /* Pushes `frames` input frames at `data` (device memory where the base class says the input is)
  * through the engine and the output that comes out (stamped, the latency property's samples
  * dropped) downstream. */
@@ -692,21 +660,25 @@ push_through_engine(GstCudaConvolve *self, const void *data, gsize frames)
 {
   GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
   CudafftConvolve *engine = convolve_engine_of(self);
+  /* a buffer of CUDA memory must hold exactly its frames (GStreamer 1.22's host copy of one takes
+   * its whole allocation): what this push will produce */
   const size_t most = self->cuda_out ? cudafft_convolve_output_frames(engine, frames)
                                      : cudafft_convolve_max_output(engine, frames);
   const unsigned on_device =
       (gst_cudafft_audio_filter_input_on_device(filter) ? CUDAFFT_IN_DEVICE : 0) |
       (self->cuda_out ? CUDAFFT_OUT_DEVICE : 0);
   GstMapInfo map = GST_MAP_INFO_INIT;
-  gpointer out = NULL;
-  GstBuffer *buffer = most > 0 ? map_output(self, most, &map, &out) : NULL;
+  GstBuffer *buffer =
+      most > 0 ? gst_cudafft_audio_filter_map_output(filter, most * frame_bytes(self),
+                                                     spare_bytes(self), self->cuda_out, &map)
+               : NULL;
   if (most > 0 && !buffer)
     return GST_FLOW_ERROR;
   size_t produced = 0;
   const CudafftStatus status =
-      cudafft_convolve_push_device(engine, data, frames, out, &produced, on_device);
+      cudafft_convolve_push_device(engine, data, frames, map.data, &produced, on_device);
   if (buffer)
-    unmap_output(self, buffer, &map);
+    gst_cudafft_audio_filter_unmap_output(buffer, &map);
   if (status != CUDAFFT_STATUS_OK) {
     gst_cudafft_audio_filter_post_error(filter, status, "cudafft_convolve_push");
     if (buffer)

@@ -403,31 +403,16 @@ analyse(GstCudaFft *self, const guint8 *data, gsize samples, guint64 end_padding
     GstMapInfo map = GST_MAP_INFO_INIT;
     size_t done = 0;
     CudafftStatus status;
-    if (self->cuda_out) {
-      /* the frames written on the device into CUDA memory: nothing crosses the bus */
-      gpointer device_out = NULL;
-      if (frames > 0 && !(buffer = gst_cudafft_audio_filter_cuda_output(
-                              GST_CUDAFFT_AUDIO_FILTER(self), frames * frame_bytes)))
-        return GST_FLOW_ERROR; /* posted */
-      if (buffer && !gst_cudafft_map_cuda(buffer, GST_MAP_WRITE, &map, &device_out, NULL)) {
-        gst_buffer_unref(buffer);
-        GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map CUDA memory for the frames."),
-                          (NULL));
-        return GST_FLOW_ERROR;
-      }
-      status = cudafft_stft_push_device(stft, data, chunk, device_out, &done, on_device);
-      if (buffer)
-        gst_memory_unmap(map.memory, &map);
-    } else {
-      /* equal input buffers complete this many frames or one more: the pool keeps one to spare */
-      if (frames > 0 &&
-          !(buffer = gst_cudafft_audio_filter_map_output(GST_CUDAFFT_AUDIO_FILTER(self),
-                                                         frames * frame_bytes, frame_bytes, &map)))
-        return GST_FLOW_ERROR;
-      status = cudafft_stft_push_device(stft, data, chunk, (float *)map.data, &done, on_device);
-      if (buffer)
-        gst_buffer_unmap(buffer, &map);
-    }
+    /* in CUDA memory the frames are written on the device: nothing crosses the bus; in system
+     * memory equal input buffers complete this many frames or one more: the pool keeps one to
+     * spare */
+    if (frames > 0 && !(buffer = gst_cudafft_audio_filter_map_output(
+                            GST_CUDAFFT_AUDIO_FILTER(self), frames * frame_bytes, frame_bytes,
+                            self->cuda_out, &map)))
+      return GST_FLOW_ERROR; /* posted */
+    status = cudafft_stft_push_device(stft, data, chunk, (float *)map.data, &done, on_device);
+    if (buffer)
+      gst_cudafft_audio_filter_unmap_output(buffer, &map);
     if (status != CUDAFFT_STATUS_OK) {
       gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
                                           "cudafft_stft_push");

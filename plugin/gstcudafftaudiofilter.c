@@ -271,15 +271,29 @@ gst_cudafft_audio_filter_output_buffer(GstCudafftAudioFilter *filter, gsize byte
 
 GstBuffer *
 gst_cudafft_audio_filter_map_output(GstCudafftAudioFilter *filter, gsize bytes, gsize spare,
-                                    GstMapInfo *map)
+                                    gboolean cuda, GstMapInfo *map)
 {
-  GstBuffer *buffer = gst_cudafft_audio_filter_output_buffer(filter, bytes, spare);
-  if (buffer && !gst_buffer_map(buffer, map, GST_MAP_WRITE)) {
-    GST_ELEMENT_ERROR(filter, RESOURCE, WRITE, ("Cannot map an output buffer."), (NULL));
+  gpointer device_data = NULL;
+  GstBuffer *buffer = cuda ? gst_cudafft_audio_filter_cuda_output(filter, bytes)
+                           : gst_cudafft_audio_filter_output_buffer(filter, bytes, spare);
+  if (buffer && !(cuda ? gst_cudafft_map_cuda(buffer, GST_MAP_WRITE, map, &device_data, NULL)
+                       : gst_buffer_map(buffer, map, GST_MAP_WRITE))) {
+    GST_ELEMENT_ERROR(filter, RESOURCE, WRITE,
+                      ("Cannot map an output buffer%s.", cuda ? " of CUDA memory" : ""), (NULL));
     gst_buffer_unref(buffer);
     return NULL;
   }
   return buffer;
+}
+
+void
+gst_cudafft_audio_filter_unmap_output(GstBuffer *buffer, GstMapInfo *map)
+{
+  /* a device map is of the buffer's one memory (gst_cudafft_map_cuda), a host map of the buffer */
+  if (gst_cudafft_map_is_cuda(map))
+    gst_memory_unmap(map->memory, map);
+  else
+    gst_buffer_unmap(buffer, map);
 }
 
 /* Upstream may allocate its buffers from page-locked memory, which the GPU reads at full speed. In

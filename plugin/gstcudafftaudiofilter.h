@@ -144,9 +144,14 @@ CudafftSampleFormat gst_cudafft_sample_format(GstAudioFormat format);
 GstBuffer *gst_cudafft_audio_filter_output_buffer(GstCudafftAudioFilter *filter, gsize bytes,
                                                   gsize spare);
 
-/* The same, mapped for writing into *map. */
+/* An output buffer mapped for writing into *map: with `cuda`, CUDA memory of exactly `bytes` bytes
+ * (gst_cudafft_audio_filter_cuda_output) mapped on the device, map->data its device pointer;
+ * otherwise gst_cudafft_audio_filter_output_buffer's, map->data in host memory. Unmap with
+ * gst_cudafft_audio_filter_unmap_output. NULL, with a GST_ELEMENT_ERROR posted, where it cannot
+ * be had. */
 GstBuffer *gst_cudafft_audio_filter_map_output(GstCudafftAudioFilter *filter, gsize bytes,
-                                               gsize spare, GstMapInfo *map);
+                                               gsize spare, gboolean cuda, GstMapInfo *map);
+void gst_cudafft_audio_filter_unmap_output(GstBuffer *buffer, GstMapInfo *map);
 
 /* CUDA memory (gstcudafftcontext.h) ------------------------------------------------------------ */
 

@@ -48,15 +48,6 @@ gst_cudafft_context_available(void)
   return GPOINTER_TO_INT(g_once(&once, load_once, NULL));
 }
 
-void
-gst_cudafft_context_init(GstCudafftContext *c)
-{
-  g_mutex_init(&c->lock);
-  c->context = NULL;
-  c->engine_device = -1;
-  c->busy = FALSE;
-}
-
 /* Lets go of the context held (under the lock). */
 static void
 drop_locked(GstCudafftContext *c)
@@ -430,6 +421,12 @@ gst_cudafft_map_cuda(GstBuffer *buffer, GstMapFlags flags, GstMapInfo *info, gpo
   if (pitch)
     *pitch = (gsize)GST_VIDEO_INFO_PLANE_STRIDE(&GST_CUDA_MEMORY_CAST(memory)->info, 0);
   return TRUE;
+}
+
+gboolean
+gst_cudafft_map_is_cuda(const GstMapInfo *info)
+{
+  return (info->flags & GST_MAP_CUDA) == GST_MAP_CUDA;
 }
 
 /* Lets go of pool i (its buffers still out are freed when they come back). */

@@ -43,7 +43,16 @@ typedef struct {
   gboolean busy;      /* a search is under way (its own queries must not start another) */
 } GstCudafftContext;
 
-void gst_cudafft_context_init(GstCudafftContext *c);
+/* The same with or without GStreamer's CUDA library: written here once. */
+static inline void
+gst_cudafft_context_init(GstCudafftContext *c)
+{
+  g_mutex_init(&c->lock);
+  c->context = NULL;
+  c->engine_device = -1;
+  c->busy = FALSE;
+}
+
 /* Lets go of the context (the element's engines must be gone); it may be found or made again. */
 void gst_cudafft_context_clear(GstCudafftContext *c);
 /* clear, and frees what init made. */
@@ -120,6 +129,9 @@ GstBufferPool *gst_cudafft_context_video_pool(GstCudafftContext *c, GstCaps *cap
  * is not CUDA memory of one piece. Unmap with gst_memory_unmap(info->memory, info). */
 gboolean gst_cudafft_map_cuda(GstBuffer *buffer, GstMapFlags flags, GstMapInfo *info,
                               gpointer *device_data, gsize *pitch);
+
+/* Whether info is a map on the device (gst_cudafft_map_cuda's), not on the host. */
+gboolean gst_cudafft_map_is_cuda(const GstMapInfo *info);
 
 /* Audio and frames in CUDA memory: buffers of one GstCudaMemory each in the element's context,
  * described as GStreamer 1.22 describes CUDA memory, by a GstVideoInfo: RGBA, one row of

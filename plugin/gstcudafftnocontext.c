@@ -6,15 +6,6 @@
 #include <string.h>
 
 void
-gst_cudafft_context_init(GstCudafftContext *c)
-{
-  g_mutex_init(&c->lock);
-  c->context = NULL;
-  c->engine_device = -1;
-  c->busy = FALSE;
-}
-
-void
 gst_cudafft_context_clear(GstCudafftContext *c)
 {
   (void)c;
@@ -124,6 +115,13 @@ gst_cudafft_map_cuda(GstBuffer *buffer, GstMapFlags flags, GstMapInfo *info, gpo
                      gsize *pitch)
 {
   (void)buffer, (void)flags, (void)info, (void)device_data, (void)pitch;
+  return FALSE;
+}
+
+gboolean
+gst_cudafft_map_is_cuda(const GstMapInfo *info)
+{
+  (void)info;
   return FALSE;
 }
 

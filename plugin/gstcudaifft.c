@@ -211,18 +211,11 @@ synthesise(GstCudaIfft *self, const float *frames_data, guint64 frames, gboolean
     /* buffers of one input buffer's samples differ by the tail at most: the pool keeps that to
      * spare (CUDA memory comes in pools of a few exact sizes) */
     GstMapInfo map;
-    gpointer device_out = NULL;
-    GstBuffer *buffer = self->cuda_out ? gst_cudafft_audio_filter_cuda_output(filter, samples * bpf)
-                                       : gst_cudafft_audio_filter_map_output(filter, samples * bpf,
-                                                                             tail * bpf, &map);
+    GstBuffer *buffer = gst_cudafft_audio_filter_map_output(filter, samples * bpf, tail * bpf,
+                                                            self->cuda_out, &map);
     if (!buffer)
       return GST_FLOW_ERROR; /* posted */
-    if (self->cuda_out && !gst_cudafft_map_cuda(buffer, GST_MAP_WRITE, &map, &device_out, NULL)) {
-      gst_buffer_unref(buffer);
-      GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map CUDA memory for the samples."), (NULL));
-      return GST_FLOW_ERROR;
-    }
-    float *out = self->cuda_out ? (float *)device_out : (float *)map.data;
+    float *out = (float *)map.data;
     float *after = out + body * self->info.config.channels;
     CudafftStatus status =
         chunk > 0 ? cudafft_istft_push_device(istft, frames_data, chunk, out, on_device)
@@ -230,10 +223,7 @@ synthesise(GstCudaIfft *self, const float *frames_data, guint64 frames, gboolean
     if (status == CUDAFFT_STATUS_OK && last && ends)
       status = self->cuda_out ? cudafft_istft_drain_device(istft, after)
                               : cudafft_istft_drain(istft, after);
-    if (self->cuda_out)
-      gst_memory_unmap(map.memory, &map);
-    else
-      gst_buffer_unmap(buffer, &map);
+    gst_cudafft_audio_filter_unmap_output(buffer, &map);
     if (status != CUDAFFT_STATUS_OK) {
       gst_buffer_unref(buffer);
       gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,

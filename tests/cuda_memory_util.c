@@ -98,6 +98,21 @@ play_to_eos(GstElement *pipeline, const TestSignal *s, GPtrArray *out)
   fail_if(pipeline_error(pipeline, &text), "%s", text);
 }
 
+void
+play_cycle(GstElement *pipeline, const TestSignal *s, guint cycle, GPtrArray *out)
+{
+  fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+  if (cycle > 0) {
+    fail_unless(gst_element_send_event(pipeline, gst_event_new_flush_start()));
+    fail_unless(gst_element_send_event(pipeline, gst_event_new_flush_stop(TRUE)));
+  }
+  push_signal(pipeline, s);
+  pull_all(pipeline, out);
+  gchar *text = NULL;
+  fail_if(pipeline_error(pipeline, &text), "cycle %u: %s", cycle, text);
+  gst_element_set_state(pipeline, cycle % 2 ? GST_STATE_NULL : GST_STATE_READY);
+}
+
 gboolean
 is_cuda_memory(GstBuffer *buffer)
 {

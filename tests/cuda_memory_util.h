@@ -33,6 +33,12 @@ GPtrArray *frame_list(void);
 /* Plays pipeline over s to EOS, its samples into out; no ERROR may come. It stays PLAYING. */
 void play_to_eos(GstElement *pipeline, const TestSignal *s, GPtrArray *out);
 
+/* Cycle `cycle` (0, 1, ...) of a pipeline's state cycles: to PLAYING, with a flush before any data
+ * from the second on (the runs start afresh; appsink keeps its EOS through READY, and the flush
+ * clears it), s through to EOS into out (no ERROR may come), then back to READY (even cycles) or
+ * NULL (odd ones). The samples outlive the state change. */
+void play_cycle(GstElement *pipeline, const TestSignal *s, guint cycle, GPtrArray *out);
+
 gboolean is_cuda_memory(GstBuffer *buffer);
 gboolean caps_have_cuda_memory(GstCaps *caps);
 

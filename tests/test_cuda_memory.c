@@ -329,19 +329,7 @@ GST_START_TEST(test_cycles_while_cuda_memory_flows)
   GstElement *pipeline = scope_pipeline(&s, caps);
   for (guint cycle = 0; cycle < 5; cycle++) {
     GPtrArray *cuda = frame_list();
-    fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
-    if (cycle > 0) {
-      /* a flush before any data (the run starts afresh); appsink keeps its EOS through READY,
-       * and the flush clears it */
-      fail_unless(gst_element_send_event(pipeline, gst_event_new_flush_start()));
-      fail_unless(gst_element_send_event(pipeline, gst_event_new_flush_stop(TRUE)));
-    }
-    push_signal(pipeline, &s);
-    pull_all(pipeline, cuda);
-    gchar *text = NULL;
-    fail_if(pipeline_error(pipeline, &text), "cycle %u: %s", cycle, text);
-    /* the frames outlive the state change back to NULL */
-    gst_element_set_state(pipeline, cycle % 2 ? GST_STATE_NULL : GST_STATE_READY);
+    play_cycle(pipeline, &s, cycle, cuda); /* the frames outlive the state change */
     check_same_frames(cuda, system, "a state cycle's CUDA-memory frames");
     g_ptr_array_unref(cuda);
   }

@@ -181,6 +181,31 @@ run_convolve(const TestSignal *s, const char *middle, const double *taps, gsize 
   gst_object_unref(pipeline);
 }
 
+/* A chain for run_convolve, and where its first link and its output should be CUDA memory. */
+typedef struct {
+  const char *middle;
+  gboolean link_cuda, out_cuda;
+} Chain;
+
+/* Runs each chain over s with the kernel taps: its first link and its output where the chain
+ * says, its samples byte for byte want's. */
+static void
+check_chains(const TestSignal *s, const Chain *chains, guint count, const double *taps, gsize n,
+             GPtrArray *want)
+{
+  for (guint i = 0; i < count; i++) {
+    GPtrArray *got = frame_list();
+    GstCaps *link = NULL;
+    run_convolve(s, chains[i].middle, taps, n, got, &link, NULL);
+    fail_unless(link && caps_have_cuda_memory(link) == chains[i].link_cuda,
+                "%s: linked in %" GST_PTR_FORMAT, chains[i].middle, link);
+    gst_clear_caps(&link);
+    fail_unless_equals_int(count_cuda_memory(got), chains[i].out_cuda ? got->len : 0);
+    check_same_buffers(got, want, chains[i].middle);
+    g_ptr_array_unref(got);
+  }
+}
+
 /* cudaconvolve ! cudaconvolve: the link in CUDA memory when nothing else is asked, in system
  * memory where a capsfilter says so, and the output in CUDA memory where the sink asks for it;
  * every chain gives the samples of the one whose links are all system memory, byte for byte (the
@@ -195,10 +220,7 @@ GST_START_TEST(test_convolve_cuda_links)
   double *taps = g_new(double, TAPS);
   for (gsize k = 0; k < TAPS; k++)
     taps[k] = (test_rng_uniform53(&rng) - 0.5) * 0.1 * exp(-4.0 * (double)k / TAPS);
-  const struct {
-    const char *middle;
-    gboolean link_cuda, out_cuda;
-  } chains[] = {
+  const Chain chains[] = {
       {"cudaconvolve name=cv0 ! cudaconvolve name=cv1 latency=100", TRUE, FALSE},
       {"cudaconvolve name=cv0 ! cudaconvolve name=cv1 latency=100 ! "
        "audio/x-raw(memory:CUDAMemory)",
@@ -216,16 +238,7 @@ GST_START_TEST(test_convolve_cuda_links)
                TAPS, system, &link, NULL);
   fail_unless(link && !caps_have_cuda_memory(link));
   gst_clear_caps(&link);
-  for (guint i = 0; i < G_N_ELEMENTS(chains); i++) {
-    GPtrArray *got = frame_list();
-    run_convolve(&s, chains[i].middle, taps, TAPS, got, &link, NULL);
-    fail_unless(link && caps_have_cuda_memory(link) == chains[i].link_cuda,
-                "%s: linked in %" GST_PTR_FORMAT, chains[i].middle, link);
-    gst_clear_caps(&link);
-    fail_unless_equals_int(count_cuda_memory(got), chains[i].out_cuda ? got->len : 0);
-    check_same_buffers(got, system, chains[i].middle);
-    g_ptr_array_unref(got);
-  }
+  check_chains(&s, chains, G_N_ELEMENTS(chains), taps, TAPS, system);
   g_ptr_array_unref(system);
   g_free(taps);
   test_signal_clear(&s);
@@ -289,10 +302,7 @@ GST_START_TEST(test_fft_ifft_between_filters)
                taps, G_N_ELEMENTS(taps), system, &link, NULL);
   fail_unless(link && !caps_have_cuda_memory(link));
   gst_clear_caps(&link);
-  const struct {
-    const char *middle;
-    gboolean link_cuda, out_cuda;
-  } chains[] = {
+  const Chain chains[] = {
       {"cudaconvolve name=cv0 ! " FFT " ! cudaifft ! cudaconvolve name=cv1 ! "
        "audio/x-raw(memory:CUDAMemory)",
        TRUE, TRUE},
@@ -302,16 +312,7 @@ GST_START_TEST(test_fft_ifft_between_filters)
        "cudaconvolve name=cv1 ! audio/x-raw",
        FALSE, FALSE},
   };
-  for (guint i = 0; i < G_N_ELEMENTS(chains); i++) {
-    GPtrArray *got = frame_list();
-    run_convolve(&s, chains[i].middle, taps, G_N_ELEMENTS(taps), got, &link, NULL);
-    fail_unless(link && caps_have_cuda_memory(link) == chains[i].link_cuda,
-                "%s: linked in %" GST_PTR_FORMAT, chains[i].middle, link);
-    gst_clear_caps(&link);
-    fail_unless_equals_int(count_cuda_memory(got), chains[i].out_cuda ? got->len : 0);
-    check_same_buffers(got, system, chains[i].middle);
-    g_ptr_array_unref(got);
-  }
+  check_chains(&s, chains, G_N_ELEMENTS(chains), taps, G_N_ELEMENTS(taps), system);
   /* cudaifft's samples alone in CUDA memory, against the system-memory round trip */
   GPtrArray *round_trip = frame_list(), *cuda = frame_list();
   run_audio(&s, FFT " ! cudaifft ! audio/x-raw", round_trip);
@@ -350,17 +351,7 @@ GST_START_TEST(test_cycles_while_audio_flows)
   GstElement *pipeline = convolve_pipeline(&s, middle, taps, G_N_ELEMENTS(taps), NULL);
   for (guint cycle = 0; cycle < 4; cycle++) {
     GPtrArray *got = frame_list();
-    fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
-    if (cycle > 0) {
-      /* a flush before any data: the runs start afresh (appsink's EOS cleared) */
-      fail_unless(gst_element_send_event(pipeline, gst_event_new_flush_start()));
-      fail_unless(gst_element_send_event(pipeline, gst_event_new_flush_stop(TRUE)));
-    }
-    push_signal(pipeline, &s);
-    pull_all(pipeline, got);
-    gchar *text = NULL;
-    fail_if(pipeline_error(pipeline, &text), "cycle %u: %s", cycle, text);
-    gst_element_set_state(pipeline, cycle % 2 ? GST_STATE_NULL : GST_STATE_READY);
+    play_cycle(pipeline, &s, cycle, got);
     fail_unless_equals_int(count_cuda_memory(got), cpu ? 0 : got->len);
     check_same_buffers(got, system, "a state cycle's samples");
     g_ptr_array_unref(got);
