@@ -3,11 +3,12 @@
  * the same sum through FFTW double, spot-checked against the direct sum), on fresh random input
  * pushed in pieces of 1, 100, 4096, 100000 frames and random mixtures: kernels of 1 to 48000 taps
  * on both paths, 1/2/6 channels, one kernel for all channels or one per channel, F32 and F64, the
- * lag invariant after every push, drain with and without the tail, reset, mix, kernel changes with
- * their crossover (between and across paths, replaced, queued, pending at a drain or reset), a
- * delta kernel's exact output, NaN and Inf confined to the output they reach, and the statuses of
- * invalid calls; the backend's direct path (through its table) up to B taps; F64 in double
- * precision end to end (check_f64_precision). Argument: cpu or cuda. */
+ * lag invariant after every push (and cudafft_convolve_output_frames() exact before it), drain
+ * with and without the tail, reset, mix, kernel changes with their crossover (between and across
+ * paths, replaced, queued, pending at a drain or reset), a delta kernel's exact output, NaN and Inf
+ * confined to the output they reach, and the statuses of invalid calls; the backend's direct path
+ * (through its table) up to B taps; F64 in double precision end to end (check_f64_precision).
+ * Argument: cpu or cuda. */
 #include <cudafft/convolve.h>
 #include "backend_choice.h"
 #include "convolve_backend.h"
@@ -228,6 +229,7 @@ session_push(Session *ss, const uint8_t *in, size_t frames)
     session_fail(ss, "max_output(%zu) %zu with lag %zu", frames, max, cudafft_convolve_lag(ss->cv));
   uint8_t *out = session_buffer(ss, max);
   size_t produced = SIZE_MAX;
+  const size_t expected = cudafft_convolve_output_frames(ss->cv, frames);
   const CudafftStatus status = cudafft_convolve_push(ss->cv, in, frames, out, &produced);
   ss->calls++;
   if (status != CUDAFFT_STATUS_OK) {
@@ -238,6 +240,11 @@ session_push(Session *ss, const uint8_t *in, size_t frames)
   if (produced > max) {
     session_fail(ss, "push of %zu frames after %zu produced %zu, max_output %zu", frames,
                  ss->pushed, produced, max);
+    return;
+  }
+  if (produced != expected) {
+    session_fail(ss, "push of %zu frames after %zu produced %zu, output_frames said %zu", frames,
+                 ss->pushed, produced, expected);
     return;
   }
   const size_t changed =

@@ -225,7 +225,7 @@ crossover(const CudafftConvolve *cv)
 /* The next filter takes over for good; the queued one, if any, crosses over next, from the first
  * point of its own grid. `retired` receives the filter that was in force. */
 static void
-promote_keeping(CudafftConvolve *cv, Filter *retired)
+promote(CudafftConvolve *cv, Filter *retired)
 {
   cv->change += crossover(cv);
   *retired = cv->current;
@@ -234,14 +234,6 @@ promote_keeping(CudafftConvolve *cv, Filter *retired)
   cv->queued = (Filter){0};
   if (cv->next.impl)
     cv->change = round_up(cv->change, crossover(cv));
-}
-
-static void
-promote(CudafftConvolve *cv)
-{
-  Filter retired;
-  promote_keeping(cv, &retired);
-  filter_destroy(cv, &retired);
 }
 
 /* The newest kernel takes over at once and every history is zero: reset and drain. */
@@ -291,6 +283,39 @@ stretch_at(const CudafftConvolve *cv, size_t *grain, size_t *left)
     *left = (crossing ? cv->change + crossover(cv) : cv->change) - cv->pushed;
 }
 
+/* Moves the counters on by `frames` frames run through the filters of the stretch at `pushed`,
+ * ending the crossover they complete: *retired receives the filter that was in force then (else
+ * a slot with no filter), for the caller to destroy or, counting only, to forget. */
+static void
+advance(CudafftConvolve *cv, size_t frames, Filter *retired)
+{
+  const int crossing = cv->next.impl && cv->pushed >= cv->change;
+  cv->pushed += frames;
+  cv->produced += frames;
+  *retired = (Filter){0};
+  if (crossing && cv->pushed == cv->change + crossover(cv))
+    promote(cv, retired);
+}
+
+/* The next step of a push with `remaining` input frames left, at cv's counters: *taken receives
+ * the frames it takes from the input; returns the frames it runs through the filters: *taken,
+ * whole grains straight from the input (nothing staged), or a grain once the stage fills with
+ * them, or 0 while it fills. */
+static size_t
+push_step(const CudafftConvolve *cv, size_t remaining, size_t *taken)
+{
+  size_t grain, left;
+  stretch_at(cv, &grain, &left);
+  const size_t staged = cv->pushed - cv->produced;
+  if (staged == 0 && remaining >= grain) {
+    /* a stretch's length is whole grains */
+    *taken = (remaining < left ? remaining : left) / grain * grain;
+    return *taken;
+  }
+  *taken = remaining < grain - staged ? remaining : grain - staged;
+  return staged + *taken == grain ? grain : 0;
+}
+
 /* out = (1 - r) out + r scratch, r = (n - change + 1) / (X + 1) for frame n from `first`. */
 static void
 blend(const CudafftConvolve *cv, uint8_t *out, size_t frames, size_t first)
@@ -311,8 +336,8 @@ blend(const CudafftConvolve *cv, uint8_t *out, size_t frames, size_t first)
 /* Runs `frames` input frames (in NULL: zeros) from frame `pushed` on, all within one stretch and
  * (on a block-wise one) whole blocks, through the filters of that stretch; writes as many output
  * frames to out. in and out are host memory, or device memory where on_device says so (only for a
- * stretch that direct_on_device() allows). Moves pushed and produced on and promotes at the end of
- * a crossover. */
+ * stretch that runs_in_place() allows). Moves pushed and produced on and promotes at the end of a
+ * crossover. */
 static CudafftStatus
 run(CudafftConvolve *cv, const void *in, size_t frames, uint8_t *out, unsigned on_device)
 {
@@ -336,10 +361,9 @@ run(CudafftConvolve *cv, const void *in, size_t frames, uint8_t *out, unsigned o
   }
   if (status != CUDAFFT_STATUS_OK)
     return status;
-  cv->pushed += frames;
-  cv->produced += frames;
-  if (crossing && cv->pushed == cv->change + crossover(cv))
-    promote(cv);
+  Filter retired;
+  advance(cv, frames, &retired);
+  filter_destroy(cv, &retired);
   return CUDAFFT_STATUS_OK;
 }
 
@@ -350,26 +374,12 @@ output_frames(const CudafftConvolve *cv, size_t frames)
 {
   CudafftConvolve at = *cv;
   size_t out = 0;
-  for (size_t taken = 0; taken < frames;) {
-    size_t grain, left, count = frames - taken, ran = 0;
-    stretch_at(&at, &grain, &left);
-    const size_t staged = at.pushed - at.produced;
-    if (staged == 0 && count >= grain) {
-      count = (count < left ? count : left) / grain * grain;
-      ran = count;
-    } else {
-      count = count < grain - staged ? count : grain - staged;
-      ran = staged + count == grain ? grain : 0;
-      at.pushed += count - ran;
-    }
-    const int crossing = at.next.impl && at.pushed >= at.change;
-    at.pushed += ran;
-    at.produced += ran;
-    out += ran;
+  for (size_t taken = 0, count = 0; taken < frames; taken += count) {
+    const size_t ran = push_step(&at, frames - taken, &count);
+    at.pushed += count - ran; /* staged frames; a grain that fills the stage runs from its start */
     Filter retired;
-    if (ran > 0 && crossing && at.pushed == at.change + crossover(&at))
-      promote_keeping(&at, &retired);
-    taken += count;
+    advance(&at, ran, &retired); /* counting only: the filters stay where they are */
+    out += ran;
   }
   return out;
 }
@@ -755,31 +765,27 @@ push(CudafftConvolve *convolve, const void *in, size_t frames, void *out, size_t
   const uint8_t *src = in;
   uint8_t *dst = out;
   const size_t first = cv->produced;
-  size_t taken = 0;
-  while (taken < frames && status == CUDAFFT_STATUS_OK) {
-    size_t grain, left, count = frames - taken;
-    stretch_at(cv, &grain, &left);
-    uint8_t *o = dst + (cv->produced - first) * fb;
+  for (size_t taken = 0, count = 0; taken < frames && status == CUDAFFT_STATUS_OK; taken += count) {
     const size_t staged = cv->pushed - cv->produced;
-    if (staged == 0 && count >= grain) {
-      /* whole grains straight from the caller's buffer (a stretch's length is whole grains) */
-      count = (count < left ? count : left) / grain * grain;
+    const size_t ran = push_step(cv, frames - taken, &count);
+    uint8_t *o = dst + (cv->produced - first) * fb;
+    if (staged == 0 && ran > 0) {
+      /* whole grains straight from the caller's buffer */
       status = run_anywhere(cv, src + taken * fb, count, o, on_device);
-    } else {
-      count = count < grain - staged ? count : grain - staged;
-      status = stage_frames(cv, staged, src + taken * fb, count,
-                            (on_device & CUDAFFT_IN_DEVICE) != 0);
-      if (status == CUDAFFT_STATUS_OK)
-        cv->pushed += count;
-      if (status == CUDAFFT_STATUS_OK && staged + count == grain) {
-        cv->pushed -= grain;
-        const void *stage = cv->stage_on_device ? cv->stage_device : (const void *)cv->stage;
-        const unsigned out_place = on_device & CUDAFFT_OUT_DEVICE;
-        status = run_anywhere(cv, stage, grain, o,
-                              out_place | (cv->stage_on_device ? CUDAFFT_IN_DEVICE : 0));
-      }
+      continue;
     }
-    taken += count;
+    status =
+        stage_frames(cv, staged, src + taken * fb, count, (on_device & CUDAFFT_IN_DEVICE) != 0);
+    if (status == CUDAFFT_STATUS_OK)
+      cv->pushed += count;
+    if (status == CUDAFFT_STATUS_OK && ran > 0) {
+      /* the stage is full: its grain runs from its start */
+      cv->pushed -= ran;
+      const void *stage = cv->stage_on_device ? cv->stage_device : (const void *)cv->stage;
+      const unsigned out_place = on_device & CUDAFFT_OUT_DEVICE;
+      status = run_anywhere(cv, stage, ran, o,
+                            out_place | (cv->stage_on_device ? CUDAFFT_IN_DEVICE : 0));
+    }
   }
   if (status != CUDAFFT_STATUS_OK)
     return restart_after(cv, status);
