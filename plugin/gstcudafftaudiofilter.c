@@ -449,6 +449,21 @@ gst_cudafft_audio_filter_take_frames(GstCudafftAudioFilter *filter, const guint8
   return hold(filter, data + from_data, size - from_data);
 }
 
+gboolean
+gst_cudafft_audio_filter_whole_cuda_frames(GstCudafftAudioFilter *filter, gsize bytes)
+{
+  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
+  if (priv->held_bytes == 0 && (priv->frame_bytes <= 1 || bytes % priv->frame_bytes == 0))
+    return TRUE;
+  GST_ELEMENT_ERROR(filter, STREAM, FORMAT,
+                    ("A buffer of CUDA memory holds part of a frame (%" G_GSIZE_FORMAT
+                     " bytes, frames of %" G_GSIZE_FORMAT "): CUDA-memory buffers must hold "
+                     "whole frames.",
+                     bytes, priv->frame_bytes),
+                    (NULL));
+  return FALSE;
+}
+
 /* process over a buffer of CUDA memory: its device pointer, whole frames only. */
 static GstFlowReturn
 process_on_device(GstCudafftAudioFilter *filter, GstBuffer *inbuf, GstBuffer **outbuf)
@@ -462,13 +477,7 @@ process_on_device(GstCudafftAudioFilter *filter, GstBuffer *inbuf, GstBuffer **o
     return GST_FLOW_ERROR;
   }
   GstFlowReturn ret = GST_FLOW_OK;
-  if (priv->held_bytes > 0 || (priv->frame_bytes > 1 && map.size % priv->frame_bytes != 0)) {
-    GST_ELEMENT_ERROR(filter, STREAM, FORMAT,
-                      ("A buffer of CUDA memory holds part of a frame (%" G_GSIZE_FORMAT
-                       " bytes, frames of %" G_GSIZE_FORMAT "): CUDA-memory buffers must hold "
-                       "whole frames.",
-                       map.size, priv->frame_bytes),
-                      (NULL));
+  if (!gst_cudafft_audio_filter_whole_cuda_frames(filter, map.size)) {
     ret = GST_FLOW_ERROR;
   } else {
     GstMapInfo whole = GST_MAP_INFO_INIT;

@@ -163,6 +163,11 @@ gboolean gst_cudafft_audio_filter_shares_context(GstCudafftAudioFilter *filter);
  * shares the context (gst_cudafft_caps_add_cuda_memory); caps as they are otherwise. */
 GstCaps *gst_cudafft_audio_filter_offer_cuda_memory(GstCudafftAudioFilter *filter, GstCaps *caps);
 
+/* Whether an input buffer of CUDA memory of `bytes` bytes holds whole frames, with no part of a
+ * frame from earlier buffers waiting: a frame split between CUDA-memory buffers is an error,
+ * posted here (FALSE). For an element that reads CUDA memory itself (cudaspectrum, in place). */
+gboolean gst_cudafft_audio_filter_whole_cuda_frames(GstCudafftAudioFilter *filter, gsize bytes);
+
 /* Whether the input `process` is given now is device memory (see `process`). */
 gboolean gst_cudafft_audio_filter_input_on_device(GstCudafftAudioFilter *filter);
 

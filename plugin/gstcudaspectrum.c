@@ -778,17 +778,9 @@ static GstFlowReturn
 analyse_on_device(GstCudaSpectrum *self, const guint8 *data, gsize bytes, const Settings *s,
                   gsize *count)
 {
-  const gsize bpf = GST_AUDIO_INFO_BPF(&self->info);
-  *count = bytes / bpf;
-  if (bytes % bpf != 0) {
-    GST_ELEMENT_ERROR(self, STREAM, FORMAT,
-                      ("A buffer of CUDA memory holds part of a frame (%" G_GSIZE_FORMAT
-                       " bytes, frames of %" G_GSIZE_FORMAT "): CUDA-memory buffers must hold "
-                       "whole frames.",
-                       bytes, bpf),
-                      (NULL));
+  *count = bytes / GST_AUDIO_INFO_BPF(&self->info);
+  if (!gst_cudafft_audio_filter_whole_cuda_frames(GST_CUDAFFT_AUDIO_FILTER(self), bytes))
     return GST_FLOW_ERROR;
-  }
   return *count > 0 ? analyse(self, data, TRUE, *count, s) : GST_FLOW_OK;
 }
 
