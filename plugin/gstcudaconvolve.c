@@ -627,11 +627,8 @@ finish_output(GstCudaConvolve *self, GstBuffer *buffer, guint64 filtered, guint6
     return NULL;
   }
   const gsize bpf = frame_bytes(self);
-  if (skip > 0 && self->cuda_out) /* CUDA memory cannot be cut in place */
-    buffer = gst_cudafft_audio_filter_cut_cuda_output(GST_CUDAFFT_AUDIO_FILTER(self), buffer,
-                                                      skip * bpf, count * bpf);
-  else
-    gst_buffer_resize(buffer, skip * bpf, count * bpf);
+  buffer = gst_cudafft_audio_filter_trim_output(GST_CUDAFFT_AUDIO_FILTER(self), buffer, skip * bpf,
+                                                count * bpf);
   if (!buffer)
     return NULL; /* posted */
   gst_cudafft_run_stamp(run, buffer, run->produced, count);

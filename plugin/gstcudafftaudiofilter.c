@@ -671,9 +671,15 @@ gst_cudafft_audio_filter_cuda_output(GstCudafftAudioFilter *filter, gsize bytes)
 }
 
 GstBuffer *
-gst_cudafft_audio_filter_cut_cuda_output(GstCudafftAudioFilter *filter, GstBuffer *buffer,
-                                         gsize offset, gsize bytes)
+gst_cudafft_audio_filter_trim_output(GstCudafftAudioFilter *filter, GstBuffer *buffer, gsize offset,
+                                     gsize bytes)
 {
+  const gboolean whole = offset == 0 && bytes == gst_buffer_get_size(buffer);
+  if (whole || gst_buffer_n_memory(buffer) != 1 ||
+      !gst_cudafft_is_cuda_memory(gst_buffer_peek_memory(buffer, 0))) {
+    gst_buffer_resize(buffer, (gssize)offset, (gssize)bytes);
+    return buffer;
+  }
   GstCudafftAudioFilterPrivate *priv = PRIV(filter);
   GstBuffer *cut =
       gst_cudafft_cuda_buffer_cut(&priv->context, &priv->cuda_buffers, buffer, offset, bytes);

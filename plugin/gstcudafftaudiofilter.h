@@ -188,12 +188,13 @@ gboolean gst_cudafft_audio_filter_check_memory(GstCudafftAudioFilter *filter, Gs
  * none. */
 GstBuffer *gst_cudafft_audio_filter_cuda_output(GstCudafftAudioFilter *filter, gsize bytes);
 
-/* The `bytes` bytes of `buffer` (taken; from gst_cudafft_audio_filter_cuda_output) from `offset`
- * on, in a buffer of CUDA memory of their own, copied on the device: for output whose first or
- * last samples are dropped (GStreamer 1.22's CUDA memory cannot be cut in place: its host copy
- * takes the whole allocation). NULL, with a GST_ELEMENT_ERROR posted, where it cannot be had. */
-GstBuffer *gst_cudafft_audio_filter_cut_cuda_output(GstCudafftAudioFilter *filter,
-                                                    GstBuffer *buffer, gsize offset, gsize bytes);
+/* An output buffer (taken) cut to its `bytes` bytes from `offset` on, for output whose first or
+ * last samples are dropped: system memory in place (gst_buffer_resize); CUDA memory (from
+ * gst_cudafft_audio_filter_cuda_output) by a copy on the device into a buffer of its own, since
+ * GStreamer 1.22's CUDA memory cannot be cut in place (its host copy takes the whole allocation).
+ * NULL, with a GST_ELEMENT_ERROR posted, where the copy cannot be had. */
+GstBuffer *gst_cudafft_audio_filter_trim_output(GstCudafftAudioFilter *filter, GstBuffer *buffer,
+                                                gsize offset, gsize bytes);
 
 /* The run ------------------------------------------------------------------------------------ */
 

@@ -167,11 +167,8 @@ push_samples(GstCudaIfft *self, GstBuffer *buffer, guint64 samples, guint64 end_
     gst_buffer_unref(buffer);
     return GST_FLOW_OK;
   }
-  if (self->cuda_out && (skip > 0 || cut > 0)) /* CUDA memory cannot be cut in place */
-    buffer = gst_cudafft_audio_filter_cut_cuda_output(GST_CUDAFFT_AUDIO_FILTER(self), buffer,
-                                                      skip * bpf, samples * bpf);
-  else
-    gst_buffer_resize(buffer, skip * bpf, samples * bpf);
+  buffer = gst_cudafft_audio_filter_trim_output(GST_CUDAFFT_AUDIO_FILTER(self), buffer, skip * bpf,
+                                                samples * bpf);
   if (!buffer)
     return GST_FLOW_ERROR; /* posted */
   GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
