@@ -963,12 +963,12 @@ test_eviction(Rng *r)
 
 /* ---- 3b. slots made when none is free ---- */
 
-/* An owner's six jobs, each submitted once the batch before it went out and none collected until
- * all six are (a batch alone is completed by its waiter, or by the completion thread once later
- * work needs the device): 3 slots hold the first three batches, and the fourth and fifth find no
- * free slot. With room to grow to 5 (and a slot budget of `budget`), the executor makes a slot for
- * each; past max_slots, or once a slot cannot be made, the launcher delivers the oldest done
- * batch's outputs itself. Every output byte either way. */
+/* An owner's six jobs with output to copy out, each submitted once the batch before it went out
+ * and none collected until all six are (a batch alone is completed by its waiter, or by the
+ * completion thread once later work needs the device): 3 slots hold the first three batches, and
+ * the fourth and fifth find no free slot. With room to grow to 5 (and a slot budget of `budget`),
+ * the executor makes a slot for each; past max_slots, or once a slot cannot be made, the launcher
+ * delivers the oldest done batch's outputs itself. Every output byte either way. */
 static void
 growth_case(Rng *r, int budget, int slots_expected, const char *what)
 {
@@ -982,7 +982,10 @@ growth_case(Rng *r, int budget, int slots_expected, const char *what)
     test_abort("growth: owner state: %s", cudafft_last_error_message());
   int awaited = 1;
   for (int k = 0; k < AHEAD; k++) {
-    make_job(&a, &a.pending[k], r, 4096, 0);
+    /* output to copy out: a job without is delivered as its batch completes (no slot held) */
+    const size_t out_bytes = 1 + random_size(r, 4095);
+    make_sized_job(&a, &a.pending[k], r, &bytes_kind,
+                   random_size(r, 4096 - aux_alone(&bytes_kind, out_bytes)), out_bytes, 0);
     submit(ex, &a.pending[k], what);
     awaited &= await_counter(&executor_test_device.uploads, (uint64_t)k + 1);
   }

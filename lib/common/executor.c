@@ -9,6 +9,9 @@
  *           the kinds' work ahead)
  *        -> IN_FLIGHT (the completion thread waits for the device)
  *        -> DONE (waiters copy their outputs out) -> FREE once every job's output is out.
+ * A job with nothing to copy out (its output in place in device memory, or none) is delivered by
+ * whoever completes its batch, so a batch of only such jobs goes from IN_FLIGHT to FREE at once:
+ * its owners may wait for them late (a push that did not wait, see Fences below).
  * Slots get increasing serial numbers when they open and run in that order, so an owner's job
  * goes in an open slot of a later serial than its previous job (one job per owner per batch, in
  * order), and the device runs a later batch's kernels after an earlier one's (one stream).
@@ -47,6 +50,14 @@
  * Work ahead: a kind's launch_ahead queues work for its owners' next jobs on the compute stream
  * after the batch's marker, so that no output of the batch waits for it, and every later batch
  * runs after it.
+ *
+ * Fences (cudafft_executor_batch_of, _sync, cudafft_fence_wait): a job's `after` keeps it out of
+ * every batch up to that one, so the device runs it after the batch that writes its input. A host
+ * that must wait for a batch sleeps as a waiter of its slot, and wakes the completion thread,
+ * which may be the only one to complete it. A fence already reached (the common case) is seen
+ * from done_serial without the executor's lock, and cudafft_fence_wait() finds the executor by
+ * its number under the registry's lock taken for reading: with hundreds of streams passing
+ * buffers between elements, a mutex there cost more host time than the waits it spared.
  *
  * Collection takes none of that mutex: a batch's hundred waiters waking together would queue up
  * on it (each handing it to the next through the kernel) ahead of the submissions and the launch
@@ -141,11 +152,12 @@ typedef struct {
 } StateBlock;
 
 /* The registry's lock (the registry is below): also over each executor's list of state blocks. */
-static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_rwlock_t registry_lock = PTHREAD_RWLOCK_INITIALIZER;
 
 struct CudafftExecutor {
   const CudafftExecutorDevice *table;
   int device;
+  uint64_t id; /* cudafft_executor_id(): unique in the process, never reused */
   void *ctx;
   CudafftExecutorLimits limits;
   size_t in_capacity, out_capacity; /* of each slot's staging */
@@ -165,6 +177,9 @@ struct CudafftExecutor {
   unsigned slots_made; /* slots whose mutex, condition and memory exist: the first slots_made */
   int growth_failed;   /* a slot could not be made: the executor stays at slots_made */
   uint64_t last_serial;
+  /* the latest batch done (batches are done in serial order): written under the lock, read
+   * without it (atomically) by a fence that is already reached */
+  uint64_t done_serial;
   unsigned in_flight; /* slots LAUNCHING or IN_FLIGHT */
   CudafftJob *queue_head, *queue_tail;
   uint64_t scan; /* the launcher's passes over the queue */
@@ -254,13 +269,14 @@ fits(const CudafftExecutor *ex, const Slot *s, const CudafftJob *job)
          s->out_used + round_up(staged_out(job)) <= ex->out_capacity;
 }
 
-/* The slot job can go in now: the oldest open slot after its owner's previous job with room for
- * it, or (may_open) a free slot opened for it; -1 if none. An open slot without room for it stops
- * taking jobs (it goes out as it is, and later jobs go after this one). */
+/* The slot job can go in now: the oldest open slot after its owner's previous job (and after
+ * the batch it must follow, job->after) with room for it, or (may_open) a free slot opened for it;
+ * -1 if none. An open slot without room for it stops taking jobs (it goes out as it is, and later
+ * jobs go after this one). */
 static int
 find_room_locked(CudafftExecutor *ex, const CudafftJob *job, int may_open)
 {
-  const uint64_t after = job->owner->last_batch;
+  const uint64_t after = job->after > job->owner->last_batch ? job->after : job->owner->last_batch;
   for (;;) {
     int best = -1;
     for (unsigned i = 0; i < ex->slots_made; i++) {
@@ -415,6 +431,8 @@ place_queued_locked(CudafftExecutor *ex)
     input_copied_locked(ex, job, 0);
     job = next;
   }
+  /* cudafft_executor_batch_of() waits for the inputs to be in too */
+  pthread_cond_broadcast(&ex->placed);
   return 1;
 }
 
@@ -457,6 +475,16 @@ claim(Slot *s, size_t index, uint64_t serial)
   return 0;
 }
 
+/* Keeps the failure message of the done batch in s for the waiters of its jobs delivered before
+ * they came (delivered_failure_locked), since the slot may take another batch first. */
+static void
+keep_failure_locked(CudafftExecutor *ex, const Slot *s)
+{
+  FailureRecord *record = &ex->failures[ex->next_failure++ % KEPT_FAILURES];
+  record->serial = s->serial;
+  memcpy(record->message, s->message, sizeof record->message);
+}
+
 /* The launcher needs a slot and none is free: delivers the uncollected outputs of the oldest done
  * batch that has any (its slot is free once its waiters that are copying already are done too).
  * Returns whether it delivered any (the lock was then released for a while). */
@@ -483,11 +511,8 @@ evict_oldest_done_locked(CudafftExecutor *ex)
     if (claimed > 0)
       break;
   }
-  if (s->status != CUDAFFT_STATUS_OK) {
-    FailureRecord *record = &ex->failures[ex->next_failure++ % KEPT_FAILURES];
-    record->serial = s->serial;
-    memcpy(record->message, s->message, sizeof record->message);
-  }
+  if (s->status != CUDAFFT_STATUS_OK)
+    keep_failure_locked(ex, s);
   pthread_mutex_unlock(&ex->lock);
   /* The claimed jobs are this thread's until delivered; the slot stays DONE meanwhile. */
   if (s->status == CUDAFFT_STATUS_OK)
@@ -496,8 +521,8 @@ evict_oldest_done_locked(CudafftExecutor *ex)
   pthread_mutex_lock(&s->collect_lock);
   for (size_t j = 0; j < claimed; j++) {
     CudafftJob *job = s->order[j];
-    job->priv.delivered = 1;
     job->priv.status = s->status;
+    __atomic_store_n(&job->priv.delivered, 1, __ATOMIC_RELEASE);
   }
   pthread_cond_broadcast(&s->done);
   pthread_mutex_unlock(&s->collect_lock);
@@ -922,13 +947,31 @@ complete_locked(CudafftExecutor *ex, Slot *s)
   s->state = SLOT_DONE;
   ex->in_flight--;
   ex->completing = 0;
-  atomic_store(&s->uncollected, s->count);
+  __atomic_store_n(&ex->done_serial, s->serial, __ATOMIC_RELEASE);
   pthread_mutex_lock(&s->collect_lock);
   s->done_serial = s->serial;
+  /* Jobs with nothing to copy out (no output, or output in place in device memory) are delivered
+   * here, so that their slot does not wait for their waiters, who may come late: a push that did
+   * not wait collects its jobs at its next call. Nobody can claim them before: waiters see the
+   * batch done only under this lock. */
+  size_t delivered = 0;
+  for (size_t j = 0; j < s->count; j++) {
+    CudafftJob *job = s->jobs[j];
+    if (staged_out(job) == 0 && claim(s, j, s->serial)) {
+      job->priv.status = s->status;
+      __atomic_store_n(&job->priv.delivered, 1, __ATOMIC_RELEASE);
+      delivered++;
+    }
+  }
+  atomic_store(&s->uncollected, s->count - delivered);
   Waiter *sleepers = s->sleepers;
   s->sleepers = NULL;
   pthread_cond_broadcast(&s->done);
   pthread_mutex_unlock(&s->collect_lock);
+  if (delivered > 0 && s->status != CUDAFFT_STATUS_OK)
+    keep_failure_locked(ex, s);
+  if (delivered == s->count)
+    s->state = SLOT_FREE; /* every job is out (slot_emptied_locked, below) */
   if (next_to_launch_locked(ex) || ex->queue_head || ex->closing)
     wake_launcher_locked(ex);
   pthread_mutex_unlock(&ex->lock);
@@ -995,8 +1038,17 @@ cudafft_executor_submit(CudafftExecutor *ex, CudafftJob *job, const void *in, vo
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
                         "executor job of kind '%s' submitted again before it was waited for",
                         job->kind->name);
-  job->priv.outstanding = 1;
   pthread_mutex_lock(&ex->lock);
+  if (job->after > ex->last_serial) {
+    pthread_mutex_unlock(&ex->lock);
+    return cudafft_fail(
+        CUDAFFT_STATUS_INVALID_VALUE,
+        "executor job of kind '%s' to follow batch %llu, which device %d's executor "
+        "has not made (its latest is %llu)",
+        job->kind->name, (unsigned long long)job->after, ex->device,
+        (unsigned long long)ex->last_serial);
+  }
+  job->priv.outstanding = 1;
   job->priv.aux_reserved = round_up(aux);
   job->priv.out = out;
   job->priv.status = CUDAFFT_STATUS_OK;
@@ -1069,19 +1121,75 @@ cudafft_executor_wait(CudafftExecutor *ex, CudafftJob *job)
     }
     return status;
   }
-  /* The launcher needed the slot and claimed the job: it delivers the output. */
-  pthread_mutex_lock(&s->collect_lock);
-  while (!job->priv.delivered)
-    pthread_cond_wait(&s->done, &s->collect_lock);
+  /* The completion thread delivered it (nothing to copy out), or the launcher needed the slot and
+   * claimed it: it delivers the output. The first is seen without the slot's lock (which a
+   * batch's waiters would queue on). */
+  if (!__atomic_load_n(&job->priv.delivered, __ATOMIC_ACQUIRE)) {
+    pthread_mutex_lock(&s->collect_lock);
+    while (!__atomic_load_n(&job->priv.delivered, __ATOMIC_ACQUIRE))
+      pthread_cond_wait(&s->done, &s->collect_lock);
+    pthread_mutex_unlock(&s->collect_lock);
+  }
   const CudafftStatus status = job->priv.status;
-  job->priv.delivered = 0;
-  pthread_mutex_unlock(&s->collect_lock);
+  __atomic_store_n(&job->priv.delivered, 0, __ATOMIC_RELAXED);
   if (status != CUDAFFT_STATUS_OK) {
     pthread_mutex_lock(&ex->lock);
     delivered_failure_locked(ex, job);
     pthread_mutex_unlock(&ex->lock);
   }
   return status;
+}
+
+CudafftStatus
+cudafft_executor_batch_of(CudafftExecutor *ex, CudafftJob *job, uint64_t *batch)
+{
+  if (!ex || !job || !batch)
+    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_executor_batch_of: NULL argument");
+  if (!job->priv.outstanding)
+    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
+                        "cudafft_executor_batch_of: the job is not outstanding");
+  if (job->priv.queued) {
+    /* The launcher places it (slot, batch) and copies its input in (then forgets `in`) under the
+     * executor's lock: the caller's input may go once it is in. */
+    pthread_mutex_lock(&ex->lock);
+    while (job->priv.unplaced || job->priv.in)
+      pthread_cond_wait(&ex->placed, &ex->lock);
+    pthread_mutex_unlock(&ex->lock);
+  }
+  *batch = job->batch;
+  return CUDAFFT_STATUS_OK;
+}
+
+/* Batches are done in serial order, by the completion thread or by the waiter of a batch launched
+ * alone. The caller sleeps as a waiter of the batch's slot (woken by whoever completes it, alone);
+ * the completion thread is woken for it, since a batch whose owners wait late (a push that did not
+ * wait) may have nobody else to complete it. */
+CudafftStatus
+cudafft_executor_sync(CudafftExecutor *ex, uint64_t batch)
+{
+  if (!ex)
+    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_executor_sync: NULL executor");
+  if (__atomic_load_n(&ex->done_serial, __ATOMIC_ACQUIRE) >= batch)
+    return CUDAFFT_STATUS_OK; /* the common case: without the executor's lock */
+  pthread_mutex_lock(&ex->lock);
+  if (batch > ex->last_serial) {
+    pthread_mutex_unlock(&ex->lock);
+    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
+                        "cudafft_executor_sync: batch %llu was never made on device %d (the "
+                        "latest is %llu)",
+                        (unsigned long long)batch, ex->device, (unsigned long long)ex->last_serial);
+  }
+  /* not done: its slot holds it (open, launching or in flight) */
+  Slot *s = NULL;
+  for (unsigned i = 0; ex->done_serial < batch && i < ex->slots_made && !s; i++)
+    if (ex->slots[i].serial == batch && ex->slots[i].state != SLOT_FREE)
+      s = &ex->slots[i];
+  if (s)
+    wake_completer_locked(ex);
+  pthread_mutex_unlock(&ex->lock);
+  if (s)
+    wait_for_batch(s, batch); /* the slot's later batches count as done too */
+  return CUDAFFT_STATUS_OK;
 }
 
 /* ---- making and stopping an executor ---- */
@@ -1225,6 +1333,7 @@ executor_create(const CudafftExecutorDevice *table, int device, CudafftExecutor 
 /* ---- the registry: one executor per device table and device ---- */
 
 static CudafftExecutor *registry; /* under registry_lock */
+static uint64_t last_executor_id; /* under registry_lock */
 
 CudafftStatus
 cudafft_executor_acquire_on(const CudafftExecutorDevice *table, int device, CudafftExecutor **ex)
@@ -1233,7 +1342,7 @@ cudafft_executor_acquire_on(const CudafftExecutorDevice *table, int device, Cuda
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER,
                         "cudafft_executor_acquire: NULL device table or result");
   *ex = NULL;
-  pthread_mutex_lock(&registry_lock);
+  pthread_rwlock_wrlock(&registry_lock);
   CudafftExecutor *found = registry;
   while (found && !(found->table == table && found->device == device))
     found = found->next;
@@ -1244,12 +1353,13 @@ cudafft_executor_acquire_on(const CudafftExecutorDevice *table, int device, Cuda
     /* Made under the lock, so that two first users of a device share one executor. */
     status = executor_create(table, device, &found);
     if (status == CUDAFFT_STATUS_OK) {
+      found->id = ++last_executor_id;
       found->refs = 1;
       found->next = registry;
       registry = found;
     }
   }
-  pthread_mutex_unlock(&registry_lock);
+  pthread_rwlock_unlock(&registry_lock);
   if (status == CUDAFFT_STATUS_OK)
     *ex = found;
   return status;
@@ -1260,7 +1370,7 @@ cudafft_executor_release(CudafftExecutor *ex)
 {
   if (!ex)
     return;
-  pthread_mutex_lock(&registry_lock);
+  pthread_rwlock_wrlock(&registry_lock);
   const int last = --ex->refs == 0;
   if (last) {
     CudafftExecutor **link = &registry;
@@ -1268,7 +1378,7 @@ cudafft_executor_release(CudafftExecutor *ex)
       link = &(*link)->next;
     *link = ex->next;
   }
-  pthread_mutex_unlock(&registry_lock);
+  pthread_rwlock_unlock(&registry_lock);
   /* Outside the lock: stopping waits for the device, and other devices' users need not. */
   if (last)
     executor_destroy(ex);
@@ -1278,6 +1388,49 @@ int
 cudafft_executor_device(const CudafftExecutor *ex)
 {
   return ex->device;
+}
+
+uint64_t
+cudafft_executor_id(const CudafftExecutor *ex)
+{
+  return ex->id;
+}
+
+/* The executor numbered `id` with a reference taken, or NULL where it has stopped, or (with
+ * `reached`) where it has batch `mark` done already: fences are waited for on every buffer that
+ * passes between elements, so the common case takes the registry's lock for reading only. */
+static CudafftExecutor *
+find_executor(uint64_t id, uint64_t mark)
+{
+  pthread_rwlock_rdlock(&registry_lock);
+  CudafftExecutor *ex = registry;
+  while (ex && ex->id != id)
+    ex = ex->next;
+  const int reached = ex && __atomic_load_n(&ex->done_serial, __ATOMIC_ACQUIRE) >= mark;
+  pthread_rwlock_unlock(&registry_lock);
+  if (!ex || reached)
+    return NULL;
+  pthread_rwlock_wrlock(&registry_lock);
+  ex = registry;
+  while (ex && ex->id != id)
+    ex = ex->next;
+  if (ex)
+    ex->refs++;
+  pthread_rwlock_unlock(&registry_lock);
+  return ex;
+}
+
+CudafftStatus
+cudafft_fence_wait(CudafftFence fence)
+{
+  if (fence.queue == 0)
+    return CUDAFFT_STATUS_OK;
+  CudafftExecutor *ex = find_executor(fence.queue, fence.mark);
+  if (!ex)
+    return CUDAFFT_STATUS_OK; /* reached, or its executor has stopped (which ran every batch) */
+  const CudafftStatus status = cudafft_executor_sync(ex, fence.mark);
+  cudafft_executor_release(ex);
+  return status;
 }
 
 size_t
@@ -1291,19 +1444,19 @@ cudafft_executor_max_job_bytes(const CudafftExecutor *ex)
 static int
 state_keep(CudafftExecutor *ex, void *ptr, size_t bytes)
 {
-  pthread_mutex_lock(&registry_lock);
+  pthread_rwlock_wrlock(&registry_lock);
   if (ex->state_count == ex->state_capacity) {
     const size_t capacity = ex->state_capacity ? 2 * ex->state_capacity : 16;
     StateBlock *grown = realloc(ex->states, capacity * sizeof *grown);
     if (!grown) {
-      pthread_mutex_unlock(&registry_lock);
+      pthread_rwlock_unlock(&registry_lock);
       return 0;
     }
     ex->states = grown;
     ex->state_capacity = capacity;
   }
   ex->states[ex->state_count++] = (StateBlock){ptr, bytes};
-  pthread_mutex_unlock(&registry_lock);
+  pthread_rwlock_unlock(&registry_lock);
   cudafft_device_load_change(ex->device, 0, (long long)bytes);
   return 1;
 }
@@ -1313,14 +1466,14 @@ static void
 state_forget(CudafftExecutor *ex, void *ptr)
 {
   size_t bytes = 0;
-  pthread_mutex_lock(&registry_lock);
+  pthread_rwlock_wrlock(&registry_lock);
   for (size_t i = 0; i < ex->state_count; i++)
     if (ex->states[i].ptr == ptr) {
       bytes = ex->states[i].bytes;
       ex->states[i] = ex->states[--ex->state_count];
       break;
     }
-  pthread_mutex_unlock(&registry_lock);
+  pthread_rwlock_unlock(&registry_lock);
   cudafft_device_load_change(ex->device, 0, -(long long)bytes);
 }
 

@@ -119,6 +119,11 @@ struct CudafftJob {
    * once the wait returns. submit's `in` and `out` are then not used for that side. */
   const void *in_device;
   void *out_device;
+  /* A batch of this executor the job must run after (0: none), such as the batch that writes its
+   * in_device (another owner's push that did not wait: cudafft_executor_batch_of()). The device
+   * runs batches in serial order on one stream, so a job in a later batch reads what the earlier
+   * one wrote without the host waiting for it. */
+  uint64_t after;
 
   /* Set by the executor once the job has its place in a batch, before the kind's callbacks see
    * it: where its input and output are on the device (NULL for 0 bytes), and the serial number of
@@ -129,8 +134,9 @@ struct CudafftJob {
 
   /* Private to the executor: never read or written by engines or kinds. */
   struct {
-    int delivered;        /* the launcher claimed it and put its output out: under its slot's
-                           * collect_lock */
+    int delivered;        /* its output is out, put there by the completion thread (nothing to
+                           * copy) or the launcher (eviction): set under its slot's collect_lock,
+                           * read and cleared atomically (GCC builtins: C++ includes this too) */
     int outstanding;      /* submitted and not yet waited for: the owner's calls only */
     int queued;           /* it waited for room when submitted: the owner's calls only */
     int unplaced;         /* it still waits for room: under the executor's lock */
@@ -205,6 +211,23 @@ CudafftStatus cudafft_executor_submit(CudafftExecutor *ex, CudafftJob *job, cons
  * kind or call and CUDA's words; out is then not written. The job may be submitted again
  * afterwards. INVALID_VALUE (and nothing else happens) for a job not outstanding. */
 CudafftStatus cudafft_executor_wait(CudafftExecutor *ex, CudafftJob *job);
+
+/* The batch an outstanding job is in, in *batch: at once for a job placed at submission, else
+ * once the launcher has placed it and copied its input in (blocking, without spinning, while the
+ * batches ahead make room): submit's `in` may then be reused, as after its wait.
+ * Its output in device memory (out_device) is complete once that batch is (a later batch's job
+ * may read it: `after`; the host: cudafft_executor_sync()). INVALID_VALUE for a job not
+ * outstanding. */
+CudafftStatus cudafft_executor_batch_of(CudafftExecutor *ex, CudafftJob *job, uint64_t *batch);
+
+/* Blocks (without spinning) until batch `batch` of this executor, and every earlier one, is done on
+ * the device, whether or not its jobs have been waited for. The batch's own failure is not
+ * reported here but to its jobs' waits. INVALID_VALUE for a batch not yet made. */
+CudafftStatus cudafft_executor_sync(CudafftExecutor *ex, uint64_t batch);
+
+/* This executor's number, unique in the process and never reused: the `queue` of a CudafftFence
+ * (cudafft/common.h) that points into its batches. */
+uint64_t cudafft_executor_id(const CudafftExecutor *ex);
 
 #ifdef __cplusplus
 }

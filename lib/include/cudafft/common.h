@@ -46,6 +46,16 @@
  * the id is destroyed and the id detached. The get_device functions return the id an object was
  * made with; cudafft_cuda_context_device() gives the device it stands for.
  *
+ * Fences: the device work of one context's objects runs in one order (the context's executor's
+ * batches, on one stream). A producer's _push_device call given a `done` fence returns without
+ * waiting for its device output; a consumer of the same context given that fence as `after` puts
+ * its own work behind it on the device, so samples and frames pass from object to object with no
+ * host wait between them. Anything else that reads the output (the host, another context, a copy
+ * on another stream) calls cudafft_fence_wait() first. A producer waits for its own earlier work
+ * at its next call at the latest, and reports that work's failure there. The caller keeps the
+ * producer's output memory until the fence is reached, and a consumer's input until the consumer's
+ * own work is done.
+ *
  * Device errors: one that is not sticky (a failed launch, out of memory) fails only the work of
  * that device (each device has its own executor, and a failed batch fails the calls whose work was
  * in it, leaving its object as the engine's header says: a convolution, STFT or spectrum object is
@@ -117,6 +127,21 @@ typedef enum {
   CUDAFFT_IN_DEVICE = 1 << 0,  /* the input is device memory */
   CUDAFFT_OUT_DEVICE = 1 << 1, /* the output is device memory */
 } CudafftMemory;
+
+/* A point in the device work of the objects of one context (one executor's batch), where the
+ * output of a _push_device call that did not wait for the device (its `done` argument) becomes
+ * complete. An object of the same context that is given it as `after` orders its own device work
+ * behind it, with no host wait; anyone else calls cudafft_fence_wait() first. Zeroed: no fence
+ * (the work is complete). Plain values: copy them freely. */
+typedef struct {
+  unsigned long long queue; /* which context's work (0: none) */
+  unsigned long long mark;  /* the batch in it */
+} CudafftFence;
+
+/* Blocks (without spinning) until the device work before `fence` is done; OK at once for a zeroed
+ * fence, and for one whose objects are all gone (their work ran to its end first). A failure of
+ * that work is reported to the object that queued it, at its next call. Thread-safe. */
+CUDAFFT_API CudafftStatus cudafft_fence_wait(CudafftFence fence);
 
 /* Interleaved samples, native (little-endian) byte order; S24 is packed (3 bytes). How integers
  * become values is each engine's to say (its header states it); which formats an engine takes
