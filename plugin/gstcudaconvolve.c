@@ -672,8 +672,12 @@ push_through_engine(GstCudaConvolve *self, const void *data, gsize frames)
   if (most > 0 && !buffer)
     return GST_FLOW_ERROR;
   size_t produced = 0;
+  /* into one of our elements, the output goes on before the device has written it */
+  CudafftFence *done =
+      buffer ? gst_cudafft_audio_filter_output_fence(filter, self->cuda_out) : NULL;
   const CudafftStatus status =
-      cudafft_convolve_push_device(engine, data, frames, map.data, &produced, on_device);
+      cudafft_convolve_push_device(engine, data, frames, map.data, &produced, on_device,
+                                   gst_cudafft_audio_filter_input_fence(filter), done);
   if (buffer)
     gst_cudafft_audio_filter_unmap_output(buffer, &map);
   if (status != CUDAFFT_STATUS_OK) {
@@ -687,8 +691,12 @@ push_through_engine(GstCudaConvolve *self, const void *data, gsize frames)
   if (!buffer)
     return GST_FLOW_OK;
   if (produced == 0) {
-    gst_buffer_unref(buffer);
+    gst_buffer_unref(buffer); /* no work wrote it */
     return GST_FLOW_OK;
+  }
+  if (!gst_cudafft_audio_filter_fence_output(filter, buffer)) {
+    gst_buffer_unref(buffer);
+    return GST_FLOW_ERROR;
   }
   buffer = finish_output(self, buffer, first, produced);
   return buffer ? gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer) : GST_FLOW_OK;

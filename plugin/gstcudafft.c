@@ -383,11 +383,10 @@ static GstFlowReturn
 analyse(GstCudaFft *self, const guint8 *data, gsize samples, guint64 end_padding)
 {
   CudafftStft *stft = stft_engine_of(self);
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
   /* samples in CUDA memory are read, and frames in CUDA memory written, in place on the device */
   const unsigned on_device =
-      (data && gst_cudafft_audio_filter_input_on_device(GST_CUDAFFT_AUDIO_FILTER(self))
-           ? CUDAFFT_IN_DEVICE
-           : 0) |
+      (data && gst_cudafft_audio_filter_input_on_device(filter) ? CUDAFFT_IN_DEVICE : 0) |
       (self->cuda_out ? CUDAFFT_OUT_DEVICE : 0);
   const gsize n = self->out_info.config.fft_size, hop = self->out_info.config.hop;
   const gsize bpf = GST_AUDIO_INFO_BPF(&self->in_info);
@@ -407,15 +406,17 @@ analyse(GstCudaFft *self, const guint8 *data, gsize samples, guint64 end_padding
      * memory equal input buffers complete this many frames or one more: the pool keeps one to
      * spare */
     if (frames > 0 && !(buffer = gst_cudafft_audio_filter_map_output(
-                            GST_CUDAFFT_AUDIO_FILTER(self), frames * frame_bytes, frame_bytes,
-                            self->cuda_out, &map)))
+                            filter, frames * frame_bytes, frame_bytes, self->cuda_out, &map)))
       return GST_FLOW_ERROR; /* posted */
-    status = cudafft_stft_push_device(stft, data, chunk, (float *)map.data, &done, on_device);
+    /* into one of our elements, the frames go on before the device has written them */
+    status = cudafft_stft_push_device(
+        stft, data, chunk, (float *)map.data, &done, on_device,
+        data ? gst_cudafft_audio_filter_input_fence(filter) : NULL,
+        buffer ? gst_cudafft_audio_filter_output_fence(filter, self->cuda_out) : NULL);
     if (buffer)
       gst_cudafft_audio_filter_unmap_output(buffer, &map);
     if (status != CUDAFFT_STATUS_OK) {
-      gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
-                                          "cudafft_stft_push");
+      gst_cudafft_audio_filter_post_error(filter, status, "cudafft_stft_push");
       if (buffer)
         gst_buffer_unref(buffer);
       return GST_FLOW_ERROR;
@@ -430,6 +431,10 @@ analyse(GstCudaFft *self, const guint8 *data, gsize samples, guint64 end_padding
     samples -= chunk;
     if (data)
       data += chunk * bpf;
+    if (buffer && !gst_cudafft_audio_filter_fence_output(filter, buffer)) {
+      gst_buffer_unref(buffer);
+      return GST_FLOW_ERROR;
+    }
     if (buffer) {
       finish_frames(self, buffer, frames, samples == 0 ? end_padding : 0);
       ret = gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer);

@@ -3,6 +3,7 @@
 
 #include "gstcudafftcontext.h"
 #include "gstcudaffterrors.h"
+#include "gstcudafftfence.h"
 #include "gstcudaffthostmemory.h"
 
 #include <string.h>
@@ -45,6 +46,10 @@ typedef struct {
   GstCudafftContext context;
   GstCudafftCudaBuffers cuda_buffers;
   gboolean input_on_device; /* during process: its map is device memory */
+  /* during process of a CUDA-memory buffer: the buffer, and the fence its bytes are complete at */
+  GstBuffer *input_buffer;
+  CudafftFence input_fence;
+  CudafftFence output_fence; /* an engine push's that did not wait, until fence_output */
 } GstCudafftAudioFilterPrivate;
 
 G_DEFINE_ABSTRACT_TYPE_WITH_CODE(GstCudafftAudioFilter, gst_cudafft_audio_filter,
@@ -484,8 +489,12 @@ process_on_device(GstCudafftAudioFilter *filter, GstBuffer *inbuf, GstBuffer **o
     whole.data = device_data;
     whole.size = map.size;
     priv->input_on_device = TRUE;
+    priv->input_buffer = inbuf;
+    priv->input_fence = gst_cudafft_buffer_get_fence(inbuf);
     ret = GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(filter)->process(filter, inbuf, &whole, outbuf);
     priv->input_on_device = FALSE;
+    priv->input_buffer = NULL;
+    priv->input_fence = (CudafftFence){0, 0};
   }
   gst_memory_unmap(map.memory, &map);
   return ret;
@@ -497,6 +506,84 @@ gst_cudafft_audio_filter_input_on_device(GstCudafftAudioFilter *filter)
   return PRIV(filter)->input_on_device;
 }
 
+const CudafftFence *
+gst_cudafft_audio_filter_input_fence(GstCudafftAudioFilter *filter)
+{
+  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
+  return priv->input_on_device && priv->input_fence.queue != 0 ? &priv->input_fence : NULL;
+}
+
+/* A capsfilter (what gst-launch-1.0 makes of caps between two elements) pushes the buffer it is
+ * given on, as it is, on the same thread: it is looked through. Anything else is not ours. */
+static gboolean
+is_capsfilter(GstObject *element)
+{
+  /* looked up once capsfilter's plugin has made its type (a global lock per call otherwise) */
+  static GType type = 0;
+  GType known = (GType)g_atomic_pointer_get(&type);
+  if (!known) {
+    known = g_type_from_name("GstCapsFilter");
+    g_atomic_pointer_set(&type, known);
+  }
+  return known && G_TYPE_CHECK_INSTANCE_TYPE(element, known);
+}
+
+gboolean
+gst_cudafft_pad_feeds_ours(GstPad *pad)
+{
+  GstPad *peer = gst_pad_get_peer(pad);
+  gboolean ours = FALSE;
+  for (int hops = 0; peer && hops < 8; hops++) {
+    GstObject *parent = gst_pad_get_parent(peer);
+    gst_object_unref(peer);
+    peer = NULL;
+    if (parent && GST_IS_CUDAFFT_AUDIO_FILTER(parent)) {
+      ours = TRUE;
+    } else if (parent && is_capsfilter(parent)) {
+      GstPad *src = gst_element_get_static_pad(GST_ELEMENT(parent), "src");
+      if (src) {
+        peer = gst_pad_get_peer(src);
+        gst_object_unref(src);
+      }
+    }
+    if (parent)
+      gst_object_unref(parent);
+  }
+  if (peer)
+    gst_object_unref(peer);
+  return ours;
+}
+
+CudafftFence *
+gst_cudafft_audio_filter_output_fence(GstCudafftAudioFilter *filter, gboolean cuda_out)
+{
+  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
+  priv->output_fence = (CudafftFence){0, 0};
+  if (!cuda_out || !gst_cudafft_pad_feeds_ours(GST_BASE_TRANSFORM_SRC_PAD(filter)))
+    return NULL;
+  return &priv->output_fence;
+}
+
+gboolean
+gst_cudafft_audio_filter_fence_output(GstCudafftAudioFilter *filter, GstBuffer *buffer)
+{
+  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
+  const CudafftFence fence = priv->output_fence;
+  priv->output_fence = (CudafftFence){0, 0};
+  if (fence.queue == 0)
+    return TRUE;
+  GST_LOG_OBJECT(filter, "output complete at batch %llu of executor %llu, not waited for",
+                 fence.mark, fence.queue);
+  /* the work also reads the input where it is (device memory): its memory must not go back to
+   * its pool, and be written again, before that work is done */
+  if (gst_cudafft_buffer_set_fence(buffer, fence, priv->input_buffer))
+    return TRUE;
+  const CudafftStatus status = cudafft_fence_wait(fence);
+  if (status != CUDAFFT_STATUS_OK)
+    gst_cudafft_audio_filter_post_error(filter, status, "waiting for the output's device work");
+  return status == CUDAFFT_STATUS_OK;
+}
+
 /* process over a buffer in host memory (CUDA memory too, for an element that does not take it:
  * GStreamer copies it down), frames split between buffers joined. */
 static GstFlowReturn
@@ -506,6 +593,12 @@ process_on_host(GstCudafftAudioFilter *filter, GstBuffer *inbuf, GstBuffer **out
   GstCudafftAudioFilterPrivate *priv = PRIV(filter);
   GstFlowReturn ret = GST_FLOW_OK;
   GstMapInfo map;
+  /* CUDA memory whose bytes our device work still writes: the host copy reads them */
+  const CudafftStatus complete = gst_cudafft_buffer_wait_fence(inbuf);
+  if (complete != CUDAFFT_STATUS_OK) {
+    gst_cudafft_audio_filter_post_error(filter, complete, "waiting for the input's device work");
+    return GST_FLOW_ERROR;
+  }
   if (gst_buffer_map(inbuf, &map, GST_MAP_READ)) {
     const guint8 *frames = NULL;
     gsize count = 0;
@@ -681,6 +774,13 @@ gst_cudafft_audio_filter_trim_output(GstCudafftAudioFilter *filter, GstBuffer *b
     return buffer;
   }
   GstCudafftAudioFilterPrivate *priv = PRIV(filter);
+  /* the copy runs on GStreamer's stream: the work that writes the buffer must be done */
+  const CudafftStatus complete = gst_cudafft_buffer_wait_fence(buffer);
+  if (complete != CUDAFFT_STATUS_OK) {
+    gst_buffer_unref(buffer);
+    gst_cudafft_audio_filter_post_error(filter, complete, "waiting for the output's device work");
+    return NULL;
+  }
   GstBuffer *cut =
       gst_cudafft_cuda_buffer_cut(&priv->context, &priv->cuda_buffers, buffer, offset, bytes);
   gst_buffer_unref(buffer);

@@ -171,6 +171,27 @@ gboolean gst_cudafft_audio_filter_whole_cuda_frames(GstCudafftAudioFilter *filte
 /* Whether the input `process` is given now is device memory (see `process`). */
 gboolean gst_cudafft_audio_filter_input_on_device(GstCudafftAudioFilter *filter);
 
+/* Device order between our elements (gstcudafftfence.h): the fence the device input `process` is
+ * given now is complete at, for the engine's push_device `after`; NULL where it is complete (or in
+ * host memory). */
+const CudafftFence *gst_cudafft_audio_filter_input_fence(GstCudafftAudioFilter *filter);
+
+/* Whether pad's peer belongs to an element of ours (which orders its device work after a buffer's
+ * fence, or waits for it), directly or through capsfilters: only then may a buffer go out before
+ * its device work is done. */
+gboolean gst_cudafft_pad_feeds_ours(GstPad *pad);
+
+/* For an engine push whose output goes out in CUDA memory (cuda_out) to an element of ours: the
+ * place for its `done` fence, so that the push does not wait for the device; NULL otherwise (the
+ * push waits: the output must be complete when it leaves our elements). */
+CudafftFence *gst_cudafft_audio_filter_output_fence(GstCudafftAudioFilter *filter,
+                                                    gboolean cuda_out);
+
+/* After that push, on its output buffer: the fence it gave, and the input buffer of CUDA memory
+ * (which the work reads in place) kept with it until the work is done. Nothing where the push
+ * waited. FALSE (posted) where neither the fence could be attached nor waited for. */
+gboolean gst_cudafft_audio_filter_fence_output(GstCudafftAudioFilter *filter, GstBuffer *buffer);
+
 /* For class_init: the "sink" and "src" pad templates, each of caps (taken) in system memory and,
  * where the build has CUDA memory, in CUDA memory after it (gst_cudafft_caps_add_cuda_memory). */
 void gst_cudafft_audio_filter_class_add_pad_templates(GstElementClass *klass, GstCaps *sink,

@@ -215,7 +215,8 @@ synthesise(GstCudaIfft *self, const float *frames_data, guint64 frames, gboolean
     float *out = (float *)map.data;
     float *after = out + body * self->info.config.channels;
     CudafftStatus status =
-        chunk > 0 ? cudafft_istft_push_device(istft, frames_data, chunk, out, on_device)
+        chunk > 0 ? cudafft_istft_push_device(istft, frames_data, chunk, out, on_device,
+                                              gst_cudafft_audio_filter_input_fence(filter))
                   : CUDAFFT_STATUS_OK;
     if (status == CUDAFFT_STATUS_OK && last && ends)
       status = self->cuda_out ? cudafft_istft_drain_device(istft, after)

@@ -114,6 +114,7 @@
 #include "gstcudafftfanout.h"
 #include "gstcudafftbus.h"
 #include "gstcudafftcontext.h"
+#include "gstcudafftfence.h"
 #include "gstcudaspectrumbands.h"
 
 #include <gst/audio/audio.h>
@@ -733,10 +734,11 @@ replace_engine(GstCudaSpectrum *self, const Settings *s)
   return open_engine(self, s) ? GST_FLOW_OK : GST_FLOW_ERROR;
 }
 
-/* Analyses `frames` frames at data (device memory where on_device). */
+/* Analyses `frames` frames at data (device memory where on_device, complete at `after`: NULL, or a
+ * fence the analysis is ordered after on the device). */
 static GstFlowReturn
-analyse(GstCudaSpectrum *self, const guint8 *data, gboolean on_device, gsize frames,
-        const Settings *s)
+analyse(GstCudaSpectrum *self, const guint8 *data, gboolean on_device, const CudafftFence *after,
+        gsize frames, const Settings *s)
 {
   const gsize bpf = GST_AUDIO_INFO_BPF(&self->info);
   while (frames > 0) {
@@ -753,8 +755,9 @@ analyse(GstCudaSpectrum *self, const guint8 *data, gboolean on_device, gsize fra
     CudafftSpectrum *engine = spectrum_engine_of(self);
     const size_t most = cudafft_spectrum_max_results(engine);
     const CudafftStatus status =
-        on_device ? cudafft_spectrum_push_device(engine, data, limit, most, &consumed, &results)
-                  : cudafft_spectrum_push(engine, data, limit, most, &consumed, &results);
+        on_device
+            ? cudafft_spectrum_push_device(engine, data, limit, most, &consumed, &results, after)
+            : cudafft_spectrum_push(engine, data, limit, most, &consumed, &results);
     if (status != CUDAFFT_STATUS_OK) {
       gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
                                           "cudafft_spectrum_push");
@@ -772,16 +775,29 @@ analyse(GstCudaSpectrum *self, const guint8 *data, gboolean on_device, gsize fra
   return GST_FLOW_OK;
 }
 
-/* Analyses a buffer of CUDA memory in place: `bytes` at data on the device, whole frames only (a
- * frame split between CUDA-memory buffers is an error); *count receives the frames. */
+/* Analyses buffer, of CUDA memory, in place: `bytes` at data on the device, whole frames only (a
+ * frame split between CUDA-memory buffers is an error), after the device work that writes it (its
+ * fence); *count receives the frames. Where the buffer goes on to an element not of ours, that
+ * work is done first (the analysis came after it, so that is no wait). */
 static GstFlowReturn
-analyse_on_device(GstCudaSpectrum *self, const guint8 *data, gsize bytes, const Settings *s,
-                  gsize *count)
+analyse_on_device(GstCudaSpectrum *self, GstBuffer *buffer, const guint8 *data, gsize bytes,
+                  const Settings *s, gsize *count)
 {
   *count = bytes / GST_AUDIO_INFO_BPF(&self->info);
   if (!gst_cudafft_audio_filter_whole_cuda_frames(GST_CUDAFFT_AUDIO_FILTER(self), bytes))
     return GST_FLOW_ERROR;
-  return *count > 0 ? analyse(self, data, TRUE, *count, s) : GST_FLOW_OK;
+  const CudafftFence fence = gst_cudafft_buffer_get_fence(buffer);
+  const GstFlowReturn ret =
+      *count > 0 ? analyse(self, data, TRUE, fence.queue ? &fence : NULL, *count, s) : GST_FLOW_OK;
+  if (ret != GST_FLOW_OK || gst_cudafft_pad_feeds_ours(GST_BASE_TRANSFORM_SRC_PAD(self)))
+    return ret;
+  const CudafftStatus status = gst_cudafft_buffer_wait_fence(buffer);
+  if (status != CUDAFFT_STATUS_OK) {
+    gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
+                                        "waiting for the input's device work");
+    return GST_FLOW_ERROR;
+  }
+  return GST_FLOW_OK;
 }
 
 static GstFlowReturn
@@ -828,10 +844,17 @@ gst_cuda_spectrum_transform_ip(GstBaseTransform *trans, GstBuffer *buffer)
   if (gst_cudafft_audio_filter_uses_gpu(GST_CUDAFFT_AUDIO_FILTER(self)) &&
       gst_cudafft_map_cuda(buffer, GST_MAP_READ, &map, &device_data, NULL)) {
     gsize count = 0;
-    ret = analyse_on_device(self, device_data, map.size, &s, &count);
+    ret = analyse_on_device(self, buffer, device_data, map.size, &s, &count);
     gst_memory_unmap(map.memory, &map);
     self->frames_since_base += count;
     return ret;
+  }
+  /* CUDA memory whose bytes our device work still writes: the host copy reads them */
+  const CudafftStatus complete = gst_cudafft_buffer_wait_fence(buffer);
+  if (complete != CUDAFFT_STATUS_OK) {
+    gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), complete,
+                                        "waiting for the input's device work");
+    return GST_FLOW_ERROR;
   }
   if (!gst_buffer_map(buffer, &map, GST_MAP_READ)) {
     GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot read an input buffer."), (NULL));
@@ -844,7 +867,7 @@ gst_cuda_spectrum_transform_ip(GstBaseTransform *trans, GstBuffer *buffer)
                                             &frames, &count))
     ret = GST_FLOW_ERROR;
   else if (count > 0)
-    ret = analyse(self, frames, FALSE, count, &s);
+    ret = analyse(self, frames, FALSE, NULL, count, &s);
   gst_buffer_unmap(buffer, &map);
   self->frames_since_base += count;
   return ret;

@@ -208,3 +208,29 @@ keep_caps(GstPad *pad, GstPadProbeInfo *info, gpointer data)
   }
   return GST_PAD_PROBE_OK;
 }
+
+/* Buffer probe: counts the buffers that go out before their device work is done (they carry our
+ * fence meta, looked up by its name: the test sees only the plugin's behaviour). */
+static GstPadProbeReturn
+count_fenced(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+  (void)pad;
+  GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
+  const GType api = g_type_from_name("GstCudafftFenceMetaAPI");
+  if (buffer && api && gst_buffer_get_meta(buffer, api))
+    g_atomic_int_inc((gint *)data);
+  return GST_PAD_PROBE_OK;
+}
+
+/* Counts into *fenced the buffers element `name` of pipeline pushes before their device work is
+ * done. */
+void
+watch_fences(GstElement *pipeline, const char *name, gint *fenced)
+{
+  GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
+  fail_unless(element != NULL, "no element %s", name);
+  GstPad *pad = gst_element_get_static_pad(element, "src");
+  gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, count_fenced, fenced, NULL);
+  gst_object_unref(pad);
+  gst_object_unref(element);
+}

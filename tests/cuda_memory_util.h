@@ -57,4 +57,8 @@ void check_same_buffers(GPtrArray *got, GPtrArray *want, const char *what);
 /* Pad probe: keeps the caps of the CAPS events passing in *(GstCaps **)data. */
 GstPadProbeReturn keep_caps(GstPad *pad, GstPadProbeInfo *info, gpointer data);
 
+/* Counts into *fenced the buffers element `name` of pipeline pushes before their device work is
+ * done (they carry the plugin's fence meta, looked up by its name). */
+void watch_fences(GstElement *pipeline, const char *name, gint *fenced);
+
 #endif

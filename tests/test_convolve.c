@@ -1084,8 +1084,10 @@ check_direct_backend(CudafftBackend backend, CudafftSampleFormat format, double 
         /* a call never straddles the input's end: the tail's calls take zeros (in NULL) */
         size = min_size(size, done < frames ? frames - done : total - done);
         test_poison_samples(format, out, (size + GUARD) * channels);
-        const CudafftConvolveJob job = {done < frames ? input.raw + done * frame_bytes : NULL, out,
-                                        size, mix, 0};
+        const CudafftConvolveJob job = {.in = done < frames ? input.raw + done * frame_bytes : NULL,
+                                        .out = out,
+                                        .frames = size,
+                                        .mix = mix};
         status = table->run(impl, &job);
         if (status != CUDAFFT_STATUS_OK) {
           snprintf(why, sizeof why, "run of %zu frames after %zu: %s: %s", size, done,

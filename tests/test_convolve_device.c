@@ -12,7 +12,10 @@
  * partitioned (default block size), the CUDA split path (F32 at a block size below the default),
  * direct (a short kernel), the composed split path (F64 at a small block size: its samples go
  * through host copies), a kernel change while streaming (its crossover too), and a block too wide
- * for one executor job (1024 channels).
+ * for one executor job (1024 channels). No push to device memory waits for it (its `done` fence
+ * is waited for before the host reads the frames back; only the composed split path and a
+ * crossover, which go through host copies, give none), and some are ordered after an earlier
+ * fence. Then two filters in a chain with no host wait between them (check_chain).
  * cpu (CI too): the call is UNSUPPORTED on the CPU backend, with a message, and refuses unknown
  * flags. */
 #include "convolve_reference.h"
@@ -41,14 +44,14 @@ check_cpu(void)
     return;
   float in[64] = {0}, out[64];
   size_t produced = 0;
-  CudafftStatus status = cudafft_convolve_push_device(cv, in, 32, out, &produced, BOTH);
+  CudafftStatus status = cudafft_convolve_push_device(cv, in, 32, out, &produced, BOTH, NULL, NULL);
   test_check(status == CUDAFFT_STATUS_UNSUPPORTED && strstr(cudafft_last_error_message(), "CPU"),
              "cudafft_convolve_push_device on the CPU backend: %s (%s)",
              cudafft_status_name(status), cudafft_last_error_message());
-  status = cudafft_convolve_push_device(cv, in, 32, out, &produced, 4);
+  status = cudafft_convolve_push_device(cv, in, 32, out, &produced, 4, NULL, NULL);
   test_check(status == CUDAFFT_STATUS_INVALID_VALUE, "unknown memory flags: %s (%s)",
              cudafft_status_name(status), cudafft_last_error_message());
-  status = cudafft_convolve_push_device(cv, in, 32, out, &produced, 0);
+  status = cudafft_convolve_push_device(cv, in, 32, out, &produced, 0, NULL, NULL);
   test_check(status == CUDAFFT_STATUS_OK && produced == 32 && memcmp(in, out, sizeof in / 2) == 0,
              "flags 0 is a host push: %s, %zu frames", cudafft_status_name(status), produced);
   cudafft_convolve_destroy(cv);
@@ -149,7 +152,8 @@ check_case(const Case *c, TestRng *rng)
       !cuda_ok(cudaMemset(device_out, 0xff, most * fb), "cudaMemset (NaN)"))
     goto done;
 
-  size_t out_frames = 0, pushes = 0, failures = 0, change_point = 0;
+  size_t out_frames = 0, pushes = 0, failures = 0, change_point = 0, deferred = 0, eligible = 0;
+  CudafftFence last_fence = {0, 0};
   for (size_t done = 0; done < c->total; pushes++) {
     if (c->change_at && !change_point && done >= c->change_at) {
       const size_t grid = c->block_size ? c->block_size : CUDAFFT_CONVOLVE_BLOCK;
@@ -165,8 +169,19 @@ check_case(const Case *c, TestRng *rng)
     size_t a = 0, b = 0;
     /* the output's size, known before the push (what cudaconvolve sizes CUDA memory by) */
     const size_t expected = cudafft_convolve_output_frames(on_device, count);
-    failures +=
-        cudafft_convolve_push_device(on_device, src, count, dst, &a, memory) != CUDAFFT_STATUS_OK;
+    /* no push to device memory waits for it (the host waits for its fence before it reads the
+     * frames back); every third is ordered after the last fence (complete input: only the
+     * ordering runs) */
+    CudafftFence fence = {0, 0};
+    CudafftFence *defer = memory & CUDAFFT_OUT_DEVICE ? &fence : NULL;
+    failures += cudafft_convolve_push_device(on_device, src, count, dst, &a, memory,
+                                             pushes % 3 == 0 ? &last_fence : NULL,
+                                             defer) != CUDAFFT_STATUS_OK;
+    failures += cudafft_fence_wait(fence) != CUDAFFT_STATUS_OK;
+    deferred += fence.queue != 0;
+    eligible += defer && a > 0;
+    if (fence.queue != 0)
+      last_fence = fence;
     failures += cudafft_convolve_push(on_host, in + done * fb, count, want + out_frames * fb, &b) !=
                 CUDAFFT_STATUS_OK;
     failures += a != b || a != expected;
@@ -184,9 +199,17 @@ check_case(const Case *c, TestRng *rng)
   failures += cudafft_convolve_drain(on_host, 1, want + out_frames * fb, &b) != CUDAFFT_STATUS_OK;
   failures += a != b;
   out_frames += b;
-  if (!test_check(failures == 0 && out_frames == c->total + c->taps - 1,
-                  "%s: %zu pushes and a drain, %zu frames both ways (%zu failures; last: %s)",
-                  c->name, pushes, out_frames, failures, cudafft_last_error_message()))
+  /* every push that wrote frames to device memory did so without waiting, but on the composed
+   * split path (through host copies: it always waits) and in a crossover (blended on the host) */
+  const int composed = c->format == CUDAFFT_SAMPLE_F64 && c->block_size;
+  const int deferred_right = composed           ? deferred == 0
+                             : c->change_at > 0 ? deferred > 0 && deferred <= eligible
+                                                : deferred == eligible;
+  if (!test_check(failures == 0 && out_frames == c->total + c->taps - 1 && deferred_right,
+                  "%s: %zu pushes (%zu of the %zu that wrote device memory did not wait) and a "
+                  "drain, %zu frames both ways (%zu failures; last: %s)",
+                  c->name, pushes, deferred, eligible, out_frames, failures,
+                  cudafft_last_error_message()))
     goto done;
   const size_t values = out_frames * c->channels;
   test_check(test_count_unpoisoned_samples(c->format, got, values) == values &&
@@ -223,6 +246,102 @@ done:
   free(landing);
 }
 
+/* Two filters in a chain on the device, as cudaconvolve ! cudaconvolve runs them: the first's
+ * output (device memory, a ring of RING buffers reused in turn) goes to the second without a host
+ * wait (its `done` fence is the second's `after`), the second's too, waited for only before its
+ * output is read back; a buffer is reused once the second's work that read it is done (its fence,
+ * as the caller's contract says). Random push sizes (partial blocks, whole blocks straight from
+ * device memory). Against the same chain of host pushes: bit for bit. */
+#define RING 3
+
+static void
+check_chain(TestRng *rng)
+{
+  const unsigned channels = 2;
+  const size_t taps = 3000, total = 40000, max_push = 4500, fb = channels * sizeof(float);
+  double *h = test_random_doubles(rng, 2 * taps);
+  const CudafftConvolveConfig first = {channels, CUDAFFT_SAMPLE_F32, {h, taps, 1}, 1.0};
+  const CudafftConvolveConfig second = {channels, CUDAFFT_SAMPLE_F32, {h + taps, taps, 1}, 0.9};
+  CudafftConvolve *d1 = NULL, *d2 = NULL, *h1 = NULL, *h2 = NULL;
+  float *in = test_malloc(total * fb), *mid = test_malloc((total + 4096) * fb);
+  float *want = test_malloc((total + 8192) * fb), *got = test_malloc((total + 8192) * fb);
+  uint8_t *device_in = NULL, *ring[RING] = {NULL}, *device_out = NULL;
+  CudafftFence read_by[RING] = {{0, 0}};
+  for (size_t i = 0; i < total * channels; i++)
+    in[i] = (float)test_rng_uniform(rng);
+  test_poison_samples(CUDAFFT_SAMPLE_F32, got, (total + 8192) * channels);
+  test_poison_samples(CUDAFFT_SAMPLE_F32, want, (total + 8192) * channels);
+  const size_t ring_bytes = (max_push + 2 * CUDAFFT_CONVOLVE_BLOCK) * fb;
+  if (!test_check(
+          cudafft_convolve_create(&d1, CUDAFFT_BACKEND_CUDA, 0, &first) == CUDAFFT_STATUS_OK &&
+              cudafft_convolve_create(&d2, CUDAFFT_BACKEND_CUDA, 0, &second) == CUDAFFT_STATUS_OK &&
+              cudafft_convolve_create(&h1, CUDAFFT_BACKEND_CUDA, 0, &first) == CUDAFFT_STATUS_OK &&
+              cudafft_convolve_create(&h2, CUDAFFT_BACKEND_CUDA, 0, &second) == CUDAFFT_STATUS_OK,
+          "chain: filters made (%s)", cudafft_last_error_message()))
+    goto done;
+  int made = cuda_ok(cudaMalloc((void **)&device_in, total * fb), "cudaMalloc (input)") &&
+             cuda_ok(cudaMalloc((void **)&device_out, (total + 8192) * fb), "cudaMalloc (out)") &&
+             cuda_ok(cudaMemcpy(device_in, in, total * fb, cudaMemcpyHostToDevice), "upload");
+  for (int k = 0; k < RING && made; k++)
+    made = cuda_ok(cudaMalloc((void **)&ring[k], ring_bytes), "cudaMalloc (ring)") &&
+           cuda_ok(cudaMemset(ring[k], 0xff, ring_bytes), "cudaMemset (NaN)");
+  if (!made)
+    goto done;
+  size_t failures = 0, pushes = 0, out_device = 0, out_host = 0, ordered = 0;
+  for (size_t done = 0; done < total; pushes++) {
+    const size_t r = test_rng_range(rng, 1, max_push);
+    const size_t count = r < total - done ? r : total - done;
+    uint8_t *link = ring[pushes % RING];
+    /* the second's work that read this buffer last time is done before it is written again */
+    failures += cudafft_fence_wait(read_by[pushes % RING]) != CUDAFFT_STATUS_OK;
+    size_t a = 0, b = 0, m = 0;
+    CudafftFence made_at = {0, 0}, read_at = {0, 0};
+    failures += cudafft_convolve_push_device(d1, device_in + done * fb, count, link, &a, BOTH, NULL,
+                                             &made_at) != CUDAFFT_STATUS_OK;
+    failures += cudafft_convolve_push_device(d2, link, a, device_out + out_device * fb, &b, BOTH,
+                                             &made_at, &read_at) != CUDAFFT_STATUS_OK;
+    ordered += made_at.queue != 0 && read_at.queue != 0;
+    read_by[pushes % RING] = read_at;
+    failures +=
+        cudafft_convolve_push(h1, in + done * channels, count, mid, &m) != CUDAFFT_STATUS_OK;
+    size_t n = 0;
+    failures +=
+        cudafft_convolve_push(h2, mid, m, want + out_host * channels, &n) != CUDAFFT_STATUS_OK;
+    failures += a != m || b != n;
+    out_device += b;
+    out_host += n;
+    done += count;
+  }
+  /* the host reads the device output: the last push's work first */
+  for (int k = 0; k < RING; k++)
+    failures += cudafft_fence_wait(read_by[k]) != CUDAFFT_STATUS_OK;
+  failures +=
+      !cuda_ok(cudaMemcpy(got, device_out, out_device * fb, cudaMemcpyDeviceToHost), "download");
+  if (!test_check(failures == 0 && out_device == out_host && ordered > 0,
+                  "chain: %zu pushes through both filters (%zu ordered on the device alone), "
+                  "%zu frames both ways (%zu failures; last: %s)",
+                  pushes, ordered, out_host, failures, cudafft_last_error_message()))
+    goto done;
+  test_check(test_count_unpoisoned_samples(CUDAFFT_SAMPLE_F32, got, out_host * channels) ==
+                     out_host * channels &&
+                 memcmp(got, want, out_host * fb) == 0,
+             "chain: every frame bit for bit the host chain's");
+done:
+  cudaFree(device_in);
+  cudaFree(device_out);
+  for (int k = 0; k < RING; k++)
+    cudaFree(ring[k]);
+  cudafft_convolve_destroy(d1);
+  cudafft_convolve_destroy(d2);
+  cudafft_convolve_destroy(h1);
+  cudafft_convolve_destroy(h2);
+  free(h);
+  free(in);
+  free(mid);
+  free(want);
+  free(got);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -233,5 +352,6 @@ main(int argc, char **argv)
   TestRng rng = test_rng("convolve device memory");
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     check_case(&cases[i], &rng);
+  check_chain(&rng);
   return test_finish();
 }

@@ -13,7 +13,10 @@
  *   and cudaifft writing raw audio there), in system memory, and mixed: byte for byte alike; and
  *   cudaifft's samples alone in CUDA memory, its padding cut on the device;
  * - EOS, a flush and state cycles while CUDA memory flows through that chain; the samples read
- *   after the state change (they outlive it).
+ *   after the state change (they outlive it);
+ * - between two of ours in CUDA memory (directly or through a capsfilter) the producer pushes
+ *   before its device work is done (the buffer carries its fence), and never else: counted on
+ *   cv0's and cudafft's output in every chain above.
  * cpu (CI, no GPU needed): cudafft, cudaconvolve and cudaspectrum with backend=cpu refuse the link
  * to CUDA-memory-only caps, naming them; the state cycles in system memory. */
 #include "cuda_memory_util.h"
@@ -72,12 +75,18 @@ GST_START_TEST(test_fft_ifft_cuda_link)
   GstElement *fft = gst_bin_get_by_name(GST_BIN(pipeline), "fft");
   GstPad *fft_src = gst_element_get_static_pad(fft, "src");
   GstCaps *link = NULL;
+  gint fenced = 0;
   gst_pad_add_probe(fft_src, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, keep_caps, &link, NULL);
+  watch_fences(pipeline, "fft", &fenced);
   play_to_eos(pipeline, &s, cuda);
   gst_element_set_state(pipeline, GST_STATE_NULL);
   fail_unless(link && caps_have_cuda_memory(link), "cudafft ! cudaifft linked in %" GST_PTR_FORMAT,
               link);
-  test_check(TRUE, "cudafft ! cudaifft agree on CUDA memory between them");
+  fail_unless(fenced > 0, "cudafft waited for the device before every push into cudaifft");
+  test_check(TRUE,
+             "cudafft ! cudaifft agree on CUDA memory between them; %d buffers of frames went on "
+             "before their device work was done",
+             fenced);
   gst_caps_unref(link);
   gst_object_unref(fft_src);
   gst_object_unref(fft);
@@ -134,10 +143,11 @@ keep_magnitudes(GstBus *bus, GstMessage *msg, gpointer data)
 }
 
 /* appsrc ! MIDDLE ! appsink for s, where MIDDLE's cudaconvolve elements are named cv0, cv1 (those
- * present get the kernel); the caps of cv0's output go into *link (NULL: not kept). */
+ * present get the kernel); the caps of cv0's output go into *link (NULL: not kept), and the count
+ * of cv0's buffers pushed before their device work is done into *fenced (NULL: not counted). */
 static GstElement *
 convolve_pipeline(const TestSignal *s, const char *middle, const double *taps, gsize n,
-                  GstCaps **link)
+                  GstCaps **link, gint *fenced)
 {
   GstElement *pipeline = audio_pipeline(s, middle);
   for (guint i = 0; i < 2; i++) {
@@ -154,16 +164,19 @@ convolve_pipeline(const TestSignal *s, const char *middle, const double *taps, g
     }
     gst_object_unref(cv);
   }
+  if (fenced)
+    watch_fences(pipeline, "cv0", fenced);
   return pipeline;
 }
 
 /* Runs convolve_pipeline() over s to EOS: the buffers into out, the caps of cv0's output into
- * *link, and where `magnitudes` is given the spectrum messages' magnitudes into it. */
+ * *link, its buffers pushed before their device work was done counted into *fenced, and where
+ * `magnitudes` is given the spectrum messages' magnitudes into it. */
 static void
 run_convolve(const TestSignal *s, const char *middle, const double *taps, gsize n, GPtrArray *out,
-             GstCaps **link, GArray **magnitudes)
+             GstCaps **link, gint *fenced, GArray **magnitudes)
 {
-  GstElement *pipeline = convolve_pipeline(s, middle, taps, n, link);
+  GstElement *pipeline = convolve_pipeline(s, middle, taps, n, link, fenced);
   Magnitudes kept;
   g_mutex_init(&kept.lock);
   kept.values = g_array_new(FALSE, FALSE, sizeof(gfloat));
@@ -196,9 +209,15 @@ check_chains(const TestSignal *s, const Chain *chains, guint count, const double
   for (guint i = 0; i < count; i++) {
     GPtrArray *got = frame_list();
     GstCaps *link = NULL;
-    run_convolve(s, chains[i].middle, taps, n, got, &link, NULL);
+    gint fenced = 0;
+    run_convolve(s, chains[i].middle, taps, n, got, &link, &fenced, NULL);
     fail_unless(link && caps_have_cuda_memory(link) == chains[i].link_cuda,
                 "%s: linked in %" GST_PTR_FORMAT, chains[i].middle, link);
+    /* into one of ours in CUDA memory, cv0 pushes without waiting for the device; never else */
+    fail_unless((fenced > 0) == chains[i].link_cuda, "%s: %d buffers pushed before their work",
+                chains[i].middle, fenced);
+    test_check(TRUE, "%s: %d of cv0's buffers went on before their device work was done",
+               chains[i].middle, fenced);
     gst_clear_caps(&link);
     fail_unless_equals_int(count_cuda_memory(got), chains[i].out_cuda ? got->len : 0);
     check_same_buffers(got, want, chains[i].middle);
@@ -235,7 +254,7 @@ GST_START_TEST(test_convolve_cuda_links)
   GPtrArray *system = frame_list();
   GstCaps *link = NULL;
   run_convolve(&s, "cudaconvolve name=cv0 ! audio/x-raw ! cudaconvolve name=cv1 latency=100", taps,
-               TAPS, system, &link, NULL);
+               TAPS, system, &link, NULL, NULL);
   fail_unless(link && !caps_have_cuda_memory(link));
   gst_clear_caps(&link);
   check_chains(&s, chains, G_N_ELEMENTS(chains), taps, TAPS, system);
@@ -258,22 +277,24 @@ GST_START_TEST(test_convolve_spectrum_cuda_link)
   GstCaps *link = NULL;
   GArray *want = NULL, *got = NULL;
   run_convolve(&s, "cudaconvolve name=cv0 ! audio/x-raw ! " SPECTRUM, taps, G_N_ELEMENTS(taps),
-               system, &link, &want);
+               system, &link, NULL, &want);
   fail_unless(link && !caps_have_cuda_memory(link));
   gst_clear_caps(&link);
+  gint fenced = 0;
   run_convolve(&s, "cudaconvolve name=cv0 ! " SPECTRUM " ! audio/x-raw(memory:CUDAMemory)", taps,
-               G_N_ELEMENTS(taps), cuda, &link, &got);
+               G_N_ELEMENTS(taps), cuda, &link, &fenced, &got);
   fail_unless(link && caps_have_cuda_memory(link),
               "cudaconvolve ! cudaspectrum linked in %" GST_PTR_FORMAT, link);
+  fail_unless(fenced > 0, "cudaconvolve waited for the device before every push into cudaspectrum");
   gst_clear_caps(&link);
   fail_unless(want->len > 1000 && got->len == want->len,
               "%u magnitudes through CUDA memory, %u through system memory", got->len, want->len);
   fail_unless(memcmp(got->data, want->data, want->len * sizeof(gfloat)) == 0,
               "the magnitudes differ from the system-memory link's");
   test_check(TRUE,
-             "cudaconvolve ! cudaspectrum agree on CUDA memory; %u magnitudes bit for bit the "
-             "system-memory link's",
-             got->len);
+             "cudaconvolve ! cudaspectrum agree on CUDA memory, %d buffers pushed before their "
+             "device work was done; %u magnitudes bit for bit the system-memory link's",
+             fenced, got->len);
   check_same_buffers(cuda, system, "cudaconvolve ! cudaspectrum passing CUDA memory through");
 #undef SPECTRUM
   g_array_unref(want);
@@ -299,7 +320,7 @@ GST_START_TEST(test_fft_ifft_between_filters)
   run_convolve(&s,
                "cudaconvolve name=cv0 ! audio/x-raw ! " FFT " ! audio/x-fft ! cudaifft ! "
                "audio/x-raw ! cudaconvolve name=cv1",
-               taps, G_N_ELEMENTS(taps), system, &link, NULL);
+               taps, G_N_ELEMENTS(taps), system, &link, NULL, NULL);
   fail_unless(link && !caps_have_cuda_memory(link));
   gst_clear_caps(&link);
   const Chain chains[] = {
@@ -342,13 +363,14 @@ GST_START_TEST(test_cycles_while_audio_flows)
                                      "audio/x-raw ! cudaconvolve name=cv1 backend=%s ! audio/x-raw",
                                      b, b, b, b);
   GPtrArray *system = frame_list();
-  run_convolve(&s, reference, taps, G_N_ELEMENTS(taps), system, NULL, NULL);
+  run_convolve(&s, reference, taps, G_N_ELEMENTS(taps), system, NULL, NULL, NULL);
   g_free(reference);
   gchar *middle =
       g_strdup_printf("cudaconvolve name=cv0 backend=%s ! " FFT " backend=%s ! "
                       "cudaifft backend=%s ! cudaconvolve name=cv1 backend=%s ! %s",
                       b, b, b, b, cpu ? "audio/x-raw" : "audio/x-raw(memory:CUDAMemory)");
-  GstElement *pipeline = convolve_pipeline(&s, middle, taps, G_N_ELEMENTS(taps), NULL);
+  gint fenced = 0;
+  GstElement *pipeline = convolve_pipeline(&s, middle, taps, G_N_ELEMENTS(taps), NULL, &fenced);
   for (guint cycle = 0; cycle < 4; cycle++) {
     GPtrArray *got = frame_list();
     play_cycle(pipeline, &s, cycle, got);
@@ -356,6 +378,9 @@ GST_START_TEST(test_cycles_while_audio_flows)
     check_same_buffers(got, system, "a state cycle's samples");
     g_ptr_array_unref(got);
   }
+  /* on the GPU cv0 hands its buffers to cudafft before their device work is done */
+  fail_unless(cpu ? fenced == 0 : fenced > 0, "%d of cv0's buffers went on before their work",
+              fenced);
   gst_element_set_state(pipeline, GST_STATE_NULL);
   gst_object_unref(pipeline);
   g_free(middle);

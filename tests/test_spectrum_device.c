@@ -34,7 +34,8 @@ check_cpu(void)
     return;
   float in[256] = {0};
   size_t consumed = 0, results = 0;
-  const CudafftStatus status = cudafft_spectrum_push_device(sp, in, 256, 4, &consumed, &results);
+  const CudafftStatus status =
+      cudafft_spectrum_push_device(sp, in, 256, 4, &consumed, &results, NULL);
   test_check(status == CUDAFFT_STATUS_UNSUPPORTED && strstr(cudafft_last_error_message(), "CPU"),
              "cudafft_spectrum_push_device on the CPU backend: %s (%s)",
              cudafft_status_name(status), cudafft_last_error_message());
@@ -105,7 +106,7 @@ push_all(CudafftSpectrum *sp, const uint8_t *src, size_t count, size_t fb, int o
     const CudafftStatus status =
         on_device
             ? cudafft_spectrum_push_device(sp, src + taken * fb, count - taken, most, &consumed,
-                                           &results)
+                                           &results, NULL)
             : cudafft_spectrum_push(sp, src + taken * fb, count - taken, most, &consumed, &results);
     if (status != CUDAFFT_STATUS_OK || (consumed == 0 && results == 0))
       return failures + 1;

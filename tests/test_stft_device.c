@@ -39,11 +39,12 @@ check_cpu(void)
     goto done;
   float in[2048] = {0}, out[8 * 2 * 1026];
   size_t frames = 0;
-  CudafftStatus status = cudafft_stft_push_device(stft, in, 1024, out, &frames, CUDAFFT_OUT_DEVICE);
+  CudafftStatus status =
+      cudafft_stft_push_device(stft, in, 1024, out, &frames, CUDAFFT_OUT_DEVICE, NULL, NULL);
   test_check(status == CUDAFFT_STATUS_UNSUPPORTED && strstr(cudafft_last_error_message(), "CPU"),
              "cudafft_stft_push_device on the CPU backend: %s (%s)", cudafft_status_name(status),
              cudafft_last_error_message());
-  status = cudafft_istft_push_device(istft, out, 1, in, CUDAFFT_IN_DEVICE);
+  status = cudafft_istft_push_device(istft, out, 1, in, CUDAFFT_IN_DEVICE, NULL);
   test_check(status == CUDAFFT_STATUS_UNSUPPORTED && strstr(cudafft_last_error_message(), "CPU"),
              "cudafft_istft_push_device on the CPU backend: %s (%s)", cudafft_status_name(status),
              cudafft_last_error_message());
@@ -81,8 +82,8 @@ static const Case cases[] = {
  * every other push and at the drain, one in host memory; then the round trip against signal. */
 static void
 check_synthesis(const Case *c, const CudafftStftConfig *config, const char *label,
-                const float *device, const float *back, size_t frames, size_t frame_floats,
-                const float *signal, TestRng *rng)
+                const float *device, CudafftFence written, const float *back, size_t frames,
+                size_t frame_floats, const float *signal, TestRng *rng)
 {
   CudafftIstft *from_device = NULL, *from_host = NULL;
   const size_t body = frames * c->hop * c->channels, samples = body + (c->n - c->hop) * c->channels;
@@ -103,8 +104,8 @@ check_synthesis(const Case *c, const CudafftStftConfig *config, const char *labe
     const int to_device = pushes % 2 == 0;
     bad += cudafft_istft_push_device(from_device, device + f * frame_floats, count,
                                      (to_device ? y_on_device : y_device) + at,
-                                     CUDAFFT_IN_DEVICE | (to_device ? CUDAFFT_OUT_DEVICE : 0)) !=
-           CUDAFFT_STATUS_OK;
+                                     CUDAFFT_IN_DEVICE | (to_device ? CUDAFFT_OUT_DEVICE : 0),
+                                     pushes == 0 ? &written : NULL) != CUDAFFT_STATUS_OK;
     if (to_device)
       bad += !cuda_ok(
           cudaMemcpy(y_device + at, y_on_device + at, n * sizeof(float), cudaMemcpyDeviceToHost),
@@ -179,27 +180,37 @@ check_case(const Case *c, TestRng *rng)
       !cuda_ok(cudaMemcpy(device_signal, signal, signal_bytes, cudaMemcpyHostToDevice), "upload"))
     goto done;
 
-  size_t frames = 0, pushes = 0, failures = 0;
+  size_t frames = 0, pushes = 0, failures = 0, deferred = 0;
+  CudafftFence written = {0, 0};
   for (size_t done = 0; done < c->total; pushes++) {
     const size_t r = test_rng_range(rng, 1, c->max_push);
     const size_t count = r < c->total - done ? r : c->total - done;
     size_t a = 0, b = 0;
     const float *in = signal + done * c->channels;
     const int from_device = pushes % 2 == 1;
-    failures +=
-        cudafft_stft_push_device(
-            on_device, (from_device ? device_signal : signal) + done * c->channels, count,
-            device + frames * frame_floats, &a,
-            CUDAFFT_OUT_DEVICE | (from_device ? CUDAFFT_IN_DEVICE : 0)) != CUDAFFT_STATUS_OK;
+    /* frames to device memory: no push waits for them, each is ordered after the one before
+     * (only the ordering runs: the input is complete) */
+    CudafftFence fence = {0, 0};
+    failures += cudafft_stft_push_device(
+                    on_device, (from_device ? device_signal : signal) + done * c->channels, count,
+                    device + frames * frame_floats, &a,
+                    CUDAFFT_OUT_DEVICE | (from_device ? CUDAFFT_IN_DEVICE : 0),
+                    from_device ? &written : NULL, &fence) != CUDAFFT_STATUS_OK;
+    deferred += fence.queue != 0;
+    if (fence.queue != 0)
+      written = fence;
     failures += cudafft_stft_push(on_host, in, count, host + frames * frame_floats, &b) !=
                 CUDAFFT_STATUS_OK;
     failures += a != b;
     frames += b;
     done += count;
   }
-  if (!test_check(failures == 0 && frames == most_frames,
-                  "%s: %zu pushes, %zu frames both ways (%zu failures; last: %s)", label, pushes,
-                  frames, failures, cudafft_last_error_message()))
+  /* the host reads the frames back: the last push's work first */
+  failures += cudafft_fence_wait(written) != CUDAFFT_STATUS_OK;
+  if (!test_check(failures == 0 && frames == most_frames && deferred > 0,
+                  "%s: %zu pushes (%zu did not wait), %zu frames both ways (%zu failures; last: "
+                  "%s)",
+                  label, pushes, deferred, frames, failures, cudafft_last_error_message()))
     goto done;
   if (!cuda_ok(
           cudaMemcpy(back, device, frames * frame_floats * sizeof(float), cudaMemcpyDeviceToHost),
@@ -215,7 +226,7 @@ check_case(const Case *c, TestRng *rng)
              floats, first == floats ? "" : " (they differ)");
 
   if (c->representation == CUDAFFT_REPRESENTATION_COMPLEX && c->hop < c->n)
-    check_synthesis(c, &config, label, device, back, frames, frame_floats, signal, rng);
+    check_synthesis(c, &config, label, device, written, back, frames, frame_floats, signal, rng);
 done:
   cudaFree(device);
   cudaFree(device_signal);

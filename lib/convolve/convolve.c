@@ -79,7 +79,19 @@ struct CudafftConvolve {
   void *stage_device;
   int stage_on_device;
   uint8_t *bounce_in, *bounce_out;
+  /* Where the device work of the latest push that did not wait ends (zeroed: none): the device
+   * stage it may read is written again only after it. */
+  CudafftFence deferred;
 };
+
+/* A push's order on the device (push_device's `after` and `done`): the fence its device input
+ * waits for (zeroed once the host has waited for it), where its device output's fence goes (NULL:
+ * the push waits for its work), and that fence so far. */
+typedef struct {
+  CudafftFence after;
+  CudafftFence *done;
+  CudafftFence last;
+} PushOrder;
 
 /* Validation ----------------------------------------------------------------------------------- */
 
@@ -336,10 +348,11 @@ blend(const CudafftConvolve *cv, uint8_t *out, size_t frames, size_t first)
 /* Runs `frames` input frames (in NULL: zeros) from frame `pushed` on, all within one stretch and
  * (on a block-wise one) whole blocks, through the filters of that stretch; writes as many output
  * frames to out. in and out are host memory, or device memory where on_device says so (only for a
- * stretch that runs_in_place() allows). Moves pushed and produced on and promotes at the end of a
- * crossover. */
+ * stretch that runs_in_place() allows; then also `after` and `done`, CudafftConvolveJob's, else
+ * zeroed and NULL). Moves pushed and produced on and promotes at the end of a crossover. */
 static CudafftStatus
-run(CudafftConvolve *cv, const void *in, size_t frames, uint8_t *out, unsigned on_device)
+run(CudafftConvolve *cv, const void *in, size_t frames, uint8_t *out, unsigned on_device,
+    CudafftFence after, CudafftFence *done)
 {
   if (cv->uncleared) {
     /* a history that may hold the samples before a failure must not reach the output */
@@ -350,11 +363,11 @@ run(CudafftConvolve *cv, const void *in, size_t frames, uint8_t *out, unsigned o
   }
   const double mix = cv->mix;
   const int crossing = cv->next.impl && cv->pushed >= cv->change;
-  const CudafftConvolveJob job = {in, out, frames, mix, on_device};
+  const CudafftConvolveJob job = {in, out, frames, mix, on_device, after, done};
   CudafftStatus status = filter_run(cv, &cv->current, &job);
   if (status == CUDAFFT_STATUS_OK && crossing) {
     /* a crossover stretch is at most BLOCK frames: scratch holds it */
-    const CudafftConvolveJob next = {in, cv->scratch, frames, mix, 0};
+    const CudafftConvolveJob next = {in, cv->scratch, frames, mix, 0, {0, 0}, NULL};
     status = filter_run(cv, &cv->next, &next);
     if (status == CUDAFFT_STATUS_OK)
       blend(cv, out, frames, cv->pushed);
@@ -393,13 +406,14 @@ cudafft_convolve_output_frames(const CudafftConvolve *convolve, size_t frames)
 /* Samples in device memory (push_device) ------------------------------------------------------- */
 
 /* Whether the stretch at `pushed` runs on samples in device memory where they are: one filter, of
- * one of the backend's own paths. The front end blends a crossover on the host, and the composed
- * split path sums its parts there. */
+ * one of the backend's own paths (the CUDA backend's own split path among them). The front end
+ * blends a crossover on the host, and the composed split path sums its parts there. */
 static int
 runs_in_place(const CudafftConvolve *cv)
 {
   const int crossing = cv->next.impl && cv->pushed >= cv->change;
-  return !crossing && cv->current.path != PATH_SPLIT;
+  return !crossing &&
+         (cv->current.path != PATH_SPLIT || cudafft_convolve_split_is_native(cv->current.impl));
 }
 
 /* *buffer, made (BLOCK frames of host memory) where it is not yet. */
@@ -413,16 +427,45 @@ bounce_buffer(const CudafftConvolve *cv, uint8_t **buffer)
   return CUDAFFT_STATUS_OK;
 }
 
-/* run() for input and output where on_device says: in place where the stretch allows it, else
- * through host copies of BLOCK frames at a time (whole grains of any stretch: a crossover's X and
- * every grain divide BLOCK). */
+/* Where the host must read the push's device input itself (a copy), or write the device stage:
+ * the device work the input waits for, and this object's own that may still read the stage, is
+ * waited for first. */
 static CudafftStatus
-run_anywhere(CudafftConvolve *cv, const void *in, size_t frames, uint8_t *out, unsigned on_device)
+host_waits(CudafftConvolve *cv, PushOrder *order)
 {
-  if (on_device == 0 || runs_in_place(cv))
-    return run(cv, in, frames, out, on_device);
+  CudafftStatus status = cudafft_fence_wait(order->after);
+  if (status == CUDAFFT_STATUS_OK)
+    status = cudafft_fence_wait(cv->deferred);
+  if (status == CUDAFFT_STATUS_OK)
+    order->after = cv->deferred = (CudafftFence){0, 0};
+  return status;
+}
+
+/* run() for input and output where on_device says: in place where the stretch allows it (ordered
+ * after order->after, and not waited for where order->done asks so), else through host copies of
+ * BLOCK frames at a time (whole grains of any stretch: a crossover's X and every grain divide
+ * BLOCK). */
+static CudafftStatus
+run_anywhere(CudafftConvolve *cv, const void *in, size_t frames, uint8_t *out, unsigned on_device,
+             PushOrder *order)
+{
+  if (on_device == 0)
+    return run(cv, in, frames, out, 0, (CudafftFence){0, 0}, NULL);
+  if (runs_in_place(cv)) {
+    CudafftFence done = {0, 0};
+    const CudafftFence after = on_device & CUDAFFT_IN_DEVICE ? order->after : (CudafftFence){0, 0};
+    const CudafftStatus status =
+        run(cv, in, frames, out, on_device, after,
+            order->done && (on_device & CUDAFFT_OUT_DEVICE) ? &done : NULL);
+    if (done.queue != 0)
+      order->last = cv->deferred = done;
+    return status;
+  }
   const size_t fb = cv->frame_bytes;
-  CudafftStatus status = bounce_buffer(cv, &cv->bounce_in);
+  CudafftStatus status = on_device & CUDAFFT_IN_DEVICE ? host_waits(cv, order) : CUDAFFT_STATUS_OK;
+  if (status != CUDAFFT_STATUS_OK)
+    return status;
+  status = bounce_buffer(cv, &cv->bounce_in);
   if (status == CUDAFFT_STATUS_OK)
     status = bounce_buffer(cv, &cv->bounce_out);
   for (size_t done = 0, n = 0; done < frames && status == CUDAFFT_STATUS_OK; done += n) {
@@ -435,7 +478,7 @@ run_anywhere(CudafftConvolve *cv, const void *in, size_t frames, uint8_t *out, u
     uint8_t *to = out + done * fb;
     uint8_t *host_to = on_device & CUDAFFT_OUT_DEVICE ? cv->bounce_out : to;
     if (status == CUDAFFT_STATUS_OK)
-      status = run(cv, from, n, host_to, 0);
+      status = run(cv, from, n, host_to, 0, (CudafftFence){0, 0}, NULL);
     if (status == CUDAFFT_STATUS_OK && host_to != to)
       status = cudafft_device_samples_copy(cv->device_id, to, host_to, n * fb);
   }
@@ -449,7 +492,13 @@ move_stage(CudafftConvolve *cv, size_t staged, int to_device)
 {
   const size_t fb = cv->frame_bytes;
   CudafftStatus status = CUDAFFT_STATUS_OK;
-  if (to_device && !cv->stage_device)
+  if (to_device || cv->stage_on_device) {
+    /* a push that did not wait may still read the device stage, which this writes or moves */
+    status = cudafft_fence_wait(cv->deferred);
+    if (status == CUDAFFT_STATUS_OK)
+      cv->deferred = (CudafftFence){0, 0};
+  }
+  if (status == CUDAFFT_STATUS_OK && to_device && !cv->stage_device)
     status = cudafft_device_samples_alloc(cv->device_id, BLOCK * fb, &cv->stage_device);
   if (status != CUDAFFT_STATUS_OK || to_device == cv->stage_on_device)
     return status;
@@ -464,10 +513,13 @@ move_stage(CudafftConvolve *cv, size_t staged, int to_device)
 /* Puts `count` input frames from src (device memory where in_device) after the `staged` frames
  * waiting in the stage, which moves to where src is first. */
 static CudafftStatus
-stage_frames(CudafftConvolve *cv, size_t staged, const uint8_t *src, size_t count, int in_device)
+stage_frames(CudafftConvolve *cv, size_t staged, const uint8_t *src, size_t count, int in_device,
+             PushOrder *order)
 {
   const size_t fb = cv->frame_bytes;
-  const CudafftStatus status = move_stage(cv, staged, in_device);
+  CudafftStatus status = in_device ? host_waits(cv, order) : CUDAFFT_STATUS_OK;
+  if (status == CUDAFFT_STATUS_OK)
+    status = move_stage(cv, staged, in_device);
   if (status != CUDAFFT_STATUS_OK)
     return status;
   if (!in_device) {
@@ -734,10 +786,12 @@ overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes)
 /* cudafft_convolve_push and _push_device (`name`): in and out where on_device says. */
 static CudafftStatus
 push(CudafftConvolve *convolve, const void *in, size_t frames, void *out, size_t *produced,
-     unsigned on_device, const char *name)
+     unsigned on_device, const CudafftFence *after, CudafftFence *done, const char *name)
 {
   if (produced)
     *produced = 0;
+  if (done)
+    *done = (CudafftFence){0, 0};
   if (!convolve)
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "%s: convolve is NULL", name);
   CudafftConvolve *cv = convolve;
@@ -765,17 +819,22 @@ push(CudafftConvolve *convolve, const void *in, size_t frames, void *out, size_t
   const uint8_t *src = in;
   uint8_t *dst = out;
   const size_t first = cv->produced;
+  PushOrder order = {{0, 0}, done, {0, 0}};
+  if (after && (on_device & CUDAFFT_IN_DEVICE))
+    order.after = *after;
+  else if (after)
+    status = cudafft_fence_wait(*after); /* host input: the caller's to wait for, as documented */
   for (size_t taken = 0, count = 0; taken < frames && status == CUDAFFT_STATUS_OK; taken += count) {
     const size_t staged = cv->pushed - cv->produced;
     const size_t ran = push_step(cv, frames - taken, &count);
     uint8_t *o = dst + (cv->produced - first) * fb;
     if (staged == 0 && ran > 0) {
       /* whole grains straight from the caller's buffer */
-      status = run_anywhere(cv, src + taken * fb, count, o, on_device);
+      status = run_anywhere(cv, src + taken * fb, count, o, on_device, &order);
       continue;
     }
-    status =
-        stage_frames(cv, staged, src + taken * fb, count, (on_device & CUDAFFT_IN_DEVICE) != 0);
+    status = stage_frames(cv, staged, src + taken * fb, count, (on_device & CUDAFFT_IN_DEVICE) != 0,
+                          &order);
     if (status == CUDAFFT_STATUS_OK)
       cv->pushed += count;
     if (status == CUDAFFT_STATUS_OK && ran > 0) {
@@ -783,13 +842,19 @@ push(CudafftConvolve *convolve, const void *in, size_t frames, void *out, size_t
       cv->pushed -= ran;
       const void *stage = cv->stage_on_device ? cv->stage_device : (const void *)cv->stage;
       const unsigned out_place = on_device & CUDAFFT_OUT_DEVICE;
-      status = run_anywhere(cv, stage, ran, o,
-                            out_place | (cv->stage_on_device ? CUDAFFT_IN_DEVICE : 0));
+      /* the device stage is complete (the host wrote it), so it waits for nothing */
+      PushOrder staged_order = {{0, 0}, done, order.last};
+      status =
+          run_anywhere(cv, stage, ran, o, out_place | (cv->stage_on_device ? CUDAFFT_IN_DEVICE : 0),
+                       &staged_order);
+      order.last = staged_order.last;
     }
   }
   if (status != CUDAFFT_STATUS_OK)
     return restart_after(cv, status);
   *produced = cv->produced - first;
+  if (done)
+    *done = order.last;
   return CUDAFFT_STATUS_OK;
 }
 
@@ -797,14 +862,16 @@ CudafftStatus
 cudafft_convolve_push(CudafftConvolve *convolve, const void *in, size_t frames, void *out,
                       size_t *produced)
 {
-  return push(convolve, in, frames, out, produced, 0, "cudafft_convolve_push");
+  return push(convolve, in, frames, out, produced, 0, NULL, NULL, "cudafft_convolve_push");
 }
 
 CudafftStatus
 cudafft_convolve_push_device(CudafftConvolve *convolve, const void *in, size_t frames, void *out,
-                             size_t *produced, unsigned on_device)
+                             size_t *produced, unsigned on_device, const CudafftFence *after,
+                             CudafftFence *done)
 {
-  return push(convolve, in, frames, out, produced, on_device, "cudafft_convolve_push_device");
+  return push(convolve, in, frames, out, produced, on_device, after, done,
+              "cudafft_convolve_push_device");
 }
 
 CudafftStatus
@@ -833,7 +900,7 @@ cudafft_convolve_drain(CudafftConvolve *convolve, int tail, void *out, size_t *p
     const size_t staged = cv->pushed - cv->produced;
     if (staged == 0 && wanted >= grain) {
       const size_t count = (wanted < left ? wanted : left) / grain * grain;
-      status = run(cv, NULL, count, o, 0);
+      status = run(cv, NULL, count, o, 0, (CudafftFence){0, 0}, NULL);
     } else {
       /* the last input grain, padded with zeros, or a grain of which only the start is wanted */
       const void *in = NULL;
@@ -843,7 +910,7 @@ cudafft_convolve_drain(CudafftConvolve *convolve, int tail, void *out, size_t *p
         in = cv->stage;
       }
       const int whole = wanted >= grain;
-      status = run(cv, in, grain, whole ? o : cv->tail, 0);
+      status = run(cv, in, grain, whole ? o : cv->tail, 0, (CudafftFence){0, 0}, NULL);
       if (status == CUDAFFT_STATUS_OK && !whole) {
         memcpy(o, cv->tail, wanted * fb);
         cv->produced -= grain - wanted; /* the rest is past the end */

@@ -48,6 +48,13 @@ typedef struct {
   size_t frames;
   double mix;
   unsigned on_device;
+  /* Device input that queued device work still writes: the run's device work goes after it
+   * (zeroed: the input is complete). The CUDA backend's own paths only. */
+  CudafftFence after;
+  /* NULL: run returns once out is written. Otherwise (device output, the CUDA backend's own
+   * paths) it returns once its work is queued, and *done receives the fence where out is
+   * complete; the object waits for that work at its next call at the latest. */
+  CudafftFence *done;
 } CudafftConvolveJob;
 
 /* create makes a filter with zero history, allocating everything run will need (out-of-memory

@@ -178,6 +178,9 @@ struct CudaConvolve {
   int current = 0; /* the set of signal rows or previous blocks the next job reads */
 
   ConvolveJob jobs[kWindow];
+  /* Jobs submitted and waited for since creation: jobs[n % kWindow] is the n-th. A run that did
+   * not wait (CudafftConvolveJob.done) leaves its jobs outstanding for the next call's window. */
+  size_t submitted = 0, waited = 0;
 };
 
 /* Sizes ------------------------------------------------------------------------------------- */
@@ -882,24 +885,39 @@ const CudafftWorkKind fill_kind = {"convolution state", fill_aux_bytes, fill_pre
 /* A call's jobs ------------------------------------------------------------------------------- */
 
 /* The jobs of one call: filled in and submitted in order, up to kWindow outstanding (the oldest is
- * waited for before its place is reused), all waited for by finish(). The first failure is kept,
- * status and message, and ends the submissions. A call's input and output may be device memory
- * (on_device, CudafftMemory flags): the jobs then read and write them in place. */
+ * waited for before its place is reused), all waited for by finish(), unless the call does not
+ * wait (finish's done): its jobs then stay outstanding, and the next call's window waits for them
+ * first. The first failure is kept, status and message, and ends the submissions. A call's input
+ * and output may be device memory (on_device, CudafftMemory flags): the jobs then read and write
+ * them in place, the input after the fence `after` (ordered on the device where it is this
+ * object's executor's, else waited for here). */
 class Window {
 public:
-  explicit Window(CudaConvolve *f, unsigned on_device = 0) : f_(f), on_device_(on_device)
+  explicit Window(CudaConvolve *f, unsigned on_device = 0, CudafftFence after = CudafftFence{})
+      : f_(f), on_device_(on_device)
   {
+    /* an earlier call's jobs that were not waited for: done by now where the output's consumer
+     * came after them (no sleep), and their slots go back to the executor; a failure of theirs
+     * is this call's */
+    while (f_->waited < f_->submitted)
+      wait_oldest();
+    if (status_ != CUDAFFT_STATUS_OK)
+      return;
+    if (after.queue == cudafft_executor_id(f->ex))
+      after_ = after.mark;
+    else if (after.queue != 0)
+      failed(cudafft_fence_wait(after));
   }
 
   /* The next job, reset, for the caller to fill in and submit(); nullptr once one has failed. */
   ConvolveJob *
   next()
   {
-    if (submitted_ - waited_ == kWindow)
+    if (f_->submitted - f_->waited == kWindow)
       wait_oldest();
     if (status_ != CUDAFFT_STATUS_OK)
       return nullptr;
-    ConvolveJob *job = &f_->jobs[submitted_ % kWindow];
+    ConvolveJob *job = &f_->jobs[f_->submitted % kWindow];
     *job = ConvolveJob{};
     job->f = f_;
     job->job.owner = &f_->owner;
@@ -921,10 +939,12 @@ public:
                                                  : kinds[(int)job->work];
     job->job.in_device = in && (on_device_ & CUDAFFT_IN_DEVICE) ? in : nullptr;
     job->job.out_device = out && (on_device_ & CUDAFFT_OUT_DEVICE) ? out : nullptr;
+    job->job.after = after_;
     const CudafftStatus status = cudafft_executor_submit(f_->ex, &job->job, in, out);
-    if (status == CUDAFFT_STATUS_OK)
-      ++submitted_;
-    else
+    if (status == CUDAFFT_STATUS_OK) {
+      ++f_->submitted;
+      ++mine_;
+    } else
       failed(status);
   }
 
@@ -935,11 +955,23 @@ public:
     return status_ == CUDAFFT_STATUS_OK;
   }
 
-  /* Waits for every job submitted; the first failure's status (and message), or OK. */
+  /* Waits for every job submitted (done NULL); or, with done, for none: *done receives the fence
+   * where this call's output is complete (zeroed where it submitted nothing). The first failure's
+   * status (and message), or OK. */
   CudafftStatus
-  finish()
+  finish(CudafftFence *done = nullptr)
   {
-    while (waited_ < submitted_)
+    if (done) {
+      *done = CudafftFence{};
+      uint64_t batch = 0;
+      /* an owner's jobs go in increasing batches: the last one's is the call's */
+      if (mine_ > 0 && status_ == CUDAFFT_STATUS_OK)
+        failed(cudafft_executor_batch_of(f_->ex, &f_->jobs[(f_->submitted - 1) % kWindow].job,
+                                         &batch));
+      if (batch > 0 && status_ == CUDAFFT_STATUS_OK)
+        *done = CudafftFence{cudafft_executor_id(f_->ex), batch};
+    }
+    while (f_->waited < f_->submitted && (!done || status_ != CUDAFFT_STATUS_OK))
       wait_oldest();
     if (status_ != CUDAFFT_STATUS_OK)
       return cudafft_fail(status_, "%s", message_);
@@ -950,8 +982,8 @@ private:
   void
   wait_oldest()
   {
-    const CudafftStatus status = cudafft_executor_wait(f_->ex, &f_->jobs[waited_ % kWindow].job);
-    ++waited_;
+    const CudafftStatus status = cudafft_executor_wait(f_->ex, &f_->jobs[f_->waited % kWindow].job);
+    ++f_->waited;
     if (status != CUDAFFT_STATUS_OK)
       failed(status);
   }
@@ -959,7 +991,7 @@ private:
   void
   failed(CudafftStatus status)
   {
-    if (status_ != CUDAFFT_STATUS_OK)
+    if (status_ != CUDAFFT_STATUS_OK || status == CUDAFFT_STATUS_OK)
       return;
     status_ = status;
     snprintf(message_, sizeof message_, "%s", cudafft_last_error_message());
@@ -967,7 +999,8 @@ private:
 
   CudaConvolve *f_;
   unsigned on_device_;
-  size_t submitted_ = 0, waited_ = 0;
+  uint64_t after_ = 0;
+  size_t mine_ = 0; /* jobs this call submitted */
   CudafftStatus status_ = CUDAFFT_STATUS_OK;
   char message_[512] = "";
 };
@@ -1491,11 +1524,13 @@ convolve_setup(CudaConvolve *f, const CudafftConvolveSpec *spec)
                                                  : load_direct(f, spec->kernel);
 }
 
-/* Frees the state and gives the executor back (no job of the object is outstanding: every call
- * waits for its jobs). */
+/* Frees the state and gives the executor back, once the jobs of a run that did not wait are
+ * done (their failure has nobody left to hear it). */
 void
 convolve_release(CudaConvolve *f)
 {
+  if (f->ex && f->waited < f->submitted)
+    (void)Window(f).finish();
   if (f->forward64_made)
     cufftDestroy(f->forward64);
   if (f->inverse64_made)
@@ -1517,7 +1552,7 @@ run_split(CudaConvolve *f, const CudafftConvolveJob *call)
                         f->block_size, call->frames);
   const char *in = static_cast<const char *>(call->in);
   char *out = static_cast<char *>(call->out);
-  Window w(f, call->on_device);
+  Window w(f, call->on_device, call->after);
   for (size_t done = 0; done < call->frames && w.ok();) {
     const size_t within = f->position % kBlock;
     const size_t count = min_size(min_size(call->frames - done, kBlock - within), f->job_units);
@@ -1525,7 +1560,7 @@ run_split(CudaConvolve *f, const CudafftConvolveJob *call)
                  count, call->mix);
     done += count;
   }
-  return w.finish();
+  return w.finish(call->done);
 }
 
 CudafftStatus
@@ -1533,6 +1568,8 @@ convolve_run(void *impl, const CudafftConvolveJob *call)
 {
   CudaConvolve *f = static_cast<CudaConvolve *>(impl);
   const size_t frames = call->frames;
+  if (call->done)
+    *call->done = CudafftFence{};
   if (frames == 0)
     return CUDAFFT_STATUS_OK;
   if (f->path == CUDAFFT_CONVOLVE_SPLIT)
@@ -1547,7 +1584,7 @@ convolve_run(void *impl, const CudafftConvolveJob *call)
   char *out = static_cast<char *>(call->out);
   const size_t unit = partitioned ? kBlock : 1, units = frames / unit;
   const size_t per_job = call_job_units(f, units), unit_bytes = unit * f->frame_bytes;
-  Window w(f, call->on_device);
+  Window w(f, call->on_device, call->after);
   for (size_t done = 0; done < units && w.ok();) {
     const size_t count = min_size(per_job, units - done);
     const char *job_in = in ? in + done * unit_bytes : nullptr;
@@ -1560,7 +1597,7 @@ convolve_run(void *impl, const CudafftConvolveJob *call)
       submit_blocks(&w, f, job_in, job_out, count, call->mix);
     done += count;
   }
-  return w.finish();
+  return w.finish(call->done);
 }
 
 CudafftStatus

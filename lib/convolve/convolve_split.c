@@ -217,6 +217,12 @@ far_ready(const CudafftConvolveSplit *s, size_t first, size_t frames)
   return cudafft_convolve_worker_wait(s->worker, (last - s->far.offset) / BLOCK + 1);
 }
 
+int
+cudafft_convolve_split_is_native(const CudafftConvolveSplit *split)
+{
+  return split->native != NULL;
+}
+
 CudafftStatus
 cudafft_convolve_split_run(CudafftConvolveSplit *split, const CudafftConvolveJob *job)
 {
@@ -244,8 +250,10 @@ cudafft_convolve_split_run(CudafftConvolveSplit *split, const CudafftConvolveJob
     const int completes = within + count == BLOCK;
     const size_t block = s->position / BLOCK;
     if (completes) {
-      const CudafftConvolveJob near = {s->gather, s->near.output + block % 2 * BLOCK * fb, BLOCK,
-                                       1.0, 0};
+      const CudafftConvolveJob near = {.in = s->gather,
+                                       .out = s->near.output + block % 2 * BLOCK * fb,
+                                       .frames = BLOCK,
+                                       .mix = 1.0};
       status = s->ops->run(s->near.impl, &near);
     }
     if (status == CUDAFFT_STATUS_OK)
@@ -257,8 +265,10 @@ cudafft_convolve_split_run(CudafftConvolveSplit *split, const CudafftConvolveJob
       add_tail(s, &s->far, out + done * fb, s->position, count, job->mix);
     if (completes && s->worker) {
       /* after the adds above: its output goes where block - 2's was, which they may still read */
-      const CudafftConvolveJob far = {s->gather, s->far.output + block % 2 * BLOCK * fb, BLOCK, 1.0,
-                                      0};
+      const CudafftConvolveJob far = {.in = s->gather,
+                                      .out = s->far.output + block % 2 * BLOCK * fb,
+                                      .frames = BLOCK,
+                                      .mix = 1.0};
       status = cudafft_convolve_worker_submit(s->worker, &far, BLOCK * fb);
       if (status != CUDAFFT_STATUS_OK)
         return status;

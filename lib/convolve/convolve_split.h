@@ -56,6 +56,11 @@ CudafftStatus cudafft_convolve_split_run(CudafftConvolveSplit *split,
 /* History to zeros, as a backend filter's reset. */
 CudafftStatus cudafft_convolve_split_reset(CudafftConvolveSplit *split);
 
+/* Whether split is the backend's own split filter (the CUDA backend's, for F32), whose runs read
+ * and write device memory in place like any of the backend's paths; else it is composed of parts
+ * summed on the host. */
+int cudafft_convolve_split_is_native(const CudafftConvolveSplit *split);
+
 #ifdef __cplusplus
 }
 #endif

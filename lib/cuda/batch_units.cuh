@@ -264,11 +264,24 @@ template <typename Job, int Ahead> struct CudafftJobQueue {
   }
 
   /* Waits for every outstanding job; returns OK or the first failure, its message restored. The
-   * queue is empty and clean afterwards. */
+   * queue is empty and clean afterwards. With `fence` (a call that does not wait for its device
+   * output), waits for none and gives in *fence where the newest job's batch ends (zeroed for no
+   * job): the jobs stay outstanding, and a later next() or finish() waits for them. */
   template <typename Done>
   CudafftStatus
-  finish(CudafftExecutor *ex, Done &&done)
+  finish(CudafftExecutor *ex, Done &&done, CudafftFence *fence = nullptr)
   {
+    if (fence) {
+      *fence = CudafftFence{};
+      uint64_t batch = 0;
+      if (count > 0 && failed == CUDAFFT_STATUS_OK)
+        note(cudafft_executor_batch_of(
+            ex, reinterpret_cast<CudafftJob *>(&jobs[(head + count - 1) % Ahead]), &batch));
+      if (batch > 0 && failed == CUDAFFT_STATUS_OK) {
+        *fence = CudafftFence{cudafft_executor_id(ex), batch};
+        return CUDAFFT_STATUS_OK;
+      }
+    }
     while (count > 0)
       wait_oldest(ex, done);
     const CudafftStatus status = failed;

@@ -50,6 +50,7 @@ struct CudafftSpectrum {
   /* Results of the last push or finish. */
   size_t max_results, result_count;
   int in_on_device;         /* the push in progress reads device memory (push_device) */
+  CudafftFence after;       /* ... written by device work it must go after */
   float *magnitude, *phase; /* max_results x spectra x bands */
   CudafftSpectrumResult *results;
 };
@@ -366,6 +367,7 @@ run_and_collect(CudafftSpectrum *s, const void *in, size_t frames, size_t fft_co
       .phase = options->phase != 0,
       .magnitude_sums = magnitude,
       .phase_sums = phase,
+      .after = in && s->in_on_device ? s->after : (CudafftFence){0, 0},
   };
   const CudafftStatus status = s->ops->run(s->impl, &job);
   if (status != CUDAFFT_STATUS_OK)
@@ -441,7 +443,8 @@ push_run(CudafftSpectrum *s, const uint8_t *in, size_t frames, size_t result_lim
 /* cudafft_spectrum_push and _push_device (`name`): in host or (on_device) device memory. */
 static CudafftStatus
 spectrum_push(CudafftSpectrum *spectrum, const void *in, size_t frames, size_t max_results,
-              size_t *consumed, size_t *results, int on_device, const char *name)
+              size_t *consumed, size_t *results, int on_device, const CudafftFence *after,
+              const char *name)
 {
   if (consumed)
     *consumed = 0;
@@ -473,12 +476,14 @@ spectrum_push(CudafftSpectrum *spectrum, const void *in, size_t frames, size_t m
   const size_t result_limit = min_size(max_results, spectrum->max_results);
   size_t done = 0;
   spectrum->in_on_device = on_device;
+  spectrum->after = after ? *after : (CudafftFence){0, 0};
   while (done < frames && spectrum->result_count < result_limit && status == CUDAFFT_STATUS_OK) {
     size_t taken = 0;
     status = push_run(spectrum, bytes + done * frame_bytes, frames - done, result_limit, &taken);
     done += taken;
   }
   spectrum->in_on_device = 0;
+  spectrum->after = (CudafftFence){0, 0};
   if (status != CUDAFFT_STATUS_OK) {
     /* the framing has moved past frames the backend may not have taken */
     cudafft_spectrum_reset(spectrum);
@@ -493,15 +498,16 @@ CudafftStatus
 cudafft_spectrum_push(CudafftSpectrum *spectrum, const void *in, size_t frames, size_t max_results,
                       size_t *consumed, size_t *results)
 {
-  return spectrum_push(spectrum, in, frames, max_results, consumed, results, 0,
+  return spectrum_push(spectrum, in, frames, max_results, consumed, results, 0, NULL,
                        "cudafft_spectrum_push");
 }
 
 CudafftStatus
 cudafft_spectrum_push_device(CudafftSpectrum *spectrum, const void *in, size_t frames,
-                             size_t max_results, size_t *consumed, size_t *results)
+                             size_t max_results, size_t *consumed, size_t *results,
+                             const CudafftFence *after)
 {
-  return spectrum_push(spectrum, in, frames, max_results, consumed, results, 1,
+  return spectrum_push(spectrum, in, frames, max_results, consumed, results, 1, after,
                        "cudafft_spectrum_push_device");
 }
 

@@ -59,6 +59,9 @@ typedef struct {
   int phase;
   float *magnitude_sums;
   float *phase_sums; /* NULL unless phase */
+  /* Device input that queued device work still writes: the run's jobs go after it (zeroed: the
+   * input is complete). CUDA backend only, with in_on_device. */
+  CudafftFence after;
 } CudafftSpectrumJob;
 
 /* create makes the object with zero history and sums, and sets spec->bounds. run takes a job within

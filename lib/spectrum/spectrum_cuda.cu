@@ -86,6 +86,7 @@ struct Unstage {
 };
 
 struct CudaSpectrum {
+  uint64_t after = 0; /* the run's device input is written by this batch (0: complete) */
   /* what it is made for (the spec's values) and the bounds of a run */
   CudafftSampleFormat format = CUDAFFT_SAMPLE_F32;
   unsigned channels = 0;
@@ -458,6 +459,7 @@ new_job(CudaSpectrum *c)
   r.job.in_bytes = r.job.out_bytes = 0;
   r.job.in_device = nullptr; /* the ring's jobs are reused: a run from device memory sets it */
   r.job.out_device = nullptr;
+  r.job.after = 0;
   r.format = c->format;
   r.channels = c->channels;
   r.multi_channel = c->multi_channel;
@@ -563,6 +565,7 @@ submit_run(CudaSpectrum *c, const CudafftSpectrumJob *run, const void *src, bool
   }
   r.job.out_bytes = r.out_count * sizeof(float);
   r.job.in_device = src_on_device && frames > 0 ? src : nullptr;
+  r.job.after = src_on_device ? c->after : 0;
   c->queue.submit(c->ex, w, src_on_device ? nullptr : src, out);
   if (run->closed == 0 || !c->split_outputs)
     return;
@@ -621,6 +624,14 @@ spectrum_run(void *impl, const CudafftSpectrumJob *run)
     return status;
   const size_t bytes = run->frames * c->frame_bytes;
   const bool on_device = run->in_on_device != 0;
+  /* device input that queued work writes: ordered on the device where that work is this
+   * executor's, else waited for here */
+  c->after = 0;
+  if (on_device && run->after.queue == cudafft_executor_id(c->ex))
+    c->after = run->after.mark;
+  else if (on_device && run->after.queue != 0 &&
+           (status = cudafft_fence_wait(run->after)) != CUDAFFT_STATUS_OK)
+    return status;
   if (run->fft_count == 0 && run->closed == 0) {
     if (run->frames == 0)
       return CUDAFFT_STATUS_OK;

@@ -228,10 +228,12 @@ check_memory(unsigned on_device, CudafftBackend backend, const char *name)
 /* cudafft_stft_push and _push_device: in and out where on_device (CudafftMemory) says. */
 static CudafftStatus
 stft_push(CudafftStft *stft, const void *in, size_t samples, float *out, size_t *frames,
-          unsigned on_device)
+          unsigned on_device, const CudafftFence *after, CudafftFence *done)
 {
   if (frames)
     *frames = 0;
+  if (done)
+    *done = (CudafftFence){0, 0};
   if (!stft)
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_stft_push: stft is NULL");
   const CudafftStatus checked = check_memory(on_device, stft->backend, "cudafft_stft_push_device");
@@ -241,6 +243,13 @@ stft_push(CudafftStft *stft, const void *in, size_t samples, float *out, size_t 
     stft->held = 0; /* as documented: every failure resets */
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "cudafft_stft_push: %zu samples is too many",
                         samples);
+  }
+  const int in_on_device = in && (on_device & CUDAFFT_IN_DEVICE);
+  if (after && !in_on_device) {
+    /* host input (or none) that queued device work wrote: the host reads it */
+    const CudafftStatus waited = cudafft_fence_wait(*after);
+    if (waited != CUDAFFT_STATUS_OK)
+      return waited;
   }
   if (samples == 0)
     return CUDAFFT_STATUS_OK;
@@ -256,7 +265,9 @@ stft_push(CudafftStft *stft, const void *in, size_t samples, float *out, size_t 
                               .out = out,
                               .frames = count,
                               .out_on_device = (on_device & CUDAFFT_OUT_DEVICE) != 0,
-                              .in_on_device = in && (on_device & CUDAFFT_IN_DEVICE)};
+                              .in_on_device = in_on_device,
+                              .after = after && in_on_device ? *after : (CudafftFence){0, 0},
+                              .done = on_device & CUDAFFT_OUT_DEVICE ? done : NULL};
   const CudafftStatus status = stft->ops->run(stft->impl, &job);
   if (status != CUDAFFT_STATUS_OK) {
     stft->held = 0; /* a failed push may have consumed part of its samples */
@@ -271,14 +282,15 @@ stft_push(CudafftStft *stft, const void *in, size_t samples, float *out, size_t 
 CudafftStatus
 cudafft_stft_push(CudafftStft *stft, const void *in, size_t samples, float *out, size_t *frames)
 {
-  return stft_push(stft, in, samples, out, frames, 0);
+  return stft_push(stft, in, samples, out, frames, 0, NULL, NULL);
 }
 
 CudafftStatus
 cudafft_stft_push_device(CudafftStft *stft, const void *in, size_t samples, float *out,
-                         size_t *frames, unsigned on_device)
+                         size_t *frames, unsigned on_device, const CudafftFence *after,
+                         CudafftFence *done)
 {
-  return stft_push(stft, in, samples, out, frames, on_device);
+  return stft_push(stft, in, samples, out, frames, on_device, after, done);
 }
 
 void
@@ -328,7 +340,8 @@ CUDAFFT_DEFINE_GETTER(int, cudafft_istft_get_device, CudafftIstft, object->devic
 
 /* cudafft_istft_push and _push_device: in and out where on_device (CudafftMemory) says. */
 static CudafftStatus
-istft_push(CudafftIstft *istft, const float *in, size_t frames, float *out, unsigned on_device)
+istft_push(CudafftIstft *istft, const float *in, size_t frames, float *out, unsigned on_device,
+           const CudafftFence *after)
 {
   if (!istft)
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_istft_push: istft is NULL");
@@ -336,6 +349,13 @@ istft_push(CudafftIstft *istft, const float *in, size_t frames, float *out, unsi
       check_memory(on_device, istft->backend, "cudafft_istft_push_device");
   if (checked != CUDAFFT_STATUS_OK)
     return checked;
+  const int in_on_device = (on_device & CUDAFFT_IN_DEVICE) != 0;
+  if (after && (!in_on_device || frames == 0)) {
+    /* host input that queued device work wrote: the host reads it */
+    const CudafftStatus waited = cudafft_fence_wait(*after);
+    if (waited != CUDAFFT_STATUS_OK)
+      return waited;
+  }
   if (frames == 0)
     return CUDAFFT_STATUS_OK;
   if (!in || !out)
@@ -344,26 +364,26 @@ istft_push(CudafftIstft *istft, const float *in, size_t frames, float *out, unsi
   if (frames > SIZE_MAX / 8 / CUDAFFT_MAX_CHANNELS / CUDAFFT_MAX_SIZE)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "cudafft_istft_push: %zu frames is too many",
                         frames);
-  const CudafftIstftJob job = {in,
-                               frames,
-                               out,
-                               0,
-                               (on_device & CUDAFFT_IN_DEVICE) != 0,
-                               (on_device & CUDAFFT_OUT_DEVICE) != 0};
+  const CudafftIstftJob job = {.in = in,
+                               .frames = frames,
+                               .out = out,
+                               .in_on_device = in_on_device,
+                               .out_on_device = (on_device & CUDAFFT_OUT_DEVICE) != 0,
+                               .after = after && in_on_device ? *after : (CudafftFence){0, 0}};
   return istft->ops->run(istft->impl, &job);
 }
 
 CudafftStatus
 cudafft_istft_push(CudafftIstft *istft, const float *in, size_t frames, float *out)
 {
-  return istft_push(istft, in, frames, out, 0);
+  return istft_push(istft, in, frames, out, 0, NULL);
 }
 
 CudafftStatus
 cudafft_istft_push_device(CudafftIstft *istft, const float *in, size_t frames, float *out,
-                          unsigned on_device)
+                          unsigned on_device, const CudafftFence *after)
 {
-  return istft_push(istft, in, frames, out, on_device);
+  return istft_push(istft, in, frames, out, on_device, after);
 }
 
 CudafftStatus
@@ -372,7 +392,7 @@ cudafft_istft_drain(CudafftIstft *istft, float *out)
   if (!istft || !out)
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_istft_drain: %s is NULL",
                         !istft ? "istft" : "out");
-  const CudafftIstftJob job = {NULL, 0, out, 1, 0, 0};
+  const CudafftIstftJob job = {.out = out, .drain = 1};
   return istft->ops->run(istft->impl, &job);
 }
 
@@ -386,7 +406,7 @@ cudafft_istft_drain_device(CudafftIstft *istft, float *out)
       check_memory(CUDAFFT_OUT_DEVICE, istft->backend, "cudafft_istft_drain_device");
   if (checked != CUDAFFT_STATUS_OK)
     return checked;
-  const CudafftIstftJob job = {NULL, 0, out, 1, 0, 1};
+  const CudafftIstftJob job = {.out = out, .drain = 1, .out_on_device = 1};
   return istft->ops->run(istft->impl, &job);
 }
 

@@ -35,6 +35,11 @@ typedef struct {
   size_t frames;
   int out_on_device;
   int in_on_device;
+  /* CUDA only. after: device input that queued device work still writes (the push's jobs go
+   * after it; zeroed: complete). done: NULL, or (device output) run returns once its jobs are
+   * queued and *done receives where out is complete (cudafft_stft_push_device's). */
+  CudafftFence after;
+  CudafftFence *done;
 } CudafftStftJob;
 
 /* One synthesiser call: `frames` complex frames in, frames x hop samples per channel out
@@ -49,6 +54,7 @@ typedef struct {
   int drain;
   int in_on_device;
   int out_on_device;
+  CudafftFence after; /* CUDA only: as CudafftStftJob's */
 } CudafftIstftJob;
 
 typedef CUDAFFT_BACKEND_TABLE_TYPE(CudafftStftSpec, CudafftStftJob) CudafftStftBackend;

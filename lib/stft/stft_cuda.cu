@@ -159,12 +159,29 @@ struct CudaAnalysis : Common {
   unsigned char *pending = nullptr; /* samples held on the host: chunk of them at most */
   size_t pending_samples = 0;
   bool out_on_device = false; /* this push's frames go to device memory (written in place) */
+  uint64_t after = 0;         /* this push's jobs go after this batch (its device input's) */
   CudafftJobQueue<CudafftStftAnalysisJob, kAhead> queue;
 };
+
+/* The batch a push's jobs go after, for its device input written by queued work: ordered on the
+ * device where that work is this executor's, else waited for here. */
+CudafftStatus
+order_after(const Common *c, CudafftFence after, uint64_t *batch)
+{
+  *batch = 0;
+  if (after.queue == cudafft_executor_id(c->ex)) {
+    *batch = after.mark;
+    return CUDAFFT_STATUS_OK;
+  }
+  return cudafft_fence_wait(after);
+}
 
 void
 analysis_release(CudaAnalysis *a)
 {
+  /* a push that did not wait left its jobs: they use the state */
+  if (a->ex)
+    (void)a->queue.finish(a->ex, CudafftNothingToDo());
   common_release(a);
   free(a->pending);
 }
@@ -267,6 +284,7 @@ analysis_chunk(CudaAnalysis *a, const unsigned char *src, bool src_on_device, si
     job->job.out_device = a->out_on_device ? dst : nullptr;
     /* samples in device memory: the kernel reads them there, nothing goes up */
     job->job.in_device = first && src && src_on_device ? src : nullptr;
+    job->job.after = a->after;
     a->queue.submit(a->ex, job, first && !src_on_device ? src : nullptr,
                     a->out_on_device ? nullptr : dst);
     if (frames == 0)
@@ -309,6 +327,16 @@ analysis_run(void *impl, const CudafftStftJob *job)
   size_t samples = job->samples;
   const bool in_on_device = job->in_on_device != 0;
   a->out_on_device = job->out_on_device != 0;
+  /* an earlier push's jobs that it did not wait for: done by now where the frames' consumer came
+   * after them (no sleep); a failure of theirs is this push's */
+  CudafftStatus ordered =
+      a->queue.count > 0 ? a->queue.finish(a->ex, CudafftNothingToDo()) : CUDAFFT_STATUS_OK;
+  if (ordered == CUDAFFT_STATUS_OK)
+    ordered = order_after(a, job->after, &a->after);
+  if (ordered != CUDAFFT_STATUS_OK) {
+    analysis_forget(a); /* the front end holds 0 after a failure */
+    return ordered;
+  }
   /* samples in device memory are read where they are: none is held on the host */
   if (!in_on_device && job->frames == 0 && a->pending_samples + samples <= a->chunk) {
     hold_on_host(a, in, samples);
@@ -333,7 +361,8 @@ analysis_run(void *impl, const CudafftStftJob *job)
     if (in)
       in += count * a->in_frame_bytes;
   }
-  const CudafftStatus status = a->queue.finish(a->ex, CudafftNothingToDo());
+  a->after = 0;
+  const CudafftStatus status = a->queue.finish(a->ex, CudafftNothingToDo(), job->done);
   if (status != CUDAFFT_STATUS_OK)
     analysis_forget(a); /* the front end holds 0 after a failure */
   return status;
@@ -372,6 +401,7 @@ struct CudaSynthesis : Common {
   bool tail_zero = true;      /* the carried sums are zeros (new, reset, drained, failed) */
   bool in_on_device = false;  /* this push's frames are device memory (read in place) */
   bool out_on_device = false; /* its samples go to device memory (written in place) */
+  uint64_t after = 0;         /* this push's jobs go after this batch (its device input's) */
   cudaError_t scatter_error = cudaSuccess; /* the first failed copy of a group's samples */
   float *scatter[kAhead] = {};
   CudafftJobQueue<SynthesisWork, kAhead> queue;
@@ -494,6 +524,7 @@ synthesis_job(CudaSynthesis *s, const float *in, size_t frames, unsigned c0, uns
   /* frames in device memory: the kernel reads them there, nothing goes up; samples to device
    * memory: a job of all the channels writes them there (a group's go by way of its scatter) */
   w->s.job.in_device = s->in_on_device && frames ? in : nullptr;
+  w->s.job.after = s->after;
   w->s.job.out_device = s->out_on_device && whole ? out : nullptr;
   s->queue.submit(s->ex, w, s->in_on_device ? nullptr : in,
                   !whole             ? w->scatter
@@ -542,8 +573,11 @@ synthesis_run(void *impl, const CudafftIstftJob *job)
   s->in_on_device = job->in_on_device != 0;
   s->out_on_device = job->out_on_device != 0;
   s->scatter_error = cudaSuccess;
-  CudafftStatus status =
-      job->drain ? synthesis_drain(s, job->out) : synthesis_push(s, job->in, job->frames, job->out);
+  CudafftStatus status = order_after(s, job->after, &s->after);
+  if (status == CUDAFFT_STATUS_OK)
+    status = job->drain ? synthesis_drain(s, job->out)
+                        : synthesis_push(s, job->in, job->frames, job->out);
+  s->after = 0;
   if (status == CUDAFFT_STATUS_OK && s->scatter_error != cudaSuccess)
     status = cudafft_cuda_failure(s->scatter_error,
                                   "copying an STFT synthesiser's samples to "

@@ -120,14 +120,22 @@ CUDAFFT_API CudafftStatus cudafft_convolve_push(CudafftConvolve *convolve, const
  * filter's context (the device id it was made with, or the attached context's: cudafft/common.h,
  * Contexts), as `on_device` (CudafftMemory flags: cudafft/common.h) says. The filter reads and
  * writes them in place, so that samples in CUDA memory do not cross the bus. The input must be
- * complete before the call; the output is complete when it returns. Two things still pass through
- * host memory, in steps of CUDAFFT_CONVOLVE_BLOCK frames: the frames of a kernel crossover (blended
- * on the host) and every frame of an F64 stream at a block size below CUDAFFT_CONVOLVE_BLOCK (whose
- * parts are summed on the host). Pushes in device and in host memory may follow one another in
- * any order. UNSUPPORTED on the CPU backend; on_device 0 is cudafft_convolve_push(). */
+ * complete before the call, or at the fence `after` (NULL: complete; cudafft/common.h, Fences):
+ * the filter's device work is ordered after it, and the host waits for it only where a step reads
+ * the input itself (a partial block staged, a host copy). With `done` NULL the output is complete
+ * when the call returns; otherwise the call returns once the work is queued, *done receives the
+ * fence where the output is complete (zeroed: it is already), and out, like in, must stay until
+ * then; the filter waits for that work at its next call at the latest. Two things still pass
+ * through host memory, in steps of CUDAFFT_CONVOLVE_BLOCK frames: the frames of a kernel crossover
+ * (blended on the host) and every frame of an F64 stream at a block size below
+ * CUDAFFT_CONVOLVE_BLOCK (whose parts are summed on the host). Pushes in device and in host memory
+ * may follow one another in any order. UNSUPPORTED on the CPU backend; on_device 0 is
+ * cudafft_convolve_push(). */
 CUDAFFT_API CudafftStatus cudafft_convolve_push_device(CudafftConvolve *convolve, const void *in,
                                                        size_t frames, void *out, size_t *produced,
-                                                       unsigned on_device);
+                                                       unsigned on_device,
+                                                       const CudafftFence *after,
+                                                       CudafftFence *done);
 
 /* Frames cudafft_convolve_drain() will write: the lag, plus taps - 1 with tail (taps of the
  * kernel in force at the end: the new one during a crossover). */

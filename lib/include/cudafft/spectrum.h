@@ -120,12 +120,14 @@ CUDAFFT_API CudafftStatus cudafft_spectrum_push(CudafftSpectrum *spectrum, const
 
 /* CUDA backend only: as cudafft_spectrum_push(), but in is device memory of the analyser's context
  * (the device id it was made with, or the attached context's: cudafft/common.h, Contexts),
- * complete before the call and read in place until it returns (the samples never cross the bus).
- * Pushes from device and host memory may follow one another in any order. UNSUPPORTED on the CPU
- * backend. */
+ * complete before the call or at the fence `after` (NULL: complete; cudafft/common.h, Fences),
+ * which the analysis is ordered after on the device, and read in place until it returns (the
+ * samples never cross the bus). Pushes from device and host memory may follow one another in any
+ * order. UNSUPPORTED on the CPU backend. */
 CUDAFFT_API CudafftStatus cudafft_spectrum_push_device(CudafftSpectrum *spectrum, const void *in,
                                                        size_t frames, size_t max_results,
-                                                       size_t *consumed, size_t *results);
+                                                       size_t *consumed, size_t *results,
+                                                       const CudafftFence *after);
 
 /* The most results one push can return. */
 CUDAFFT_API size_t cudafft_spectrum_max_results(const CudafftSpectrum *spectrum);

@@ -114,11 +114,16 @@ CUDAFFT_API CudafftStatus cudafft_stft_push(CudafftStft *stft, const void *in, s
  * analyser's context (the device id it was made with, or the attached context's:
  * cudafft/common.h, Contexts), as `on_device` (CudafftMemory flags) says. The samples are read
  * and the frames written there on the device: they never cross the bus. The input must be
- * complete before the call; the frames are complete when it returns. UNSUPPORTED on the CPU
+ * complete before the call, or at the fence `after` (NULL: complete; cudafft/common.h, Fences),
+ * which the analyser's device work is ordered after. With `done` NULL the frames are complete when
+ * the call returns; otherwise (frames in device memory) it returns once the work is queued, *done
+ * receives the fence where they are complete (zeroed: they are already), and out must stay until
+ * then; the analyser waits for that work at its next call at the latest. UNSUPPORTED on the CPU
  * backend; on_device 0 is cudafft_stft_push(). */
 CUDAFFT_API CudafftStatus cudafft_stft_push_device(CudafftStft *stft, const void *in,
                                                    size_t samples, float *out, size_t *frames,
-                                                   unsigned on_device);
+                                                   unsigned on_device, const CudafftFence *after,
+                                                   CudafftFence *done);
 
 /* Forgets the held samples: the next push starts a new signal (frame 0 at its first sample). */
 CUDAFFT_API void cudafft_stft_reset(CudafftStft *stft);
@@ -144,10 +149,12 @@ CUDAFFT_API CudafftStatus cudafft_istft_push(CudafftIstft *istft, const float *i
 
 /* CUDA backend only: as cudafft_istft_push(), with in, out or both in device memory of the
  * synthesiser's context, as `on_device` (CudafftMemory flags) says: the frames are read in place
- * (complete before the call, kept until it returns) and the samples written in place, complete
- * when it returns. UNSUPPORTED on the CPU backend; on_device 0 is cudafft_istft_push(). */
+ * (complete before the call or at the fence `after`, NULL: complete; kept until it returns) and
+ * the samples written in place, complete when it returns. UNSUPPORTED on the CPU backend;
+ * on_device 0 is cudafft_istft_push(). */
 CUDAFFT_API CudafftStatus cudafft_istft_push_device(CudafftIstft *istft, const float *in,
-                                                    size_t frames, float *out, unsigned on_device);
+                                                    size_t frames, float *out, unsigned on_device,
+                                                    const CudafftFence *after);
 
 /* Writes the fft_size - hop samples per channel after the last complete one (the tail of the
  * last frames, as if silent frames followed) to out, interleaved F32, and resets. */
