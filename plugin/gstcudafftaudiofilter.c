@@ -565,6 +565,19 @@ gst_cudafft_audio_filter_output_fence(GstCudafftAudioFilter *filter, gboolean cu
 }
 
 gboolean
+gst_cudafft_audio_filter_wait_fence(GstCudafftAudioFilter *filter, GstBuffer *buffer,
+                                    const gchar *whose)
+{
+  const CudafftStatus status = gst_cudafft_buffer_wait_fence(buffer);
+  if (status == CUDAFFT_STATUS_OK)
+    return TRUE;
+  gchar *what = g_strdup_printf("waiting for %s device work", whose);
+  gst_cudafft_audio_filter_post_error(filter, status, what);
+  g_free(what);
+  return FALSE;
+}
+
+gboolean
 gst_cudafft_audio_filter_fence_output(GstCudafftAudioFilter *filter, GstBuffer *buffer)
 {
   GstCudafftAudioFilterPrivate *priv = PRIV(filter);
@@ -594,11 +607,8 @@ process_on_host(GstCudafftAudioFilter *filter, GstBuffer *inbuf, GstBuffer **out
   GstFlowReturn ret = GST_FLOW_OK;
   GstMapInfo map;
   /* CUDA memory whose bytes our device work still writes: the host copy reads them */
-  const CudafftStatus complete = gst_cudafft_buffer_wait_fence(inbuf);
-  if (complete != CUDAFFT_STATUS_OK) {
-    gst_cudafft_audio_filter_post_error(filter, complete, "waiting for the input's device work");
+  if (!gst_cudafft_audio_filter_wait_fence(filter, inbuf, "the input's"))
     return GST_FLOW_ERROR;
-  }
   if (gst_buffer_map(inbuf, &map, GST_MAP_READ)) {
     const guint8 *frames = NULL;
     gsize count = 0;
@@ -775,10 +785,8 @@ gst_cudafft_audio_filter_trim_output(GstCudafftAudioFilter *filter, GstBuffer *b
   }
   GstCudafftAudioFilterPrivate *priv = PRIV(filter);
   /* the copy runs on GStreamer's stream: the work that writes the buffer must be done */
-  const CudafftStatus complete = gst_cudafft_buffer_wait_fence(buffer);
-  if (complete != CUDAFFT_STATUS_OK) {
+  if (!gst_cudafft_audio_filter_wait_fence(filter, buffer, "the output's")) {
     gst_buffer_unref(buffer);
-    gst_cudafft_audio_filter_post_error(filter, complete, "waiting for the output's device work");
     return NULL;
   }
   GstBuffer *cut =

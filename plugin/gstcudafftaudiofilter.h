@@ -176,6 +176,12 @@ gboolean gst_cudafft_audio_filter_input_on_device(GstCudafftAudioFilter *filter)
  * host memory). */
 const CudafftFence *gst_cudafft_audio_filter_input_fence(GstCudafftAudioFilter *filter);
 
+/* Waits for the device work that writes buffer (its fence), where the host or another stream
+ * reads it or it leaves our elements; FALSE (an ERROR posted, naming `whose` work: "the input's")
+ * where that failed. */
+gboolean gst_cudafft_audio_filter_wait_fence(GstCudafftAudioFilter *filter, GstBuffer *buffer,
+                                             const gchar *whose);
+
 /* Whether pad's peer belongs to an element of ours (which orders its device work after a buffer's
  * fence, or waits for it), directly or through capsfilters: only then may a buffer go out before
  * its device work is done. */

@@ -791,13 +791,9 @@ analyse_on_device(GstCudaSpectrum *self, GstBuffer *buffer, const guint8 *data, 
       *count > 0 ? analyse(self, data, TRUE, fence.queue ? &fence : NULL, *count, s) : GST_FLOW_OK;
   if (ret != GST_FLOW_OK || gst_cudafft_pad_feeds_ours(GST_BASE_TRANSFORM_SRC_PAD(self)))
     return ret;
-  const CudafftStatus status = gst_cudafft_buffer_wait_fence(buffer);
-  if (status != CUDAFFT_STATUS_OK) {
-    gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
-                                        "waiting for the input's device work");
-    return GST_FLOW_ERROR;
-  }
-  return GST_FLOW_OK;
+  return gst_cudafft_audio_filter_wait_fence(GST_CUDAFFT_AUDIO_FILTER(self), buffer, "the input's")
+             ? GST_FLOW_OK
+             : GST_FLOW_ERROR;
 }
 
 static GstFlowReturn
@@ -850,12 +846,8 @@ gst_cuda_spectrum_transform_ip(GstBaseTransform *trans, GstBuffer *buffer)
     return ret;
   }
   /* CUDA memory whose bytes our device work still writes: the host copy reads them */
-  const CudafftStatus complete = gst_cudafft_buffer_wait_fence(buffer);
-  if (complete != CUDAFFT_STATUS_OK) {
-    gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), complete,
-                                        "waiting for the input's device work");
+  if (!gst_cudafft_audio_filter_wait_fence(GST_CUDAFFT_AUDIO_FILTER(self), buffer, "the input's"))
     return GST_FLOW_ERROR;
-  }
   if (!gst_buffer_map(buffer, &map, GST_MAP_READ)) {
     GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot read an input buffer."), (NULL));
     return GST_FLOW_ERROR;

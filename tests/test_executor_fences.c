@@ -111,6 +111,20 @@ sync_main(void *arg)
   return NULL;
 }
 
+/* Runs s's wait on a thread of its own while the device is held for hold_ms, then lets the device
+ * go and joins it: whether the wait returned while the device was held (it must not have). */
+static int
+sync_while_held(Syncer *s, int hold_ms)
+{
+  pthread_t thread;
+  pthread_create(&thread, NULL, sync_main, s);
+  sleep_ms(hold_ms);
+  const int early = atomic_load(&s->returned);
+  executor_test_device_pause(0);
+  pthread_join(thread, NULL);
+  return early;
+}
+
 /* One batch in flight at most: the first job goes out alone and holds the device (paused), so
  * that the producer's job waits in a collecting batch that others could join. */
 static void
@@ -136,12 +150,7 @@ check_after(void)
              (unsigned long long)joiner.job.batch);
   /* the host waits for a batch still collecting (not yet launched) */
   Syncer open = {.ex = ex, .batch = made_in, .status = CUDAFFT_STATUS_CUDA_ERROR};
-  pthread_t thread;
-  pthread_create(&thread, NULL, sync_main, &open);
-  sleep_ms(30);
-  const int early = atomic_load(&open.returned);
-  executor_test_device_pause(0);
-  pthread_join(thread, NULL);
+  const int early = sync_while_held(&open, 30);
   test_check(!early && open.status == CUDAFFT_STATUS_OK && atomic_load(&ran_in[1]) > 0,
              "after: sync on the collecting batch %llu returns once it ran (not before: %d)",
              (unsigned long long)made_in, early);
@@ -188,12 +197,7 @@ check_sync(int by_fence)
               .fence = {cudafft_executor_id(ex), batch},
               .batch = batch,
               .status = CUDAFFT_STATUS_CUDA_ERROR};
-  pthread_t thread;
-  pthread_create(&thread, NULL, sync_main, &s);
-  sleep_ms(50);
-  const int early = atomic_load(&s.returned);
-  executor_test_device_pause(0);
-  pthread_join(thread, NULL);
+  const int early = sync_while_held(&s, 50);
   test_check(!early && s.status == CUDAFFT_STATUS_OK && atomic_load(&ran_in[5]) == batch,
              "%s: returns once batch %llu ran (not while the device was held: %d), with nobody "
              "waiting for its job: %s",
