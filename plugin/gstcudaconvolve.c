@@ -59,7 +59,9 @@
  * out as docs/elements.md says): where a neighbour asks for it (another cudaconvolve,
  * cudaspectrum, an appsink with such caps) the samples stay on the device, read and written in
  * place by the filter. Each side is negotiated on its own, so one side may be CUDA memory and the
- * other system memory. backend=cpu offers system memory only.
+ * other system memory. Into another element of this plugin, output in CUDA memory goes on as soon
+ * as its device work is queued (that element's work is queued after it on the device); into
+ * anything else, once it is complete. backend=cpu offers system memory only.
  *
  * ## Example pipelines
  * |[

@@ -33,7 +33,9 @@
  * On the GPU both pads also take CUDA memory (`audio/x-raw(memory:CUDAMemory)` in,
  * `audio/x-fft(memory:CUDAMemory)` out; the layout in docs/elements.md): the samples
  * are read and the frames written there by its kernels. The frames go out in CUDA memory where
- * downstream names it (cudaifft, an appsink with such caps), in system memory otherwise.
+ * downstream names it (cudaifft, an appsink with such caps), in system memory otherwise; into
+ * cudaifft as soon as their device work is queued (cudaifft's is queued after it on the device),
+ * into anything else once they are complete.
  *
  * ## Example pipeline
  * |[
