@@ -1,6 +1,8 @@
 /* executor.c: the executor's host logic (executor.h), against a device table
- * (executor_device.h): the registry, the batch slots, submission, the launcher and completion
- * threads, collection, shutdown.
+ * (executor_device.h): the batch slots, submission, the launcher and completion threads,
+ * collection, fences, making and stopping one. The registry that shares one executor per device,
+ * and the state memory it hands out: executor_registry.c; their common state:
+ * executor_private.h.
  *
  * A slot is one batch: page-locked staging and device buffers for inputs (then the kinds'
  * auxiliary data) and outputs, and the jobs placed in it. Its life:
@@ -71,9 +73,8 @@
  * held, the executor's is taken first. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "executor_device.h"
+#include "executor_private.h"
 
-#include "device_load.h"
 #include "errors.h"
 #include "thread_name.h"
 
@@ -101,14 +102,6 @@ typedef struct Waiter {
   struct Waiter *next; /* on a slot's list of sleepers (under the slot's collect_lock) */
 } Waiter;
 
-/* Failure messages of batches whose slots were reused before every job was collected. */
-#define KEPT_FAILURES 8
-
-typedef struct {
-  uint64_t serial;
-  char message[512];
-} FailureRecord;
-
 /* The jobs of one kind in a batch: order[first .. first + count). */
 typedef struct {
   const CudafftWorkKind *kind;
@@ -116,7 +109,7 @@ typedef struct {
   size_t aux_offset; /* in the slot's input staging */
 } KindGroup;
 
-typedef struct {
+struct Slot {
   SlotState state;
   int accepting; /* OPEN and not yet too full for a job that came */
   uint64_t serial;
@@ -144,53 +137,6 @@ typedef struct {
   /* The launcher's scratch: the jobs grouped by kind. */
   CudafftJob **order;
   KindGroup *groups;
-} Slot;
-
-typedef struct {
-  void *ptr;
-  size_t bytes;
-} StateBlock;
-
-/* The registry's lock (the registry is below): also over each executor's list of state blocks. */
-static pthread_rwlock_t registry_lock = PTHREAD_RWLOCK_INITIALIZER;
-
-struct CudafftExecutor {
-  const CudafftExecutorDevice *table;
-  int device;
-  uint64_t id; /* cudafft_executor_id(): unique in the process, never reused */
-  void *ctx;
-  CudafftExecutorLimits limits;
-  size_t in_capacity, out_capacity; /* of each slot's staging */
-
-  /* Under registry_lock. */
-  unsigned refs;
-  CudafftExecutor *next;
-  /* The engines' state from cudafft_executor_alloc, with its size: the device's load
-   * (device_load.h) counts it, and a free must take back what its alloc added. */
-  StateBlock *states;
-  size_t state_count, state_capacity;
-
-  pthread_mutex_t lock;
-  pthread_cond_t launcher_wake, completer_wake;
-  pthread_cond_t placed; /* broadcast when the launcher places queued jobs */
-  Slot *slots;
-  unsigned slots_made; /* slots whose mutex, condition and memory exist: the first slots_made */
-  int growth_failed;   /* a slot could not be made: the executor stays at slots_made */
-  uint64_t last_serial;
-  /* the latest batch done (batches are done in serial order): written under the lock, read
-   * without it (atomically) by a fence that is already reached */
-  uint64_t done_serial;
-  unsigned in_flight; /* slots LAUNCHING or IN_FLIGHT */
-  CudafftJob *queue_head, *queue_tail;
-  uint64_t scan; /* the launcher's passes over the queue */
-  FailureRecord failures[KEPT_FAILURES];
-  unsigned next_failure;
-  int launcher_idle, completer_idle;
-  int launching;  /* a thread launches a batch (launch_locked) */
-  int completing; /* a thread waits for the oldest batch in flight (complete_locked) */
-  int closing, launcher_done;
-  int sync_made, threads_made;
-  pthread_t launcher, completer;
 };
 
 static size_t
@@ -1194,8 +1140,8 @@ cudafft_executor_sync(CudafftExecutor *ex, uint64_t batch)
 
 /* ---- making and stopping an executor ---- */
 
-static void
-executor_destroy(CudafftExecutor *ex)
+void
+cudafft_executor_stop(CudafftExecutor *ex)
 {
   if (ex->threads_made) {
     pthread_mutex_lock(&ex->lock);
@@ -1297,8 +1243,8 @@ start_threads(CudafftExecutor *ex)
   return CUDAFFT_STATUS_OK;
 }
 
-static CudafftStatus
-executor_create(const CudafftExecutorDevice *table, int device, CudafftExecutor **out)
+CudafftStatus
+cudafft_executor_make(const CudafftExecutorDevice *table, int device, CudafftExecutor **out)
 {
   CudafftExecutor *ex = calloc(1, sizeof *ex);
   if (!ex)
@@ -1323,187 +1269,9 @@ executor_create(const CudafftExecutorDevice *table, int device, CudafftExecutor 
   if (status == CUDAFFT_STATUS_OK)
     status = start_threads(ex);
   if (status != CUDAFFT_STATUS_OK) {
-    executor_destroy(ex);
+    cudafft_executor_stop(ex);
     return status;
   }
   *out = ex;
   return CUDAFFT_STATUS_OK;
-}
-
-/* ---- the registry: one executor per device table and device ---- */
-
-static CudafftExecutor *registry; /* under registry_lock */
-static uint64_t last_executor_id; /* under registry_lock */
-
-CudafftStatus
-cudafft_executor_acquire_on(const CudafftExecutorDevice *table, int device, CudafftExecutor **ex)
-{
-  if (!table || !ex)
-    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER,
-                        "cudafft_executor_acquire: NULL device table or result");
-  *ex = NULL;
-  pthread_rwlock_wrlock(&registry_lock);
-  CudafftExecutor *found = registry;
-  while (found && !(found->table == table && found->device == device))
-    found = found->next;
-  CudafftStatus status = CUDAFFT_STATUS_OK;
-  if (found) {
-    found->refs++;
-  } else {
-    /* Made under the lock, so that two first users of a device share one executor. */
-    status = executor_create(table, device, &found);
-    if (status == CUDAFFT_STATUS_OK) {
-      found->id = ++last_executor_id;
-      found->refs = 1;
-      found->next = registry;
-      registry = found;
-    }
-  }
-  pthread_rwlock_unlock(&registry_lock);
-  if (status == CUDAFFT_STATUS_OK)
-    *ex = found;
-  return status;
-}
-
-void
-cudafft_executor_release(CudafftExecutor *ex)
-{
-  if (!ex)
-    return;
-  pthread_rwlock_wrlock(&registry_lock);
-  const int last = --ex->refs == 0;
-  if (last) {
-    CudafftExecutor **link = &registry;
-    while (*link != ex)
-      link = &(*link)->next;
-    *link = ex->next;
-  }
-  pthread_rwlock_unlock(&registry_lock);
-  /* Outside the lock: stopping waits for the device, and other devices' users need not. */
-  if (last)
-    executor_destroy(ex);
-}
-
-int
-cudafft_executor_device(const CudafftExecutor *ex)
-{
-  return ex->device;
-}
-
-uint64_t
-cudafft_executor_id(const CudafftExecutor *ex)
-{
-  return ex->id;
-}
-
-/* The executor numbered `id` with a reference taken, or NULL where it has stopped, or (with
- * `reached`) where it has batch `mark` done already: fences are waited for on every buffer that
- * passes between elements, so the common case takes the registry's lock for reading only. */
-static CudafftExecutor *
-find_executor(uint64_t id, uint64_t mark)
-{
-  pthread_rwlock_rdlock(&registry_lock);
-  CudafftExecutor *ex = registry;
-  while (ex && ex->id != id)
-    ex = ex->next;
-  const int reached = ex && __atomic_load_n(&ex->done_serial, __ATOMIC_ACQUIRE) >= mark;
-  pthread_rwlock_unlock(&registry_lock);
-  if (!ex || reached)
-    return NULL;
-  pthread_rwlock_wrlock(&registry_lock);
-  ex = registry;
-  while (ex && ex->id != id)
-    ex = ex->next;
-  if (ex)
-    ex->refs++;
-  pthread_rwlock_unlock(&registry_lock);
-  return ex;
-}
-
-CudafftStatus
-cudafft_fence_wait(CudafftFence fence)
-{
-  if (fence.queue == 0)
-    return CUDAFFT_STATUS_OK;
-  CudafftExecutor *ex = find_executor(fence.queue, fence.mark);
-  if (!ex)
-    return CUDAFFT_STATUS_OK; /* reached, or its executor has stopped (which ran every batch) */
-  const CudafftStatus status = cudafft_executor_sync(ex, fence.mark);
-  cudafft_executor_release(ex);
-  return status;
-}
-
-size_t
-cudafft_executor_max_job_bytes(const CudafftExecutor *ex)
-{
-  return ex->limits.max_job_bytes;
-}
-
-/* Keeps ptr's size for its free and counts it in the device's load; 0 where there is no room
- * to keep it. */
-static int
-state_keep(CudafftExecutor *ex, void *ptr, size_t bytes)
-{
-  pthread_rwlock_wrlock(&registry_lock);
-  if (ex->state_count == ex->state_capacity) {
-    const size_t capacity = ex->state_capacity ? 2 * ex->state_capacity : 16;
-    StateBlock *grown = realloc(ex->states, capacity * sizeof *grown);
-    if (!grown) {
-      pthread_rwlock_unlock(&registry_lock);
-      return 0;
-    }
-    ex->states = grown;
-    ex->state_capacity = capacity;
-  }
-  ex->states[ex->state_count++] = (StateBlock){ptr, bytes};
-  pthread_rwlock_unlock(&registry_lock);
-  cudafft_device_load_change(ex->device, 0, (long long)bytes);
-  return 1;
-}
-
-/* Forgets ptr and takes its size out of the device's load. */
-static void
-state_forget(CudafftExecutor *ex, void *ptr)
-{
-  size_t bytes = 0;
-  pthread_rwlock_wrlock(&registry_lock);
-  for (size_t i = 0; i < ex->state_count; i++)
-    if (ex->states[i].ptr == ptr) {
-      bytes = ex->states[i].bytes;
-      ex->states[i] = ex->states[--ex->state_count];
-      break;
-    }
-  pthread_rwlock_unlock(&registry_lock);
-  cudafft_device_load_change(ex->device, 0, -(long long)bytes);
-}
-
-CudafftStatus
-cudafft_executor_alloc(CudafftExecutor *ex, size_t bytes, const char *what, void **ptr)
-{
-  if (!ex || !ptr)
-    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_executor_alloc: NULL argument");
-  *ptr = NULL;
-  if (bytes == 0)
-    return CUDAFFT_STATUS_OK;
-  const CudafftStatus status = ex->table->alloc(ex->ctx, bytes, what ? what : "engine state", ptr);
-  if (status != CUDAFFT_STATUS_OK) {
-    *ptr = NULL;
-    return status;
-  }
-  if (!state_keep(ex, *ptr, bytes)) {
-    ex->table->free(ex->ctx, *ptr);
-    *ptr = NULL;
-    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
-                        "executor: no host memory to keep the size of an allocation");
-  }
-  return CUDAFFT_STATUS_OK;
-}
-
-void
-cudafft_executor_free(CudafftExecutor *ex, void *ptr)
-{
-  if (!ex || !ptr)
-    return;
-  state_forget(ex, ptr);
-  ex->table->free(ex->ctx, ptr);
 }
