@@ -32,6 +32,31 @@ cudafft_device_samples_free(int device, void *ptr)
 }
 
 CudafftStatus
+cudafft_device_samples_check_flags(unsigned on_device, CudafftBackend backend, const char *name)
+{
+  if (on_device & ~(unsigned)(CUDAFFT_IN_DEVICE | CUDAFFT_OUT_DEVICE))
+    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "%s: unknown memory flags 0x%x", name,
+                        on_device);
+  if (on_device && backend != CUDAFFT_BACKEND_CUDA)
+    return cudafft_fail(CUDAFFT_STATUS_UNSUPPORTED, "%s: the CPU backend has no device memory",
+                        name);
+  return CUDAFFT_STATUS_OK;
+}
+
+CudafftStatus
+cudafft_device_samples_after(const CudafftFence *after, int in_device, CudafftFence *order)
+{
+  *order = (CudafftFence){0, 0};
+  if (!after)
+    return CUDAFFT_STATUS_OK;
+  if (in_device) {
+    *order = *after;
+    return CUDAFFT_STATUS_OK;
+  }
+  return cudafft_fence_wait(*after);
+}
+
+CudafftStatus
 cudafft_device_samples_copy(int device, void *dst, const void *src, size_t bytes)
 {
 #if CUDAFFT_HAVE_CUDA

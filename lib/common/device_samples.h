@@ -20,6 +20,17 @@ void cudafft_device_samples_free(int device, void *ptr); /* NULL allowed */
  * the copy is done. */
 CudafftStatus cudafft_device_samples_copy(int device, void *dst, const void *src, size_t bytes);
 
+/* Checks a _push_device call's memory flags (CudafftMemory; `name` the call): INVALID_VALUE for
+ * unknown flags, UNSUPPORTED for any flag on the CPU backend. */
+CudafftStatus cudafft_device_samples_check_flags(unsigned on_device, CudafftBackend backend,
+                                                 const char *name);
+
+/* The fence a push's device work goes after (its `after`, NULL for none), in *order: the caller's
+ * where the object reads the input in device memory (in_device), which its backend orders on the
+ * device; else zeroed, once the host has waited for it (input the object does not read there). */
+CudafftStatus cudafft_device_samples_after(const CudafftFence *after, int in_device,
+                                           CudafftFence *order);
+
 #ifdef __cplusplus
 }
 #endif

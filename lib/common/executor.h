@@ -229,6 +229,13 @@ CudafftStatus cudafft_executor_sync(CudafftExecutor *ex, uint64_t batch);
  * (cudafft/common.h) that points into its batches. */
 uint64_t cudafft_executor_id(const CudafftExecutor *ex);
 
+/* The batch an engine's jobs that read device input written by queued work (the fence `after`)
+ * must follow, in *batch (a job's `after`): the fence's own where it is this executor's, so that
+ * the device orders the work; else 0, once the host has waited for the fence (another context's
+ * work, or none: a zeroed fence). */
+CudafftStatus cudafft_executor_order_after(CudafftExecutor *ex, CudafftFence after,
+                                           uint64_t *batch);
+
 #ifdef __cplusplus
 }
 #endif

@@ -118,6 +118,17 @@ cudafft_fence_wait(CudafftFence fence)
   return status;
 }
 
+CudafftStatus
+cudafft_executor_order_after(CudafftExecutor *ex, CudafftFence after, uint64_t *batch)
+{
+  *batch = 0;
+  if (after.queue == ex->id) {
+    *batch = after.mark;
+    return CUDAFFT_STATUS_OK;
+  }
+  return cudafft_fence_wait(after);
+}
+
 size_t
 cudafft_executor_max_job_bytes(const CudafftExecutor *ex)
 {

@@ -427,6 +427,17 @@ bounce_buffer(const CudafftConvolve *cv, uint8_t **buffer)
   return CUDAFFT_STATUS_OK;
 }
 
+/* Waits for this object's own device work that a push did not wait for (it may still read the
+ * device stage). */
+static CudafftStatus
+deferred_done(CudafftConvolve *cv)
+{
+  const CudafftStatus status = cudafft_fence_wait(cv->deferred);
+  if (status == CUDAFFT_STATUS_OK)
+    cv->deferred = (CudafftFence){0, 0};
+  return status;
+}
+
 /* Where the host must read the push's device input itself (a copy), or write the device stage:
  * the device work the input waits for, and this object's own that may still read the stage, is
  * waited for first. */
@@ -434,10 +445,10 @@ static CudafftStatus
 host_waits(CudafftConvolve *cv, PushOrder *order)
 {
   CudafftStatus status = cudafft_fence_wait(order->after);
-  if (status == CUDAFFT_STATUS_OK)
-    status = cudafft_fence_wait(cv->deferred);
-  if (status == CUDAFFT_STATUS_OK)
-    order->after = cv->deferred = (CudafftFence){0, 0};
+  if (status == CUDAFFT_STATUS_OK) {
+    order->after = (CudafftFence){0, 0};
+    status = deferred_done(cv);
+  }
   return status;
 }
 
@@ -491,13 +502,8 @@ static CudafftStatus
 move_stage(CudafftConvolve *cv, size_t staged, int to_device)
 {
   const size_t fb = cv->frame_bytes;
-  CudafftStatus status = CUDAFFT_STATUS_OK;
-  if (to_device || cv->stage_on_device) {
-    /* a push that did not wait may still read the device stage, which this writes or moves */
-    status = cudafft_fence_wait(cv->deferred);
-    if (status == CUDAFFT_STATUS_OK)
-      cv->deferred = (CudafftFence){0, 0};
-  }
+  /* a push that did not wait may still read the device stage, which this writes or moves */
+  CudafftStatus status = to_device || cv->stage_on_device ? deferred_done(cv) : CUDAFFT_STATUS_OK;
   if (status == CUDAFFT_STATUS_OK && to_device && !cv->stage_device)
     status = cudafft_device_samples_alloc(cv->device_id, BLOCK * fb, &cv->stage_device);
   if (status != CUDAFFT_STATUS_OK || to_device == cv->stage_on_device)
@@ -797,21 +803,17 @@ push(CudafftConvolve *convolve, const void *in, size_t frames, void *out, size_t
   CudafftConvolve *cv = convolve;
   CudafftStatus status = CUDAFFT_STATUS_OK;
   const size_t fb = cv->frame_bytes;
-  const unsigned every_place = CUDAFFT_IN_DEVICE | CUDAFFT_OUT_DEVICE;
   if (!produced || (frames > 0 && !in) || (!out && output_frames(cv, frames) > 0))
     status = cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "%s: %s is NULL", name,
                           !produced ? "produced"
                           : !in     ? "in"
                                     : "out");
-  else if (on_device & ~every_place)
-    status = cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "%s: unknown memory flags 0x%x", name,
-                          on_device);
-  else if (on_device && cv->backend != CUDAFFT_BACKEND_CUDA)
-    status =
-        cudafft_fail(CUDAFFT_STATUS_UNSUPPORTED, "%s: the CPU backend has no device memory", name);
-  else if (frames > SIZE_MAX / fb - BLOCK) /* so that (frames + lag) fb fits */
+  else
+    status = cudafft_device_samples_check_flags(on_device, cv->backend, name);
+  if (status == CUDAFFT_STATUS_OK && frames > SIZE_MAX / fb - BLOCK) /* (frames + lag) fb fits */
     status = cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "%s: %zu frames is too many", name, frames);
-  else if (overlap(in, frames * fb, out, cudafft_convolve_max_output(cv, frames) * fb))
+  else if (status == CUDAFFT_STATUS_OK &&
+           overlap(in, frames * fb, out, cudafft_convolve_max_output(cv, frames) * fb))
     status = cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "%s: in and out overlap", name);
   if (status != CUDAFFT_STATUS_OK)
     return restart_after(cv, status); /* as documented: every failure resets */
@@ -820,10 +822,7 @@ push(CudafftConvolve *convolve, const void *in, size_t frames, void *out, size_t
   uint8_t *dst = out;
   const size_t first = cv->produced;
   PushOrder order = {{0, 0}, done, {0, 0}};
-  if (after && (on_device & CUDAFFT_IN_DEVICE))
-    order.after = *after;
-  else if (after)
-    status = cudafft_fence_wait(*after); /* host input: the caller's to wait for, as documented */
+  status = cudafft_device_samples_after(after, (on_device & CUDAFFT_IN_DEVICE) != 0, &order.after);
   for (size_t taken = 0, count = 0; taken < frames && status == CUDAFFT_STATUS_OK; taken += count) {
     const size_t staged = cv->pushed - cv->produced;
     const size_t ran = push_step(cv, frames - taken, &count);

@@ -901,12 +901,8 @@ public:
      * is this call's */
     while (f_->waited < f_->submitted)
       wait_oldest();
-    if (status_ != CUDAFFT_STATUS_OK)
-      return;
-    if (after.queue == cudafft_executor_id(f->ex))
-      after_ = after.mark;
-    else if (after.queue != 0)
-      failed(cudafft_fence_wait(after));
+    if (status_ == CUDAFFT_STATUS_OK)
+      failed(cudafft_executor_order_after(f->ex, after, &after_));
   }
 
   /* The next job, reset, for the caller to fill in and submit(); nullptr once one has failed. */

@@ -627,10 +627,8 @@ spectrum_run(void *impl, const CudafftSpectrumJob *run)
   /* device input that queued work writes: ordered on the device where that work is this
    * executor's, else waited for here */
   c->after = 0;
-  if (on_device && run->after.queue == cudafft_executor_id(c->ex))
-    c->after = run->after.mark;
-  else if (on_device && run->after.queue != 0 &&
-           (status = cudafft_fence_wait(run->after)) != CUDAFFT_STATUS_OK)
+  if (on_device &&
+      (status = cudafft_executor_order_after(c->ex, run->after, &c->after)) != CUDAFFT_STATUS_OK)
     return status;
   if (run->fft_count == 0 && run->closed == 0) {
     if (run->frames == 0)

@@ -2,6 +2,7 @@
  * bookkeeping, and the choice of backend. */
 #include "api_getter.h"
 #include "backend_choice.h"
+#include "device_samples.h"
 #include "sizes.h"
 #include "stft_backend.h"
 
@@ -211,20 +212,6 @@ cudafft_stft_frames_for(const CudafftStft *stft, size_t samples)
   return total < n ? 0 : (total - n) / stft->config.hop + 1;
 }
 
-/* Checks a _push_device call's memory flags (`name` the call): UNSUPPORTED on the CPU backend,
- * INVALID_VALUE for unknown flags. */
-static CudafftStatus
-check_memory(unsigned on_device, CudafftBackend backend, const char *name)
-{
-  if (on_device & ~(unsigned)(CUDAFFT_IN_DEVICE | CUDAFFT_OUT_DEVICE))
-    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "%s: unknown memory flags 0x%x", name,
-                        on_device);
-  if (on_device && backend != CUDAFFT_BACKEND_CUDA)
-    return cudafft_fail(CUDAFFT_STATUS_UNSUPPORTED, "%s: the CPU backend has no device memory",
-                        name);
-  return CUDAFFT_STATUS_OK;
-}
-
 /* cudafft_stft_push and _push_device: in and out where on_device (CudafftMemory) says. */
 static CudafftStatus
 stft_push(CudafftStft *stft, const void *in, size_t samples, float *out, size_t *frames,
@@ -236,7 +223,8 @@ stft_push(CudafftStft *stft, const void *in, size_t samples, float *out, size_t 
     *done = (CudafftFence){0, 0};
   if (!stft)
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_stft_push: stft is NULL");
-  const CudafftStatus checked = check_memory(on_device, stft->backend, "cudafft_stft_push_device");
+  const CudafftStatus checked =
+      cudafft_device_samples_check_flags(on_device, stft->backend, "cudafft_stft_push_device");
   if (checked != CUDAFFT_STATUS_OK)
     return checked;
   if (samples > SIZE_MAX / 8 / CUDAFFT_MAX_CHANNELS) {
@@ -245,12 +233,10 @@ stft_push(CudafftStft *stft, const void *in, size_t samples, float *out, size_t 
                         samples);
   }
   const int in_on_device = in && (on_device & CUDAFFT_IN_DEVICE);
-  if (after && !in_on_device) {
-    /* host input (or none) that queued device work wrote: the host reads it */
-    const CudafftStatus waited = cudafft_fence_wait(*after);
-    if (waited != CUDAFFT_STATUS_OK)
-      return waited;
-  }
+  CudafftFence order;
+  const CudafftStatus ordered = cudafft_device_samples_after(after, in_on_device, &order);
+  if (ordered != CUDAFFT_STATUS_OK)
+    return ordered;
   if (samples == 0)
     return CUDAFFT_STATUS_OK;
   const size_t count = cudafft_stft_frames_for(stft, samples);
@@ -266,7 +252,7 @@ stft_push(CudafftStft *stft, const void *in, size_t samples, float *out, size_t 
                               .frames = count,
                               .out_on_device = (on_device & CUDAFFT_OUT_DEVICE) != 0,
                               .in_on_device = in_on_device,
-                              .after = after && in_on_device ? *after : (CudafftFence){0, 0},
+                              .after = order,
                               .done = on_device & CUDAFFT_OUT_DEVICE ? done : NULL};
   const CudafftStatus status = stft->ops->run(stft->impl, &job);
   if (status != CUDAFFT_STATUS_OK) {
@@ -346,16 +332,15 @@ istft_push(CudafftIstft *istft, const float *in, size_t frames, float *out, unsi
   if (!istft)
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_istft_push: istft is NULL");
   const CudafftStatus checked =
-      check_memory(on_device, istft->backend, "cudafft_istft_push_device");
+      cudafft_device_samples_check_flags(on_device, istft->backend, "cudafft_istft_push_device");
   if (checked != CUDAFFT_STATUS_OK)
     return checked;
   const int in_on_device = (on_device & CUDAFFT_IN_DEVICE) != 0;
-  if (after && (!in_on_device || frames == 0)) {
-    /* host input that queued device work wrote: the host reads it */
-    const CudafftStatus waited = cudafft_fence_wait(*after);
-    if (waited != CUDAFFT_STATUS_OK)
-      return waited;
-  }
+  CudafftFence order;
+  const CudafftStatus ordered =
+      cudafft_device_samples_after(after, in_on_device && frames > 0, &order);
+  if (ordered != CUDAFFT_STATUS_OK)
+    return ordered;
   if (frames == 0)
     return CUDAFFT_STATUS_OK;
   if (!in || !out)
@@ -369,7 +354,7 @@ istft_push(CudafftIstft *istft, const float *in, size_t frames, float *out, unsi
                                .out = out,
                                .in_on_device = in_on_device,
                                .out_on_device = (on_device & CUDAFFT_OUT_DEVICE) != 0,
-                               .after = after && in_on_device ? *after : (CudafftFence){0, 0}};
+                               .after = order};
   return istft->ops->run(istft->impl, &job);
 }
 
@@ -402,8 +387,8 @@ cudafft_istft_drain_device(CudafftIstft *istft, float *out)
   if (!istft || !out)
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_istft_drain_device: %s is NULL",
                         !istft ? "istft" : "out");
-  const CudafftStatus checked =
-      check_memory(CUDAFFT_OUT_DEVICE, istft->backend, "cudafft_istft_drain_device");
+  const CudafftStatus checked = cudafft_device_samples_check_flags(
+      CUDAFFT_OUT_DEVICE, istft->backend, "cudafft_istft_drain_device");
   if (checked != CUDAFFT_STATUS_OK)
     return checked;
   const CudafftIstftJob job = {.out = out, .drain = 1, .out_on_device = 1};

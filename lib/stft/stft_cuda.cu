@@ -163,19 +163,6 @@ struct CudaAnalysis : Common {
   CudafftJobQueue<CudafftStftAnalysisJob, kAhead> queue;
 };
 
-/* The batch a push's jobs go after, for its device input written by queued work: ordered on the
- * device where that work is this executor's, else waited for here. */
-CudafftStatus
-order_after(const Common *c, CudafftFence after, uint64_t *batch)
-{
-  *batch = 0;
-  if (after.queue == cudafft_executor_id(c->ex)) {
-    *batch = after.mark;
-    return CUDAFFT_STATUS_OK;
-  }
-  return cudafft_fence_wait(after);
-}
-
 void
 analysis_release(CudaAnalysis *a)
 {
@@ -332,7 +319,7 @@ analysis_run(void *impl, const CudafftStftJob *job)
   CudafftStatus ordered =
       a->queue.count > 0 ? a->queue.finish(a->ex, CudafftNothingToDo()) : CUDAFFT_STATUS_OK;
   if (ordered == CUDAFFT_STATUS_OK)
-    ordered = order_after(a, job->after, &a->after);
+    ordered = cudafft_executor_order_after(a->ex, job->after, &a->after);
   if (ordered != CUDAFFT_STATUS_OK) {
     analysis_forget(a); /* the front end holds 0 after a failure */
     return ordered;
@@ -573,7 +560,7 @@ synthesis_run(void *impl, const CudafftIstftJob *job)
   s->in_on_device = job->in_on_device != 0;
   s->out_on_device = job->out_on_device != 0;
   s->scatter_error = cudaSuccess;
-  CudafftStatus status = order_after(s, job->after, &s->after);
+  CudafftStatus status = cudafft_executor_order_after(s->ex, job->after, &s->after);
   if (status == CUDAFFT_STATUS_OK)
     status = job->drain ? synthesis_drain(s, job->out)
                         : synthesis_push(s, job->in, job->frames, job->out);
