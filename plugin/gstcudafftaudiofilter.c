@@ -564,17 +564,24 @@ gst_cudafft_audio_filter_output_fence(GstCudafftAudioFilter *filter, gboolean cu
   return &priv->output_fence;
 }
 
-gboolean
-gst_cudafft_audio_filter_wait_fence(GstCudafftAudioFilter *filter, GstBuffer *buffer,
-                                    const gchar *whose)
+/* Waits for fence; FALSE (an ERROR posted, naming `whose` work) where that failed. */
+static gboolean
+wait_for(GstCudafftAudioFilter *filter, CudafftFence fence, const gchar *whose)
 {
-  const CudafftStatus status = gst_cudafft_buffer_wait_fence(buffer);
+  const CudafftStatus status = cudafft_fence_wait(fence);
   if (status == CUDAFFT_STATUS_OK)
     return TRUE;
   gchar *what = g_strdup_printf("waiting for %s device work", whose);
   gst_cudafft_audio_filter_post_error(filter, status, what);
   g_free(what);
   return FALSE;
+}
+
+gboolean
+gst_cudafft_audio_filter_wait_fence(GstCudafftAudioFilter *filter, GstBuffer *buffer,
+                                    const gchar *whose)
+{
+  return wait_for(filter, gst_cudafft_buffer_get_fence(buffer), whose);
 }
 
 gboolean
@@ -589,12 +596,8 @@ gst_cudafft_audio_filter_fence_output(GstCudafftAudioFilter *filter, GstBuffer *
                  fence.mark, fence.queue);
   /* the work also reads the input where it is (device memory): its memory must not go back to
    * its pool, and be written again, before that work is done */
-  if (gst_cudafft_buffer_set_fence(buffer, fence, priv->input_buffer))
-    return TRUE;
-  const CudafftStatus status = cudafft_fence_wait(fence);
-  if (status != CUDAFFT_STATUS_OK)
-    gst_cudafft_audio_filter_post_error(filter, status, "waiting for the output's device work");
-  return status == CUDAFFT_STATUS_OK;
+  return gst_cudafft_buffer_set_fence(buffer, fence, priv->input_buffer) ||
+         wait_for(filter, fence, "the output's");
 }
 
 /* process over a buffer in host memory (CUDA memory too, for an element that does not take it:

@@ -91,10 +91,3 @@ gst_cudafft_buffer_get_fence(GstBuffer *buffer)
   const GstCudafftFenceMeta *meta = fence_meta_of(buffer);
   return meta ? meta->fence : (CudafftFence){0, 0};
 }
-
-CudafftStatus
-gst_cudafft_buffer_wait_fence(GstBuffer *buffer)
-{
-  const GstCudafftFenceMeta *meta = fence_meta_of(buffer);
-  return meta ? cudafft_fence_wait(meta->fence) : CUDAFFT_STATUS_OK;
-}

@@ -24,10 +24,6 @@ gboolean gst_cudafft_buffer_set_fence(GstBuffer *buffer, CudafftFence fence, Gst
 /* The fence buffer's bytes are complete at; zeroed where they are complete now. */
 CudafftFence gst_cudafft_buffer_get_fence(GstBuffer *buffer);
 
-/* Blocks (without spinning) until buffer's bytes are complete: before the host or another stream
- * reads them, or before the buffer leaves our elements. The fence stays on the buffer, reached. */
-CudafftStatus gst_cudafft_buffer_wait_fence(GstBuffer *buffer);
-
 G_END_DECLS
 
 #endif
