@@ -19,7 +19,7 @@
  * cpu (CI too): the call is UNSUPPORTED on the CPU backend, with a message, and refuses unknown
  * flags. */
 #include "convolve_reference.h"
-#include "test_util.h"
+#include "cuda_test_util.h"
 
 #include <cudafft/convolve.h>
 
@@ -27,8 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <cuda_runtime_api.h> /* built only with the CUDA backend (tests/meson.build) */
 
 #define BOTH (CUDAFFT_IN_DEVICE | CUDAFFT_OUT_DEVICE)
 
@@ -55,12 +53,6 @@ check_cpu(void)
   test_check(status == CUDAFFT_STATUS_OK && produced == 32 && memcmp(in, out, sizeof in / 2) == 0,
              "flags 0 is a host push: %s, %zu frames", cudafft_status_name(status), produced);
   cudafft_convolve_destroy(cv);
-}
-
-static int
-cuda_ok(cudaError_t error, const char *what)
-{
-  return error == cudaSuccess || test_check(0, "%s: %s", what, cudaGetErrorString(error));
 }
 
 typedef struct {

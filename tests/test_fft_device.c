@@ -7,10 +7,8 @@
  *  - the plan's stream captured into the caller's graph, which must record the work itself.
  * Every call gets fresh random input and a NaN-poisoned output; every output value is checked.
  * Argument: cuda (only: exits 77 where there is no device, like every -cuda test). */
+#include "cuda_test_util.h"
 #include "fft_reference.h"
-#include "test_util.h"
-
-#include <cuda_runtime_api.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,13 +26,6 @@ typedef struct {
   size_t batch;
   float scale;
 } Call;
-
-/* Reports a failed CUDA call as a failed check; successes pass silently (they are not checks). */
-static int
-cuda_ok(cudaError_t error, const char *what)
-{
-  return error == cudaSuccess || test_check(0, "%s: %s", what, cudaGetErrorString(error));
-}
 
 /* Fresh input for call (uploaded), a poisoned output, and the reference. */
 static int

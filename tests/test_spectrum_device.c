@@ -11,7 +11,7 @@
  * F32 and S16, short intervals (several results a push) and long ones (pushes that end no
  * interval), with phase and without. cpu (CI too): the call is UNSUPPORTED on the CPU backend, with
  * a message. */
-#include "test_util.h"
+#include "cuda_test_util.h"
 
 #include <cudafft/spectrum.h>
 
@@ -19,8 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <cuda_runtime_api.h> /* built only with the CUDA backend (tests/meson.build) */
 
 static void
 check_cpu(void)
@@ -40,12 +38,6 @@ check_cpu(void)
              "cudafft_spectrum_push_device on the CPU backend: %s (%s)",
              cudafft_status_name(status), cudafft_last_error_message());
   cudafft_spectrum_destroy(sp);
-}
-
-static int
-cuda_ok(cudaError_t error, const char *what)
-{
-  return error == cudaSuccess || test_check(0, "%s: %s", what, cudaGetErrorString(error));
 }
 
 typedef struct {

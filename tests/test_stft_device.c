@@ -14,7 +14,7 @@
  * samples bit for bit the same, and the round trip gives back the input (1e-5 relative L2:
  * weighted overlap-add's promise).
  * cpu (CI too): the calls are UNSUPPORTED on the CPU backend, with a message. */
-#include "test_util.h"
+#include "cuda_test_util.h"
 
 #include <cudafft/stft.h>
 
@@ -22,8 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <cuda_runtime_api.h> /* built only with the CUDA backend (tests/meson.build) */
 
 static void
 check_cpu(void)
@@ -51,12 +49,6 @@ check_cpu(void)
 done:
   cudafft_stft_destroy(stft);
   cudafft_istft_destroy(istft);
-}
-
-static int
-cuda_ok(cudaError_t error, const char *what)
-{
-  return error == cudaSuccess || test_check(0, "%s: %s", what, cudaGetErrorString(error));
 }
 
 typedef struct {
