@@ -22,7 +22,10 @@
  * On the GPU both pads also take CUDA memory (`audio/x-fft(memory:CUDAMemory)` in,
  * `audio/x-raw(memory:CUDAMemory)` out): the frames are read and the samples written there by its
  * kernels. The samples go out in CUDA memory where downstream names it (cudaconvolve,
- * cudaspectrum, an appsink with such caps), in system memory otherwise.
+ * cudaspectrum, an appsink with such caps), in system memory otherwise; into another element of
+ * this plugin as soon as their device work is queued (that element's work is queued after it on
+ * the device), into anything else once they are complete (and at the end of a run, whose tail the
+ * last buffer carries).
  *
  * ## Example pipeline
  * |[
@@ -214,9 +217,13 @@ synthesise(GstCudaIfft *self, const float *frames_data, guint64 frames, gboolean
       return GST_FLOW_ERROR; /* posted */
     float *out = (float *)map.data;
     float *after = out + body * self->info.config.channels;
+    /* into one of our elements, the samples go on before the device has written them; not where
+     * the run's tail follows in the same buffer (the drain waits for its samples anyway) */
+    CudafftFence *done = gst_cudafft_audio_filter_output_fence(filter, self->cuda_out);
     CudafftStatus status =
         chunk > 0 ? cudafft_istft_push_device(istft, frames_data, chunk, out, on_device,
-                                              gst_cudafft_audio_filter_input_fence(filter))
+                                              gst_cudafft_audio_filter_input_fence(filter),
+                                              last && ends ? NULL : done)
                   : CUDAFFT_STATUS_OK;
     if (status == CUDAFFT_STATUS_OK && last && ends)
       status = self->cuda_out ? cudafft_istft_drain_device(istft, after)
@@ -227,6 +234,10 @@ synthesise(GstCudaIfft *self, const float *frames_data, guint64 frames, gboolean
       gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
                                           "cudafft_istft_push");
       return GST_FLOW_ERROR;
+    }
+    if (!gst_cudafft_audio_filter_fence_output(filter, buffer)) {
+      gst_buffer_unref(buffer);
+      return GST_FLOW_ERROR; /* posted */
     }
     GST_CUDAFFT_AUDIO_FILTER_RUN(self)->samples += body;
     ret = push_samples(self, buffer, samples, last && ends ? end_clip : 0);

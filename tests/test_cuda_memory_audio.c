@@ -16,7 +16,7 @@
  *   after the state change (they outlive it);
  * - between two of ours in CUDA memory (directly or through a capsfilter) the producer pushes
  *   before its device work is done (the buffer carries its fence), and never else: counted on
- *   cv0's and cudafft's output in every chain above.
+ *   cv0's, cudafft's and cudaifft's output in every chain above.
  * cpu (CI, no GPU needed): cudafft, cudaconvolve and cudaspectrum with backend=cpu refuse the link
  * to CUDA-memory-only caps, naming them; the state cycles in system memory. */
 #include "cuda_memory_util.h"
@@ -142,12 +142,18 @@ keep_magnitudes(GstBus *bus, GstMessage *msg, gpointer data)
   return GST_BUS_DROP;
 }
 
+/* The buffers pushed before their device work was done, counted on the output of cv0 and, where
+ * the chain has one, of the cudaifft named ifft. */
+typedef struct {
+  gint cv0, ifft;
+} Fenced;
+
 /* appsrc ! MIDDLE ! appsink for s, where MIDDLE's cudaconvolve elements are named cv0, cv1 (those
- * present get the kernel); the caps of cv0's output go into *link (NULL: not kept), and the count
- * of cv0's buffers pushed before their device work is done into *fenced (NULL: not counted). */
+ * present get the kernel); the caps of cv0's output go into *link (NULL: not kept), and the
+ * buffers pushed before their device work is done are counted into *fenced (NULL: not counted). */
 static GstElement *
 convolve_pipeline(const TestSignal *s, const char *middle, const double *taps, gsize n,
-                  GstCaps **link, gint *fenced)
+                  GstCaps **link, Fenced *fenced)
 {
   GstElement *pipeline = audio_pipeline(s, middle);
   for (guint i = 0; i < 2; i++) {
@@ -164,8 +170,13 @@ convolve_pipeline(const TestSignal *s, const char *middle, const double *taps, g
     }
     gst_object_unref(cv);
   }
-  if (fenced)
-    watch_fences(pipeline, "cv0", fenced);
+  if (fenced) {
+    watch_fences(pipeline, "cv0", &fenced->cv0);
+    GstElement *ifft = gst_bin_get_by_name(GST_BIN(pipeline), "ifft");
+    if (ifft)
+      watch_fences(pipeline, "ifft", &fenced->ifft);
+    gst_clear_object(&ifft);
+  }
   return pipeline;
 }
 
@@ -174,7 +185,7 @@ convolve_pipeline(const TestSignal *s, const char *middle, const double *taps, g
  * `magnitudes` is given the spectrum messages' magnitudes into it. */
 static void
 run_convolve(const TestSignal *s, const char *middle, const double *taps, gsize n, GPtrArray *out,
-             GstCaps **link, gint *fenced, GArray **magnitudes)
+             GstCaps **link, Fenced *fenced, GArray **magnitudes)
 {
   GstElement *pipeline = convolve_pipeline(s, middle, taps, n, link, fenced);
   Magnitudes kept;
@@ -194,10 +205,12 @@ run_convolve(const TestSignal *s, const char *middle, const double *taps, gsize 
   gst_object_unref(pipeline);
 }
 
-/* A chain for run_convolve, and where its first link and its output should be CUDA memory. */
+/* A chain for run_convolve, where its first link and its output should be CUDA memory, and
+ * (checked where the chain has a cudaifft named ifft) whether its output goes into one of ours in
+ * CUDA memory. */
 typedef struct {
   const char *middle;
-  gboolean link_cuda, out_cuda;
+  gboolean link_cuda, out_cuda, ifft_into_ours;
 } Chain;
 
 /* Runs each chain over s with the kernel taps: its first link and its output where the chain
@@ -209,15 +222,21 @@ check_chains(const TestSignal *s, const Chain *chains, guint count, const double
   for (guint i = 0; i < count; i++) {
     GPtrArray *got = frame_list();
     GstCaps *link = NULL;
-    gint fenced = 0;
+    Fenced fenced = {0, 0};
     run_convolve(s, chains[i].middle, taps, n, got, &link, &fenced, NULL);
     fail_unless(link && caps_have_cuda_memory(link) == chains[i].link_cuda,
                 "%s: linked in %" GST_PTR_FORMAT, chains[i].middle, link);
-    /* into one of ours in CUDA memory, cv0 pushes without waiting for the device; never else */
-    fail_unless((fenced > 0) == chains[i].link_cuda, "%s: %d buffers pushed before their work",
-                chains[i].middle, fenced);
-    test_check(TRUE, "%s: %d of cv0's buffers went on before their device work was done",
-               chains[i].middle, fenced);
+    /* into one of ours in CUDA memory, cv0 (and cudaifft) push without waiting for the device;
+     * never else */
+    fail_unless((fenced.cv0 > 0) == chains[i].link_cuda, "%s: %d buffers pushed before their work",
+                chains[i].middle, fenced.cv0);
+    fail_unless((fenced.ifft > 0) == chains[i].ifft_into_ours,
+                "%s: %d of cudaifft's buffers pushed before their work", chains[i].middle,
+                fenced.ifft);
+    test_check(TRUE,
+               "%s: %d of cv0's buffers and %d of cudaifft's went on before their device work was "
+               "done",
+               chains[i].middle, fenced.cv0, fenced.ifft);
     gst_clear_caps(&link);
     fail_unless_equals_int(count_cuda_memory(got), chains[i].out_cuda ? got->len : 0);
     check_same_buffers(got, want, chains[i].middle);
@@ -240,16 +259,16 @@ GST_START_TEST(test_convolve_cuda_links)
   for (gsize k = 0; k < TAPS; k++)
     taps[k] = (test_rng_uniform53(&rng) - 0.5) * 0.1 * exp(-4.0 * (double)k / TAPS);
   const Chain chains[] = {
-      {"cudaconvolve name=cv0 ! cudaconvolve name=cv1 latency=100", TRUE, FALSE},
+      {"cudaconvolve name=cv0 ! cudaconvolve name=cv1 latency=100", TRUE, FALSE, FALSE},
       {"cudaconvolve name=cv0 ! cudaconvolve name=cv1 latency=100 ! "
        "audio/x-raw(memory:CUDAMemory)",
-       TRUE, TRUE},
+       TRUE, TRUE, FALSE},
       {"cudaconvolve name=cv0 ! audio/x-raw ! cudaconvolve name=cv1 latency=100 ! "
        "audio/x-raw(memory:CUDAMemory)",
-       FALSE, TRUE},
+       FALSE, TRUE, FALSE},
       {"cudaconvolve name=cv0 ! audio/x-raw(memory:CUDAMemory) ! cudaconvolve name=cv1 "
        "latency=100 ! audio/x-raw",
-       TRUE, FALSE},
+       TRUE, FALSE, FALSE},
   };
   GPtrArray *system = frame_list();
   GstCaps *link = NULL;
@@ -280,12 +299,13 @@ GST_START_TEST(test_convolve_spectrum_cuda_link)
                system, &link, NULL, &want);
   fail_unless(link && !caps_have_cuda_memory(link));
   gst_clear_caps(&link);
-  gint fenced = 0;
+  Fenced fenced = {0, 0};
   run_convolve(&s, "cudaconvolve name=cv0 ! " SPECTRUM " ! audio/x-raw(memory:CUDAMemory)", taps,
                G_N_ELEMENTS(taps), cuda, &link, &fenced, &got);
   fail_unless(link && caps_have_cuda_memory(link),
               "cudaconvolve ! cudaspectrum linked in %" GST_PTR_FORMAT, link);
-  fail_unless(fenced > 0, "cudaconvolve waited for the device before every push into cudaspectrum");
+  fail_unless(fenced.cv0 > 0,
+              "cudaconvolve waited for the device before every push into cudaspectrum");
   gst_clear_caps(&link);
   fail_unless(want->len > 1000 && got->len == want->len,
               "%u magnitudes through CUDA memory, %u through system memory", got->len, want->len);
@@ -294,7 +314,7 @@ GST_START_TEST(test_convolve_spectrum_cuda_link)
   test_check(TRUE,
              "cudaconvolve ! cudaspectrum agree on CUDA memory, %d buffers pushed before their "
              "device work was done; %u magnitudes bit for bit the system-memory link's",
-             fenced, got->len);
+             fenced.cv0, got->len);
   check_same_buffers(cuda, system, "cudaconvolve ! cudaspectrum passing CUDA memory through");
 #undef SPECTRUM
   g_array_unref(want);
@@ -324,14 +344,15 @@ GST_START_TEST(test_fft_ifft_between_filters)
   fail_unless(link && !caps_have_cuda_memory(link));
   gst_clear_caps(&link);
   const Chain chains[] = {
-      {"cudaconvolve name=cv0 ! " FFT " ! cudaifft ! cudaconvolve name=cv1 ! "
+      {"cudaconvolve name=cv0 ! " FFT " ! cudaifft name=ifft ! cudaconvolve name=cv1 ! "
        "audio/x-raw(memory:CUDAMemory)",
-       TRUE, TRUE},
-      {"cudaconvolve name=cv0 ! " FFT " ! audio/x-fft ! cudaifft ! cudaconvolve name=cv1", TRUE,
-       FALSE},
-      {"cudaconvolve name=cv0 ! audio/x-raw ! " FFT " ! cudaifft ! audio/x-raw ! "
+       TRUE, TRUE, TRUE},
+      {"cudaconvolve name=cv0 ! " FFT " ! audio/x-fft ! cudaifft name=ifft ! "
+       "audio/x-raw(memory:CUDAMemory) ! cudaconvolve name=cv1",
+       TRUE, FALSE, TRUE},
+      {"cudaconvolve name=cv0 ! audio/x-raw ! " FFT " ! cudaifft name=ifft ! audio/x-raw ! "
        "cudaconvolve name=cv1 ! audio/x-raw",
-       FALSE, FALSE},
+       FALSE, FALSE, FALSE},
   };
   check_chains(&s, chains, G_N_ELEMENTS(chains), taps, G_N_ELEMENTS(taps), system);
   /* cudaifft's samples alone in CUDA memory, against the system-memory round trip */
@@ -367,9 +388,9 @@ GST_START_TEST(test_cycles_while_audio_flows)
   g_free(reference);
   gchar *middle =
       g_strdup_printf("cudaconvolve name=cv0 backend=%s ! " FFT " backend=%s ! "
-                      "cudaifft backend=%s ! cudaconvolve name=cv1 backend=%s ! %s",
+                      "cudaifft name=ifft backend=%s ! cudaconvolve name=cv1 backend=%s ! %s",
                       b, b, b, b, cpu ? "audio/x-raw" : "audio/x-raw(memory:CUDAMemory)");
-  gint fenced = 0;
+  Fenced fenced = {0, 0};
   GstElement *pipeline = convolve_pipeline(&s, middle, taps, G_N_ELEMENTS(taps), NULL, &fenced);
   for (guint cycle = 0; cycle < 4; cycle++) {
     GPtrArray *got = frame_list();
@@ -378,9 +399,12 @@ GST_START_TEST(test_cycles_while_audio_flows)
     check_same_buffers(got, system, "a state cycle's samples");
     g_ptr_array_unref(got);
   }
-  /* on the GPU cv0 hands its buffers to cudafft before their device work is done */
-  fail_unless(cpu ? fenced == 0 : fenced > 0, "%d of cv0's buffers went on before their work",
-              fenced);
+  /* on the GPU cv0 hands its buffers to cudafft, and cudaifft its own to cv1, before their device
+   * work is done */
+  fail_unless(cpu ? fenced.cv0 == 0 : fenced.cv0 > 0,
+              "%d of cv0's buffers went on before their work", fenced.cv0);
+  fail_unless(cpu ? fenced.ifft == 0 : fenced.ifft > 0,
+              "%d of cudaifft's buffers went on before their work", fenced.ifft);
   gst_element_set_state(pipeline, GST_STATE_NULL);
   gst_object_unref(pipeline);
   g_free(middle);

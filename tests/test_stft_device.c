@@ -12,7 +12,9 @@
  * back through two synthesisers, one reading them from device memory in place and writing its
  * samples into device memory on every other push and at the drain, one in host memory: the
  * samples bit for bit the same, and the round trip gives back the input (1e-5 relative L2:
- * weighted overlap-add's promise).
+ * weighted overlap-add's promise). No synthesis push into device memory waits for its samples
+ * (its `done` fence; nothing waits until the drain, which collects them), except in channel
+ * groups, where every one must.
  * cpu (CI too): the calls are UNSUPPORTED on the CPU backend, with a message. */
 #include "cuda_test_util.h"
 
@@ -42,7 +44,7 @@ check_cpu(void)
   test_check(status == CUDAFFT_STATUS_UNSUPPORTED && strstr(cudafft_last_error_message(), "CPU"),
              "cudafft_stft_push_device on the CPU backend: %s (%s)", cudafft_status_name(status),
              cudafft_last_error_message());
-  status = cudafft_istft_push_device(istft, out, 1, in, CUDAFFT_IN_DEVICE, NULL);
+  status = cudafft_istft_push_device(istft, out, 1, in, CUDAFFT_IN_DEVICE, NULL, NULL);
   test_check(status == CUDAFFT_STATUS_UNSUPPORTED && strstr(cudafft_last_error_message(), "CPU"),
              "cudafft_istft_push_device on the CPU backend: %s (%s)", cudafft_status_name(status),
              cudafft_last_error_message());
@@ -55,18 +57,19 @@ typedef struct {
   size_t n, hop;
   unsigned channels;
   CudafftRepresentation representation;
-  size_t total, max_push; /* samples per channel in all, and the largest push */
+  size_t total, max_push;  /* samples per channel in all, and the largest push */
+  int synthesis_in_groups; /* a frame exceeds a synthesis job: its pushes wait */
 } Case;
 
 static const Case cases[] = {
-    {4096, 1024, 2, CUDAFFT_REPRESENTATION_COMPLEX, 96000, 30000},
-    {1024, 256, 64, CUDAFFT_REPRESENTATION_DB, 24000, 5000},
-    {2048, 2048, 8, CUDAFFT_REPRESENTATION_MAGNITUDE, 40000, 9000},
-    {512, 97, 3, CUDAFFT_REPRESENTATION_POWER, 20000, 700},
-    {256, 64, 1, CUDAFFT_REPRESENTATION_COMPLEX, 5000, 1},
-    {4096, 4096, 1024, CUDAFFT_REPRESENTATION_COMPLEX, 3 * 4096, 4096},
+    {4096, 1024, 2, CUDAFFT_REPRESENTATION_COMPLEX, 96000, 30000, 0},
+    {1024, 256, 64, CUDAFFT_REPRESENTATION_DB, 24000, 5000, 0},
+    {2048, 2048, 8, CUDAFFT_REPRESENTATION_MAGNITUDE, 40000, 9000, 0},
+    {512, 97, 3, CUDAFFT_REPRESENTATION_POWER, 20000, 700, 0},
+    {256, 64, 1, CUDAFFT_REPRESENTATION_COMPLEX, 5000, 1, 0},
+    {4096, 4096, 1024, CUDAFFT_REPRESENTATION_COMPLEX, 3 * 4096, 4096, 0},
     /* synthesis in channel groups (a frame larger than a job) into device memory */
-    {4096, 1024, 1024, CUDAFFT_REPRESENTATION_COMPLEX, 3 * 4096, 4096},
+    {4096, 1024, 1024, CUDAFFT_REPRESENTATION_COMPLEX, 3 * 4096, 4096, 1},
 };
 
 /* The complex frames (`frames` of frame_floats, on the device at `device`, their host copy at
@@ -88,31 +91,55 @@ check_synthesis(const Case *c, const CudafftStftConfig *config, const char *labe
       cudafft_istft_create(&from_device, CUDAFFT_BACKEND_CUDA, 0, config) == CUDAFFT_STATUS_OK &&
       cudafft_istft_create(&from_host, CUDAFFT_BACKEND_CUDA, 0, config) == CUDAFFT_STATUS_OK;
   made = made && cuda_ok(cudaMalloc((void **)&y_on_device, samples * sizeof(float)), "cudaMalloc");
-  size_t bad = !made, pushes = 0;
+  /* the pushes into device memory: where they start and how many floats (read back at the end) */
+  size_t *segment_at = test_malloc(frames * sizeof(size_t));
+  size_t *segment_floats = test_malloc(frames * sizeof(size_t));
+  size_t bad = !made, pushes = 0, segments = 0, deferred = 0;
+  CudafftFence last = {0, 0};
   for (size_t f = 0; made && f < frames; pushes++) {
     const size_t r = test_rng_range(rng, 1, 9);
     const size_t count = r < frames - f ? r : frames - f;
     const size_t at = f * c->hop * c->channels, n = count * c->hop * c->channels;
     const int to_device = pushes % 2 == 0;
+    /* samples to device memory: the push need not wait for them (its `done`); nothing here
+     * waits until the end, so the next push collects its jobs */
+    CudafftFence done = {~0ull, ~0ull}; /* poisoned: the call sets it */
     bad += cudafft_istft_push_device(from_device, device + f * frame_floats, count,
                                      (to_device ? y_on_device : y_device) + at,
                                      CUDAFFT_IN_DEVICE | (to_device ? CUDAFFT_OUT_DEVICE : 0),
-                                     pushes == 0 ? &written : NULL) != CUDAFFT_STATUS_OK;
-    if (to_device)
-      bad += !cuda_ok(
-          cudaMemcpy(y_device + at, y_on_device + at, n * sizeof(float), cudaMemcpyDeviceToHost),
-          "download");
+                                     pushes == 0 ? &written : NULL, &done) != CUDAFFT_STATUS_OK;
+    if (to_device) {
+      segment_at[segments] = at;
+      segment_floats[segments++] = n;
+      deferred += done.queue != 0;
+      if (done.queue != 0)
+        last = done;
+    } else {
+      bad += done.queue != 0 || done.mark != 0; /* host memory: complete on return */
+    }
     bad += cudafft_istft_push(from_host, back + f * frame_floats, count, y_host + at) !=
            CUDAFFT_STATUS_OK;
     f += count;
   }
   if (made) {
+    /* the drain follows the last push's jobs, which it collects; its samples are complete when it
+     * returns, the pushes' at their fences */
     bad += cudafft_istft_drain_device(from_device, y_on_device + body) != CUDAFFT_STATUS_OK;
+    bad += cudafft_fence_wait(last) != CUDAFFT_STATUS_OK;
+    for (size_t i = 0; i < segments; i++)
+      bad += !cuda_ok(cudaMemcpy(y_device + segment_at[i], y_on_device + segment_at[i],
+                                 segment_floats[i] * sizeof(float), cudaMemcpyDeviceToHost),
+                      "download");
     bad += !cuda_ok(cudaMemcpy(y_device + body, y_on_device + body,
                                (samples - body) * sizeof(float), cudaMemcpyDeviceToHost),
                     "download");
     bad += cudafft_istft_drain(from_host, y_host + body) != CUDAFFT_STATUS_OK;
   }
+  /* a frame within a job: every push into device memory returns before its samples are written;
+   * in channel groups (samples spread after each job) every one waits */
+  test_check(made && (c->synthesis_in_groups ? deferred == 0 : deferred == segments),
+             "%s: %zu of %zu synthesis pushes into device memory did not wait (%s)", label,
+             deferred, segments, c->synthesis_in_groups ? "channel groups: none may" : "all must");
   test_check(bad == 0 && memcmp(y_device, y_host, samples * sizeof(float)) == 0,
              "%s: synthesis reading the frames in device memory, writing device memory on every "
              "other push and at the drain, gives the host path's %zu samples bit for bit (%s)",
@@ -131,6 +158,8 @@ check_synthesis(const Case *c, const CudafftStftConfig *config, const char *labe
              "%s: the round trip through device memory gives back the input (rel L2 %.2e)", label,
              rel);
   cudaFree(y_on_device);
+  free(segment_at);
+  free(segment_floats);
   cudafft_istft_destroy(from_device);
   cudafft_istft_destroy(from_host);
   free(y_device);

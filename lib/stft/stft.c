@@ -327,8 +327,10 @@ CUDAFFT_DEFINE_GETTER(int, cudafft_istft_get_device, CudafftIstft, object->devic
 /* cudafft_istft_push and _push_device: in and out where on_device (CudafftMemory) says. */
 static CudafftStatus
 istft_push(CudafftIstft *istft, const float *in, size_t frames, float *out, unsigned on_device,
-           const CudafftFence *after)
+           const CudafftFence *after, CudafftFence *done)
 {
+  if (done)
+    *done = (CudafftFence){0, 0};
   if (!istft)
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_istft_push: istft is NULL");
   const CudafftStatus checked =
@@ -354,21 +356,22 @@ istft_push(CudafftIstft *istft, const float *in, size_t frames, float *out, unsi
                                .out = out,
                                .in_on_device = in_on_device,
                                .out_on_device = (on_device & CUDAFFT_OUT_DEVICE) != 0,
-                               .after = order};
+                               .after = order,
+                               .done = on_device & CUDAFFT_OUT_DEVICE ? done : NULL};
   return istft->ops->run(istft->impl, &job);
 }
 
 CudafftStatus
 cudafft_istft_push(CudafftIstft *istft, const float *in, size_t frames, float *out)
 {
-  return istft_push(istft, in, frames, out, 0, NULL);
+  return istft_push(istft, in, frames, out, 0, NULL, NULL);
 }
 
 CudafftStatus
 cudafft_istft_push_device(CudafftIstft *istft, const float *in, size_t frames, float *out,
-                          unsigned on_device, const CudafftFence *after)
+                          unsigned on_device, const CudafftFence *after, CudafftFence *done)
 {
-  return istft_push(istft, in, frames, out, on_device, after);
+  return istft_push(istft, in, frames, out, on_device, after, done);
 }
 
 CudafftStatus

@@ -45,8 +45,8 @@ typedef struct {
 /* One synthesiser call: `frames` complex frames in, frames x hop samples per channel out
  * (interleaved); or, with drain, the fft_size - hop samples per channel still being summed out
  * (in and frames unused), after which the synthesiser is as after reset (its sums zero). run
- * returns when out is written. in_on_device, out_on_device: in, out is device memory of the
- * object's context (CUDA only, as above). */
+ * returns when out is written, or (done, device output) once its jobs are queued. in_on_device,
+ * out_on_device: in, out is device memory of the object's context (CUDA only, as above). */
 typedef struct {
   const float *in;
   size_t frames;
@@ -54,7 +54,11 @@ typedef struct {
   int drain;
   int in_on_device;
   int out_on_device;
-  CudafftFence after; /* CUDA only: as CudafftStftJob's */
+  /* CUDA only: as CudafftStftJob's. done is honoured where a job takes every channel (a frame
+   * within a job); a synthesiser of channel groups spreads its samples after each job, waits, and
+   * gives *done zeroed. */
+  CudafftFence after;
+  CudafftFence *done;
 } CudafftIstftJob;
 
 typedef CUDAFFT_BACKEND_TABLE_TYPE(CudafftStftSpec, CudafftStftJob) CudafftStftBackend;

@@ -2,7 +2,8 @@
  * objects' device state (from the executor's memory), the cutting of a call into jobs of the
  * STFT's kinds (stft_kernels.h), and the bookkeeping of where the held samples and the overlap-add
  * sums are. The objects own no streams, events or staging: every call is jobs, submitted a few
- * ahead of their waits, and returns when they are done.
+ * ahead of their waits, and returns when they are done; a call writing device memory with a
+ * `done` fence returns once they are queued, and the object's next call collects them.
  *
  * Analysis keeps the held samples on the device (every input sample crosses the bus once), in
  * planar rows of one of two signal buffers: a job appends behind them and its frames read from
@@ -394,9 +395,41 @@ struct CudaSynthesis : Common {
   CudafftJobQueue<SynthesisWork, kAhead> queue;
 };
 
+/* Spreads a group job's samples over the channels of the caller's output: on the host, or into
+ * device memory in one strided copy (its failure kept in the synthesiser's scatter_error). */
+struct Scatter {
+  CudaSynthesis *synthesis;
+
+  void
+  operator()(SynthesisWork *w) const
+  {
+    if (!w->scatter)
+      return;
+    const unsigned group = w->s.group;
+    if (w->dest_on_device) {
+      cudaError_t error = cudafft_use_device(synthesis->device);
+      /* waited for: a copy from pageable memory may return before it lands */
+      if (error == cudaSuccess)
+        error = cudaMemcpy2DAsync(w->dest, w->channels * sizeof(float), w->scatter,
+                                  group * sizeof(float), group * sizeof(float), w->samples,
+                                  cudaMemcpyHostToDevice, cudaStreamPerThread);
+      if (error == cudaSuccess)
+        error = cudaStreamSynchronize(cudaStreamPerThread);
+      if (error != cudaSuccess && synthesis->scatter_error == cudaSuccess)
+        synthesis->scatter_error = error;
+      return;
+    }
+    for (size_t p = 0; p < w->samples; p++)
+      memcpy(w->dest + p * w->channels, w->scatter + p * group, group * sizeof(float));
+  }
+};
+
 void
 synthesis_release(CudaSynthesis *s)
 {
+  /* a push that did not wait left its jobs: they use the state */
+  if (s->ex)
+    (void)s->queue.finish(s->ex, Scatter{s});
   common_release(s);
   for (float *&buffer : s->scatter)
     free(buffer);
@@ -449,35 +482,6 @@ synthesis_setup(CudaSynthesis *s, const CudafftStftSpec *spec)
   return CUDAFFT_STATUS_OK;
 }
 
-/* Spreads a group job's samples over the channels of the caller's output: on the host, or into
- * device memory in one strided copy (its failure kept in the synthesiser's scatter_error). */
-struct Scatter {
-  CudaSynthesis *synthesis;
-
-  void
-  operator()(SynthesisWork *w) const
-  {
-    if (!w->scatter)
-      return;
-    const unsigned group = w->s.group;
-    if (w->dest_on_device) {
-      cudaError_t error = cudafft_use_device(synthesis->device);
-      /* waited for: a copy from pageable memory may return before it lands */
-      if (error == cudaSuccess)
-        error = cudaMemcpy2DAsync(w->dest, w->channels * sizeof(float), w->scatter,
-                                  group * sizeof(float), group * sizeof(float), w->samples,
-                                  cudaMemcpyHostToDevice, cudaStreamPerThread);
-      if (error == cudaSuccess)
-        error = cudaStreamSynchronize(cudaStreamPerThread);
-      if (error != cudaSuccess && synthesis->scatter_error == cudaSuccess)
-        synthesis->scatter_error = error;
-      return;
-    }
-    for (size_t p = 0; p < w->samples; p++)
-      memcpy(w->dest + p * w->channels, w->scatter + p * group, group * sizeof(float));
-  }
-};
-
 /* Submits one job: `frames` frames (0: the drain) of channels c0 .. c0 + group - 1 from in, its
  * `samples` samples per channel to out (interleaved over all channels). */
 void
@@ -519,25 +523,27 @@ synthesis_job(CudaSynthesis *s, const float *in, size_t frames, unsigned c0, uns
                                      : out);
 }
 
+/* done: as CudafftIstftJob's; a job of every channel leaves nothing to do on the host. */
 CudafftStatus
-synthesis_push(CudaSynthesis *s, const float *in, size_t frames, float *out)
+synthesis_push(CudaSynthesis *s, const float *in, size_t frames, float *out, CudafftFence *done)
 {
   const CudafftStftConfig &config = s->config;
   const unsigned channels = config.channels;
   const size_t hop = config.hop;
   const size_t frame_floats = channels * s->in_floats;
-  for (size_t done = 0; done < frames && s->queue.failed == CUDAFFT_STATUS_OK;) {
-    const size_t count = min_size(frames - done, s->max_frames);
+  for (size_t made = 0; made < frames && s->queue.failed == CUDAFFT_STATUS_OK;) {
+    const size_t count = min_size(frames - made, s->max_frames);
     for (unsigned c0 = 0; c0 < channels && s->queue.failed == CUDAFFT_STATUS_OK; c0 += s->group) {
       const unsigned group = channels - c0 < s->group ? channels - c0 : s->group;
-      synthesis_job(s, in + done * frame_floats + c0 * s->in_floats, count, c0, group,
-                    out + done * hop * channels, count * hop);
+      synthesis_job(s, in + made * frame_floats + c0 * s->in_floats, count, c0, group,
+                    out + made * hop * channels, count * hop);
     }
     s->current = 1 - s->current;
     s->tail_zero = false;
-    done += count;
+    made += count;
   }
-  return s->queue.finish(s->ex, Scatter{s});
+  const bool whole = s->group == channels;
+  return s->queue.finish(s->ex, Scatter{s}, whole ? done : nullptr);
 }
 
 CudafftStatus
@@ -560,10 +566,15 @@ synthesis_run(void *impl, const CudafftIstftJob *job)
   s->in_on_device = job->in_on_device != 0;
   s->out_on_device = job->out_on_device != 0;
   s->scatter_error = cudaSuccess;
-  CudafftStatus status = cudafft_executor_order_after(s->ex, job->after, &s->after);
+  /* an earlier push's jobs that it did not wait for (none of channel groups: nothing to scatter);
+   * a failure of theirs is this call's */
+  CudafftStatus status =
+      s->queue.count > 0 ? s->queue.finish(s->ex, Scatter{s}) : CUDAFFT_STATUS_OK;
+  if (status == CUDAFFT_STATUS_OK)
+    status = cudafft_executor_order_after(s->ex, job->after, &s->after);
   if (status == CUDAFFT_STATUS_OK)
     status = job->drain ? synthesis_drain(s, job->out)
-                        : synthesis_push(s, job->in, job->frames, job->out);
+                        : synthesis_push(s, job->in, job->frames, job->out, job->done);
   s->after = 0;
   if (status == CUDAFFT_STATUS_OK && s->scatter_error != cudaSuccess)
     status = cudafft_cuda_failure(s->scatter_error,

@@ -149,12 +149,17 @@ CUDAFFT_API CudafftStatus cudafft_istft_push(CudafftIstft *istft, const float *i
 
 /* CUDA backend only: as cudafft_istft_push(), with in, out or both in device memory of the
  * synthesiser's context, as `on_device` (CudafftMemory flags) says: the frames are read in place
- * (complete before the call or at the fence `after`, NULL: complete; kept until it returns) and
- * the samples written in place, complete when it returns. UNSUPPORTED on the CPU backend;
- * on_device 0 is cudafft_istft_push(). */
+ * (complete before the call or at the fence `after`, NULL: complete) and the samples written in
+ * place. With `done` NULL the samples are complete, and frames in device memory no longer read,
+ * when the call returns; otherwise (samples in device memory) it returns once the work is queued,
+ * *done receives the fence where the samples are complete (zeroed: they are already), and in and
+ * out must stay until then; the synthesiser waits for that work at its next call at the latest.
+ * A synthesiser whose frame is too large for one device job (1024 channels at fft size 4096, for
+ * one) writes its samples one channel group at a time and always waits. UNSUPPORTED on the CPU
+ * backend; on_device 0 is cudafft_istft_push(). */
 CUDAFFT_API CudafftStatus cudafft_istft_push_device(CudafftIstft *istft, const float *in,
                                                     size_t frames, float *out, unsigned on_device,
-                                                    const CudafftFence *after);
+                                                    const CudafftFence *after, CudafftFence *done);
 
 /* Writes the fft_size - hop samples per channel after the last complete one (the tail of the
  * last frames, as if silent frames followed) to out, interleaved F32, and resets. */
