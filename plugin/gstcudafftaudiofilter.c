@@ -1,56 +1,14 @@
 /* gstcudafftaudiofilter.c: see the header. */
-#include "gstcudafftaudiofilter.h"
+#include "gstcudafftaudiofilterprivate.h"
 
-#include "gstcudafftcontext.h"
-#include "gstcudaffterrors.h"
 #include "gstcudafftfence.h"
-#include "gstcudaffthostmemory.h"
 
 #include <string.h>
 
-GST_DEBUG_CATEGORY_STATIC(gst_cudafft_audio_filter_debug);
+GST_DEBUG_CATEGORY(gst_cudafft_audio_filter_debug);
 #define GST_CAT_DEFAULT gst_cudafft_audio_filter_debug
 
 enum { PROP_0, PROP_BACKEND, PROP_CUDA_DEVICE_ID };
-
-typedef struct {
-  GstCudafftBackend backend; /* both under the object lock */
-  gint device_id;
-
-  /* the start's probe: the backend engines are made on (CUDA or CPU); AUTO before any start */
-  CudafftBackend probed;
-
-  /* streaming thread only (and stop, once streaming has stopped) */
-  const GstCudafftEngineClass *engine_class;
-  gpointer engine;
-  CudafftBackend engine_backend; /* the backend the engine runs on */
-  GstCudafftOutputPool pool;     /* output buffers: page-locked for the CUDA backend */
-  GstAllocator
-      *upstream_allocator; /* offered upstream for input buffers, kept for the next query */
-  GstCudafftRun run;
-  guint64 tolerance; /* samples a timestamp may be off and still continue the run */
-
-  /* the start of a frame split between input buffers (streaming thread only) */
-  gsize frame_bytes;
-  guint8 *held; /* frame_bytes of room once needed */
-  gsize held_bytes;
-  guint8 *joined; /* the held bytes and the next buffer's whole frames, joined */
-  gsize joined_capacity;
-  gboolean warned_split;
-
-  /* one failure, one ERROR (gstcudaffterrors.h) */
-  GstCudafftErrors errors;
-
-  /* the CUDA context shared with the pipeline (gstcudafftcontext.h), and the CUDA-memory output
-   * buffers made in it (streaming thread only) */
-  GstCudafftContext context;
-  GstCudafftCudaBuffers cuda_buffers;
-  gboolean input_on_device; /* during process: its map is device memory */
-  /* during process of a CUDA-memory buffer: the buffer, and the fence its bytes are complete at */
-  GstBuffer *input_buffer;
-  CudafftFence input_fence;
-  CudafftFence output_fence; /* an engine push's that did not wait, until fence_output */
-} GstCudafftAudioFilterPrivate;
 
 G_DEFINE_ABSTRACT_TYPE_WITH_CODE(GstCudafftAudioFilter, gst_cudafft_audio_filter,
                                  GST_TYPE_BASE_TRANSFORM,
@@ -59,8 +17,13 @@ G_DEFINE_ABSTRACT_TYPE_WITH_CODE(GstCudafftAudioFilter, gst_cudafft_audio_filter
                                                              "cudafftaudiofilter", 0,
                                                              "gst-cudafft element base class"))
 
-#define PRIV(filter)                                                                               \
-  ((GstCudafftAudioFilterPrivate *)gst_cudafft_audio_filter_get_instance_private(filter))
+GstCudafftAudioFilterPrivate *
+gst_cudafft_audio_filter_private(GstCudafftAudioFilter *filter)
+{
+  return gst_cudafft_audio_filter_get_instance_private(filter);
+}
+
+#define PRIV(filter) gst_cudafft_audio_filter_private(filter)
 
 /* Properties --------------------------------------------------------------------------------- */
 
@@ -500,106 +463,6 @@ process_on_device(GstCudafftAudioFilter *filter, GstBuffer *inbuf, GstBuffer **o
   return ret;
 }
 
-gboolean
-gst_cudafft_audio_filter_input_on_device(GstCudafftAudioFilter *filter)
-{
-  return PRIV(filter)->input_on_device;
-}
-
-const CudafftFence *
-gst_cudafft_audio_filter_input_fence(GstCudafftAudioFilter *filter)
-{
-  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
-  return priv->input_on_device && priv->input_fence.queue != 0 ? &priv->input_fence : NULL;
-}
-
-/* A capsfilter (what gst-launch-1.0 makes of caps between two elements) pushes the buffer it is
- * given on, as it is, on the same thread: it is looked through. Anything else is not ours. */
-static gboolean
-is_capsfilter(GstObject *element)
-{
-  /* looked up once capsfilter's plugin has made its type (a global lock per call otherwise) */
-  static GType type = 0;
-  GType known = (GType)g_atomic_pointer_get(&type);
-  if (!known) {
-    known = g_type_from_name("GstCapsFilter");
-    g_atomic_pointer_set(&type, known);
-  }
-  return known && G_TYPE_CHECK_INSTANCE_TYPE(element, known);
-}
-
-gboolean
-gst_cudafft_pad_feeds_ours(GstPad *pad)
-{
-  GstPad *peer = gst_pad_get_peer(pad);
-  gboolean ours = FALSE;
-  for (int hops = 0; peer && hops < 8; hops++) {
-    GstObject *parent = gst_pad_get_parent(peer);
-    gst_object_unref(peer);
-    peer = NULL;
-    if (parent && GST_IS_CUDAFFT_AUDIO_FILTER(parent)) {
-      ours = TRUE;
-    } else if (parent && is_capsfilter(parent)) {
-      GstPad *src = gst_element_get_static_pad(GST_ELEMENT(parent), "src");
-      if (src) {
-        peer = gst_pad_get_peer(src);
-        gst_object_unref(src);
-      }
-    }
-    if (parent)
-      gst_object_unref(parent);
-  }
-  if (peer)
-    gst_object_unref(peer);
-  return ours;
-}
-
-CudafftFence *
-gst_cudafft_audio_filter_output_fence(GstCudafftAudioFilter *filter, gboolean cuda_out)
-{
-  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
-  priv->output_fence = (CudafftFence){0, 0};
-  if (!cuda_out || !gst_cudafft_pad_feeds_ours(GST_BASE_TRANSFORM_SRC_PAD(filter)))
-    return NULL;
-  return &priv->output_fence;
-}
-
-/* Waits for fence; FALSE (an ERROR posted, naming `whose` work) where that failed. */
-static gboolean
-wait_for(GstCudafftAudioFilter *filter, CudafftFence fence, const gchar *whose)
-{
-  const CudafftStatus status = cudafft_fence_wait(fence);
-  if (status == CUDAFFT_STATUS_OK)
-    return TRUE;
-  gchar *what = g_strdup_printf("waiting for %s device work", whose);
-  gst_cudafft_audio_filter_post_error(filter, status, what);
-  g_free(what);
-  return FALSE;
-}
-
-gboolean
-gst_cudafft_audio_filter_wait_fence(GstCudafftAudioFilter *filter, GstBuffer *buffer,
-                                    const gchar *whose)
-{
-  return wait_for(filter, gst_cudafft_buffer_get_fence(buffer), whose);
-}
-
-gboolean
-gst_cudafft_audio_filter_fence_output(GstCudafftAudioFilter *filter, GstBuffer *buffer)
-{
-  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
-  const CudafftFence fence = priv->output_fence;
-  priv->output_fence = (CudafftFence){0, 0};
-  if (fence.queue == 0)
-    return TRUE;
-  GST_LOG_OBJECT(filter, "output complete at batch %llu of executor %llu, not waited for",
-                 fence.mark, fence.queue);
-  /* the work also reads the input where it is (device memory): its memory must not go back to
-   * its pool, and be written again, before that work is done */
-  return gst_cudafft_buffer_set_fence(buffer, fence, priv->input_buffer) ||
-         wait_for(filter, fence, "the output's");
-}
-
 /* process over a buffer in host memory (CUDA memory too, for an element that does not take it:
  * GStreamer copies it down), frames split between buffers joined. */
 static GstFlowReturn
@@ -689,65 +552,6 @@ gst_cudafft_audio_filter_stop(GstBaseTransform *trans)
   return TRUE;
 }
 
-/* Whether the element takes part in GStreamer's CUDA context sharing (gstcudafftcontext.h): not
- * with backend=cpu, not without a usable GPU or GStreamer's CUDA library. Any thread. */
-static gboolean
-shares_context(GstCudafftAudioFilter *filter, gint *device_id)
-{
-  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
-  GST_OBJECT_LOCK(filter);
-  const gboolean cpu = priv->backend == GST_CUDAFFT_BACKEND_CPU;
-  *device_id = priv->device_id;
-  GST_OBJECT_UNLOCK(filter);
-  return !cpu && gst_cudafft_context_available();
-}
-
-gboolean
-gst_cudafft_audio_filter_shares_context(GstCudafftAudioFilter *filter)
-{
-  gint device_id;
-  return shares_context(filter, &device_id);
-}
-
-GstCaps *
-gst_cudafft_audio_filter_offer_cuda_memory(GstCudafftAudioFilter *filter, GstCaps *caps)
-{
-  return gst_cudafft_audio_filter_shares_context(filter) ? gst_cudafft_caps_add_cuda_memory(caps)
-                                                         : caps;
-}
-
-void
-gst_cudafft_audio_filter_class_add_pad_templates(GstElementClass *klass, GstCaps *sink,
-                                                 GstCaps *src)
-{
-  const struct {
-    const gchar *name;
-    GstPadDirection direction;
-    GstCaps *caps;
-  } pads[] = {{"sink", GST_PAD_SINK, sink}, {"src", GST_PAD_SRC, src}};
-  for (guint i = 0; i < G_N_ELEMENTS(pads); i++) {
-    GstCaps *caps = gst_cudafft_caps_add_cuda_memory(pads[i].caps);
-    gst_element_class_add_pad_template(
-        klass, gst_pad_template_new(pads[i].name, pads[i].direction, GST_PAD_ALWAYS, caps));
-    gst_caps_unref(caps);
-  }
-}
-
-gboolean
-gst_cudafft_audio_filter_check_memory(GstCudafftAudioFilter *filter, GstCaps *incaps,
-                                      GstCaps *outcaps)
-{
-  if (!PRIV(filter)->engine || gst_cudafft_audio_filter_uses_gpu(filter) ||
-      (!gst_cudafft_caps_is_cuda_memory(incaps) && !gst_cudafft_caps_is_cuda_memory(outcaps)))
-    return TRUE;
-  GST_ELEMENT_ERROR(filter, CORE, NEGOTIATION,
-                    ("These settings run on the CPU backend, which cannot take or make CUDA "
-                     "memory: let the neighbours use system memory, or use settings the GPU can "
-                     "run."),
-                    ("caps %" GST_PTR_FORMAT " to %" GST_PTR_FORMAT, incaps, outcaps));
-  return FALSE;
-}
-
 /* The output in CUDA memory where downstream names it (our elements, an appsink with those caps),
  * in system memory where downstream takes anything (gstcudafftcontext.h); caps of one kind only
  * (an element on the CPU, a passthrough) stay as they are. */
@@ -761,56 +565,12 @@ gst_cudafft_audio_filter_fixate_caps(GstBaseTransform *trans, GstPadDirection di
       ->fixate_caps(trans, direction, caps, othercaps);
 }
 
-GstBuffer *
-gst_cudafft_audio_filter_cuda_output(GstCudafftAudioFilter *filter, gsize bytes)
-{
-  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
-  GstBuffer *buffer = gst_cudafft_cuda_buffer(&priv->context, &priv->cuda_buffers, bytes);
-  if (!buffer)
-    GST_ELEMENT_ERROR(filter, RESOURCE, NO_SPACE_LEFT,
-                      ("Cannot get %" G_GSIZE_FORMAT " bytes of CUDA memory for the output "
-                       "(GPU memory full, or no CUDA context shared: GST_DEBUG=cudafftcontext:5 "
-                       "says which).",
-                       bytes),
-                      (NULL));
-  return buffer;
-}
-
-GstBuffer *
-gst_cudafft_audio_filter_trim_output(GstCudafftAudioFilter *filter, GstBuffer *buffer, gsize offset,
-                                     gsize bytes)
-{
-  const gboolean whole = offset == 0 && bytes == gst_buffer_get_size(buffer);
-  if (whole || gst_buffer_n_memory(buffer) != 1 ||
-      !gst_cudafft_is_cuda_memory(gst_buffer_peek_memory(buffer, 0))) {
-    gst_buffer_resize(buffer, (gssize)offset, (gssize)bytes);
-    return buffer;
-  }
-  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
-  /* the copy runs on GStreamer's stream: the work that writes the buffer must be done */
-  if (!gst_cudafft_audio_filter_wait_fence(filter, buffer, "the output's")) {
-    gst_buffer_unref(buffer);
-    return NULL;
-  }
-  GstBuffer *cut =
-      gst_cudafft_cuda_buffer_cut(&priv->context, &priv->cuda_buffers, buffer, offset, bytes);
-  gst_buffer_unref(buffer);
-  if (!cut)
-    GST_ELEMENT_ERROR(filter, RESOURCE, NO_SPACE_LEFT,
-                      ("Cannot copy %" G_GSIZE_FORMAT " bytes of output within CUDA memory (GPU "
-                       "memory full, or no CUDA context shared: GST_DEBUG=cudafftcontext:5 says "
-                       "which).",
-                       bytes),
-                      (NULL));
-  return cut;
-}
-
 static void
 gst_cudafft_audio_filter_set_context(GstElement *element, GstContext *context)
 {
   GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(element);
   gint device_id;
-  if (shares_context(filter, &device_id))
+  if (gst_cudafft_audio_filter_context_device(filter, &device_id))
     gst_cudafft_context_set(&PRIV(filter)->context, element, context, device_id);
   GST_ELEMENT_CLASS(gst_cudafft_audio_filter_parent_class)->set_context(element, context);
 }
@@ -824,7 +584,8 @@ gst_cudafft_audio_filter_change_state(GstElement *element, GstStateChange transi
   GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(element);
   GstCudafftAudioFilterPrivate *priv = PRIV(filter);
   gint device_id;
-  if (transition == GST_STATE_CHANGE_NULL_TO_READY && shares_context(filter, &device_id))
+  if (transition == GST_STATE_CHANGE_NULL_TO_READY &&
+      gst_cudafft_audio_filter_context_device(filter, &device_id))
     gst_cudafft_context_find(&priv->context, element, device_id);
   if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
     gst_cudafft_errors_reset(&priv->errors);
@@ -943,7 +704,8 @@ gst_cudafft_audio_filter_query(GstBaseTransform *trans, GstPadDirection directio
   GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(trans);
   GstCudafftAudioFilterClass *klass = GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(filter);
   gint device_id;
-  if (GST_QUERY_TYPE(query) == GST_QUERY_CONTEXT && shares_context(filter, &device_id) &&
+  if (GST_QUERY_TYPE(query) == GST_QUERY_CONTEXT &&
+      gst_cudafft_audio_filter_context_device(filter, &device_id) &&
       gst_cudafft_context_query(&PRIV(filter)->context, GST_ELEMENT(filter), query, device_id))
     return TRUE;
   if (direction != GST_PAD_SRC || GST_QUERY_TYPE(query) != GST_QUERY_LATENCY || !klass->get_latency)
