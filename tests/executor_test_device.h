@@ -37,11 +37,12 @@ typedef struct {
   /* Of those, the uploads made on the executor's launcher thread and the waits on its completion
    * thread (by their names), rather than on the submitting and waiting threads. */
   atomic_uint_fast64_t launcher_uploads, completer_waits;
-  atomic_int opens, closes;    /* executors made and stopped */
-  atomic_int live_slots;       /* slots allocated and not freed */
-  atomic_long live_allocs;     /* allocations (state and slot buffers) not freed */
-  atomic_int unfinished_waits; /* waits that found work of the batch still queued */
-  atomic_int misuse;           /* calls out of the contract's order (must stay 0) */
+  atomic_int opens, closes;           /* executors made and stopped */
+  atomic_int live_slots;              /* slots allocated and not freed */
+  atomic_long live_allocs;            /* allocations (state and slot buffers) not freed */
+  atomic_int unfinished_waits;        /* waits that found work of the batch still queued */
+  atomic_int misuse;                  /* calls out of the contract's order (must stay 0) */
+  _Atomic(const char *) misuse_first; /* what the first of them was (NULL: none) */
 
   /* The device batch a kernel runs in: the uploads run so far (in the worker's order). */
   atomic_uint_fast64_t current_batch;

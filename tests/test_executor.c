@@ -570,10 +570,15 @@ check_released(const char *what)
   test_check(atomic_load(&executor_test_device.misuse) == 0 &&
                  atomic_load(&same_batch_violations) == 0 && atomic_load(&order_violations) == 0 &&
                  atomic_load(&kind_owner_violations) == 0,
-             "%s: device calls in the contract's order (%d misuses), no two jobs of an owner in "
-             "a batch (%ld on the device, %ld in launches), none out of order (%ld)",
-             what, atomic_load(&executor_test_device.misuse), atomic_load(&same_batch_violations),
-             atomic_load(&kind_owner_violations), atomic_load(&order_violations));
+             "%s: device calls in the contract's order (%d misuses%s%s), no two jobs of an owner "
+             "in a batch (%ld on the device, %ld in launches), none out of order (%ld)",
+             what, atomic_load(&executor_test_device.misuse),
+             atomic_load(&executor_test_device.misuse_first) ? ", the first: " : "",
+             atomic_load(&executor_test_device.misuse_first)
+                 ? atomic_load(&executor_test_device.misuse_first)
+                 : "",
+             atomic_load(&same_batch_violations), atomic_load(&kind_owner_violations),
+             atomic_load(&order_violations));
 }
 
 /* Submits pending job p of o (made by make_job) and reports a refusal. */
