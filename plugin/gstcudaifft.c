@@ -205,7 +205,8 @@ synthesise(GstCudaIfft *self, const float *frames_data, guint64 frames, gboolean
   do {
     const guint64 chunk = MIN(frames, most);
     const gboolean last = chunk == frames;
-    const guint64 body = chunk * hop, samples = body + (last && ends ? tail : 0);
+    const gboolean drains = last && ends; /* the run's tail goes out in this buffer too */
+    const guint64 body = chunk * hop, samples = body + (drains ? tail : 0);
     if (samples == 0)
       break;
     /* buffers of one input buffer's samples differ by the tail at most: the pool keeps that to
@@ -218,14 +219,15 @@ synthesise(GstCudaIfft *self, const float *frames_data, guint64 frames, gboolean
     float *out = (float *)map.data;
     float *after = out + body * self->info.config.channels;
     /* into one of our elements, the samples go on before the device has written them; not where
-     * the run's tail follows in the same buffer (the drain waits for its samples anyway) */
-    CudafftFence *done = gst_cudafft_audio_filter_output_fence(filter, self->cuda_out);
+     * the run's tail follows in the same buffer (the drain waits for its samples anyway), so the
+     * peer is looked at only where the push may use its fence (the chunk is then not empty) */
+    CudafftFence *done =
+        drains ? NULL : gst_cudafft_audio_filter_output_fence(filter, self->cuda_out);
     CudafftStatus status =
         chunk > 0 ? cudafft_istft_push_device(istft, frames_data, chunk, out, on_device,
-                                              gst_cudafft_audio_filter_input_fence(filter),
-                                              last && ends ? NULL : done)
+                                              gst_cudafft_audio_filter_input_fence(filter), done)
                   : CUDAFFT_STATUS_OK;
-    if (status == CUDAFFT_STATUS_OK && last && ends)
+    if (status == CUDAFFT_STATUS_OK && drains)
       status = self->cuda_out ? cudafft_istft_drain_device(istft, after)
                               : cudafft_istft_drain(istft, after);
     gst_cudafft_audio_filter_unmap_output(buffer, &map);
@@ -240,7 +242,7 @@ synthesise(GstCudaIfft *self, const float *frames_data, guint64 frames, gboolean
       return GST_FLOW_ERROR; /* posted */
     }
     GST_CUDAFFT_AUDIO_FILTER_RUN(self)->samples += body;
-    ret = push_samples(self, buffer, samples, last && ends ? end_clip : 0);
+    ret = push_samples(self, buffer, samples, drains ? end_clip : 0);
     frames -= chunk;
     if (frames_data)
       frames_data += chunk * frame_floats;
