@@ -529,8 +529,8 @@ gst_cudafft_audio_filter_generate_output(GstBaseTransform *trans, GstBuffer **ou
     if (klass->begin_run)
       ret = klass->begin_run(filter, inbuf);
   }
-  if (ret == GST_FLOW_OK && klass->takes_cuda_memory && gst_buffer_n_memory(inbuf) == 1 &&
-      gst_cudafft_is_cuda_memory(gst_buffer_peek_memory(inbuf, 0)))
+  if (ret == GST_FLOW_OK && klass->takes_cuda_memory &&
+      gst_cudafft_audio_filter_reads_in_place(filter, inbuf))
     ret = process_on_device(filter, inbuf, outbuf);
   else if (ret == GST_FLOW_OK)
     ret = process_on_host(filter, inbuf, outbuf);
@@ -590,6 +590,7 @@ gst_cudafft_audio_filter_change_state(GstElement *element, GstStateChange transi
   if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
     gst_cudafft_errors_reset(&priv->errors);
     priv->warned_split = FALSE;
+    priv->warned_foreign = FALSE;
     forget_partial_frame(priv);
     if (!probe_backend(filter))
       return GST_STATE_CHANGE_FAILURE;

@@ -171,6 +171,12 @@ gboolean gst_cudafft_audio_filter_whole_cuda_frames(GstCudafftAudioFilter *filte
 /* Whether the input `process` is given now is device memory (see `process`). */
 gboolean gst_cudafft_audio_filter_input_on_device(GstCudafftAudioFilter *filter);
 
+/* Whether the engine may read buffer where it is: one memory, CUDA memory of the element's own
+ * context (gst_cudafft_context_holds_memory). CUDA memory of another context (another device's, or
+ * another pipeline's or application's) is read through GStreamer's host copy instead, never handed
+ * to a kernel: that is logged (a warning, once a run), since it costs a copy each way. */
+gboolean gst_cudafft_audio_filter_reads_in_place(GstCudafftAudioFilter *filter, GstBuffer *buffer);
+
 /* Device order between our elements (gstcudafftfence.h): the fence the device input `process` is
  * given now is complete at, for the engine's push_device `after`; NULL where it is complete (or in
  * host memory). */

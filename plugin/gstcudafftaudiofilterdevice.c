@@ -116,6 +116,26 @@ gst_cudafft_audio_filter_trim_output(GstCudafftAudioFilter *filter, GstBuffer *b
 /* Device order between our elements ------------------------------------------------------------ */
 
 gboolean
+gst_cudafft_audio_filter_reads_in_place(GstCudafftAudioFilter *filter, GstBuffer *buffer)
+{
+  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
+  if (gst_buffer_n_memory(buffer) != 1)
+    return FALSE;
+  GstMemory *memory = gst_buffer_peek_memory(buffer, 0);
+  if (!gst_cudafft_is_cuda_memory(memory))
+    return FALSE;
+  if (gst_cudafft_context_holds_memory(&priv->context, memory))
+    return TRUE;
+  if (!priv->warned_foreign) {
+    GST_WARNING_OBJECT(filter, "CUDA memory of another CUDA context (another GPU's, or another "
+                               "pipeline's) comes in: read through host memory, a copy each way; "
+                               "share one GstCudaContext to avoid it");
+    priv->warned_foreign = TRUE;
+  }
+  return FALSE;
+}
+
+gboolean
 gst_cudafft_audio_filter_input_on_device(GstCudafftAudioFilter *filter)
 {
   return PRIV(filter)->input_on_device;

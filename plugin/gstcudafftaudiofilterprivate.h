@@ -47,6 +47,7 @@ typedef struct {
   GstCudafftContext context;
   GstCudafftCudaBuffers cuda_buffers;
   gboolean input_on_device; /* during process: its map is device memory */
+  gboolean warned_foreign;  /* CUDA memory of another context came in (logged once a run) */
   /* during process of a CUDA-memory buffer: the buffer, and the fence its bytes are complete at */
   GstBuffer *input_buffer;
   CudafftFence input_fence;

@@ -114,6 +114,13 @@ gst_cudafft_post_status_error(GstElement *element, CudafftStatus status, const g
     GST_ELEMENT_ERROR(element, RESOURCE, NO_SPACE_LEFT, ("Out of memory; %s.", memory_hint),
                       ("%s: %s", what, detail));
     break;
+  case CUDAFFT_STATUS_WRONG_DEVICE_MEMORY:
+    GST_ELEMENT_ERROR(element, STREAM, FAILED,
+                      ("A buffer of GPU memory belongs to another GPU or CUDA context than this "
+                       "element's; share one CUDA context between the elements (or set "
+                       "cuda-device-id to the buffer's GPU)."),
+                      ("%s: %s", what, detail));
+    break;
   case CUDAFFT_STATUS_UNSUPPORTED:
     GST_ELEMENT_ERROR(element, CORE, NOT_IMPLEMENTED,
                       ("These settings are not supported here: %s", detail), ("%s failed", what));

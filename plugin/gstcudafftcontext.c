@@ -314,6 +314,22 @@ gst_cudafft_is_cuda_memory(GstMemory *memory)
 }
 
 gboolean
+gst_cudafft_context_holds_memory(GstCudafftContext *c, GstMemory *memory)
+{
+  if (!gst_cudafft_is_cuda_memory(memory))
+    return FALSE;
+  GstObject *held = gst_cudafft_context_get(c);
+  GstCudaContext *theirs = GST_CUDA_MEMORY_CAST(memory)->context;
+  /* one CUcontext may be wrapped twice (two pipelines each wrapping a device's primary context):
+   * the driver's handle decides, not the wrapper */
+  const gboolean ours =
+      held && theirs &&
+      gst_cuda_context_get_handle(GST_CUDA_CONTEXT(held)) == gst_cuda_context_get_handle(theirs);
+  gst_clear_object(&held);
+  return ours;
+}
+
+gboolean
 gst_cudafft_caps_is_cuda_memory(const GstCaps *caps)
 {
   if (!caps || gst_caps_is_empty(caps) || gst_caps_is_any(caps))

@@ -103,6 +103,13 @@ GstCaps *gst_cudafft_caps_add_cuda_memory(GstCaps *caps);
 /* Whether memory is GStreamer's CUDA memory (gst_is_cuda_memory). */
 gboolean gst_cudafft_is_cuda_memory(GstMemory *memory);
 
+/* Whether memory is CUDA memory of the element's context, which its engines' kernels may read and
+ * write in place. CUDA memory of any other context (another device's, or another context on the
+ * same device: two pipelines' contexts meeting, an application's buffer) is not: a kernel given
+ * its address would fault, and a fault ends CUDA work in the whole process. The elements read such
+ * memory through GStreamer's host copy instead. */
+gboolean gst_cudafft_context_holds_memory(GstCudafftContext *c, GstMemory *memory);
+
 /* caps (taken) with memory:CUDAMemory on every structure. */
 GstCaps *gst_cudafft_caps_in_cuda_memory(GstCaps *caps);
 

@@ -77,6 +77,13 @@ gst_cudafft_caps_add_cuda_memory(GstCaps *caps)
 }
 
 gboolean
+gst_cudafft_context_holds_memory(GstCudafftContext *c, GstMemory *memory)
+{
+  (void)c, (void)memory;
+  return FALSE;
+}
+
+gboolean
 gst_cudafft_is_cuda_memory(GstMemory *memory)
 {
   (void)memory;

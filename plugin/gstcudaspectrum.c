@@ -838,6 +838,7 @@ gst_cuda_spectrum_transform_ip(GstBaseTransform *trans, GstBuffer *buffer)
   GstMapInfo map;
   gpointer device_data = NULL;
   if (gst_cudafft_audio_filter_uses_gpu(GST_CUDAFFT_AUDIO_FILTER(self)) &&
+      gst_cudafft_audio_filter_reads_in_place(GST_CUDAFFT_AUDIO_FILTER(self), buffer) &&
       gst_cudafft_map_cuda(buffer, GST_MAP_READ, &map, &device_data, NULL)) {
     gsize count = 0;
     ret = analyse_on_device(self, buffer, device_data, map.size, &s, &count);

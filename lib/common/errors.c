@@ -37,6 +37,7 @@ cudafft_status_name(CudafftStatus status)
       [CUDAFFT_STATUS_HOST_OUT_OF_MEMORY] = "out of host memory",
       [CUDAFFT_STATUS_CUDA_ERROR] = "CUDA error",
       [CUDAFFT_STATUS_BACKEND_UNAVAILABLE] = "backend not built in",
+      [CUDAFFT_STATUS_WRONG_DEVICE_MEMORY] = "memory of another device or context",
   };
   if ((unsigned)status >= CUDAFFT_STATUS_COUNT_)
     return "unknown status";

@@ -3,6 +3,7 @@
  * blended here), draining with zeros, and samples in device memory (push_device). The filters (a
  * backend's, or a split one made of two of a backend's) run whole calls without lag. */
 #define _DEFAULT_SOURCE /* sysconf's _SC_PHYS_PAGES (size_math.h) */
+#include "device_pointer.h"
 #include "convolve_backend.h"
 #include "convolve_split.h"
 
@@ -82,6 +83,7 @@ struct CudafftConvolve {
   /* Where the device work of the latest push that did not wait ends (zeroed: none): the device
    * stage it may read is written again only after it. */
   CudafftFence deferred;
+  CudafftCheckedMemory checked; /* device memory that passed (push_device) */
 };
 
 /* A push's order on the device (push_device's `after` and `done`): the fence its device input
@@ -681,8 +683,10 @@ cudafft_convolve_drain_frames(const CudafftConvolve *convolve, int tail)
 void
 cudafft_convolve_reset(CudafftConvolve *convolve)
 {
-  if (convolve)
-    restart(convolve);
+  if (!convolve)
+    return;
+  cudafft_checked_memory_forget(&convolve->checked);
+  restart(convolve);
 }
 
 CudafftStatus
@@ -815,6 +819,9 @@ push(CudafftConvolve *convolve, const void *in, size_t frames, void *out, size_t
   else if (status == CUDAFFT_STATUS_OK &&
            overlap(in, frames * fb, out, cudafft_convolve_max_output(cv, frames) * fb))
     status = cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "%s: in and out overlap", name);
+  if (status == CUDAFFT_STATUS_OK && on_device && cv->device_id >= 0)
+    status = cudafft_device_pointers_check(&cv->checked, cv->device_id, on_device, in, frames * fb,
+                                           out, output_frames(cv, frames) * fb, name);
   if (status != CUDAFFT_STATUS_OK)
     return restart_after(cv, status); /* as documented: every failure resets */
 

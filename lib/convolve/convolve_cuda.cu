@@ -1614,6 +1614,7 @@ convolve_stream(const void *)
 } // namespace
 
 extern "C" const CudafftConvolveBackend cudafft_convolve_cuda_backend = {
-    cudafft_cuda_create<CudaConvolve, CudafftConvolveSpec, convolve_setup, convolve_release>,
-    cudafft_cuda_destroy<CudaConvolve, convolve_release>, convolve_run, convolve_reset,
-    convolve_stream};
+    cudafft_keeping_caller<
+        cudafft_cuda_create<CudaConvolve, CudafftConvolveSpec, convolve_setup, convolve_release>>,
+    cudafft_keeping_caller<cudafft_cuda_destroy<CudaConvolve, convolve_release>>,
+    cudafft_keeping_caller<convolve_run>, cudafft_keeping_caller<convolve_reset>, convolve_stream};

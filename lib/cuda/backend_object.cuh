@@ -11,6 +11,7 @@
 #ifndef CUDAFFT_BACKEND_OBJECT_CUH
 #define CUDAFFT_BACKEND_OBJECT_CUH
 
+#include "caller_context.cuh"
 #include "cuda_check.cuh"
 #include "device_load.h"
 #include "errors.h"

@@ -7,17 +7,20 @@
  * the driver (CI), where libcuda is absent. Once a context is current, the runtime's calls
  * (kernels, streams, events, cudaMallocAsync) use it (the CUDA Programming Guide, "Interoperability
  * between Runtime and Driver APIs"). */
+#include "caller_context.cuh"
 #include "contexts.h"
 #include "cuda_check.cuh"
 #include "cuda_host.h"
 #include "device_load.h"
 #include "driver_errors.cuh"
+#include "thread_name.h"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
 #include <atomic>
 #include <pthread.h>
+#include <stdint.h>
 
 namespace {
 
@@ -30,6 +33,7 @@ struct Driver {
   PFN_cuDevicePrimaryCtxGetState_v7000 primary_state = nullptr;
   PFN_cuDevicePrimaryCtxRetain_v7000 primary_retain = nullptr;
   PFN_cuDevicePrimaryCtxRelease_v11000 primary_release = nullptr;
+  PFN_cuPointerGetAttributes_v7000 pointer_attributes = nullptr;
   cudaError_t error = cudaSuccess; /* the lookup's failure: none of the above is usable then */
   const char *missing = nullptr;   /* the function it failed on */
 };
@@ -73,6 +77,7 @@ resolve_driver(void)
   find("cuDevicePrimaryCtxGetState", 7000, &d.primary_state);
   find("cuDevicePrimaryCtxRetain", 7000, &d.primary_retain);
   find("cuDevicePrimaryCtxRelease", 11000, &d.primary_release);
+  find("cuPointerGetAttributes", 7000, &d.pointer_attributes);
 }
 
 const Driver &
@@ -265,5 +270,183 @@ cudafft_cuda_host_primary_context(int device, void **context)
   CUDAFFT_CHECK(error);
   CUDAFFT_CHECK(restored);
   *context = primary;
+  return CUDAFFT_STATUS_OK;
+}
+
+/* Caller's context ---------------------------------------------------------------------------- */
+
+extern "C" void
+cudafft_cuda_caller_save(CudafftCallerContext *saved)
+{
+  saved->context = nullptr;
+  saved->device = -1;
+  saved->own = cudafft_on_own_thread();
+  if (saved->own)
+    return;
+  const Driver &d = driver();
+  if (d.error != cudaSuccess) {
+    if (cudaGetDevice(&saved->device) != cudaSuccess)
+      saved->device = -1;
+    cudaGetLastError();
+    return;
+  }
+  CUcontext current = nullptr;
+  if (d.get_current(&current) != CUDA_SUCCESS)
+    return;
+  saved->context = current;
+  /* none current: what the runtime would use is the thread's runtime device (0 unless set) */
+  if (!current && cudaGetDevice(&saved->device) != cudaSuccess) {
+    saved->device = -1;
+    cudaGetLastError();
+  }
+}
+
+namespace {
+
+/* Whether `device`'s primary context exists: making one current that does not would create it,
+ * with its memory, on a device the caller never used. */
+bool
+primary_active(const Driver &d, int device)
+{
+  unsigned flags = 0;
+  int active = 0;
+  return d.primary_state(device, &flags, &active) == CUDA_SUCCESS && active;
+}
+
+} // namespace
+
+extern "C" void
+cudafft_cuda_caller_restore(const CudafftCallerContext *saved)
+{
+  if (saved->own)
+    return;
+  const Driver &d = driver();
+  if (d.error != cudaSuccess) {
+    int current = -1;
+    if (saved->device >= 0 && cudaGetDevice(&current) == cudaSuccess && current != saved->device)
+      cudaSetDevice(saved->device);
+    cudaGetLastError();
+    return;
+  }
+  CUcontext current = nullptr;
+  if (d.get_current(&current) != CUDA_SUCCESS || current == saved->context)
+    return;
+  if (saved->context) {
+    d.set_current(static_cast<CUcontext>(saved->context));
+    return;
+  }
+  /* None was current: the runtime would have bound the primary context of the thread's runtime
+   * device at its next call. Where that is the one current now, nothing differs for the caller. */
+  const int device = saved->device;
+  const bool cached = device >= 0 && device < CUDAFFT_LOAD_DEVICES;
+  if (cached && current && primaries[device].load(std::memory_order_relaxed) == current)
+    return;
+  if (device >= 0 && primary_active(d, device)) {
+    use_primary(d, device);
+    cudaGetLastError();
+    return;
+  }
+  /* Its primary context was never made: making it now would cost that device a context's memory
+   * for nothing. None current, as found (the thread's runtime device is the one last set here,
+   * which matters only to a caller whose first CUDA call comes after ours). */
+  d.set_current(nullptr);
+}
+
+/* Pointers ------------------------------------------------------------------------------------ */
+
+namespace {
+
+/* Whether device `ordinal` reaches pageable host memory (HMM, ATS): asked once per device. */
+std::atomic<int> pageable_known[CUDAFFT_LOAD_DEVICES];
+
+int
+reaches_pageable(int ordinal)
+{
+  if (ordinal < 0 || ordinal >= CUDAFFT_LOAD_DEVICES)
+    return 0;
+  int known = pageable_known[ordinal].load(std::memory_order_relaxed);
+  if (known == 0) {
+    int value = 0;
+    if (cudaDeviceGetAttribute(&value, cudaDevAttrPageableMemoryAccess, ordinal) != cudaSuccess) {
+      cudaGetLastError();
+      value = 0;
+    }
+    known = value ? 2 : 1;
+    pageable_known[ordinal].store(known, std::memory_order_relaxed);
+  }
+  return known == 2;
+}
+
+CudafftStatus
+pointer_failure(CUresult result, const char *call)
+{
+  return cudafft_cuda_failure(runtime_error_of(result), call, __FILE__, __LINE__);
+}
+
+} // namespace
+
+extern "C" CudafftStatus
+cudafft_cuda_host_pointer_place(int device, const void *ptr, CudafftPointerPlace *place)
+{
+  *place = CudafftPointerPlace{};
+  place->device = -1;
+  const Driver &d = driver();
+  if (d.error != cudaSuccess) {
+    cudaGetLastError();
+    return cudafft_fail(CUDAFFT_STATUS_NO_DEVICE,
+                        "cannot tell where memory is: the CUDA driver's %s cannot be had: %s",
+                        d.missing, cudaGetErrorString(d.error));
+  }
+  CudafftKeepCaller keep;
+  CUDAFFT_CHECK(cudafft_use_device(device));
+  CUcontext object_context = nullptr;
+  CUresult result = d.get_current(&object_context);
+  if (result != CUDA_SUCCESS)
+    return pointer_failure(result, "cuCtxGetCurrent");
+  place->object_device = cudafft_context_ordinal(device);
+  place->object_context = object_context;
+  place->pageable = reaches_pageable(place->object_device);
+
+  /* One driver call for all of it; an address CUDA does not know gives default values, not an
+   * error (cuPointerGetAttributes). With the object's context current, the device pointer is the
+   * address its kernels reach the memory at (none where they cannot). */
+  unsigned memory_type = 0;
+  CUcontext context = nullptr;
+  unsigned managed = 0; /* the driver writes a bool: zeroed first */
+  int ordinal = -1;
+  CUdeviceptr start = 0;
+  size_t size = 0;
+  CUdeviceptr device_pointer = 0;
+  void *pool = nullptr;
+  CUpointer_attribute attributes[] = {
+      CU_POINTER_ATTRIBUTE_MEMORY_TYPE,      CU_POINTER_ATTRIBUTE_CONTEXT,
+      CU_POINTER_ATTRIBUTE_IS_MANAGED,       CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+      CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+      CU_POINTER_ATTRIBUTE_DEVICE_POINTER,   CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,
+  };
+  void *data[] = {&memory_type, &context, &managed,        &ordinal,
+                  &start,       &size,    &device_pointer, &pool};
+  result = d.pointer_attributes(sizeof attributes / sizeof attributes[0], attributes, data,
+                                (CUdeviceptr)(uintptr_t)ptr);
+  if (result != CUDA_SUCCESS)
+    return pointer_failure(result, "cuPointerGetAttributes");
+  place->context = context;
+  place->device = ordinal;
+  place->start = (uintptr_t)start;
+  place->size = size;
+  if (managed) {
+    place->kind = CUDAFFT_PLACE_MANAGED;
+  } else if (memory_type == CU_MEMORYTYPE_DEVICE) {
+    place->kind = CUDAFFT_PLACE_DEVICE;
+    /* pool and virtual memory belong to the device, not to the context that allocated it; the
+     * device's contexts reach it where the driver gives an address for the object's */
+    place->pooled = pool != nullptr || (!context && device_pointer == (CUdeviceptr)(uintptr_t)ptr);
+  } else if (memory_type == CU_MEMORYTYPE_HOST) {
+    place->kind = CUDAFFT_PLACE_HOST;
+    place->mapped = device_pointer == (CUdeviceptr)(uintptr_t)ptr;
+  } else {
+    place->kind = CUDAFFT_PLACE_UNKNOWN;
+    place->size = 0; /* nothing known to keep */
+  }
   return CUDAFFT_STATUS_OK;
 }

@@ -1,4 +1,5 @@
 /* cuda_host.cu: the CUDA runtime calls that the library's C code makes (cuda_host.h). */
+#include "caller_context.cuh"
 #include "cuda_check.cuh"
 #include "cuda_host.h"
 #include "device_memory.h"
@@ -31,22 +32,15 @@ extern "C" CudafftStatus
 cudafft_cuda_host_free_memory(int device, size_t *free_bytes)
 {
   *free_bytes = 0;
-  /* The caller's context, not its device: an application's own context may be current. */
-  void *current = nullptr;
-  CUDAFFT_CHECK(cudafft_cuda_current_context(&current));
-  const CudafftStatus status = read_free_memory(device, free_bytes);
-  /* the caller's context back, whatever happened (none current stays none) */
-  const cudaError_t restored = cudafft_cuda_set_context(current);
-  if (status != CUDAFFT_STATUS_OK)
-    return status;
-  CUDAFFT_CHECK(restored);
-  return CUDAFFT_STATUS_OK;
+  CudafftKeepCaller keep;
+  return read_free_memory(device, free_bytes);
 }
 
 extern "C" void *
 cudafft_cuda_host_pinned_alloc(size_t bytes)
 {
   void *ptr = nullptr;
+  CudafftKeepCaller keep; /* with no context current, the runtime would make one current */
   if (cudaHostAlloc(&ptr, bytes, cudaHostAllocPortable) != cudaSuccess) {
     cudaGetLastError();
     return nullptr;
@@ -57,12 +51,14 @@ cudafft_cuda_host_pinned_alloc(size_t bytes)
 extern "C" void
 cudafft_cuda_host_pinned_free(void *ptr)
 {
+  CudafftKeepCaller keep;
   cudaFreeHost(ptr);
 }
 
 extern "C" CudafftStatus
 cudafft_cuda_host_alloc(int device, size_t bytes, void **ptr)
 {
+  CudafftKeepCaller keep;
   CUDAFFT_CHECK(cudafft_use_device(device));
   const cudaError_t error = cudaMallocHost(ptr, bytes);
   if (error != cudaSuccess) {
@@ -78,6 +74,7 @@ extern "C" CudafftStatus
 cudafft_cuda_host_device_alloc(int device, size_t bytes, void **ptr)
 {
   *ptr = nullptr;
+  CudafftKeepCaller keep;
   CUDAFFT_CHECK(cudafft_use_device(device));
   return cudafft_device_alloc(ptr, bytes, "samples kept on the device");
 }
@@ -87,6 +84,7 @@ cudafft_cuda_host_device_free(int device, void *ptr)
 {
   if (!ptr)
     return;
+  CudafftKeepCaller keep;
   /* best effort, as every release: a device that failed has taken its memory with it */
   if (cudafft_use_device(device) == cudaSuccess)
     cudaFree(ptr);
@@ -98,6 +96,7 @@ cudafft_cuda_host_copy(int device, void *dst, const void *src, size_t bytes)
 {
   if (bytes == 0)
     return CUDAFFT_STATUS_OK;
+  CudafftKeepCaller keep;
   CUDAFFT_CHECK(cudafft_use_device(device));
   /* waited for on its stream: a device-to-device cudaMemcpy returns before it is done, and the
    * executor's streams (non-blocking) would not wait for it */

@@ -5,6 +5,8 @@
 #ifndef CUDAFFT_CUDA_HOST_H
 #define CUDAFFT_CUDA_HOST_H
 
+#include "device_pointer.h"
+
 #include <cudafft/common.h>
 
 #ifdef __cplusplus
@@ -47,6 +49,19 @@ void cudafft_cuda_host_device_free(int device, void *ptr);
  * any stream may read dst): the front ends' moves of samples that came in, or go out, in device
  * memory. */
 CudafftStatus cudafft_cuda_host_copy(int device, void *dst, const void *src, size_t bytes);
+
+/* What CUDA says of ptr (device_pointer.h) and of the object of device id `device` it is meant
+ * for, read with that object's context current; the caller's context as it was after. NO_DEVICE
+ * where the driver cannot be asked, CUDA's failure as a status. (cuda_context.cu) */
+CudafftStatus cudafft_cuda_host_pointer_place(int device, const void *ptr,
+                                              CudafftPointerPlace *place);
+
+/* A caller's current CUDA context, kept across a call into the library (caller_context.cuh). */
+typedef struct {
+  void *context; /* the CUcontext current on entry (NULL: none) */
+  int device;    /* with none current: the thread's runtime device (-1: unknown) */
+  int own;       /* a thread of the library's own (thread_name.h): nothing kept */
+} CudafftCallerContext;
 
 #ifdef __cplusplus
 }

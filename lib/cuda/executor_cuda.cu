@@ -26,6 +26,7 @@
  * context current, and every call here (on the launcher and completion threads too) makes it
  * current first through cudafft_use_device(). The device's attributes and the pool's location take
  * the physical device (ordinal). */
+#include "caller_context.cuh"
 #include "cuda_check.cuh"
 #include "device_choice.cuh"
 #include "executor_device.h"
@@ -421,9 +422,21 @@ batch_wait(void *ctx, CudafftSlotMemory *mem)
   return CUDAFFT_STATUS_OK;
 }
 
+/* Kept for the callers' threads that reach the device: a submitter whose job is alone in its
+ * batch, a waiter that completes its own batch, an object's allocation; the executor's own threads
+ * keep nothing (thread_name.h). */
 const CudafftExecutorDevice cuda_executor_device = {
-    device_open,  device_close,       slot_alloc, slot_free,    compute_stream, batch_upload,
-    batch_finish, batch_ahead_queued, batch_wait, device_alloc, device_free,
+    cudafft_keeping_caller<device_open>,
+    cudafft_keeping_caller<device_close>,
+    cudafft_keeping_caller<slot_alloc>,
+    cudafft_keeping_caller<slot_free>,
+    compute_stream,
+    cudafft_keeping_caller<batch_upload>,
+    cudafft_keeping_caller<batch_finish>,
+    cudafft_keeping_caller<batch_ahead_queued>,
+    cudafft_keeping_caller<batch_wait>,
+    cudafft_keeping_caller<device_alloc>,
+    cudafft_keeping_caller<device_free>,
 };
 
 } // namespace

@@ -159,6 +159,15 @@ cudafft_execute_device(CudafftPlan *plan, CudafftDirection direction, const void
   if (((uintptr_t)d_in | (uintptr_t)d_out) % 16 != 0)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
                         "execute_device: device buffers must be 16-byte aligned");
+  const size_t in_bytes = batch * cudafft_input_floats(plan->kind, plan->n) * sizeof(float);
+  const size_t out_bytes = batch * cudafft_output_floats(plan->kind, plan->n) * sizeof(float);
+  status = cudafft_device_pointer_check(&plan->checked, plan->device, d_in, in_bytes,
+                                        "cudafft_execute_device", "input");
+  if (status == CUDAFFT_STATUS_OK)
+    status = cudafft_device_pointer_check(&plan->checked, plan->device, d_out, out_bytes,
+                                          "cudafft_execute_device", "output");
+  if (status != CUDAFFT_STATUS_OK)
+    return status;
   const CudafftFftJob job = {direction, d_in, d_out, batch, scale, 1};
   return plan->ops->run(plan->impl, &job);
 }
@@ -168,6 +177,7 @@ cudafft_plan_synchronize(CudafftPlan *plan)
 {
   if (!plan)
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "synchronize: plan is NULL");
+  cudafft_checked_memory_forget(&plan->checked);
   return plan->ops->reset(plan->impl);
 }
 

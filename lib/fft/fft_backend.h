@@ -3,6 +3,7 @@
 #ifndef CUDAFFT_FFT_BACKEND_H
 #define CUDAFFT_FFT_BACKEND_H
 
+#include "device_pointer.h"
 #include "backend_table.h"
 
 #include <cudafft/fft.h>
@@ -46,6 +47,7 @@ struct CudafftPlan {
   int device; /* the CUDA device it runs on (its memory belongs to), -1 for the CPU backend */
   const CudafftFftBackend *ops;
   void *impl;
+  CudafftCheckedMemory checked; /* device memory that passed (execute_device) */
 };
 
 /* Floats per transform on each side, for a kind and size. */

@@ -280,6 +280,7 @@ cuda_run(void *impl, const CudafftFftJob *job)
 } // namespace
 
 extern "C" const CudafftFftBackend cudafft_fft_cuda_backend = {
-    cudafft_cuda_create<CudaPlan, CudafftFftSpec, setup, release>,
-    cudafft_cuda_destroy<CudaPlan, release>, cuda_run, cudafft_cuda_wait<CudaPlan>,
+    cudafft_keeping_caller<cudafft_cuda_create<CudaPlan, CudafftFftSpec, setup, release>>,
+    cudafft_keeping_caller<cudafft_cuda_destroy<CudaPlan, release>>,
+    cudafft_keeping_caller<cuda_run>, cudafft_keeping_caller<cudafft_cuda_wait<CudaPlan>>,
     cudafft_cuda_stream<CudaPlan>};

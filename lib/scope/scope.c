@@ -1,6 +1,7 @@
 /* scope.c: the spectrum scope's front end. It validates every argument once, here; computes the
  * window, the layouts (bands, weighting gains, which band each row or column shows) and the
  * per-frame constants; and hands each frame to its backend (scope_backend.h). */
+#include "device_pointer.h"
 #include "scope_backend.h"
 
 #include "backend_choice.h"
@@ -33,10 +34,11 @@ struct CudafftScope {
   Layout layout; /* in use */
   Layout next;   /* made by set_options, in use from the next render */
   int has_next;
-  int new_layout;     /* the next run starts the display afresh */
-  int recolour;       /* the colours changed since the last run */
-  uint64_t frame;     /* frames drawn with the layout in use */
-  float alpha, decay; /* from the latest options */
+  int new_layout;               /* the next run starts the display afresh */
+  int recolour;                 /* the colours changed since the last run */
+  uint64_t frame;               /* frames drawn with the layout in use */
+  float alpha, decay;           /* from the latest options */
+  CudafftCheckedMemory checked; /* device pixels that passed (render_device) */
 };
 
 static void
@@ -413,6 +415,7 @@ cudafft_scope_reset(CudafftScope *scope)
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_scope_reset: scope is NULL");
   scope->new_layout = 1;
   scope->frame = 0;
+  cudafft_checked_memory_forget(&scope->checked);
   return scope->ops->reset(scope->impl);
 }
 
@@ -493,6 +496,14 @@ cudafft_scope_render_device(CudafftScope *scope, const void *in, size_t frames, 
                           "%s: pitch %zu is less than a row of %u pixels of %zu bytes (%zu)", call,
                           pitch, scope->config.width,
                           cudafft_scope_pixel_bytes(scope->config.pixels), row);
+    const size_t rows = scope->config.height;
+    if (rows > 0 && pitch > (SIZE_MAX - row) / rows)
+      return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "%s: pitch %zu is too large", call, pitch);
+    const CudafftStatus placed =
+        cudafft_device_pointer_check(&scope->checked, scope->device, pixels,
+                                     rows > 0 ? (rows - 1) * pitch + row : 0, call, "pixels");
+    if (placed != CUDAFFT_STATUS_OK)
+      return placed;
   }
   return render(call, scope, in, frames, pixels, pitch);
 }

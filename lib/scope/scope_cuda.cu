@@ -341,9 +341,9 @@ cuda_reset(void *impl)
 } // namespace
 
 extern "C" const CudafftScopeBackend cudafft_scope_cuda_backend = {
-    cudafft_cuda_create<CudaScope, CudafftScopeSpec, scope_setup, release>,
-    cudafft_cuda_destroy<CudaScope, release>,
-    cuda_run,
-    cuda_reset,
+    cudafft_keeping_caller<cudafft_cuda_create<CudaScope, CudafftScopeSpec, scope_setup, release>>,
+    cudafft_keeping_caller<cudafft_cuda_destroy<CudaScope, release>>,
+    cudafft_keeping_caller<cuda_run>,
+    cudafft_keeping_caller<cuda_reset>,
     cudafft_cuda_stream<CudaScope>,
 };

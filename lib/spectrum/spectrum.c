@@ -5,6 +5,7 @@
 
 #include "api_getter.h"
 #include "backend_choice.h"
+#include "device_pointer.h"
 #include "sample_values.h"
 #include "size_math.h"
 #include "spectrum_backend.h"
@@ -53,6 +54,7 @@ struct CudafftSpectrum {
   CudafftFence after;       /* ... written by device work it must go after */
   float *magnitude, *phase; /* max_results x spectra x bands */
   CudafftSpectrumResult *results;
+  CudafftCheckedMemory checked; /* device memory that passed (push_device) */
 };
 
 static CudafftStatus
@@ -340,6 +342,7 @@ cudafft_spectrum_reset(CudafftSpectrum *spectrum)
   if (!spectrum)
     return;
   spectrum->ops->reset(spectrum->impl); /* the API's reset reports nothing */
+  cudafft_checked_memory_forget(&spectrum->checked);
   apply_pending(spectrum);
   restart_framing(spectrum);
   spectrum->result_count = 0;
@@ -467,6 +470,9 @@ spectrum_push(CudafftSpectrum *spectrum, const void *in, size_t frames, size_t m
     status = cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "%s: max_results is 0", name);
   else if (frames > SIZE_MAX / frame_bytes)
     status = cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "%s: %zu frames is too many", name, frames);
+  else if (on_device && frames > 0)
+    status = cudafft_device_pointer_check(&spectrum->checked, spectrum->device, in,
+                                          frames * frame_bytes, name, "input");
   if (status != CUDAFFT_STATUS_OK) {
     cudafft_spectrum_reset(spectrum); /* as documented: every failure resets */
     return status;

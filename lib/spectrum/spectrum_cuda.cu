@@ -691,5 +691,7 @@ no_stream(const void *impl)
 } // namespace
 
 extern "C" const CudafftSpectrumBackend cudafft_spectrum_cuda_backend = {
-    cudafft_cuda_create<CudaSpectrum, CudafftSpectrumSpec, spectrum_setup, spectrum_release>,
-    cudafft_cuda_destroy<CudaSpectrum, spectrum_release>, spectrum_run, spectrum_reset, no_stream};
+    cudafft_keeping_caller<
+        cudafft_cuda_create<CudaSpectrum, CudafftSpectrumSpec, spectrum_setup, spectrum_release>>,
+    cudafft_keeping_caller<cudafft_cuda_destroy<CudaSpectrum, spectrum_release>>,
+    cudafft_keeping_caller<spectrum_run>, cudafft_keeping_caller<spectrum_reset>, no_stream};

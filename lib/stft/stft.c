@@ -2,6 +2,7 @@
  * bookkeeping, and the choice of backend. */
 #include "api_getter.h"
 #include "backend_choice.h"
+#include "device_pointer.h"
 #include "device_samples.h"
 #include "sizes.h"
 #include "stft_backend.h"
@@ -16,14 +17,17 @@ struct CudafftStft {
   int device; /* the CUDA device it runs on, -1 for the CPU backend */
   const CudafftStftBackend *ops;
   void *impl;
-  size_t held; /* samples per channel kept for frames not yet complete */
+  size_t held;                  /* samples per channel kept for frames not yet complete */
+  CudafftCheckedMemory checked; /* device memory that passed (push_device) */
 };
 
 struct CudafftIstft {
+  CudafftStftConfig config;
   CudafftBackend backend;
   int device; /* the CUDA device it runs on, -1 for the CPU backend */
   const CudafftIstftBackend *ops;
   void *impl;
+  CudafftCheckedMemory checked; /* device memory that passed (push_device, drain_device) */
 };
 
 static const char *const window_names[CUDAFFT_WINDOW_COUNT_] = {"rectangular", "hann", "hamming",
@@ -245,6 +249,16 @@ stft_push(CudafftStft *stft, const void *in, size_t samples, float *out, size_t 
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER,
                         "cudafft_stft_push: out is NULL but %zu frames are complete", count);
   }
+  const size_t in_bytes =
+      samples * stft->config.channels * cudafft_sample_bytes(stft->config.format);
+  const size_t out_bytes = count * cudafft_stft_frame_floats_of(&stft->config) * sizeof(float);
+  const CudafftStatus placed =
+      cudafft_device_pointers_check(&stft->checked, stft->device, on_device, in, in_bytes, out,
+                                    out_bytes, "cudafft_stft_push_device");
+  if (placed != CUDAFFT_STATUS_OK) {
+    stft->held = 0; /* as documented: every failure resets */
+    return placed;
+  }
   const CudafftStftJob job = {.in = in,
                               .samples = samples,
                               .held = stft->held,
@@ -285,6 +299,7 @@ cudafft_stft_reset(CudafftStft *stft)
   if (!stft)
     return;
   stft->held = 0;
+  cudafft_checked_memory_forget(&stft->checked);
   stft->ops->reset(stft->impl); /* nothing to report: held is 0 whatever it says */
 }
 
@@ -308,6 +323,7 @@ cudafft_istft_create(CudafftIstft **istft_out, CudafftBackend backend, int devic
   CudafftIstft *istft = calloc(1, sizeof *istft);
   if (!istft)
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate an STFT synthesiser");
+  istft->config = *config;
   status = create_backend_object(try_synthesis, istft, 1, backend, device_id, config,
                                  &istft->backend, &istft->device);
   return cudafft_publish((void **)istft_out, istft, status, free);
@@ -351,6 +367,13 @@ istft_push(CudafftIstft *istft, const float *in, size_t frames, float *out, unsi
   if (frames > SIZE_MAX / 8 / CUDAFFT_MAX_CHANNELS / CUDAFFT_MAX_SIZE)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "cudafft_istft_push: %zu frames is too many",
                         frames);
+  const size_t channels = istft->config.channels;
+  const CudafftStatus placed = cudafft_device_pointers_check(
+      &istft->checked, istft->device, on_device, in,
+      frames * cudafft_stft_frame_floats_of(&istft->config) * sizeof(float), out,
+      frames * istft->config.hop * channels * sizeof(float), "cudafft_istft_push_device");
+  if (placed != CUDAFFT_STATUS_OK)
+    return placed;
   const CudafftIstftJob job = {.in = in,
                                .frames = frames,
                                .out = out,
@@ -394,6 +417,12 @@ cudafft_istft_drain_device(CudafftIstft *istft, float *out)
       CUDAFFT_OUT_DEVICE, istft->backend, "cudafft_istft_drain_device");
   if (checked != CUDAFFT_STATUS_OK)
     return checked;
+  const CudafftStatus placed = cudafft_device_pointer_check(
+      &istft->checked, istft->device, out,
+      (istft->config.fft_size - istft->config.hop) * istft->config.channels * sizeof(float),
+      "cudafft_istft_drain_device", "output");
+  if (placed != CUDAFFT_STATUS_OK)
+    return placed;
   const CudafftIstftJob job = {.out = out, .drain = 1, .out_on_device = 1};
   return istft->ops->run(istft->impl, &job);
 }
@@ -401,6 +430,8 @@ cudafft_istft_drain_device(CudafftIstft *istft, float *out)
 void
 cudafft_istft_reset(CudafftIstft *istft)
 {
-  if (istft)
-    istft->ops->reset(istft->impl); /* the API's reset reports nothing */
+  if (!istft)
+    return;
+  cudafft_checked_memory_forget(&istft->checked);
+  istft->ops->reset(istft->impl); /* the API's reset reports nothing */
 }

@@ -598,11 +598,15 @@ synthesis_reset(void *impl)
 } // namespace
 
 extern "C" const CudafftStftBackend cudafft_stft_cuda_backend = {
-    cudafft_cuda_create<CudaAnalysis, CudafftStftSpec, analysis_setup, analysis_release>,
-    cudafft_cuda_destroy<CudaAnalysis, analysis_release>, analysis_run, analysis_reset,
+    cudafft_keeping_caller<
+        cudafft_cuda_create<CudaAnalysis, CudafftStftSpec, analysis_setup, analysis_release>>,
+    cudafft_keeping_caller<cudafft_cuda_destroy<CudaAnalysis, analysis_release>>,
+    cudafft_keeping_caller<analysis_run>, cudafft_keeping_caller<analysis_reset>,
     no_stream<CudaAnalysis>};
 
 extern "C" const CudafftIstftBackend cudafft_istft_cuda_backend = {
-    cudafft_cuda_create<CudaSynthesis, CudafftStftSpec, synthesis_setup, synthesis_release>,
-    cudafft_cuda_destroy<CudaSynthesis, synthesis_release>, synthesis_run, synthesis_reset,
+    cudafft_keeping_caller<
+        cudafft_cuda_create<CudaSynthesis, CudafftStftSpec, synthesis_setup, synthesis_release>>,
+    cudafft_keeping_caller<cudafft_cuda_destroy<CudaSynthesis, synthesis_release>>,
+    cudafft_keeping_caller<synthesis_run>, cudafft_keeping_caller<synthesis_reset>,
     no_stream<CudaSynthesis>};

@@ -28,7 +28,8 @@
  * order before the create fails, and its message names every device tried with what each said.
  * One object never spans devices (a convolution's later filters stay on its first one's). Each
  * engine's get_device function tells where an object runs; cudafft_cuda_device_load() what a
- * device holds.
+ * device holds. An object made with -1 may thus run on any device: a caller that hands it device
+ * memory pins it instead, or reads get_device and allocates there (Device memory below).
  *
  * Contexts: an id of a device runs its objects in the device's primary context (the CUDA
  * runtime's). An application whose device memory lives in a context of its own (made with the
@@ -37,14 +38,33 @@
  * the object then runs in that context (its kernels can read and write that context's memory, for
  * cudafft_execute_device() and cudafft_scope_render_device()), pinned like an explicit device id.
  * Each attached context has its own executor (streams, memory pool, staging) beside its device's;
- * its objects count in their device's load. A create function and every call into an object make
- * the object's context current on the calling thread (a device's object: the device's primary
- * context, as cudaSetDevice does) and leave it so; cudafft_cuda_context_attach() leaves the
- * caller's context as it was. A context id that is not attached fails a create with NO_DEVICE on
- * the CUDA and AUTO backends (no fallback to the CPU: the application meant its context); the CPU
- * backend ignores device ids. The application keeps the context alive until every object made with
- * the id is destroyed and the id detached. The get_device functions return the id an object was
- * made with; cudafft_cuda_context_device() gives the device it stands for.
+ * its objects count in their device's load. A context id that is not attached fails a create with
+ * NO_DEVICE on the CUDA and AUTO backends (no fallback to the CPU: the application meant its
+ * context); the CPU backend ignores device ids. The application keeps the context alive until every
+ * object made with the id is destroyed and the id detached. The get_device functions return the id
+ * an object was made with; cudafft_cuda_context_device() gives the device it stands for.
+ *
+ * The caller's context: every call leaves the calling thread's current context (and so its current
+ * device) as it found it, as CUDA's own libraries do, create and destroy included, whatever device
+ * the object runs on: a caller's own allocations, plans and events after a call go where they went
+ * before it. (A thread with no context current keeps none, or gets the primary context of its
+ * runtime device where that exists, which the runtime would bind anyway.)
+ *
+ * Device memory: an object's _device calls (cudafft_execute_device(), every _push_device,
+ * cudafft_istft_drain_device(), cudafft_scope_render_device()) take memory its kernels can reach:
+ * device memory of the object's device allocated in the object's context (a device id's object:
+ * the device's primary context, which cudaMalloc uses; an attached context's object: that context;
+ * memory of a stream-ordered pool or virtual memory mapped for the device counts as the device's),
+ * managed memory, or page-locked host memory mapped for the object's context. Every pointer is
+ * checked before anything is queued; anything else fails the call with WRONG_DEVICE_MEMORY, whose
+ * message names where the memory is and where the object runs (a kernel given such an address
+ * would fault, and a fault ends CUDA work in the whole process: Device errors below). So a caller
+ * of device memory pins its objects to the device (or attached context) its memory is on, or asks
+ * an object made with -1 where it runs (its get_device function) and allocates there. The check
+ * asks the driver once per allocation and object (a few allocations are remembered per object, and
+ * forgotten at its reset), so that streaming through the same buffers costs no driver call; memory
+ * freed and allocated again at the same address elsewhere while an object remembers it is not
+ * noticed.
  *
  * Fences: the device work of one context's objects runs in one order (the context's executor's
  * batches, on one stream). A producer's _push_device call given a `done` fence returns without
@@ -110,6 +130,9 @@ typedef enum {
   CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
   CUDAFFT_STATUS_CUDA_ERROR,          /* any other CUDA failure; see cudafft_last_error_message() */
   CUDAFFT_STATUS_BACKEND_UNAVAILABLE, /* the backend was not built into this library */
+  CUDAFFT_STATUS_WRONG_DEVICE_MEMORY, /* a _device call was given memory of another device or
+                                         context than the object's, or no device memory at all
+                                         (the message says where it is); nothing was queued */
   CUDAFFT_STATUS_COUNT_               /* not a status: the number of statuses */
 } CudafftStatus;
 

@@ -129,8 +129,9 @@ CUDAFFT_API CudafftStatus cudafft_convolve_push(CudafftConvolve *convolve, const
  * through host memory, in steps of CUDAFFT_CONVOLVE_BLOCK frames: the frames of a kernel crossover
  * (blended on the host) and every frame of an F64 stream at a block size below
  * CUDAFFT_CONVOLVE_BLOCK (whose parts are summed on the host). Pushes in device and in host memory
- * may follow one another in any order. UNSUPPORTED on the CPU backend; on_device 0 is
- * cudafft_convolve_push(). */
+ * may follow one another in any order. UNSUPPORTED on the CPU backend; WRONG_DEVICE_MEMORY for
+ * memory its kernels cannot reach (cudafft/common.h, Device memory), before anything is queued;
+ * on_device 0 is cudafft_convolve_push(). */
 CUDAFFT_API CudafftStatus cudafft_convolve_push_device(CudafftConvolve *convolve, const void *in,
                                                        size_t frames, void *out, size_t *produced,
                                                        unsigned on_device,

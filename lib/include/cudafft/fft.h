@@ -82,7 +82,9 @@ CUDAFFT_API CudafftStatus cudafft_execute(CudafftPlan *plan, CudafftDirection di
 /* CUDA backend only: runs batch transforms over device memory, queued on the plan's stream, and
  * returns at once. in and out must be 16-byte aligned (cudaMalloc's pointers are), on the plan's
  * device: make a plan for device memory with that memory's device id (with -1, a host of several
- * GPUs may place it on another; cudafft_plan_get_device() says where it went). */
+ * GPUs may place it on another; cudafft_plan_get_device() says where it went). Memory the plan's
+ * kernels cannot reach (another device's or context's: cudafft/common.h, Device memory) fails with
+ * WRONG_DEVICE_MEMORY before anything is queued. */
 CUDAFFT_API CudafftStatus cudafft_execute_device(CudafftPlan *plan, CudafftDirection direction,
                                                  const void *d_in, void *d_out, size_t batch,
                                                  float scale);

@@ -169,8 +169,9 @@ CUDAFFT_API CudafftStatus cudafft_scope_render(CudafftScope *scope, const void *
  * any alignment: from cuMemAllocPitch, say). Bytes between a row's last pixel and the pitch are
  * left as they are. Returns once the frame is complete in device memory (the host has waited for
  * it): a consumer on any stream may read it. NULL_POINTER for a NULL scope, pixels or (frames > 0)
- * in; INVALID_VALUE, with the sizes, for a pitch too small; UNSUPPORTED on the CPU backend. On
- * another failure the scope is reset. */
+ * in; INVALID_VALUE, with the sizes, for a pitch too small; UNSUPPORTED on the CPU backend;
+ * WRONG_DEVICE_MEMORY for pixels its kernels cannot reach (cudafft/common.h, Device memory), before
+ * anything is drawn. On another failure the scope is reset. */
 CUDAFFT_API CudafftStatus cudafft_scope_render_device(CudafftScope *scope, const void *in,
                                                       size_t frames, void *pixels, size_t pitch);
 

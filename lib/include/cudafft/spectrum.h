@@ -123,7 +123,8 @@ CUDAFFT_API CudafftStatus cudafft_spectrum_push(CudafftSpectrum *spectrum, const
  * complete before the call or at the fence `after` (NULL: complete; cudafft/common.h, Fences),
  * which the analysis is ordered after on the device, and read in place until it returns (the
  * samples never cross the bus). Pushes from device and host memory may follow one another in any
- * order. UNSUPPORTED on the CPU backend. */
+ * order. UNSUPPORTED on the CPU backend; WRONG_DEVICE_MEMORY for memory its kernels cannot reach
+ * (cudafft/common.h, Device memory), before anything is queued. */
 CUDAFFT_API CudafftStatus cudafft_spectrum_push_device(CudafftSpectrum *spectrum, const void *in,
                                                        size_t frames, size_t max_results,
                                                        size_t *consumed, size_t *results,

@@ -119,7 +119,8 @@ CUDAFFT_API CudafftStatus cudafft_stft_push(CudafftStft *stft, const void *in, s
  * the call returns; otherwise (frames in device memory) it returns once the work is queued, *done
  * receives the fence where they are complete (zeroed: they are already), and out must stay until
  * then; the analyser waits for that work at its next call at the latest. UNSUPPORTED on the CPU
- * backend; on_device 0 is cudafft_stft_push(). */
+ * backend; WRONG_DEVICE_MEMORY for memory its kernels cannot reach (cudafft/common.h, Device
+ * memory), before anything is queued; on_device 0 is cudafft_stft_push(). */
 CUDAFFT_API CudafftStatus cudafft_stft_push_device(CudafftStft *stft, const void *in,
                                                    size_t samples, float *out, size_t *frames,
                                                    unsigned on_device, const CudafftFence *after,
@@ -156,7 +157,8 @@ CUDAFFT_API CudafftStatus cudafft_istft_push(CudafftIstft *istft, const float *i
  * out must stay until then; the synthesiser waits for that work at its next call at the latest.
  * A synthesiser whose frame is too large for one device job (1024 channels at fft size 4096, for
  * one) writes its samples one channel group at a time and always waits. UNSUPPORTED on the CPU
- * backend; on_device 0 is cudafft_istft_push(). */
+ * backend; WRONG_DEVICE_MEMORY for memory its kernels cannot reach (cudafft/common.h, Device
+ * memory), before anything is queued; on_device 0 is cudafft_istft_push(). */
 CUDAFFT_API CudafftStatus cudafft_istft_push_device(CudafftIstft *istft, const float *in,
                                                     size_t frames, float *out, unsigned on_device,
                                                     const CudafftFence *after, CudafftFence *done);
@@ -166,7 +168,8 @@ CUDAFFT_API CudafftStatus cudafft_istft_push_device(CudafftIstft *istft, const f
 CUDAFFT_API CudafftStatus cudafft_istft_drain(CudafftIstft *istft, float *out);
 
 /* CUDA backend only: as cudafft_istft_drain(), out in device memory of the synthesiser's context
- * (complete when it returns). UNSUPPORTED on the CPU backend. */
+ * (complete when it returns). UNSUPPORTED on the CPU backend; WRONG_DEVICE_MEMORY for memory its
+ * kernels cannot reach (cudafft/common.h, Device memory). */
 CUDAFFT_API CudafftStatus cudafft_istft_drain_device(CudafftIstft *istft, float *out);
 
 /* Forgets the overlap-add state: the next push starts a new stream. */
