@@ -64,16 +64,22 @@ bench_print_host(const char *cuda_part, const char *software)
   const int devices = cudafft_cuda_device_count();
   if (devices == 0)
     printf("device: no CUDA device (%s is skipped)\n", cuda_part);
-  else {
+  for (int d = 0; d < devices; d++) {
 #ifdef BENCH_COMMON_CUDART
     struct cudaDeviceProp prop;
-    if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess)
-      printf("device: %s (sm_%d%d, %d SMs), %d CUDA device(s), device 0 used\n", prop.name,
-             prop.major, prop.minor, prop.multiProcessorCount, devices);
-    else
+    if (cudaGetDeviceProperties(&prop, d) == cudaSuccess) {
+      printf("device %d: %s (sm_%d%d, %d SMs)\n", d, prop.name, prop.major, prop.minor,
+             prop.multiProcessorCount);
+      continue;
+    }
 #endif
-      printf("device: %d CUDA device(s), device 0 used\n", devices);
+    printf("device %d\n", d);
   }
+  /* the element benchmarks pin their elements (cuda-device-id=0); streams-bench and latency-bench
+   * spread theirs as --devices says and print each device's load after each row */
+  if (devices > 1)
+    printf("devices used: 0 for pinned rows (cuda-device-id=0); rows spread over devices say so "
+           "with each device's load\n");
   char model[256];
   printf("host: %s, %d threads%s%s\n", cpu_model(model, sizeof model) ? model : "unknown CPU",
          bench_host_threads(), software ? "; " : "", software ? software : "");

@@ -56,7 +56,8 @@ typedef struct {
 } Element;
 
 static const Element elements[] = {
-    {"cuda", "cudaconvolve", "backend=cuda drain-tail=false", "cudaconvolve(cuda)"},
+    {"cuda", "cudaconvolve", "backend=cuda cuda-device-id=0 drain-tail=false",
+     "cudaconvolve(cuda)"},
     {"cpu", "cudaconvolve", "backend=cpu drain-tail=false", "cudaconvolve(cpu)"},
     {"audiofirfilter", "audiofirfilter", "", "audiofirfilter"},
 };

@@ -118,13 +118,13 @@ run_once(const char *backend, int channels, guint buffer_samples, double seconds
   gchar *desc = g_strdup_printf(
       "appsrc name=src format=time block=true max-bytes=%u caps=audio/x-raw,format=F32LE,"
       "layout=interleaved,rate=%d,channels=%d,channel-mask=(bitmask)0 ! cudafft name=fft "
-      "backend=%s fft-size=4096 hop=2048 ! %s%s fakesink sync=false",
+      "backend=%s cuda-device-id=0 fft-size=4096 hop=2048 ! %s%s fakesink sync=false",
       (guint)(8 * buffer_samples * channels * sizeof(float)), RATE, channels,
       chain ? "cuda" : backend,
       !chain      ? ""
       : cuda_link ? "audio/x-fft(memory:CUDAMemory) ! "
                   : "audio/x-fft ! ",
-      chain ? "cudaifft backend=cuda ! " : "");
+      chain ? "cudaifft backend=cuda cuda-device-id=0 ! " : "");
   GError *err = NULL;
   GstElement *pipeline = gst_parse_launch(desc, &err);
   g_free(desc);

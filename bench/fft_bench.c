@@ -178,7 +178,7 @@ print_overheads(size_t n, int runs)
   float floor_ms, unused;
   time_medians(run_memset, cudaStreamPerThread, run_memset, cudaStreamPerThread, &b, runs,
                &floor_ms, &unused);
-  CHECK_OURS(cudafft_plan_create(&b.plan, CUDAFFT_BACKEND_CUDA, -1, CUDAFFT_C2C, n));
+  CHECK_OURS(cudafft_plan_create(&b.plan, CUDAFFT_BACKEND_CUDA, 0, CUDAFFT_C2C, n));
   CHECK_CUFFT(cufftPlan1d(&b.cufft, (int)n, CUFFT_C2C, 64));
   cudaStream_t ours_stream = cudafft_plan_get_cuda_stream(b.plan);
   CHECK_CUFFT(cufftSetStream(b.cufft, ours_stream));
@@ -217,7 +217,7 @@ bench_one(CudafftKind kind, size_t n, size_t batch, int runs)
   CHECK_CUFFT(cufftSetStream(b.cufft, cufft_stream));
   const size_t checked = batch < ERROR_TRANSFORMS ? batch : ERROR_TRANSFORMS;
 
-  CHECK_OURS(cudafft_plan_create(&b.plan, CUDAFFT_BACKEND_CUDA, -1, kind, n));
+  CHECK_OURS(cudafft_plan_create(&b.plan, CUDAFFT_BACKEND_CUDA, 0, kind, n));
   cudaStream_t ours_stream = cudafft_plan_get_cuda_stream(b.plan);
   float ours_ms, cufft_ms;
   time_medians(run_ours, ours_stream, run_cufft, cufft_stream, &b, runs, &ours_ms, &cufft_ms);
@@ -280,12 +280,14 @@ main(int argc, char **argv)
     fprintf(stderr, "fft-bench: no CUDA device: %s\n", "the benchmark needs a GPU");
     return 77;
   }
+  /* everything on device 0: our plans (pinned), cuFFT's and the buffers (the current device) */
+  CHECK_CUDA(cudaSetDevice(0));
   struct cudaDeviceProp prop;
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
   int runtime = 0, cufft_version = 0;
   cudaRuntimeGetVersion(&runtime);
   cufftGetVersion(&cufft_version);
-  printf("device: %s (sm_%d%d, %d SMs, L2 %d MB), CUDA runtime %d, cuFFT %d; median of %d runs "
+  printf("device 0: %s (sm_%d%d, %d SMs, L2 %d MB), CUDA runtime %d, cuFFT %d; median of %d runs "
          "of %d call%s each (time per call)\n",
          prop.name, prop.major, prop.minor, prop.multiProcessorCount, prop.l2CacheSize >> 20,
          runtime, cufft_version, runs, calls_per_run, calls_per_run == 1 ? "" : "s");

@@ -68,7 +68,7 @@ print_device(const cudaDeviceProp &prop)
   int runtime = 0, cufft_version = 0;
   cudaRuntimeGetVersion(&runtime);
   cufftGetVersion(&cufft_version);
-  printf("device: %s (sm_%d%d, %d SMs), CUDA runtime %d, cuFFT %d\n", prop.name, prop.major,
+  printf("device 0: %s (sm_%d%d, %d SMs), CUDA runtime %d, cuFFT %d\n", prop.name, prop.major,
          prop.minor, prop.multiProcessorCount, runtime, cufft_version);
 }
 

@@ -145,8 +145,10 @@ main(int argc, char **argv)
     return 77;
   }
   cudaDeviceProp prop;
+  /* everything on device 0: our plan (pinned), cuFFT's and the buffers (the current device) */
+  CHECK_CUDA(cudaSetDevice(0));
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
-  printf("device: %s; C2C %d x %d; event-timed medians of %d runs, rows interleaved\n", prop.name,
+  printf("device 0: %s; C2C %d x %d; event-timed medians of %d runs, rows interleaved\n", prop.name,
          b.batch, kN, runs);
 
   const size_t count = (size_t)kN * b.batch;
@@ -159,7 +161,7 @@ main(int argc, char **argv)
     x = make_float2(2.0f * rand() / RAND_MAX - 1.0f, 2.0f * rand() / RAND_MAX - 1.0f);
   CHECK_CUDA(cudaMemcpy(b.in, host.data(), count * sizeof(float2), cudaMemcpyHostToDevice));
 
-  CHECK_OURS(cudafft_plan_create(&b.plan, CUDAFFT_BACKEND_CUDA, -1, CUDAFFT_C2C, kN));
+  CHECK_OURS(cudafft_plan_create(&b.plan, CUDAFFT_BACKEND_CUDA, 0, CUDAFFT_C2C, kN));
   b.stream = (cudaStream_t)cudafft_plan_get_cuda_stream(b.plan);
   CHECK_CUFFT(cufftPlan1d(&b.cufft, kN, CUFFT_C2C, b.batch));
   CHECK_CUFFT(cufftSetStream(b.cufft, b.stream));

@@ -106,7 +106,7 @@ element_description(const Element *e)
 {
   if (!strcmp(e->key, "spectrascope"))
     return g_strdup("audioconvert ! audio/x-raw,format=S16LE,channels=2 ! spectrascope");
-  return g_strdup_printf("cudaspectrumscope backend=%s style=%s fft-size=%u",
+  return g_strdup_printf("cudaspectrumscope backend=%s cuda-device-id=0 style=%s fft-size=%u",
                          !strcmp(e->key, "cpu") ? "cpu" : "cuda", style, fft_size);
 }
 

@@ -212,12 +212,13 @@ run_once(const Case *c, const Element *e, GstBuffer **input, guint64 buffers, Ru
 {
   gchar *desc = g_strdup_printf(
       "appsrc name=src format=time block=true max-bytes=%u caps=audio/x-raw,format=F32LE,"
-      "layout=interleaved,rate=%d,channels=%u,channel-mask=(bitmask)0 ! %s name=an %s%s "
+      "layout=interleaved,rate=%d,channels=%u,channel-mask=(bitmask)0 ! %s name=an %s%s%s "
       "bands=%u interval=%" G_GUINT64_FORMAT " threshold=%d multi-channel=%s post-messages=true "
       "message-magnitude=true message-phase=%s ! fakesink sync=false",
       (guint)(8 * buffer_frames * c->channels * sizeof(float)), RATE, c->channels, e->factory,
-      e->backend ? "backend=" : "", e->backend ? e->backend : "", c->bands, interval_ns(c),
-      threshold, c->multi ? "true" : "false", phase ? "true" : "false");
+      e->backend ? "backend=" : "", e->backend ? e->backend : "",
+      e->backend && !strcmp(e->backend, "cuda") ? " cuda-device-id=0" : "", c->bands,
+      interval_ns(c), threshold, c->multi ? "true" : "false", phase ? "true" : "false");
   GError *err = NULL;
   GstElement *pipeline = gst_parse_launch(desc, &err);
   if (!pipeline || err) {

@@ -54,7 +54,11 @@ main(void)
   if (status != CUDAFFT_STATUS_OK)
     return fail("creating the C2R plan", status);
   const int on_gpu = cudafft_plan_get_backend(forward) == CUDAFFT_BACKEND_CUDA;
-  printf("backend: %s\n", on_gpu ? "CUDA (GPU)" : "CPU (FFTW): no usable CUDA device");
+  if (on_gpu)
+    printf("backend: CUDA (GPU), the plans on devices %d and %d\n",
+           cudafft_plan_get_device(forward), cudafft_plan_get_device(inverse));
+  else
+    printf("backend: CPU (FFTW): no usable CUDA device\n");
 
   const double start = seconds();
   status = cudafft_execute(forward, CUDAFFT_FORWARD, audio, spectra, FRAMES, 1.0f);
