@@ -14,6 +14,7 @@
  *
  * Usage: launch-bench [--batch B] [--runs R] (defaults 64 and 300) */
 #include "bench_check.h"
+#include "driver_entry.cuh"
 #include "kernel_launch.h"
 #include <cudafft/fft.h>
 
@@ -166,8 +167,7 @@ main(int argc, char **argv)
   CHECK_CUFFT(cufftPlan1d(&b.cufft, kN, CUFFT_C2C, b.batch));
   CHECK_CUFFT(cufftSetStream(b.cufft, b.stream));
   cudaDriverEntryPointQueryResult found;
-  CHECK_CUDA(cudaGetDriverEntryPointByVersion("cuLaunchKernel", (void **)&b.launch, 4000,
-                                              cudaEnableDefault, &found));
+  CHECK_CUDA(cudafft_driver_entry("cuLaunchKernel", 4000, (void **)&b.launch, &found));
   CHECK_CUDA(cudaGetFuncBySymbol((cudaFunction_t *)&b.empty, (const void *)empty_kernel));
   cudaGraph_t graph;
   CHECK_CUDA(cudaStreamBeginCapture(b.stream, cudaStreamCaptureModeThreadLocal));

@@ -1,6 +1,8 @@
 /* context_driver.cu: see the header. */
 #include "context_driver.h"
 
+#include "driver_entry.cuh"
+
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
@@ -17,8 +19,7 @@ entry(const char *symbol, unsigned version, char *why, size_t size)
 {
   void *fn = nullptr;
   cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-  const cudaError_t error =
-      cudaGetDriverEntryPointByVersion(symbol, &fn, version, cudaEnableDefault, &found);
+  const cudaError_t error = cudafft_driver_entry(symbol, version, &fn, &found);
   if (error != cudaSuccess || found != cudaDriverEntryPointSuccess || !fn) {
     snprintf(why, size, "the driver's %s (version %u) cannot be had: %s, query result %d", symbol,
              version, cudaGetErrorString(error), (int)found);
@@ -75,13 +76,20 @@ ctxdrv_create(int device, void **context, char *why, size_t size)
   if (!ok(init(0), "cuInit", why, size) || !ok(device_get(&dev, device), "cuDeviceGet", why, size))
     return 0;
   /* cuCtxCreate is cuCtxCreate_v4 in CUDA 13's header (12.5's ABI: a parameters struct, here
-   * empty: no affinity, no CIG). */
+   * empty: no affinity, no CIG); before 12.5 the newest is cuCtxCreate_v3 (11.4's: affinity
+   * parameters, here none), which is what driver_entry.cuh finds there. */
+  CUcontext made = nullptr;
+#if CUDART_VERSION >= 12050
   ENTRY(PFN_cuCtxCreate_v12050, create, "cuCtxCreate", 12050);
   CUctxCreateParams params;
   memset(&params, 0, sizeof params);
-  CUcontext made = nullptr;
   if (!ok(create(&made, &params, CU_CTX_SCHED_BLOCKING_SYNC, dev), "cuCtxCreate", why, size))
     return 0;
+#else
+  ENTRY(PFN_cuCtxCreate_v11040, create, "cuCtxCreate", 11040);
+  if (!ok(create(&made, nullptr, 0, CU_CTX_SCHED_BLOCKING_SYNC, dev), "cuCtxCreate", why, size))
+    return 0;
+#endif
   /* cuCtxCreate leaves the new context current: the test makes it current where it means to */
   CUcontext popped = nullptr;
   if (!ok(pop(&popped), "cuCtxPopCurrent", why, size))

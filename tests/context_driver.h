@@ -1,5 +1,5 @@
 /* context_driver.h: the CUDA driver calls test_cuda_context needs (a context of its own, memory in
- * it, the thread's current context), found through cudaGetDriverEntryPointByVersion as the library
+ * it, the thread's current context), found through the runtime (driver_entry.cuh) as the library
  * finds its own, so that the test starts on machines without libcuda. Each returns 1, or 0 with
  * the failed call and the driver's code in why. Plain C interface; context_driver.cu. */
 #ifndef CUDAFFT_CONTEXT_DRIVER_H

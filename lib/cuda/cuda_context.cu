@@ -2,9 +2,9 @@
  * what attaching a context asks of the driver (cudafft_cuda_host_context_device(), cuda_host.h).
  *
  * The runtime API cannot make a context current that it did not make (cudaSetDevice binds the
- * device's primary context), so the driver's context calls are used, found through
- * cudaGetDriverEntryPointByVersion rather than linked: the library must load on machines without
- * the driver (CI), where libcuda is absent. Once a context is current, the runtime's calls
+ * device's primary context), so the driver's context calls are used, found through the runtime
+ * (driver_entry.cuh) rather than linked: the library must load on machines without the driver
+ * (CI), where libcuda is absent. Once a context is current, the runtime's calls
  * (kernels, streams, events, cudaMallocAsync) use it (the CUDA Programming Guide, "Interoperability
  * between Runtime and Driver APIs"). */
 #include "caller_context.cuh"
@@ -12,6 +12,7 @@
 #include "cuda_check.cuh"
 #include "cuda_host.h"
 #include "device_load.h"
+#include "driver_entry.cuh"
 #include "driver_errors.cuh"
 #include "thread_name.h"
 
@@ -49,8 +50,7 @@ find(const char *symbol, unsigned version, F *fn)
     return false;
   void *entry = nullptr;
   cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-  cudaError_t error =
-      cudaGetDriverEntryPointByVersion(symbol, &entry, version, cudaEnableDefault, &found);
+  cudaError_t error = cudafft_driver_entry(symbol, version, &entry, &found);
   if (error == cudaSuccess && (found != cudaDriverEntryPointSuccess || !entry))
     error = cudaErrorSymbolNotFound;
   if (error != cudaSuccess) {

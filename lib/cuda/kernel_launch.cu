@@ -2,6 +2,7 @@
  * (kernel_launch.h). */
 #include "kernel_launch.h"
 
+#include "driver_entry.cuh"
 #include "driver_errors.cuh"
 
 #include <cuda.h>
@@ -23,8 +24,7 @@ driver_launch_entry(void **entry)
   if (*entry)
     return cudaSuccess;
   cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-  cudaError_t error =
-      cudaGetDriverEntryPointByVersion("cuLaunchKernel", entry, 4000, cudaEnableDefault, &found);
+  cudaError_t error = cudafft_driver_entry("cuLaunchKernel", 4000, entry, &found);
   if (error == cudaSuccess && found != cudaDriverEntryPointSuccess)
     error = cudaErrorSymbolNotFound;
   if (error == cudaSuccess)
