@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 31 on a host with two GPUs (or more), in one command, within about 8 minutes, on a GPU
+# Several GPUs (a host with two or more), in one command, within about 10 minutes, on a GPU
 # machine without GStreamer (the bundle made by ../shared/gpu/make-gst-bundle .gst-bundle):
 #  1. build for one architecture (CUDA_ARCH, default 90) in build-mgpu, from scratch, only what the
 #     steps below run (the plugin, the two tests, the two benchmarks);
@@ -15,7 +15,11 @@
 #     and one stereo instance (16384 channels, 128 GB of state, took a minute to make on 2x H200
 #     and do not fit an H100: the 2026-11-27 run spent its limit there);
 #  5. streams-bench with D = 1 and D = 2 on the rows whose per-stream work is the device's:
-#     cudaconvolve with 10 s responses, 256 and 1024 pipelines.
+#     cudaconvolve with 10 s responses, 256 and 1024 pipelines;
+#  6. tests/test_device_memory (suite devices): every _device entry point refuses memory of the
+#     other device and of another context, and leaves the caller's context as it was;
+#  7. every other program of bench/, briefly (a few runs each): on a host of two GPUs each must
+#     run to its end and say the device it used (none may fault on another device's memory).
 # Each benchmark row of the cuda backend is followed by (streams-bench) or ends with (latency-bench)
 # each device's load: objects and state. Logs go to LOGDIR (default $OUT when set, else
 # build-mgpu/logs); each step prints how long it took and is cut at its own time limit. The exit
@@ -50,8 +54,10 @@ nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader 2>&1 | tee 
 
 rm -rf build-mgpu
 TAIL=5 step setup 60 meson setup build-mgpu -Dcuda-arch="${CUDA_ARCH:-90}"
-TAIL=5 step build 300 ninja -C build-mgpu tests/test_multigpu tests/test_device_errors \
-  bench/latency-bench bench/streams-bench plugin/libgstcudafft.so
+TAIL=5 step build 420 ninja -C build-mgpu tests/test_multigpu tests/test_device_errors \
+  tests/test_device_memory bench/latency-bench bench/streams-bench bench/fft-bench \
+  bench/launch-bench bench/spectrum-kernel-bench bench/convolve-kernel-bench bench/element-bench \
+  bench/spectrum-bench bench/convolve-bench bench/scope-bench plugin/libgstcudafft.so
 [ "$failed" = 0 ] || { echo "!! the build failed: $logdir/setup.log, $logdir/build.log"; exit 1; }
 
 export GST_PLUGIN_PATH=$PWD/build-mgpu/plugin
@@ -67,6 +73,18 @@ step latency-bench 300 build-mgpu/bench/latency-bench --devices 1,2 --backends c
 
 step streams-bench 110 build-mgpu/bench/streams-bench --devices 1,2 --backends cuda \
   --elements convolve10 --streams 256,1024 --warmup 3 --window 2
+
+TAIL=40 step device-memory-test 120 build-mgpu/tests/test_device_memory cuda
+
+# Every other benchmark, briefly: each must end well and name the device it used.
+TAIL=8 step fft-bench 60 build-mgpu/bench/fft-bench --runs 5 --calls 4
+TAIL=8 step launch-bench 60 build-mgpu/bench/launch-bench --runs 20
+TAIL=8 step spectrum-kernel-bench 60 build-mgpu/bench/spectrum-kernel-bench --runs 5
+TAIL=8 step convolve-kernel-bench 60 build-mgpu/bench/convolve-kernel-bench --runs 5
+TAIL=8 step element-bench 60 build-mgpu/bench/element-bench --runs 1 --seconds 2
+TAIL=8 step spectrum-bench 90 build-mgpu/bench/spectrum-bench --runs 1 --seconds 2 --max-wall 20
+TAIL=8 step convolve-bench 90 build-mgpu/bench/convolve-bench --runs 1 --seconds 2 --max-wall 20
+TAIL=8 step scope-bench 90 build-mgpu/bench/scope-bench --runs 1 --seconds 2 --max-wall 20
 
 echo "== total: $SECONDS s; logs in $logdir"
 exit "$failed"

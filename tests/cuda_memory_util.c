@@ -234,3 +234,14 @@ watch_fences(GstElement *pipeline, const char *name, gint *fenced)
   gst_object_unref(pad);
   gst_object_unref(element);
 }
+
+void
+require_element(const char *name)
+{
+  GstElementFactory *factory = gst_element_factory_find(name);
+  fail_unless(factory != NULL,
+              "no element %s: this GStreamer lacks nvcodec (gst-plugins-bad with GStreamer's CUDA "
+              "library; ../shared/gpu/make-gst-bundle --nvcodec on the GPU machine)",
+              name);
+  gst_object_unref(factory);
+}

@@ -61,4 +61,7 @@ GstPadProbeReturn keep_caps(GstPad *pad, GstPadProbeInfo *info, gpointer data);
  * done (they carry the plugin's fence meta, looked up by its name). */
 void watch_fences(GstElement *pipeline, const char *name, gint *fenced);
 
+/* Fails the test where GStreamer has no element `name` (nvcodec's cudaupload, cudadownload). */
+void require_element(const char *name);
+
 #endif

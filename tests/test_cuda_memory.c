@@ -87,17 +87,6 @@ check_same_frames(GPtrArray *got, GPtrArray *want, const char *what)
   test_check(TRUE, "%s: %u frames byte for byte the system-memory path's", what, got->len);
 }
 
-static void
-require_element(const char *name)
-{
-  GstElementFactory *factory = gst_element_factory_find(name);
-  fail_unless(factory != NULL,
-              "no element %s: this GStreamer lacks nvcodec (gst-plugins-bad with GStreamer's CUDA "
-              "library; ../shared/gpu/make-gst-bundle --nvcodec on the GPU machine)",
-              name);
-  gst_object_unref(factory);
-}
-
 /* The GstCudaContext an element answers the context query with, through its own pad (NULL:
  * none); a reference. */
 static GObject *

@@ -17,6 +17,9 @@
  * - between two of ours in CUDA memory (directly or through a capsfilter) the producer pushes
  *   before its device work is done (the buffer carries its fence), and never else: counted on
  *   cv0's, cudafft's and cudaifft's output in every chain above.
+ * - CUDA memory of a context not the element's (a cudaupload's in a pipeline apart, on device 0
+ *   and on device 1 where there is one) into cudafft, cudaconvolve, cudaspectrum and cudaifft: read
+ *   as system memory, never handed to a kernel, the output byte for byte system memory's.
  * cpu (CI, no GPU needed): cudafft, cudaconvolve and cudaspectrum with backend=cpu refuse the link
  * to CUDA-memory-only caps, naming them; the state cycles in system memory. */
 #include "cuda_memory_util.h"
@@ -450,6 +453,189 @@ GST_START_TEST(test_cpu_refuses_cuda_memory)
 }
 GST_END_TEST;
 
+/* ---- CUDA memory of a context not the element's ---- */
+
+/* CUDA memory of a context no element of ours shares: GStreamer's own, made by a cudaupload in a
+ * pipeline apart on `device` (another device's memory where there are two; on one device, memory
+ * of another context on it, which a kernel of ours cannot read either). */
+typedef struct {
+  GstElement *pipeline, *sink;
+} Foreign;
+
+static void
+foreign_open(Foreign *f, int device, gsize bytes)
+{
+  require_element("cudaupload");
+  f->pipeline =
+      launch("videotestsrc ! video/x-raw,format=RGBA,width=%" G_GSIZE_FORMAT
+             ",height=1 ! cudaupload cuda-device-id=%d ! video/x-raw(memory:CUDAMemory) ! "
+             "appsink name=sink sync=false max-buffers=4",
+             (bytes + 3) / 4, device);
+  f->sink = gst_bin_get_by_name(GST_BIN(f->pipeline), "sink");
+  fail_unless(gst_element_set_state(f->pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+}
+
+static void
+foreign_close(Foreign *f)
+{
+  gst_element_set_state(f->pipeline, GST_STATE_NULL);
+  gst_object_unref(f->sink);
+  gst_object_unref(f->pipeline);
+}
+
+/* src's bytes in a buffer of the foreign context's CUDA memory, with src's flags, timestamps,
+ * offsets and metas. */
+static GstBuffer *
+foreign_buffer(Foreign *f, GstBuffer *src)
+{
+  GstSample *sample = gst_app_sink_try_pull_sample(GST_APP_SINK(f->sink), 10 * GST_SECOND);
+  fail_unless(sample != NULL, "cudaupload gave no frame of CUDA memory");
+  GstBuffer *frame = gst_sample_get_buffer(sample);
+  fail_unless(is_cuda_memory(frame), "cudaupload's frame is not CUDA memory");
+  /* a memory of its own (the allocator's copy, in the same context): the upload's pool may
+   * reuse its frame */
+  GstMemory *memory = gst_memory_copy(gst_buffer_peek_memory(frame, 0), 0, -1);
+  gst_sample_unref(sample);
+  GstMapInfo in, out;
+  fail_unless(gst_buffer_map(src, &in, GST_MAP_READ));
+  fail_unless(in.size <= gst_memory_get_sizes(memory, NULL, NULL),
+              "a frame of %" G_GSIZE_FORMAT " bytes cannot hold a buffer of %" G_GSIZE_FORMAT,
+              gst_memory_get_sizes(memory, NULL, NULL), in.size);
+  fail_unless(gst_memory_map(memory, &out, GST_MAP_WRITE));
+  memcpy(out.data, in.data, in.size);
+  gst_memory_unmap(memory, &out);
+  gst_memory_resize(memory, 0, (gssize)in.size);
+  const gsize size = in.size;
+  gst_buffer_unmap(src, &in);
+  GstBuffer *buffer = gst_buffer_new();
+  gst_buffer_append_memory(buffer, memory);
+  gst_buffer_copy_into(buffer, src,
+                       GST_BUFFER_COPY_FLAGS | GST_BUFFER_COPY_TIMESTAMPS | GST_BUFFER_COPY_META, 0,
+                       -1);
+  fail_unless_equals_uint64(gst_buffer_get_size(buffer), size);
+  return buffer;
+}
+
+/* appsrc (caps, in CUDA memory of `foreign` where given, else in system memory) ! MIDDLE ! appsink
+ * over `inputs` (GstBuffer) to EOS, no ERROR: the output into out, the spectrum messages'
+ * magnitudes into *magnitudes where given; cv0, where MIDDLE has one, gets the kernel taps. */
+static void
+run_inputs(const char *middle, GstCaps *caps, GPtrArray *inputs, Foreign *foreign,
+           const double *taps, gsize n, GPtrArray *out, GArray **magnitudes)
+{
+  GstElement *pipeline =
+      launch("appsrc name=src format=time ! %s ! appsink name=sink sync=false", middle);
+  GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+  GstCaps *src_caps = foreign ? gst_caps_copy(caps) : gst_caps_ref(caps);
+  if (foreign)
+    gst_caps_set_features(src_caps, 0, gst_caps_features_new("memory:CUDAMemory", NULL));
+  g_object_set(src, "caps", src_caps, NULL);
+  gst_caps_unref(src_caps);
+  GstElement *cv = gst_bin_get_by_name(GST_BIN(pipeline), "cv0");
+  if (cv)
+    eu_set_kernel(cv, taps, n);
+  gst_clear_object(&cv);
+  Magnitudes kept;
+  g_mutex_init(&kept.lock);
+  kept.values = g_array_new(FALSE, FALSE, sizeof(gfloat));
+  GstBus *bus = gst_element_get_bus(pipeline);
+  gst_bus_set_sync_handler(bus, keep_magnitudes, &kept, NULL);
+  fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+  for (guint i = 0; i < inputs->len; i++) {
+    GstBuffer *input = g_ptr_array_index(inputs, i);
+    GstBuffer *buffer = foreign ? foreign_buffer(foreign, input) : gst_buffer_ref(input);
+    fail_unless_equals_int(gst_app_src_push_buffer(GST_APP_SRC(src), buffer), GST_FLOW_OK);
+  }
+  gst_app_src_end_of_stream(GST_APP_SRC(src));
+  pull_all(pipeline, out);
+  gchar *text = NULL;
+  fail_if(pipeline_error(pipeline, &text), "%s from CUDA memory of another context: %s", middle,
+          text);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_bus_set_sync_handler(bus, NULL, NULL, NULL);
+  gst_object_unref(bus);
+  if (magnitudes)
+    *magnitudes = g_array_ref(kept.values);
+  g_array_unref(kept.values);
+  g_mutex_clear(&kept.lock);
+  gst_object_unref(src);
+  gst_object_unref(pipeline);
+}
+
+/* Every audio element fed CUDA memory of a context not its own (on device 0 and, where there are
+ * two, on device 1): it must not hand it to a kernel (a fault would end CUDA work in the process),
+ * but read it as system memory: its output byte for byte that of the same input in system memory
+ * (cudaspectrum's magnitudes bit for bit too), no ERROR. cudaifft gets cudafft's frames so. */
+GST_START_TEST(test_foreign_context_memory)
+{
+  TestSignal s;
+  random_signal(&s, "CUDA memory of another context");
+  GstCaps *audio_caps = eu_raw_caps(s.format, s.rate, s.channels);
+  GPtrArray *audio = eu_buffer_list();
+  for (gsize first = 0; first < s.frames; first += 480)
+    g_ptr_array_add(audio, eu_signal_buffer(&s, first, MIN(480, s.frames - first), 0));
+  /* cudaifft's input: cudafft's frames, in system memory */
+  GPtrArray *frames = frame_list();
+  run_audio(&s, FFT " ! audio/x-fft", frames);
+  fail_unless(frames->len > 5);
+  GstCaps *frame_caps = gst_caps_ref(gst_sample_get_caps(g_ptr_array_index(frames, 0)));
+  GPtrArray *frame_buffers = eu_buffer_list();
+  gsize largest = 0;
+  for (guint i = 0; i < frames->len; i++) {
+    GstBuffer *b = gst_sample_get_buffer(g_ptr_array_index(frames, i));
+    largest = MAX(largest, gst_buffer_get_size(b));
+    g_ptr_array_add(frame_buffers, gst_buffer_ref(b));
+  }
+  const double taps[] = {0.5, -0.25, 0.125, 0.3, 0.05};
+  static const struct {
+    const char *middle;
+    gboolean frames;
+  } elements[] = {
+      {FFT, FALSE},
+      {"cudaconvolve name=cv0", FALSE},
+      {"cudaspectrum bands=513 interval=10000000 post-messages=true multi-channel=true", FALSE},
+      {"cudaifft", TRUE},
+  };
+  const int devices = MIN(cudafft_cuda_device_count(), 2);
+  for (int device = 0; device < devices; device++) {
+    Foreign foreign;
+    foreign_open(&foreign, device, MAX(largest, 480 * s.channels * sizeof(gfloat)));
+    for (guint e = 0; e < G_N_ELEMENTS(elements); e++) {
+      GstCaps *caps = elements[e].frames ? frame_caps : audio_caps;
+      GPtrArray *inputs = elements[e].frames ? frame_buffers : audio;
+      GPtrArray *want = frame_list(), *got = frame_list();
+      GArray *want_levels = NULL, *got_levels = NULL;
+      run_inputs(elements[e].middle, caps, inputs, NULL, taps, G_N_ELEMENTS(taps), want,
+                 &want_levels);
+      run_inputs(elements[e].middle, caps, inputs, &foreign, taps, G_N_ELEMENTS(taps), got,
+                 &got_levels);
+      gchar *what = g_strdup_printf("%s fed CUDA memory of a context of device %d not its own",
+                                    elements[e].middle, device);
+      check_same_buffers(got, want, what);
+      fail_unless(
+          got_levels->len == want_levels->len &&
+              memcmp(got_levels->data, want_levels->data, want_levels->len * sizeof(gfloat)) == 0,
+          "%s: the spectrum's %u magnitudes differ from system memory's (%u)", what,
+          got_levels->len, want_levels->len);
+      if (want_levels->len > 0)
+        test_check(TRUE, "%s: %u magnitudes bit for bit system memory's", what, got_levels->len);
+      g_free(what);
+      g_array_unref(want_levels);
+      g_array_unref(got_levels);
+      g_ptr_array_unref(want);
+      g_ptr_array_unref(got);
+    }
+    foreign_close(&foreign);
+  }
+  gst_caps_unref(frame_caps);
+  gst_caps_unref(audio_caps);
+  g_ptr_array_unref(frame_buffers);
+  g_ptr_array_unref(frames);
+  g_ptr_array_unref(audio);
+  test_signal_clear(&s);
+}
+GST_END_TEST;
+
 static Suite *
 cuda_memory_audio_suite(void)
 {
@@ -466,6 +652,7 @@ cuda_memory_audio_suite(void)
   tcase_add_test(tc, test_convolve_spectrum_cuda_link);
   tcase_add_test(tc, test_fft_ifft_between_filters);
   tcase_add_test(tc, test_cycles_while_audio_flows);
+  tcase_add_test(tc, test_foreign_context_memory);
   return suite;
 }
 
