@@ -8,6 +8,9 @@ _gl_dir=/tmp/gst-cuda-gl-standins
 for _gl_round in 1 2 3 4 5 6; do
   _gl_missing=$(pkg-config --print-errors --exists gstreamer-cuda-1.0 2>&1 |
     sed -n "s/^Package '\([^']*\)', required by .*/\1/p" | sort -u)
+  # never gstreamer-cuda-1.0 itself: without its real files (install-gst-cuda-dev.sh's .deps,
+  # carried along) the build goes without CUDA memory rather than against a stand-in
+  _gl_missing=$(echo "$_gl_missing" | grep -vx gstreamer-cuda-1.0)
   [ -n "$_gl_missing" ] || break
   mkdir -p "$_gl_dir"
   for _gl_m in $_gl_missing; do
