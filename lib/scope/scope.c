@@ -501,7 +501,7 @@ cudafft_scope_render_device(CudafftScope *scope, const void *in, size_t frames, 
       return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "%s: pitch %zu is too large", call, pitch);
     const CudafftStatus placed =
         cudafft_device_pointer_check(&scope->checked, scope->device, pixels,
-                                     rows > 0 ? (rows - 1) * pitch + row : 0, call, "pixels");
+                                     rows > 0 ? (rows - 1) * pitch + row : 0, call, "pixel buffer");
     if (placed != CUDAFFT_STATUS_OK)
       return placed;
   }
