@@ -56,8 +56,10 @@ typedef struct {
 CudafftStatus cudafft_device_pointer_judge(const CudafftPointerPlace *place, const void *ptr,
                                            size_t bytes, const char *call, const char *what);
 
-/* The ranges of one object that passed. Zeroed: none (what a new object starts with). */
-#define CUDAFFT_CHECKED_RANGES 4
+/* The ranges of one object that passed, the most recent ones: enough for the buffers a pool of
+ * GStreamer's CUDA memory cycles through (its buffers are allocations of their own). Zeroed: none
+ * (what a new object starts with). */
+#define CUDAFFT_CHECKED_RANGES 16
 typedef struct {
   uintptr_t start[CUDAFFT_CHECKED_RANGES];
   size_t size[CUDAFFT_CHECKED_RANGES];
