@@ -81,6 +81,7 @@
 #include <cudafft/convolve.h>
 #include "gstcudaconvolveir.h"
 #include "gstcudafftcontext.h"
+#include "gstcudafftproperties.h"
 
 #include <gst/audio/audio.h>
 #include <float.h>
@@ -230,9 +231,8 @@ gst_cuda_convolve_set_property(GObject *object, guint prop_id, const GValue *val
     guint n = 0;
     gchar *why = NULL;
     if (!kernel_from_value(value, &taps, &n, &why)) {
-      GST_WARNING_OBJECT(self, "kernel refused: %s", why);
-      GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
-                          ("Kernel refused (%s); keeping the previous kernel.", why), (NULL));
+      gst_cudafft_refuse_value(GST_ELEMENT(self),
+                               "Kernel refused (%s); keeping the previous kernel.", why);
       g_free(why);
       break;
     }
@@ -280,25 +280,11 @@ gst_cuda_convolve_set_property(GObject *object, guint prop_id, const GValue *val
     if (valid)
       s->block_size = size; /* the streaming thread gives it to the engine at the next buffer */
     GST_OBJECT_UNLOCK(self);
-    if (!valid) {
-      GST_WARNING_OBJECT(self, "block-size %u refused; keeping %u", size, old);
-      /* gst-launch-1.0 sets properties before the element is in a pipeline, where a WARNING
-       * message would reach no bus: there the user hears of it from GLib's log, as of a value
-       * outside the range */
-      GstBus *bus = gst_element_get_bus(GST_ELEMENT(self));
-      if (bus)
-        GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
-                            ("block-size %u refused: use 0 (zero latency) or a power of two from "
-                             "%d to %d; keeping %u.",
-                             size, CUDAFFT_CONVOLVE_MIN_BLOCK, CUDAFFT_CONVOLVE_BLOCK, old),
-                            (NULL));
-      else
-        g_warning("%s: block-size %u refused: use 0 (zero latency) or a power of two from %d to "
-                  "%d; keeping %u.",
-                  GST_OBJECT_NAME(self), size, CUDAFFT_CONVOLVE_MIN_BLOCK, CUDAFFT_CONVOLVE_BLOCK,
-                  old);
-      g_clear_object(&bus);
-    }
+    if (!valid)
+      gst_cudafft_refuse_value(GST_ELEMENT(self),
+                               "block-size %u refused: use 0 (zero latency) or a power of two "
+                               "from %d to %d. Keeping block-size=%u.",
+                               size, CUDAFFT_CONVOLVE_MIN_BLOCK, CUDAFFT_CONVOLVE_BLOCK, old);
     break;
   }
   default:

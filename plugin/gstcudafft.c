@@ -48,6 +48,7 @@
 #include <cudafft/stft.h>
 #include "gstcudafftcaps.h"
 #include "gstcudafftcontext.h"
+#include "gstcudafftproperties.h"
 
 #include <gst/audio/audio.h>
 
@@ -101,33 +102,6 @@ G_DEFINE_TYPE_WITH_CODE(GstCudaFft, gst_cuda_fft, GST_TYPE_CUDAFFT_AUDIO_FILTER,
 GST_ELEMENT_REGISTER_DEFINE(cudafft, "cudafft", GST_RANK_NONE, GST_TYPE_CUDA_FFT);
 
 GST_CUDAFFT_DEFINE_ENGINE(stft_engine, stft, CudafftStft, CudafftStftConfig, "the STFT analyser");
-
-/* fft-size as an enumeration of the sizes the engine takes, each named by its value ("4096"):
- * gst-launch-1.0 refuses any other value with "could not set property" (it reports a failed parse
- * for enumerations; a uint out of our set would parse, be refused quietly and leave the old size),
- * gst-inspect-1.0 lists the valid ones, and g_object_set() with the number still works. */
-#define GST_TYPE_CUDAFFT_FFT_SIZE (gst_cudafft_fft_size_get_type())
-static GType
-gst_cudafft_fft_size_get_type(void)
-{
-  static GType type = 0;
-  if (g_once_init_enter(&type)) {
-    guint count = 0;
-    for (guint n = CUDAFFT_MIN_SIZE; n <= CUDAFFT_MAX_SIZE; n *= 2)
-      count++;
-    /* kept for the life of the type, as g_enum_register_static() requires */
-    GEnumValue *values = g_new0(GEnumValue, count + 1);
-    guint i = 0;
-    for (guint n = CUDAFFT_MIN_SIZE; n <= CUDAFFT_MAX_SIZE; n *= 2, i++) {
-      values[i].value = (gint)n;
-      values[i].value_name = g_strdup_printf("%u samples", n);
-      values[i].value_nick = g_strdup_printf("%u", n);
-    }
-    GType t = g_enum_register_static("GstCudafftFftSize", values);
-    g_once_init_leave(&type, t);
-  }
-  return type;
-}
 
 static guint
 effective_hop(const Settings *s)

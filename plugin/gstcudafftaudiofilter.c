@@ -2,6 +2,7 @@
 #include "gstcudafftaudiofilterprivate.h"
 
 #include "gstcudafftfence.h"
+#include "gstcudafftproperties.h"
 
 #include <string.h>
 
@@ -33,6 +34,20 @@ gst_cudafft_audio_filter_set_property(GObject *object, guint prop_id, const GVal
 {
   GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(object);
   GstCudafftAudioFilterPrivate *priv = gst_cudafft_audio_filter_get_instance_private(filter);
+  /* both take effect at the start: refused once started (reading back gives the value in effect) */
+  GST_OBJECT_LOCK(filter);
+  const gboolean backend = prop_id == PROP_BACKEND;
+  const gboolean changes = backend ? g_value_get_enum(value) != (gint)priv->backend
+                                   : g_value_get_int(value) != priv->device_id;
+  gchar *in_effect = backend
+                         ? g_strdup(gst_cudafft_enum_nick(GST_TYPE_CUDAFFT_BACKEND, priv->backend))
+                         : g_strdup_printf("%d", priv->device_id);
+  GST_OBJECT_UNLOCK(filter);
+  const gboolean refused =
+      gst_cudafft_refuse_while_started(GST_ELEMENT(filter), pspec, changes, in_effect);
+  g_free(in_effect);
+  if (refused)
+    return;
   GST_OBJECT_LOCK(filter);
   switch (prop_id) {
   case PROP_BACKEND:

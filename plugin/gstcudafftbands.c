@@ -1,6 +1,8 @@
 /* gstcudafftbands.c: see the header. */
 #include "gstcudafftbands.h"
 
+#include "gstcudafftproperties.h"
+
 GType
 gst_cudafft_frequency_scale_get_type(void)
 {
@@ -86,10 +88,11 @@ gst_cudafft_bands_check_per_octave(GstElement *element, guint b)
 {
   if (b == 1 || b == 3 || b == 6 || b == 12 || b == 24)
     return TRUE;
-  GST_ELEMENT_WARNING(element, LIBRARY, SETTINGS,
-                      ("bands-per-octave %u is not one of 1, 3, 6, 12, 24 (IEC 61260-1); "
-                       "ignored.",
-                       b),
-                      (NULL));
+  guint in_effect = 0;
+  g_object_get(element, "bands-per-octave", &in_effect, NULL);
+  gst_cudafft_refuse_value(element,
+                           "bands-per-octave %u refused: use 1, 3, 6, 12 or 24 (IEC 61260-1). "
+                           "Keeping bands-per-octave=%u.",
+                           b, in_effect);
   return FALSE;
 }

@@ -39,8 +39,9 @@ typedef struct {
 void gst_cudafft_bands_install_properties(GObjectClass *klass, const GstCudafftBandProps *ids,
                                           CudafftFrequencyScale default_scale, GParamFlags flags);
 
-/* Whether bands-per-octave may take b (1, 3, 6, 12, 24); where not, posts a WARNING on element
- * saying so (the caller keeps the old value). */
+/* Whether bands-per-octave may take b (1, 3, 6, 12, 24); where not, refuses it
+ * (gst_cudafft_refuse_value: a WARNING, or GLib's log outside a pipeline) and the caller keeps the
+ * old value. Call it without the object lock. */
 gboolean gst_cudafft_bands_check_per_octave(GstElement *element, guint b);
 
 G_END_DECLS

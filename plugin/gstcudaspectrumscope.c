@@ -88,7 +88,9 @@
 #include "gstcudafftaudiofilter.h" /* gst_cudafft_sample_format(): the one format mapping */
 #include "gstcudafftbackend.h"
 #include "gstcudafftbands.h"
+#include "gstcudafftcaps.h"
 #include "gstcudaffterrors.h"
+#include "gstcudafftproperties.h"
 #include "gstcudaspectrumscopeframes.h"
 
 #include <cudafft/scope.h>
@@ -255,31 +257,38 @@ gst_cuda_spectrum_scope_set_property(GObject *object, guint prop_id, const GValu
 {
   GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(object);
   CudafftScopeOptions *o = &self->settings.options;
-  /* checks that post a warning run before the lock is taken */
+  /* refusals (gstcudafftproperties.h) run before the lock is taken */
   if (prop_id == PROP_BANDS_PER_OCTAVE &&
       !gst_cudafft_bands_check_per_octave(GST_ELEMENT(self), g_value_get_uint(value)))
     return;
-  if (prop_id == PROP_FFT_SIZE) {
-    const guint n = g_value_get_uint(value);
-    if (n & (n - 1)) {
-      GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
-                          ("fft-size %u is not a power of two (%d, %d, ... %d); ignored.", n,
-                           CUDAFFT_MIN_SIZE, 2 * CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE),
-                          (NULL));
-      return;
-    }
-  }
   if (prop_id == PROP_DB_MIN || prop_id == PROP_DB_MAX) {
     GST_OBJECT_LOCK(self);
     const double lo = prop_id == PROP_DB_MIN ? g_value_get_double(value) : o->db_min;
     const double hi = prop_id == PROP_DB_MAX ? g_value_get_double(value) : o->db_max;
+    const double kept = prop_id == PROP_DB_MIN ? o->db_min : o->db_max;
     GST_OBJECT_UNLOCK(self);
     if (!(lo < hi)) {
-      GST_ELEMENT_WARNING(
-          self, LIBRARY, SETTINGS,
-          ("db-min (%g) must stay below db-max (%g); %s ignored.", lo, hi, pspec->name), (NULL));
+      gst_cudafft_refuse_value(GST_ELEMENT(self),
+                               "%s %g refused: db-min (%g) must stay below db-max (%g); to move "
+                               "both past each other, set first the one that keeps them apart. "
+                               "Keeping %s=%g.",
+                               pspec->name, g_value_get_double(value), lo, hi, pspec->name, kept);
       return;
     }
+  }
+  if (prop_id == PROP_BACKEND || prop_id == PROP_CUDA_DEVICE_ID) {
+    const Settings s = current_settings(self);
+    const gboolean backend = prop_id == PROP_BACKEND;
+    const gboolean changes = backend ? g_value_get_enum(value) != (gint)s.backend
+                                     : g_value_get_int(value) != s.device_id;
+    gchar *in_effect = backend
+                           ? g_strdup(gst_cudafft_enum_nick(GST_TYPE_CUDAFFT_BACKEND, s.backend))
+                           : g_strdup_printf("%d", s.device_id);
+    const gboolean refused =
+        gst_cudafft_refuse_while_started(GST_ELEMENT(self), pspec, changes, in_effect);
+    g_free(in_effect);
+    if (refused)
+      return;
   }
   GST_OBJECT_LOCK(self);
   switch (prop_id) {
@@ -319,8 +328,8 @@ gst_cuda_spectrum_scope_set_property(GObject *object, guint prop_id, const GValu
   case PROP_PEAK_DECAY:
     o->peak_decay_db_per_s = (float)g_value_get_double(value);
     break;
-  case PROP_FFT_SIZE:
-    self->settings.fft_size = g_value_get_uint(value);
+  case PROP_FFT_SIZE: /* GObject has checked that it is one of the enumeration's */
+    self->settings.fft_size = (guint)g_value_get_enum(value);
     break;
   case PROP_MULTI_CHANNEL:
     o->multi_channel = g_value_get_boolean(value) ? 1 : 0;
@@ -383,7 +392,7 @@ gst_cuda_spectrum_scope_get_property(GObject *object, guint prop_id, GValue *val
     g_value_set_double(value, o->peak_decay_db_per_s);
     break;
   case PROP_FFT_SIZE:
-    g_value_set_uint(value, s.fft_size);
+    g_value_set_enum(value, (gint)s.fft_size);
     break;
   case PROP_MULTI_CHANNEL:
     g_value_set_boolean(value, o->multi_channel != 0);
@@ -949,10 +958,15 @@ gst_cuda_spectrum_scope_class_init(GstCudaSpectrumScopeClass *klass)
                           10000.0, DEFAULT_PEAK_DECAY, flags));
   g_object_class_install_property(
       gobject_class, PROP_FFT_SIZE,
-      g_param_spec_uint("fft-size", "FFT size",
-                        "Points of each channel's FFT (a power of two; others are refused with a "
-                        "warning); a change while playing starts the display afresh",
-                        CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE, DEFAULT_FFT_SIZE, flags));
+      g_param_spec_enum(
+          "fft-size", "FFT size",
+          "Points of each channel's FFT: a power of two from " GST_CUDAFFT_MIN_SIZE_TEXT
+          " to " GST_CUDAFFT_MAX_SIZE_TEXT
+          " (an enumeration of exactly those, as cudafft's, so that gst-launch-1.0 "
+          "refuses any other value with \"could not set property\"); a change "
+          "while playing makes a new analyser at the next frame and starts the "
+          "display afresh",
+          GST_TYPE_CUDAFFT_FFT_SIZE, DEFAULT_FFT_SIZE, flags));
   g_object_class_install_property(
       gobject_class, PROP_MULTI_CHANNEL,
       g_param_spec_boolean("multi-channel", "Multichannel",

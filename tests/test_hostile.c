@@ -10,7 +10,9 @@
  *   refuse);
  * - property changes from another thread while the buffers flow (sizes, windows, bands, empty
  *   kernels and taps beyond the float range, latency up to its maximum, ir-location naming a file
- *   that does not exist or a FIFO...).
+ *   that does not exist or a FIFO...), and values the element must refuse: backend and
+ *   cuda-device-id while it runs, bands-per-octave and block-size outside their sets; each refusal
+ *   must leave the value in effect (read back at once) and post a WARNING naming it.
  *
  * Every scenario must end in EOS or a clean error (an ERROR message from the element for every
  * failed push), never a crash, a critical or a hang: a watchdog fails the test when a scenario
@@ -83,6 +85,8 @@ typedef struct {
   GMutex props_lock;
   GCond props_cond;
   guint props_pending;
+  gint refusals, refusals_lost; /* refused values set, and those that changed the value (atomic) */
+  guint refusals_said;          /* WARNINGs that said a value was refused ("Keeping ...") */
 
   /* what was seen */
   GString *why;
@@ -249,6 +253,15 @@ collect(Scenario *sc)
                 err ? err->message : "?");
         g_clear_error(&err);
       }
+    } else if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_WARNING) {
+      GError *err = NULL;
+      gst_message_parse_warning(msg, &err, NULL);
+      static const char *const kept[] = {"Keeping backend=", "Keeping cuda-device-id=",
+                                         "Keeping bands-per-octave=", "Keeping block-size="};
+      for (guint i = 0; err && i < G_N_ELEMENTS(kept); i++)
+        if (strstr(err->message, kept[i]))
+          sc->refusals_said++;
+      g_clear_error(&err);
     } else if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ELEMENT) {
       const GstStructure *s = gst_message_get_structure(msg);
       if (s && gst_structure_has_name(s, "spectrum"))
@@ -452,13 +465,66 @@ random_kernel(TestRng *rng, gsize taps)
   return h;
 }
 
+static gchar *
+property_text(GstElement *e, const char *property)
+{
+  GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(e), property);
+  GValue v = G_VALUE_INIT;
+  g_value_init(&v, spec->value_type);
+  g_object_get_property(G_OBJECT(e), property, &v);
+  gchar *text = gst_value_serialize(&v);
+  g_value_unset(&v);
+  return text;
+}
+
+/* A value the element must refuse while it runs (within the property's range, so that GObject
+ * passes it on): the value in effect must stay, and a WARNING say so (counted by collect). */
+static void
+refused_property(Scenario *sc)
+{
+  TestRng *rng = &sc->props_rng;
+  const char *property = "backend", *value = strcmp(eu_backend, "cpu") == 0 ? "auto" : "cpu";
+  static const char *const per_octave[] = {"2", "5", "7", "23"};
+  static const char *const block[] = {"1", "31", "100", "2047"};
+  switch (test_rng_range(rng, 0, 2)) {
+  case 0:
+    break;
+  case 1:
+    property = "cuda-device-id";
+    value = test_rng_range(rng, 0, 1) ? "7" : "0";
+    break;
+  default:
+    if (sc->element == EL_SPECTRUM) {
+      property = "bands-per-octave";
+      value = per_octave[test_rng_range(rng, 0, G_N_ELEMENTS(per_octave) - 1)];
+    } else if (sc->element == EL_CONVOLVE) {
+      property = "block-size";
+      value = block[test_rng_range(rng, 0, G_N_ELEMENTS(block) - 1)];
+    }
+    break;
+  }
+  gchar *before = property_text(sc->e, property);
+  gst_util_set_object_arg(G_OBJECT(sc->e), property, value);
+  gchar *after = property_text(sc->e, property);
+  g_atomic_int_inc(&sc->refusals);
+  if (strcmp(before, after) != 0)
+    g_atomic_int_inc(&sc->refusals_lost);
+  g_free(before);
+  g_free(after);
+}
+
 /* One random change of a property that may change while playing, to a value GObject accepts (an
- * invalid one is a g_warning, which fails any test). */
+ * invalid one is a g_warning, which fails any test); one time in eight a value the element must
+ * refuse. */
 static void
 random_property(Scenario *sc)
 {
   TestRng *rng = &sc->props_rng;
   GstElement *e = sc->e;
+  if (test_rng_range(rng, 0, 7) == 0) {
+    refused_property(sc);
+    return;
+  }
   switch (sc->element) {
   case EL_FFT:
   case EL_PAIR:
@@ -839,6 +905,10 @@ scenario_main(gpointer data)
     finding(sc, "the stream ended in neither EOS nor an ERROR");
   if (sc->failed_flows > 0 && sc->error_messages == 0)
     finding(sc, "%u pushes failed without an ERROR message", sc->failed_flows);
+  if (g_atomic_int_get(&sc->refusals_lost) > 0)
+    finding(sc, "%d of %d refused values changed the property", sc->refusals_lost, sc->refusals);
+  if (sc->refusals_said != (guint)g_atomic_int_get(&sc->refusals))
+    finding(sc, "%u WARNINGs for %d refused values", sc->refusals_said, sc->refusals);
   clean_part(sc);
   g_atomic_int_set(&sc->done, 1);
   return NULL;

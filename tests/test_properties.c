@@ -1,0 +1,281 @@
+/* test_properties.c: what every element of the plugin does with its properties, on the backend
+ * named by argv[1] (cpu|cuda): a property of the same name has the same type in every element
+ * (fft-size the same enumeration); a value refused outside a pipeline (as gst-launch-1.0 sets its
+ * line's properties) is said in GLib's log, one refused in a pipeline by a WARNING message on the
+ * bus, each naming the property and the value kept, which reading the property back gives; values
+ * an enumeration cannot hold fail gst-launch-1.0's parse ("could not set property"); backend and
+ * cuda-device-id, which take effect at the start, are refused once the element runs (PAUSED or
+ * PLAYING) with a WARNING, the value in effect read back, setting the same value again says
+ * nothing, and back in NULL a change is taken. */
+#include "element_util.h"
+
+#include <string.h>
+
+static const char *const factories[] = {"cudafft", "cudaifft", "cudaspectrum", "cudaconvolve",
+                                        "cudaspectrumscope"};
+
+/* A property refused outside a pipeline: the value (gst_util_set_object_arg's text), the words the
+ * warning must hold, and the value read back (as text). */
+typedef struct {
+  const char *factory, *property, *value, *kept;
+} Refusal;
+
+static const Refusal refusals[] = {
+    {"cudaspectrumscope", "db-min", "10", "-90"},
+    {"cudaspectrumscope", "db-max", "-100", "0"},
+    {"cudaspectrumscope", "bands-per-octave", "5", "3"},
+    {"cudaspectrum", "bands-per-octave", "5", "3"},
+    {"cudaspectrum", "bands-per-octave", "2", "3"},
+    {"cudaconvolve", "block-size", "100", "2048"},
+};
+
+/* The property's value as text (enumerations by nick, numbers as GStreamer serialises them). */
+static gchar *
+value_text(GstElement *e, const char *property)
+{
+  GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(e), property);
+  fail_unless(spec != NULL, "no property %s", property);
+  GValue v = G_VALUE_INIT;
+  g_value_init(&v, spec->value_type);
+  g_object_get_property(G_OBJECT(e), property, &v);
+  gchar *text;
+  if (G_IS_PARAM_SPEC_ENUM(spec)) {
+    GEnumClass *klass = g_type_class_ref(spec->value_type);
+    GEnumValue *ev = g_enum_get_value(klass, g_value_get_enum(&v));
+    text = g_strdup(ev ? ev->value_nick : "?");
+    g_type_class_unref(klass);
+  } else if (G_IS_PARAM_SPEC_DOUBLE(spec)) {
+    text = g_strdup_printf("%g", g_value_get_double(&v));
+  } else {
+    text = gst_value_serialize(&v);
+  }
+  g_value_unset(&v);
+  return text;
+}
+
+static void
+expect_value(GstElement *e, const char *property, const char *want, const char *row)
+{
+  gchar *got = value_text(e, property);
+  fail_unless(strcmp(got, want) == 0, "%s: %s reads %s, expected %s", row, property, got, want);
+  g_free(got);
+}
+
+/* The next WARNING on the bus (within a second) names the property and the value kept. */
+static void
+expect_warning(GstBus *bus, const char *property, const char *kept, const char *row)
+{
+  GstMessage *m = gst_bus_timed_pop_filtered(bus, GST_SECOND, GST_MESSAGE_WARNING);
+  fail_unless(m != NULL, "%s: no WARNING on the bus", row);
+  GError *err = NULL;
+  gst_message_parse_warning(m, &err, NULL);
+  gchar *kept_words = g_strdup_printf("%s=%s", property, kept);
+  fail_unless(err && strstr(err->message, property) && strstr(err->message, kept_words),
+              "%s: the WARNING does not name %s and \"%s\": %s", row, property, kept_words,
+              err ? err->message : "");
+  g_free(kept_words);
+  g_clear_error(&err);
+  gst_message_unref(m);
+}
+
+static void
+expect_no_warning(GstBus *bus, const char *row)
+{
+  GstMessage *m = gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING);
+  if (m) {
+    GError *err = NULL;
+    gst_message_parse_warning(m, &err, NULL);
+    fail("%s: an unexpected WARNING: %s", row, err ? err->message : "");
+  }
+}
+
+GST_START_TEST(test_same_property_same_type)
+{
+  GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal); /* name -> GParamSpec */
+  GHashTable *owner = g_hash_table_new(g_str_hash, g_str_equal);
+  guint shared = 0;
+  for (guint f = 0; f < G_N_ELEMENTS(factories); f++) {
+    GstElement *e = gst_element_factory_make(factories[f], NULL);
+    fail_unless(e != NULL, "cannot make %s", factories[f]);
+    guint n = 0;
+    GParamSpec **specs = g_object_class_list_properties(G_OBJECT_GET_CLASS(e), &n);
+    for (guint i = 0; i < n; i++) {
+      GParamSpec *other = g_hash_table_lookup(seen, specs[i]->name);
+      if (!other) {
+        g_hash_table_insert(seen, (gpointer)specs[i]->name, specs[i]);
+        g_hash_table_insert(owner, (gpointer)specs[i]->name, (gpointer)factories[f]);
+        continue;
+      }
+      shared++;
+      fail_unless(G_PARAM_SPEC_TYPE(other) == G_PARAM_SPEC_TYPE(specs[i]) &&
+                      other->value_type == specs[i]->value_type,
+                  "%s is a %s of %s in %s but a %s of %s in %s", specs[i]->name,
+                  G_PARAM_SPEC_TYPE_NAME(other), g_type_name(other->value_type),
+                  (const char *)g_hash_table_lookup(owner, specs[i]->name),
+                  G_PARAM_SPEC_TYPE_NAME(specs[i]), g_type_name(specs[i]->value_type),
+                  factories[f]);
+    }
+    g_free(specs);
+    /* the element is kept alive for the specs (class data, alive while the class is) */
+    gst_object_unref(e);
+  }
+  fail_unless(shared > 10, "only %u shared properties: are the elements all there?", shared);
+  GParamSpec *fft = g_hash_table_lookup(seen, "fft-size");
+  fail_unless(fft && G_IS_PARAM_SPEC_ENUM(fft) &&
+                  strcmp(g_type_name(fft->value_type), "GstCudafftFftSize") == 0,
+              "fft-size is not the GstCudafftFftSize enumeration");
+  g_hash_table_unref(seen);
+  g_hash_table_unref(owner);
+}
+GST_END_TEST;
+
+/* Outside a pipeline there is no bus: GLib's log says it (a g_warning, which gst-check catches
+ * here), and the old value stays. */
+GST_START_TEST(test_refused_outside_pipeline)
+{
+  for (guint i = 0; i < G_N_ELEMENTS(refusals); i++) {
+    const Refusal *r = &refusals[i];
+    gchar *row = g_strdup_printf("%s %s=%s alone", r->factory, r->property, r->value);
+    GstElement *e = gst_element_factory_make(r->factory, NULL);
+    ASSERT_WARNING(gst_util_set_object_arg(G_OBJECT(e), r->property, r->value));
+    expect_value(e, r->property, r->kept, row);
+    gst_object_unref(e);
+    g_free(row);
+    /* gst-launch-1.0's way: the line's properties are set while it is parsed */
+    row = g_strdup_printf("%s %s=%s in a launch line", r->factory, r->property, r->value);
+    gchar *line = g_strdup_printf("%s name=e %s=%s", r->factory, r->property, r->value);
+    GstElement *parsed = NULL;
+    GError *error = NULL;
+    ASSERT_WARNING(parsed = gst_parse_launch(line, &error));
+    fail_unless(parsed != NULL && error == NULL, "%s: %s", row, error ? error->message : "");
+    expect_value(parsed, r->property, r->kept, row);
+    gst_object_unref(parsed);
+    g_free(line);
+    g_free(row);
+  }
+}
+GST_END_TEST;
+
+/* In a pipeline: a WARNING on the bus, the old value stays. */
+GST_START_TEST(test_refused_in_pipeline)
+{
+  for (guint i = 0; i < G_N_ELEMENTS(refusals); i++) {
+    const Refusal *r = &refusals[i];
+    gchar *row = g_strdup_printf("%s %s=%s in a pipeline", r->factory, r->property, r->value);
+    GstElement *pipeline = gst_pipeline_new(NULL);
+    GstElement *e = gst_element_factory_make(r->factory, NULL);
+    gst_bin_add(GST_BIN(pipeline), e);
+    GstBus *bus = gst_element_get_bus(pipeline);
+    gst_util_set_object_arg(G_OBJECT(e), r->property, r->value);
+    expect_warning(bus, r->property, r->kept, row);
+    expect_value(e, r->property, r->kept, row);
+    gst_object_unref(bus);
+    gst_object_unref(pipeline);
+    g_free(row);
+  }
+}
+GST_END_TEST;
+
+/* Values an enumeration cannot hold: the parse fails, as gst-launch-1.0 reports it. */
+GST_START_TEST(test_enumeration_refuses_at_parse)
+{
+  static const char *const lines[] = {"cudafft fft-size=1000", "cudaspectrumscope fft-size=1000",
+                                      "cudaspectrumscope fft-size=100000"};
+  for (guint i = 0; i < G_N_ELEMENTS(lines); i++) {
+    GError *error = NULL;
+    GstElement *parsed = gst_parse_launch(lines[i], &error);
+    fail_unless(error != NULL &&
+                    g_error_matches(error, GST_PARSE_ERROR, GST_PARSE_ERROR_COULD_NOT_SET_PROPERTY),
+                "\"%s\" parsed without \"could not set property\"", lines[i]);
+    g_clear_error(&error);
+    if (parsed)
+      gst_object_unref(parsed);
+  }
+  GstElement *e = gst_element_factory_make("cudaspectrumscope", NULL);
+  ASSERT_WARNING(g_object_set(e, "fft-size", 1000, NULL));
+  expect_value(e, "fft-size", "4096", "cudaspectrumscope fft-size=1000 by g_object_set");
+  g_object_set(e, "fft-size", 16384, NULL);
+  expect_value(e, "fft-size", "16384", "cudaspectrumscope fft-size=16384");
+  gst_object_unref(e);
+}
+GST_END_TEST;
+
+/* The pipeline running each element on this backend, the element named e. */
+static gchar *
+running_line(const char *factory)
+{
+  const char *src = "audiotestsrc is-live=true samplesperbuffer=480 ! "
+                    "audio/x-raw,format=F32LE,rate=48000,channels=2";
+  if (strcmp(factory, "cudaifft") == 0)
+    return g_strdup_printf("%s ! cudafft backend=%s ! cudaifft name=e backend=%s ! fakesink "
+                           "sync=false",
+                           src, eu_backend, eu_backend);
+  if (strcmp(factory, "cudaspectrumscope") == 0)
+    return g_strdup_printf("%s ! cudaspectrumscope name=e backend=%s ! fakesink sync=false", src,
+                           eu_backend);
+  return g_strdup_printf("%s ! %s name=e backend=%s ! fakesink sync=false", src, factory,
+                         eu_backend);
+}
+
+/* backend and cuda-device-id take effect at the start: once running they are refused with a
+ * WARNING, in PAUSED and PLAYING; the same value again says nothing; in NULL a change is taken. */
+GST_START_TEST(test_start_properties_refused_while_running)
+{
+  const char *other_backend = strcmp(eu_backend, "cpu") == 0 ? "auto" : "cpu";
+  for (guint f = 0; f < G_N_ELEMENTS(factories); f++) {
+    for (guint state = GST_STATE_PAUSED; state <= GST_STATE_PLAYING; state++) {
+      gchar *row = g_strdup_printf("%s in %s", factories[f], gst_element_state_get_name(state));
+      gchar *line = running_line(factories[f]);
+      GError *error = NULL;
+      GstElement *pipeline = gst_parse_launch(line, &error);
+      fail_unless(pipeline && !error, "%s: %s", line, error ? error->message : "");
+      GstElement *e = gst_bin_get_by_name(GST_BIN(pipeline), "e");
+      GstBus *bus = gst_element_get_bus(pipeline);
+      gst_element_set_state(pipeline, state);
+      fail_unless(gst_element_get_state(pipeline, NULL, NULL, 10 * GST_SECOND) !=
+                      GST_STATE_CHANGE_FAILURE,
+                  "%s: does not start", row);
+      expect_no_warning(bus, row);
+      gst_util_set_object_arg(G_OBJECT(e), "backend", other_backend);
+      expect_warning(bus, "backend", eu_backend, row);
+      expect_value(e, "backend", eu_backend, row);
+      g_object_set(e, "cuda-device-id", 3, NULL);
+      expect_warning(bus, "cuda-device-id", "-1", row);
+      expect_value(e, "cuda-device-id", "-1", row);
+      /* no change: nothing to refuse */
+      gst_util_set_object_arg(G_OBJECT(e), "backend", eu_backend);
+      g_object_set(e, "cuda-device-id", -1, NULL);
+      expect_no_warning(bus, row);
+      /* the element runs on: no ERROR */
+      GstMessage *m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+      fail_unless(m == NULL, "%s: an ERROR", row);
+      gst_element_set_state(pipeline, GST_STATE_NULL);
+      gst_util_set_object_arg(G_OBJECT(e), "backend", other_backend);
+      g_object_set(e, "cuda-device-id", 3, NULL);
+      expect_no_warning(bus, row);
+      expect_value(e, "backend", other_backend, row);
+      expect_value(e, "cuda-device-id", "3", row);
+      gst_object_unref(bus);
+      gst_object_unref(e);
+      gst_object_unref(pipeline);
+      g_free(line);
+      g_free(row);
+    }
+  }
+}
+GST_END_TEST;
+
+static Suite *
+properties_suite(void)
+{
+  TCase *tc;
+  Suite *s = eu_suite("properties", &tc);
+  tcase_add_test(tc, test_same_property_same_type);
+  tcase_add_test(tc, test_refused_outside_pipeline);
+  tcase_add_test(tc, test_refused_in_pipeline);
+  tcase_add_test(tc, test_enumeration_refuses_at_parse);
+  tcase_add_test(tc, test_start_properties_refused_while_running);
+  return s;
+}
+
+EU_MAIN(properties_suite)
