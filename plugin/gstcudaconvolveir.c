@@ -31,10 +31,11 @@ struct _GstCudaConvolveIr {
   guint64 wanted;  /* the request: bumped by every change of location or rate */
   guint64 done;    /* the request `result` answers; 0: none */
   GstCudaConvolveIrResult *result;
-  GThread *worker;  /* NULL while none runs */
-  gboolean quit;    /* the worker is to end */
-  guint64 stops;    /* bumped by every stop: waiters give up */
-  GstBus *decoding; /* the bus of the decode in progress, which a cancel message ends */
+  GThread *worker;     /* NULL while none runs */
+  gboolean quit;       /* the worker is to end */
+  guint64 stops;       /* bumped by every stop: waiters give up */
+  gboolean announcing; /* the worker posts the result's PROGRESS: nobody takes it before */
+  GstBus *decoding;    /* the bus of the decode in progress, which a cancel message ends */
   guint64 decoding_for;
 };
 
@@ -153,6 +154,67 @@ append_samples(GstSample *sample, GArray *data, guint *channels)
   return TRUE;
 }
 
+/* The decoder's streams: the first audio one goes to the conversion, the others are dropped (an
+ * unlinked one would stop the decode with "Internal data stream error"); once the decoder has
+ * all its streams and none is audio, the decode ends with a message saying so. */
+typedef struct {
+  GstElement *convert; /* the conversion's first element */
+  GstBus *bus;
+  GMutex lock;
+  gboolean audio;  /* an audio stream is linked */
+  GString *others; /* the media types of the other streams */
+} DecodeStreams;
+
+static GstPadProbeReturn
+drop_data(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+  (void)pad;
+  (void)info;
+  (void)data;
+  return GST_PAD_PROBE_DROP;
+}
+
+static void
+stream_added(GstElement *decoder, GstPad *pad, gpointer data)
+{
+  DecodeStreams *streams = data;
+  (void)decoder;
+  GstCaps *caps = gst_pad_get_current_caps(pad);
+  if (!caps)
+    caps = gst_pad_query_caps(pad, NULL);
+  const gchar *media = caps && gst_caps_get_size(caps) > 0
+                           ? gst_structure_get_name(gst_caps_get_structure(caps, 0))
+                           : "unknown";
+  g_mutex_lock(&streams->lock);
+  gboolean linked = FALSE;
+  if (!streams->audio && g_str_has_prefix(media, "audio/")) {
+    GstPad *sink = gst_element_get_static_pad(streams->convert, "sink");
+    linked = gst_pad_link(pad, sink) == GST_PAD_LINK_OK;
+    gst_object_unref(sink);
+    streams->audio = linked;
+  }
+  if (!linked) {
+    g_string_append_printf(streams->others, "%s%s", streams->others->len ? ", " : "", media);
+    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_DATA_DOWNSTREAM, drop_data, NULL, NULL);
+  }
+  g_mutex_unlock(&streams->lock);
+  if (caps)
+    gst_caps_unref(caps);
+}
+
+static void
+streams_complete(GstElement *decoder, gpointer data)
+{
+  DecodeStreams *streams = data;
+  (void)decoder;
+  g_mutex_lock(&streams->lock);
+  const gboolean audio = streams->audio;
+  g_mutex_unlock(&streams->lock);
+  if (!audio)
+    gst_bus_post(streams->bus,
+                 gst_message_new_application(NULL, gst_structure_new_empty("no-audio")));
+}
+
 /* Makes the decode of `request` cancellable through `bus`; FALSE when the request is already
  * stale (a newer one came, or a stop). */
 static gboolean
@@ -195,7 +257,8 @@ decode(GstCudaConvolveIr *ir, guint64 request, const gchar *location, gint rate)
   if (!gst_cuda_convolve_ir_check(location, &result->problem))
     return result;
   gchar *description =
-      g_strdup_printf("filesrc name=src ! decodebin ! audioconvert ! audioresample ! "
+      g_strdup_printf("filesrc name=src ! decodebin name=decoder  audioconvert name=convert ! "
+                      "audioresample ! "
                       "audio/x-raw, format=F64LE, layout=interleaved, rate=%d ! appsink name=sink "
                       "sync=false wait-on-eos=false",
                       rate);
@@ -217,6 +280,14 @@ decode(GstCudaConvolveIr *ir, guint64 request, const gchar *location, gint rate)
   GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
   g_object_set(src, "location", location, NULL);
   GstBus *bus = gst_element_get_bus(pipeline);
+  GstElement *decoder = gst_bin_get_by_name(GST_BIN(pipeline), "decoder");
+  DecodeStreams streams = {0};
+  streams.convert = gst_bin_get_by_name(GST_BIN(pipeline), "convert");
+  streams.bus = bus;
+  g_mutex_init(&streams.lock);
+  streams.others = g_string_new(NULL);
+  g_signal_connect(decoder, "pad-added", G_CALLBACK(stream_added), &streams);
+  g_signal_connect(decoder, "no-more-pads", G_CALLBACK(streams_complete), &streams);
   GArray *data = g_array_new(FALSE, FALSE, sizeof(gdouble));
   guint channels = 0;
   gboolean cancelled = !begin_decoding(ir, request, bus);
@@ -231,6 +302,18 @@ decode(GstCudaConvolveIr *ir, guint64 request, const gchar *location, gint rate)
         bus, DECODE_TIMEOUT, GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_APPLICATION);
     if (!msg) {
       problem = g_strdup("decoding took more than a minute");
+      break;
+    }
+    if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_APPLICATION &&
+        gst_structure_has_name(gst_message_get_structure(msg), "no-audio")) {
+      g_mutex_lock(&streams.lock);
+      problem = streams.others->len
+                    ? g_strdup_printf("it holds no audio stream (only %s)", streams.others->str)
+                    : g_strdup("it holds no audio stream");
+      g_mutex_unlock(&streams.lock);
+      domain = GST_STREAM_ERROR;
+      code = GST_STREAM_ERROR_WRONG_TYPE;
+      gst_message_unref(msg);
       break;
     }
     if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_APPLICATION) {
@@ -279,6 +362,12 @@ decode(GstCudaConvolveIr *ir, guint64 request, const gchar *location, gint rate)
   }
   end_decoding(ir);
   gst_element_set_state(pipeline, GST_STATE_NULL);
+  /* no streaming thread runs now: the handlers are done with `streams` */
+  g_signal_handlers_disconnect_by_data(decoder, &streams);
+  gst_object_unref(decoder);
+  gst_object_unref(streams.convert);
+  g_string_free(streams.others, TRUE);
+  g_mutex_clear(&streams.lock);
   gst_object_unref(bus);
   gst_object_unref(src);
   gst_object_unref(sink);
@@ -339,13 +428,16 @@ worker_main(gpointer data)
                   g_strdup_printf("Decoding the impulse response \"%s\" at %d Hz", location, rate));
     GstCudaConvolveIrResult *result = decode(ir, request, location, rate);
 
+    /* The outcome is posted before anyone can use the result: the streaming thread, which may
+     * post an ERROR or WARNING about it (a channel count that does not fit the stream), waits
+     * while it is announced, so that the decode's PROGRESS comes first on the bus. */
     g_mutex_lock(&ir->lock);
     const gboolean current = result && !ir->quit && request == ir->wanted;
     if (current) {
       gst_cuda_convolve_ir_result_unref(ir->result);
       ir->result = result;
       ir->done = request;
-      g_cond_broadcast(&ir->cond);
+      ir->announcing = TRUE;
     }
     g_mutex_unlock(&ir->lock);
 
@@ -359,6 +451,10 @@ worker_main(gpointer data)
                                     location, result->frames, result->channels, rate));
     else
       post_progress(ir, GST_PROGRESS_TYPE_ERROR, g_strdup(result->problem.text));
+    g_mutex_lock(&ir->lock);
+    ir->announcing = FALSE;
+    g_cond_broadcast(&ir->cond);
+    g_mutex_unlock(&ir->lock);
     GST_INFO_OBJECT(ir->owner, "%s at %d Hz: %s", location, rate,
                     !current       ? "cancelled"
                     : result->data ? "decoded"
@@ -494,6 +590,9 @@ gst_cuda_convolve_ir_get(GstCudaConvolveIr *ir, gboolean wait, GstCudaConvolveIr
   /* a decode can come only while there is a worker (or its failure answered the request) */
   while (wait && ir->stops == stops && ir->location && ir->rate > 0 && ir->done != ir->wanted &&
          ir->worker)
+    g_cond_wait(&ir->cond, &ir->lock);
+  /* a moment at most: the decode's PROGRESS goes out before anything about its result */
+  while (ir->announcing && ir->stops == stops)
     g_cond_wait(&ir->cond, &ir->lock);
   GstCudaConvolveIrState state = GST_CUDA_CONVOLVE_IR_NONE;
   if (ir->location && ir->done == ir->wanted && ir->result) {

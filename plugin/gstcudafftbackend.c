@@ -52,6 +52,24 @@ backend_name(CudafftBackend backend)
   return backend == CUDAFFT_BACKEND_CUDA ? "cuda" : backend == CUDAFFT_BACKEND_CPU ? "cpu" : "auto";
 }
 
+gchar *
+gst_cudafft_no_device_reason(void)
+{
+  /* read first: the calls below may set a message of their own */
+  gchar *last = g_strdup(cudafft_last_error_message());
+  gchar *why = NULL;
+  if (!cudafft_has_cuda_backend())
+    why = g_strdup("this build has no CUDA backend");
+  else if (last && *last)
+    why = g_strdup(last);
+  else if (cudafft_cuda_device_count() == 0)
+    why = g_strdup("no CUDA device found");
+  else
+    why = g_strdup("the library chose the CPU backend");
+  g_free(last);
+  return why;
+}
+
 gpointer
 gst_cudafft_engine_new(GstElement *element, const GstCudafftEngineClass *engine_class,
                        CudafftBackend requested, CudafftBackend chosen, int device_id,
@@ -61,10 +79,13 @@ gst_cudafft_engine_new(GstElement *element, const GstCudafftEngineClass *engine_
   gpointer made = NULL;
   /* Issue 30: a GstCudaContext shared by the pipeline will pin the device here (its id for -1). */
   CudafftStatus status = engine_class->create(&made, chosen, device_id, config);
+  gboolean said = chosen == CUDAFFT_BACKEND_CPU; /* the start's probe has said why */
   if (requested == CUDAFFT_BACKEND_AUTO && chosen != CUDAFFT_BACKEND_CPU &&
       (status == CUDAFFT_STATUS_UNSUPPORTED || status == CUDAFFT_STATUS_NO_DEVICE)) {
-    GST_WARNING_OBJECT(element, "the GPU cannot run %s (%s); using the CPU backend", what,
-                       cudafft_last_error_message());
+    gchar *why = gst_cudafft_no_device_reason();
+    GST_WARNING_OBJECT(element, "the GPU cannot run %s (%s); using the CPU backend", what, why);
+    g_free(why);
+    said = TRUE;
     status = engine_class->create(&made, CUDAFFT_BACKEND_CPU, device_id, config);
   }
   if (status != CUDAFFT_STATUS_OK) {
@@ -72,10 +93,13 @@ gst_cudafft_engine_new(GstElement *element, const GstCudafftEngineClass *engine_
     return NULL;
   }
   *actual = engine_class->get_backend(made);
-  if (requested == CUDAFFT_BACKEND_AUTO && *actual == CUDAFFT_BACKEND_CPU)
-    /* A warning in the debug log, not on the bus: auto promises to work without a GPU. */
-    GST_WARNING_OBJECT(element, "no usable CUDA device (%s); %s runs on the CPU backend",
-                       cudafft_last_error_message(), what);
+  if (requested == CUDAFFT_BACKEND_AUTO && *actual == CUDAFFT_BACKEND_CPU && !said) {
+    /* A warning in the debug log (once), not on the bus: auto promises to work without a GPU. */
+    gchar *why = gst_cudafft_no_device_reason();
+    GST_WARNING_OBJECT(element, "no usable CUDA device (%s); %s runs on the CPU backend", why,
+                       what);
+    g_free(why);
+  }
   GST_INFO_OBJECT(element, "%s runs on the %s backend (asked for %s, device %d)", what,
                   backend_name(*actual), backend_name(requested), device_id);
   return made;

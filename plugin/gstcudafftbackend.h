@@ -85,6 +85,10 @@ gpointer gst_cudafft_engine_new(GstElement *element, const GstCudafftEngineClass
                                 gconstpointer config, const gchar *memory_hint,
                                 CudafftBackend *actual);
 
+/* Why no CUDA device is used, for the debug log (never empty): no CUDA backend in this build, no
+ * device found, or the library's last message. */
+gchar *gst_cudafft_no_device_reason(void);
+
 /* Posts the GST_ELEMENT_ERROR for `status`, from `what` (which call or check), with `detail`
  * (CUDA's or the library's own words) for the debug part. The one place a status becomes an
  * error a user can act on. */

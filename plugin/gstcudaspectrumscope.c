@@ -763,6 +763,9 @@ gst_cuda_spectrum_scope_sink_event(GstPad *pad, GstObject *parent, GstEvent *eve
       return FALSE;
     }
     end_run(self); /* a new audio format: a new run (setup makes a new display) */
+    /* the base class negotiates the video caps now, with downstream as it is: a reconfigure
+     * flagged before would negotiate again at the first buffer and make the display twice */
+    gst_pad_check_reconfigure(self->srcpad);
     break;
   }
   default:
