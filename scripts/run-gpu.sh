@@ -9,7 +9,7 @@
 #     MESON_TEST_ARGS="--no-suite memory --no-suite load" and then "--suite memory --suite load";
 #  3. with SANITIZE=1, compute-sanitizer over the library's CUDA test programs, side by side:
 #     memcheck with --leak-check full over fft-accuracy, fft-device, fft-signals, stft, spectrum,
-#     convolve, executor-cuda and scope (with the cuda argument), scope-backends, and the hostile
+#     convolve, matrix, executor-cuda and scope (with the cuda argument), scope-backends, and the hostile
 #     element program (two scenarios per element, in one process); racecheck over fft-device and
 #     executor-cuda; each capped at SANITIZE_TIMEOUT seconds (default 300); one summary line per
 #     program;
@@ -47,6 +47,7 @@ benchmarks=(
   "streams-bench --streams 1,64,256 --window 2"
   "latency-bench --max-wall 1.5 --seconds 3 --channels 1,256,1024,4096 --instances 1,64,256,1024"
   "latency-bench --format f64 --blocks 2048 --ir-seconds 1 --channels 256,1024 --instances 256 --max-wall 1.5 --seconds 3"
+  "matrix-bench --seconds 10 --max-wall 10"
 )
 default_bench=$(for b in "${benchmarks[@]}"; do echo "${b%% *}"; done | uniq | xargs)
 
@@ -115,7 +116,7 @@ sanitizers() {
   done
   [ -n "$sanitizer" ] || { echo "compute-sanitizer: not found beside nvcc nor on PATH"; return 1; }
   for program in test_fft_accuracy test_fft_signals test_fft_device test_stft test_spectrum \
-    test_convolve test_executor_cuda test_scope; do
+    test_convolve test_matrix test_executor_cuda test_scope; do
     sanitize memcheck "$program" cuda
     pids+=($!)
   done

@@ -7,6 +7,7 @@
 #include <cudafft/common.h>
 #include <cudafft/convolve.h>
 #include <cudafft/fft.h>
+#include <cudafft/matrix.h>
 #include <cudafft/scope.h>
 #include <cudafft/spectrum.h>
 #include <cudafft/stft.h>

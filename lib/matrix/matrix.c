@@ -1,0 +1,416 @@
+/* matrix.c: the matrix convolution's front end (cudafft/matrix.h): validation, the list of each
+ * response set's non-empty entries, staging of partial input blocks (the public lag), the change
+ * points of response changes, and draining; the backends (matrix_backend.h) do the filtering. */
+#include "matrix_backend.h"
+
+#include "api_getter.h"
+#include "backend_choice.h"
+#include "errors.h"
+#include "sample_values.h"
+#include "size_math.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct CudafftMatrix {
+  const CudafftMatrixBackend *ops;
+  void *impl;
+  CudafftBackend backend;
+  int device_id;
+  unsigned inputs, outputs;
+  CudafftSampleFormat format;
+  size_t block_size;
+  size_t in_frame, out_frame; /* bytes */
+  size_t taps;                /* of the responses in force */
+  /* Changes loaded into the backend (`pending` of them: its next set, and a queued one where a
+   * change was asked while the next one's crossover block was being staged): their taps and
+   * change points (frame indices since create/reset/drain, multiples of the block size, the
+   * queued one's later). */
+  unsigned pending;
+  size_t pending_taps[2], change[2];
+  /* Frames since create/reset/drain: pushed in (zeros included while draining) and written out;
+   * pushed - produced frames (fewer than a block) wait in `stage`. */
+  size_t pushed, produced;
+  /* The backend's last reset failed (on the GPU, device work that failed): its history is not
+   * known to be zero, and the next run clears it first. */
+  int uncleared;
+  uint8_t *stage; /* a block of input frames */
+  uint8_t *tail;  /* a block of output frames of which only the start is wanted (draining) */
+};
+
+/* Validation ----------------------------------------------------------------------------------- */
+
+static CudafftStatus
+check_responses(const CudafftMatrixResponses *responses, unsigned inputs, unsigned outputs,
+                CudafftSampleFormat format)
+{
+  if (!responses->taps_data)
+    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "matrix responses taps_data is NULL");
+  if (responses->taps == 0 || responses->taps > CUDAFFT_MATRIX_MAX_TAPS)
+    return cudafft_fail(CUDAFFT_STATUS_INVALID_SIZE, "responses of %zu taps are not in 1..%u",
+                        responses->taps, CUDAFFT_MATRIX_MAX_TAPS);
+  /* One NaN or Inf tap would turn an output into NaN for as long as the responses stay; so
+   * would, on an F32 stream, a finite double beyond the float range. */
+  const double limit = format == CUDAFFT_SAMPLE_F32 ? FLT_MAX : DBL_MAX;
+  const size_t count = (size_t)inputs * outputs * responses->taps; /* <= 2^44 */
+  for (size_t n = 0; n < count; n++)
+    if (!isfinite(responses->taps_data[n]) || fabs(responses->taps_data[n]) > limit) {
+      const size_t row = n / responses->taps;
+      return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
+                          "the response from input %zu to output %zu has tap %zu = %g (taps must "
+                          "be finite and at most %g in magnitude)",
+                          row / outputs, row % outputs, n % responses->taps,
+                          responses->taps_data[n], limit);
+    }
+  return CUDAFFT_STATUS_OK;
+}
+
+static int
+valid_block_size(size_t block_size)
+{
+  return block_size >= CUDAFFT_MATRIX_MIN_BLOCK && block_size <= CUDAFFT_MATRIX_MAX_BLOCK &&
+         (block_size & (block_size - 1)) == 0;
+}
+
+static CudafftStatus
+check_config(const void *args)
+{
+  const CudafftMatrixConfig *config = args;
+  if (config->inputs == 0 || config->inputs > CUDAFFT_MATRIX_MAX_CHANNELS || config->outputs == 0 ||
+      config->outputs > CUDAFFT_MATRIX_MAX_CHANNELS)
+    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
+                        "a matrix of %u inputs x %u outputs (each must be in 1..%d)",
+                        config->inputs, config->outputs, CUDAFFT_MATRIX_MAX_CHANNELS);
+  if (config->format != CUDAFFT_SAMPLE_F32 && config->format != CUDAFFT_SAMPLE_F64)
+    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
+                        "the matrix convolution takes F32 or F64 samples, not format %d",
+                        (int)config->format);
+  if (config->block_size != 0 && !valid_block_size(config->block_size))
+    return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
+                        "block size %zu is not a power of two from %d to %d (or 0: %d)",
+                        config->block_size, CUDAFFT_MATRIX_MIN_BLOCK, CUDAFFT_MATRIX_MAX_BLOCK,
+                        CUDAFFT_MATRIX_BLOCK);
+  return check_responses(&config->responses, config->inputs, config->outputs, config->format);
+}
+
+/* Response sets ---------------------------------------------------------------------------------
+ */
+
+/* set (taking entries, free() it) for validated responses: the non-empty entries by output, then
+ * input, each with the partitions up to its last nonzero tap. */
+static CudafftStatus
+list_entries(const CudafftMatrix *mx, const CudafftMatrixResponses *responses,
+             CudafftMatrixSet *set, CudafftMatrixEntry **entries)
+{
+  const size_t taps = responses->taps, L = mx->block_size;
+  *entries = malloc((size_t)mx->inputs * mx->outputs * sizeof **entries);
+  if (!*entries)
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
+                        "cannot list the entries of a %u x %u matrix", mx->inputs, mx->outputs);
+  *set = (CudafftMatrixSet){.taps_data = responses->taps_data, .taps = taps, .entries = *entries};
+  for (unsigned j = 0; j < mx->outputs; j++)
+    for (unsigned i = 0; i < mx->inputs; i++) {
+      const double *h = responses->taps_data + ((size_t)i * mx->outputs + j) * taps;
+      size_t last = taps;
+      while (last > 0 && h[last - 1] == 0.0)
+        last--;
+      if (last == 0)
+        continue; /* empty: costs nothing */
+      const size_t parts = (last + L - 1) / L;
+      (*entries)[set->count++] = (CudafftMatrixEntry){.input = i, .output = j, .parts = parts};
+      set->parts = max_size(set->parts, parts);
+    }
+  return CUDAFFT_STATUS_OK;
+}
+
+/* Objects -------------------------------------------------------------------------------------- */
+
+static void
+matrix_free(void *object)
+{
+  CudafftMatrix *mx = object;
+  if (!mx)
+    return;
+  if (mx->ops)
+    mx->ops->destroy(mx->impl);
+  free(mx->stage);
+  free(mx->tail);
+  free(mx);
+}
+
+CUDAFFT_DEFINE_TRY_BACKEND(try_backend, CudafftMatrix, CudafftMatrixSpec,
+                           cudafft_matrix_cpu_backend, cudafft_matrix_cuda_backend)
+
+CudafftStatus
+cudafft_matrix_create(CudafftMatrix **matrix_out, CudafftBackend backend, int device_id,
+                      const CudafftMatrixConfig *config)
+{
+  CudafftStatus status =
+      cudafft_check_create((void **)matrix_out, "cudafft_matrix_create: matrix", config,
+                           "matrix config", check_config, backend, device_id);
+  if (status != CUDAFFT_STATUS_OK)
+    return status;
+
+  CudafftMatrix *mx = calloc(1, sizeof *mx);
+  if (!mx)
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY, "cannot allocate a matrix convolution");
+  mx->inputs = config->inputs;
+  mx->outputs = config->outputs;
+  mx->format = config->format;
+  mx->block_size = config->block_size ? config->block_size : CUDAFFT_MATRIX_BLOCK;
+  mx->in_frame = config->inputs * cudafft_sample_size(config->format);
+  mx->out_frame = config->outputs * cudafft_sample_size(config->format);
+  mx->taps = config->responses.taps;
+  mx->device_id = device_id;
+  /* at most 2048 x 1024 x 8 bytes (16 MiB) each */
+  mx->stage = malloc(mx->block_size * mx->in_frame);
+  mx->tail = malloc(mx->block_size * mx->out_frame);
+  if (!mx->stage || !mx->tail) {
+    matrix_free(mx);
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
+                        "cannot allocate the staging blocks of a %u x %u matrix", config->inputs,
+                        config->outputs);
+  }
+  CudafftMatrixSet set;
+  CudafftMatrixEntry *entries;
+  status = list_entries(mx, &config->responses, &set, &entries);
+  if (status != CUDAFFT_STATUS_OK) {
+    matrix_free(mx);
+    return status;
+  }
+  const CudafftMatrixSpec spec = {
+      .inputs = mx->inputs,
+      .outputs = mx->outputs,
+      .format = mx->format,
+      .block_size = mx->block_size,
+      .set = &set,
+      .device_id = device_id,
+  };
+  status = cudafft_create_on_backend(backend, device_id, try_backend, mx, &spec, &mx->backend,
+                                     &mx->device_id);
+  free(entries);
+  if (status != CUDAFFT_STATUS_OK && mx->ops && !mx->impl)
+    mx->ops = NULL; /* nothing of the backend's to destroy */
+  return cudafft_publish((void **)matrix_out, mx, status, matrix_free);
+}
+
+void
+cudafft_matrix_destroy(CudafftMatrix *matrix)
+{
+  matrix_free(matrix);
+}
+
+CUDAFFT_DEFINE_GETTER(CudafftBackend, cudafft_matrix_get_backend, CudafftMatrix, object->backend,
+                      CUDAFFT_BACKEND_CPU)
+CUDAFFT_DEFINE_GETTER(int, cudafft_matrix_get_device, CudafftMatrix,
+                      object->backend == CUDAFFT_BACKEND_CPU ? -1 : object->device_id, -1)
+CUDAFFT_DEFINE_GETTER(size_t, cudafft_matrix_input_frame_bytes, CudafftMatrix, object->in_frame, 0)
+CUDAFFT_DEFINE_GETTER(size_t, cudafft_matrix_output_frame_bytes, CudafftMatrix, object->out_frame,
+                      0)
+CUDAFFT_DEFINE_GETTER(size_t, cudafft_matrix_get_block_size, CudafftMatrix, object->block_size, 0)
+CUDAFFT_DEFINE_GETTER(size_t, cudafft_matrix_lag, CudafftMatrix, object->pushed - object->produced,
+                      0)
+
+size_t
+cudafft_matrix_output_frames(const CudafftMatrix *matrix, size_t frames)
+{
+  if (!matrix)
+    return 0;
+  const size_t L = matrix->block_size;
+  return (matrix->pushed % L + frames) / L * L;
+}
+
+size_t
+cudafft_matrix_drain_frames(const CudafftMatrix *matrix, int tail)
+{
+  if (!matrix)
+    return 0;
+  const size_t taps = matrix->pending ? matrix->pending_taps[matrix->pending - 1] : matrix->taps;
+  return matrix->pushed - matrix->produced + (tail ? taps - 1 : 0);
+}
+
+/* Streaming ------------------------------------------------------------------------------------ */
+
+static void
+reset_state(CudafftMatrix *mx)
+{
+  if (mx->pending) {
+    const CudafftMatrixJob promote = {.kind = CUDAFFT_MATRIX_JOB_PROMOTE};
+    mx->ops->run(mx->impl, &promote); /* cannot fail: the next set is made already */
+    mx->taps = mx->pending_taps[mx->pending - 1];
+    mx->pending = 0;
+  }
+  mx->uncleared = mx->ops->reset(mx->impl) != CUDAFFT_STATUS_OK;
+  mx->pushed = mx->produced = 0;
+}
+
+void
+cudafft_matrix_reset(CudafftMatrix *matrix)
+{
+  if (matrix)
+    reset_state(matrix);
+}
+
+/* Runs `blocks` whole blocks (in NULL: zeros) from the frame `produced`, crossing over at the
+ * pending change's point where it falls among them. */
+static CudafftStatus
+run_blocks(CudafftMatrix *mx, const void *in, size_t blocks, void *out)
+{
+  if (mx->uncleared) {
+    if (mx->ops->reset(mx->impl) != CUDAFFT_STATUS_OK)
+      return cudafft_fail(CUDAFFT_STATUS_CUDA_ERROR, "cannot clear the matrix's history");
+    mx->uncleared = 0;
+  }
+  const size_t L = mx->block_size, first = mx->produced / L;
+  CudafftMatrixJob job = {.kind = CUDAFFT_MATRIX_JOB_BLOCKS,
+                          .in = in,
+                          .out = out,
+                          .blocks = blocks,
+                          .change_block = {SIZE_MAX, SIZE_MAX}};
+  unsigned changes = 0; /* change >= produced: in this run where before its end */
+  while (changes < mx->pending && mx->change[changes] / L < first + blocks) {
+    job.change_block[changes] = mx->change[changes] / L - first;
+    changes++;
+  }
+  const CudafftStatus status = mx->ops->run(mx->impl, &job);
+  if (status != CUDAFFT_STATUS_OK)
+    return status;
+  if (changes > 0) {
+    mx->taps = mx->pending_taps[changes - 1];
+    mx->pending -= changes;
+    if (mx->pending > 0) { /* the queued change is the next */
+      mx->pending_taps[0] = mx->pending_taps[1];
+      mx->change[0] = mx->change[1];
+    }
+  }
+  mx->produced += blocks * L;
+  return CUDAFFT_STATUS_OK;
+}
+
+/* Takes `frames` input frames into the stage or whole blocks straight from in; writes the blocks
+ * they complete to out and counts their frames in *produced. */
+static CudafftStatus
+push_frames(CudafftMatrix *mx, const uint8_t *in, size_t frames, uint8_t *out, size_t *produced)
+{
+  const size_t L = mx->block_size;
+  while (frames > 0) {
+    const size_t staged = mx->pushed - mx->produced;
+    size_t blocks;
+    CudafftStatus status;
+    if (staged > 0 || frames < L) {
+      const size_t take = min_size(L - staged, frames);
+      memcpy(mx->stage + staged * mx->in_frame, in, take * mx->in_frame);
+      mx->pushed += take;
+      in += take * mx->in_frame;
+      frames -= take;
+      if (staged + take < L)
+        break;
+      blocks = 1;
+      status = run_blocks(mx, mx->stage, 1, out);
+    } else {
+      blocks = frames / L;
+      mx->pushed += blocks * L;
+      status = run_blocks(mx, in, blocks, out);
+      in += blocks * L * mx->in_frame;
+      frames -= blocks * L;
+    }
+    if (status != CUDAFFT_STATUS_OK)
+      return status;
+    out += blocks * L * mx->out_frame;
+    *produced += blocks * L;
+  }
+  return CUDAFFT_STATUS_OK;
+}
+
+CudafftStatus
+cudafft_matrix_push(CudafftMatrix *matrix, const void *in, size_t frames, void *out,
+                    size_t *produced)
+{
+  if (!matrix || !produced || (frames > 0 && !in))
+    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER,
+                        "cudafft_matrix_push: matrix, produced or in is NULL");
+  *produced = 0;
+  if (cudafft_matrix_output_frames(matrix, frames) > 0 && !out)
+    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER,
+                        "cudafft_matrix_push: out is NULL where %zu frames come out",
+                        cudafft_matrix_output_frames(matrix, frames));
+  const CudafftStatus status = push_frames(matrix, in, frames, out, produced);
+  if (status != CUDAFFT_STATUS_OK) {
+    reset_state(matrix);
+    *produced = 0;
+  }
+  return status;
+}
+
+CudafftStatus
+cudafft_matrix_drain(CudafftMatrix *matrix, int tail, void *out, size_t *produced)
+{
+  if (!matrix || !produced)
+    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER,
+                        "cudafft_matrix_drain: matrix or produced is NULL");
+  *produced = 0;
+  size_t remaining = cudafft_matrix_drain_frames(matrix, tail);
+  if (remaining > 0 && !out)
+    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER,
+                        "cudafft_matrix_drain: out is NULL where %zu frames come out", remaining);
+  const size_t L = matrix->block_size;
+  CudafftStatus status = CUDAFFT_STATUS_OK;
+  while (remaining > 0 && status == CUDAFFT_STATUS_OK) {
+    /* The staged frames and zeros after them, a block at a time; whole blocks straight into out
+     * where they are wanted whole. */
+    const size_t staged = matrix->pushed - matrix->produced;
+    const void *in = NULL;
+    if (staged > 0) {
+      memset(matrix->stage + staged * matrix->in_frame, 0, (L - staged) * matrix->in_frame);
+      in = matrix->stage;
+    }
+    matrix->pushed = matrix->produced + L;
+    const size_t take = min_size(L, remaining);
+    uint8_t *dst = (uint8_t *)out + *produced * matrix->out_frame;
+    status = run_blocks(matrix, in, 1, take == L ? dst : matrix->tail);
+    if (status == CUDAFFT_STATUS_OK && take < L)
+      memcpy(dst, matrix->tail, take * matrix->out_frame);
+    if (status == CUDAFFT_STATUS_OK) {
+      *produced += take;
+      remaining -= take;
+    }
+  }
+  reset_state(matrix);
+  if (status != CUDAFFT_STATUS_OK)
+    *produced = 0;
+  return status;
+}
+
+CudafftStatus
+cudafft_matrix_set_responses(CudafftMatrix *matrix, const CudafftMatrixResponses *responses)
+{
+  if (!matrix || !responses)
+    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER,
+                        "cudafft_matrix_set_responses: matrix or responses is NULL");
+  CudafftStatus status =
+      check_responses(responses, matrix->inputs, matrix->outputs, matrix->format);
+  if (status != CUDAFFT_STATUS_OK)
+    return status;
+  CudafftMatrixSet set;
+  CudafftMatrixEntry *entries;
+  status = list_entries(matrix, responses, &set, &entries);
+  if (status != CUDAFFT_STATUS_OK)
+    return status;
+  /* A change whose crossover block is being staged (its change point passed) is under way: the
+   * new one queues after it; otherwise the new one replaces any change not yet under way. */
+  const unsigned slot = matrix->pending > 0 && matrix->change[0] < matrix->pushed ? 1 : 0;
+  const CudafftMatrixJob load = {.kind = CUDAFFT_MATRIX_JOB_LOAD, .set = &set, .slot = slot};
+  status = matrix->ops->run(matrix->impl, &load);
+  free(entries);
+  matrix->pending = slot; /* the backend dropped what was in that slot, failed or not */
+  if (status != CUDAFFT_STATUS_OK)
+    return status;
+  const size_t L = matrix->block_size;
+  matrix->pending_taps[slot] = responses->taps;
+  matrix->change[slot] = (matrix->pushed + L - 1) / L * L;
+  matrix->pending = slot + 1;
+  return CUDAFFT_STATUS_OK;
+}

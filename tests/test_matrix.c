@@ -1,0 +1,512 @@
+/* test_matrix.c: the matrix convolution of cudafft/matrix.h against a double-precision direct
+ * matrix convolution (y_j = sum_i h_ij * x_i, each term by convolve_reference_channel()), on fresh
+ * random inputs and responses pushed in random pieces into poisoned outputs: matrices of 1 x 1,
+ * 2 x 2, 4 x 2, 8 x 2 with empty entries and entries of different lengths, and 64 x 64; every
+ * block size from 32 to 2048; F32 and F64; the lag after every push (and
+ * cudafft_matrix_output_frames() exact before it); drain with and without the tail; response
+ * changes with their crossover checked against the header's model (longer and shorter responses,
+ * a change replaced before its change point, a change pending at the drain); reset; and the
+ * statuses of invalid calls. Every output sample is checked. Argument: cpu or cuda. */
+#include <cudafft/matrix.h>
+
+#include "convolve_reference.h"
+#include "test_harness.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Largest error of any output sample, relative to the RMS of that output's reference over the
+ * checked frames. F32 streams are filtered in single precision: the FFTs' and the sums' rounding
+ * stays near 1e-6 of the RMS; F64 streams in double, near 1e-14. A misplaced sample, partition or
+ * block, a missing entry or a wrong blend costs orders of magnitude more. */
+#define TOLERANCE_F32 1e-5
+#define TOLERANCE_F64 1e-11
+/* Frames past the end of every output buffer that must stay poisoned. */
+#define GUARD ((size_t)7)
+
+static CudafftBackend backend;
+
+/* A set of responses and the frame its crossover starts at (0 for the first). */
+typedef struct {
+  double *h; /* inputs x outputs x taps */
+  size_t taps;
+  size_t change;
+} Responses;
+
+typedef struct {
+  const char *name;
+  unsigned inputs, outputs;
+  size_t taps;
+  size_t block_size;
+  size_t frames;
+  /* Entries left empty: entry (i, j) is empty where (i * outputs + j) % empty_every == 1 (0: none).
+   */
+  unsigned empty_every;
+} Case;
+
+/* Random responses, decaying so that the output stays near the input's scale; some entries empty
+ * (empty_every) and some shorter than taps (their tail zero), so that entries of every length
+ * and none meet in one output. */
+static double *
+random_responses(TestRng *rng, unsigned inputs, unsigned outputs, size_t taps, unsigned empty_every,
+                 CudafftSampleFormat format)
+{
+  const size_t rows = (size_t)inputs * outputs;
+  double *h = test_malloc(rows * taps * sizeof *h);
+  const double scale = 1.0 / sqrt((double)inputs * (double)(taps < 64 ? taps : 64));
+  for (size_t row = 0; row < rows; row++) {
+    double *r = h + row * taps;
+    const int empty = empty_every && row % empty_every == 1;
+    const size_t length = row % 3 == 2 ? test_rng_range(rng, 1, taps) : taps;
+    for (size_t k = 0; k < taps; k++) {
+      const double u =
+          format == CUDAFFT_SAMPLE_F64 ? test_rng_uniform53(rng) : test_rng_uniform(rng);
+      r[k] = empty || k >= length ? 0.0 : u * scale * exp(-3.0 * (double)k / (double)taps);
+    }
+  }
+  return h;
+}
+
+/* y (frames x outputs) = sum_i h_ij * x_i, x (x_frames x inputs, zeros after). */
+static void
+reference_matrix(const double *h, size_t taps, unsigned inputs, unsigned outputs, const double *x,
+                 size_t x_frames, size_t frames, double *y)
+{
+  double *term = test_malloc(frames * sizeof *term);
+  memset(y, 0, frames * outputs * sizeof *y);
+  for (unsigned i = 0; i < inputs; i++)
+    for (unsigned j = 0; j < outputs; j++) {
+      const double *r = h + ((size_t)i * outputs + j) * taps;
+      size_t k = 0;
+      while (k < taps && r[k] == 0.0)
+        k++;
+      if (k == taps)
+        continue;
+      convolve_reference_channel(r, taps, x, inputs, i, x_frames, 0, frames, term);
+      for (size_t n = 0; n < frames; n++)
+        y[n * outputs + j] += term[n];
+    }
+  free(term);
+}
+
+/* The header's output for responses sets[0..count) (each from its change point on, crossing over
+ * during the block from it). */
+static double *
+reference_stream(const Responses *sets, size_t count, unsigned inputs, unsigned outputs,
+                 size_t block_size, const double *x, size_t x_frames, size_t frames)
+{
+  double *y = test_malloc(frames * outputs * sizeof *y);
+  double *prev = test_malloc(frames * outputs * sizeof *prev);
+  double *cur = test_malloc(frames * outputs * sizeof *cur);
+  reference_matrix(sets[0].h, sets[0].taps, inputs, outputs, x, x_frames, frames, prev);
+  memcpy(y, prev, frames * outputs * sizeof *y);
+  for (size_t s = 1; s < count; s++) {
+    reference_matrix(sets[s].h, sets[s].taps, inputs, outputs, x, x_frames, frames, cur);
+    const size_t change = sets[s].change;
+    for (size_t n = change; n < frames; n++) {
+      const double r =
+          n < change + block_size ? (double)(n - change + 1) / (double)(block_size + 1) : 1.0;
+      for (unsigned j = 0; j < outputs; j++)
+        y[n * outputs + j] = (1 - r) * prev[n * outputs + j] + r * cur[n * outputs + j];
+    }
+    double *t = prev;
+    prev = cur;
+    cur = t;
+  }
+  free(prev);
+  free(cur);
+  return y;
+}
+
+static void
+store_samples(CudafftSampleFormat format, const double *x, size_t count, void *out)
+{
+  for (size_t n = 0; n < count; n++)
+    if (format == CUDAFFT_SAMPLE_F64)
+      ((double *)out)[n] = x[n];
+    else
+      ((float *)out)[n] = (float)x[n];
+}
+
+static double
+load_sample(CudafftSampleFormat format, const void *data, size_t n)
+{
+  return format == CUDAFFT_SAMPLE_F64 ? ((const double *)data)[n] : ((const float *)data)[n];
+}
+
+/* Every sample of out (frames x outputs) against y; the worst error relative to each output's RMS.
+ * An output whose reference is zero throughout must be exactly zero. */
+static int
+check_output(const char *label, CudafftSampleFormat format, const void *out, const double *y,
+             size_t frames, unsigned outputs)
+{
+  const double tolerance = format == CUDAFFT_SAMPLE_F64 ? TOLERANCE_F64 : TOLERANCE_F32;
+  double worst = 0;
+  size_t worst_n = 0;
+  unsigned worst_j = 0;
+  int ok = 1;
+  for (unsigned j = 0; j < outputs; j++) {
+    double power = 0;
+    for (size_t n = 0; n < frames; n++)
+      power += y[n * outputs + j] * y[n * outputs + j];
+    const double rms = frames ? sqrt(power / (double)frames) : 0;
+    for (size_t n = 0; n < frames; n++) {
+      const double got = load_sample(format, out, n * outputs + j);
+      const double err = fabs(got - y[n * outputs + j]);
+      double rel = rms > 0 ? err / rms : (err == 0 ? 0 : INFINITY);
+      if (isnan(rel))
+        rel = INFINITY;
+      if (!(rel <= tolerance))
+        ok = 0;
+      if (rel > worst) {
+        worst = rel;
+        worst_n = n;
+        worst_j = j;
+      }
+    }
+  }
+  return test_check(
+      ok,
+      "%s: %zu frames x %u outputs, worst error %.2e of the RMS (frame %zu, output %u; bound %.0e)",
+      label, frames, outputs, worst, worst_n, worst_j, tolerance);
+}
+
+/* Pushes x in random pieces (changes[1..] set before the frame they were asked at), drains with or
+ * without the tail and checks every frame and the counts. asked[s]: the frame at which set s was
+ * set (its change point is the next block boundary); replaced: a set made and replaced before its
+ * change point (set just before sets[1], it never takes effect). */
+static void
+run_stream(const char *label, CudafftSampleFormat format, const Case *c, Responses *sets,
+           size_t count, const size_t *asked, const Responses *replaced, int tail, TestRng *rng)
+{
+  const unsigned inputs = c->inputs, outputs = c->outputs;
+  const size_t L = c->block_size, frames = c->frames;
+  const size_t sample = format == CUDAFFT_SAMPLE_F64 ? 8 : 4;
+  double *x = test_malloc(frames * inputs * sizeof *x);
+  for (size_t n = 0; n < frames * inputs; n++)
+    x[n] = format == CUDAFFT_SAMPLE_F64 ? test_rng_uniform53(rng) : test_rng_uniform(rng);
+  uint8_t *in = test_malloc(frames * inputs * sample + 1);
+  store_samples(format, x, frames * inputs, in);
+  for (size_t s = 1; s < count; s++)
+    sets[s].change = (asked[s] + L - 1) / L * L;
+  const size_t last_taps = sets[count - 1].taps;
+  const size_t total = frames + (tail ? last_taps - 1 : 0);
+  const size_t room = total + L + GUARD;
+  uint8_t *out = test_malloc(room * outputs * sample);
+  test_poison_samples(format, out, room * outputs);
+
+  CudafftMatrixConfig config = {.inputs = inputs,
+                                .outputs = outputs,
+                                .format = format,
+                                .block_size = L,
+                                .responses = {.taps_data = sets[0].h, .taps = sets[0].taps}};
+  CudafftMatrix *mx = NULL;
+  CudafftStatus status = cudafft_matrix_create(&mx, backend, -1, &config);
+  if (!test_check(status == CUDAFFT_STATUS_OK && mx, "%s: create (%s)", label,
+                  cudafft_status_name(status))) {
+    printf("  %s\n", cudafft_last_error_message());
+    free(x), free(in), free(out);
+    return;
+  }
+  test_check(cudafft_matrix_get_backend(mx) == backend && cudafft_matrix_get_block_size(mx) == L &&
+                 cudafft_matrix_input_frame_bytes(mx) == inputs * sample &&
+                 cudafft_matrix_output_frame_bytes(mx) == outputs * sample,
+             "%s: backend, block size and frame bytes", label);
+
+  size_t pushed = 0, produced = 0, next_set = 1;
+  int counts_ok = 1, ok = 1;
+  while (pushed < frames && ok) {
+    if (next_set < count && pushed >= asked[next_set]) {
+      if (replaced && next_set == 1) {
+        const CudafftMatrixResponses r = {.taps_data = replaced->h, .taps = replaced->taps};
+        ok = cudafft_matrix_set_responses(mx, &r) == CUDAFFT_STATUS_OK;
+      }
+      const CudafftMatrixResponses r = {.taps_data = sets[next_set].h, .taps = sets[next_set].taps};
+      ok = ok && cudafft_matrix_set_responses(mx, &r) == CUDAFFT_STATUS_OK;
+      next_set++;
+    }
+    size_t piece;
+    switch (test_rng_range(rng, 0, 3)) {
+    case 0:
+      piece = test_rng_range(rng, 1, 7);
+      break;
+    case 1:
+      piece = L;
+      break;
+    case 2:
+      piece = test_rng_range(rng, 1, 3 * L);
+      break;
+    default:
+      piece = test_rng_range(rng, L, 5 * L);
+      break;
+    }
+    piece = piece < frames - pushed ? piece : frames - pushed;
+    if (next_set < count && pushed < asked[next_set] && pushed + piece > asked[next_set])
+      piece = asked[next_set] - pushed;
+    const size_t expect = cudafft_matrix_output_frames(mx, piece);
+    size_t got = 0;
+    status = cudafft_matrix_push(mx, in + pushed * inputs * sample, piece,
+                                 out + produced * outputs * sample, &got);
+    ok = status == CUDAFFT_STATUS_OK;
+    pushed += piece;
+    produced += got;
+    if (got != expect || cudafft_matrix_lag(mx) != pushed - produced || pushed - produced >= L)
+      counts_ok = 0;
+  }
+  if (ok && next_set < count && pushed >= asked[next_set]) {
+    const CudafftMatrixResponses r = {.taps_data = sets[next_set].h, .taps = sets[next_set].taps};
+    ok = cudafft_matrix_set_responses(mx, &r) == CUDAFFT_STATUS_OK;
+  }
+  test_check(ok, "%s: pushes and changes succeed (%s)", label, cudafft_status_name(status));
+  test_check(counts_ok, "%s: each push writes output_frames(), lag = pushed - produced < L", label);
+  const size_t drain = cudafft_matrix_drain_frames(mx, tail);
+  test_check(drain == pushed - produced + (tail ? last_taps - 1 : 0),
+             "%s: drain_frames(%d) = lag%s", label, tail, tail ? " + taps - 1" : "");
+  size_t got = 0;
+  status = cudafft_matrix_drain(mx, tail, out + produced * outputs * sample, &got);
+  test_check(status == CUDAFFT_STATUS_OK && got == drain, "%s: drain writes %zu frames (%zu, %s)",
+             label, drain, got, cudafft_status_name(status));
+  produced += got;
+  test_check(produced == total && cudafft_matrix_lag(mx) == 0,
+             "%s: %zu frames out in all, lag 0 after the drain", label, total);
+  test_check(test_count_unpoisoned_samples(format, out + total * outputs * sample,
+                                           (room - total) * outputs) == 0,
+             "%s: nothing written past the output", label);
+
+  double *y = reference_stream(sets, count, inputs, outputs, L, x, frames, total);
+  check_output(label, format, out, y, total, outputs);
+  free(y);
+
+  /* After the drain (a reset): the same object filters a fresh signal as a new one would. */
+  const size_t again = 3 * L + 5;
+  double *x2 = test_malloc(again * inputs * sizeof *x2);
+  for (size_t n = 0; n < again * inputs; n++)
+    x2[n] = test_rng_uniform(rng);
+  store_samples(format, x2, again * inputs, in);
+  test_poison_samples(format, out, room * outputs);
+  size_t p1 = 0, p2 = 0;
+  status = cudafft_matrix_push(mx, in, again, out, &p1);
+  if (status == CUDAFFT_STATUS_OK)
+    status = cudafft_matrix_drain(mx, 0, out + p1 * outputs * sample, &p2);
+  if (test_check(status == CUDAFFT_STATUS_OK && p1 + p2 == again,
+                 "%s: a fresh stream after the drain (%s)", label, cudafft_status_name(status))) {
+    Responses final = sets[count - 1];
+    final.change = 0;
+    y = reference_stream(&final, 1, inputs, outputs, L, x2, again, again);
+    char what[160];
+    snprintf(what, sizeof what, "%s, after the drain", label);
+    check_output(what, format, out, y, again, outputs);
+    free(y);
+  }
+  free(x2);
+  cudafft_matrix_destroy(mx);
+  free(x), free(in), free(out);
+}
+
+static void
+run_case(const Case *c, CudafftSampleFormat format)
+{
+  char label[160];
+  const char *fmt = format == CUDAFFT_SAMPLE_F64 ? "F64" : "F32";
+  TestRng rng = test_rng("matrix %s %s L%zu", c->name, fmt, c->block_size);
+  Responses sets[3] = {{0}};
+  sets[0].taps = c->taps;
+  sets[0].h = random_responses(&rng, c->inputs, c->outputs, c->taps, c->empty_every, format);
+
+  /* One set, drained with the tail. */
+  snprintf(label, sizeof label, "%s %s L=%zu taps=%zu", c->name, fmt, c->block_size, c->taps);
+  size_t asked[3] = {0};
+  run_stream(label, format, c, sets, 1, asked, NULL, 1, &rng);
+
+  /* Two changes: a longer set asked mid-stream (replacing one asked just before it), then a
+   * shorter one; drained without the tail. */
+  sets[1].taps = c->taps + c->block_size + 3;
+  sets[1].h = random_responses(&rng, c->inputs, c->outputs, sets[1].taps, c->empty_every, format);
+  sets[2].taps = c->taps / 2 + 1;
+  sets[2].h = random_responses(&rng, c->inputs, c->outputs, sets[2].taps, 0, format);
+  Responses dropped = {.taps = c->taps};
+  dropped.h = random_responses(&rng, c->inputs, c->outputs, c->taps, 0, format);
+  asked[1] = test_rng_range(&rng, 1, c->frames / 3);
+  asked[2] = test_rng_range(&rng, asked[1] + c->block_size + 1, c->frames - 1);
+  snprintf(label, sizeof label, "%s %s L=%zu changes at %zu, %zu", c->name, fmt, c->block_size,
+           asked[1], asked[2]);
+  run_stream(label, format, c, sets, 3, asked, &dropped, 0, &rng);
+
+  /* A second change asked while the first one's crossover block is still being staged: each at
+   * its own change point. */
+  asked[1] = test_rng_range(&rng, 1, c->frames / 3);
+  asked[2] = (asked[1] + c->block_size - 1) / c->block_size * c->block_size + 1 +
+             test_rng_range(&rng, 0, c->block_size - 2);
+  snprintf(label, sizeof label, "%s %s L=%zu changes at %zu, %zu (in the crossover block)", c->name,
+           fmt, c->block_size, asked[1], asked[2]);
+  run_stream(label, format, c, sets, 3, asked, NULL, 1, &rng);
+
+  /* A change asked at the last frame: it takes effect among the drain's zeros (tail). */
+  asked[1] = c->frames;
+  snprintf(label, sizeof label, "%s %s L=%zu change pending at the drain", c->name, fmt,
+           c->block_size);
+  Case at_end = *c;
+  run_stream(label, format, &at_end, sets, 2, asked, NULL, 1, &rng);
+  free(sets[0].h);
+  free(sets[1].h);
+  free(sets[2].h);
+  free(dropped.h);
+}
+
+/* Invalid calls: each refused with its status, nothing made. */
+static void
+check_invalid(void)
+{
+  double h[8] = {1, 0.5, 0, 0, 0.25, 0, 0, 1};
+  CudafftMatrixConfig good = {.inputs = 2,
+                              .outputs = 2,
+                              .format = CUDAFFT_SAMPLE_F32,
+                              .block_size = 64,
+                              .responses = {.taps_data = h, .taps = 2}};
+  struct {
+    const char *what;
+    CudafftMatrixConfig config;
+    CudafftStatus want;
+  } bad[] = {
+      {"0 inputs", good, CUDAFFT_STATUS_INVALID_VALUE},
+      {"0 outputs", good, CUDAFFT_STATUS_INVALID_VALUE},
+      {"format S16", good, CUDAFFT_STATUS_INVALID_VALUE},
+      {"block size 48", good, CUDAFFT_STATUS_INVALID_VALUE},
+      {"block size 4096", good, CUDAFFT_STATUS_INVALID_VALUE},
+      {"block size 16", good, CUDAFFT_STATUS_INVALID_VALUE},
+      {"taps 0", good, CUDAFFT_STATUS_INVALID_SIZE},
+      {"taps_data NULL", good, CUDAFFT_STATUS_NULL_POINTER},
+      {"a NaN tap", good, CUDAFFT_STATUS_INVALID_VALUE},
+      {"an Inf tap", good, CUDAFFT_STATUS_INVALID_VALUE},
+      {"a tap beyond the float range on F32", good, CUDAFFT_STATUS_INVALID_VALUE},
+      {"1025 inputs", good, CUDAFFT_STATUS_INVALID_VALUE},
+  };
+  double nan_h[8], inf_h[8], big_h[8];
+  memcpy(nan_h, h, sizeof h), memcpy(inf_h, h, sizeof h), memcpy(big_h, h, sizeof h);
+  nan_h[5] = NAN, inf_h[3] = -INFINITY, big_h[6] = 1e39;
+  bad[0].config.inputs = 0;
+  bad[1].config.outputs = 0;
+  bad[2].config.format = CUDAFFT_SAMPLE_S16;
+  bad[3].config.block_size = 48;
+  bad[4].config.block_size = 4096;
+  bad[5].config.block_size = 16;
+  bad[6].config.responses.taps = 0;
+  bad[7].config.responses.taps_data = NULL;
+  bad[8].config.responses.taps_data = nan_h;
+  bad[9].config.responses.taps_data = inf_h;
+  bad[10].config.responses.taps_data = big_h;
+  bad[11].config.inputs = 1025;
+  for (size_t b = 0; b < COUNT(bad); b++) {
+    CudafftMatrix *mx = (CudafftMatrix *)&bad; /* must become NULL */
+    const CudafftStatus status = cudafft_matrix_create(&mx, backend, -1, &bad[b].config);
+    test_check(status == bad[b].want && mx == NULL, "create refuses %s: %s (%s)", bad[b].what,
+               cudafft_status_name(status), cudafft_last_error_message());
+  }
+  test_check(cudafft_matrix_create(NULL, backend, -1, &good) == CUDAFFT_STATUS_NULL_POINTER,
+             "create refuses a NULL matrix pointer");
+
+  CudafftMatrix *mx = NULL;
+  CudafftStatus status = cudafft_matrix_create(&mx, backend, -1, &good);
+  if (!test_check(status == CUDAFFT_STATUS_OK, "create a 2 x 2 matrix (%s)",
+                  cudafft_status_name(status)))
+    return;
+  CudafftMatrixResponses r = {.taps_data = nan_h, .taps = 2};
+  test_check(cudafft_matrix_set_responses(mx, &r) == CUDAFFT_STATUS_INVALID_VALUE,
+             "set_responses refuses a NaN tap");
+  r.taps = 0;
+  test_check(cudafft_matrix_set_responses(mx, &r) == CUDAFFT_STATUS_INVALID_SIZE,
+             "set_responses refuses 0 taps");
+  test_check(cudafft_matrix_set_responses(mx, NULL) == CUDAFFT_STATUS_NULL_POINTER,
+             "set_responses refuses NULL");
+  size_t produced = 1;
+  test_check(cudafft_matrix_push(mx, NULL, 3, NULL, &produced) == CUDAFFT_STATUS_NULL_POINTER,
+             "push refuses NULL input");
+  float in[128 * 2] = {0};
+  test_check(cudafft_matrix_push(mx, in, 128, NULL, &produced) == CUDAFFT_STATUS_NULL_POINTER,
+             "push refuses NULL output where frames come out");
+  test_check(cudafft_matrix_push(mx, in, 0, NULL, &produced) == CUDAFFT_STATUS_OK && produced == 0,
+             "push of 0 frames");
+  test_check(cudafft_matrix_drain(mx, 1, NULL, &produced) == CUDAFFT_STATUS_NULL_POINTER,
+             "drain refuses NULL output where frames come out");
+  cudafft_matrix_destroy(mx);
+  cudafft_matrix_destroy(NULL);
+  test_check(cudafft_matrix_get_device(NULL) == -1 && cudafft_matrix_lag(NULL) == 0,
+             "getters of NULL");
+}
+
+/* A 2 x 2 matrix whose entries are delays (h_ij = g_ij delta[n - d_ij]): the output in closed
+ * form, exactly for small integers in F64 (independent of the convolution reference). */
+static void
+check_delays(void)
+{
+  const size_t L = 32, taps = 100, frames = 1000;
+  double h[4 * 100] = {0};
+  const size_t d[4] = {0, 33, 64, 99};
+  const double g[4] = {1, -2, 0.5, 3};
+  for (int e = 0; e < 4; e++)
+    h[e * taps + d[e]] = g[e];
+  CudafftMatrixConfig config = {.inputs = 2,
+                                .outputs = 2,
+                                .format = CUDAFFT_SAMPLE_F64,
+                                .block_size = L,
+                                .responses = {.taps_data = h, .taps = taps}};
+  CudafftMatrix *mx = NULL;
+  if (!test_check(cudafft_matrix_create(&mx, backend, -1, &config) == CUDAFFT_STATUS_OK,
+                  "delays: create"))
+    return;
+  TestRng rng = test_rng("matrix delays");
+  double *x = test_malloc(frames * 2 * sizeof *x), *out = test_malloc((frames + taps) * 2 * 8);
+  for (size_t n = 0; n < frames * 2; n++)
+    x[n] = (double)test_rng_range(&rng, 0, 200) - 100;
+  size_t p = 0, q = 0;
+  cudafft_matrix_push(mx, x, frames, out, &p);
+  cudafft_matrix_drain(mx, 1, out + p * 2, &q);
+  double worst = 0;
+  for (size_t n = 0; n < p + q; n++)
+    for (unsigned j = 0; j < 2; j++) {
+      double want = 0;
+      for (unsigned i = 0; i < 2; i++) {
+        const size_t e = i * 2 + j;
+        if (n >= d[e] && n - d[e] < frames)
+          want += g[e] * x[(n - d[e]) * 2 + i];
+      }
+      const double err = fabs(out[n * 2 + j] - want);
+      worst = err > worst || isnan(err) ? err : worst;
+    }
+  test_check(p + q == frames + taps - 1 && worst < 1e-9,
+             "delays: 2 x 2 delay matrix in closed form (%zu frames, worst error %.2e)", p + q,
+             worst);
+  free(x);
+  free(out);
+  cudafft_matrix_destroy(mx);
+}
+
+int
+main(int argc, char **argv)
+{
+  backend = test_begin(argc, argv);
+  check_invalid();
+  check_delays();
+  test_section_done("invalid calls and delays");
+  static const Case cases[] = {
+      {"1x1", 1, 1, 300, 32, 2000, 0},
+      {"1x1", 1, 1, 5000, 2048, 12000, 0},
+      {"2x2", 2, 2, 700, 64, 3000, 0},
+      {"2x2", 2, 2, 3000, 1024, 9000, 0},
+      {"4x2 output 1 empty", 4, 2, 1000, 128, 3000, 2},
+      {"8x2 empty entries", 8, 2, 900, 256, 3000, 3},
+      {"8x2 empty entries", 8, 2, 2000, 512, 5000, 4},
+      {"64x64", 64, 64, 96, 32, 400, 5},
+  };
+  for (size_t c = 0; c < COUNT(cases); c++) {
+    run_case(&cases[c], CUDAFFT_SAMPLE_F32);
+    run_case(&cases[c], CUDAFFT_SAMPLE_F64);
+    test_section_done(cases[c].name);
+  }
+  return test_finish();
+}
