@@ -89,7 +89,9 @@ struct _GstCudaFft {
   "Samples per frame: a power of two from " GST_CUDAFFT_MIN_SIZE_TEXT                              \
   " to " GST_CUDAFFT_MAX_SIZE_TEXT                                                                 \
   " (an enumeration of exactly those, so that gst-launch-1.0 refuses any other value with "        \
-  "\"could not set property\"). Changes while playing apply at the next frame boundary"
+  "\"could not set property\"). A change while playing (as of hop, window or representation) "     \
+  "takes effect at the next input buffer: the run so far ends there as at EOS (its last frames "   \
+  "completed with zeros), then new caps go out and a new run starts"
 
 /* The pad templates (made in class_init): SINK_CAPS, and every audio/x-fft caps we make
  * (gst_cudafft_frames_template_caps()), each in system memory and, where the build has it, in CUDA
@@ -599,7 +601,11 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
       gobject_class, PROP_REPRESENTATION,
       g_param_spec_enum("representation", "Representation",
                         "What each bin holds: complex (re, im), magnitude, power or db (only "
-                        "complex frames can be turned back into audio by cudaifft)",
+                        "complex frames can be turned back into audio by cudaifft). All are of "
+                        "the unnormalised DFT of the windowed frame: db is 10 log10 |X|^2, so a "
+                        "sine of amplitude A at a bin centre reads 20 log10(A sum(w) / 2) dB (a "
+                        "full-scale sine at fft-size 1024 with hann, sum(w) = 512: +48.2 dB); "
+                        "subtract 20 log10(sum(w) / 2) for dB relative to full scale",
                         GST_TYPE_CUDAFFT_REPRESENTATION, DEFAULT_REPRESENTATION,
                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
 

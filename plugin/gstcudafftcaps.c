@@ -14,7 +14,8 @@ static const GEnumValue representation_values[] = {
     {GST_CUDAFFT_REPRESENTATION_COMPLEX, "Complex bins (re, im)", "complex"},
     {GST_CUDAFFT_REPRESENTATION_MAGNITUDE, "Magnitudes |X|", "magnitude"},
     {GST_CUDAFFT_REPRESENTATION_POWER, "Powers |X|^2", "power"},
-    {GST_CUDAFFT_REPRESENTATION_DB, "Powers in dB, 10 log10 |X|^2 (floor -200 dB)", "db"},
+    {GST_CUDAFFT_REPRESENTATION_DB,
+     "Powers in dB of the unnormalised DFT, 10 log10 |X|^2 (floor -200 dB): not dBFS", "db"},
     {0, NULL, NULL},
 };
 

@@ -10,6 +10,8 @@ packages=(
   # spectrascope, which scope-bench compares cudaspectrumscope with; GStreamer's CUDA library
   # (cudaupload, cudadownload, the shared GstCudaContext and CUDA memory)
   gstreamer1.0-plugins-bad libgstreamer-plugins-bad1.0-0
+  # the Python examples and their tests (PyGObject with GStreamer's overrides, numpy)
+  python3-gi python3-gst-1.0 gir1.2-gst-plugins-base-1.0 python3-numpy
 )
 sudo=
 [ "$(id -u)" = 0 ] || sudo=sudo

@@ -6,9 +6,11 @@
  * an enumeration cannot hold fail gst-launch-1.0's parse ("could not set property"); backend and
  * cuda-device-id, which take effect at the start, are refused once the element runs (PAUSED or
  * PLAYING) with a WARNING, the value in effect read back, setting the same value again says
- * nothing, and back in NULL a change is taken. */
+ * nothing, and back in NULL a change is taken; cudafft's texts say when changes apply and what its
+ * dB is, and a sine reads what they say. */
 #include "element_util.h"
 
+#include <math.h>
 #include <string.h>
 
 static const char *const factories[] = {"cudafft", "cudaifft", "cudaspectrum", "cudaconvolve",
@@ -265,6 +267,59 @@ GST_START_TEST(test_start_properties_refused_while_running)
 }
 GST_END_TEST;
 
+/* What gst-inspect-1.0 says agrees with what the element does and docs/elements.md says:
+ * cudafft's settings change at the next input buffer (the run ends there, the frames tests check
+ * that), and its db is of the unnormalised DFT: a sine of amplitude 0.8 at a bin centre, 1024
+ * points, hann (sum(w) = 512), reads 20 log10(0.8 * 512 / 2) = +46.2 dB, as the texts say. */
+GST_START_TEST(test_documented_texts)
+{
+  GstElement *e = gst_element_factory_make("cudafft", NULL);
+  static const struct {
+    const char *property, *words;
+  } texts[] = {{"fft-size", "next input buffer"},
+               {"representation", "unnormalised DFT"},
+               {"representation", "20 log10(A sum(w) / 2)"}};
+  for (guint i = 0; i < G_N_ELEMENTS(texts); i++) {
+    GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(e), texts[i].property);
+    fail_unless(spec && strstr(g_param_spec_get_blurb(spec), texts[i].words),
+                "%s's text does not say \"%s\"", texts[i].property, texts[i].words);
+  }
+  gst_object_unref(e);
+
+  const guint n = 1024, bin = 37, rate = 48000;
+  GstHarness *h = eu_harness_new(
+      "cudafft backend=%s fft-size=1024 hop=512 window=hann representation=db", eu_backend);
+  gst_harness_set_src_caps(h, eu_raw_caps(CUDAFFT_SAMPLE_F32, rate, 1));
+  const gsize samples = 8 * n;
+  GstBuffer *in = gst_buffer_new_allocate(NULL, samples * sizeof(float), NULL);
+  GstMapInfo map;
+  gst_buffer_map(in, &map, GST_MAP_WRITE);
+  for (gsize i = 0; i < samples; i++)
+    ((float *)map.data)[i] = (float)(0.8 * sin(2.0 * G_PI * bin * (double)i / n));
+  gst_buffer_unmap(in, &map);
+  GST_BUFFER_PTS(in) = 0;
+  fail_unless_equals_int(gst_harness_push(h, in), GST_FLOW_OK);
+  const double want = 20.0 * log10(0.8 * (n / 2) / 2.0);
+  guint frames = 0;
+  GstBuffer *out;
+  while ((out = gst_harness_try_pull(h)) != NULL) {
+    gst_buffer_map(out, &map, GST_MAP_READ);
+    const gsize count = map.size / ((n / 2 + 1) * sizeof(float));
+    for (gsize f = 0; f < count; f++, frames++) {
+      const float *db = (const float *)map.data + f * (n / 2 + 1);
+      /* the first frames hold the lead of zeros: from the third on, every sample is the sine */
+      if (frames >= 2)
+        fail_unless(fabs(db[bin] - want) < 0.01, "frame %u: %g dB at the sine's bin, expected %g",
+                    frames, db[bin], want);
+    }
+    gst_buffer_unmap(out, &map);
+    gst_buffer_unref(out);
+  }
+  fail_unless(frames >= 10, "only %u frames", frames);
+  gst_harness_teardown(h);
+}
+GST_END_TEST;
+
 static Suite *
 properties_suite(void)
 {
@@ -275,6 +330,7 @@ properties_suite(void)
   tcase_add_test(tc, test_refused_in_pipeline);
   tcase_add_test(tc, test_enumeration_refuses_at_parse);
   tcase_add_test(tc, test_start_properties_refused_while_running);
+  tcase_add_test(tc, test_documented_texts);
   return s;
 }
 
