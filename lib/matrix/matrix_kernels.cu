@@ -18,6 +18,13 @@ template <typename R> using Complex = std::conditional_t<std::is_same_v<R, float
 
 constexpr unsigned kThreads = 128;
 
+/* The multiply-accumulate's thread blocks: a warp per output, 32 bins wide, kRowsPerBlock outputs a
+ * block. Outputs fed by the same inputs (a dense matrix) walk the same delay-line spectra in the
+ * same order, so a block's warps share their loads of them through L1: the delay line is read
+ * from L2 about once per block of outputs instead of once per output, and the response spectra,
+ * read once each, keep the memory busy. */
+constexpr unsigned kRowsPerBlock = 4;
+
 /* Threads a launch should give the GPU to keep its memory busy (a large GPU holds about 2^18
  * resident threads); more splits past that only add partial sums. */
 constexpr size_t kTargetThreads = size_t(1) << 19;
@@ -61,13 +68,13 @@ pack_kernel(const Complex<R> *__restrict__ bins, Complex<R> *__restrict__ packed
 template <typename R>
 __global__ void
 accumulate_kernel(const Complex<R> *__restrict__ fdl, size_t cap, size_t slot, unsigned inputs,
-                  unsigned outputs, unsigned L, MatrixDeviceSet set0, MatrixDeviceSet set1,
-                  unsigned splits, Complex<R> *__restrict__ partial)
+                  unsigned outputs, unsigned rows, unsigned L, MatrixDeviceSet set0,
+                  MatrixDeviceSet set1, unsigned splits, Complex<R> *__restrict__ partial)
 {
   const unsigned k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= L)
+  const unsigned row = blockIdx.y * blockDim.y + threadIdx.y, split = blockIdx.z;
+  if (k >= L || row >= rows)
     return;
-  const unsigned row = blockIdx.y, split = blockIdx.z;
   const unsigned j = row % outputs;
   const MatrixDeviceSet &set = row < outputs ? set0 : set1;
   const unsigned p0 = (unsigned)((unsigned long long)set.parts * split / splits);
@@ -101,7 +108,7 @@ accumulate_kernel(const Complex<R> *__restrict__ fdl, size_t cap, size_t slot, u
   Complex<R> v;
   v.x = re;
   v.y = im;
-  partial[((size_t)split * gridDim.y + row) * L + k] = v;
+  partial[((size_t)split * rows + row) * L + k] = v;
 }
 
 template <typename R>
@@ -192,8 +199,10 @@ MatrixKernels<R>::accumulate(const void *fdl, size_t cap, size_t slot, unsigned 
                              cudaStream_t stream)
 {
   const unsigned rows = outputs * set_count;
-  accumulate_kernel<R><<<dim3(grid_for(L), rows, splits), kThreads, 0, stream>>>(
-      static_cast<const Complex<R> *>(fdl), cap, slot, inputs, outputs, (unsigned)L, sets[0],
+  const dim3 block(32, kRowsPerBlock);
+  const dim3 grid((unsigned)(L / 32), (rows + kRowsPerBlock - 1) / kRowsPerBlock, splits);
+  accumulate_kernel<R><<<grid, block, 0, stream>>>(
+      static_cast<const Complex<R> *>(fdl), cap, slot, inputs, outputs, rows, (unsigned)L, sets[0],
       sets[set_count > 1 ? 1 : 0], splits, static_cast<Complex<R> *>(partial));
   sum_splits_kernel<R><<<dim3(grid_for(L), rows), kThreads, 0, stream>>>(
       static_cast<const Complex<R> *>(partial), splits, rows, (unsigned)L,
