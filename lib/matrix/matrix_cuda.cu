@@ -42,6 +42,7 @@ struct CudaSet {
 struct CudaMatrix {
   int device = -1;
   cudaStream_t stream = nullptr;
+  cudaEvent_t done = nullptr; /* blocking sync: waits for the stream sleep instead of spinning */
   unsigned inputs = 0, outputs = 0;
   CudafftSampleFormat format = CUDAFFT_SAMPLE_F32;
   size_t L = 0, real = 0, value = 0; /* block size; bytes of a real and of a complex value */
@@ -57,6 +58,14 @@ struct CudaMatrix {
   bool forward_made = false, inverse_made = false, inverse_fade_made = false;
   CudaSet cur, next, queued;
 };
+
+/* Waits for the work queued on the object's stream, asleep (cudaStreamSynchronize would spin). */
+cudaError_t
+wait_stream(const CudaMatrix *m)
+{
+  const cudaError_t error = cudaEventRecord(m->done, m->stream);
+  return error != cudaSuccess ? error : cudaEventSynchronize(m->done);
+}
 
 cufftType
 forward_type(const CudaMatrix *m)
@@ -169,7 +178,7 @@ set_build(CudaMatrix *m, const CudafftMatrixSet *set, CudaSet *dst, size_t total
         error = MatrixKernels<R>::pack(
             bins, static_cast<char *>(dst->spectra) + done * L * m->value, row, L, m->stream);
         if (error == cudaSuccess)
-          error = cudaStreamSynchronize(m->stream); /* before the staging is filled again */
+          error = wait_stream(m); /* before the staging is filled again */
         if (error != cudaSuccess) {
           status = cudafft_cuda_failure(error, "packing response spectra", __FILE__, __LINE__);
           break;
@@ -230,7 +239,7 @@ set_make(CudaMatrix *m, const CudafftMatrixSet *set, CudaSet *dst)
       error = cudaMemcpyAsync(dst->first, first, (m->outputs + 1) * sizeof *first,
                               cudaMemcpyHostToDevice, m->stream);
     if (error == cudaSuccess)
-      error = cudaStreamSynchronize(m->stream);
+      error = wait_stream(m);
     if (error != cudaSuccess)
       status = cudafft_cuda_failure(error, "copying a matrix's entries", __FILE__, __LINE__);
   }
@@ -272,7 +281,7 @@ ensure_slots(CudaMatrix *m, size_t parts)
                             cudaMemcpyDeviceToDevice, m->stream);
   }
   if (error == cudaSuccess)
-    error = cudaStreamSynchronize(m->stream);
+    error = wait_stream(m);
   if (error != cudaSuccess) {
     cudaFree(fdl);
     cudafft_device_load_change(m->device, 0, -counted);
@@ -289,8 +298,8 @@ ensure_slots(CudaMatrix *m, size_t parts)
 void
 matrix_release(CudaMatrix *m)
 {
-  if (m->stream)
-    cudaStreamSynchronize(m->stream);
+  if (m->stream && m->done)
+    wait_stream(m);
   set_free(m, &m->cur);
   set_free(m, &m->next);
   set_free(m, &m->queued);
@@ -305,6 +314,8 @@ matrix_release(CudaMatrix *m)
   cudafft_device_load_change(m->device, 0, -m->fdl_bytes);
   cudaFreeHost(m->h_in);
   cudaFreeHost(m->h_out);
+  if (m->done)
+    cudaEventDestroy(m->done);
   if (m->stream)
     cudaStreamDestroy(m->stream);
 }
@@ -315,6 +326,7 @@ matrix_setup(CudaMatrix *m, const CudafftMatrixSpec *spec)
   m->device = spec->device_id;
   CUDAFFT_CHECK(cudafft_use_device(m->device));
   CUDAFFT_CHECK(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
+  CUDAFFT_CHECK(cudaEventCreateWithFlags(&m->done, cudaEventBlockingSync | cudaEventDisableTiming));
   m->inputs = spec->inputs;
   m->outputs = spec->outputs;
   m->format = spec->format;
@@ -400,7 +412,7 @@ run_chunk(CudaMatrix *m, const CudafftMatrixJob *job, size_t first, size_t block
     }
   }
   CUDAFFT_CHECK(cudaMemcpyAsync(m->h_out, m->d_out, out_bytes, cudaMemcpyDeviceToHost, m->stream));
-  CUDAFFT_CHECK(cudaStreamSynchronize(m->stream));
+  CUDAFFT_CHECK(wait_stream(m));
   memcpy(static_cast<char *>(job->out) + first * L * m->outputs * m->real, m->h_out, out_bytes);
   return CUDAFFT_STATUS_OK;
 }
@@ -421,7 +433,7 @@ matrix_run(void *impl, const CudafftMatrixJob *job)
   }
   case CUDAFFT_MATRIX_JOB_PROMOTE:
     if (m->next.made) {
-      CUDAFFT_CHECK(cudaStreamSynchronize(m->stream));
+      CUDAFFT_CHECK(wait_stream(m));
       set_free(m, &m->cur);
       m->cur = m->queued.made ? m->queued : m->next;
       if (m->queued.made)
@@ -439,7 +451,7 @@ matrix_run(void *impl, const CudafftMatrixJob *job)
                                        ? run_chunk<double>(m, job, first, blocks, retired)
                                        : run_chunk<float>(m, job, first, blocks, retired);
       if (retired[0].made) {
-        cudaStreamSynchronize(m->stream); /* done already where the chunk succeeded */
+        wait_stream(m); /* done already where the chunk succeeded */
         set_free(m, &retired[0]);
         set_free(m, &retired[1]);
       }
@@ -458,7 +470,7 @@ matrix_reset(void *impl)
   CUDAFFT_CHECK(cudafft_use_device(m->device));
   CUDAFFT_CHECK(cudaMemsetAsync(m->fdl, 0, m->cap * m->inputs * m->L * m->value, m->stream));
   CUDAFFT_CHECK(cudaMemsetAsync(m->prev, 0, m->inputs * m->L * m->real, m->stream));
-  CUDAFFT_CHECK(cudaStreamSynchronize(m->stream));
+  CUDAFFT_CHECK(wait_stream(m));
   m->block = 0;
   return CUDAFFT_STATUS_OK;
 }
