@@ -7,7 +7,8 @@
  * lead = fft-size - hop zero samples, so that every input sample lies in fft-size / hop frames.
  * Frame k covers input samples [k hop - lead, k hop - lead + fft-size). Its PTS is the time of
  * input sample k hop, which is the frame's first sample on the zero-padded timeline (and the
- * first of the hop samples it completes), so frames tile the timeline: duration = hop. At the
+ * first of the hop samples it completes), so frames tile the timeline: duration = hop, clipped to
+ * the input at the run's end (the frames only the appended zeros complete last 0). At the
  * end of a run zeros complete every frame that holds an input sample. The run's first buffer
  * carries a GstAudioClippingMeta with start = lead and its last one end = the zeros appended, the
  * way audio encoders mark their priming and padding; cudaifft drops exactly those. */
@@ -27,8 +28,10 @@
  * samples, so that every input sample lies in fft-size / hop frames, and at its end zeros complete
  * every frame that holds an input sample. The run's first buffer carries a GstAudioClippingMeta
  * whose start is the zeros before, its last one whose end is the zeros after; cudaifft drops
- * exactly those. Frame k is stamped with the time of input sample k hop and lasts hop samples; the
- * latency is hop / rate.
+ * exactly those. Frame k is stamped with the time of input sample k hop and lasts hop samples (at
+ * a run's end, up to the input's last sample: the frames that only the appended zeros complete
+ * last 0), so that an application that keeps each buffer's PTS, duration and offsets but not the
+ * meta still tells cudaifft where the audio ends. The latency is hop / rate.
  *
  * On the GPU both pads also take CUDA memory (`audio/x-raw(memory:CUDAMemory)` in,
  * `audio/x-fft(memory:CUDAMemory)` out; the layout in docs/elements.md): the samples
@@ -79,6 +82,7 @@ struct _GstCudaFft {
   GstCudafftFrameInfo out_info; /* what the engine and the src caps were made for */
   gboolean cuda_out;            /* the src caps carry memory:CUDAMemory */
   CudafftStftConfig refused;    /* the last invalid settings warned about */
+  guint64 input_end;            /* while draining: the run's input samples; else G_MAXUINT64 */
 };
 
 #define SINK_CAPS                                                                                  \
@@ -335,13 +339,18 @@ lead_samples(const GstCudaFft *self)
   return self->out_info.config.fft_size - self->out_info.config.hop;
 }
 
-/* Stamps `frames` new frames of the run and marks the run's first and last buffers. */
+/* Stamps `frames` new frames of the run and marks the run's first and last buffers. A buffer's
+ * time is the input samples its frames complete, clipped to the input: the frames that the zeros
+ * appended at a run's end complete lie beyond it and last 0, so that the last buffer's PTS +
+ * duration that reaches furthest is the input's end, which an application that keeps timestamps
+ * (and not the clipping meta) hands on to cudaifft. */
 static void
 finish_frames(GstCudaFft *self, GstBuffer *buffer, guint64 frames, guint64 end_padding)
 {
   GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
   const guint64 hop = self->out_info.config.hop;
-  gst_cudafft_run_stamp(run, buffer, run->produced * hop, frames * hop);
+  const guint64 first = run->produced * hop, end = MIN(first + frames * hop, self->input_end);
+  gst_cudafft_run_stamp(run, buffer, first, end > first ? end - first : 0);
   GST_BUFFER_OFFSET(buffer) = run->produced;
   GST_BUFFER_OFFSET_END(buffer) = run->produced + frames;
   const guint64 start_padding = run->produced == 0 ? lead_samples(self) : 0;
@@ -433,7 +442,9 @@ drain(GstCudaFft *self)
     const guint64 lead = lead_samples(self), length = run->samples;
     const guint64 total_frames = (length - 1 + lead) / hop + 1;
     const guint64 zeros = (total_frames - 1) * hop + n - lead - length;
+    self->input_end = length;
     ret = analyse(self, NULL, zeros, zeros);
+    self->input_end = G_MAXUINT64;
     GST_DEBUG_OBJECT(self,
                      "drained the run: %" G_GUINT64_FORMAT " samples in %" G_GUINT64_FORMAT
                      " frames, %" G_GUINT64_FORMAT " zeros appended",
@@ -566,6 +577,7 @@ gst_cuda_fft_start(GstBaseTransform *trans)
   GstCudaFft *self = GST_CUDA_FFT(trans);
   gst_audio_info_init(&self->in_info);
   memset(&self->refused, 0, sizeof self->refused);
+  self->input_end = G_MAXUINT64;
   return TRUE;
 }
 
@@ -640,4 +652,5 @@ gst_cuda_fft_init(GstCudaFft *self)
   self->settings.hop = DEFAULT_HOP;
   self->settings.window = DEFAULT_WINDOW;
   self->settings.representation = DEFAULT_REPRESENTATION;
+  self->input_end = G_MAXUINT64;
 }

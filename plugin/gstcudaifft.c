@@ -5,7 +5,9 @@
  * It reads fft-size, hop and window from the caps, and honours GstAudioClippingMeta: cudafft
  * marks the zeros it put before and after a run's samples, and cudaifft drops exactly those, so
  * that its output has the input's samples and timestamps. A buffer whose meta has an end marks
- * the end of a run: its frames and the overlap-add tail go out together. */
+ * the end of a run: its frames and the overlap-add tail go out together. Frames without the meta
+ * (an application's copies) are read by cudafft's framing: fft-size - hop zeros lead each run,
+ * and the run's samples end where the buffers' timestamps (PTS + duration) end. */
 /**
  * SECTION:element-cudaifft
  * @title: cudaifft
@@ -14,6 +16,12 @@
  * audio on an NVIDIA GPU, or on the CPU with backend=cpu: inverse FFT, synthesis window and
  * weighted overlap-add, normalised so that cudafft ! cudaifft gives back the input's samples and
  * timestamps. The frames' fft-size, hop and window come from the caps.
+ *
+ * Frames an application made (cudafft ! appsink, its own processing, appsrc ! cudaifft) come back
+ * exact as long as each buffer keeps its PTS, duration and offsets and the caps stay cudafft's:
+ * the GstAudioClippingMeta, which an application cannot always carry, is not needed (the lead
+ * comes from the framing, the end from the timestamps). Frames without timestamps are
+ * synthesised too, with a WARNING at the end of the run: where the audio ends is then not known.
  *
  * Window and hop pairs that cannot be inverted accurately (the overlapping windows' squares adding
  * up to less than 1% of their peak somewhere, e.g. hann at hop = fft-size) are refused at caps
@@ -51,7 +59,11 @@ struct _GstCudaIfft {
   GstCudafftFrameInfo info;
   gboolean cuda_out; /* the src caps carry memory:CUDAMemory */
   /* the base class's run: run.samples, frames received x hop; run.produced, samples pushed */
-  guint64 to_skip; /* samples still to drop from the start of the run (the clipping start) */
+  guint64 to_skip;   /* samples still to drop from the start of the run (the clipping start) */
+  guint64 end;       /* the run's last output sample + 1 where known (G_MAXUINT64: not known) */
+  gboolean end_told; /* the end was marked (a clipping end) or read from a timestamp */
+  gboolean untimed;  /* a buffer of the run without PTS or duration: its end may be lost */
+  gboolean warned_untimed; /* said once per start */
 };
 
 #define SRC_CAPS                                                                                   \
@@ -155,6 +167,34 @@ tail_samples(const GstCudaIfft *self)
   return self->info.config.fft_size - self->info.config.hop;
 }
 
+/* Learns where the run's samples end from a buffer's timestamps: cudafft stamps its frames with
+ * the input samples they complete, clipped to the input, so a buffer that lasts less than its
+ * frames' hops ends the input there (the frames after it last 0). An application that keeps each
+ * buffer's PTS and duration, but cannot keep the clipping meta, keeps that. */
+static void
+learn_end(GstCudaIfft *self, GstBuffer *buffer, guint64 frames)
+{
+  GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
+  if (!GST_BUFFER_PTS_IS_VALID(buffer) || !GST_BUFFER_DURATION_IS_VALID(buffer)) {
+    self->untimed = TRUE;
+    return;
+  }
+  const GstClockTime ends = GST_BUFFER_PTS(buffer) + GST_BUFFER_DURATION(buffer);
+  const guint64 full = run->samples + frames * self->info.config.hop;
+  /* half a sample of slack: the times are rounded to nanoseconds */
+  const GstClockTime half = gst_util_uint64_scale_int(GST_SECOND, 1, 2 * self->info.rate);
+  if (frames == 0 || ends + half >= gst_cudafft_run_time(run, full) || ends < run->start)
+    return;
+  const guint64 end =
+      gst_util_uint64_scale_int_round(ends - run->start, self->info.rate, GST_SECOND);
+  if (end < self->end) {
+    GST_DEBUG_OBJECT(self, "the run's samples end at %" G_GUINT64_FORMAT " (a buffer's timestamps)",
+                     end);
+    self->end = end;
+  }
+  self->end_told = TRUE;
+}
+
 /* Drops what the clipping meta says from `buffer` (samples of all channels), stamps what is left
  * and pushes it; takes the buffer. */
 static GstFlowReturn
@@ -166,6 +206,9 @@ push_samples(GstCudaIfft *self, GstBuffer *buffer, guint64 samples, guint64 end_
   samples -= skip;
   const guint64 cut = MIN(end_clip, samples);
   samples -= cut;
+  GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
+  /* nothing past the run's end where the timestamps told it */
+  samples = MIN(samples, self->end > run->produced ? self->end - run->produced : 0);
   if (samples == 0) {
     gst_buffer_unref(buffer);
     return GST_FLOW_OK;
@@ -174,7 +217,6 @@ push_samples(GstCudaIfft *self, GstBuffer *buffer, guint64 samples, guint64 end_
                                                 samples * bpf);
   if (!buffer)
     return GST_FLOW_ERROR; /* posted */
-  GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
   gst_cudafft_run_stamp(run, buffer, run->produced, samples);
   GST_BUFFER_OFFSET(buffer) = run->produced;
   GST_BUFFER_OFFSET_END(buffer) = run->produced + samples;
@@ -252,25 +294,49 @@ synthesise(GstCudaIfft *self, const float *frames_data, guint64 frames, gboolean
   return ret;
 }
 
-/* Ends the run without knowing its padding (no clipping end came): all of the tail goes out. */
+/* Ends the run without a clipping end: the tail goes out up to the end the timestamps told, or
+ * all of it (with a warning, once, where untimed frames may have hidden the end). */
 static GstFlowReturn
 drain(GstCudaIfft *self)
 {
   GstFlowReturn ret = GST_FLOW_OK;
-  if (GST_CUDAFFT_AUDIO_FILTER_RUN(self)->active && istft_engine_of(self))
+  if (GST_CUDAFFT_AUDIO_FILTER_RUN(self)->active && istft_engine_of(self)) {
+    if (!self->end_told && self->untimed && !self->warned_untimed) {
+      GST_ELEMENT_WARNING(self, STREAM, FORMAT,
+                          ("Frames without timestamps (PTS and duration) and without a "
+                           "GstAudioClippingMeta end: where the audio ends is not known, and up "
+                           "to %" G_GSIZE_FORMAT " samples of the padding cudafft appended may "
+                           "follow it. Keep each frame buffer's PTS and duration.",
+                           (gsize)(self->info.config.fft_size - 1)),
+                          (NULL));
+      self->warned_untimed = TRUE;
+    }
     ret = synthesise(self, NULL, 0, TRUE, 0);
+  }
   gst_cudafft_audio_filter_reset_run(GST_CUDAFFT_AUDIO_FILTER(self));
   self->to_skip = 0;
   return ret;
 }
 
-/* A run's first buffer says, in its clipping meta, how many of its first samples are padding. */
+/* A run's first buffer says, in its clipping meta, how many of its first samples are padding;
+ * without one (an application that made new buffers from cudafft's, keeping timestamps, offsets
+ * and caps, cannot keep the meta), cudafft's framing says it: fft-size - hop zeros lead every
+ * run, and skipping them puts every sample at its time (frame k is stamped with the time of input
+ * sample k hop). */
 static GstFlowReturn
 gst_cuda_ifft_begin_run(GstCudafftAudioFilter *filter, GstBuffer *first)
 {
   GstCudaIfft *self = GST_CUDA_IFFT(filter);
   GstAudioClippingMeta *clip = gst_buffer_get_audio_clipping_meta(first);
-  self->to_skip = clip && clip->format == GST_FORMAT_DEFAULT ? clip->start : 0;
+  const gboolean marked = clip && clip->format == GST_FORMAT_DEFAULT;
+  self->to_skip = marked ? clip->start : tail_samples(self);
+  if (!marked)
+    GST_DEBUG_OBJECT(self,
+                     "no clipping meta: skipping cudafft's lead of %" G_GUINT64_FORMAT " samples",
+                     self->to_skip);
+  self->end = G_MAXUINT64;
+  self->end_told = FALSE;
+  self->untimed = FALSE;
   return GST_FLOW_OK;
 }
 
@@ -284,6 +350,9 @@ gst_cuda_ifft_process(GstCudafftAudioFilter *filter, GstBuffer *inbuf, const Gst
   const gsize frame_bytes = gst_cudafft_frame_bytes(&self->info);
   GstAudioClippingMeta *clip = gst_buffer_get_audio_clipping_meta(inbuf);
   const gboolean ends = clip && clip->format == GST_FORMAT_DEFAULT && clip->end > 0;
+  if (ends)
+    self->end_told = TRUE;
+  learn_end(self, inbuf, map->size / frame_bytes);
   return synthesise(self, (const float *)map->data, map->size / frame_bytes, ends,
                     ends ? clip->end : 0);
 }
@@ -310,6 +379,8 @@ gst_cuda_ifft_start(GstBaseTransform *trans)
   GstCudaIfft *self = GST_CUDA_IFFT(trans);
   memset(&self->info, 0, sizeof self->info);
   self->to_skip = 0;
+  self->end = G_MAXUINT64;
+  self->end_told = self->untimed = self->warned_untimed = FALSE;
   return TRUE;
 }
 

@@ -691,7 +691,12 @@ eu_check_fft_runs(GPtrArray *bufs, guint *index, const EuFft *fft, guint channel
         ok = FALSE;
       }
       const GstClockTime pts = eu_sample_time(run->start, (guint64)next * fft->hop, rate);
-      const GstClockTime end = eu_sample_time(run->start, (guint64)(next + count) * fft->hop, rate);
+      /* a buffer lasts the input samples its frames complete, clipped to a drained run's input:
+       * the frames only the appended zeros complete last 0 */
+      guint64 end_sample = (guint64)(next + count) * fft->hop;
+      if (run->drained)
+        end_sample = MIN(end_sample, MAX((guint64)run->samples, (guint64)next * fft->hop));
+      const GstClockTime end = eu_sample_time(run->start, end_sample, rate);
       if (ok && (GST_BUFFER_PTS(buf) != pts || GST_BUFFER_DURATION(buf) != end - pts)) {
         g_string_append_printf(why,
                                "%s: PTS %" GST_TIME_FORMAT " duration %" GST_TIME_FORMAT

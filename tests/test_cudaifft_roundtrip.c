@@ -597,6 +597,106 @@ GST_START_TEST(test_two_pipelines_at_once)
 }
 GST_END_TEST;
 
+/* An application between the two (cudafft ! appsink, its own buffers, appsrc ! cudaifft) keeps
+ * what it can keep: each buffer's PTS, duration, OFFSET and OFFSET_END, and the caps; not the
+ * clipping meta (PyGObject hands a bare Gst.Meta) nor the flags. The round trip is still exact:
+ * cudaifft takes cudafft's lead from the framing and the end from the timestamps, every sample at
+ * its time, with no WARNING; two runs (a DISCONT at the cut, which the copies lose too: the gap in
+ * their timestamps and the OFFSET back to 0 mark it), sizes, hops and lengths varied. Without
+ * timestamps the end cannot be known: a WARNING says so and what to keep. */
+static const struct {
+  guint fft_size, hop;
+  const char *window;
+  gsize samples, chunk;
+} app_rows[] = {{1024, 512, "hann", 48000, 1000},
+                {4096, 1024, "blackman-harris", 48000, 4800},
+                {512, 128, "hamming", 7001, 333},
+                {2048, 2048, "rectangular", 10000, 1024},
+                {256, 64, "hann", 5, 5}};
+
+static GstBuffer *
+copy_as_app(GstBuffer *frames, gboolean timed)
+{
+  GstMapInfo map;
+  fail_unless(gst_buffer_map(frames, &map, GST_MAP_READ));
+  GstBuffer *copy = gst_buffer_new_memdup(map.data, map.size);
+  gst_buffer_unmap(frames, &map);
+  if (timed) {
+    GST_BUFFER_PTS(copy) = GST_BUFFER_PTS(frames);
+    GST_BUFFER_DURATION(copy) = GST_BUFFER_DURATION(frames);
+  }
+  GST_BUFFER_OFFSET(copy) = GST_BUFFER_OFFSET(frames);
+  GST_BUFFER_OFFSET_END(copy) = GST_BUFFER_OFFSET_END(frames);
+  return copy;
+}
+
+GST_START_TEST(test_roundtrip_through_application)
+{
+  const guint i = __i__ / 2;
+  const gboolean timed = __i__ % 2 == 0;
+  TestRng rng = test_rng("through an application %u", i);
+  TestSignal signal;
+  test_signal_random(&signal, &rng, CUDAFFT_SAMPLE_F32, 2, RATE, app_rows[i].samples,
+                     TEST_READ_POW2);
+  GstHarness *fft = eu_harness_new("cudafft backend=%s fft-size=%u hop=%u window=%s", eu_backend,
+                                   app_rows[i].fft_size, app_rows[i].hop, app_rows[i].window);
+  eu_harness_signal_caps(fft, &signal);
+  const GstClockTime start = 3 * GST_SECOND + 17;
+  /* two runs: the second part after a gap of a second */
+  const gsize cut = signal.frames / 2;
+  const GstClockTime later = start + GST_SECOND; /* sample s of the second part: later + s/rate */
+  const GstClockTime second = eu_sample_time(later, cut, RATE);
+  GPtrArray *frames = eu_buffer_list();
+  eu_push_signal(fft, &signal, 0, cut, app_rows[i].chunk, start, frames);
+  eu_push_signal(fft, &signal, cut, signal.frames - cut, app_rows[i].chunk, later, frames);
+  eu_push_eos(fft, frames);
+  GstCaps *caps = gst_pad_get_current_caps(fft->sinkpad);
+
+  GstHarness *h = eu_harness_new("cudaifft backend=%s", eu_backend);
+  GstBus *bus = eu_harness_bus(h);
+  gst_harness_set_src_caps(h, caps);
+  GPtrArray *out = eu_buffer_list();
+  for (guint b = 0; b < frames->len; b++) {
+    fail_unless_equals_int(gst_harness_push(h, copy_as_app(g_ptr_array_index(frames, b), timed)),
+                           GST_FLOW_OK);
+    eu_pull_all(h, out);
+  }
+  eu_push_eos(h, out);
+  GstMessage *warning = gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING);
+  const gchar *row = timed ? "timed" : "untimed";
+  if (timed) {
+    GString *why = g_string_new(NULL);
+    const gsize first[] = {0, cut};
+    const GstClockTime starts[] = {start, second};
+    double error = 0.0;
+    fail_unless(eu_check_roundtrip_runs(out, &signal, first, starts, cut > 0 ? 2 : 1, &error, why),
+                "fft-size %u hop %u, %zu samples through an application: %s", app_rows[i].fft_size,
+                app_rows[i].hop, signal.frames, why->str);
+    g_string_free(why, TRUE);
+    fail_unless(warning == NULL, "%s: a WARNING", row);
+  } else {
+    fail_unless(warning != NULL, "untimed frames without an end: no WARNING");
+    GError *err = NULL;
+    gst_message_parse_warning(warning, &err, NULL);
+    fail_unless(strstr(err->message, "PTS and duration") != NULL, "the WARNING: %s", err->message);
+    g_clear_error(&err);
+    /* the samples are there, at most fft-size - 1 of padding more per run */
+    gsize got = 0;
+    for (guint b = 0; b < out->len; b++)
+      got += gst_buffer_get_size(g_ptr_array_index(out, b)) / (2 * sizeof(float));
+    fail_unless(got >= signal.frames && got < signal.frames + 2 * app_rows[i].fft_size,
+                "untimed: %zu samples out for %zu in", got, signal.frames);
+  }
+  if (warning)
+    gst_message_unref(warning);
+  g_ptr_array_unref(out);
+  g_ptr_array_unref(frames);
+  eu_harness_teardown(h, bus);
+  gst_harness_teardown(fft);
+  test_signal_clear(&signal);
+}
+GST_END_TEST;
+
 static Suite *
 roundtrip_suite(void)
 {
@@ -610,6 +710,7 @@ roundtrip_suite(void)
   tcase_add_test(tc, test_settings_change_while_playing);
   tcase_add_loop_test(tc, test_bad_caps_refused, 0, G_N_ELEMENTS(bad_caps_rows));
   tcase_add_test(tc, test_split_frames_carried);
+  tcase_add_loop_test(tc, test_roundtrip_through_application, 0, 2 * G_N_ELEMENTS(app_rows));
   tcase_add_test(tc, test_representation_refused_with_message);
   tcase_add_test(tc, test_one_error_per_failure);
   tcase_add_test(tc, test_too_many_channels_refused);

@@ -1,7 +1,8 @@
 /* test_matrix.c: the matrix convolution of cudafft/matrix.h against a double-precision direct
  * matrix convolution (y_j = sum_i h_ij * x_i, each term by convolve_reference_channel()), on fresh
  * random inputs and responses pushed in random pieces into poisoned outputs: matrices of 1 x 1,
- * 2 x 2, 4 x 2, 8 x 2 with empty entries and entries of different lengths, and 64 x 64; every
+ * 2 x 2, 4 x 2, 8 x 2 with empty entries and entries of different lengths, 64 x 64, and 2 x 3 in
+ * pushes of up to 40000 frames (more than the CUDA backend stages at a time); every
  * block size from 32 to 2048; F32 and F64; the lag after every push (and
  * cudafft_matrix_output_frames() exact before it); drain with and without the tail; response
  * changes with their crossover checked against the header's model (longer and shorter responses,
@@ -47,6 +48,9 @@ typedef struct {
   /* Entries left empty: entry (i, j) is empty where (i * outputs + j) % empty_every == 1 (0: none).
    */
   unsigned empty_every;
+  /* Pushes as long as they can be (up to the next change asked): more blocks than the CUDA
+   * backend stages at a time (16384 frames), a change among them. */
+  int whole;
 } Case;
 
 /* Random responses, decaying so that the output stays near the input's scale; some entries empty
@@ -245,7 +249,7 @@ run_stream(const char *label, CudafftSampleFormat format, const Case *c, Respons
       piece = test_rng_range(rng, L, 5 * L);
       break;
     }
-    piece = piece < frames - pushed ? piece : frames - pushed;
+    piece = piece < frames - pushed && !c->whole ? piece : frames - pushed;
     if (next_set < count && pushed < asked[next_set] && pushed + piece > asked[next_set])
       piece = asked[next_set] - pushed;
     const size_t expect = cudafft_matrix_output_frames(mx, piece);
@@ -494,14 +498,15 @@ main(int argc, char **argv)
   check_delays();
   test_section_done("invalid calls and delays");
   static const Case cases[] = {
-      {"1x1", 1, 1, 300, 32, 2000, 0},
-      {"1x1", 1, 1, 5000, 2048, 12000, 0},
-      {"2x2", 2, 2, 700, 64, 3000, 0},
-      {"2x2", 2, 2, 3000, 1024, 9000, 0},
-      {"4x2 output 1 empty", 4, 2, 1000, 128, 3000, 2},
-      {"8x2 empty entries", 8, 2, 900, 256, 3000, 3},
-      {"8x2 empty entries", 8, 2, 2000, 512, 5000, 4},
-      {"64x64", 64, 64, 96, 32, 400, 5},
+      {"1x1", 1, 1, 300, 32, 2000, 0, 0},
+      {"1x1", 1, 1, 5000, 2048, 12000, 0, 0},
+      {"2x2", 2, 2, 700, 64, 3000, 0, 0},
+      {"2x2", 2, 2, 3000, 1024, 9000, 0, 0},
+      {"4x2 output 1 empty", 4, 2, 1000, 128, 3000, 2, 0},
+      {"8x2 empty entries", 8, 2, 900, 256, 3000, 3, 0},
+      {"8x2 empty entries", 8, 2, 2000, 512, 5000, 4, 0},
+      {"64x64", 64, 64, 96, 32, 400, 5, 0},
+      {"2x3 long pushes", 2, 3, 500, 32, 40000, 4, 1},
   };
   for (size_t c = 0; c < COUNT(cases); c++) {
     run_case(&cases[c], CUDAFFT_SAMPLE_F32);

@@ -25,9 +25,11 @@
 
 namespace {
 
-/* Frames of input staged per chunk (and of output), and the real values a response chunk's
- * transforms take at a time. */
+/* Frames of input staged per chunk (and of output), at most, and the bytes a chunk's staging may
+ * take each way (page-locked memory is the host's scarcest kind); and the real values a response
+ * chunk's transforms take at a time. */
 constexpr size_t kChunkFrames = 16384;
+constexpr size_t kChunkBytes = size_t(16) << 20;
 constexpr size_t kLoadValues = size_t(1) << 22;
 
 struct CudaSet {
@@ -334,7 +336,12 @@ matrix_setup(CudaMatrix *m, const CudafftMatrixSpec *spec)
   m->real = spec->format == CUDAFFT_SAMPLE_F64 ? sizeof(double) : sizeof(float);
   m->value = 2 * m->real;
   const size_t L = m->L;
+  const size_t widest = (m->inputs > m->outputs ? m->inputs : m->outputs) * m->real;
   m->chunk_blocks = kChunkFrames / L;
+  if (m->chunk_blocks > kChunkBytes / (L * widest))
+    m->chunk_blocks = kChunkBytes / (L * widest);
+  if (m->chunk_blocks < 1)
+    m->chunk_blocks = 1;
   m->max_splits = cudafft_matrix_splits(m->outputs, L, ~0u);
   const size_t chunk = m->chunk_blocks * L;
   CudafftStatus status;
