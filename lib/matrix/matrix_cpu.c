@@ -7,6 +7,7 @@
 #define _DEFAULT_SOURCE /* sysconf's _SC_PHYS_PAGES */
 
 #include "matrix_backend.h"
+#include "matrix_values.h"
 
 #include "cpu_backend.h"
 #include "errors.h"

@@ -2,7 +2,7 @@
  * once for float (F32 streams, FFTW single) and once for double (F64 streams, FFTW double) with
  *   R        the real type,
  *   FFTW(x)  FFTW's name x in that precision (fftwf_x or fftw_x),
- *   PATH(x)  this file's name x for that precision (x_f32, x_f64).
+ *   PATH(x)  this file's name x for that precision (x_f32, x_f64), matrix_values.h's too.
  * Arrays are split spectra (re and im apart, `stride` values a spectrum), so that the
  * multiply-accumulate is one loop over bins that the compiler vectorizes. No include guard: meant
  * to be included twice. */
@@ -13,7 +13,6 @@ static CudafftStatus
 PATH(set_build)(CpuMatrix *m, const CudafftMatrixSet *set, CpuSet *dst)
 {
   const size_t L = m->block_size, n = 2 * L, stride = m->stride;
-  const R scale = (R)1 / (R)n;
   R *time = m->time;
   for (size_t e = 0; e < set->count; e++) {
     const CudafftMatrixEntry *entry = &set->entries[e];
@@ -22,7 +21,7 @@ PATH(set_build)(CpuMatrix *m, const CudafftMatrixSet *set, CpuSet *dst)
     for (size_t p = 0; p < entry->parts; p++) {
       const size_t first = p * L, count = first + L <= set->taps ? L : set->taps - first;
       for (size_t t = 0; t < count; t++)
-        time[t] = (R)h[first + t] * scale;
+        time[t] = PATH(cudafft_matrix_tap)(h[first + t], L);
       for (size_t t = count; t < n; t++)
         time[t] = 0;
       const size_t at = (dst->offset[e] + p) * stride;
@@ -110,11 +109,10 @@ PATH(run_blocks)(CpuMatrix *m, const CudafftMatrixJob *job)
         PATH(output_block)(m, &m->next, j, slot, y_next + j * L);
     }
     if (fade) {
-      for (size_t t = 0; t < L; t++) {
-        const R r = (R)(t + 1) / (R)(L + 1);
+      for (size_t t = 0; t < L; t++)
         for (size_t j = 0; j < outputs; j++)
-          out[t * outputs + j] = (1 - r) * y_cur[j * L + t] + r * y_next[j * L + t];
-      }
+          out[t * outputs + j] =
+              PATH(cudafft_matrix_blend)(y_cur[j * L + t], y_next[j * L + t], t, L);
       promote(m);
     } else {
       for (size_t t = 0; t < L; t++)

@@ -154,7 +154,6 @@ set_build(CudaMatrix *m, const CudafftMatrixSet *set, CudaSet *dst, size_t total
         (status = cudafft_device_alloc(&bins, chunk * (L + 1) * m->value, "response spectra")) ||
         (status = make_plan(m, &plan, &plan_made, forward_type(m), chunk)))
       break;
-    const R scale = R(1) / R(n);
     size_t row = 0, done = 0;
     for (size_t e = 0; e < set->count && status == CUDAFFT_STATUS_OK; e++) {
       const CudafftMatrixEntry *entry = &set->entries[e];
@@ -164,7 +163,7 @@ set_build(CudaMatrix *m, const CudafftMatrixSet *set, CudaSet *dst, size_t total
         const size_t first = p * L, count = first + L <= set->taps ? L : set->taps - first;
         R *to = host + row * n;
         for (size_t t = 0; t < count; t++)
-          to[t] = R(h[first + t]) * scale;
+          to[t] = matrix_tap<R>(h[first + t], L);
         memset(to + count, 0, (n - count) * sizeof(R));
         if (++row < chunk && done + row < total)
           continue;

@@ -148,8 +148,7 @@ emit_kernel(const R *__restrict__ time, R *__restrict__ out, unsigned outputs, u
   const R a = time[(size_t)j * 2 * L + L + t];
   if (fade) {
     const R b = time[((size_t)outputs + j) * 2 * L + L + t];
-    const R r = R(t + 1) / R(L + 1);
-    out[n] = (1 - r) * a + r * b;
+    out[n] = matrix_blend<R>(a, b, t, L);
   } else {
     out[n] = a;
   }

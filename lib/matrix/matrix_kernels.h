@@ -16,7 +16,31 @@
 #include <stddef.h>
 
 #ifdef __cplusplus
+#include "matrix_values.h"
+
 #include <cuda_runtime.h>
+#include <type_traits>
+
+/* matrix_values.h's formulas in the precision R. */
+template <typename R>
+__host__ __device__ inline R
+matrix_tap(double h, size_t L)
+{
+  if constexpr (std::is_same_v<R, float>)
+    return cudafft_matrix_tap_f32(h, L);
+  else
+    return cudafft_matrix_tap_f64(h, L);
+}
+
+template <typename R>
+__host__ __device__ inline R
+matrix_blend(R old_value, R new_value, size_t t, size_t L)
+{
+  if constexpr (std::is_same_v<R, float>)
+    return cudafft_matrix_blend_f32(old_value, new_value, t, L);
+  else
+    return cudafft_matrix_blend_f64(old_value, new_value, t, L);
+}
 
 /* An entry as the kernels read it. */
 typedef struct {
