@@ -239,8 +239,10 @@ reset_state(CudafftMatrix *mx)
 {
   if (mx->pending) {
     const CudafftMatrixJob promote = {.kind = CUDAFFT_MATRIX_JOB_PROMOTE};
-    mx->ops->run(mx->impl, &promote); /* cannot fail: the next set is made already */
-    mx->taps = mx->pending_taps[mx->pending - 1];
+    /* Fails only where the GPU's queued work failed (a device error): the responses in force
+     * then stay, and the sets to come wait in the backend until a change replaces them. */
+    if (mx->ops->run(mx->impl, &promote) == CUDAFFT_STATUS_OK)
+      mx->taps = mx->pending_taps[mx->pending - 1];
     mx->pending = 0;
   }
   mx->uncleared = mx->ops->reset(mx->impl) != CUDAFFT_STATUS_OK;

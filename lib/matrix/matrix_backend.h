@@ -50,7 +50,7 @@ typedef enum {
    * take over, crossing over during that block as the header says; from then on they are the
    * responses in force and the queued set (if any) is the next. */
   CUDAFFT_MATRIX_JOB_BLOCKS = 0,
-  /* Makes `set` the next responses (slot 0, replacing the next set; there is no queued one then)
+  /* Makes `set` the next responses (slot 0, replacing the next set and dropping any queued one)
    * or the queued ones (slot 1, replacing the queued set). On failure that slot is empty and the
    * others stay. The delay line grows, keeping its history, where set needs
    * more partitions than it holds. */

@@ -308,6 +308,7 @@ cpu_run(void *impl, const CudafftMatrixJob *job)
   case CUDAFFT_MATRIX_JOB_LOAD: {
     CpuSet *slot = job->slot ? &m->queued : &m->next;
     set_free(slot);
+    set_free(&m->queued); /* a new next set: none queued after it */
     CudafftStatus status = ensure_slots(m, job->set->parts);
     if (status != CUDAFFT_STATUS_OK)
       return status;

@@ -432,6 +432,7 @@ matrix_run(void *impl, const CudafftMatrixJob *job)
   case CUDAFFT_MATRIX_JOB_LOAD: {
     CudaSet *slot = job->slot ? &m->queued : &m->next;
     set_free(m, slot);
+    set_free(m, &m->queued); /* a new next set: none queued after it */
     const CudafftStatus status = ensure_slots(m, job->set->parts);
     if (status != CUDAFFT_STATUS_OK)
       return status;
