@@ -74,8 +74,10 @@
  * #GstCudaSpectrum:bands-per-octave, #GstCudaSpectrum:min-frequency,
  * #GstCudaSpectrum:max-frequency and #GstCudaSpectrum:weighting (IEC 61672-1 A or C). With their
  * defaults (linear, z) cudaspectrum is `spectrum`: the same bands and messages. Otherwise the
- * analysis stays spectrum's (nfft = 2 bands - 2, its window, FFTs and intervals) and each
- * interval's spectrum becomes the layout's bands before it is posted:
+ * analysis is spectrum's (its window, FFTs and intervals), of nfft = 2 bands - 2 points for the
+ * linear scale as in spectrum, and of #GstCudaSpectrum:fft-size points of its own for log, mel
+ * and octave (whose bins are rate / fft-size apart: a band resolves a tone where it is about two
+ * bins wide), and each interval's spectrum becomes the layout's bands before it is posted:
  *
  * * Bands: linear, log and mel give #GstCudaSpectrum:bands bands with centres evenly spaced on
  *   that axis from min-frequency to max-frequency; octave gives the IEC 61260-1 bands whose
@@ -113,8 +115,10 @@
 #include "gstcudafftbands.h"
 #include "gstcudafftfanout.h"
 #include "gstcudafftbus.h"
+#include "gstcudafftcaps.h"
 #include "gstcudafftcontext.h"
 #include "gstcudafftfence.h"
+#include "gstcudafftproperties.h"
 #include "gstcudaspectrumbands.h"
 
 #include <gst/audio/audio.h>
@@ -138,6 +142,7 @@ enum {
   PROP_MIN_FREQUENCY,
   PROP_MAX_FREQUENCY,
   PROP_WEIGHTING,
+  PROP_FFT_SIZE,
 };
 
 #define DEFAULT_POST_MESSAGES TRUE
@@ -148,6 +153,7 @@ enum {
 #define DEFAULT_BANDS 128
 #define DEFAULT_THRESHOLD -60
 #define DEFAULT_MULTI_CHANNEL FALSE
+#define DEFAULT_FFT_SIZE 4096
 
 typedef struct {
   gboolean post_messages;
@@ -162,6 +168,7 @@ typedef struct {
   guint bands_per_octave;
   gdouble min_frequency, max_frequency;
   CudafftWeighting weighting;
+  guint fft_size; /* the analysis's points with log, mel and octave layouts */
 } Settings;
 
 struct _GstCudaSpectrum {
@@ -236,6 +243,8 @@ layout_of(const Settings *s)
       .max_frequency = s->max_frequency,
       .weighting = s->weighting,
       .threshold = s->threshold,
+      .bands = s->bands,
+      .fft_size = s->fft_size,
   };
   return layout;
 }
@@ -334,6 +343,9 @@ gst_cuda_spectrum_set_property(GObject *object, guint prop_id, const GValue *val
   case PROP_WEIGHTING:
     s->weighting = g_value_get_enum(value);
     break;
+  case PROP_FFT_SIZE: /* GObject has checked that it is one of the enumeration's */
+    s->fft_size = (guint)g_value_get_enum(value);
+    break;
   default:
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
     break;
@@ -386,6 +398,9 @@ gst_cuda_spectrum_get_property(GObject *object, guint prop_id, GValue *value, GP
   case PROP_WEIGHTING:
     g_value_set_enum(value, s.weighting);
     break;
+  case PROP_FFT_SIZE:
+    g_value_set_enum(value, (gint)s.fft_size);
+    break;
   default:
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
     break;
@@ -408,7 +423,7 @@ open_engine(GstCudaSpectrum *self, const Settings *s)
   const GstCudaSpectrumLayout off = {0};
   const GstCudaSpectrumLayout layout = accepted_layout(self, s, &off);
   const CudafftSpectrumConfig config = {
-      .bands = s->bands,
+      .bands = gst_cuda_spectrum_layout_bins(&layout, s->bands),
       .channels = (unsigned)GST_AUDIO_INFO_CHANNELS(&self->info),
       .rate = (unsigned)GST_AUDIO_INFO_RATE(&self->info),
       .format = gst_cudafft_sample_format(GST_AUDIO_INFO_FORMAT(&self->info)),
@@ -419,9 +434,9 @@ open_engine(GstCudaSpectrum *self, const Settings *s)
   };
   GST_DEBUG_OBJECT(
       self,
-      "making the analyser: %u bands, %u channels (%s), %u Hz, %s, interval %" G_GUINT64_FORMAT
+      "making the analyser: %zu bins, %u channels (%s), %u Hz, %s, interval %" G_GUINT64_FORMAT
       " ns, threshold %d dB%s",
-      s->bands, config.channels, config.multi_channel ? "each" : "mixed", config.rate,
+      config.bands, config.channels, config.multi_channel ? "each" : "mixed", config.rate,
       GST_AUDIO_INFO_NAME(&self->info), s->interval, s->threshold,
       s->message_phase ? ", with phase" : "");
   if (!gst_cudafft_audio_filter_open_engine(GST_CUDAFFT_AUDIO_FILTER(self), &spectrum_engine,
@@ -433,10 +448,13 @@ open_engine(GstCudaSpectrum *self, const Settings *s)
   return TRUE;
 }
 
+/* A new analyser for other bins (bands, or fft-size and a layout's scale, from the layout the next
+ * interval takes) or multi-channel. */
 static gboolean
 needs_new_engine(const GstCudaSpectrum *self, const Settings *s)
 {
-  return s->bands != self->config.bands || !s->multi_channel != !self->config.multi_channel;
+  return gst_cuda_spectrum_layout_bins(&self->layout_next, s->bands) != self->config.bands ||
+         !s->multi_channel != !self->config.multi_channel;
 }
 
 /* interval, threshold and message-phase: the engine takes them at its next interval. */
@@ -728,9 +746,9 @@ post_results(GstCudaSpectrum *self, size_t count, gboolean partial)
 static GstFlowReturn
 replace_engine(GstCudaSpectrum *self, const Settings *s)
 {
-  GST_INFO_OBJECT(self, "bands %zu -> %u, multi-channel %d -> %d: a new analyser from here on",
-                  self->config.bands, s->bands, self->config.multi_channel != 0,
-                  s->multi_channel != 0);
+  GST_INFO_OBJECT(self, "bins %zu -> %u, multi-channel %d -> %d: a new analyser from here on",
+                  self->config.bands, gst_cuda_spectrum_layout_bins(&self->layout_next, s->bands),
+                  self->config.multi_channel != 0, s->multi_channel != 0);
   return open_engine(self, s) ? GST_FLOW_OK : GST_FLOW_ERROR;
 }
 
@@ -1061,6 +1079,19 @@ gst_cuda_spectrum_class_init(GstCudaSpectrumClass *klass)
                                           PROP_MIN_FREQUENCY, PROP_MAX_FREQUENCY, PROP_WEIGHTING};
   gst_cudafft_bands_install_properties(gobject_class, &band_props, CUDAFFT_SCALE_LINEAR,
                                        GST_PARAM_MUTABLE_PLAYING);
+  g_object_class_install_property(
+      gobject_class, PROP_FFT_SIZE,
+      g_param_spec_enum(
+          "fft-size", "FFT size",
+          "The analysis's points with frequency-scale log, mel or octave (cudafft's enumeration "
+          "of the powers of two " GST_CUDAFFT_MIN_SIZE_TEXT " to " GST_CUDAFFT_MAX_SIZE_TEXT
+          "): their bands are made from its fft-size / 2 + 1 bins, rate / fft-size apart, and "
+          "bands holds the count of log and mel bands. A band narrower than about two bins does "
+          "not resolve a tone (its level is interpolated between bins): at 48 kHz, 4096 points "
+          "(11.7 Hz bins) resolve third octaves from about 100 Hz, 16384 (2.9 Hz) from 20 Hz. "
+          "Ignored with linear, where nfft = 2 bands - 2 as in spectrum. A change while playing "
+          "applies from the next interval",
+          GST_TYPE_CUDAFFT_FFT_SIZE, DEFAULT_FFT_SIZE, flags));
 
   gst_cudafft_audio_filter_class_add_pad_templates(element_class, gst_caps_from_string(CAPS),
                                                    gst_caps_from_string(CAPS));
@@ -1082,7 +1113,8 @@ gst_cuda_spectrum_class_init(GstCudaSpectrumClass *klass)
   filter_class->flush = gst_cuda_spectrum_flush;
   filter_class->get_latency = gst_cuda_spectrum_get_latency;
   filter_class->memory_hint =
-      "lower the bands property (with multi-channel, memory also grows with the channels)";
+      "lower the bands property, or fft-size with a log, mel or octave layout (with "
+      "multi-channel, memory also grows with the channels)";
 
   q_spectrum = g_quark_from_static_string("spectrum");
   q_endtime = g_quark_from_static_string("endtime");
@@ -1115,5 +1147,6 @@ gst_cuda_spectrum_init(GstCudaSpectrum *self)
   self->settings.min_frequency = GST_CUDAFFT_DEFAULT_MIN_FREQUENCY;
   self->settings.max_frequency = GST_CUDAFFT_DEFAULT_MAX_FREQUENCY;
   self->settings.weighting = GST_CUDAFFT_DEFAULT_WEIGHTING;
+  self->settings.fft_size = DEFAULT_FFT_SIZE;
   gst_audio_info_init(&self->info);
 }

@@ -10,15 +10,23 @@ gst_cuda_spectrum_layout_equal(const GstCudaSpectrumLayout *a, const GstCudaSpec
   return !a->active == !b->active && a->scale == b->scale &&
          a->bands_per_octave == b->bands_per_octave && a->min_frequency == b->min_frequency &&
          a->max_frequency == b->max_frequency && a->weighting == b->weighting &&
-         a->threshold == b->threshold;
+         a->threshold == b->threshold && a->bands == b->bands && a->fft_size == b->fft_size;
 }
 
-/* The library's layout for a spectrum of `bins` bins: LINEAR, LOG and MEL take as many bands. */
+guint
+gst_cuda_spectrum_layout_bins(const GstCudaSpectrumLayout *layout, guint bands)
+{
+  return layout->active && layout->scale != CUDAFFT_SCALE_LINEAR ? layout->fft_size / 2 + 1 : bands;
+}
+
+/* The library's layout for a spectrum of `bins` bins: LINEAR takes as many bands (spectrum's
+ * bands, weighted), LOG and MEL the bands property's count. */
 static CudafftBandLayout
 band_layout(const GstCudaSpectrumLayout *layout, guint bins)
 {
-  const CudafftBandLayout l = {layout->scale, bins, layout->bands_per_octave, layout->min_frequency,
-                               layout->max_frequency};
+  const CudafftBandLayout l = {
+      layout->scale, layout->scale == CUDAFFT_SCALE_LINEAR ? bins : layout->bands,
+      layout->bands_per_octave, layout->min_frequency, layout->max_frequency};
   return l;
 }
 

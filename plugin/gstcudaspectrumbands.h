@@ -1,6 +1,9 @@
 /* gstcudaspectrumbands.h: cudaspectrum's band layouts (frequency-scale, bands-per-octave,
- * min-frequency, max-frequency, weighting): when one is active, each interval's spectrum (the
- * analysis of spectrum, nfft = 2 bands - 2) is turned into the layout's bands before it is posted.
+ * min-frequency, max-frequency, weighting): when one is active, each interval's spectrum is turned
+ * into the layout's bands before it is posted. The spectrum is spectrum's analysis, of nfft =
+ * 2 bands - 2 points for the linear scale (the drop-in's rule, each band a bin), of fft-size points
+ * for log, mel and octave, whose bands (`bands` of them for log and mel) are made from its
+ * fft-size / 2 + 1 bins.
  *
  * The definition: bin k's interval level L_k is spectrum's (the mean of its FFTs' levels in dB,
  * that is the geometric mean of their powers), taken without the threshold's floor; a band's
@@ -29,7 +32,13 @@ typedef struct {
   gdouble min_frequency, max_frequency;
   CudafftWeighting weighting;
   gint threshold;
+  guint bands;    /* the band count of linear, log and mel (the bands property) */
+  guint fft_size; /* the analysis's points for log, mel and octave */
 } GstCudaSpectrumLayout;
+
+/* The bins of the analysis a layout (active or not) is made from, for the bands property
+ * `bands`: fft-size / 2 + 1 for log, mel and octave, else `bands` (spectrum's rule). */
+guint gst_cuda_spectrum_layout_bins(const GstCudaSpectrumLayout *layout, guint bands);
 
 gboolean gst_cuda_spectrum_layout_equal(const GstCudaSpectrumLayout *a,
                                         const GstCudaSpectrumLayout *b);

@@ -110,6 +110,7 @@ bytes_field(const GstStructure *st, const char *name, gsize *count)
 
 typedef struct {
   const char *props;
+  guint bands, fft_size; /* fft_size 0: linear, spectrum's rule (nfft = 2 bands - 2) */
   CudafftFrequencyScale scale;
   CudafftWeighting weighting;
   guint bands_per_octave;
@@ -118,17 +119,24 @@ typedef struct {
   guint channels;
 } Row;
 
+/* log, mel and octave analyse fft-size points (the default 4096 where the row sets none), their
+ * band counts independent of it; linear keeps spectrum's rule. */
 static const Row rows[] = {
-    {"frequency-scale=log", CUDAFFT_SCALE_LOG, CUDAFFT_WEIGHTING_Z, 3, 0, 0, FALSE, 2},
-    {"frequency-scale=mel weighting=c multi-channel=true", CUDAFFT_SCALE_MEL, CUDAFFT_WEIGHTING_C,
-     3, 0, 0, TRUE, 2},
-    {"frequency-scale=octave bands-per-octave=3 weighting=a multi-channel=true",
+    {"frequency-scale=log", 1025, 4096, CUDAFFT_SCALE_LOG, CUDAFFT_WEIGHTING_Z, 3, 0, 0, FALSE, 2},
+    {"frequency-scale=log fft-size=8192", 32, 8192, CUDAFFT_SCALE_LOG, CUDAFFT_WEIGHTING_Z, 3, 0, 0,
+     FALSE, 1},
+    {"frequency-scale=mel weighting=c multi-channel=true fft-size=2048", 1025, 2048,
+     CUDAFFT_SCALE_MEL, CUDAFFT_WEIGHTING_C, 3, 0, 0, TRUE, 2},
+    {"frequency-scale=mel fft-size=1024 min-frequency=100 max-frequency=8000", 40, 1024,
+     CUDAFFT_SCALE_MEL, CUDAFFT_WEIGHTING_Z, 3, 100, 8000, FALSE, 1},
+    {"frequency-scale=octave bands-per-octave=3 weighting=a multi-channel=true", 1025, 4096,
      CUDAFFT_SCALE_OCTAVE, CUDAFFT_WEIGHTING_A, 3, 0, 0, TRUE, 3},
-    {"frequency-scale=octave bands-per-octave=24 min-frequency=100 max-frequency=10000",
-     CUDAFFT_SCALE_OCTAVE, CUDAFFT_WEIGHTING_Z, 24, 100, 10000, FALSE, 1},
-    {"weighting=a", CUDAFFT_SCALE_LINEAR, CUDAFFT_WEIGHTING_A, 3, 0, 0, FALSE, 1},
-    {"frequency-scale=linear weighting=c min-frequency=500 max-frequency=5000",
-     CUDAFFT_SCALE_LINEAR, CUDAFFT_WEIGHTING_C, 3, 500, 5000, FALSE, 2},
+    {"frequency-scale=octave bands-per-octave=24 min-frequency=100 max-frequency=10000 "
+     "fft-size=16384",
+     1025, 16384, CUDAFFT_SCALE_OCTAVE, CUDAFFT_WEIGHTING_Z, 24, 100, 10000, FALSE, 1},
+    {"weighting=a", 1025, 0, CUDAFFT_SCALE_LINEAR, CUDAFFT_WEIGHTING_A, 3, 0, 0, FALSE, 1},
+    {"frequency-scale=linear weighting=c min-frequency=500 max-frequency=5000 fft-size=256", 1025,
+     0, CUDAFFT_SCALE_LINEAR, CUDAFFT_WEIGHTING_C, 3, 500, 5000, FALSE, 2},
 };
 
 /* Noise and tones: every bin well above float rounding. */
@@ -147,7 +155,9 @@ bands_signal(TestSignal *s, const char *label, guint channels, gsize frames)
 GST_START_TEST(test_layouts_against_model)
 {
   const Row *row = &rows[__i__];
-  const guint bands = 1025, threshold = 80;
+  const guint bands = row->bands, threshold = 80;
+  /* the analysis's bins: fft-size / 2 + 1 for log, mel and octave, spectrum's bands for linear */
+  const guint bins = row->fft_size ? row->fft_size / 2 + 1 : bands;
   const guint64 interval = 20 * GST_MSECOND;
   TestSignal s;
   bands_signal(&s, row->props, row->channels, RATE / 2);
@@ -158,7 +168,7 @@ GST_START_TEST(test_layouts_against_model)
   GstBus *bus = eu_harness_bus(h);
   eu_harness_signal_caps(h, &s);
   eu_push_signal(h, &s, 0, s.frames, 1111, 0, NULL);
-  GArray *ref = model(&s, bands, row->multi, interval);
+  GArray *ref = model(&s, bins, row->multi, interval);
 
   CudafftBandLayout layout = {row->scale, bands, row->bands_per_octave, row->lo, row->hi};
   fail_unless(cudafft_band_layout_resolve(&layout, RATE) == CUDAFFT_STATUS_OK);
@@ -196,8 +206,8 @@ GST_START_TEST(test_layouts_against_model)
     const GValue *list = gst_structure_get_value(st, "magnitude");
     fail_unless(list != NULL);
     for (guint r = 0; r < iv->rows; r++) {
-      expected_bands(&layout, row->weighting, bands, RATE, iv->level + (gsize)r * bands,
-                     iv->phase + (gsize)r * bands, -(int)threshold, want, want_phase,
+      expected_bands(&layout, row->weighting, bins, RATE, iv->level + (gsize)r * bins,
+                     iv->phase + (gsize)r * bins, -(int)threshold, want, want_phase,
                      phase_tolerance, count);
       for (gsize b = 0; b < count; b++) {
         const float got = mag[r * count + b];
@@ -343,12 +353,97 @@ GST_START_TEST(test_layout_without_bands_refused)
 }
 GST_END_TEST;
 
+/* A tone lands in the band that holds it, at the bottom and at the top of the range, wherever the
+ * analysis resolves the bands (fft-size's text: about two bins a band): third octaves from 20 Hz
+ * (min-frequency 19: the 19.95 Hz midband) at fft-size 16384 and from 100 Hz at 4096, 32 log bands
+ * over the whole range with a 100 Hz tone at 4096 (before the analysis was nfft = 62 and the tone
+ * read in the bands at 391-618 Hz), 32 log bands from 20 Hz at 16384, 40 mel bands from 100 Hz to 8
+ * kHz at 4096. Every message, for a tone at the lowest band's centre and one in the highest band.
+ */
+typedef struct {
+  const char *props;
+  CudafftBandLayout layout;
+  double low, high; /* the tones, Hz (low 0: the lowest band's centre) */
+} ToneRow;
+
+static const ToneRow tone_rows[] = {
+    {"frequency-scale=octave bands-per-octave=3 min-frequency=19 fft-size=16384",
+     {CUDAFFT_SCALE_OCTAVE, 0, 3, 19, 0},
+     0,
+     20000.0},
+    {"frequency-scale=octave bands-per-octave=3 min-frequency=100",
+     {CUDAFFT_SCALE_OCTAVE, 0, 3, 100, 0},
+     0,
+     20000.0},
+    {"frequency-scale=log bands=32", {CUDAFFT_SCALE_LOG, 32, 3, 0, 0}, 100.0, 22000.0},
+    {"frequency-scale=log bands=32 fft-size=16384", {CUDAFFT_SCALE_LOG, 32, 3, 0, 0}, 0, 22000.0},
+    {"frequency-scale=mel bands=40 min-frequency=100 max-frequency=8000",
+     {CUDAFFT_SCALE_MEL, 40, 3, 100, 8000},
+     0,
+     8000.0},
+};
+
+GST_START_TEST(test_tone_in_its_band)
+{
+  const ToneRow *row = &tone_rows[__i__ / 2];
+  CudafftBandLayout layout = row->layout;
+  fail_unless(cudafft_band_layout_resolve(&layout, RATE) == CUDAFFT_STATUS_OK);
+  const gsize count = cudafft_band_count(&layout);
+  double *lo = g_new(double, count), *hi = g_new(double, count), *centre = g_new(double, count);
+  cudafft_band_edges(&layout, lo, centre, hi);
+  const double tone = __i__ % 2 ? row->high : row->low > 0 ? row->low : centre[0];
+  gsize want = count;
+  for (gsize b = 0; b < count; b++)
+    if (tone >= lo[b] && tone < hi[b])
+      want = b;
+  fail_unless(want < count, "%s: no band holds %g Hz", row->props, tone);
+  TestSignal s;
+  test_signal_alloc(&s, CUDAFFT_SAMPLE_F32, 1, RATE, 2 * RATE, TEST_READ_POW2);
+  for (gsize j = 0; j < s.frames; j++)
+    test_signal_set(&s, j, 0, 0.5 * sin(2.0 * pi * tone * j / RATE));
+  GstHarness *h = eu_harness_new("cudaspectrum name=s backend=%s interval=500000000 %s", eu_backend,
+                                 row->props);
+  GstBus *bus = eu_harness_bus(h);
+  eu_harness_signal_caps(h, &s);
+  eu_push_signal(h, &s, 0, s.frames, 4800, 0, NULL);
+  GstMessage *m;
+  guint messages = 0;
+  while ((m = gst_bus_pop_filtered(bus, GST_MESSAGE_ELEMENT | GST_MESSAGE_WARNING |
+                                            GST_MESSAGE_ERROR)) != NULL) {
+    fail_if(GST_MESSAGE_TYPE(m) != GST_MESSAGE_ELEMENT, "%s: %s", row->props,
+            GST_MESSAGE_TYPE_NAME(m));
+    gsize n = 0;
+    float *mag = bytes_field(gst_message_get_structure(m), "magnitude-data", &n);
+    fail_unless(mag && n == count, "%s: %zu bands, want %zu", row->props, n, count);
+    gsize peak = 0;
+    for (gsize b = 1; b < n; b++)
+      if (mag[b] > mag[peak])
+        peak = b;
+    fail_unless(peak == want,
+                "%s, %g Hz: message %u peaks in band %zu (%.1f..%.1f Hz, %.1f dB), not in band %zu "
+                "(%.1f..%.1f Hz, %.1f dB)",
+                row->props, tone, messages, peak, lo[peak], hi[peak], mag[peak], want, lo[want],
+                hi[want], mag[want]);
+    g_free(mag);
+    gst_message_unref(m);
+    messages++;
+  }
+  fail_unless(messages >= 3, "%s: %u messages", row->props, messages);
+  g_free(lo);
+  g_free(hi);
+  g_free(centre);
+  eu_harness_teardown(h, bus);
+  test_signal_clear(&s);
+}
+GST_END_TEST;
+
 static Suite *
 cudaspectrum_bands_suite(void)
 {
   TCase *tc;
   Suite *s = eu_suite("cudaspectrum-bands", &tc);
   tcase_add_loop_test(tc, test_layouts_against_model, 0, G_N_ELEMENTS(rows));
+  tcase_add_loop_test(tc, test_tone_in_its_band, 0, 2 * G_N_ELEMENTS(tone_rows));
   tcase_add_test(tc, test_off_by_default);
   tcase_add_test(tc, test_change_at_next_interval);
   tcase_add_test(tc, test_layout_without_bands_refused);
