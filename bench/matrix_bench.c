@@ -16,8 +16,14 @@
  * must read once per block (its memory floor), its achieved bandwidth and its time over the floor
  * at the device's peak bandwidth (from the device's memory clock and bus width, or --peak-gbs).
  *
+ * With --instances M,..: M objects of the same matrix instead of one (a media server's streams,
+ * 7.1 to binaural say: --inputs 8 --outputs 2 --ir-seconds 0.005), pushed by a pool of min(M, 64)
+ * threads on the GPU (a push mostly waits for the device) and min(M, host threads) on the CPU, each
+ * thread pushing one block to each object of its share in turn, flat out; a row gives each
+ * stream's audio seconds per wall second (real time where at least 1) and the p99.9 of a push.
+ *
  * Usage: matrix-bench [--inputs I] [--outputs O] [--ir-seconds T] [--blocks L,...]
- *          [--backends cuda,cpu] [--seconds S] [--max-wall W] [--peak-gbs G]
+ *          [--backends cuda,cpu] [--seconds S] [--max-wall W] [--peak-gbs G] [--instances M,..]
  * Exit status: 0, or 1 where an object could not be made or a push failed. */
 #define _POSIX_C_SOURCE 200809L
 
@@ -28,6 +34,7 @@
 
 #include <cuda_runtime.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,6 +148,132 @@ run_row(CudafftBackend backend, const char *name, unsigned inputs, unsigned outp
   return failed;
 }
 
+/* Streams: M objects pushed by a pool of threads. */
+typedef struct {
+  CudafftMatrix **objects;
+  size_t first, count; /* this thread's share */
+  size_t L, inputs, outputs, rounds;
+  double max_wall, start;
+  double *times; /* count x rounds push times */
+  size_t done;   /* rounds completed */
+  int failed;
+} Share;
+
+static void *
+push_share(void *arg)
+{
+  Share *s = arg;
+  float *in = malloc(s->L * s->inputs * sizeof *in), *out = malloc(s->L * s->outputs * sizeof *out);
+  uint32_t state = 0x2545f491u + (uint32_t)s->first; /* a generator of the thread's own */
+  for (size_t n = 0; n < s->L * s->inputs; n++) {
+    state = state * 1664525u + 1013904223u;
+    in[n] = (float)((double)state / 4294967296.0 - 0.5);
+  }
+  for (size_t r = 0; r < s->rounds && !s->failed; r++) {
+    if (r >= 5 && now_seconds() - s->start > s->max_wall)
+      break;
+    for (size_t o = 0; o < s->count && !s->failed; o++) {
+      size_t produced;
+      const double a = now_seconds();
+      s->failed = cudafft_matrix_push(s->objects[s->first + o], in, s->L, out, &produced) !=
+                      CUDAFFT_STATUS_OK ||
+                  produced != s->L;
+      s->times[s->done * s->count + o] = now_seconds() - a;
+    }
+    s->done++;
+  }
+  free(in);
+  free(out);
+  return NULL;
+}
+
+static int
+run_streams(CudafftBackend backend, const char *name, unsigned inputs, unsigned outputs, size_t L,
+            const double *taps, size_t ir_taps, size_t streams, double seconds, double max_wall)
+{
+  CudafftMatrixConfig config = {.inputs = inputs,
+                                .outputs = outputs,
+                                .format = CUDAFFT_SAMPLE_F32,
+                                .block_size = L,
+                                .responses = {.taps_data = taps, .taps = ir_taps}};
+  CudafftMatrix **objects = calloc(streams, sizeof *objects);
+  int failed = 0;
+  const double t0 = now_seconds();
+  for (size_t m = 0; m < streams && !failed; m++) {
+    const CudafftStatus status = cudafft_matrix_create(
+        &objects[m], backend, backend == CUDAFFT_BACKEND_CUDA ? 0 : -1, &config);
+    if (status != CUDAFFT_STATUS_OK) {
+      printf("%-5s L=%-5zu %zu streams: object %zu cannot be made: %s (%s)\n", name, L, streams, m,
+             cudafft_status_name(status), cudafft_last_error_message());
+      failed = 1;
+    }
+  }
+  const double made = now_seconds() - t0;
+  const size_t most = backend == CUDAFFT_BACKEND_CUDA ? 64 : (size_t)bench_host_threads();
+  const size_t threads = failed ? 0 : streams < most ? streams : most;
+  const size_t rounds = (size_t)ceil(seconds * RATE / (double)L);
+  Share *shares = calloc(threads ? threads : 1, sizeof *shares);
+  pthread_t *ids = calloc(threads ? threads : 1, sizeof *ids);
+  for (size_t m = 0; m < streams && !failed; m++) { /* warm-up */
+    float *in = calloc(L * inputs, sizeof *in), *out = malloc(L * outputs * sizeof *out);
+    size_t produced;
+    failed = cudafft_matrix_push(objects[m], in, L, out, &produced) != CUDAFFT_STATUS_OK;
+    free(in);
+    free(out);
+  }
+  const double start = now_seconds();
+  for (size_t t = 0, first = 0; t < threads && !failed; t++) {
+    const size_t count = streams / threads + (t < streams % threads);
+    shares[t] = (Share){.objects = objects,
+                        .first = first,
+                        .count = count,
+                        .L = L,
+                        .inputs = inputs,
+                        .outputs = outputs,
+                        .rounds = rounds,
+                        .max_wall = max_wall,
+                        .start = start,
+                        .times = malloc(count * rounds * sizeof(double))};
+    first += count;
+    pthread_create(&ids[t], NULL, push_share, &shares[t]);
+  }
+  size_t pushes = 0, least_rounds = SIZE_MAX;
+  for (size_t t = 0; t < threads && !failed; t++) {
+    pthread_join(ids[t], NULL);
+    failed |= shares[t].failed;
+    pushes += shares[t].done * shares[t].count;
+    least_rounds = shares[t].done < least_rounds ? shares[t].done : least_rounds;
+  }
+  const double wall = now_seconds() - start;
+  if (!failed && pushes > 0) {
+    double *all = malloc(pushes * sizeof *all);
+    size_t n = 0;
+    for (size_t t = 0; t < threads; t++)
+      for (size_t k = 0; k < shares[t].done * shares[t].count; k++)
+        all[n++] = shares[t].times[k];
+    qsort(all, n, sizeof *all, bench_compare_doubles);
+    const double period = (double)L / RATE;
+    /* each stream's audio per wall second: the slowest thread's rounds over the run */
+    const double per_stream = (double)least_rounds * period / wall;
+    printf("%-5s L=%-5zu %5zu streams on %2zu threads  made in %6.2f s  %6zu rounds  push p50 "
+           "%7.3f  p99.9 %7.3f ms  each stream %7.2fx real time%s\n",
+           name, L, streams, threads, made, least_rounds, 1e3 * percentile(all, n, 0.5),
+           1e3 * percentile(all, n, 0.999), per_stream, per_stream >= 1 ? "" : "  (behind)");
+    free(all);
+  } else if (failed) {
+    printf("%-5s L=%-5zu %zu streams failed: %s\n", name, L, streams, cudafft_last_error_message());
+  }
+  fflush(stdout);
+  for (size_t t = 0; t < threads; t++)
+    free(shares[t].times);
+  free(shares);
+  free(ids);
+  for (size_t m = 0; m < streams; m++)
+    cudafft_matrix_destroy(objects[m]);
+  free(objects);
+  return failed;
+}
+
 static size_t
 parse_list(const char *text, size_t *values, size_t max)
 {
@@ -161,6 +294,7 @@ main(int argc, char **argv)
   unsigned inputs = 64, outputs = 64;
   double ir_seconds = 1.0, seconds = 10.0, max_wall = 10.0, peak_gbs = 0;
   size_t blocks[MAX_BLOCKS] = {128, 2048}, block_count = 2;
+  size_t instances[MAX_BLOCKS] = {0}, instance_count = 0;
   int use_cuda = 1, use_cpu = 1;
   for (int a = 1; a < argc; a++) {
     const char *v = a + 1 < argc ? argv[a + 1] : "";
@@ -178,19 +312,22 @@ main(int argc, char **argv)
       peak_gbs = atof(v), a++;
     else if (!strcmp(argv[a], "--blocks"))
       block_count = parse_list(v, blocks, MAX_BLOCKS), a++;
+    else if (!strcmp(argv[a], "--instances"))
+      instance_count = parse_list(v, instances, MAX_BLOCKS), a++;
     else if (!strcmp(argv[a], "--backends"))
       use_cuda = strstr(v, "cuda") != NULL, use_cpu = strstr(v, "cpu") != NULL, a++;
     else {
       fprintf(stderr,
               "usage: %s [--inputs I] [--outputs O] [--ir-seconds T] [--blocks L,...] "
-              "[--backends cuda,cpu] [--seconds S] [--max-wall W] [--peak-gbs G]\n",
+              "[--backends cuda,cpu] [--seconds S] [--max-wall W] [--peak-gbs G] "
+              "[--instances M,..]\n",
               argv[0]);
       return 2;
     }
   }
   const size_t ir_taps = (size_t)(ir_seconds * RATE);
   bench_print_host("the GPU part", NULL);
-  printf("matrix-bench: %u x %u responses of %.2f s (%zu taps) at %d Hz, F32, one block a push, "
+  printf("matrix-bench: %u x %u responses of %g s (%zu taps) at %d Hz, F32, one block a push, "
          "flat out\n",
          inputs, outputs, ir_seconds, ir_taps, RATE);
   const size_t count = (size_t)inputs * outputs * ir_taps;
@@ -212,7 +349,16 @@ main(int argc, char **argv)
   if (use_cuda && !have_device)
     printf("no CUDA device: the cuda rows and the kernel's figures are left out\n");
   int failed = 0;
-  for (size_t b = 0; b < block_count; b++) {
+  for (size_t b = 0; b < block_count && instance_count > 0; b++)
+    for (size_t k = 0; k < instance_count; k++) {
+      if (use_cuda && have_device)
+        failed |= run_streams(CUDAFFT_BACKEND_CUDA, "cuda", inputs, outputs, blocks[b], taps,
+                              ir_taps, instances[k], seconds, max_wall);
+      if (use_cpu)
+        failed |= run_streams(CUDAFFT_BACKEND_CPU, "cpu", inputs, outputs, blocks[b], taps, ir_taps,
+                              instances[k], seconds, max_wall);
+    }
+  for (size_t b = 0; b < block_count && instance_count == 0; b++) {
     const size_t L = blocks[b];
     Row gpu = {0}, cpu = {0};
     if (use_cuda && have_device)
@@ -227,7 +373,7 @@ main(int argc, char **argv)
   }
   free(taps);
 
-  if (use_cuda && have_device) {
+  if (use_cuda && have_device && instance_count == 0) {
     const double peak = peak_gbs > 0 ? peak_gbs : device_peak_gbs();
     for (size_t b = 0; b < block_count; b++) {
       const size_t L = blocks[b];
