@@ -420,6 +420,25 @@ gst_cudafft_context_video_pool(GstCudafftContext *c, GstCaps *caps, guint min, g
   return pool;
 }
 
+/* GStreamer 1.24's stream model: CUDA memory may carry the CUDA stream its producer (cudaupload,
+ * nvcodec's decoders and converters) queued its writes on, flagged as not yet synchronised; a
+ * device map (an upload of a host copy) may queue more there. Our engines' kernels run on streams
+ * of their own, ordered by nothing of that stream, so the memory's stream is waited for once
+ * mapped, before any kernel of ours reads or writes it (gst_cuda_memory_sync: a no-op for memory
+ * without a stream or with nothing pending). Memory of our own pools carries no stream: between our
+ * elements the fences of gstcudafftfence.h order the work as before. Before 1.24 CUDA memory has no
+ * stream and GStreamer's own copies complete before the memory is handed on: nothing to wait for.
+ */
+static void
+sync_memory_stream(GstMemory *memory)
+{
+#if GST_CHECK_VERSION(1, 24, 0)
+  gst_cuda_memory_sync(GST_CUDA_MEMORY_CAST(memory));
+#else
+  (void)memory;
+#endif
+}
+
 gboolean
 gst_cudafft_map_cuda(GstBuffer *buffer, GstMapFlags flags, GstMapInfo *info, gpointer *device_data,
                      gsize *pitch)
@@ -433,6 +452,7 @@ gst_cudafft_map_cuda(GstBuffer *buffer, GstMapFlags flags, GstMapInfo *info, gpo
    * marks the host copy stale */
   if (!gst_memory_map(memory, info, flags | GST_MAP_CUDA))
     return FALSE;
+  sync_memory_stream(memory);
   *device_data = info->data;
   if (pitch)
     *pitch = (gsize)GST_VIDEO_INFO_PLANE_STRIDE(&GST_CUDA_MEMORY_CAST(memory)->info, 0);
