@@ -49,7 +49,7 @@ typedef struct {
    */
   unsigned empty_every;
   /* Pushes as long as they can be (up to the next change asked): more blocks than the CUDA
-   * backend stages at a time (16384 frames), a change among them. */
+   * backend stages at a time (8192 frames), a change among them. */
   int whole;
 } Case;
 

@@ -28,7 +28,7 @@ namespace {
 /* Frames of input staged per chunk (and of output), at most, and the bytes a chunk's staging may
  * take each way (page-locked memory is the host's scarcest kind); and the real values a response
  * chunk's transforms take at a time. */
-constexpr size_t kChunkFrames = 16384;
+constexpr size_t kChunkFrames = 8192;
 constexpr size_t kChunkBytes = size_t(16) << 20;
 constexpr size_t kLoadValues = size_t(1) << 22;
 
@@ -258,10 +258,33 @@ set_make(CudaMatrix *m, const CudafftMatrixSet *set, CudaSet *dst)
   return CUDAFFT_STATUS_OK;
 }
 
-/* The delay line holds at least `parts` slots, keeping the history of the blocks since reset. */
+/* The partial sums hold the splits of sets of up to `parts` partitions (of both sets during a
+ * crossover): sized by the sets, since a small matrix needs far less than the most splits. */
+CudafftStatus
+ensure_splits(CudaMatrix *m, size_t parts)
+{
+  const unsigned splits = cudafft_matrix_splits(m->outputs, m->L, (unsigned)parts);
+  if (splits <= m->max_splits)
+    return CUDAFFT_STATUS_OK;
+  void *partial = nullptr;
+  const CudafftStatus status = cudafft_device_alloc(
+      &partial, (size_t)splits * 2 * m->outputs * m->L * m->value, "partial sums");
+  if (status != CUDAFFT_STATUS_OK)
+    return status;
+  cudaFree(m->partial); /* no work queued between jobs reads it */
+  m->partial = partial;
+  m->max_splits = splits;
+  return CUDAFFT_STATUS_OK;
+}
+
+/* The delay line holds at least `parts` slots, keeping the history of the blocks since reset, and
+ * the partial sums room for the splits of such sets. */
 CudafftStatus
 ensure_slots(CudaMatrix *m, size_t parts)
 {
+  const CudafftStatus split_status = ensure_splits(m, parts);
+  if (split_status != CUDAFFT_STATUS_OK)
+    return split_status;
   if (parts <= m->cap)
     return CUDAFFT_STATUS_OK;
   const size_t slot_bytes = (size_t)m->inputs * m->L * m->value;
@@ -341,15 +364,12 @@ matrix_setup(CudaMatrix *m, const CudafftMatrixSpec *spec)
     m->chunk_blocks = kChunkBytes / (L * widest);
   if (m->chunk_blocks < 1)
     m->chunk_blocks = 1;
-  m->max_splits = cudafft_matrix_splits(m->outputs, L, ~0u);
   const size_t chunk = m->chunk_blocks * L;
   CudafftStatus status;
   if ((status = cudafft_device_alloc(&m->prev, m->inputs * L * m->real, "input history")) ||
       (status = cudafft_device_alloc(&m->time_in, m->inputs * 2 * L * m->real, "input blocks")) ||
       (status =
            cudafft_device_alloc(&m->bins_in, m->inputs * (L + 1) * m->value, "input spectra")) ||
-      (status = cudafft_device_alloc(
-           &m->partial, (size_t)m->max_splits * 2 * m->outputs * L * m->value, "partial sums")) ||
       (status = cudafft_device_alloc(&m->bins_out, 2 * (size_t)m->outputs * (L + 1) * m->value,
                                      "output spectra")) ||
       (status = cudafft_device_alloc(&m->time_out, 2 * (size_t)m->outputs * 2 * L * m->real,
