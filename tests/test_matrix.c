@@ -6,8 +6,9 @@
  * block size from 32 to 2048; F32 and F64; the lag after every push (and
  * cudafft_matrix_output_frames() exact before it); drain with and without the tail; response
  * changes with their crossover checked against the header's model (longer and shorter responses,
- * a change replaced before its change point, a change pending at the drain); reset; and the
- * statuses of invalid calls. Every output sample is checked. Argument: cpu or cuda. */
+ * a change replaced before its change point, a change pending at the drain); reset; NaN and Inf
+ * confined to the outputs and frames they reach; and the statuses of invalid calls. Every output
+ * sample is checked. Argument: cpu or cuda. */
 #include <cudafft/matrix.h>
 
 #include "convolve_reference.h"
@@ -145,11 +146,17 @@ load_sample(CudafftSampleFormat format, const void *data, size_t n)
 
 /* Every sample of out (frames x outputs) against y; the worst error relative to each output's RMS.
  * An output whose reference is zero throughout must be exactly zero. */
-static int
-check_output(const char *label, CudafftSampleFormat format, const void *out, const double *y,
-             size_t frames, unsigned outputs)
+static double
+tolerance_of(CudafftSampleFormat format)
 {
-  const double tolerance = format == CUDAFFT_SAMPLE_F64 ? TOLERANCE_F64 : TOLERANCE_F32;
+  return format == CUDAFFT_SAMPLE_F64 ? TOLERANCE_F64 : TOLERANCE_F32;
+}
+
+/* As check_output(), with the bound given: out holds values of `format`. */
+static int
+check_output_within(const char *label, CudafftSampleFormat format, double tolerance,
+                    const void *out, const double *y, size_t frames, unsigned outputs)
+{
   double worst = 0;
   size_t worst_n = 0;
   unsigned worst_j = 0;
@@ -178,6 +185,13 @@ check_output(const char *label, CudafftSampleFormat format, const void *out, con
       ok,
       "%s: %zu frames x %u outputs, worst error %.2e of the RMS (frame %zu, output %u; bound %.0e)",
       label, frames, outputs, worst, worst_n, worst_j, tolerance);
+}
+
+static int
+check_output(const char *label, CudafftSampleFormat format, const void *out, const double *y,
+             size_t frames, unsigned outputs)
+{
+  return check_output_within(label, format, tolerance_of(format), out, y, frames, outputs);
 }
 
 /* Pushes x in random pieces (changes[1..] set before the frame they were asked at), drains with or
@@ -443,6 +457,72 @@ check_invalid(void)
              "getters of NULL");
 }
 
+/* NaN and Inf in an input reach only the outputs its entries feed, and only while they are in the
+ * responses' reach: a 2 x 2 matrix whose input 0 feeds output 0 alone (entry (0, 1) empty), a NaN
+ * and an Inf in input 0; output 1 against the reference throughout, output 0 against it (the
+ * non-finite samples taken as 0) from taps + 2L frames after the last of them on (the block that
+ * held them and the next one pass through the transforms whole). */
+static void
+check_nonfinite(CudafftSampleFormat format)
+{
+  const unsigned inputs = 2, outputs = 2;
+  const size_t L = 64, taps = 300, frames = 4000, bad_at = 777;
+  const char *fmt = format == CUDAFFT_SAMPLE_F64 ? "F64" : "F32";
+  TestRng rng = test_rng("matrix nonfinite %s", fmt);
+  double *h = random_responses(&rng, inputs, outputs, taps, 0, format);
+  memset(h + 1 * taps, 0, taps * sizeof *h); /* entry (0, 1): row 0 * 2 + 1 */
+  double *x = test_malloc(frames * inputs * sizeof *x);
+  for (size_t n = 0; n < frames * inputs; n++)
+    x[n] = test_rng_uniform(&rng);
+  const size_t sample = format == CUDAFFT_SAMPLE_F64 ? 8 : 4;
+  uint8_t *in = test_malloc(frames * inputs * sample),
+          *out = test_malloc(frames * outputs * sample);
+  x[bad_at * inputs] = NAN;
+  x[(bad_at + 5) * inputs] = INFINITY;
+  store_samples(format, x, frames * inputs, in);
+  x[bad_at * inputs] = 0;
+  x[(bad_at + 5) * inputs] = 0;
+  test_poison_samples(format, out, frames * outputs);
+  CudafftMatrixConfig config = {.inputs = inputs,
+                                .outputs = outputs,
+                                .format = format,
+                                .block_size = L,
+                                .responses = {.taps_data = h, .taps = taps}};
+  CudafftMatrix *mx = NULL;
+  size_t produced = 0;
+  CudafftStatus status = cudafft_matrix_create(&mx, backend, -1, &config);
+  if (status == CUDAFFT_STATUS_OK)
+    status = cudafft_matrix_push(mx, in, frames, out, &produced);
+  if (test_check(status == CUDAFFT_STATUS_OK && produced == frames / L * L,
+                 "non-finite %s: pushes (%s)", fmt, cudafft_status_name(status))) {
+    double *y = test_malloc(produced * outputs * sizeof *y);
+    reference_matrix(h, taps, inputs, outputs, x, frames, produced, y);
+    const size_t clean = (bad_at + 5) + taps + 2 * L;
+    /* output 1 everywhere; output 0 from `clean` on (each as a one-output stream) */
+    double *y1 = test_malloc(produced * sizeof *y1), *y0 = test_malloc(produced * sizeof *y0);
+    double *o1 = test_malloc(produced * sizeof *o1), *o0 = test_malloc(produced * sizeof *o0);
+    size_t finite_before = 0;
+    char what[120];
+    for (size_t n = 0; n < produced; n++) {
+      y0[n] = y[n * 2], y1[n] = y[n * 2 + 1];
+      o0[n] = load_sample(format, out, n * 2), o1[n] = load_sample(format, out, n * 2 + 1);
+      finite_before += n < clean && isfinite(o0[n]);
+    }
+    snprintf(what, sizeof what, "non-finite %s: output 1, not fed by input 0", fmt);
+    check_output_within(what, CUDAFFT_SAMPLE_F64, tolerance_of(format), o1, y1, produced, 1);
+    snprintf(what, sizeof what, "non-finite %s: output 0 from frame %zu on", fmt, clean);
+    check_output_within(what, CUDAFFT_SAMPLE_F64, tolerance_of(format), o0 + clean, y0 + clean,
+                        produced - clean, 1);
+    test_check(finite_before < clean,
+               "non-finite %s: output 0 shows them (%zu of %zu frames "
+               "before %zu finite)",
+               fmt, finite_before, clean, clean);
+    free(y), free(y0), free(y1), free(o0), free(o1);
+  }
+  cudafft_matrix_destroy(mx);
+  free(h), free(x), free(in), free(out);
+}
+
 /* A 2 x 2 matrix whose entries are delays (h_ij = g_ij delta[n - d_ij]): the output in closed
  * form, exactly for small integers in F64 (independent of the convolution reference). */
 static void
@@ -496,6 +576,8 @@ main(int argc, char **argv)
   backend = test_begin(argc, argv);
   check_invalid();
   check_delays();
+  check_nonfinite(CUDAFFT_SAMPLE_F32);
+  check_nonfinite(CUDAFFT_SAMPLE_F64);
   test_section_done("invalid calls and delays");
   static const Case cases[] = {
       {"1x1", 1, 1, 300, 32, 2000, 0, 0},
