@@ -13,15 +13,19 @@
 # Then it configures BUILDDIR (default build-cuda12) with that nvcc for one GPU architecture
 # (CUDA_ARCH, default 90: the GPU machine's), builds it with ninja -j${JOBS:-2}, and runs the CPU
 # suite there (the GPU tests report themselves skipped without a device). `--compile-only` stops
-# after the build. The build runs against the CUDA 12 runtime and cuFFT of CUDA12_ROOT/lib64
+# after the build, `--install-only` after the toolkit. The build runs against the CUDA 12 runtime and cuFFT of CUDA12_ROOT/lib64
 # (rpath), so it can be carried to a GPU machine together with CUDA12_ROOT/lib64.
 #
-#   bash scripts/build-cuda12.sh [--compile-only]
+#   bash scripts/build-cuda12.sh [--compile-only | --install-only]
 #   CUDA12_ROOT (default ${XDG_CACHE_HOME:-~/.cache}/gst-cudafft/cuda-12.4), BUILDDIR, CUDA_ARCH
 set -euo pipefail
 cd "$(dirname "$0")/.."
 compile_only=false
-[ "${1:-}" = --compile-only ] && compile_only=true
+install_only=false
+case "${1:-}" in
+--compile-only) compile_only=true ;;
+--install-only) install_only=true ;;
+esac
 
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/gst-cudafft
 root=${CUDA12_ROOT:-$cache/cuda-12.4}
@@ -107,6 +111,7 @@ if [ ! -x "$root/bin/nvcc" ]; then
   echo "build-cuda12: CUDA 12.4 installed in $((SECONDS - started)) s"
 fi
 "$root/bin/nvcc" --version | tail -2
+$install_only && exit 0
 
 # GStreamer and FFTW from Debian 12, as the default build
 source scripts/env.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job: installs the dependencies, builds everything (GPU code for every architecture: -Dcuda-arch=all),
+# The main job: installs the dependencies, builds everything (GPU code: -Dcuda-arch=all),
 # runs audio through the elements in real pipelines (cudafft ! cudaifft, cudaspectrum,
 # cudaconvolve and cudaspectrumscope; on the GPU when one is usable, else on the CPU), runs the
 # engine demo, and benchmarks the elements (both backends; the GPU half where a CUDA device is
