@@ -3,7 +3,8 @@
  * hand-written loads (ties at every key, full devices, every device tried), the table's counting
  * under many threads, the placement loop over simulated devices whose objects count themselves
  * as the CUDA backend objects do (a fit check against the device's memory, state bytes, one object
- * each), and the failure message naming every device tried. The table is the process's own, the
+ * each), a device that failed set aside (tried after every other until it works again), and the
+ * failure message naming every device tried. The table is the process's own, the
  * one the library keeps: every section leaves it empty. */
 #define _POSIX_C_SOURCE 200809L
 
@@ -169,6 +170,7 @@ typedef struct {
   size_t free_bytes[4];
   int calls[4];              /* tries per device */
   CudafftStatus refuse_with; /* a status every device answers (OK: none) */
+  CudafftStatus broken[4];   /* a status one device answers (OK: none) */
 } Sim;
 
 typedef struct {
@@ -188,9 +190,11 @@ sim_try(void *object, const void *spec, CudafftBackend backend, int device)
                         device);
   pthread_mutex_lock(&sim->lock);
   sim->calls[device]++;
-  if (sim->refuse_with != CUDAFFT_STATUS_OK) {
+  const CudafftStatus refusal =
+      sim->refuse_with != CUDAFFT_STATUS_OK ? sim->refuse_with : sim->broken[device];
+  if (refusal != CUDAFFT_STATUS_OK) {
     pthread_mutex_unlock(&sim->lock);
-    return cudafft_fail(sim->refuse_with, "refused on device %d", device);
+    return cudafft_fail(refusal, "refused on device %d", device);
   }
   if (o->need > sim->free_bytes[device]) {
     const size_t free_mb = sim->free_bytes[device] / MB;
@@ -300,9 +304,10 @@ test_full_device(void)
     all_on_0 = all_on_0 && objects[i].device == 0;
   }
   test_check(ok && all_on_0, "full device: every object goes to the other device");
-  test_check(sim.calls[0] == 8 && sim.calls[1] == 7,
-             "full device: the first by free memory (no try on the full one), then each tries "
-             "the lighter full one first (tries: %d on 0, %d on 1)",
+  test_check(sim.calls[0] == 8 && sim.calls[1] == 1,
+             "full device: the first by free memory (no try on the full one), the second tries "
+             "the lighter full one, which is then set aside: no other tries it (tries: %d on 0, "
+             "%d on 1)",
              sim.calls[0], sim.calls[1]);
   for (int i = 0; i < 8; i++)
     sim_destroy(&objects[i]);
@@ -332,6 +337,94 @@ test_full_device(void)
              "no device on every device: NO_DEVICE");
   sim.refuse_with = CUDAFFT_STATUS_OK;
   test_check(table_empty(2), "refusals: nothing left counted");
+  pthread_mutex_destroy(&sim.lock);
+}
+
+/* Ends the set-aside marks that earlier sections left on the first count devices: an object made
+ * and destroyed on each. */
+static void
+clear_marks(int count)
+{
+  for (int i = 0; i < count; i++) {
+    cudafft_device_load_change(i, 1, 0);
+    cudafft_device_load_change(i, -1, 0);
+  }
+}
+
+/* A device that failed is set aside: tried after every other until it works again. */
+static void
+test_set_aside(void)
+{
+  clear_marks(2);
+  Sim sim;
+  sim_init(&sim, 80000 * MB, 80000 * MB);
+  SimObject objects[8];
+  int ok = 1;
+
+  /* device 0 broken (a CUDA failure): one try on it, then every object goes to device 1 */
+  sim.broken[0] = CUDAFFT_STATUS_CUDA_ERROR;
+  for (int i = 0; i < 4; i++)
+    ok = ok && sim_place(&sim, 2, &objects[i], 100 * MB) == CUDAFFT_STATUS_OK &&
+         objects[i].device == 1;
+  test_check(ok && sim.calls[0] == 1 && sim.calls[1] == 4,
+             "set aside: a device that failed (CUDA error) is tried once, then the others take "
+             "every object first although it is the lightest (tries: %d on 0, %d on 1)",
+             sim.calls[0], sim.calls[1]);
+
+  /* device 1 broken too: both tried (the set-aside one last), both named */
+  sim.broken[1] = CUDAFFT_STATUS_CUDA_ERROR;
+  memset(sim.calls, 0, sizeof sim.calls);
+  SimObject refused;
+  const CudafftStatus status = sim_place(&sim, 2, &refused, 100 * MB);
+  test_check(status == CUDAFFT_STATUS_CUDA_ERROR && sim.calls[0] == 1 && sim.calls[1] == 1 &&
+                 strstr(cudafft_last_error_message(), "tried 1, 0"),
+             "set aside: still in the choice, tried last where the others fail too: %s",
+             cudafft_last_error_message());
+
+  /* device 0 repaired: every device set aside, the rule picks among them; a success there ends
+   * its mark */
+  sim.broken[0] = CUDAFFT_STATUS_OK;
+  sim.broken[1] = CUDAFFT_STATUS_OK;
+  memset(sim.calls, 0, sizeof sim.calls);
+  ok = sim_place(&sim, 2, &objects[4], 100 * MB) == CUDAFFT_STATUS_OK && objects[4].device == 0;
+  ok = ok && sim_place(&sim, 2, &objects[5], 100 * MB) == CUDAFFT_STATUS_OK &&
+       objects[5].device == 0;
+  test_check(ok && sim.calls[0] == 2 && sim.calls[1] == 0,
+             "set aside: a device that works again (an object made there) is back by the rule, "
+             "ahead of one still set aside (tries: %d on 0, %d on 1)",
+             sim.calls[0], sim.calls[1]);
+  for (int i = 0; i < 6; i++)
+    sim_destroy(&objects[i]);
+
+  /* out of memory: set aside until state is freed there */
+  clear_marks(2);
+  pthread_mutex_destroy(&sim.lock);
+  sim_init(&sim, 80000 * MB, 150 * MB);
+  for (int i = 0; i < 5; i++)
+    ok = ok && sim_place(&sim, 2, &objects[i], 100 * MB) == CUDAFFT_STATUS_OK;
+  test_check(ok && objects[1].device == 1 && sim.calls[1] == 2 && objects[3].device == 0 &&
+                 objects[4].device == 0,
+             "set aside: out of memory on device 1 (its second object), not tried again (tries "
+             "on 1: %d)",
+             sim.calls[1]);
+  sim_destroy(&objects[1]);
+  ok = sim_place(&sim, 2, &objects[1], 100 * MB) == CUDAFFT_STATUS_OK;
+  test_check(ok && objects[1].device == 1,
+             "set aside: state freed on the out-of-memory device brings it back (made on %d)",
+             objects[1].device);
+  for (int i = 0; i < 5; i++)
+    sim_destroy(&objects[i]);
+  test_check(table_empty(2), "set aside: nothing left counted");
+
+  /* a device that cannot run one object's settings is not set aside for others */
+  sim.broken[0] = CUDAFFT_STATUS_UNSUPPORTED;
+  ok = sim_place(&sim, 2, &objects[0], MB) == CUDAFFT_STATUS_OK && objects[0].device == 1;
+  sim.broken[0] = CUDAFFT_STATUS_OK;
+  ok = ok && sim_place(&sim, 2, &objects[1], MB) == CUDAFFT_STATUS_OK && objects[1].device == 0;
+  test_check(ok, "set aside: not for UNSUPPORTED (the next object goes to device 0: %d)",
+             objects[1].device);
+  sim_destroy(&objects[0]);
+  sim_destroy(&objects[1]);
   pthread_mutex_destroy(&sim.lock);
 }
 
@@ -426,6 +519,7 @@ main(int argc, char **argv)
   test_table();
   test_split();
   test_full_device();
+  test_set_aside();
   test_threads();
   test_message();
   return test_finish();

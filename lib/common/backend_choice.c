@@ -80,6 +80,7 @@ cudafft_try_devices(int count, const size_t *free_bytes, CudafftTryBackend try_b
     }
     if (!cudafft_device_try_next(status))
       return status;
+    cudafft_device_load_failed(chosen, status);
     CudafftDeviceTry *t = &tries[tried++];
     t->device = chosen;
     t->status = status;

@@ -11,6 +11,7 @@
 typedef struct {
   unsigned objects;
   size_t state_bytes;
+  CudafftStatus failed; /* the failure that set it aside; OK: none */
 } Load;
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -20,6 +21,8 @@ static Load table[CUDAFFT_LOAD_DEVICES]; /* under load_lock */
 static int
 lighter(const CudafftDeviceLoad *a, int a_id, const CudafftDeviceLoad *b, int b_id)
 {
+  if (!a->set_aside != !b->set_aside)
+    return !a->set_aside;
   if (a->state_bytes != b->state_bytes)
     return a->state_bytes < b->state_bytes;
   if (a->objects != b->objects)
@@ -49,13 +52,29 @@ cudafft_device_load_change(int device, int objects, long long state_bytes)
   Load *load = &table[device];
   load->objects += (unsigned)objects; /* modular: a removal undoes its addition exactly */
   load->state_bytes += (size_t)state_bytes;
+  /* an object made there: it works; state freed there: an out-of-memory device has room again */
+  if (objects > 0 || (state_bytes < 0 && load->failed == CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY))
+    load->failed = CUDAFFT_STATUS_OK;
+  pthread_mutex_unlock(&load_lock);
+}
+
+void
+cudafft_device_load_failed(int device, CudafftStatus status)
+{
+  device = cudafft_context_ordinal(device);
+  if (device < 0 || device >= CUDAFFT_LOAD_DEVICES ||
+      (status != CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY && status != CUDAFFT_STATUS_CUDA_ERROR &&
+       status != CUDAFFT_STATUS_NO_DEVICE))
+    return;
+  pthread_mutex_lock(&load_lock);
+  table[device].failed = status;
   pthread_mutex_unlock(&load_lock);
 }
 
 void
 cudafft_device_load_get(int device, unsigned *objects, size_t *state_bytes)
 {
-  Load load = {0, 0};
+  Load load = {0, 0, CUDAFFT_STATUS_OK};
   if (device >= 0 && device < CUDAFFT_LOAD_DEVICES) {
     pthread_mutex_lock(&load_lock);
     load = table[device];
@@ -76,6 +95,7 @@ cudafft_device_load_reserve(CudafftDeviceLoad *loads, int count)
   for (int i = 0; i < count; i++) {
     loads[i].objects = table[i].objects;
     loads[i].state_bytes = table[i].state_bytes;
+    loads[i].set_aside = table[i].failed != CUDAFFT_STATUS_OK;
   }
   const int device = cudafft_device_pick(loads, count);
   if (device >= 0) {

@@ -3,9 +3,10 @@
  * plain C (no CUDA types), so that the rule runs and is tested without a GPU (tests/
  * test_device_load.c).
  *
- * The rule (cudafft_device_pick): the device whose objects hold the fewest bytes of state; among
- * equals, the one with the fewest objects (those being made on it counted); among equals, the one
- * with the most free memory; then the lowest id. Explicit ids pin and one GPU changes nothing:
+ * The rule (cudafft_device_pick): a device where an object lately failed for the device's own
+ * reasons goes after every other (set aside, see below); then the device whose objects hold the
+ * fewest bytes of state; among equals, the one with the fewest objects (those being made on it
+ * counted); among equals, the one with the most free memory; then the lowest id. Explicit ids pin and one GPU changes nothing:
  * backend_choice.c asks this only for -1 on a host with two devices or more.
  *
  * Why state bytes and not device work per second: they are known the moment an object is made,
@@ -21,6 +22,14 @@
  * counted on its device from its choice on, before its state exists. Free memory breaks the
  * remaining ties, so that a device that others (another process, the application) fill gets new
  * objects last.
+ *
+ * Set aside: a device where a try failed (out of its memory, a CUDA failure, unusable) is tried
+ * only after every other, so that creates do not each pay a failed try on it first (a device
+ * filled by another process, with few objects of ours, would otherwise always look the lightest).
+ * It stays in the choice: where the others fail too it is tried last. The mark goes when an object
+ * is made on it (it works again) and, for out of memory, when state is freed on it (memory came
+ * back). A device that cannot run one object's settings (UNSUPPORTED) is not set aside: that says
+ * nothing about other objects.
  *
  * Threads: every function is thread-safe; the table is kept under one mutex, taken for a few
  * loads and stores at a time (objects made and destroyed, state allocated and freed, a choice). */
@@ -43,6 +52,7 @@ extern "C" {
 typedef struct {
   size_t state_bytes; /* device memory the executor has given the objects on it for their state */
   unsigned objects;   /* CUDA backend objects on it, and objects being made there */
+  int set_aside;      /* a try failed on it lately (see above): after every other device */
   size_t free_bytes;  /* its free memory, a snapshot taken before the choice; 0 if unknown */
   int tried;          /* already tried for this object: no candidate */
 } CudafftDeviceLoad;
@@ -59,8 +69,8 @@ void cudafft_device_load_change(int device, int objects, long long state_bytes);
 /* device's load now (0, 0 outside the table). */
 void cudafft_device_load_get(int device, unsigned *objects, size_t *state_bytes);
 
-/* Under the table's lock: copies the table's objects and state bytes into loads[0 .. count) (the
- * caller's free_bytes and tried stay), picks a device by the rule, counts one object being made
+/* Under the table's lock: copies the table's objects, state bytes and set-aside marks into
+ * loads[0 .. count) (the caller's free_bytes and tried stay), picks a device by the rule, counts one object being made
  * on it and marks it tried. Returns its id, or -1 when every one was tried. The caller gives the
  * count back with cudafft_device_load_change(device, -1, 0) once the object is made there (which
  * then counts itself) or failed. */
@@ -72,6 +82,11 @@ typedef struct {
   CudafftStatus status;
   char message[256];
 } CudafftDeviceTry;
+
+/* A try on device failed with status: sets it aside (see above) where status is the device's
+ * own lasting trouble (DEVICE_OUT_OF_MEMORY, CUDA_ERROR, NO_DEVICE); nothing for other statuses
+ * or ids outside the table. */
+void cudafft_device_load_failed(int device, CudafftStatus status);
 
 /* Whether a failure on one device lets the choice try another: the device's own troubles (out of
  * memory, a CUDA failure, a device that cannot run these settings, an unusable device); not bad
