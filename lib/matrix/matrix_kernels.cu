@@ -1,9 +1,11 @@
-/* matrix_kernels.cu: the matrix convolution's kernels (matrix_kernels.h says what each does). The
- * fused multiply-accumulate reads every response spectrum once per block, which is its floor: a
- * thread per (output, bin, split of the partitions), its loads along the bins coalesced, each
- * split's sums written apart and added in a second small kernel, so that the sum's order (and so
- * its rounding) is the same on every run. */
+/* matrix_kernels.cu: the matrix convolution's kernels (matrix_kernels.h says what each does; each
+ * thread's work is in matrix_kernel_math.cuh, which the tests also run on the host). The fused
+ * multiply-accumulate reads every response spectrum once per block, which is its floor: a thread
+ * per (output, bin, split of the partitions), its loads along the bins coalesced, each split's sums
+ * written apart and added in a second small kernel, so that the sum's order (and so its rounding)
+ * is the same on every run. */
 #include "matrix_kernels.h"
+#include "matrix_kernel_math.cuh"
 
 #include "cuda_check.cuh"
 #include "device_memory.h"
@@ -14,7 +16,7 @@
 
 namespace {
 
-template <typename R> using Complex = std::conditional_t<std::is_same_v<R, float>, float2, double2>;
+template <typename R> using Complex = MatrixComplex<R>;
 
 constexpr unsigned kThreads = 128;
 
@@ -40,14 +42,9 @@ __global__ void
 frame_inputs_kernel(const R *__restrict__ in, R *__restrict__ prev, R *__restrict__ time,
                     unsigned inputs, unsigned L)
 {
-  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x, i = blockIdx.y;
-  if (t >= L)
-    return;
-  const R v = in ? in[(size_t)t * inputs + i] : R(0);
-  R *row = time + (size_t)i * 2 * L;
-  row[t] = prev[(size_t)i * L + t];
-  row[L + t] = v;
-  prev[(size_t)i * L + t] = v;
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t < L)
+    matrix_frame_input_at<R>(t, blockIdx.y, in, prev, time, inputs, L);
 }
 
 template <typename R>
@@ -55,14 +52,8 @@ __global__ void
 pack_kernel(const Complex<R> *__restrict__ bins, Complex<R> *__restrict__ packed, unsigned L)
 {
   const unsigned k = blockIdx.x * blockDim.x + threadIdx.x;
-  const size_t c = blockIdx.y;
-  if (k >= L)
-    return;
-  const Complex<R> *from = bins + c * (L + 1);
-  Complex<R> v = from[k];
-  if (k == 0)
-    v.y = from[L].x; /* bin L's real part where bin 0's imaginary part (zero) was */
-  packed[c * L + k] = v;
+  if (k < L)
+    matrix_pack_at<R>(k, blockIdx.y, bins, packed, L);
 }
 
 template <typename R>
@@ -72,43 +63,10 @@ accumulate_kernel(const Complex<R> *__restrict__ fdl, size_t cap, size_t slot, u
                   MatrixDeviceSet set1, unsigned splits, Complex<R> *__restrict__ partial)
 {
   const unsigned k = blockIdx.x * blockDim.x + threadIdx.x;
-  const unsigned row = blockIdx.y * blockDim.y + threadIdx.y, split = blockIdx.z;
-  if (k >= L || row >= rows)
-    return;
-  const unsigned j = row % outputs;
-  const MatrixDeviceSet &set = row < outputs ? set0 : set1;
-  const unsigned p0 = (unsigned)((unsigned long long)set.parts * split / splits);
-  const unsigned p1 = (unsigned)((unsigned long long)set.parts * (split + 1) / splits);
-  const Complex<R> *__restrict__ spectra = static_cast<const Complex<R> *>(set.spectra);
-  const size_t slot_stride = (size_t)inputs * L;
-  const bool packed_dc = k == 0; /* bin 0 holds two real bins: their products apart */
-  R re = 0, im = 0;
-  for (unsigned e = set.first[j]; e < set.first[j + 1]; e++) {
-    const MatrixDeviceEntry entry = set.entry[e];
-    const unsigned end = min(p1, entry.parts);
-    if (p0 >= end)
-      continue;
-    const Complex<R> *h = spectra + (entry.offset + p0) * L + k;
-    const Complex<R> *x = fdl + (size_t)entry.input * L + k;
-    size_t q = (slot + cap - p0) % cap;
-#pragma unroll 4
-    for (unsigned p = p0; p < end; p++) {
-      const Complex<R> a = x[q * slot_stride], b = *h;
-      h += L;
-      q = q ? q - 1 : cap - 1;
-      if (packed_dc) {
-        re += a.x * b.x;
-        im += a.y * b.y;
-      } else {
-        re += a.x * b.x - a.y * b.y;
-        im += a.x * b.y + a.y * b.x;
-      }
-    }
-  }
-  Complex<R> v;
-  v.x = re;
-  v.y = im;
-  partial[((size_t)split * rows + row) * L + k] = v;
+  const unsigned row = blockIdx.y * blockDim.y + threadIdx.y;
+  if (k < L && row < rows)
+    matrix_accumulate_at<R>(k, row, blockIdx.z, fdl, cap, slot, inputs, outputs, rows, L, set0,
+                            set1, splits, partial);
 }
 
 template <typename R>
@@ -116,25 +74,9 @@ __global__ void
 sum_splits_kernel(const Complex<R> *__restrict__ partial, unsigned splits, unsigned rows,
                   unsigned L, Complex<R> *__restrict__ bins)
 {
-  const unsigned k = blockIdx.x * blockDim.x + threadIdx.x, row = blockIdx.y;
-  if (k >= L)
-    return;
-  R re = 0, im = 0;
-  for (unsigned s = 0; s < splits; s++) {
-    const Complex<R> v = partial[((size_t)s * rows + row) * L + k];
-    re += v.x;
-    im += v.y;
-  }
-  Complex<R> *to = bins + (size_t)row * (L + 1);
-  if (k == 0) {
-    to[0].x = re;
-    to[0].y = 0;
-    to[L].x = im;
-    to[L].y = 0;
-  } else {
-    to[k].x = re;
-    to[k].y = im;
-  }
+  const unsigned k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k < L)
+    matrix_sum_splits_at<R>(k, blockIdx.y, partial, splits, rows, L, bins);
 }
 
 template <typename R>
@@ -142,16 +84,8 @@ __global__ void
 emit_kernel(const R *__restrict__ time, R *__restrict__ out, unsigned outputs, unsigned L, int fade)
 {
   const size_t n = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (n >= (size_t)L * outputs)
-    return;
-  const unsigned t = (unsigned)(n / outputs), j = (unsigned)(n % outputs);
-  const R a = time[(size_t)j * 2 * L + L + t];
-  if (fade) {
-    const R b = time[((size_t)outputs + j) * 2 * L + L + t];
-    out[n] = matrix_blend<R>(a, b, t, L);
-  } else {
-    out[n] = a;
-  }
+  if (n < (size_t)L * outputs)
+    matrix_emit_at<R>(n, time, out, outputs, L, fade);
 }
 
 } // namespace
