@@ -2,7 +2,7 @@
  * matrix convolution (y_j = sum_i h_ij * x_i, each term by convolve_reference_channel()), on fresh
  * random inputs and responses pushed in random pieces into poisoned outputs: matrices of 1 x 1,
  * 2 x 2, 4 x 2, 8 x 2 with empty entries and entries of different lengths, 64 x 64, and 2 x 3 in
- * pushes of up to 40000 frames (more than the CUDA backend stages at a time); every
+ * pushes of up to 20000 frames (more than the CUDA backend stages at a time); every
  * block size from 32 to 2048; F32 and F64; the lag after every push (and
  * cudafft_matrix_output_frames() exact before it); drain with and without the tail; response
  * changes with their crossover checked against the header's model (longer and shorter responses,
@@ -588,7 +588,7 @@ main(int argc, char **argv)
       {"8x2 empty entries", 8, 2, 900, 256, 3000, 3, 0},
       {"8x2 empty entries", 8, 2, 2000, 512, 5000, 4, 0},
       {"64x64", 64, 64, 96, 32, 400, 5, 0},
-      {"2x3 long pushes", 2, 3, 500, 32, 40000, 4, 1},
+      {"2x3 long pushes", 2, 3, 500, 32, 20000, 4, 1},
   };
   for (size_t c = 0; c < COUNT(cases); c++) {
     run_case(&cases[c], CUDAFFT_SAMPLE_F32);
