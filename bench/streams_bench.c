@@ -6,7 +6,8 @@
  * cudaspectrum (bands=1025, 60 messages a second; spectrum-data: the same with message-lists=false,
  * the float32 fields without the GValue lists), on the GPU and on the CPU backend in the same
  * run, at several N; and GStreamer's `identity` in the element's place (backend "-"): the
- * pipelines' own cost, the floor under every element's host CPU per audio second.
+ * pipelines' own cost, the floor under every element's host CPU per audio second; and GStreamer's
+ * `spectrum` with cudaspectrum's settings (gst-spectrum), its peer.
  *
  * All N pipelines play at once, each on its own streaming thread. After a warm-up (engines made,
  * kernels uploaded, every pipeline streaming) the program counts the buffers every pipeline has
@@ -23,8 +24,9 @@
  *                      [--elements convolve1,convolve10,fft,spectrum,spectrum-data,
  *                                  spectrum-silent,fft-ifft,fft-ifft-mem,convolve-convolve,
  *                                  convolve-convolve-mem,convolve-spectrum,
- *                                  convolve-spectrum-mem,identity]
+ *                                  convolve-spectrum-mem,identity,gst-spectrum]
  *                      [--backends cuda,cpu] [--warmup S] [--window S] [--devices D,..]
+ *                      [--one-pipeline [--buffers B] [--limit S]]
  *   Defaults: N = 1,16,64,256,1024; every element; both backends (cuda only with a device);
  *   1 s warm-up (2 s for 10 s responses), 3 s window.
  *   --devices: the cuda rows once for each D (backend "cuda D=2"): on the first D devices
@@ -32,6 +34,16 @@
  *   pipeline i pinned to device i mod D; more: skipped, saying why), so that one run compares
  *   D = 1 and D = 2; each such row is followed by each device's load while it ran (objects and
  *   state: cudafft_cuda_device_load(), read after the warm-up).
+ *   --one-pipeline: instead, ONE pipeline of N such chains (as one gst-launch-1.0 line, or an
+ *   application that monitors many inputs, builds them), each audiotestsrc num-buffers=B (2000:
+ *   20 s) wave=white-noise, their messages taken off the one bus and freed by a bus watch on a
+ *   GMainLoop; timed from PLAYING to EOS: aggregate (audio seconds of all chains per wall
+ *   second), process CPU ms per audio second, element messages per chain, and each row against
+ *   gst-spectrum's of the same N, which runs first. Each row runs in a process of its own (this
+ *   program again), as gst-launch-1.0 runs one pipeline; a row past S seconds (60) is reported
+ *   as STALLED with the share of its audio through, its process ended, instead of hanging.
+ *   Defaults there: N = 64,256 and the elements spectrum,spectrum-data,gst-spectrum; the
+ *   gpu-only chains are left out.
  *   Needs the plugin: GST_PLUGIN_PATH=<build>/plugin build/bench/streams-bench */
 #include "bench_util.h"
 
@@ -44,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #define RATE 48000
 #define CHANNELS 2
@@ -104,6 +117,9 @@ static const Element elements[] = {
      "interval=16666667 post-messages=true",
      1.0, 1.0, TRUE, FALSE, TRUE},
     {"identity", "identity", "", 0.0, 1.0, FALSE, TRUE, FALSE},
+    /* GStreamer's own spectrum with cudaspectrum's settings: the peer of the spectrum rows */
+    {"gst-spectrum", "spectrum", "bands=1025 interval=16666667 post-messages=true", 0.0, 1.0, TRUE,
+     TRUE, FALSE},
 };
 #define N_ELEMENTS (int)(sizeof elements / sizeof elements[0])
 
@@ -393,6 +409,273 @@ run_case(const Element *e, const char *backend, int devices, GValueArray *kernel
   return f;
 }
 
+/* One pipeline of n chains ---------------------------------------------------------------------
+ * All chains in one pipeline, as one gst-launch-1.0 command or an application that monitors many
+ * inputs builds them: their messages meet on one bus, taken off it and freed by a bus watch on a
+ * GMainLoop (as gst-launch-1.0 and applications do), not dropped by a sync handler. */
+
+typedef struct {
+  GMainLoop *loop;
+  gboolean eos;
+  gboolean error;
+  gboolean timed_out;
+  guint64 element_messages;
+} OneRun;
+
+static gboolean
+on_one_message(GstBus *bus, GstMessage *message, gpointer data)
+{
+  (void)bus;
+  OneRun *run = data;
+  switch (GST_MESSAGE_TYPE(message)) {
+  case GST_MESSAGE_ELEMENT:
+    run->element_messages++;
+    break;
+  case GST_MESSAGE_EOS:
+    run->eos = TRUE;
+    g_main_loop_quit(run->loop);
+    break;
+  case GST_MESSAGE_ERROR: {
+    GError *err = NULL;
+    gchar *debug = NULL;
+    gst_message_parse_error(message, &err, &debug);
+    fprintf(stderr, "error from %s: %s (%s)\n", GST_OBJECT_NAME(GST_MESSAGE_SRC(message)),
+            err->message, debug ? debug : "");
+    g_error_free(err);
+    g_free(debug);
+    run->error = TRUE;
+    g_main_loop_quit(run->loop);
+    break;
+  }
+  default:
+    break;
+  }
+  return G_SOURCE_CONTINUE; /* the watch frees the message */
+}
+
+static gboolean
+on_one_limit(gpointer data)
+{
+  OneRun *run = data;
+  run->timed_out = TRUE;
+  g_main_loop_quit(run->loop);
+  return G_SOURCE_REMOVE;
+}
+
+/* The launch line of n chains, each of `buffers` buffers of white noise into the element, its
+ * elements named apart (the element's own "name=e2" of a two-element chain becomes e2_<i>). */
+static gchar *
+one_pipeline_launch(const Element *e, const char *backend, guint n, guint buffers)
+{
+  GString *launch = g_string_new(NULL);
+  for (guint i = 0; i < n; i++) {
+    gchar *second = g_strdup_printf("name=e2_%u", i);
+    gchar **parts = g_strsplit(e->properties, "name=e2", -1);
+    gchar *properties = g_strjoinv(second, parts);
+    g_strfreev(parts);
+    g_free(second);
+    g_string_append_printf(
+        launch,
+        "audiotestsrc name=src%u num-buffers=%u samplesperbuffer=%d wave=white-noise ! "
+        "audio/x-raw,format=F32LE,rate=%d,channels=%d,layout=interleaved ! %s name=e%u %s%s %s ! "
+        "fakesink name=sink%u sync=false ",
+        i, buffers, FRAMES_PER_BUFFER, RATE, CHANNELS, e->factory, i,
+        e->backendless ? "" : "backend=", e->backendless ? "" : backend, properties, i);
+    g_free(properties);
+  }
+  return g_string_free(launch, FALSE);
+}
+
+/* Audio seconds the chains' sinks had taken (their positions), for a run that did not finish. */
+static double
+one_pipeline_progress(GstElement *pipeline, guint n)
+{
+  double seconds = 0.0;
+  for (guint i = 0; i < n; i++) {
+    gchar *name = g_strdup_printf("sink%u", i);
+    GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), name);
+    g_free(name);
+    gint64 position = 0;
+    if (sink && gst_element_query_position(sink, GST_FORMAT_TIME, &position) && position > 0)
+      seconds += (double)position / GST_SECOND;
+    gst_clear_object(&sink);
+  }
+  return seconds;
+}
+
+typedef struct {
+  gboolean ok;      /* it ran to EOS, or stalled, without an error */
+  gboolean stalled; /* past the limit */
+  double aggregate; /* audio seconds of all chains per wall second, start to EOS */
+  double cpu_ms;    /* process CPU ms per audio second */
+  double done;      /* share of the audio through (1 unless stalled) */
+  double messages;  /* element messages per chain taken off the bus */
+} OneFigures;
+
+/* How a row's process hands its figures to the table's. */
+#define ROW_FORMAT "one-pipeline-row %d %d %.6f %.6f %.6f %.3f\n"
+
+static void
+print_row_figures(const OneFigures *f)
+{
+  printf(ROW_FORMAT, f->ok, f->stalled, f->aggregate, f->cpu_ms, f->done, f->messages);
+  fflush(stdout);
+}
+
+/* Runs the pipeline of n chains of e to EOS and prints its figures (ROW_FORMAT). Where it stalls
+ * (past `limit` seconds) it prints how far it got and ends the process at once: a stalled
+ * pipeline may take minutes to stop, and this process is the row's own (one_pipeline_row). */
+static int
+run_one_pipeline(const Element *e, const char *backend, guint n, guint buffers, double limit)
+{
+  OneFigures f = {0};
+  gchar *launch = one_pipeline_launch(e, backend, n, buffers);
+  GError *error = NULL;
+  GstElement *pipeline = gst_parse_launch(launch, &error);
+  g_free(launch);
+  if (!pipeline || error) {
+    fprintf(stderr, "%s: %s\n", e->key, error ? error->message : "cannot parse");
+    g_clear_error(&error);
+    gst_clear_object(&pipeline);
+    print_row_figures(&f);
+    return 1;
+  }
+  OneRun run = {.loop = g_main_loop_new(NULL, FALSE)};
+  GstBus *bus = gst_element_get_bus(pipeline);
+  const guint watch = gst_bus_add_watch(bus, on_one_message, &run);
+  const guint timer = g_timeout_add((guint)(limit * 1000.0), on_one_limit, &run);
+
+  const double audio = (double)n * buffers * AUDIO_PER_BUFFER;
+  const double cpu_start = cpu_seconds();
+  const gint64 start = g_get_monotonic_time();
+  if (gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE)
+    g_main_loop_run(run.loop);
+  else
+    run.error = TRUE;
+  const double wall = (double)(g_get_monotonic_time() - start) / 1e6;
+  const double cpu = cpu_seconds() - cpu_start;
+
+  f.stalled = run.timed_out;
+  f.ok = !run.error && (run.eos || run.timed_out);
+  const double through = run.eos ? audio : one_pipeline_progress(pipeline, n);
+  f.done = audio > 0.0 ? through / audio : 0.0;
+  f.aggregate = through / wall;
+  f.cpu_ms = through > 0.0 ? 1000.0 * cpu / through : 0.0;
+  f.messages = (double)run.element_messages / n;
+  print_row_figures(&f);
+  if (f.stalled)
+    _exit(0);
+
+  g_source_remove(timer);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  g_source_remove(watch);
+  gst_object_unref(bus);
+  gst_object_unref(pipeline);
+  g_main_loop_unref(run.loop);
+  return f.ok ? 0 : 1;
+}
+
+/* One row in a process of its own (this program with --one-pipeline-row), as one gst-launch-1.0
+ * runs one pipeline: a stalled row ends its process without holding up the next rows, and no row
+ * inherits another's threads or heaps. */
+static OneFigures
+one_pipeline_row(const char *program, const Element *e, const char *backend, guint n, guint buffers,
+                 double limit)
+{
+  OneFigures f = {0};
+  gchar *args[8] = {(gchar *)program,
+                    "--one-pipeline-row",
+                    (gchar *)e->key,
+                    (gchar *)backend,
+                    g_strdup_printf("%u", n),
+                    g_strdup_printf("%u", buffers),
+                    g_strdup_printf("%.3f", limit),
+                    NULL};
+  gchar *out = NULL;
+  GError *error = NULL;
+  /* stderr passes through: the row's errors show as they come */
+  if (!g_spawn_sync(NULL, args, NULL, G_SPAWN_CHILD_INHERITS_STDERR, NULL, NULL, &out, NULL, NULL,
+                    &error)) {
+    fprintf(stderr, "cannot run the row's process: %s\n", error->message);
+    g_clear_error(&error);
+  }
+  const char *line = out ? strstr(out, "one-pipeline-row ") : NULL;
+  int ok = 0, stalled = 0;
+  if (line && sscanf(line, "one-pipeline-row %d %d %lf %lf %lf %lf", &ok, &stalled, &f.aggregate,
+                     &f.cpu_ms, &f.done, &f.messages) == 6) {
+    f.ok = ok;
+    f.stalled = stalled;
+  }
+  g_free(out);
+  for (int i = 4; i < 7; i++)
+    g_free(args[i]);
+  return f;
+}
+
+static void
+print_one_row(const char *key, const char *label, guint n, const OneFigures *f,
+              const OneFigures *reference, double limit)
+{
+  if (!f->ok)
+    printf("%-15s %-9s %6u  FAILED (see the error above)\n", key, label, n);
+  else if (f->stalled)
+    printf("%-15s %-9s %6u  STALLED: past the %.0f s limit, %.1f%% of the audio through (%.1fx "
+           "real time, %.2f cpu ms/audio s so far)\n",
+           key, label, n, limit, 100.0 * f->done, f->aggregate, f->cpu_ms);
+  else if (reference && reference->ok && !reference->stalled)
+    printf("%-15s %-9s %6u %11.1fx %14.2f %10.0f %8.2fx %5.0f%%\n", key, label, n, f->aggregate,
+           f->cpu_ms, f->messages, f->aggregate / reference->aggregate,
+           100.0 * f->cpu_ms / reference->cpu_ms);
+  else
+    printf("%-15s %-9s %6u %11.1fx %14.2f %10.0f\n", key, label, n, f->aggregate, f->cpu_ms,
+           f->messages);
+  fflush(stdout);
+}
+
+/* The one-pipeline table: for each N GStreamer's spectrum (the peer) first, then every other
+ * element on each backend, each row set against the peer's of the same N where that completed. A
+ * stalled peer is reported, not counted as a failure; a stalled element of ours is one. */
+static int
+one_pipeline_table(const char *program, const gboolean *want_element, const gboolean *want_backend,
+                   const double *counts, int n_counts, guint buffers, double limit)
+{
+  printf("ONE pipeline of N chains audiotestsrc num-buffers=%u samplesperbuffer=%d "
+         "wave=white-noise ! F32LE stereo 48 kHz ! ELEMENT ! fakesink sync=false (%.1f s of audio "
+         "each), messages taken off the bus by a GMainLoop bus watch; a process per row, timed "
+         "from PLAYING to EOS, stalled past %.0f s\n",
+         buffers, FRAMES_PER_BUFFER, buffers * AUDIO_PER_BUFFER, limit);
+  printf("%-15s %-9s %6s %12s %14s %10s %16s\n", "element", "backend", "N", "aggregate",
+         "cpu ms/audio s", "msgs/chain", "vs gst-spectrum");
+  int failures = 0;
+  int peer = -1;
+  for (int e = 0; e < N_ELEMENTS; e++)
+    if (!strcmp(elements[e].key, "gst-spectrum") && want_element[e])
+      peer = e;
+  for (int c = 0; c < n_counts; c++) {
+    const guint n = (guint)counts[c];
+    OneFigures reference = {0};
+    if (peer >= 0) {
+      reference = one_pipeline_row(program, &elements[peer], "-", n, buffers, limit);
+      print_one_row(elements[peer].key, "-", n, &reference, NULL, limit);
+      failures += !reference.ok;
+    }
+    for (int e = 0; e < N_ELEMENTS; e++) {
+      if (!want_element[e] || e == peer || elements[e].gpu_only)
+        continue;
+      for (int b = 0; b < 2; b++) {
+        if (elements[e].backendless ? b > 0 : !want_backend[b])
+          continue;
+        const char *label = elements[e].backendless ? "-" : backends[b];
+        const OneFigures f =
+            one_pipeline_row(program, &elements[e], backends[b], n, buffers, limit);
+        print_one_row(elements[e].key, label, n, &f, peer >= 0 ? &reference : NULL, limit);
+        failures += !f.ok || f.stalled;
+      }
+    }
+  }
+  return failures;
+}
+
 static void
 usage(const char *program)
 {
@@ -400,8 +683,9 @@ usage(const char *program)
           "usage: %s [--streams N,..] [--elements "
           "convolve1,convolve10,fft,spectrum,spectrum-data,spectrum-silent,fft-ifft,fft-ifft-mem,"
           "convolve-convolve,convolve-convolve-mem,convolve-spectrum,convolve-spectrum-mem,"
-          "identity] "
-          "[--backends cuda,cpu] [--warmup S] [--window S] [--devices D,..]\n",
+          "identity,gst-spectrum] "
+          "[--backends cuda,cpu] [--warmup S] [--window S] [--devices D,..] "
+          "[--one-pipeline [--buffers B] [--limit S]]\n",
           program);
 }
 
@@ -409,6 +693,14 @@ int
 main(int argc, char **argv)
 {
   gst_init(&argc, &argv);
+  /* one row of the one-pipeline table, in the process one_pipeline_row started */
+  if (argc == 7 && !strcmp(argv[1], "--one-pipeline-row")) {
+    for (int e = 0; e < N_ELEMENTS; e++)
+      if (!strcmp(elements[e].key, argv[2]))
+        return run_one_pipeline(&elements[e], argv[3], (guint)atoi(argv[4]), (guint)atoi(argv[5]),
+                                g_ascii_strtod(argv[6], NULL));
+    return 2;
+  }
   double counts[16] = {1, 16, 64, 256, 1024};
   int n_counts = 5;
   gboolean want_element[N_ELEMENTS];
@@ -418,14 +710,25 @@ main(int argc, char **argv)
   double warmup = 1.0, window = 3.0;
   double device_list[16] = {0};
   int n_devices = 0;
+  gboolean one_pipeline = FALSE, elements_given = FALSE, streams_given = FALSE;
+  double buffers = 2000.0, limit = 60.0;
   for (int i = 1; i < argc; i++) {
     const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(argv[i], "--one-pipeline")) {
+      one_pipeline = TRUE;
+      continue;
+    }
     gboolean good = value != NULL;
     if (good && !strcmp(argv[i], "--streams"))
-      good = (n_counts = bench_parse_list(value, counts, 16)) > 0;
-    else if (good && !strcmp(argv[i], "--elements"))
+      good = (n_counts = bench_parse_list(value, counts, 16)) > 0 && (streams_given = TRUE);
+    else if (good && !strcmp(argv[i], "--elements")) {
       good = bench_parse_elements(value, &elements[0].key, sizeof elements[0], N_ELEMENTS,
                                   want_element);
+      elements_given = TRUE;
+    } else if (good && !strcmp(argv[i], "--buffers"))
+      good = (buffers = g_ascii_strtod(value, NULL)) >= 1.0;
+    else if (good && !strcmp(argv[i], "--limit"))
+      good = (limit = g_ascii_strtod(value, NULL)) > 0.0;
     else if (good && !strcmp(argv[i], "--backends"))
       good = bench_parse_elements(value, &backends[0], sizeof backends[0], 2, want_backend);
     else if (good && !strcmp(argv[i], "--warmup"))
@@ -446,6 +749,22 @@ main(int argc, char **argv)
     want_backend[0] = FALSE;
 
   bench_print_machine("the cuda backend");
+  if (one_pipeline) {
+    if (!streams_given) {
+      counts[0] = 64;
+      counts[1] = 256;
+      n_counts = 2;
+    }
+    for (int e = 0; e < N_ELEMENTS && !elements_given; e++)
+      want_element[e] = !strcmp(elements[e].key, "spectrum") ||
+                        !strcmp(elements[e].key, "spectrum-data") ||
+                        !strcmp(elements[e].key, "gst-spectrum");
+    gchar *self = g_file_read_link("/proc/self/exe", NULL);
+    const int failures = one_pipeline_table(self ? self : argv[0], want_element, want_backend,
+                                            counts, n_counts, (guint)buffers, limit);
+    g_free(self);
+    return failures ? 1 : 0;
+  }
   printf("N pipelines of audiotestsrc (480-frame buffers, F32 stereo 48 kHz) ! ELEMENT ! "
          "fakesink sync=false in one process; %.1f s warm-up, %.1f s window\n",
          warmup, window);
