@@ -38,7 +38,7 @@
  *
  * Threads: an object must not be used by two threads at once; different objects may be.
  * Errors: as in cudafft.h (status codes, cudafft_last_error_message()); a failed push or drain
- * resets the filter (as cudafft_matrix_reset()) and keeps its responses. */
+ * resets the filter as cudafft_matrix_reset() does (a pending change taking effect). */
 #ifndef CUDAFFT_MATRIX_H
 #define CUDAFFT_MATRIX_H
 
