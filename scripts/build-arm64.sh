@@ -115,7 +115,7 @@ printf "[constants]\nsysroot = '%s'\n" "$sysroot" > "$constants"
 
 if [ ! -d "$builddir" ]; then
   meson setup "$builddir" --cross-file "$constants" --cross-file cross/aarch64-linux-gnu.ini \
-    -Dcuda=disabled
+    --cross-file cross/aarch64-qemu.ini -Dcuda=disabled
 fi
 ninja -C "$builddir" -j"$jobs"
 

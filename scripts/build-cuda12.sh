@@ -12,9 +12,10 @@
 #
 # Then it configures BUILDDIR (default build-cuda12) with that nvcc for one GPU architecture
 # (CUDA_ARCH, default 90: the GPU machine's), builds it with ninja -j${JOBS:-2}, and runs the CPU
-# suite there (the GPU tests report themselves skipped without a device). `--compile-only` stops
-# after the build, `--install-only` after the toolkit. The build runs against the CUDA 12 runtime and cuFFT of CUDA12_ROOT/lib64
-# (rpath), so it can be carried to a GPU machine together with CUDA12_ROOT/lib64.
+# suite there (the GPU tests report themselves skipped without a device; TESTS="name ..." runs
+# only those). `--compile-only` stops after the build, `--install-only` after the toolkit. The
+# build loads the CUDA 12 runtime and cuFFT of CUDA12_ROOT/lib64 (rpath), and LD_LIBRARY_PATH
+# where that folder is elsewhere (docs/platforms.md: running it on another machine).
 #
 #   bash scripts/build-cuda12.sh [--compile-only | --install-only]
 #   CUDA12_ROOT (default ${XDG_CACHE_HOME:-~/.cache}/gst-cudafft/cuda-12.4), BUILDDIR, CUDA_ARCH
@@ -136,6 +137,8 @@ if ! ldd "$builddir"/lib/libcudafft.so | grep -q "$root/lib64/libcudart.so.12"; 
 fi
 $compile_only && exit 0
 status=0
-meson test -C "$builddir" --print-errorlogs --num-processes "${JOBS:-2}" || status=$?
+# ${TESTS} unquoted: a list of test names, or none for the whole suite
+# shellcheck disable=SC2086
+meson test -C "$builddir" --print-errorlogs --num-processes "${JOBS:-2}" ${TESTS:-} || status=$?
 python3 scripts/summarize-tests.py "$builddir/meson-logs/testlog.json"
 exit "$status"
