@@ -37,10 +37,12 @@
  * left out and only the float32 fields are posted: building a GValue per band is most of a
  * message's cost, and a display reads the float32 fields anyway.
  *
- * The messages of all cudaspectrum instances in one pipeline are posted one at a time (a
- * streaming thread that finds another posting sleeps until it is done): hundreds of streaming
- * threads posting on one bus at once can stall each other in GStreamer's lock-free bus queue,
- * where a writer spins until every writer before it has finished.
+ * The messages of all cudaspectrum instances in one pipeline are posted one at a time: hundreds
+ * of streaming threads posting on one bus at once can stall each other in GStreamer's lock-free
+ * bus queue, where a writer spins until every writer before it has finished. A streaming thread
+ * that finds another posting leaves its message to that one, which posts it next (its sync
+ * handlers then run there), and goes on with its audio; every message of an instance is on the bus
+ * before its EOS goes downstream, in the order of its intervals.
  *
  * Where cudaspectrum differs from `spectrum` 1.22 (each time because `spectrum` is defective):
  *
@@ -598,7 +600,7 @@ build_message(gpointer data, gpointer user_data)
 }
 
 /* Posts a built message, one post at a time per pipeline (gstcudafftbus.h: streaming threads
- * posting on one bus at once can stall each other). */
+ * posting on one bus at once can stall each other), without waiting for another's post. */
 static void
 post_message(gpointer data, gpointer user_data)
 {
@@ -925,17 +927,21 @@ static GstFlowReturn
 gst_cuda_spectrum_drain(GstCudafftAudioFilter *filter)
 {
   GstCudaSpectrum *self = GST_CUDA_SPECTRUM(filter);
-  if (!spectrum_engine_of(self) || cudafft_spectrum_frames_pending(spectrum_engine_of(self)) == 0)
-    return GST_FLOW_OK;
-  size_t results = 0;
-  const CudafftStatus status = cudafft_spectrum_finish(spectrum_engine_of(self), &results);
-  if (status != CUDAFFT_STATUS_OK) {
-    gst_cudafft_audio_filter_post_error(filter, status, "cudafft_spectrum_finish");
-    return GST_FLOW_ERROR;
+  GstFlowReturn ret = GST_FLOW_OK;
+  if (spectrum_engine_of(self) && cudafft_spectrum_frames_pending(spectrum_engine_of(self)) > 0) {
+    size_t results = 0;
+    const CudafftStatus status = cudafft_spectrum_finish(spectrum_engine_of(self), &results);
+    if (status == CUDAFFT_STATUS_OK) {
+      GST_DEBUG_OBJECT(self, "posting the partial interval");
+      post_results(self, results, TRUE);
+    } else {
+      gst_cudafft_audio_filter_post_error(filter, status, "cudafft_spectrum_finish");
+      ret = GST_FLOW_ERROR;
+    }
   }
-  GST_DEBUG_OBJECT(self, "posting the partial interval");
-  post_results(self, results, TRUE);
-  return GST_FLOW_OK;
+  /* every message of this element on the bus before the EOS, segment or caps goes on */
+  gst_cudafft_bus_flush(GST_ELEMENT(self));
+  return ret;
 }
 
 /* Untimestamped buffers are timed from a new TIME segment's start (as cudafft and cudaconvolve time
@@ -989,6 +995,7 @@ gst_cuda_spectrum_stop(GstBaseTransform *trans)
 {
   GstCudaSpectrum *self = GST_CUDA_SPECTRUM(trans);
   const gboolean ok = GST_BASE_TRANSFORM_CLASS(gst_cuda_spectrum_parent_class)->stop(trans);
+  gst_cudafft_bus_flush(GST_ELEMENT(self)); /* none left for another thread to post after this */
   if (self->built_lists)
     gst_cudafft_fanout_trim();
   self->built_lists = FALSE;
