@@ -752,9 +752,23 @@ gst_cuda_spectrum_scope_sink_event(GstPad *pad, GstObject *parent, GstEvent *eve
     self->earliest_time = GST_CLOCK_TIME_NONE;
     GST_OBJECT_UNLOCK(self);
     break;
-  case GST_EVENT_SEGMENT:
+  case GST_EVENT_SEGMENT: {
+    /* frames are timed from the audio's running time (QoS, timestamps): a BYTES or other segment
+     * has none, so it is refused as the audio elements refuse it, with one ERROR */
+    const GstSegment *segment;
+    gst_event_parse_segment(event, &segment);
+    if (segment->format != GST_FORMAT_TIME) {
+      GST_ELEMENT_ERROR(self, STREAM, FORMAT,
+                        ("%s needs a TIME segment, got a %s one; put it after a parser or decoder "
+                         "that outputs timed audio.",
+                         GST_OBJECT_NAME(self), gst_format_get_name(segment->format)),
+                        (NULL));
+      gst_event_unref(event);
+      return FALSE;
+    }
     gst_event_copy_segment(event, &self->segment);
     break;
+  }
   case GST_EVENT_CAPS: {
     GstCaps *caps;
     gst_event_parse_caps(event, &caps);

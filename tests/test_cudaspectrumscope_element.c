@@ -493,6 +493,14 @@ GST_END_TEST;
 /* Stream events ------------------------------------------------------------------------------ */
 
 /* EOS goes downstream; the samples of an incomplete last frame make no frame. */
+/* A BYTES segment (filesrc's, straight into the scope) has no running time to time frames by: one
+ * ERROR, the scope's, naming TIME; none from the source. */
+GST_START_TEST(test_non_time_segment_refused)
+{
+  eu_check_time_segment("cudaspectrumscope");
+}
+GST_END_TEST;
+
 GST_START_TEST(test_eos)
 {
   TestSignal s;
@@ -709,6 +717,7 @@ cudaspectrumscope_suite(void)
   tcase_add_loop_test(tc, test_styles_match_engine, 0, G_N_ELEMENTS(style_rows));
   tcase_add_test(tc, test_every_property_while_playing);
   tcase_add_test(tc, test_eos);
+  tcase_add_test(tc, test_non_time_segment_refused);
   tcase_add_test(tc, test_flush_restarts);
   tcase_add_test(tc, test_discont_restarts);
   tcase_add_test(tc, test_too_many_lanes);
