@@ -492,7 +492,6 @@ GST_END_TEST;
 
 /* Stream events ------------------------------------------------------------------------------ */
 
-/* EOS goes downstream; the samples of an incomplete last frame make no frame. */
 /* A BYTES segment (filesrc's, straight into the scope) has no running time to time frames by: one
  * ERROR, the scope's, naming TIME; none from the source. */
 GST_START_TEST(test_non_time_segment_refused)
@@ -501,6 +500,7 @@ GST_START_TEST(test_non_time_segment_refused)
 }
 GST_END_TEST;
 
+/* EOS goes downstream; the samples of an incomplete last frame make no frame. */
 GST_START_TEST(test_eos)
 {
   TestSignal s;
