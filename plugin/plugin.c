@@ -2,6 +2,7 @@
 #include "gstcudaconvolve.h"
 #include "gstcudafft.h"
 #include "gstcudaifft.h"
+#include "gstcudamatrixconvolve.h"
 #include "gstcudaspectrum.h"
 #include "gstcudaspectrumscope.h"
 
@@ -14,6 +15,7 @@ plugin_init(GstPlugin *plugin)
   ok &= GST_ELEMENT_REGISTER(cudaifft, plugin);
   ok &= GST_ELEMENT_REGISTER(cudaspectrum, plugin);
   ok &= GST_ELEMENT_REGISTER(cudaconvolve, plugin);
+  ok &= GST_ELEMENT_REGISTER(cudamatrixconvolve, plugin);
   ok &= GST_ELEMENT_REGISTER(cudaspectrumscope, plugin);
   return ok;
 }

@@ -13,8 +13,8 @@
 #include <math.h>
 #include <string.h>
 
-static const char *const factories[] = {"cudafft", "cudaifft", "cudaspectrum", "cudaconvolve",
-                                        "cudaspectrumscope"};
+static const char *const factories[] = {"cudafft",      "cudaifft",          "cudaspectrum",
+                                        "cudaconvolve", "cudaspectrumscope", "cudamatrixconvolve"};
 
 /* A property refused outside a pipeline: the value (gst_util_set_object_arg's text), the words the
  * warning must hold, and the value read back (as text). */
@@ -29,6 +29,7 @@ static const Refusal refusals[] = {
     {"cudaspectrum", "bands-per-octave", "5", "3"},
     {"cudaspectrum", "bands-per-octave", "2", "3"},
     {"cudaconvolve", "block-size", "100", "2048"},
+    {"cudamatrixconvolve", "block-size", "100", "2048"},
 };
 
 /* The property's value as text (enumerations by nick, numbers as GStreamer serialises them). */
@@ -215,6 +216,10 @@ running_line(const char *factory)
   if (strcmp(factory, "cudaspectrumscope") == 0)
     return g_strdup_printf("%s ! cudaspectrumscope name=e backend=%s ! fakesink sync=false", src,
                            eu_backend);
+  if (strcmp(factory, "cudamatrixconvolve") == 0) /* it needs responses to run */
+    return g_strdup_printf("%s ! cudamatrixconvolve name=e backend=%s "
+                           "matrix=\"<<1, 0.5>, <0>, <0>, <1>>\" ! fakesink sync=false",
+                           src, eu_backend);
   return g_strdup_printf("%s ! %s name=e backend=%s ! fakesink sync=false", src, factory,
                          eu_backend);
 }

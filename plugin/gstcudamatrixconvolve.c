@@ -1,0 +1,1108 @@
+/* gstcudamatrixconvolve.c: cudamatrixconvolve convolves N input channels into M output channels
+ * with an N x M matrix of responses (y_j = sum_i h_ij * x_i) on an NVIDIA GPU, or on the CPU with
+ * backend=cpu, through the engine of cudafft/matrix.h. The ir-location file is decoded by
+ * gstcudaconvolveir.c, as cudaconvolve's. */
+/**
+ * SECTION:element-cudamatrixconvolve
+ * @title: cudamatrixconvolve
+ *
+ * cudamatrixconvolve filters an audio stream of N channels into M channels with a matrix of N x M
+ * responses: output channel j is the sum over every input channel i of input i convolved with the
+ * response of entry (i, j). A true-stereo reverb is a 2 x 2 matrix (L->L, L->R, R->L, R->R);
+ * headphone virtualisation of 7.1 an 8 x 2 one.
+ *
+ * The entries are in input-major order: entry (i, j), from input i to output j, is channel
+ * i * outputs + j of the #GstCudaMatrixConvolve:ir-location file (an audio file of inputs x
+ * outputs channels), or row i * outputs + j of the #GstCudaMatrixConvolve:matrix property (for
+ * applications). An entry whose taps are all zero (or an empty row) is empty and costs nothing.
+ * The number of outputs is the entries' count divided by the input's channel count, unless
+ * #GstCudaMatrixConvolve:outputs names it (then the entries must be inputs x outputs).
+ *
+ * It is a sibling of cudaconvolve rather than a mode of it: its output has another channel count
+ * than its input (cudaconvolve's caps are the same on both sides, as audiofirfilter's), and its
+ * properties are a matrix's, not a kernel per channel; cudaconvolve stays a drop-in for
+ * audiofirfilter, unchanged.
+ *
+ * The output is F32LE or F64LE (the input's format), interleaved, at the input's rate, with
+ * M channels: stereo positions where M is 2, unpositioned (channel-mask 0) otherwise. Output
+ * sample n is stamped as input sample n; the filter lags by up to #GstCudaMatrixConvolve:block-size
+ * samples, which the LATENCY query reports. At EOS (and a new segment) the rest is pushed: with
+ * #GstCudaMatrixConvolve:drain-tail (the default) the whole response, input length + response
+ * length - 1 samples in all; without it, as many samples as came in. A flush forgets the input; a
+ * DISCONT buffer or a timestamp gap of more than 1024 samples ends the run (without the tail) and
+ * starts a new one.
+ *
+ * The responses may change while playing (a new matrix, or a new ir-location file once decoded):
+ * the new matrix takes over at the next block boundary, crossfaded linearly over one block, with
+ * no lost sample. A change that would change the number of outputs while playing is refused with
+ * a WARNING and the matrix in force stays: set such a matrix in the READY state (or renegotiate
+ * by a caps change). Bad input: entries whose count is not a multiple of the input's channel count
+ * are an ERROR at start naming both counts (a WARNING while playing, the old matrix staying); an
+ * empty matrix, a NaN or infinite tap (or one beyond the float range on an F32 stream) is refused
+ * with a warning where it is set, and an ERROR where a file holds it at start; a block-size that is
+ * not a power of two from 32 to 2048 is refused with a warning and the previous one stays.
+ *
+ * System memory only (the matrix engine has no device-memory path yet).
+ *
+ * ## Example pipelines
+ * A true-stereo reverb from a 4-channel response (L->L, L->R, R->L, R->R):
+ * |[
+ * gst-launch-1.0 filesrc location=dry.wav ! decodebin ! audioconvert ! \
+ *     audio/x-raw,format=F32LE,channels=2 ! cudamatrixconvolve ir-location=hall-4ch.wav ! \
+ *     audioconvert ! autoaudiosink
+ * ]|
+ * A 2 x 2 matrix set inline (rows in input-major order):
+ * |[
+ * gst-launch-1.0 audiotestsrc ! audio/x-raw,format=F32LE,channels=2 ! \
+ *     cudamatrixconvolve matrix="<<1.0, 0.5>, <0.0>, <0.0>, <1.0>>" ! fakesink
+ * ]|
+ */
+#include "gstcudamatrixconvolve.h"
+
+#include <cudafft/matrix.h>
+#include "gstcudaconvolveir.h"
+#include "gstcudafftproperties.h"
+
+#include <gst/audio/audio.h>
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+GST_DEBUG_CATEGORY_STATIC(gst_cuda_matrix_convolve_debug);
+#define GST_CAT_DEFAULT gst_cuda_matrix_convolve_debug
+
+enum { PROP_0, PROP_IR_LOCATION, PROP_MATRIX, PROP_OUTPUTS, PROP_BLOCK_SIZE, PROP_DRAIN_TAIL };
+
+#define DEFAULT_OUTPUTS 0
+#define DEFAULT_BLOCK_SIZE CUDAFFT_MATRIX_BLOCK
+#define DEFAULT_DRAIN_TAIL TRUE
+
+typedef struct {
+  gdouble *matrix; /* rows x taps, row-major; NULL: not set */
+  guint rows;
+  gsize taps;
+  guint serial; /* bumped by every change of matrix */
+  guint outputs;
+  guint block_size;
+  gboolean drain_tail;
+} Settings;
+
+/* Where responses came from: the file of request `ir_request`, or where that is 0 the matrix
+ * property at `serial`. */
+typedef struct {
+  guint64 ir_request;
+  guint serial;
+} Source;
+
+/* Responses for the engine: rows x taps, row-major, rows = inputs x outputs. */
+typedef struct {
+  gdouble *data;
+  gsize taps;
+  guint rows;
+  guint outputs;
+} Responses;
+
+struct _GstCudaMatrixConvolve {
+  GstCudafftAudioFilter parent;
+
+  Settings settings; /* the properties, under the object lock */
+
+  /* streaming thread only */
+  GstAudioInfo info;     /* input */
+  GstAudioInfo out_info; /* output */
+  Source engine_source;  /* where the engine's responses came from */
+  guint engine_outputs;
+  gboolean end_tail; /* whether the drain in progress pushes the tail (EOS, segment) */
+
+  gint latency_frames; /* atomic: the block size of the engine */
+  gint latency_rate;   /* atomic */
+
+  GstCudaConvolveIr *ir; /* the ir-location file and its decoding (thread-safe) */
+};
+
+#define CAPS                                                                                       \
+  "audio/x-raw, format = (string) { F32LE, F64LE }, layout = (string) interleaved, "               \
+  "rate = (int) [ 1, MAX ], " GST_CUDAFFT_CHANNELS_FIELD
+
+G_DEFINE_TYPE_WITH_CODE(GstCudaMatrixConvolve, gst_cuda_matrix_convolve,
+                        GST_TYPE_CUDAFFT_AUDIO_FILTER,
+                        GST_DEBUG_CATEGORY_INIT(gst_cuda_matrix_convolve_debug,
+                                                "cudamatrixconvolve", 0, "GPU matrix convolution"));
+GST_ELEMENT_REGISTER_DEFINE(cudamatrixconvolve, "cudamatrixconvolve", GST_RANK_NONE,
+                            GST_TYPE_CUDA_MATRIX_CONVOLVE);
+
+GST_CUDAFFT_DEFINE_ENGINE(matrix_engine, matrix, CudafftMatrix, CudafftMatrixConfig,
+                          "the matrix convolution");
+
+/* Properties --------------------------------------------------------------------------------- */
+
+static gboolean
+double_of(const GValue *v, gdouble *out)
+{
+  if (G_VALUE_HOLDS_DOUBLE(v)) {
+    *out = g_value_get_double(v);
+    return TRUE;
+  }
+  if (!g_value_type_transformable(G_VALUE_TYPE(v), G_TYPE_DOUBLE))
+    return FALSE;
+  GValue d = G_VALUE_INIT;
+  g_value_init(&d, G_TYPE_DOUBLE);
+  const gboolean ok = g_value_transform(v, &d);
+  *out = g_value_get_double(&d);
+  g_value_unset(&d);
+  return ok;
+}
+
+/* Reads the matrix property: a GstValueArray of rows, each a GstValueArray of numbers (rows may
+ * differ in length: the shorter are padded with zeros; an empty row is an empty entry). FALSE,
+ * with the reason, for no rows, no taps at all, or a value that is not a finite number. The float
+ * range is checked against the stream's format when the responses are used. */
+static gboolean
+matrix_from_value(const GValue *value, gdouble **data, guint *rows, gsize *taps, gchar **why)
+{
+  const guint n = GST_VALUE_HOLDS_ARRAY(value) ? gst_value_array_get_size(value) : 0;
+  if (n == 0) {
+    *why = g_strdup("a matrix of no entries has no outputs");
+    return FALSE;
+  }
+  gsize longest = 0;
+  for (guint r = 0; r < n; r++) {
+    const GValue *row = gst_value_array_get_value(value, r);
+    if (!GST_VALUE_HOLDS_ARRAY(row)) {
+      *why = g_strdup_printf("row %u is not an array of numbers", r);
+      return FALSE;
+    }
+    longest = MAX(longest, gst_value_array_get_size(row));
+  }
+  if (longest == 0) {
+    *why = g_strdup("every row is empty: the matrix has no taps");
+    return FALSE;
+  }
+  if (longest > CUDAFFT_MATRIX_MAX_TAPS) {
+    *why = g_strdup_printf("%" G_GSIZE_FORMAT " taps is more than %u", longest,
+                           CUDAFFT_MATRIX_MAX_TAPS);
+    return FALSE;
+  }
+  gdouble *values = g_try_new0(gdouble, (gsize)n * longest);
+  if (!values) {
+    *why = g_strdup_printf("out of memory for %u rows of %" G_GSIZE_FORMAT " taps", n, longest);
+    return FALSE;
+  }
+  for (guint r = 0; r < n; r++) {
+    const GValue *row = gst_value_array_get_value(value, r);
+    const guint count = gst_value_array_get_size(row);
+    for (guint t = 0; t < count; t++) {
+      gdouble x = NAN;
+      if (!double_of(gst_value_array_get_value(row, t), &x) || !isfinite(x)) {
+        *why = g_strdup_printf("tap %u of row %u is not a finite number", t, r);
+        g_free(values);
+        return FALSE;
+      }
+      values[(gsize)r * longest + t] = x;
+    }
+  }
+  *data = values;
+  *rows = n;
+  *taps = longest;
+  return TRUE;
+}
+
+static void
+matrix_to_value(const Settings *s, GValue *value)
+{
+  for (guint r = 0; r < s->rows; r++) {
+    GValue row = G_VALUE_INIT;
+    g_value_init(&row, GST_TYPE_ARRAY);
+    for (gsize t = 0; t < s->taps; t++) {
+      GValue v = G_VALUE_INIT;
+      g_value_init(&v, G_TYPE_DOUBLE);
+      g_value_set_double(&v, s->matrix[(gsize)r * s->taps + t]);
+      gst_value_array_append_and_take_value(&row, &v);
+    }
+    gst_value_array_append_and_take_value(value, &row);
+  }
+}
+
+/* The block sizes the engine takes: a power of two from CUDAFFT_MATRIX_MIN_BLOCK to
+ * CUDAFFT_MATRIX_MAX_BLOCK (the param spec's range cannot say "power of two"). */
+static gboolean
+block_size_valid(guint size)
+{
+  return size >= CUDAFFT_MATRIX_MIN_BLOCK && size <= CUDAFFT_MATRIX_MAX_BLOCK &&
+         (size & (size - 1)) == 0;
+}
+
+static void
+gst_cuda_matrix_convolve_set_property(GObject *object, guint prop_id, const GValue *value,
+                                      GParamSpec *pspec)
+{
+  GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(object);
+  Settings *s = &self->settings;
+  switch (prop_id) {
+  case PROP_IR_LOCATION: /* decoded at once where the stream's rate is known */
+    gst_cuda_convolve_ir_set_location(self->ir, g_value_get_string(value));
+    break;
+  case PROP_MATRIX: {
+    gdouble *data = NULL;
+    guint rows = 0;
+    gsize taps = 0;
+    gchar *why = NULL;
+    if (!matrix_from_value(value, &data, &rows, &taps, &why)) {
+      gst_cudafft_refuse_value(GST_ELEMENT(self),
+                               "matrix refused (%s); keeping the previous matrix.", why);
+      g_free(why);
+      break;
+    }
+    GST_OBJECT_LOCK(self);
+    g_free(s->matrix);
+    s->matrix = data;
+    s->rows = rows;
+    s->taps = taps;
+    s->serial++;
+    GST_OBJECT_UNLOCK(self);
+    break;
+  }
+  case PROP_OUTPUTS: {
+    const guint outputs = g_value_get_uint(value);
+    GST_OBJECT_LOCK(self);
+    const guint old = s->outputs;
+    GST_OBJECT_UNLOCK(self);
+    gchar *text = g_strdup_printf("%u", old);
+    const gboolean refused =
+        gst_cudafft_refuse_while_started(GST_ELEMENT(self), pspec, outputs != old, text);
+    g_free(text);
+    if (!refused) {
+      GST_OBJECT_LOCK(self);
+      s->outputs = outputs;
+      GST_OBJECT_UNLOCK(self);
+    }
+    break;
+  }
+  case PROP_BLOCK_SIZE: {
+    const guint size = g_value_get_uint(value);
+    GST_OBJECT_LOCK(self);
+    const guint old = s->block_size;
+    GST_OBJECT_UNLOCK(self);
+    if (!block_size_valid(size)) {
+      gst_cudafft_refuse_value(GST_ELEMENT(self),
+                               "block-size %u refused: use a power of two from %d to %d. "
+                               "Keeping block-size=%u.",
+                               size, CUDAFFT_MATRIX_MIN_BLOCK, CUDAFFT_MATRIX_MAX_BLOCK, old);
+      break;
+    }
+    gchar *text = g_strdup_printf("%u", old);
+    const gboolean refused =
+        gst_cudafft_refuse_while_started(GST_ELEMENT(self), pspec, size != old, text);
+    g_free(text);
+    if (!refused) {
+      GST_OBJECT_LOCK(self);
+      s->block_size = size;
+      GST_OBJECT_UNLOCK(self);
+    }
+    break;
+  }
+  case PROP_DRAIN_TAIL:
+    GST_OBJECT_LOCK(self);
+    s->drain_tail = g_value_get_boolean(value);
+    GST_OBJECT_UNLOCK(self);
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+    break;
+  }
+}
+
+static void
+gst_cuda_matrix_convolve_get_property(GObject *object, guint prop_id, GValue *value,
+                                      GParamSpec *pspec)
+{
+  GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(object);
+  const Settings *s = &self->settings;
+  if (prop_id == PROP_IR_LOCATION) {
+    g_value_take_string(value, gst_cuda_convolve_ir_dup_location(self->ir));
+    return;
+  }
+  GST_OBJECT_LOCK(self);
+  switch (prop_id) {
+  case PROP_MATRIX:
+    matrix_to_value(s, value);
+    break;
+  case PROP_OUTPUTS:
+    g_value_set_uint(value, s->outputs);
+    break;
+  case PROP_BLOCK_SIZE:
+    g_value_set_uint(value, s->block_size);
+    break;
+  case PROP_DRAIN_TAIL:
+    g_value_set_boolean(value, s->drain_tail);
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+    break;
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
+/* The responses in force -------------------------------------------------------------------- */
+
+/* Which responses are in force: the file's (READY, or PENDING while it is decoded; with `wait`
+ * that waits) where ir-location is set, else (NONE) the matrix property's. */
+static GstCudaConvolveIrState
+responses_source(GstCudaMatrixConvolve *self, gboolean wait, Source *source,
+                 GstCudaConvolveIrResult **ir)
+{
+  const GstCudaConvolveIrState state =
+      gst_cuda_convolve_ir_get(self->ir, wait, ir, &source->ir_request);
+  GST_OBJECT_LOCK(self);
+  source->serial = self->settings.serial;
+  GST_OBJECT_UNLOCK(self);
+  return state;
+}
+
+static gboolean
+same_source(const Source *a, const Source *b)
+{
+  return a->ir_request ? a->ir_request == b->ir_request : !b->ir_request && a->serial == b->serial;
+}
+
+static void
+problem_set(GstCudaConvolveIrProblem *problem, GQuark domain, gint code, gchar *text)
+{
+  problem->domain = domain;
+  problem->code = code;
+  problem->text = text;
+}
+
+/* The entry count the responses of `source` have without reading them (0 where unknown). */
+static guint
+entries_of(GstCudaMatrixConvolve *self, const GstCudaConvolveIrResult *ir)
+{
+  if (ir)
+    return ir->data ? ir->channels : 0;
+  GST_OBJECT_LOCK(self);
+  const guint rows = self->settings.matrix ? self->settings.rows : 0;
+  GST_OBJECT_UNLOCK(self);
+  return rows;
+}
+
+/* The number of outputs for `inputs` input channels: the outputs property, else the entries'
+ * count / inputs; 0 where that is not known or not whole. */
+static guint
+outputs_for(GstCudaMatrixConvolve *self, guint inputs, const GstCudaConvolveIrResult *ir)
+{
+  GST_OBJECT_LOCK(self);
+  const guint outputs = self->settings.outputs;
+  GST_OBJECT_UNLOCK(self);
+  if (outputs > 0)
+    return outputs;
+  const guint entries = entries_of(self, ir);
+  return inputs > 0 && entries % inputs == 0 ? entries / inputs : 0;
+}
+
+/* The responses for `inputs` input channels from the decoded file `ir`, or from the matrix
+ * property where `ir` is NULL, checked against the stream: FALSE with *problem filled where they
+ * cannot be used. */
+static gboolean
+make_responses(GstCudaMatrixConvolve *self, const GstCudaConvolveIrResult *ir, guint inputs,
+               GstCudaConvolveIrProblem *problem, Responses *out)
+{
+  memset(out, 0, sizeof *out);
+  const gchar *what_name = ir ? "ir-location" : "matrix";
+  gchar *what = ir ? g_strdup_printf("The impulse responses \"%s\" (ir-location)", ir->location)
+                   : g_strdup("The matrix property");
+  gboolean ok = FALSE;
+  if (ir && !ir->data) {
+    problem_set(problem, ir->problem.domain, ir->problem.code, g_strdup(ir->problem.text));
+    problem->debug = g_strdup(ir->problem.debug);
+    goto done;
+  }
+  GST_OBJECT_LOCK(self);
+  const guint wanted_outputs = self->settings.outputs;
+  const gboolean have_matrix = self->settings.matrix != NULL;
+  const gsize matrix_taps = self->settings.taps;
+  GST_OBJECT_UNLOCK(self);
+  if (!ir && !have_matrix) {
+    problem_set(problem, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS,
+                g_strdup("No responses: set ir-location (an audio file of inputs x outputs "
+                         "channels) or matrix."));
+    goto done;
+  }
+  const guint entries = entries_of(self, ir);
+  if (entries % inputs != 0) {
+    problem_set(problem, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+                g_strdup_printf("%s has %u entries (channels), not a multiple of the stream's %u "
+                                "input channels: it needs inputs x outputs entries, input-major "
+                                "(entry i * outputs + j from input i to output j).",
+                                what, entries, inputs));
+    goto done;
+  }
+  const guint outputs = entries / inputs;
+  if (outputs == 0 || outputs > CUDAFFT_MATRIX_MAX_CHANNELS) {
+    problem_set(problem, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+                g_strdup_printf("%s gives %u outputs for %u input channels: 1 to %d are "
+                                "possible.",
+                                what, outputs, inputs, CUDAFFT_MATRIX_MAX_CHANNELS));
+    goto done;
+  }
+  if (wanted_outputs > 0 && outputs != wanted_outputs) {
+    problem_set(problem, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+                g_strdup_printf("%s has %u entries, but outputs=%u with %u input channels needs "
+                                "%u.",
+                                what, entries, wanted_outputs, inputs, wanted_outputs * inputs));
+    goto done;
+  }
+  const gsize taps = ir ? ir->frames : matrix_taps;
+  if (taps == 0 || taps > CUDAFFT_MATRIX_MAX_TAPS) {
+    problem_set(problem, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+                g_strdup_printf("%s has %" G_GSIZE_FORMAT " taps: 1 to %u are possible.", what,
+                                taps, CUDAFFT_MATRIX_MAX_TAPS));
+    goto done;
+  }
+  gdouble *data = g_try_new(gdouble, (gsize)entries * taps);
+  if (!data) {
+    problem_set(problem, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NO_SPACE_LEFT,
+                g_strdup_printf("Out of memory for %s: %u entries of %" G_GSIZE_FORMAT " taps.",
+                                what_name, entries, taps));
+    goto done;
+  }
+  if (ir) { /* interleaved channels to rows */
+    for (guint r = 0; r < entries; r++)
+      for (gsize t = 0; t < taps; t++)
+        data[(gsize)r * taps + t] = ir->data[t * entries + r];
+  } else {
+    GST_OBJECT_LOCK(self);
+    const gboolean same =
+        self->settings.matrix && self->settings.rows == entries && self->settings.taps == taps;
+    if (same)
+      memcpy(data, self->settings.matrix, (gsize)entries * taps * sizeof(gdouble));
+    GST_OBJECT_UNLOCK(self);
+    if (!same) { /* changed since it was measured: read again at the next buffer */
+      g_free(data);
+      problem_set(problem, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS,
+                  g_strdup("The matrix changed while it was read."));
+      goto done;
+    }
+  }
+  /* the engine filters an F32 stream in single precision: a tap beyond the float range is Inf */
+  const gboolean f32 = GST_AUDIO_INFO_FORMAT(&self->info) == GST_AUDIO_FORMAT_F32LE;
+  for (gsize k = 0; k < (gsize)entries * taps; k++) {
+    if (!isfinite(data[k]) || (f32 && fabs(data[k]) > FLT_MAX)) {
+      problem_set(problem, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+                  g_strdup_printf("%s has a tap that is %s (entry %u, tap %" G_GSIZE_FORMAT
+                                  "): every tap must be a finite number%s.",
+                                  what, isfinite(data[k]) ? "beyond the float range" : "not finite",
+                                  (guint)(k / taps), k % taps,
+                                  f32 ? " within the float range on an F32 stream" : ""));
+      g_free(data);
+      goto done;
+    }
+  }
+  out->data = data;
+  out->taps = taps;
+  out->rows = entries;
+  out->outputs = outputs;
+  ok = TRUE;
+done:
+  g_free(what);
+  return ok;
+}
+
+/* Latency ------------------------------------------------------------------------------------- */
+
+static void
+update_latency(GstCudaMatrixConvolve *self)
+{
+  CudafftMatrix *engine = matrix_engine_of(self);
+  const gint frames = engine ? (gint)cudafft_matrix_get_block_size(engine) : 0;
+  const gint rate = GST_AUDIO_INFO_RATE(&self->info);
+  const gint old_frames = g_atomic_int_get(&self->latency_frames);
+  const gint old_rate = g_atomic_int_get(&self->latency_rate);
+  g_atomic_int_set(&self->latency_frames, frames);
+  g_atomic_int_set(&self->latency_rate, rate);
+  if (frames != old_frames || rate != old_rate) {
+    GST_DEBUG_OBJECT(self, "latency %d samples at %d Hz", frames, rate);
+    gst_element_post_message(GST_ELEMENT(self), gst_message_new_latency(GST_OBJECT(self)));
+  }
+}
+
+static GstClockTime
+gst_cuda_matrix_convolve_get_latency(GstCudafftAudioFilter *filter)
+{
+  GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(filter);
+  const gint frames = g_atomic_int_get(&self->latency_frames);
+  const gint rate = g_atomic_int_get(&self->latency_rate);
+  return rate > 0 ? gst_util_uint64_scale_int_round(frames, GST_SECOND, rate) : 0;
+}
+
+/* The engine ---------------------------------------------------------------------------------- */
+
+/* Makes the engine for self->info and the responses of `source` (`ir`: see make_responses); a
+ * matrix that cannot be used, or one whose output count is not the negotiated one, is an ERROR. */
+static gboolean
+open_engine(GstCudaMatrixConvolve *self, const Source *source, const GstCudaConvolveIrResult *ir)
+{
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
+  const guint inputs = GST_AUDIO_INFO_CHANNELS(&self->info);
+  GstCudaConvolveIrProblem problem = {0};
+  Responses r;
+  if (!make_responses(self, ir, inputs, &problem, &r)) {
+    gst_cuda_convolve_ir_problem_post(&problem, GST_ELEMENT(self), TRUE);
+    gst_cuda_convolve_ir_problem_clear(&problem);
+    return FALSE;
+  }
+  if (r.outputs != (guint)GST_AUDIO_INFO_CHANNELS(&self->out_info)) {
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
+                      ("The matrix has %u outputs for %u input channels, but %d output channels "
+                       "were negotiated: set outputs=%u, or let downstream take %u channels.",
+                       r.outputs, inputs, GST_AUDIO_INFO_CHANNELS(&self->out_info), r.outputs,
+                       r.outputs),
+                      (NULL));
+    g_free(r.data);
+    return FALSE;
+  }
+  GST_OBJECT_LOCK(self);
+  const guint block_size = self->settings.block_size;
+  GST_OBJECT_UNLOCK(self);
+  const CudafftMatrixConfig config = {
+      .inputs = inputs,
+      .outputs = r.outputs,
+      .format = gst_cudafft_sample_format(GST_AUDIO_INFO_FORMAT(&self->info)),
+      .block_size = block_size,
+      .responses = {.taps_data = r.data, .taps = r.taps},
+  };
+  const gboolean ok = gst_cudafft_audio_filter_open_engine(filter, &matrix_engine, &config);
+  g_free(r.data);
+  if (!ok)
+    return FALSE;
+  self->engine_source = *source;
+  self->engine_outputs = r.outputs;
+  GST_INFO_OBJECT(self, "%u x %u matrix of %" G_GSIZE_FORMAT " taps, block size %u", inputs,
+                  r.outputs, r.taps, block_size);
+  update_latency(self);
+  return TRUE;
+}
+
+/* Applies a matrix or ir-location change made while streaming: the new responses cross over at
+ * the engine's next block boundary. Responses that cannot be used, or that would change the
+ * number of outputs, leave the old ones with a WARNING, and are not retried at every buffer. */
+static void
+apply_settings(GstCudaMatrixConvolve *self)
+{
+  Source source;
+  GstCudaConvolveIrResult *ir = NULL;
+  const GstCudaConvolveIrState state = responses_source(self, FALSE, &source, &ir);
+  if (state == GST_CUDA_CONVOLVE_IR_PENDING || same_source(&source, &self->engine_source)) {
+    gst_cuda_convolve_ir_result_unref(ir);
+    return;
+  }
+  const guint inputs = GST_AUDIO_INFO_CHANNELS(&self->info);
+  GstCudaConvolveIrProblem problem = {0};
+  Responses r;
+  if (!make_responses(self, ir, inputs, &problem, &r)) {
+    gchar *text = g_strdup_printf("%s Keeping the previous matrix.", problem.text);
+    g_free(problem.text);
+    problem.text = text;
+    gst_cuda_convolve_ir_problem_post(&problem, GST_ELEMENT(self), FALSE);
+    gst_cuda_convolve_ir_problem_clear(&problem);
+  } else if (r.outputs != self->engine_outputs) {
+    GST_ELEMENT_WARNING(self, STREAM, FORMAT,
+                        ("The new matrix has %u outputs for %u input channels, but the stream "
+                         "has %u: the output count cannot change while playing; keeping the "
+                         "previous matrix (set it in the READY state).",
+                         r.outputs, inputs, self->engine_outputs),
+                        (NULL));
+  } else {
+    const CudafftMatrixResponses responses = {.taps_data = r.data, .taps = r.taps};
+    const CudafftStatus status = cudafft_matrix_set_responses(matrix_engine_of(self), &responses);
+    if (status == CUDAFFT_STATUS_OK)
+      GST_DEBUG_OBJECT(self, "new matrix of %" G_GSIZE_FORMAT " taps", r.taps);
+    else
+      GST_ELEMENT_WARNING(self, RESOURCE, NO_SPACE_LEFT,
+                          ("Cannot use the new matrix (%" G_GSIZE_FORMAT
+                           " taps); keeping the previous one: %s",
+                           r.taps, cudafft_last_error_message()),
+                          ("%s", cudafft_status_name(status)));
+  }
+  g_free(r.data);
+  gst_cuda_convolve_ir_result_unref(ir);
+  self->engine_source = source;
+}
+
+/* Caps ---------------------------------------------------------------------------------------- */
+
+/* The output channel count for an input caps structure: where its channels and rate are fixed,
+ * the matrix's (waiting for the ir-location decode at that rate); 0 where it is not known. An
+ * unusable matrix gives 1, so that negotiation completes and set_caps posts the ERROR naming it
+ * (rather than a bare not-negotiated). */
+static guint
+outputs_for_structure(GstCudaMatrixConvolve *self, const GstStructure *s)
+{
+  gint channels = 0, rate = 0;
+  if (!gst_structure_get_int(s, "channels", &channels) || !gst_structure_get_int(s, "rate", &rate))
+    return outputs_for(self, 0, NULL); /* the property alone */
+  GST_OBJECT_LOCK(self);
+  const guint property = self->settings.outputs;
+  GST_OBJECT_UNLOCK(self);
+  if (property > 0)
+    return property;
+  gchar *location = gst_cuda_convolve_ir_dup_location(self->ir);
+  GstCudaConvolveIrResult *ir = NULL;
+  if (location && *location) {
+    gst_cuda_convolve_ir_set_rate(self->ir, rate);
+    Source source;
+    if (responses_source(self, TRUE, &source, &ir) != GST_CUDA_CONVOLVE_IR_READY) {
+      g_free(location);
+      return 0;
+    }
+  }
+  g_free(location);
+  const guint outputs = outputs_for(self, (guint)channels, ir);
+  gst_cuda_convolve_ir_result_unref(ir);
+  return outputs > 0 && outputs <= CUDAFFT_MATRIX_MAX_CHANNELS ? outputs : 1;
+}
+
+static void
+set_output_channels(GstStructure *s, guint outputs)
+{
+  gst_structure_remove_field(s, "channel-mask");
+  if (outputs == 0) {
+    gst_structure_set(s, "channels", GST_TYPE_INT_RANGE, 1, G_MAXINT, NULL);
+    return;
+  }
+  gst_structure_set(s, "channels", G_TYPE_INT, (gint)outputs, NULL);
+  if (outputs == 2)
+    gst_structure_set(s, "channel-mask", GST_TYPE_BITMASK,
+                      (guint64)(GST_AUDIO_CHANNEL_POSITION_MASK(FRONT_LEFT) |
+                                GST_AUDIO_CHANNEL_POSITION_MASK(FRONT_RIGHT)),
+                      NULL);
+  else if (outputs > 2)
+    gst_structure_set(s, "channel-mask", GST_TYPE_BITMASK, (guint64)0, NULL);
+}
+
+/* The same format and rate on the other side, in system memory; the output's channels the
+ * matrix's outputs, the input's any count (the matrix's entries decide whether it fits). */
+static GstCaps *
+gst_cuda_matrix_convolve_transform_caps(GstBaseTransform *trans, GstPadDirection direction,
+                                        GstCaps *caps, GstCaps *filter)
+{
+  GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(trans);
+  GstCaps *result = gst_caps_new_empty();
+  for (guint i = 0; i < gst_caps_get_size(caps); i++) {
+    GstStructure *s = gst_structure_copy(gst_caps_get_structure(caps, i));
+    if (direction == GST_PAD_SINK) {
+      set_output_channels(s, outputs_for_structure(self, gst_caps_get_structure(caps, i)));
+    } else {
+      gst_structure_remove_field(s, "channel-mask");
+      gst_structure_set(s, "channels", GST_TYPE_INT_RANGE, 1, G_MAXINT, NULL);
+    }
+    result = gst_caps_merge_structure(result, s);
+  }
+  return gst_cudafft_audio_filter_filter_caps(GST_CUDAFFT_AUDIO_FILTER(self), direction, caps,
+                                              result, filter);
+}
+
+static void
+use_format(GstCudaMatrixConvolve *self, const GstAudioInfo *info, const GstAudioInfo *out_info)
+{
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
+  self->info = *info;
+  self->out_info = *out_info;
+  gst_cudafft_audio_filter_set_run_format(filter, GST_AUDIO_INFO_RATE(info),
+                                          CUDAFFT_MATRIX_BLOCK / 2);
+  gst_cudafft_audio_filter_set_frame_bytes(filter, GST_AUDIO_INFO_BPF(info));
+}
+
+static gboolean
+gst_cuda_matrix_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps)
+{
+  GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(trans);
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
+  GstAudioInfo info, out_info;
+  if (!gst_cudafft_audio_filter_read_audio_caps(filter, incaps, &info) ||
+      !gst_cudafft_audio_filter_read_audio_caps(filter, outcaps, &out_info))
+    return FALSE;
+  gst_cuda_convolve_ir_set_rate(self->ir, GST_AUDIO_INFO_RATE(&info)); /* decodes for it */
+  if (matrix_engine_of(self) && gst_audio_info_is_equal(&info, &self->info) &&
+      gst_audio_info_is_equal(&out_info, &self->out_info))
+    return TRUE; /* the same format keeps going */
+  const GstAudioInfo previous = self->info, previous_out = self->out_info;
+  use_format(self, &info, &out_info);
+  gst_cudafft_audio_filter_close_engine(filter);
+  Source source;
+  GstCudaConvolveIrResult *ir = NULL;
+  if (responses_source(self, FALSE, &source, &ir) == GST_CUDA_CONVOLVE_IR_PENDING) {
+    GST_DEBUG_OBJECT(self, "the engine is made at the first buffer, once the responses are "
+                           "decoded");
+    return TRUE;
+  }
+  const gboolean ok = open_engine(self, &source, ir);
+  gst_cuda_convolve_ir_result_unref(ir);
+  if (!ok) {
+    /* GstBaseTransform keeps the caps it had before: so does the element (as cudaconvolve) */
+    use_format(self, &previous, &previous_out);
+    if (GST_AUDIO_INFO_RATE(&previous) > 0)
+      gst_cuda_convolve_ir_set_rate(self->ir, GST_AUDIO_INFO_RATE(&previous));
+  }
+  return ok;
+}
+
+/* Runs ---------------------------------------------------------------------------------------- */
+
+static gsize
+in_bpf(const GstCudaMatrixConvolve *self)
+{
+  return GST_AUDIO_INFO_BPF(&self->info);
+}
+
+static gsize
+out_bpf(const GstCudaMatrixConvolve *self)
+{
+  return GST_AUDIO_INFO_BPF(&self->out_info);
+}
+
+/* Input frames per engine push: its output (the frames and the lag, under a block) stays within
+ * GST_CUDAFFT_MAX_OUTPUT_BYTES. */
+static gsize
+frames_per_push(const GstCudaMatrixConvolve *self)
+{
+  const gsize most = GST_CUDAFFT_MAX_OUTPUT_BYTES / MAX(in_bpf(self), out_bpf(self));
+  return most > 2 * CUDAFFT_MATRIX_BLOCK ? most - CUDAFFT_MATRIX_BLOCK : CUDAFFT_MATRIX_BLOCK;
+}
+
+/* Stamps `buffer` (count output frames, the run's next) and pushes it. */
+static GstFlowReturn
+push_output(GstCudaMatrixConvolve *self, GstBuffer *buffer, gsize count)
+{
+  GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
+  gst_buffer_set_size(buffer, count * out_bpf(self));
+  gst_cudafft_run_stamp(run, buffer, run->produced, count);
+  GST_BUFFER_OFFSET(buffer) = run->produced;
+  GST_BUFFER_OFFSET_END(buffer) = run->produced + count;
+  if (run->produced == 0)
+    GST_BUFFER_FLAG_SET(buffer, GST_BUFFER_FLAG_DISCONT);
+  run->produced += count;
+  return gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer);
+}
+
+/* Pushes `frames` input frames at `data` through the engine, and the output that comes out
+ * downstream. */
+static GstFlowReturn
+push_through_engine(GstCudaMatrixConvolve *self, const void *data, gsize frames)
+{
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
+  CudafftMatrix *engine = matrix_engine_of(self);
+  const size_t most = cudafft_matrix_output_frames(engine, frames);
+  GstMapInfo map = GST_MAP_INFO_INIT;
+  GstBuffer *buffer = NULL;
+  if (most > 0) {
+    buffer = gst_cudafft_audio_filter_output_buffer(filter, most * out_bpf(self),
+                                                    CUDAFFT_MATRIX_BLOCK * out_bpf(self));
+    if (!buffer)
+      return GST_FLOW_ERROR;
+    if (!gst_buffer_map(buffer, &map, GST_MAP_WRITE)) {
+      gst_buffer_unref(buffer);
+      GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map the output buffer."), (NULL));
+      return GST_FLOW_ERROR;
+    }
+  }
+  size_t produced = 0;
+  const CudafftStatus status = cudafft_matrix_push(engine, data, frames, map.data, &produced);
+  if (buffer)
+    gst_buffer_unmap(buffer, &map);
+  if (status != CUDAFFT_STATUS_OK) {
+    gst_cudafft_audio_filter_post_error(filter, status, "cudafft_matrix_push");
+    if (buffer)
+      gst_buffer_unref(buffer);
+    return GST_FLOW_ERROR;
+  }
+  if (!buffer)
+    return GST_FLOW_OK;
+  if (produced == 0) {
+    gst_buffer_unref(buffer);
+    return GST_FLOW_OK;
+  }
+  return push_output(self, buffer, produced);
+}
+
+/* Ends the run: the rest of the output as if zeros followed the input, up to its last sample, or
+ * with `tail` up to the end of the responses to it (zeros pushed through the engine in pieces of
+ * bounded output, then a drain of what still lags). Then the engine starts afresh. */
+static GstFlowReturn
+end_run(GstCudaMatrixConvolve *self, gboolean tail)
+{
+  GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
+  CudafftMatrix *engine = matrix_engine_of(self);
+  GstFlowReturn ret = GST_FLOW_OK;
+  if (run->active && engine && run->samples > 0) {
+    guint64 zeros =
+        tail ? cudafft_matrix_drain_frames(engine, 1) - cudafft_matrix_drain_frames(engine, 0) : 0;
+    if (zeros > 0) {
+      const gsize piece = (gsize)MIN(zeros, (guint64)frames_per_push(self));
+      void *silence = g_try_malloc0(piece * in_bpf(self));
+      if (!silence) {
+        GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
+                          ("Out of memory for the responses' tail (%" G_GSIZE_FORMAT " bytes).",
+                           piece * in_bpf(self)),
+                          (NULL));
+        ret = GST_FLOW_ERROR;
+      }
+      while (silence && zeros > 0 && ret == GST_FLOW_OK) {
+        const gsize n = (gsize)MIN(zeros, (guint64)piece);
+        ret = push_through_engine(self, silence, n);
+        zeros -= n;
+      }
+      g_free(silence);
+    }
+    const gsize lag = cudafft_matrix_drain_frames(engine, 0);
+    if (ret == GST_FLOW_OK && lag > 0) {
+      GstBuffer *buffer = gst_cudafft_audio_filter_output_buffer(
+          GST_CUDAFFT_AUDIO_FILTER(self), lag * out_bpf(self),
+          CUDAFFT_MATRIX_BLOCK * out_bpf(self));
+      GstMapInfo map;
+      if (!buffer) {
+        ret = GST_FLOW_ERROR;
+      } else if (!gst_buffer_map(buffer, &map, GST_MAP_WRITE)) {
+        gst_buffer_unref(buffer);
+        GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map the output buffer."), (NULL));
+        ret = GST_FLOW_ERROR;
+      } else {
+        size_t produced = 0;
+        const CudafftStatus status = cudafft_matrix_drain(engine, 0, map.data, &produced);
+        gst_buffer_unmap(buffer, &map);
+        if (status != CUDAFFT_STATUS_OK) {
+          gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
+                                              "cudafft_matrix_drain");
+          gst_buffer_unref(buffer);
+          ret = GST_FLOW_ERROR;
+        } else if (produced == 0) {
+          gst_buffer_unref(buffer);
+        } else {
+          ret = push_output(self, buffer, produced);
+        }
+      }
+    }
+    GST_DEBUG_OBJECT(self,
+                     "run of %" G_GUINT64_FORMAT " samples ends%s: %" G_GUINT64_FORMAT
+                     " output samples in all",
+                     run->samples, tail ? " with the tail" : "", run->produced);
+  }
+  gst_cudafft_audio_filter_reset_run(GST_CUDAFFT_AUDIO_FILTER(self));
+  return ret;
+}
+
+/* The engine is made here where set_caps left it to the first buffer: the responses were still
+ * being decoded, and are waited for now. */
+static GstFlowReturn
+gst_cuda_matrix_convolve_prepare(GstCudafftAudioFilter *filter)
+{
+  GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(filter);
+  if (!matrix_engine_of(self)) {
+    if (GST_AUDIO_INFO_RATE(&self->info) == 0)
+      return GST_FLOW_NOT_NEGOTIATED;
+    Source source;
+    GstCudaConvolveIrResult *ir = NULL;
+    if (responses_source(self, TRUE, &source, &ir) == GST_CUDA_CONVOLVE_IR_PENDING)
+      return GST_FLOW_FLUSHING; /* stopped while waiting */
+    const gboolean ok = open_engine(self, &source, ir);
+    gst_cuda_convolve_ir_result_unref(ir);
+    if (!ok)
+      return GST_FLOW_ERROR;
+  }
+  apply_settings(self);
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn
+gst_cuda_matrix_convolve_process(GstCudafftAudioFilter *filter, GstBuffer *inbuf,
+                                 const GstMapInfo *map, GstBuffer **outbuf)
+{
+  GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(filter);
+  (void)inbuf;
+  (void)outbuf; /* the output goes out from here, in buffers of bounded size */
+  const guint8 *data = map->data;
+  gsize frames = map->size / in_bpf(self);
+  const gsize piece = frames_per_push(self);
+  GstFlowReturn ret = GST_FLOW_OK;
+  while (ret == GST_FLOW_OK && frames > 0) {
+    const gsize n = MIN(frames, piece);
+    ret = push_through_engine(self, data, n);
+    GST_CUDAFFT_AUDIO_FILTER_RUN(self)->samples += n;
+    data += n * in_bpf(self);
+    frames -= n;
+  }
+  return ret;
+}
+
+/* Events -------------------------------------------------------------------------------------- */
+
+/* EOS and a new segment end the stream (the tail as drain-tail says); new caps only the run. */
+static gboolean
+gst_cuda_matrix_convolve_sink_event(GstBaseTransform *trans, GstEvent *event)
+{
+  GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(trans);
+  const GstEventType type = GST_EVENT_TYPE(event);
+  GST_OBJECT_LOCK(self);
+  self->end_tail =
+      (type == GST_EVENT_EOS || type == GST_EVENT_SEGMENT) && self->settings.drain_tail;
+  GST_OBJECT_UNLOCK(self);
+  const gboolean ok =
+      GST_BASE_TRANSFORM_CLASS(gst_cuda_matrix_convolve_parent_class)->sink_event(trans, event);
+  self->end_tail = FALSE;
+  return ok;
+}
+
+static GstFlowReturn
+gst_cuda_matrix_convolve_drain(GstCudafftAudioFilter *filter)
+{
+  GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(filter);
+  return end_run(self, self->end_tail);
+}
+
+static void
+gst_cuda_matrix_convolve_close(GstCudafftAudioFilter *filter)
+{
+  gst_cuda_convolve_ir_stop(GST_CUDA_MATRIX_CONVOLVE(filter)->ir);
+}
+
+/* A streaming thread waiting for the responses is let go before the pads are deactivated. */
+static GstStateChangeReturn
+gst_cuda_matrix_convolve_change_state(GstElement *element, GstStateChange transition)
+{
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
+    gst_cuda_convolve_ir_stop(GST_CUDA_MATRIX_CONVOLVE(element)->ir);
+  return GST_ELEMENT_CLASS(gst_cuda_matrix_convolve_parent_class)
+      ->change_state(element, transition);
+}
+
+/* A missing, unreadable or not regular ir-location file fails the start, naming the file. */
+static gboolean
+gst_cuda_matrix_convolve_start(GstBaseTransform *trans)
+{
+  GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(trans);
+  gst_audio_info_init(&self->info);
+  gst_audio_info_init(&self->out_info);
+  g_atomic_int_set(&self->latency_frames, 0);
+  g_atomic_int_set(&self->latency_rate, 0);
+  gchar *location = gst_cuda_convolve_ir_dup_location(self->ir);
+  GstCudaConvolveIrProblem problem = {0};
+  const gboolean ok = !location || !*location || gst_cuda_convolve_ir_check(location, &problem);
+  if (!ok)
+    gst_cuda_convolve_ir_problem_post(&problem, GST_ELEMENT(self), TRUE);
+  gst_cuda_convolve_ir_problem_clear(&problem);
+  g_free(location);
+  return ok;
+}
+
+static void
+gst_cuda_matrix_convolve_finalize(GObject *object)
+{
+  GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(object);
+  gst_cuda_convolve_ir_free(self->ir);
+  g_free(self->settings.matrix);
+  G_OBJECT_CLASS(gst_cuda_matrix_convolve_parent_class)->finalize(object);
+}
+
+static void
+gst_cuda_matrix_convolve_class_init(GstCudaMatrixConvolveClass *klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS(klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
+  GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS(klass);
+  GstCudafftAudioFilterClass *filter_class = GST_CUDAFFT_AUDIO_FILTER_CLASS(klass);
+
+  gobject_class->set_property = gst_cuda_matrix_convolve_set_property;
+  gobject_class->get_property = gst_cuda_matrix_convolve_get_property;
+  gobject_class->finalize = gst_cuda_matrix_convolve_finalize;
+  element_class->change_state = GST_DEBUG_FUNCPTR(gst_cuda_matrix_convolve_change_state);
+
+  const GParamFlags playing =
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING;
+  const GParamFlags ready = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY;
+  g_object_class_install_property(
+      gobject_class, PROP_IR_LOCATION,
+      g_param_spec_string(
+          "ir-location", "Impulse responses file",
+          "An audio file (any format GStreamer decodes) of inputs x outputs channels, resampled "
+          "to the stream's rate, sample values as decoded: channel i * outputs + j is the "
+          "response from input i to output j (a true-stereo response's L->L, L->R, R->L, R->R). "
+          "Takes precedence over matrix. A count that is not a multiple of the input's channels "
+          "is an error naming both; set while playing, it takes effect when decoded, crossfaded "
+          "over one block (a file that cannot be used, or changes the output count, is a warning "
+          "and the previous matrix stays)",
+          NULL, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_MATRIX,
+      gst_param_spec_array(
+          "matrix", "Response matrix",
+          "The responses for applications: an array of inputs x outputs rows, each an array of "
+          "taps, input-major (row i * outputs + j from input i to output j); shorter rows are "
+          "padded with zeros, an empty row is an empty entry. No rows, no taps, or a tap that is "
+          "not finite is refused with a warning (NaN by GLib's check of the value) and the "
+          "previous matrix stays. Changes while "
+          "playing cross over at the next block boundary (one block); one that changes the "
+          "output count is refused with a warning. Ignored while ir-location is set",
+          /* taps as doubles, so that gst-launch-1.0 reads "<<1, 0.5>, <0.25>>" as such; the
+           * range is unbounded so that an infinite tap reaches set_property, which names it.
+           * GLib's validation refuses NaN itself (a warning, the matrix stays), as NaN is no
+           * double spec's value */
+          gst_param_spec_array("row", "Row", "The taps of one entry",
+                               g_param_spec_double("tap", "Tap", "One tap of a response", -INFINITY,
+                                                   INFINITY, 0.0,
+                                                   G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+                               G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+          playing));
+  g_object_class_install_property(
+      gobject_class, PROP_OUTPUTS,
+      g_param_spec_uint("outputs", "Outputs",
+                        "The output channel count; 0 = the responses' count divided by the "
+                        "input's channel count. Where set, the responses must have inputs x "
+                        "outputs entries (an error otherwise). Takes effect at start",
+                        0, CUDAFFT_MATRIX_MAX_CHANNELS, DEFAULT_OUTPUTS, ready));
+  g_object_class_install_property(
+      gobject_class, PROP_BLOCK_SIZE,
+      g_param_spec_uint(
+          "block-size", "Block size",
+          "Block size in samples, the latency: a power of two from 32 to 2048 (other values are "
+          "refused with a warning and the previous size stays). Smaller blocks cost more "
+          "computation per sample. Takes effect at start",
+          CUDAFFT_MATRIX_MIN_BLOCK, CUDAFFT_MATRIX_MAX_BLOCK, DEFAULT_BLOCK_SIZE, ready));
+  g_object_class_install_property(
+      gobject_class, PROP_DRAIN_TAIL,
+      g_param_spec_boolean("drain-tail", "Drain the tail",
+                           "At EOS (and a new segment), push the whole response: input length + "
+                           "response length - 1 samples in all. FALSE: as many samples as came in",
+                           DEFAULT_DRAIN_TAIL, playing));
+
+  GstCaps *caps = gst_caps_from_string(CAPS);
+  gst_element_class_add_pad_template(
+      element_class, gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, caps));
+  gst_element_class_add_pad_template(
+      element_class, gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, caps));
+  gst_caps_unref(caps);
+  gst_element_class_set_static_metadata(
+      element_class, "CUDA matrix convolution", "Filter/Effect/Audio",
+      "Convolve N input channels into M output channels with a matrix of responses on an NVIDIA "
+      "GPU",
+      "gst-cudafft developers");
+
+  trans_class->passthrough_on_same_caps = FALSE;
+  trans_class->start = GST_DEBUG_FUNCPTR(gst_cuda_matrix_convolve_start);
+  trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_cuda_matrix_convolve_set_caps);
+  trans_class->transform_caps = GST_DEBUG_FUNCPTR(gst_cuda_matrix_convolve_transform_caps);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_cuda_matrix_convolve_sink_event);
+  filter_class->close = gst_cuda_matrix_convolve_close;
+  filter_class->drain = gst_cuda_matrix_convolve_drain;
+  filter_class->get_latency = gst_cuda_matrix_convolve_get_latency;
+  filter_class->prepare = gst_cuda_matrix_convolve_prepare;
+  filter_class->process = gst_cuda_matrix_convolve_process;
+  filter_class->memory_hint = "use shorter responses, fewer entries or a larger block-size";
+}
+
+static void
+gst_cuda_matrix_convolve_init(GstCudaMatrixConvolve *self)
+{
+  self->settings.outputs = DEFAULT_OUTPUTS;
+  self->settings.block_size = DEFAULT_BLOCK_SIZE;
+  self->settings.drain_tail = DEFAULT_DRAIN_TAIL;
+  self->ir = gst_cuda_convolve_ir_new(GST_ELEMENT(self));
+}

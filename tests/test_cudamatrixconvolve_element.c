@@ -1,0 +1,559 @@
+/* test_cudamatrixconvolve_element.c: the cudamatrixconvolve element against its contract, through
+ * GstHarness and small pipelines, on the backend named by argv[1] (cpu|cuda): every output sample
+ * against a double-precision direct matrix convolution of random inputs with random responses
+ * (fresh seeds) for a true-stereo 2 x 2 matrix from a 4-channel WAV file, 4 x 2 and 8 x 2 (with
+ * empty entries) from the matrix property, F32 and F64, several block sizes, with and without the
+ * tail; output caps (channels, positions); timestamps, offsets and DISCONT from sample counts; the
+ * LATENCY query; a flush; a matrix change while playing against the crossover of
+ * cudafft/matrix.h; a change of the output count while playing (WARNING, the old matrix stays);
+ * and the bad inputs: a file whose channel count is not a multiple of the input's, no responses,
+ * outputs that do not fit, an empty matrix, NaN and infinite taps, block sizes refused. */
+#include "element_util.h"
+
+#include <cudafft/matrix.h>
+
+#include <glib/gstdio.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define RATE 48000
+#define READ TEST_READ_POW2
+
+/* F32 streams are filtered in float: each output sums inputs x taps products rounded at 6e-8
+ * through 2L-point FFTs (~1e-7 relative) and a sum over partitions and inputs: 1e-5 relative L2,
+ * cudaconvolve's bound. F64 streams are filtered in double end to end: 1e-11. */
+#define F32_TOLERANCE 1e-5
+#define F64_TOLERANCE 1e-11
+
+static double
+tolerance_of(CudafftSampleFormat format)
+{
+  return format == CUDAFFT_SAMPLE_F64 ? F64_TOLERANCE : F32_TOLERANCE;
+}
+
+/* Helpers ------------------------------------------------------------------------------------ */
+
+/* Random responses: rows x taps, uniform under a decaying envelope, exact in float; the rows in
+ * `empty` (a bit mask) all zeros. */
+static double *
+random_responses(TestRng *rng, guint rows, gsize taps, guint64 empty)
+{
+  double *h = g_new0(double, (gsize)rows *taps);
+  for (guint r = 0; r < rows; r++)
+    if (!(empty >> r & 1))
+      for (gsize k = 0; k < taps; k++)
+        h[(gsize)r * taps + k] =
+            (float)(test_rng_uniform(rng) * exp(-3.0 * (double)k / (double)taps));
+  return h;
+}
+
+/* y_j[n] = sum_i sum_k h_ij[k] x_i[n - k] for n < frames, directly in double: frames x outputs,
+ * interleaved. */
+static double *
+reference(const double *h, gsize taps, const TestSignal *x, guint outputs, gsize frames)
+{
+  const guint inputs = x->channels;
+  double *y = g_new0(double, frames *outputs);
+  for (guint i = 0; i < inputs; i++)
+    for (guint j = 0; j < outputs; j++) {
+      const double *hij = h + (gsize)(i * outputs + j) * taps;
+      gsize last = 0; /* the entry's length: empty entries cost nothing here either */
+      for (gsize k = 0; k < taps; k++)
+        if (hij[k] != 0.0)
+          last = k + 1;
+      for (gsize n = 0; n < frames; n++) {
+        double sum = 0.0;
+        const gsize kmax = MIN(last, n + 1);
+        for (gsize k = 0; k < kmax; k++) {
+          const gsize m = n - k;
+          if (m < x->frames)
+            sum += hij[k] * x->values[m * inputs + i];
+        }
+        y[n * outputs + j] += sum;
+      }
+    }
+  return y;
+}
+
+/* Every value of got against want: none non-finite, relative L2 within tolerance, and each sample
+ * within 20 x tolerance of the largest reference magnitude (no single sample wrong while the sum
+ * is right). */
+static void
+check_values(const double *got, const double *want, gsize count, double tolerance, const char *row)
+{
+  double err2 = 0.0, ref2 = 0.0, peak = 0.0;
+  for (gsize i = 0; i < count; i++) {
+    if (!isfinite(got[i]))
+      fail("%s: value %zu is not finite (%g)", row, i, got[i]);
+    err2 += (got[i] - want[i]) * (got[i] - want[i]);
+    ref2 += want[i] * want[i];
+    peak = MAX(peak, fabs(want[i]));
+  }
+  const double rel = ref2 > 0.0 ? sqrt(err2 / ref2) : sqrt(err2);
+  if (!(rel <= tolerance))
+    fail("%s: relative L2 error %.3g > %g", row, rel, tolerance);
+  for (gsize i = 0; i < count; i++)
+    if (!(fabs(got[i] - want[i]) <= 20.0 * tolerance * MAX(peak, 1e-30)))
+      fail("%s: value %zu: got %.9g, expected %.9g", row, i, got[i], want[i]);
+}
+
+/* The output buffers as one run stamped from `start`: values (frames x channels, in format) with
+ * PTS, duration, OFFSET, OFFSET_END and DISCONT (first buffer only) checked; *frames their count.
+ */
+static double *
+read_run(GPtrArray *out, CudafftSampleFormat format, guint channels, GstClockTime start,
+         gsize *frames, const char *row)
+{
+  GArray *values = g_array_new(FALSE, FALSE, sizeof(double));
+  const gsize sample = test_sample_bytes(format);
+  guint64 n = 0;
+  for (guint b = 0; b < out->len; b++) {
+    GstBuffer *buf = g_ptr_array_index(out, b);
+    const gsize count = gst_buffer_get_size(buf) / (sample * channels);
+    fail_unless(gst_buffer_get_size(buf) == count * sample * channels,
+                "%s: buffer %u holds a partial frame", row, b);
+    fail_unless_equals_uint64(GST_BUFFER_PTS(buf), eu_sample_time(start, n, RATE));
+    fail_unless_equals_uint64(GST_BUFFER_DURATION(buf), eu_sample_time(start, n + count, RATE) -
+                                                            eu_sample_time(start, n, RATE));
+    fail_unless_equals_uint64(GST_BUFFER_OFFSET(buf), n);
+    fail_unless_equals_uint64(GST_BUFFER_OFFSET_END(buf), n + count);
+    fail_unless((b == 0) == GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_DISCONT),
+                "%s: DISCONT on buffer %u", row, b);
+    GstMapInfo map;
+    fail_unless(gst_buffer_map(buf, &map, GST_MAP_READ));
+    for (gsize i = 0; i < count * channels; i++) {
+      const double v = test_sample_value(format, map.data, i, READ);
+      g_array_append_val(values, v);
+    }
+    gst_buffer_unmap(buf, &map);
+    n += count;
+  }
+  *frames = n;
+  return (double *)g_array_free(values, FALSE);
+}
+
+/* Sets the matrix property: rows of taps (row r's first lengths[r] taps; lengths NULL: all). */
+static void
+set_matrix(GstElement *e, const double *h, guint rows, gsize taps, const gsize *lengths)
+{
+  GValue matrix = G_VALUE_INIT;
+  g_value_init(&matrix, GST_TYPE_ARRAY);
+  for (guint r = 0; r < rows; r++) {
+    GValue row = G_VALUE_INIT;
+    g_value_init(&row, GST_TYPE_ARRAY);
+    const gsize n = lengths ? lengths[r] : taps;
+    for (gsize k = 0; k < n; k++) {
+      GValue v = G_VALUE_INIT;
+      g_value_init(&v, G_TYPE_DOUBLE);
+      g_value_set_double(&v, h[(gsize)r * taps + k]);
+      gst_value_array_append_and_take_value(&row, &v);
+    }
+    gst_value_array_append_and_take_value(&matrix, &row);
+  }
+  g_object_set_property(G_OBJECT(e), "matrix", &matrix);
+  g_value_unset(&matrix);
+}
+
+/* Writes a WAV file of IEEE float samples (frames x channels, interleaved). */
+static gchar *
+write_wav(const char *label, const double *rows, guint channels, gsize frames)
+{
+  gchar *path = g_strdup_printf("%s/cudamatrixconvolve-test-%d-%s.wav", g_get_tmp_dir(),
+                                (int)getpid(), label);
+  FILE *f = fopen(path, "wb");
+  fail_unless(f != NULL, "cannot write %s", path);
+  const guint32 data_bytes = (guint32)(frames * channels * 4);
+  guint8 header[44];
+  memcpy(header, "RIFF", 4);
+  GST_WRITE_UINT32_LE(header + 4, 36 + data_bytes);
+  memcpy(header + 8, "WAVEfmt ", 8);
+  GST_WRITE_UINT32_LE(header + 16, 16);
+  GST_WRITE_UINT16_LE(header + 20, 3); /* IEEE float */
+  GST_WRITE_UINT16_LE(header + 22, channels);
+  GST_WRITE_UINT32_LE(header + 24, RATE);
+  GST_WRITE_UINT32_LE(header + 28, RATE * channels * 4);
+  GST_WRITE_UINT16_LE(header + 32, channels * 4);
+  GST_WRITE_UINT16_LE(header + 34, 32);
+  memcpy(header + 36, "data", 4);
+  GST_WRITE_UINT32_LE(header + 40, data_bytes);
+  fail_unless(fwrite(header, 1, 44, f) == 44);
+  for (gsize t = 0; t < frames; t++)
+    for (guint c = 0; c < channels; c++) {
+      const float v = (float)rows[(gsize)c * frames + t]; /* channel c is row c */
+      fail_unless(fwrite(&v, 4, 1, f) == 1);
+    }
+  fclose(f);
+  return path;
+}
+
+static GstHarness *
+matrix_harness(const char *properties)
+{
+  return eu_harness_new("cudamatrixconvolve name=m backend=%s %s", eu_backend,
+                        properties ? properties : "");
+}
+
+static GstClockTime
+query_latency(GstHarness *h)
+{
+  GstQuery *query = gst_query_new_latency();
+  fail_unless(gst_pad_peer_query(h->sinkpad, query), "latency query failed");
+  gboolean live;
+  GstClockTime min, max;
+  gst_query_parse_latency(query, &live, &min, &max);
+  gst_query_unref(query);
+  return min;
+}
+
+/* The next WARNING on the bus (before any ERROR) says `words`. */
+static void
+expect_warning_saying(GstBus *bus, const char *words, const char *row)
+{
+  GstMessage *msg = gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING | GST_MESSAGE_ERROR);
+  fail_unless(msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_WARNING, "%s: no WARNING", row);
+  GError *err = NULL;
+  gst_message_parse_warning(msg, &err, NULL);
+  fail_unless(strstr(err->message, words) != NULL, "%s: the warning does not say \"%s\": %s", row,
+              words, err->message);
+  g_clear_error(&err);
+  gst_message_unref(msg);
+}
+
+/* Metadata ----------------------------------------------------------------------------------- */
+
+GST_START_TEST(test_metadata)
+{
+  eu_check_element_metadata("cudamatrixconvolve", "audio/x-raw", "audio/x-raw");
+}
+GST_END_TEST;
+
+/* Matrices against the direct convolution ----------------------------------------------------- */
+
+typedef struct {
+  const char *name;
+  guint inputs, outputs;
+  gsize taps;
+  guint64 empty; /* entries left empty (bit r: row r) */
+  gboolean from_file;
+  gboolean empty_rows; /* empty entries given as empty rows, not zeros */
+  CudafftSampleFormat format;
+  guint block;
+  gboolean tail;
+  gsize samples, chunk;
+} MatrixRow;
+
+static const MatrixRow matrix_rows[] = {
+    {"2x2 true stereo from a 4-channel file", 2, 2, 700, 0, TRUE, FALSE, CUDAFFT_SAMPLE_F32, 64,
+     TRUE, 5000, 333},
+    {"2x2 file, F64, block 2048", 2, 2, 3000, 0, TRUE, FALSE, CUDAFFT_SAMPLE_F64, 2048, TRUE, 9000,
+     4096},
+    {"4x2 from the matrix property", 4, 2, 500, 0, FALSE, FALSE, CUDAFFT_SAMPLE_F32, 128, TRUE,
+     4000, 1000},
+    {"4x2 F64, block 32, no tail", 4, 2, 300, 0, FALSE, FALSE, CUDAFFT_SAMPLE_F64, 32, FALSE, 3000,
+     257},
+    {"8x2 with empty entries (zeros)", 8, 2, 400, 0x8421, FALSE, FALSE, CUDAFFT_SAMPLE_F32, 256,
+     TRUE, 3000, 700},
+    {"8x2 with empty entries (empty rows), F64", 8, 2, 400, 0x0c30, FALSE, TRUE, CUDAFFT_SAMPLE_F64,
+     512, TRUE, 3000, 1024},
+    {"2x3 unpositioned output", 2, 3, 200, 0x4, FALSE, FALSE, CUDAFFT_SAMPLE_F32, 64, TRUE, 2000,
+     500},
+};
+
+GST_START_TEST(test_matches_direct_convolution)
+{
+  const MatrixRow *r = &matrix_rows[__i__];
+  TestRng rng = test_rng("matrix %s", r->name);
+  const guint rows = r->inputs * r->outputs;
+  double *h = random_responses(&rng, rows, r->taps, r->empty);
+  gchar *path = NULL;
+  gchar *props =
+      g_strdup_printf("block-size=%u drain-tail=%s", r->block, r->tail ? "true" : "false");
+  if (r->from_file) {
+    path = write_wav("matrix", h, rows, r->taps);
+    gchar *more = g_strdup_printf("%s ir-location=%s", props, path);
+    g_free(props);
+    props = more;
+  }
+  GstHarness *hn = matrix_harness(props);
+  if (!r->from_file) {
+    GstElement *e = eu_harness_element(hn, "m");
+    gsize *lengths = g_new(gsize, rows);
+    for (guint k = 0; k < rows; k++)
+      lengths[k] = r->empty_rows && (r->empty >> k & 1) ? 0 : r->taps;
+    set_matrix(e, h, rows, r->taps, lengths);
+    g_free(lengths);
+    gst_object_unref(e);
+  }
+  TestSignal x;
+  test_signal_random(&x, &rng, r->format, r->inputs, RATE, r->samples, READ);
+  eu_harness_signal_caps(hn, &x);
+  GPtrArray *out = eu_buffer_list();
+  eu_push_signal(hn, &x, 0, x.frames, r->chunk, 0, out);
+  fail_unless_equals_uint64(query_latency(hn),
+                            gst_util_uint64_scale_int_round(r->block, GST_SECOND, RATE));
+  eu_push_eos(hn, out);
+  /* output caps: the outputs, stereo positions for 2, unpositioned otherwise */
+  GstCaps *caps = gst_pad_get_current_caps(hn->sinkpad);
+  GstAudioInfo info;
+  fail_unless(caps && gst_audio_info_from_caps(&info, caps), "%s: no output caps", r->name);
+  fail_unless_equals_int(GST_AUDIO_INFO_CHANNELS(&info), r->outputs);
+  fail_unless_equals_int(GST_AUDIO_INFO_RATE(&info), RATE);
+  fail_unless_equals_int(GST_AUDIO_INFO_FORMAT(&info), r->format == CUDAFFT_SAMPLE_F64
+                                                           ? GST_AUDIO_FORMAT_F64LE
+                                                           : GST_AUDIO_FORMAT_F32LE);
+  if (r->outputs == 2)
+    fail_unless(info.position[0] == GST_AUDIO_CHANNEL_POSITION_FRONT_LEFT &&
+                    info.position[1] == GST_AUDIO_CHANNEL_POSITION_FRONT_RIGHT,
+                "%s: not stereo positions", r->name);
+  else
+    fail_unless(GST_AUDIO_INFO_IS_UNPOSITIONED(&info), "%s: positioned output", r->name);
+  gst_caps_unref(caps);
+  gsize frames = 0;
+  double *got = read_run(out, r->format, r->outputs, 0, &frames, r->name);
+  const gsize expected = r->tail ? r->samples + r->taps - 1 : r->samples;
+  fail_unless(frames == expected, "%s: %zu output samples, expected %zu", r->name, frames,
+              expected);
+  double *want = reference(h, r->taps, &x, r->outputs, expected);
+  check_values(got, want, expected * r->outputs, tolerance_of(r->format), r->name);
+  g_free(got);
+  g_free(want);
+  g_ptr_array_unref(out);
+  gst_harness_teardown(hn);
+  test_signal_clear(&x);
+  if (path) {
+    g_unlink(path);
+    g_free(path);
+  }
+  g_free(props);
+  g_free(h);
+}
+GST_END_TEST;
+
+/* A flush forgets the input: the stream after it is filtered from silence, stamped from its own
+ * segment. */
+GST_START_TEST(test_flush_resets)
+{
+  TestRng rng = test_rng("flush");
+  const gsize taps = 600;
+  double *h = random_responses(&rng, 4, taps, 0);
+  GstHarness *hn = matrix_harness("block-size=128");
+  GstElement *e = eu_harness_element(hn, "m");
+  set_matrix(e, h, 4, taps, NULL);
+  gst_object_unref(e);
+  TestSignal before, after;
+  test_signal_random(&before, &rng, CUDAFFT_SAMPLE_F32, 2, RATE, 3000, READ);
+  test_signal_random(&after, &rng, CUDAFFT_SAMPLE_F32, 2, RATE, 4000, READ);
+  eu_harness_signal_caps(hn, &before);
+  eu_push_signal(hn, &before, 0, before.frames, 1000, 0, NULL);
+  eu_flush(hn, NULL);
+  GPtrArray *out = eu_buffer_list();
+  const GstClockTime start = 10 * GST_SECOND;
+  eu_push_signal(hn, &after, 0, after.frames, 1000, start, out);
+  eu_push_eos(hn, out);
+  gsize frames = 0;
+  double *got = read_run(out, CUDAFFT_SAMPLE_F32, 2, start, &frames, "after the flush");
+  fail_unless_equals_uint64(frames, after.frames + taps - 1);
+  double *want = reference(h, taps, &after, 2, frames);
+  check_values(got, want, frames * 2, F32_TOLERANCE, "after the flush");
+  g_free(got);
+  g_free(want);
+  g_ptr_array_unref(out);
+  gst_harness_teardown(hn);
+  test_signal_clear(&before);
+  test_signal_clear(&after);
+  g_free(h);
+}
+GST_END_TEST;
+
+/* Changes while playing ---------------------------------------------------------------------- */
+
+/* A new matrix set after `first` input frames takes effect at the next block boundary s (the first
+ * multiple of L at or after them) and crosses over linearly during L frames, as cudafft/matrix.h
+ * says: every output sample against that model, F32 and F64. */
+GST_START_TEST(test_change_while_playing)
+{
+  const CudafftSampleFormat format = __i__ ? CUDAFFT_SAMPLE_F64 : CUDAFFT_SAMPLE_F32;
+  const guint L = 256, inputs = 2, outputs = 2;
+  const gsize taps = 900, samples = 6000, first = 2000;
+  TestRng rng = test_rng("change %s", test_format_name(format));
+  double *h_old = random_responses(&rng, inputs * outputs, taps, 0);
+  double *h_new = random_responses(&rng, inputs * outputs, taps, 0x2);
+  GstHarness *hn = matrix_harness("block-size=256");
+  GstElement *e = eu_harness_element(hn, "m");
+  set_matrix(e, h_old, inputs * outputs, taps, NULL);
+  TestSignal x;
+  test_signal_random(&x, &rng, format, inputs, RATE, samples, READ);
+  eu_harness_signal_caps(hn, &x);
+  GPtrArray *out = eu_buffer_list();
+  eu_push_signal(hn, &x, 0, first, 500, 0, out);
+  set_matrix(e, h_new, inputs * outputs, taps, NULL);
+  eu_push_signal(hn, &x, first, samples - first, 500, 0, out);
+  eu_push_eos(hn, out);
+  gst_object_unref(e);
+  gsize frames = 0;
+  double *got = read_run(out, format, outputs, 0, &frames, "change");
+  fail_unless_equals_uint64(frames, samples + taps - 1);
+  double *y_old = reference(h_old, taps, &x, outputs, frames);
+  double *y_new = reference(h_new, taps, &x, outputs, frames);
+  const gsize s = (first + L - 1) / L * L;
+  double *want = g_new(double, frames *outputs);
+  for (gsize n = 0; n < frames; n++)
+    for (guint j = 0; j < outputs; j++) {
+      const gsize k = n * outputs + j;
+      if (n < s)
+        want[k] = y_old[k];
+      else if (n < s + L) {
+        const double r = (double)(n - s + 1) / (double)(L + 1);
+        want[k] = (1.0 - r) * y_old[k] + r * y_new[k];
+      } else
+        want[k] = y_new[k];
+    }
+  check_values(got, want, frames * outputs, tolerance_of(format), "change while playing");
+  /* the crossover region alone, too: the whole-stream L2 could hide it */
+  check_values(got + s * outputs, want + s * outputs, (gsize)L * outputs, tolerance_of(format),
+               "crossover region");
+  g_free(got);
+  g_free(want);
+  g_free(y_old);
+  g_free(y_new);
+  g_ptr_array_unref(out);
+  gst_harness_teardown(hn);
+  test_signal_clear(&x);
+  g_free(h_old);
+  g_free(h_new);
+}
+GST_END_TEST;
+
+/* A matrix of another output count while playing is refused with a WARNING; the old matrix
+ * filters the whole stream. */
+GST_START_TEST(test_output_count_change_refused)
+{
+  const gsize taps = 300, samples = 4000, first = 1500;
+  TestRng rng = test_rng("output count change");
+  double *h = random_responses(&rng, 4, taps, 0);
+  double *h3 = random_responses(&rng, 6, taps, 0);
+  GstHarness *hn = matrix_harness("block-size=64");
+  GstBus *bus = eu_harness_bus(hn);
+  GstElement *e = eu_harness_element(hn, "m");
+  set_matrix(e, h, 4, taps, NULL);
+  TestSignal x;
+  test_signal_random(&x, &rng, CUDAFFT_SAMPLE_F32, 2, RATE, samples, READ);
+  eu_harness_signal_caps(hn, &x);
+  GPtrArray *out = eu_buffer_list();
+  eu_push_signal(hn, &x, 0, first, 500, 0, out);
+  set_matrix(e, h3, 6, taps, NULL); /* 2 x 3 */
+  eu_push_signal(hn, &x, first, samples - first, 500, 0, out);
+  eu_push_eos(hn, out);
+  expect_warning_saying(bus, "cannot change while playing", "output count change");
+  gsize frames = 0;
+  double *got = read_run(out, CUDAFFT_SAMPLE_F32, 2, 0, &frames, "output count change");
+  fail_unless_equals_uint64(frames, samples + taps - 1);
+  double *want = reference(h, taps, &x, 2, frames);
+  check_values(got, want, frames * 2, F32_TOLERANCE, "old matrix kept");
+  g_free(got);
+  g_free(want);
+  g_ptr_array_unref(out);
+  gst_object_unref(e);
+  eu_harness_teardown(hn, bus);
+  test_signal_clear(&x);
+  g_free(h);
+  g_free(h3);
+}
+GST_END_TEST;
+
+/* Bad input ---------------------------------------------------------------------------------- */
+
+/* Refused property values: a WARNING, and the value in force stays. */
+GST_START_TEST(test_refused_values)
+{
+  GstHarness *hn = matrix_harness(NULL);
+  GstBus *bus = eu_harness_bus(hn);
+  GstElement *e = eu_harness_element(hn, "m");
+  const double good[4] = {0.5, 0.25, 0.125, 1.0};
+  set_matrix(e, good, 4, 1, NULL);
+  const double nan_rows[2] = {0.5, NAN}, inf_rows[2] = {INFINITY, 0.5};
+  /* NaN is refused by GLib's validation of the value (a g_warning, nothing set) */
+  ASSERT_WARNING(set_matrix(e, nan_rows, 2, 1, NULL));
+  set_matrix(e, inf_rows, 2, 1, NULL);
+  expect_warning_saying(bus, "not a finite number", "infinite tap");
+  set_matrix(e, good, 0, 1, NULL);
+  expect_warning_saying(bus, "no entries", "empty matrix");
+  const gsize zero_lengths[2] = {0, 0};
+  set_matrix(e, good, 2, 1, zero_lengths);
+  expect_warning_saying(bus, "no taps", "matrix of empty rows");
+  GValue got = G_VALUE_INIT;
+  g_value_init(&got, GST_TYPE_ARRAY);
+  g_object_get_property(G_OBJECT(e), "matrix", &got);
+  fail_unless_equals_int(gst_value_array_get_size(&got), 4);
+  g_value_unset(&got);
+  /* within the param spec's range (GLib refuses values outside it), not powers of two */
+  const guint bad_blocks[] = {33, 100, 1000, 2047};
+  for (guint b = 0; b < G_N_ELEMENTS(bad_blocks); b++) {
+    g_object_set(e, "block-size", bad_blocks[b], NULL);
+    expect_warning_saying(bus, "block-size", "block size");
+    guint block = 0;
+    g_object_get(e, "block-size", &block, NULL);
+    fail_unless_equals_int(block, CUDAFFT_MATRIX_BLOCK);
+  }
+  gst_object_unref(e);
+  eu_harness_teardown(hn, bus);
+}
+GST_END_TEST;
+
+/* Errors at start: one ERROR in the whole pipeline, from the element, naming what is wrong. */
+GST_START_TEST(test_errors_at_start)
+{
+  TestRng rng = test_rng("errors");
+  double *h3 = random_responses(&rng, 5, 10, 0);
+  gchar *three = write_wav("three", h3, 5, 10); /* 5: a count with positions */
+  gchar *mono = write_wav("mono", h3, 1, 10);
+  const char *src = "audiotestsrc num-buffers=4 ! audio/x-raw,format=F32LE,channels=2,rate=48000";
+  gchar *line = g_strdup_printf("%s ! cudamatrixconvolve name=e backend=%s ir-location=%s ! "
+                                "fakesink",
+                                src, eu_backend, three);
+  const char *const not_multiple[] = {"5 entries", "2 input channels", NULL};
+  eu_check_one_error(line, 2, not_multiple);
+  g_free(line);
+  line = g_strdup_printf("%s ! cudamatrixconvolve name=e backend=%s ! fakesink", src, eu_backend);
+  const char *const none[] = {"No responses", NULL};
+  eu_check_one_error(line, 2, none);
+  g_free(line);
+  line = g_strdup_printf(
+      "%s ! cudamatrixconvolve name=e backend=%s outputs=3 matrix=\"<<1.0>,<1.0>,<1.0>,<1.0>>\" ! "
+      "fakesink",
+      src, eu_backend);
+  const char *const outputs[] = {"outputs=3", "4 entries", NULL};
+  eu_check_one_error(line, 2, outputs);
+  g_free(line);
+  line = g_strdup_printf("%s ! cudamatrixconvolve name=e backend=%s ir-location=%s ! fakesink", src,
+                         eu_backend, mono);
+  const char *const one[] = {"1 entries", "2 input channels", NULL};
+  eu_check_one_error(line, 1, one);
+  g_free(line);
+  g_unlink(three);
+  g_unlink(mono);
+  g_free(three);
+  g_free(mono);
+  g_free(h3);
+}
+GST_END_TEST;
+
+static Suite *
+cudamatrixconvolve_suite(void)
+{
+  TCase *tc;
+  Suite *s = eu_suite("cudamatrixconvolve", &tc);
+  tcase_add_test(tc, test_metadata);
+  tcase_add_loop_test(tc, test_matches_direct_convolution, 0, G_N_ELEMENTS(matrix_rows));
+  tcase_add_test(tc, test_flush_resets);
+  tcase_add_loop_test(tc, test_change_while_playing, 0, 2);
+  tcase_add_test(tc, test_output_count_change_refused);
+  tcase_add_test(tc, test_refused_values);
+  tcase_add_test(tc, test_errors_at_start);
+  return s;
+}
+
+EU_MAIN(cudamatrixconvolve_suite)
