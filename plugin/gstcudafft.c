@@ -473,7 +473,16 @@ apply_settings(GstCudaFft *self)
     return GST_FLOW_OK;
   }
   GstFlowReturn ret = drain(self);
-  if (ret != GST_FLOW_OK)
+  /* Downstream refused the frames of the old settings (their caps, after an earlier change it
+   * could not take: NOT_NEGOTIATED, or FLUSHING from an element that posted that ERROR, while no
+   * flush is under way): those frames can never go out, and keeping them would refuse every
+   * later change too, the stream stuck for good. They are dropped with the old analyser. */
+  const gboolean refused_downstream =
+      ret == GST_FLOW_NOT_NEGOTIATED ||
+      (ret == GST_FLOW_FLUSHING && !GST_PAD_IS_FLUSHING(GST_BASE_TRANSFORM_SINK_PAD(self)));
+  if (refused_downstream)
+    GST_INFO_OBJECT(self, "downstream refused the frames of the old settings; dropping them");
+  else if (ret != GST_FLOW_OK)
     return ret;
   GstCudafftFrameInfo info = self->out_info;
   info.config = wanted;

@@ -623,6 +623,63 @@ GST_START_TEST(test_hop_larger_than_fft_size_fails)
 }
 GST_END_TEST;
 
+/* Caps after a refused caps change (1025 channels: one ERROR at the CAPS event), then caps the
+ * element takes: those in force before the refusal and others, each stretch giving the
+ * reference's frames. */
+GST_START_TEST(test_caps_after_refusal)
+{
+  const EuFft fft = {256, 128, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_COMPLEX};
+  TestRng rng = test_rng("caps after refusal");
+  TestSignal a, c;
+  test_signal_random(&a, &rng, CUDAFFT_SAMPLE_F32, 2, RATE, 3001, TEST_READ_POW2);
+  test_signal_random(&c, &rng, CUDAFFT_SAMPLE_S16, 1, RATE, 2500, TEST_READ_POW2);
+  GstHarness *h = fft_harness(&fft, 0);
+  GstBus *bus = eu_harness_bus(h);
+  GPtrArray *out[3] = {eu_buffer_list(), eu_buffer_list(), eu_buffer_list()};
+
+  eu_harness_signal_caps(h, &a);
+  eu_push_signal(h, &a, 0, a.frames, 1000, 0, out[0]);
+  eu_flush(h, out[0]);
+
+  gst_harness_set_src_caps(h, eu_raw_caps(CUDAFFT_SAMPLE_F32, RATE, 1025));
+  GstBuffer *buf = gst_buffer_new_allocate(NULL, 1025 * sizeof(float) * 300, NULL);
+  gst_buffer_memset(buf, 0, 0, 1025 * sizeof(float) * 300);
+  GST_BUFFER_PTS(buf) = 0;
+  const GstFlowReturn flow = gst_harness_push(h, buf);
+  fail_unless(flow < GST_FLOW_OK, "1025 channels: the push returned %s", gst_flow_get_name(flow));
+  gchar *text = NULL;
+  fail_unless(eu_bus_pop_error(bus, NULL, &text), "1025 channels: no ERROR");
+  g_free(text);
+  fail_unless_equals_int(gst_harness_buffers_in_queue(h), 0);
+
+  /* the caps in force before the refusal, then others */
+  eu_harness_signal_caps(h, &a);
+  eu_push_signal(h, &a, 0, a.frames, 700, 0, out[1]);
+  eu_flush(h, out[1]);
+  eu_harness_signal_caps(h, &c);
+  eu_push_signal(h, &c, 0, c.frames, 333, 0, out[2]);
+  eu_push_eos(h, out[2]);
+
+  const EuRun runs[3] = {{a.values, a.frames, 0, FALSE},
+                         {a.values, a.frames, 0, FALSE},
+                         {c.values, c.frames, 0, TRUE}};
+  for (guint i = 0; i < 3; i++) {
+    GString *why = g_string_new(NULL);
+    guint index = 0;
+    const gboolean ok =
+        eu_check_fft_runs(out[i], &index, &fft, i < 2 ? 2 : 1, RATE, &runs[i], 1, why);
+    fail_unless(ok, "stretch %u: %s", i, why->str);
+    fail_unless(index == out[i]->len, "stretch %u: %u output buffers too many", i,
+                out[i]->len - index);
+    g_string_free(why, TRUE);
+    g_ptr_array_unref(out[i]);
+  }
+  eu_harness_teardown(h, bus);
+  test_signal_clear(&a);
+  test_signal_clear(&c);
+}
+GST_END_TEST;
+
 /* Hostile buffers ------------------------------------------------------------------------- */
 
 /* Buffers that split frames (S16 stereo in 6-byte buffers: a frame and a half each; F64 x3 in
@@ -890,6 +947,7 @@ cudafft_suite(void)
   tcase_add_test(tc, test_fft_size_enumerated);
   tcase_add_loop_test(tc, test_caps_and_bins, 0, G_N_ELEMENTS(caps_rows));
   tcase_add_test(tc, test_too_many_channels_refused);
+  tcase_add_test(tc, test_caps_after_refusal);
   tcase_add_test(tc, test_one_error_at_start);
   tcase_add_loop_test(tc, test_frame_values, 0, G_N_ELEMENTS(value_rows));
   tcase_add_test(tc, test_frames_pushed_when_complete);

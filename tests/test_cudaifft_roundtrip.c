@@ -441,6 +441,60 @@ GST_START_TEST(test_one_error_per_failure)
 }
 GST_END_TEST;
 
+/* A caps change cudaifft refuses (cudafft's hop changed to fft-size while playing: those frames
+ * cannot be inverted, one ERROR), then acceptable caps again (the hop back): from there the round
+ * trip gives back every sample of the next stretch at its time. Before, cudafft kept trying to
+ * push the refused frames of the old run first, and every later push answered FLUSHING with no
+ * further ERROR: the stream stuck for good. */
+GST_START_TEST(test_caps_after_refusal)
+{
+  const guint channels = 2;
+  TestRng rng = test_rng("caps after refusal");
+  TestSignal a, b;
+  test_signal_random(&a, &rng, CUDAFFT_SAMPLE_F32, channels, RATE, 6000, TEST_READ_POW2);
+  test_signal_random(&b, &rng, CUDAFFT_SAMPLE_F32, channels, RATE, 9000, TEST_READ_POW2);
+  GstHarness *h = pair_harness(1024, 256, CUDAFFT_WINDOW_HANN);
+  GstBus *bus = eu_harness_bus(h);
+  eu_harness_signal_caps(h, &a);
+  GPtrArray *before = eu_buffer_list(), *after = eu_buffer_list();
+  eu_push_signal(h, &a, 0, a.frames, 1000, 0, before);
+
+  GstElement *fft = eu_harness_element(h, "fft");
+  g_object_set(fft, "hop", 1024, NULL);
+  /* the refusal shows when cudafft pushes its first frame of the new hop */
+  GstFlowReturn flow = GST_FLOW_OK;
+  for (guint i = 0; i < 6 && flow == GST_FLOW_OK; i++)
+    flow = gst_harness_push(h, eu_signal_buffer(&a, i * 1000, 1000, 10 * GST_SECOND));
+  fail_unless(flow < GST_FLOW_OK, "hop = fft-size: the pushes returned %s",
+              gst_flow_get_name(flow));
+  gchar *text = NULL;
+  fail_unless(eu_bus_pop_error(bus, NULL, &text), "hop = fft-size: no ERROR");
+  fail_unless(strstr(text, "1024") != NULL, "the error does not name the hop: %s", text);
+  g_free(text);
+  eu_pull_all(h, before);
+
+  g_object_set(fft, "hop", 256, NULL);
+  const GstClockTime b_start = 20 * GST_SECOND;
+  GstBuffer *head = eu_signal_buffer(&b, 0, 1000, b_start);
+  GST_BUFFER_FLAG_SET(head, GST_BUFFER_FLAG_DISCONT);
+  flow = gst_harness_push(h, head);
+  fail_unless(flow == GST_FLOW_OK, "acceptable caps again: the push returned %s",
+              gst_flow_get_name(flow));
+  eu_pull_all(h, after);
+  eu_push_signal(h, &b, 1000, b.frames - 1000, 1000, b_start, after);
+  eu_push_eos(h, after);
+  GString *why = g_string_new(NULL);
+  fail_unless(eu_check_roundtrip(after, &b, b_start, NULL, why), "after the refusal: %s", why->str);
+  g_string_free(why, TRUE);
+  gst_object_unref(fft);
+  g_ptr_array_unref(before);
+  g_ptr_array_unref(after);
+  eu_harness_teardown(h, bus);
+  test_signal_clear(&a);
+  test_signal_clear(&b);
+}
+GST_END_TEST;
+
 /* Frames of more channels than the limit: refused with a message that names it. */
 GST_START_TEST(test_too_many_channels_refused)
 {
@@ -714,6 +768,7 @@ roundtrip_suite(void)
   tcase_add_test(tc, test_representation_refused_with_message);
   tcase_add_test(tc, test_one_error_per_failure);
   tcase_add_test(tc, test_too_many_channels_refused);
+  tcase_add_test(tc, test_caps_after_refusal);
   tcase_add_test(tc, test_latency);
   tcase_add_test(tc, test_state_cycles);
   tcase_add_test(tc, test_two_pipelines_at_once);
