@@ -464,6 +464,143 @@ GST_START_TEST(test_output_count_change_refused)
 }
 GST_END_TEST;
 
+/* Waits (at most 30 s) for the end of an ir-location decode; returns how it ended. */
+static GstProgressType
+wait_ir_decoded(GstBus *bus)
+{
+  for (;;) {
+    GstMessage *msg = gst_bus_timed_pop_filtered(bus, 30 * GST_SECOND, GST_MESSAGE_PROGRESS);
+    fail_unless(msg != NULL, "the responses' decode did not end within 30 s");
+    GstProgressType type;
+    gchar *code = NULL;
+    gst_message_parse_progress(msg, &type, &code, NULL);
+    const gboolean ended = g_strcmp0(code, "ir-location") == 0 && type != GST_PROGRESS_TYPE_START &&
+                           type != GST_PROGRESS_TYPE_CONTINUE;
+    g_free(code);
+    gst_message_unref(msg);
+    if (ended)
+      return type;
+  }
+}
+
+/* ir-location replaced while playing: by a file of the same output count, which crosses over at
+ * the next block boundary after the frames pushed before it was decoded (every sample against the
+ * model); by one of another output count (a 2 x 3 file for the 2 x 2 stream), refused with a
+ * WARNING while the first file filters the whole stream exactly. */
+GST_START_TEST(test_file_change_while_playing)
+{
+  const gboolean other_count = __i__ == 1;
+  const guint L = 128, inputs = 2, outputs = 2, new_outputs = other_count ? 3 : 2;
+  const gsize taps = 500, samples = 5000, first = 1700;
+  TestRng rng = test_rng("file change %d", __i__);
+  double *h_old = random_responses(&rng, inputs * outputs, taps, 0);
+  double *h_new = random_responses(&rng, inputs * new_outputs, taps, 0);
+  gchar *old_path = write_wav("change-old", h_old, inputs * outputs, taps);
+  gchar *new_path = write_wav("change-new", h_new, inputs * new_outputs, taps);
+  gchar *props = g_strdup_printf("block-size=%u ir-location=%s", L, old_path);
+  GstHarness *hn = matrix_harness(props);
+  GstBus *bus = eu_harness_bus(hn);
+  GstElement *e = eu_harness_element(hn, "m");
+  TestSignal x;
+  test_signal_random(&x, &rng, CUDAFFT_SAMPLE_F32, inputs, RATE, samples, READ);
+  eu_harness_signal_caps(hn, &x);
+  GPtrArray *out = eu_buffer_list();
+  eu_push_signal(hn, &x, 0, first, 500, 0, out);
+  fail_unless_equals_int(wait_ir_decoded(bus), GST_PROGRESS_TYPE_COMPLETE); /* the first file */
+  g_object_set(e, "ir-location", new_path, NULL);
+  fail_unless_equals_int(wait_ir_decoded(bus), GST_PROGRESS_TYPE_COMPLETE);
+  eu_push_signal(hn, &x, first, samples - first, 500, 0, out);
+  eu_push_eos(hn, out);
+  if (other_count)
+    expect_warning_saying(bus, "cannot change while playing", "file of 3 outputs");
+  gsize frames = 0;
+  double *got = read_run(out, CUDAFFT_SAMPLE_F32, outputs, 0, &frames, "file change");
+  fail_unless_equals_uint64(frames, samples + taps - 1);
+  double *y_old = reference(h_old, taps, &x, outputs, frames);
+  double *want = y_old;
+  double *y_new = NULL;
+  if (!other_count) {
+    y_new = reference(h_new, taps, &x, outputs, frames);
+    want = g_new(double, frames *outputs);
+    const gsize s = (first + L - 1) / L * L;
+    for (gsize n = 0; n < frames; n++)
+      for (guint j = 0; j < outputs; j++) {
+        const gsize k = n * outputs + j;
+        const double r = n < s ? 0.0 : n < s + L ? (double)(n - s + 1) / (double)(L + 1) : 1.0;
+        want[k] = (1.0 - r) * y_old[k] + r * y_new[k];
+      }
+  }
+  check_values(got, want, frames * outputs, F32_TOLERANCE, "file change");
+  if (want != y_old)
+    g_free(want);
+  g_free(y_old);
+  g_free(y_new);
+  g_free(got);
+  g_ptr_array_unref(out);
+  gst_object_unref(e);
+  eu_harness_teardown(hn, bus);
+  test_signal_clear(&x);
+  g_unlink(old_path);
+  g_unlink(new_path);
+  g_free(old_path);
+  g_free(new_path);
+  g_free(props);
+  g_free(h_old);
+  g_free(h_new);
+}
+GST_END_TEST;
+
+/* A DISCONT buffer ends the run at its last input sample (no tail) and starts a new one at its
+ * timestamp, filtered from silence: no sample lost or repeated in either. */
+GST_START_TEST(test_discont_new_run)
+{
+  const gsize taps = 400, n1 = 2500, n2 = 3000;
+  TestRng rng = test_rng("discont");
+  double *h = random_responses(&rng, 4, taps, 0);
+  GstHarness *hn = matrix_harness("block-size=256");
+  GstElement *e = eu_harness_element(hn, "m");
+  set_matrix(e, h, 4, taps, NULL);
+  gst_object_unref(e);
+  TestSignal a, b;
+  test_signal_random(&a, &rng, CUDAFFT_SAMPLE_F64, 2, RATE, n1, READ);
+  test_signal_random(&b, &rng, CUDAFFT_SAMPLE_F64, 2, RATE, n2, READ);
+  eu_harness_signal_caps(hn, &a);
+  GPtrArray *out_a = eu_buffer_list(), *out_b = eu_buffer_list();
+  eu_push_signal(hn, &a, 0, n1, 700, 0, out_a);
+  const GstClockTime start_b = 5 * GST_SECOND;
+  GstBuffer *first_b = eu_signal_buffer(&b, 0, 600, start_b);
+  GST_BUFFER_FLAG_SET(first_b, GST_BUFFER_FLAG_DISCONT);
+  fail_unless_equals_int(gst_harness_push(hn, first_b), GST_FLOW_OK);
+  /* what the first run still held came out before the second run's first buffer */
+  GstBuffer *buf;
+  while ((buf = gst_harness_try_pull(hn))) {
+    const gboolean second = GST_BUFFER_PTS(buf) >= start_b;
+    g_ptr_array_add(second ? out_b : out_a, buf);
+  }
+  eu_push_signal(hn, &b, 600, n2 - 600, 700, start_b, out_b);
+  eu_push_eos(hn, out_b);
+  gsize frames = 0;
+  double *got = read_run(out_a, CUDAFFT_SAMPLE_F64, 2, 0, &frames, "run before the DISCONT");
+  fail_unless_equals_uint64(frames, n1);
+  double *want = reference(h, taps, &a, 2, frames);
+  check_values(got, want, frames * 2, F64_TOLERANCE, "run before the DISCONT");
+  g_free(got);
+  g_free(want);
+  got = read_run(out_b, CUDAFFT_SAMPLE_F64, 2, start_b, &frames, "run after the DISCONT");
+  fail_unless_equals_uint64(frames, n2 + taps - 1);
+  want = reference(h, taps, &b, 2, frames);
+  check_values(got, want, frames * 2, F64_TOLERANCE, "run after the DISCONT");
+  g_free(got);
+  g_free(want);
+  g_ptr_array_unref(out_a);
+  g_ptr_array_unref(out_b);
+  gst_harness_teardown(hn);
+  test_signal_clear(&a);
+  test_signal_clear(&b);
+  g_free(h);
+}
+GST_END_TEST;
+
 /* Bad input ---------------------------------------------------------------------------------- */
 
 /* Refused property values: a WARNING, and the value in force stays. */
@@ -533,6 +670,16 @@ GST_START_TEST(test_errors_at_start)
   const char *const one[] = {"1 entries", "2 input channels", NULL};
   eu_check_one_error(line, 1, one);
   g_free(line);
+  double nan_rows[4 * 10] = {0};
+  nan_rows[2 * 10 + 7] = NAN; /* entry 2, tap 7 */
+  gchar *nan_file = write_wav("nan", nan_rows, 4, 10);
+  line = g_strdup_printf("%s ! cudamatrixconvolve name=e backend=%s ir-location=%s ! fakesink", src,
+                         eu_backend, nan_file);
+  const char *const nan_words[] = {"not finite", "entry 2, tap 7", NULL};
+  eu_check_one_error(line, 1, nan_words);
+  g_free(line);
+  g_unlink(nan_file);
+  g_free(nan_file);
   g_unlink(three);
   g_unlink(mono);
   g_free(three);
@@ -551,6 +698,8 @@ cudamatrixconvolve_suite(void)
   tcase_add_test(tc, test_flush_resets);
   tcase_add_loop_test(tc, test_change_while_playing, 0, 2);
   tcase_add_test(tc, test_output_count_change_refused);
+  tcase_add_loop_test(tc, test_file_change_while_playing, 0, 2);
+  tcase_add_test(tc, test_discont_new_run);
   tcase_add_test(tc, test_refused_values);
   tcase_add_test(tc, test_errors_at_start);
   return s;
