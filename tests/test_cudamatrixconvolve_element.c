@@ -601,6 +601,64 @@ GST_START_TEST(test_discont_new_run)
 }
 GST_END_TEST;
 
+/* New caps renegotiate the output: a matrix of 6 entries is 2 x 3 for a stereo stream and 3 x 2
+ * for a 3-channel one; the caps change ends the first run without the tail, and the second comes
+ * out with 2 channels, every sample of both against the direct convolution. */
+GST_START_TEST(test_caps_change_renegotiates)
+{
+  const gsize taps = 300, n1 = 2000, n2 = 2500;
+  TestRng rng = test_rng("caps change");
+  double *h = random_responses(&rng, 6, taps, 0);
+  GstHarness *hn = matrix_harness("block-size=64");
+  GstElement *e = eu_harness_element(hn, "m");
+  set_matrix(e, h, 6, taps, NULL);
+  gst_object_unref(e);
+  TestSignal a, b;
+  test_signal_random(&a, &rng, CUDAFFT_SAMPLE_F32, 2, RATE, n1, READ);
+  test_signal_random(&b, &rng, CUDAFFT_SAMPLE_F32, 3, RATE, n2, READ);
+  eu_harness_signal_caps(hn, &a);
+  GPtrArray *out_a = eu_buffer_list(), *out_b = eu_buffer_list();
+  eu_push_signal(hn, &a, 0, n1, 450, 0, out_a);
+  GstCaps *caps = gst_pad_get_current_caps(hn->sinkpad);
+  GstAudioInfo info;
+  fail_unless(gst_audio_info_from_caps(&info, caps));
+  fail_unless_equals_int(GST_AUDIO_INFO_CHANNELS(&info), 3);
+  gst_caps_unref(caps);
+  eu_harness_signal_caps(hn, &b);
+  const GstClockTime start_b = 2 * GST_SECOND;
+  GstBuffer *first_b = eu_signal_buffer(&b, 0, 500, start_b);
+  fail_unless_equals_int(gst_harness_push(hn, first_b), GST_FLOW_OK);
+  GstBuffer *buf;
+  while ((buf = gst_harness_try_pull(hn)))
+    g_ptr_array_add(GST_BUFFER_PTS(buf) >= start_b ? out_b : out_a, buf);
+  eu_push_signal(hn, &b, 500, n2 - 500, 450, start_b, out_b);
+  eu_push_eos(hn, out_b);
+  caps = gst_pad_get_current_caps(hn->sinkpad);
+  fail_unless(gst_audio_info_from_caps(&info, caps));
+  fail_unless_equals_int(GST_AUDIO_INFO_CHANNELS(&info), 2);
+  gst_caps_unref(caps);
+  gsize frames = 0;
+  double *got = read_run(out_a, CUDAFFT_SAMPLE_F32, 3, 0, &frames, "2 x 3");
+  fail_unless_equals_uint64(frames, n1);
+  double *want = reference(h, taps, &a, 3, frames);
+  check_values(got, want, frames * 3, F32_TOLERANCE, "2 x 3 before the caps change");
+  g_free(got);
+  g_free(want);
+  got = read_run(out_b, CUDAFFT_SAMPLE_F32, 2, start_b, &frames, "3 x 2");
+  fail_unless_equals_uint64(frames, n2 + taps - 1);
+  want = reference(h, taps, &b, 2, frames);
+  check_values(got, want, frames * 2, F32_TOLERANCE, "3 x 2 after the caps change");
+  g_free(got);
+  g_free(want);
+  g_ptr_array_unref(out_a);
+  g_ptr_array_unref(out_b);
+  gst_harness_teardown(hn);
+  test_signal_clear(&a);
+  test_signal_clear(&b);
+  g_free(h);
+}
+GST_END_TEST;
+
 /* Bad input ---------------------------------------------------------------------------------- */
 
 /* Refused property values: a WARNING, and the value in force stays. */
@@ -700,6 +758,7 @@ cudamatrixconvolve_suite(void)
   tcase_add_test(tc, test_output_count_change_refused);
   tcase_add_loop_test(tc, test_file_change_while_playing, 0, 2);
   tcase_add_test(tc, test_discont_new_run);
+  tcase_add_test(tc, test_caps_change_renegotiates);
   tcase_add_test(tc, test_refused_values);
   tcase_add_test(tc, test_errors_at_start);
   return s;
