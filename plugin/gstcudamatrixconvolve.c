@@ -630,15 +630,16 @@ apply_settings(GstCudaMatrixConvolve *self)
 
 /* Caps ---------------------------------------------------------------------------------------- */
 
-/* The output channel count for an input caps structure: where its channels and rate are fixed,
- * the matrix's (waiting for the ir-location decode at that rate); 0 where it is not known. An
+/* The output channel count for an input caps structure: the outputs property, or where its
+ * channels are fixed the matrix's (for an ir-location file, where its rate is fixed too: waiting
+ * for the decode at that rate); 0 where it is not known. An
  * unusable matrix gives 1, so that negotiation completes and set_caps posts the ERROR naming it
  * (rather than a bare not-negotiated). */
 static guint
 outputs_for_structure(GstCudaMatrixConvolve *self, const GstStructure *s)
 {
   gint channels = 0, rate = 0;
-  if (!gst_structure_get_int(s, "channels", &channels) || !gst_structure_get_int(s, "rate", &rate))
+  if (!gst_structure_get_int(s, "channels", &channels))
     return outputs_for(self, 0, NULL); /* the property alone */
   GST_OBJECT_LOCK(self);
   const guint property = self->settings.outputs;
@@ -648,6 +649,11 @@ outputs_for_structure(GstCudaMatrixConvolve *self, const GstStructure *s)
   gchar *location = gst_cuda_convolve_ir_dup_location(self->ir);
   GstCudaConvolveIrResult *ir = NULL;
   if (location && *location) {
+    /* the file is decoded at the stream's rate: only for caps that name it */
+    if (!gst_structure_get_int(s, "rate", &rate)) {
+      g_free(location);
+      return 0;
+    }
     gst_cuda_convolve_ir_set_rate(self->ir, rate);
     Source source;
     if (responses_source(self, TRUE, &source, &ir) != GST_CUDA_CONVOLVE_IR_READY) {
