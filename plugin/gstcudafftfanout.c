@@ -98,8 +98,9 @@ shared_pool_get(guint workers, guint *threads, GError **error)
   return pool;
 }
 
-GstCudafftFanout *
-gst_cudafft_fanout_new(guint workers, GError **error)
+/* The debug category, made by whichever entry point logs first (trim may come before any new). */
+static void
+init_category(void)
 {
   static gsize category = 0;
   if (g_once_init_enter(&category)) {
@@ -107,6 +108,12 @@ gst_cudafft_fanout_new(guint workers, GError **error)
                             "worker threads that build in parallel, delivered in order");
     g_once_init_leave(&category, 1);
   }
+}
+
+GstCudafftFanout *
+gst_cudafft_fanout_new(guint workers, GError **error)
+{
+  init_category();
   g_return_val_if_fail(workers >= 1, NULL);
 
   guint threads = 0;
@@ -209,6 +216,7 @@ gst_cudafft_fanout_trim(void)
   static gint trimming;
   if (!g_atomic_int_compare_and_exchange(&trimming, 0, 1))
     return;
+  init_category();
   const int released = malloc_trim(0);
   GST_DEBUG("freed heap memory given back to the system: %s", released ? "some" : "none");
   g_atomic_int_set(&trimming, 0);
