@@ -698,6 +698,17 @@ GST_START_TEST(test_refused_values)
 }
 GST_END_TEST;
 
+/* The checks every element shares: a start that cannot run (a CUDA device that does not exist), a
+ * stream of 1025 channels, a BYTES segment: one ERROR each, from the element. */
+GST_START_TEST(test_shared_errors)
+{
+  const char *element = "cudamatrixconvolve matrix=\"<<1.0, 0.5>>\"";
+  eu_check_one_error_at_start(element, "");
+  eu_check_channel_limit(element, "");
+  eu_check_time_segment(element);
+}
+GST_END_TEST;
+
 /* Errors at start: one ERROR in the whole pipeline, from the element, naming what is wrong. */
 GST_START_TEST(test_errors_at_start)
 {
@@ -761,6 +772,7 @@ cudamatrixconvolve_suite(void)
   tcase_add_test(tc, test_caps_change_renegotiates);
   tcase_add_test(tc, test_refused_values);
   tcase_add_test(tc, test_errors_at_start);
+  tcase_add_test(tc, test_shared_errors);
   return s;
 }
 
