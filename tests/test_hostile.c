@@ -47,10 +47,10 @@
 #define CONVOLVE_TOLERANCE 1e-5
 #define SPECTRUM_DB_TOLERANCE 0.05
 
-typedef enum { EL_FFT, EL_PAIR, EL_SPECTRUM, EL_CONVOLVE, EL_COUNT } Element;
+typedef enum { EL_FFT, EL_PAIR, EL_SPECTRUM, EL_CONVOLVE, EL_MATRIX, EL_COUNT } Element;
 
 static const char *const element_names[EL_COUNT] = {"cudafft", "cudafft ! cudaifft", "cudaspectrum",
-                                                    "cudaconvolve"};
+                                                    "cudaconvolve", "cudamatrixconvolve"};
 
 /* One spectrum message, as much as the clean part compares. */
 typedef struct {
@@ -132,6 +132,7 @@ random_format(Scenario *sc)
   case EL_SPECTRUM:
     return spectrum[test_rng_range(&sc->rng, 0, G_N_ELEMENTS(spectrum) - 1)];
   case EL_CONVOLVE:
+  case EL_MATRIX:
     return convolve[test_rng_range(&sc->rng, 0, G_N_ELEMENTS(convolve) - 1)];
   default:
     return fft[test_rng_range(&sc->rng, 0, G_N_ELEMENTS(fft) - 1)];
@@ -465,6 +466,28 @@ random_kernel(TestRng *rng, gsize taps)
   return h;
 }
 
+/* cudamatrixconvolve's matrix property: `rows` rows of h's `taps` taps, the rows whose bit is set
+ * in `empty` given as empty arrays (empty entries). */
+static void
+set_matrix(GstElement *e, const double *h, guint rows, gsize taps, guint64 empty)
+{
+  GValue matrix = G_VALUE_INIT;
+  g_value_init(&matrix, GST_TYPE_ARRAY);
+  for (guint r = 0; r < rows; r++) {
+    GValue row = G_VALUE_INIT;
+    g_value_init(&row, GST_TYPE_ARRAY);
+    for (gsize k = 0; k < (r < 64 && (empty >> r & 1) ? 0 : taps); k++) {
+      GValue v = G_VALUE_INIT;
+      g_value_init(&v, G_TYPE_DOUBLE);
+      g_value_set_double(&v, h[k]);
+      gst_value_array_append_and_take_value(&row, &v);
+    }
+    gst_value_array_append_and_take_value(&matrix, &row);
+  }
+  g_object_set_property(G_OBJECT(e), "matrix", &matrix);
+  g_value_unset(&matrix);
+}
+
 static gchar *
 property_text(GstElement *e, const char *property)
 {
@@ -500,6 +523,11 @@ refused_property(Scenario *sc)
     } else if (sc->element == EL_CONVOLVE) {
       property = "block-size";
       value = block[test_rng_range(rng, 0, G_N_ELEMENTS(block) - 1)];
+    } else if (sc->element == EL_MATRIX) {
+      /* within its range (32 to 2048), not powers of two */
+      static const char *const matrix_block[] = {"33", "100", "1000", "2047"};
+      property = "block-size";
+      value = matrix_block[test_rng_range(rng, 0, G_N_ELEMENTS(matrix_block) - 1)];
     }
     break;
   }
@@ -614,6 +642,34 @@ random_property(Scenario *sc)
     }
     }
     break;
+  case EL_MATRIX:
+    switch (test_rng_range(rng, 0, 3)) {
+    case 0:
+    case 1: {
+      /* 24 entries fit every channel count the caps take (1, 2, 3, 6, 8: the output count
+       * changes, refused while playing); 4, 5 and 6 fit some or none (an ERROR at the next caps
+       * that do not fit); none is refused; an infinite tap is refused */
+      static const guint rows[] = {24, 24, 4, 5, 6, 0};
+      const guint n = rows[test_rng_range(rng, 0, G_N_ELEMENTS(rows) - 1)];
+      const gsize taps = test_rng_range(rng, 1, 2000);
+      double *k = random_kernel(rng, taps);
+      if (test_rng_range(rng, 0, 9) == 0)
+        k[test_rng_range(rng, 0, taps - 1)] = test_rng_range(rng, 0, 1) ? INFINITY : 1e39;
+      set_matrix(e, k, n, taps, test_rng_u64(rng));
+      g_free(k);
+      break;
+    }
+    case 2:
+      g_object_set(e, "drain-tail", (gboolean)test_rng_range(rng, 0, 1), NULL);
+      break;
+    default: {
+      const char *const locations[] = {NULL, "/nonexistent/cudamatrixconvolve-hostile.wav",
+                                       sc->fifo};
+      g_object_set(e, "ir-location", locations[test_rng_range(rng, 0, 2)], NULL);
+      break;
+    }
+    }
+    break;
   default:
     break;
   }
@@ -694,6 +750,11 @@ known_state(Scenario *sc, const double *kernel, gsize taps)
     eu_set_kernel(sc->e, kernel, taps);
     g_object_set(sc->e, "mix", 1.0, "latency", (guint64)0, "drain-tail", TRUE, "ir-location", NULL,
                  NULL);
+    break;
+  case EL_MATRIX:
+    /* diagonal: each channel filtered with the kernel, the others' entries empty */
+    set_matrix(sc->e, kernel, CLEAN_CHANNELS * CLEAN_CHANNELS, taps, 0x6);
+    g_object_set(sc->e, "drain-tail", TRUE, "ir-location", NULL, NULL);
     break;
   default:
     break;
@@ -856,6 +917,7 @@ clean_part(Scenario *sc)
     check_clean_spectrum(sc, &signal);
     break;
   case EL_CONVOLVE:
+  case EL_MATRIX:
     check_clean_convolve(sc, &signal, kernel, taps);
     break;
   default:
@@ -879,6 +941,8 @@ element_harness(Element element)
                           eu_backend);
   case EL_SPECTRUM:
     return eu_harness_new("cudaspectrum name=e backend=%s", eu_backend);
+  case EL_MATRIX:
+    return eu_harness_new("cudamatrixconvolve name=e backend=%s block-size=64", eu_backend);
   default:
     return eu_harness_new("cudaconvolve name=e backend=%s", eu_backend);
   }
@@ -935,6 +999,12 @@ run_scenario(Element element, guint index)
   sc.h = element_harness(element);
   sc.bus = eu_harness_bus(sc.h);
   sc.e = eu_harness_element(sc.h, "e");
+  if (element == EL_MATRIX) { /* 24 entries: every channel count the caps take divides it */
+    TestRng rng = test_rng("hostile matrix %u", index);
+    double *k = random_kernel(&rng, 300);
+    set_matrix(sc.e, k, 24, 300, 0);
+    g_free(k);
+  }
   gst_pad_add_probe(sc.h->sinkpad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
                     output_probe, &sc, NULL);
   GThread *thread = g_thread_new("hostile", scenario_main, &sc);
@@ -985,6 +1055,12 @@ GST_START_TEST(test_hostile_cudaconvolve)
 }
 GST_END_TEST;
 
+GST_START_TEST(test_hostile_cudamatrixconvolve)
+{
+  run_scenario(EL_MATRIX, __i__);
+}
+GST_END_TEST;
+
 static Suite *
 hostile_suite(void)
 {
@@ -996,6 +1072,7 @@ hostile_suite(void)
   tcase_add_loop_test(tc, test_hostile_cudafft_cudaifft, 0, scenarios);
   tcase_add_loop_test(tc, test_hostile_cudaspectrum, 0, scenarios);
   tcase_add_loop_test(tc, test_hostile_cudaconvolve, 0, scenarios);
+  tcase_add_loop_test(tc, test_hostile_cudamatrixconvolve, 0, scenarios);
   return s;
 }
 
