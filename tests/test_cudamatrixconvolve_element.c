@@ -157,29 +157,45 @@ set_matrix(GstElement *e, const double *h, guint rows, gsize taps, const gsize *
   g_value_unset(&matrix);
 }
 
-/* Writes a WAV file of IEEE float samples (frames x channels, interleaved). */
+/* Writes a WAV file of IEEE float samples (channel c from row c of rows): a plain one, or with
+ * `extensible` a WAVE_FORMAT_EXTENSIBLE one with channel mask 0 (no positions), as files of more
+ * channels than a layout names must be for GStreamer (wavparse gives a plain file of 3, 7 or more
+ * than 8 channels no channel-mask, which audioconvert refuses). */
 static gchar *
-write_wav(const char *label, const double *rows, guint channels, gsize frames)
+write_wav_as(const char *label, const double *rows, guint channels, gsize frames,
+             gboolean extensible)
 {
   gchar *path = g_strdup_printf("%s/cudamatrixconvolve-test-%d-%s.wav", g_get_tmp_dir(),
                                 (int)getpid(), label);
   FILE *f = fopen(path, "wb");
   fail_unless(f != NULL, "cannot write %s", path);
   const guint32 data_bytes = (guint32)(frames * channels * 4);
-  guint8 header[44];
+  const guint32 fmt_bytes = extensible ? 40 : 16;
+  guint8 header[68];
   memcpy(header, "RIFF", 4);
-  GST_WRITE_UINT32_LE(header + 4, 36 + data_bytes);
+  GST_WRITE_UINT32_LE(header + 4, 4 + 8 + fmt_bytes + 8 + data_bytes);
   memcpy(header + 8, "WAVEfmt ", 8);
-  GST_WRITE_UINT32_LE(header + 16, 16);
-  GST_WRITE_UINT16_LE(header + 20, 3); /* IEEE float */
+  GST_WRITE_UINT32_LE(header + 16, fmt_bytes);
+  GST_WRITE_UINT16_LE(header + 20, extensible ? 0xFFFE : 3); /* IEEE float */
   GST_WRITE_UINT16_LE(header + 22, channels);
   GST_WRITE_UINT32_LE(header + 24, RATE);
   GST_WRITE_UINT32_LE(header + 28, RATE * channels * 4);
   GST_WRITE_UINT16_LE(header + 32, channels * 4);
   GST_WRITE_UINT16_LE(header + 34, 32);
-  memcpy(header + 36, "data", 4);
-  GST_WRITE_UINT32_LE(header + 40, data_bytes);
-  fail_unless(fwrite(header, 1, 44, f) == 44);
+  guint8 *at = header + 36;
+  if (extensible) {
+    static const guint8 float_guid[16] = {0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00,
+                                          0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71};
+    GST_WRITE_UINT16_LE(at, 22); /* cbSize */
+    GST_WRITE_UINT16_LE(at + 2, 32);
+    GST_WRITE_UINT32_LE(at + 4, 0); /* no channel positions */
+    memcpy(at + 8, float_guid, 16);
+    at += 24;
+  }
+  memcpy(at, "data", 4);
+  GST_WRITE_UINT32_LE(at + 4, data_bytes);
+  at += 8;
+  fail_unless(fwrite(header, 1, (gsize)(at - header), f) == (gsize)(at - header));
   for (gsize t = 0; t < frames; t++)
     for (guint c = 0; c < channels; c++) {
       const float v = (float)rows[(gsize)c * frames + t]; /* channel c is row c */
@@ -187,6 +203,12 @@ write_wav(const char *label, const double *rows, guint channels, gsize frames)
     }
   fclose(f);
   return path;
+}
+
+static gchar *
+write_wav(const char *label, const double *rows, guint channels, gsize frames)
+{
+  return write_wav_as(label, rows, channels, frames, FALSE);
 }
 
 static GstHarness *
@@ -243,23 +265,26 @@ typedef struct {
   guint block;
   gboolean tail;
   gsize samples, chunk;
+  gboolean extensible; /* the file WAVE_FORMAT_EXTENSIBLE (channel mask 0) */
 } MatrixRow;
 
 static const MatrixRow matrix_rows[] = {
     {"2x2 true stereo from a 4-channel file", 2, 2, 700, 0, TRUE, FALSE, CUDAFFT_SAMPLE_F32, 64,
-     TRUE, 5000, 333},
+     TRUE, 5000, 333, FALSE},
     {"2x2 file, F64, block 2048", 2, 2, 3000, 0, TRUE, FALSE, CUDAFFT_SAMPLE_F64, 2048, TRUE, 9000,
-     4096},
+     4096, FALSE},
     {"4x2 from the matrix property", 4, 2, 500, 0, FALSE, FALSE, CUDAFFT_SAMPLE_F32, 128, TRUE,
-     4000, 1000},
+     4000, 1000, FALSE},
     {"4x2 F64, block 32, no tail", 4, 2, 300, 0, FALSE, FALSE, CUDAFFT_SAMPLE_F64, 32, FALSE, 3000,
-     257},
+     257, FALSE},
     {"8x2 with empty entries (zeros)", 8, 2, 400, 0x8421, FALSE, FALSE, CUDAFFT_SAMPLE_F32, 256,
-     TRUE, 3000, 700},
+     TRUE, 3000, 700, FALSE},
     {"8x2 with empty entries (empty rows), F64", 8, 2, 400, 0x0c30, FALSE, TRUE, CUDAFFT_SAMPLE_F64,
-     512, TRUE, 3000, 1024},
+     512, TRUE, 3000, 1024, FALSE},
     {"2x3 unpositioned output", 2, 3, 200, 0x4, FALSE, FALSE, CUDAFFT_SAMPLE_F32, 64, TRUE, 2000,
-     500},
+     500, FALSE},
+    {"8x2 (7.1 to binaural) from a 16-channel file, empty entries", 8, 2, 300, 0x0a0a, TRUE, FALSE,
+     CUDAFFT_SAMPLE_F32, 128, TRUE, 2500, 600, TRUE},
 };
 
 GST_START_TEST(test_matches_direct_convolution)
@@ -272,7 +297,7 @@ GST_START_TEST(test_matches_direct_convolution)
   gchar *props =
       g_strdup_printf("block-size=%u drain-tail=%s", r->block, r->tail ? "true" : "false");
   if (r->from_file) {
-    path = write_wav("matrix", h, rows, r->taps);
+    path = write_wav_as("matrix", h, rows, r->taps, r->extensible);
     gchar *more = g_strdup_printf("%s ir-location=%s", props, path);
     g_free(props);
     props = more;
