@@ -6,7 +6,8 @@
  * block size from 32 to 2048; F32 and F64; the lag after every push (and
  * cudafft_matrix_output_frames() exact before it); drain with and without the tail; response
  * changes with their crossover checked against the header's model (longer and shorter responses,
- * a change replaced before its change point, a change pending at the drain); reset; NaN and Inf
+ * responses longer than the delay line reaches, a change replaced before its change point, a
+ * change pending at the drain); reset; NaN and Inf
  * confined to the outputs and frames they reach; and the statuses of invalid calls. Every output
  * sample is checked. Argument: cpu or cuda. */
 #include <cudafft/matrix.h>
@@ -33,11 +34,15 @@
 
 static CudafftBackend backend;
 
-/* A set of responses and the frame its crossover starts at (0 for the first). */
+/* A set of responses, the frame its crossover starts at (0 for the first) and the first block of
+ * input spectra its delay line still held when it was set (reach: 0 where every block since the
+ * reset was there). The delay line keeps as many blocks as the longest responses set since create
+ * have partitions, so responses longer than any before do not see the input older than that. */
 typedef struct {
   double *h; /* inputs x outputs x taps */
   size_t taps;
   size_t change;
+  size_t reach;
 } Responses;
 
 typedef struct {
@@ -99,6 +104,51 @@ reference_matrix(const double *h, size_t taps, unsigned inputs, unsigned outputs
   free(term);
 }
 
+/* As reference_matrix(), but partition p (taps p L to p L + L - 1) of each response adds to output
+ * block b only where b - p >= reach: the input spectra older than block `reach` are not in the
+ * delay line (the header's "Response changes"). A direct sum, since the convolution's terms are cut
+ * by blocks. */
+static void
+reference_matrix_from(const double *h, size_t taps, unsigned inputs, unsigned outputs,
+                      size_t block_size, size_t reach, const double *x, size_t x_frames,
+                      size_t frames, double *y)
+{
+  memset(y, 0, frames * outputs * sizeof *y);
+  for (unsigned i = 0; i < inputs; i++)
+    for (unsigned j = 0; j < outputs; j++) {
+      const double *r = h + ((size_t)i * outputs + j) * taps;
+      for (size_t n = 0; n < frames; n++) {
+        const size_t b = n / block_size;
+        if (b < reach)
+          continue;
+        const size_t parts = b - reach + 1; /* partitions 0..b - reach */
+        size_t end = parts * block_size < taps ? parts * block_size : taps;
+        if (end > n + 1)
+          end = n + 1;
+        double sum = 0;
+        for (size_t k = n + 1 > x_frames ? n + 1 - x_frames : 0; k < end; k++)
+          sum += r[k] * x[(n - k) * inputs + i];
+        y[n * outputs + j] += sum;
+      }
+    }
+}
+
+/* The partitions of block_size taps the longest of rows x taps responses takes (up to its last
+ * nonzero tap), as the library counts them for its delay line. */
+static size_t
+responses_parts(const double *h, size_t rows, size_t taps, size_t block_size)
+{
+  size_t parts = 0;
+  for (size_t row = 0; row < rows; row++) {
+    size_t last = taps;
+    while (last > 0 && h[row * taps + last - 1] == 0.0)
+      last--;
+    const size_t p = (last + block_size - 1) / block_size;
+    parts = p > parts ? p : parts;
+  }
+  return parts;
+}
+
 /* The header's output for responses sets[0..count) (each from its change point on, crossing over
  * during the block from it). */
 static double *
@@ -111,7 +161,11 @@ reference_stream(const Responses *sets, size_t count, unsigned inputs, unsigned 
   reference_matrix(sets[0].h, sets[0].taps, inputs, outputs, x, x_frames, frames, prev);
   memcpy(y, prev, frames * outputs * sizeof *y);
   for (size_t s = 1; s < count; s++) {
-    reference_matrix(sets[s].h, sets[s].taps, inputs, outputs, x, x_frames, frames, cur);
+    if (sets[s].reach > 0)
+      reference_matrix_from(sets[s].h, sets[s].taps, inputs, outputs, block_size, sets[s].reach,
+                            x, x_frames, frames, cur);
+    else
+      reference_matrix(sets[s].h, sets[s].taps, inputs, outputs, x, x_frames, frames, cur);
     const size_t change = sets[s].change;
     for (size_t n = change; n < frames; n++) {
       const double r =
@@ -194,6 +248,19 @@ check_output(const char *label, CudafftSampleFormat format, const void *out, con
   return check_output_within(label, format, tolerance_of(format), out, y, frames, outputs);
 }
 
+/* Sets `set` as the responses, `pushed` frames in: its reach (Responses) from the delay line's
+ * slots before it, *cap, which grow to its partitions. */
+static int
+set_responses_at(CudafftMatrix *mx, Responses *set, const Case *c, size_t pushed, size_t *cap)
+{
+  const size_t L = c->block_size, blocks = pushed / L;
+  set->reach = blocks > *cap ? blocks - *cap : 0;
+  const size_t parts = responses_parts(set->h, (size_t)c->inputs * c->outputs, set->taps, L);
+  *cap = parts > *cap ? parts : *cap;
+  const CudafftMatrixResponses r = {.taps_data = set->h, .taps = set->taps};
+  return cudafft_matrix_set_responses(mx, &r) == CUDAFFT_STATUS_OK;
+}
+
 /* Pushes x in random pieces (changes[1..] set before the frame they were asked at), drains with or
  * without the tail and checks every frame and the counts. asked[s]: the frame at which set s was
  * set (its change point is the next block boundary); replaced: a set made and replaced before its
@@ -237,15 +304,17 @@ run_stream(const char *label, CudafftSampleFormat format, const Case *c, Respons
              "%s: backend, block size and frame bytes", label);
 
   size_t pushed = 0, produced = 0, next_set = 1;
+  size_t cap = responses_parts(sets[0].h, (size_t)inputs * outputs, sets[0].taps, L);
+  cap = cap ? cap : 1; /* the delay line's slots */
+  sets[0].reach = 0;
   int counts_ok = 1, ok = 1;
   while (pushed < frames && ok) {
     if (next_set < count && pushed >= asked[next_set]) {
       if (replaced && next_set == 1) {
-        const CudafftMatrixResponses r = {.taps_data = replaced->h, .taps = replaced->taps};
-        ok = cudafft_matrix_set_responses(mx, &r) == CUDAFFT_STATUS_OK;
+        Responses dropped = *replaced;
+        ok = set_responses_at(mx, &dropped, c, pushed, &cap);
       }
-      const CudafftMatrixResponses r = {.taps_data = sets[next_set].h, .taps = sets[next_set].taps};
-      ok = ok && cudafft_matrix_set_responses(mx, &r) == CUDAFFT_STATUS_OK;
+      ok = ok && set_responses_at(mx, &sets[next_set], c, pushed, &cap);
       next_set++;
     }
     size_t piece;
@@ -276,10 +345,8 @@ run_stream(const char *label, CudafftSampleFormat format, const Case *c, Respons
     if (got != expect || cudafft_matrix_lag(mx) != pushed - produced || pushed - produced >= L)
       counts_ok = 0;
   }
-  if (ok && next_set < count && pushed >= asked[next_set]) {
-    const CudafftMatrixResponses r = {.taps_data = sets[next_set].h, .taps = sets[next_set].taps};
-    ok = cudafft_matrix_set_responses(mx, &r) == CUDAFFT_STATUS_OK;
-  }
+  if (ok && next_set < count && pushed >= asked[next_set])
+    ok = set_responses_at(mx, &sets[next_set], c, pushed, &cap);
   test_check(ok, "%s: pushes and changes succeed (%s)", label, cudafft_status_name(status));
   test_check(counts_ok, "%s: each push writes output_frames(), lag = pushed - produced < L", label);
   const size_t drain = cudafft_matrix_drain_frames(mx, tail);
@@ -315,6 +382,7 @@ run_stream(const char *label, CudafftSampleFormat format, const Case *c, Respons
                  "%s: a fresh stream after the drain (%s)", label, cudafft_status_name(status))) {
     Responses final = sets[count - 1];
     final.change = 0;
+    final.reach = 0;
     y = reference_stream(&final, 1, inputs, outputs, L, x2, again, again);
     char what[160];
     snprintf(what, sizeof what, "%s, after the drain", label);
@@ -363,6 +431,20 @@ run_case(const Case *c, CudafftSampleFormat format)
   snprintf(label, sizeof label, "%s %s L=%zu changes at %zu, %zu (in the crossover block)", c->name,
            fmt, c->block_size, asked[1], asked[2]);
   run_stream(label, format, c, sets, 3, asked, NULL, 1, &rng);
+
+  /* A change, late in the stream, to responses more partitions longer than any before than the
+   * delay line holds: the new responses reach back only as far as the delay line did (reach > 0). */
+  Responses longer[2] = {sets[0], {.taps = c->taps + 3 * c->block_size}};
+  longer[1].h = random_responses(&rng, c->inputs, c->outputs, longer[1].taps, 0, format);
+  const size_t slots =
+      responses_parts(sets[0].h, (size_t)c->inputs * c->outputs, c->taps, c->block_size);
+  asked[1] = (slots + 2) * c->block_size + test_rng_range(&rng, 0, c->block_size - 1);
+  asked[1] = asked[1] < c->frames ? asked[1] : c->frames;
+  snprintf(label, sizeof label, "%s %s L=%zu change at %zu to longer responses", c->name, fmt,
+           c->block_size, asked[1]);
+  run_stream(label, format, c, longer, 2, asked, NULL, 1, &rng);
+  test_check(longer[1].reach > 0, "%s: the change came after the delay line's reach", label);
+  free(longer[1].h);
 
   /* A change asked at the last frame: it takes effect among the drain's zeros (tail). */
   asked[1] = c->frames;

@@ -24,9 +24,14 @@
  *
  * Response changes (cudafft_matrix_set_responses()) take effect at a block boundary: at the first
  * input frame whose index since create/reset/drain is a multiple of L, at or after the frames
- * pushed so far (the change point s). Both matrices filter the whole input (the delay line is
- * shared: the new matrix's reverberation of the input before s is there from s on, so a change
- * cuts no tail), and the output crosses over linearly during the L frames from s:
+ * pushed so far (the change point s). Both matrices filter the input through one delay line of
+ * input spectra, which holds as many blocks as the longest responses set since create have
+ * partitions: so responses no longer than any set before have the input before s in full (their
+ * reverberation of it is there from s on: a change cuts no tail), while longer ones reach back
+ * only as far as the delay line did when they were set: their partition p (taps p L to p L + L - 1)
+ * adds to output block b only where b - p >= b0 - P, for b0 the whole blocks pushed since
+ * create/reset/drain and P the delay line's blocks when they were set (the input spectra before
+ * were gone). The output crosses over linearly during the L frames from s:
  *     y[n] = (1 - r) y_old[n] + r y_new[n],  r = (n - s + 1) / (L + 1)  for s <= n < s + L,
  * y_new alone from s + L on. A second change before a first one's change point replaces the first;
  * one after it (while the first's crossover block is still staged) follows at its own change
