@@ -15,6 +15,7 @@
 #include "caller_context.cuh"
 #include "cuda_check.cuh"
 #include "cufft_check.cuh"
+#include "device_choice.cuh"
 #include "device_load.h"
 #include "device_memory.h"
 #include "errors.h"
@@ -347,8 +348,10 @@ matrix_release(CudaMatrix *m)
 CudafftStatus
 matrix_setup(CudaMatrix *m, const CudafftMatrixSpec *spec)
 {
-  m->device = spec->device_id;
-  CUDAFFT_CHECK(cudafft_use_device(m->device));
+  /* -1 here is a host of one device (backend_choice.h): device 0; a context id is its context */
+  const CudafftStatus opened = cudafft_cuda_open_device(spec->device_id, &m->device, nullptr);
+  if (opened != CUDAFFT_STATUS_OK)
+    return opened;
   CUDAFFT_CHECK(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
   CUDAFFT_CHECK(cudaEventCreateWithFlags(&m->done, cudaEventBlockingSync | cudaEventDisableTiming));
   m->inputs = spec->inputs;
