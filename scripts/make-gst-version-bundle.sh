@@ -29,7 +29,8 @@ main() {
     2> /dev/null || true
   local packages=(libglib2.0-0 libglib2.0-dev libglib2.0-dev-bin libffi8 libffi-dev libpcre2-8-0
     libpcre2-dev zlib1g-dev libmount-dev libblkid-dev libselinux1-dev libsepol-dev
-    libfftw3-single3 libfftw3-double3 libfftw3-dev)
+    libfftw3-single3 libfftw3-double3 libfftw3-dev
+    libgl-dev) # GStreamer's CUDA headers include cudaGL.h, which includes GL/gl.h
   (cd "$dir/debs" && apt-get download "${packages[@]}" > download.log 2>&1) || {
     echo "make-gst-version-bundle: apt-get download failed (apt-get update first?):" >&2
     tail -5 "$dir/debs/download.log" >&2
@@ -52,6 +53,7 @@ fi
 sed -i -e "s|^prefix=.*|prefix=$_gv_dir/prefix|" "$_gv_dir"/prefix/lib/pkgconfig/*.pc
 export PATH="$_gv_dir/prefix/bin:$_gv_root/usr/bin:$PATH"
 export LD_LIBRARY_PATH="$_gv_dir/prefix/lib:$_gv_root/usr/lib/x86_64-linux-gnu:$_gv_root/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export CPATH="$_gv_root/usr/include${CPATH:+:$CPATH}"
 export PKG_CONFIG_PATH="$_gv_dir/prefix/lib/pkgconfig:$_gv_root/usr/lib/x86_64-linux-gnu/pkgconfig:$_gv_root/usr/share/pkgconfig"
 export GST_PLUGIN_SYSTEM_PATH_1_0="$_gv_dir/prefix/lib/gstreamer-1.0"
 export GST_PLUGIN_SCANNER_1_0="$_gv_dir/prefix/libexec/gstreamer-1.0/gst-plugin-scanner"
