@@ -498,17 +498,17 @@ foreign_buffer(Foreign *f, GstBuffer *src)
   gst_sample_unref(sample);
   GstMapInfo in, out;
   fail_unless(gst_buffer_map(src, &in, GST_MAP_READ));
-  /* against the memory's room, not its size: from GStreamer 1.24 on the copy may be a recycled
-   * memory of the allocator's pool, still cut to the size of a buffer before */
-  gsize offset = 0, room = 0;
-  gst_memory_get_sizes(memory, &offset, &room);
-  fail_unless(in.size <= room - offset,
+  /* From GStreamer 1.24 the copy can be a recycled memory of the allocator's pool, still cut to the
+   * size of a buffer before: each element gets a pipeline of its own (test_foreign_context_memory),
+   * whose buffers are all of one size but the last. The memory is written whole and then cut (a
+   * cut memory's map, a 2D copy of the video frame, fails in 1.24). */
+  fail_unless(in.size <= gst_memory_get_sizes(memory, NULL, NULL),
               "a frame of %" G_GSIZE_FORMAT " bytes cannot hold a buffer of %" G_GSIZE_FORMAT,
-              room - offset, in.size);
-  gst_memory_resize(memory, 0, (gssize)in.size);
+              gst_memory_get_sizes(memory, NULL, NULL), in.size);
   fail_unless(gst_memory_map(memory, &out, GST_MAP_WRITE));
   memcpy(out.data, in.data, in.size);
   gst_memory_unmap(memory, &out);
+  gst_memory_resize(memory, 0, (gssize)in.size);
   const gsize size = in.size;
   gst_buffer_unmap(src, &in);
   GstBuffer *buffer = gst_buffer_new();
@@ -602,11 +602,12 @@ GST_START_TEST(test_foreign_context_memory)
   };
   const int devices = MIN(cudafft_cuda_device_count(), 2);
   for (int device = 0; device < devices; device++) {
-    Foreign foreign;
-    foreign_open(&foreign, device, MAX(largest, 480 * s.channels * sizeof(gfloat)));
     for (guint e = 0; e < G_N_ELEMENTS(elements); e++) {
       GstCaps *caps = elements[e].frames ? frame_caps : audio_caps;
       GPtrArray *inputs = elements[e].frames ? frame_buffers : audio;
+      Foreign foreign;
+      foreign_open(&foreign, device,
+                   elements[e].frames ? largest : 480 * s.channels * sizeof(gfloat));
       GPtrArray *want = frame_list(), *got = frame_list();
       GArray *want_levels = NULL, *got_levels = NULL;
       run_inputs(elements[e].middle, caps, inputs, NULL, taps, G_N_ELEMENTS(taps), want,
@@ -628,8 +629,8 @@ GST_START_TEST(test_foreign_context_memory)
       g_array_unref(got_levels);
       g_ptr_array_unref(want);
       g_ptr_array_unref(got);
+      foreign_close(&foreign);
     }
-    foreign_close(&foreign);
   }
   gst_caps_unref(frame_caps);
   gst_caps_unref(audio_caps);
