@@ -160,8 +160,8 @@ template <typename R> struct HostMatrix {
     const MatrixDeviceSet v0 = set0.view(), v1 = set1 ? set1->view() : v0;
     for (unsigned split = 0; split < splits; split++)
       for (unsigned row = 0; row < rows; row++)
-        for (unsigned k = 0; k < L; k++)
-          matrix_accumulate_at<R>(k, row, split, fdl.data(), cap, slot, inputs, outputs, rows, L,
+        for (unsigned t = 0; t < L / matrix_bins_per_thread<R>(L); t++)
+          matrix_accumulate_at<R>(t, row, split, fdl.data(), cap, slot, inputs, outputs, rows, L,
                                   v0, v1, splits, partial.data());
     for (unsigned row = 0; row < rows; row++)
       for (unsigned k = 0; k < L; k++)

@@ -20,11 +20,12 @@ template <typename R> using Complex = MatrixComplex<R>;
 
 constexpr unsigned kThreads = 128;
 
-/* The multiply-accumulate's thread blocks: a warp per output, 32 bins wide, kRowsPerBlock outputs a
- * block. Outputs fed by the same inputs (a dense matrix) walk the same delay-line spectra in the
- * same order, so a block's warps share their loads of them through L1: the delay line is read
- * from L2 about once per block of outputs instead of once per output, and the response spectra,
- * read once each, keep the memory busy. */
+/* The multiply-accumulate's thread blocks: a warp per output, 32 threads along the bins (each one
+ * or two bins: matrix_bins_per_thread), kRowsPerBlock outputs a block. Outputs fed by the same
+ * inputs (a dense matrix) walk the same delay-line spectra in the same order, so a block's warps
+ * share their loads of them through L1: the delay line is read from L2 about once per block of
+ * outputs instead of once per output, and the response spectra, read once each, keep the memory
+ * busy. */
 constexpr unsigned kRowsPerBlock = 4;
 
 /* Threads a launch should give the GPU to keep its memory busy (a large GPU holds about 2^18
@@ -62,10 +63,10 @@ accumulate_kernel(const Complex<R> *__restrict__ fdl, size_t cap, size_t slot, u
                   unsigned outputs, unsigned rows, unsigned L, MatrixDeviceSet set0,
                   MatrixDeviceSet set1, unsigned splits, Complex<R> *__restrict__ partial)
 {
-  const unsigned k = blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
   const unsigned row = blockIdx.y * blockDim.y + threadIdx.y;
-  if (k < L && row < rows)
-    matrix_accumulate_at<R>(k, row, blockIdx.z, fdl, cap, slot, inputs, outputs, rows, L, set0,
+  if (t < L / matrix_bins_per_thread<R>(L) && row < rows)
+    matrix_accumulate_at<R>(t, row, blockIdx.z, fdl, cap, slot, inputs, outputs, rows, L, set0,
                             set1, splits, partial);
 }
 
@@ -133,7 +134,8 @@ MatrixKernels<R>::accumulate(const void *fdl, size_t cap, size_t slot, unsigned 
 {
   const unsigned rows = outputs * set_count;
   const dim3 block(32, kRowsPerBlock);
-  const dim3 grid((unsigned)(L / 32), (rows + kRowsPerBlock - 1) / kRowsPerBlock, splits);
+  const size_t threads = L / matrix_bins_per_thread<R>((unsigned)L); /* along the bins: >= 32 */
+  const dim3 grid((unsigned)(threads / 32), (rows + kRowsPerBlock - 1) / kRowsPerBlock, splits);
   accumulate_kernel<R><<<grid, block, 0, stream>>>(
       static_cast<const Complex<R> *>(fdl), cap, slot, inputs, outputs, rows, (unsigned)L, sets[0],
       sets[set_count > 1 ? 1 : 0], splits, static_cast<Complex<R> *>(partial));
