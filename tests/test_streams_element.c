@@ -1,12 +1,15 @@
 /* test_streams_element.c: many pipelines in one process, as a media server runs them (on the CUDA
  * backend every engine object of them shares the device's executor, which batches their work):
- * 32 pipelines at once, each on its own thread, eight of each of
+ * 40 pipelines at once, each on its own thread, eight of each of
  *   appsrc ! cudafft ! fakesink                  (frames: element_util's cudafft contract, values
  *                                                 against stft_reference in double)
  *   appsrc ! cudafft ! cudaifft ! fakesink       (the input back within the round-trip tolerance)
  *   appsrc ! cudaspectrum ! fakesink             (every message's levels and phases against
  *                                                 spectrum_reference's model of spectrum)
  *   appsrc ! cudaconvolve kernel=... ! fakesink  (the whole output against convolve_reference)
+ *   appsrc ! cudamatrixconvolve matrix=... ! fakesink (inputs x outputs random responses, set as
+ *                                                 the text a launch line gives; the whole output
+ *                                                 against the direct matrix convolution)
  * with random settings, formats, channel counts and buffer sizes (live 480-frame buffers among
  * them). Every pipeline's output is collected on its thread and checked afterwards (the
  * references plan FFTW transforms, which is not thread-safe). Argument: cpu or cuda. */
@@ -25,10 +28,17 @@
 #define SPECTRUM_PHASE_TOLERANCE 0.02
 #define SPECTRUM_PHASE_MIN_LEVEL -100.0
 
-typedef enum { KIND_FFT, KIND_ROUNDTRIP, KIND_SPECTRUM, KIND_CONVOLVE, KIND_COUNT } Kind;
+typedef enum {
+  KIND_FFT,
+  KIND_ROUNDTRIP,
+  KIND_SPECTRUM,
+  KIND_CONVOLVE,
+  KIND_MATRIX,
+  KIND_COUNT
+} Kind;
 
 static const char *const kind_names[KIND_COUNT] = {"cudafft", "cudafft ! cudaifft", "cudaspectrum",
-                                                   "cudaconvolve"};
+                                                   "cudaconvolve", "cudamatrixconvolve"};
 
 typedef struct {
   Kind kind;
@@ -42,8 +52,9 @@ typedef struct {
   guint64 interval;
   gint threshold;
   gboolean phase, multi;
-  double *taps; /* cudaconvolve */
+  double *taps; /* cudaconvolve; cudamatrixconvolve: inputs x outputs rows of n_taps */
   gsize n_taps;
+  guint outputs; /* cudamatrixconvolve */
   /* filled on the pipeline's thread */
   GPtrArray *buffers;  /* output buffers */
   GPtrArray *messages; /* cudaspectrum's spectrum messages */
@@ -109,6 +120,31 @@ make_pipe(Pipe *p, Kind kind, guint index)
                                   p->phase ? "true" : "false", p->multi ? "true" : "false");
     break;
   }
+  case KIND_MATRIX: {
+    static const guint block_sizes[] = {32, 128, 1024};
+    const CudafftSampleFormat format =
+        test_rng_range(&rng, 0, 1) ? CUDAFFT_SAMPLE_F64 : CUDAFFT_SAMPLE_F32;
+    p->outputs = (guint)test_rng_range(&rng, 1, 3);
+    p->n_taps = test_rng_range(&rng, 1, 300);
+    const gsize rows = (gsize)channels * p->outputs;
+    p->taps = g_new(double, rows * p->n_taps);
+    for (gsize k = 0; k < rows * p->n_taps; k++)
+      p->taps[k] = test_rng_uniform(&rng) / sqrt((double)channels);
+    test_signal_random(&p->signal, &rng, format, channels, rate, frames, TEST_READ_F64_AS_FLOAT);
+    /* the matrix as a launch line writes it: rows of taps, input-major (row i * outputs + j) */
+    GString *matrix = g_string_new("<");
+    for (gsize r = 0; r < rows; r++) {
+      g_string_append(matrix, r ? ", <" : "<");
+      for (gsize k = 0; k < p->n_taps; k++)
+        g_string_append_printf(matrix, "%s%.17g", k ? ", " : "", p->taps[r * p->n_taps + k]);
+      g_string_append(matrix, ">");
+    }
+    g_string_append(matrix, ">");
+    p->elements = g_strdup_printf("cudamatrixconvolve backend=%s block-size=%u matrix=\"%s\"",
+                                  eu_backend, block_sizes[test_rng_range(&rng, 0, 2)], matrix->str);
+    g_string_free(matrix, TRUE);
+    break;
+  }
   default: {
     const CudafftSampleFormat format =
         test_rng_range(&rng, 0, 1) ? CUDAFFT_SAMPLE_F64 : CUDAFFT_SAMPLE_F32;
@@ -122,7 +158,7 @@ make_pipe(Pipe *p, Kind kind, guint index)
   }
   }
   p->label =
-      g_strdup_printf("pipeline %s #%u (%s, %s %u ch %u Hz, %zu frames in buffers of %zu)",
+      g_strdup_printf("pipeline %s #%u (%.200s, %s %u ch %u Hz, %zu frames in buffers of %zu)",
                       kind_names[kind], index, p->elements, test_format_name(p->signal.format),
                       p->signal.channels, p->signal.rate, p->signal.frames, p->chunk);
 }
@@ -337,6 +373,41 @@ check_convolve(Pipe *p)
   g_free(got);
 }
 
+/* drain-tail (the default): input + taps - 1 frames of y_j = sum_i h_ij * x_i, within the
+ * relative L2 error of cudaconvolve's check. */
+static void
+check_matrix(Pipe *p)
+{
+  const guint inputs = p->signal.channels, outputs = p->outputs;
+  const gsize expected = p->signal.frames + p->n_taps - 1;
+  gsize count = 0;
+  double *got = read_samples(p, &count);
+  fail_unless(count == expected * outputs, "%s: %zu values, expected %zu frames of %u outputs",
+              p->label, count, expected, outputs);
+  double *want = g_new0(double, expected *outputs);
+  double *term = g_new(double, expected);
+  for (guint i = 0; i < inputs; i++)
+    for (guint j = 0; j < outputs; j++) {
+      convolve_reference_channel(p->taps + ((gsize)i * outputs + j) * p->n_taps, p->n_taps,
+                                 p->signal.values, inputs, i, p->signal.frames, 0, expected, term);
+      for (gsize n = 0; n < expected; n++)
+        want[n * outputs + j] += term[n];
+    }
+  double err2 = 0.0, ref2 = 0.0;
+  gsize nonfinite = 0;
+  for (gsize i = 0; i < count; i++) {
+    nonfinite += !isfinite(got[i]);
+    err2 += (got[i] - want[i]) * (got[i] - want[i]);
+    ref2 += want[i] * want[i];
+  }
+  fail_unless(nonfinite == 0 && sqrt(err2 / ref2) <= CONVOLVE_TOLERANCE,
+              "%s: %zu values not finite, relative L2 error %.3g (tolerance %g)", p->label,
+              nonfinite, sqrt(err2 / ref2), CONVOLVE_TOLERANCE);
+  g_free(term);
+  g_free(want);
+  g_free(got);
+}
+
 /* The model's intervals: levels, phases and lowest levels copied out. */
 typedef struct {
   gsize frames, ffts;
@@ -451,6 +522,9 @@ GST_START_TEST(test_many_pipelines_at_once)
       break;
     case KIND_SPECTRUM:
       check_spectrum(p);
+      break;
+    case KIND_MATRIX:
+      check_matrix(p);
       break;
     default:
       check_convolve(p);
