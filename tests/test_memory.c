@@ -82,8 +82,7 @@ static const struct {
     {"cudaconvolve long kernel, no tail, mix", "F64LE,channels=2",
      "cudaconvolve backend=%s ir-location=%s drain-tail=false mix=0.5 latency=100", 0, 0},
     {"cudamatrixconvolve 2 x 2 matrix", "F32LE,channels=2",
-     "cudamatrixconvolve backend=%s matrix=\"<<1, 0.5>, <0>, <0.25, 0.125, 0.0625>, <1>>\"", 0,
-     0},
+     "cudamatrixconvolve backend=%s matrix=\"<<1, 0.5>, <0>, <0.25, 0.125, 0.0625>, <1>>\"", 0, 0},
     {"cudamatrixconvolve 1 x 1 file, no tail", "F64LE,channels=1",
      "cudamatrixconvolve backend=%s ir-location=%s drain-tail=false block-size=256", 0, 0},
 };
