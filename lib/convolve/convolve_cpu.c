@@ -122,12 +122,14 @@ zeroed_values(CpuFilter *f, size_t count)
 #define SUFFIX f32
 #define FFTW(name) fftwf_##name
 #define OWN_PLAN cudafft_cpu_own_plan
+#define DESTROY_PLAN cudafft_fftw_destroy
 #include "convolve_cpu_path.h"
 
 #define REAL double
 #define SUFFIX f64
 #define FFTW(name) fftw_##name
 #define OWN_PLAN cudafft_cpu_own_double_plan
+#define DESTROY_PLAN cudafft_fftw_destroy_double
 #include "convolve_cpu_path.h"
 
 /* Create ----------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@
  *   SUFFIX        f32 or f64: appended to every function's name, and the CpuPlan member
  *   FFTW(name)    fftwf_##name or fftw_##name
  *   OWN_PLAN      cudafft_cpu_own_plan or cudafft_cpu_own_double_plan
+ *   DESTROY_PLAN  cudafft_fftw_destroy or cudafft_fftw_destroy_double (NULL allowed)
  * and CpuFilter, BLOCK, FFT_SIZE, BIN_STRIDE, DIRECT_CHUNK and CLONES; this file undefines its
  * parameters at the end. */
 
@@ -93,19 +94,27 @@ FN(partitioned_plan)(CpuFilter *f, const CudafftConvolveKernel *kernel)
   REAL *h_re = f->h_re, *h_im = f->h_im;
 
   /* Our own aligned arrays, so FFTW may use SIMD; FFTW_ESTIMATE plans at once. Split real and
-   * imaginary parts: the multiply-accumulate reads them as plain arrays. */
+   * imaginary parts: the multiply-accumulate reads them as plain arrays. A split plan runs only on
+   * arrays whose imaginary part lies as far from the real part as where it was planned (FFTW's
+   * new-array execute; a solver may take that distance as a constant, as aarch64's do, which then
+   * write past the arrays): so the input ring's transform is planned on the ring, the kernel's
+   * (kernel_plan, used only here) on the kernel spectra, and the inverse on the sums. */
   const FFTW(iodim) dim = {.n = (int)FFT_SIZE, .is = 1, .os = 1};
   cudafft_fftw_planner_lock();
   f->forward.SUFFIX =
       FFTW(plan_guru_split_dft_r2c)(1, &dim, 0, NULL, blocks, x_re, x_im, FFTW_ESTIMATE);
   f->inverse.SUFFIX =
       FFTW(plan_guru_split_dft_c2r)(1, &dim, 0, NULL, acc_re, acc_im, time, FFTW_ESTIMATE);
+  FFTW(plan)
+  kernel_plan = FFTW(plan_guru_split_dft_r2c)(1, &dim, 0, NULL, time, h_re, h_im, FFTW_ESTIMATE);
   cudafft_fftw_planner_unlock();
   OWN_PLAN(&f->base, f->forward.SUFFIX);
   OWN_PLAN(&f->base, f->inverse.SUFFIX);
-  if (!f->forward.SUFFIX || !f->inverse.SUFFIX)
+  if (!f->forward.SUFFIX || !f->inverse.SUFFIX || !kernel_plan) {
+    DESTROY_PLAN(kernel_plan);
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
                         "CPU backend: FFTW could not plan %zu-point real transforms", FFT_SIZE);
+  }
 
   /* Partition p of a row: taps p B .. p B + B - 1, zero-padded to N, its spectrum scaled by 1/N
    * (exact: N is a power of two) so that the inverse transform needs no scaling. */
@@ -119,9 +128,10 @@ FN(partitioned_plan)(CpuFilter *f, const CudafftConvolveKernel *kernel)
       for (size_t i = 0; i < FFT_SIZE; i++)
         time[i] = i < count ? (REAL)(taps[start + i] * scale) : (REAL)0;
       const size_t offset = (r * parts + p) * BIN_STRIDE;
-      FFTW(execute_split_dft_r2c)(f->forward.SUFFIX, time, h_re + offset, h_im + offset);
+      FFTW(execute_split_dft_r2c)(kernel_plan, time, h_re + offset, h_im + offset);
     }
   }
+  DESTROY_PLAN(kernel_plan);
   return CUDAFFT_STATUS_OK;
 }
 
@@ -193,3 +203,4 @@ FN(partitioned_process)(CpuFilter *f, const void *in, void *out, size_t frames, 
 #undef SUFFIX
 #undef FFTW
 #undef OWN_PLAN
+#undef DESTROY_PLAN

@@ -178,13 +178,28 @@ ensure_slots(CpuMatrix *m, size_t parts)
   if (status != CUDAFFT_STATUS_OK)
     return status;
   uint8_t *re = cpu_alloc(values * m->real), *im = cpu_alloc(values * m->real);
-  if (!re || !im) {
+  /* the input transforms write into the delay line: planned on it (matrix_cpu_path.h says why) */
+  CpuPlan forward = {0};
+  if (re && im) {
+    if (m->format == CUDAFFT_SAMPLE_F64)
+      forward.plan_f64 = plan_forward_f64(m, re, im);
+    else
+      forward.plan_f32 = plan_forward_f32(m, re, im);
+  }
+  if (!re || !im ||
+      !(m->format == CUDAFFT_SAMPLE_F64 ? (void *)forward.plan_f64 : (void *)forward.plan_f32)) {
     fftw_free(re);
     fftw_free(im);
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
-                        "CPU backend: cannot allocate a delay line of %zu MB",
+                        "CPU backend: cannot allocate a delay line of %zu MB, or plan its "
+                        "transforms",
                         megabytes(sat_mul(values, 2 * m->real)));
   }
+  if (m->format == CUDAFFT_SAMPLE_F64)
+    destroy_plan_f64(m->forward.plan_f64);
+  else
+    destroy_plan_f32(m->forward.plan_f32);
+  m->forward = forward;
   const size_t slot_bytes = slot_values * m->real;
   for (size_t q = 0; q < m->cap && q < m->block; q++) {
     const size_t b = m->block - 1 - q;
@@ -234,28 +249,25 @@ cpu_destroy(void *impl)
   free(m);
 }
 
-/* The split-format real transforms of 2L points (FFTW_ESTIMATE: objects are made on every caps
- * change), planned on the object's own arrays, whose alignment every later array shares. */
+/* The inverse split-format real transform of 2L points (FFTW_ESTIMATE: objects are made on every
+ * caps change), planned on the sums it runs on; the forward ones are planned on the arrays they
+ * write (ensure_slots, set_build). */
 static int
 make_plans(CpuMatrix *m)
 {
   fftw_iodim dim = {.n = (int)(2 * m->block_size), .is = 1, .os = 1};
   cudafft_fftw_planner_lock();
   if (m->format == CUDAFFT_SAMPLE_F64) {
-    m->forward.plan_f64 = fftw_plan_guru_split_dft_r2c(1, &dim, 0, NULL, m->time, m->acc_re,
-                                                       m->acc_im, FFTW_ESTIMATE);
     m->inverse.plan_f64 = fftw_plan_guru_split_dft_c2r(1, &dim, 0, NULL, m->acc_re, m->acc_im,
                                                        m->time, FFTW_ESTIMATE);
   } else {
     fftwf_iodim dimf = {.n = dim.n, .is = 1, .os = 1};
-    m->forward.plan_f32 = fftwf_plan_guru_split_dft_r2c(1, &dimf, 0, NULL, m->time, m->acc_re,
-                                                        m->acc_im, FFTW_ESTIMATE);
     m->inverse.plan_f32 = fftwf_plan_guru_split_dft_c2r(1, &dimf, 0, NULL, m->acc_re, m->acc_im,
                                                         m->time, FFTW_ESTIMATE);
   }
   cudafft_fftw_planner_unlock();
-  return m->format == CUDAFFT_SAMPLE_F64 ? m->forward.plan_f64 && m->inverse.plan_f64
-                                         : m->forward.plan_f32 && m->inverse.plan_f32;
+  return m->format == CUDAFFT_SAMPLE_F64 ? m->inverse.plan_f64 != NULL
+                                         : m->inverse.plan_f32 != NULL;
 }
 
 static CudafftStatus

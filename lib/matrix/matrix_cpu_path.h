@@ -7,6 +7,30 @@
  * multiply-accumulate is one loop over bins that the compiler vectorizes. No include guard: meant
  * to be included twice. */
 
+/* A forward (r2c) split plan of 2L points from m->time into re and im: runs only on arrays whose
+ * im lies as far from re as these (FFTW's new-array execute takes that distance as planned; on
+ * aarch64 a solver writes past other arrays), so each pair of spectra arrays has its own. NULL
+ * where FFTW cannot plan it. */
+static FFTW(plan) PATH(plan_forward)(CpuMatrix *m, void *re, void *im)
+{
+  FFTW(iodim) dim = {.n = (int)(2 * m->block_size), .is = 1, .os = 1};
+  cudafft_fftw_planner_lock();
+  FFTW(plan)
+  plan = FFTW(plan_guru_split_dft_r2c)(1, &dim, 0, NULL, (R *)m->time, re, im, FFTW_ESTIMATE);
+  cudafft_fftw_planner_unlock();
+  return plan;
+}
+
+static void
+PATH(destroy_plan)(FFTW(plan) plan)
+{
+  if (!plan)
+    return;
+  cudafft_fftw_planner_lock();
+  FFTW(destroy_plan)(plan);
+  cudafft_fftw_planner_unlock();
+}
+
 /* The spectra of set's non-empty entries into dst: per entry `parts` spectra of its partitions of
  * L taps zero-padded to 2L points, scaled by 1 / 2L (the inverse transform's normalisation). */
 static CudafftStatus
@@ -14,6 +38,10 @@ PATH(set_build)(CpuMatrix *m, const CudafftMatrixSet *set, CpuSet *dst)
 {
   const size_t L = m->block_size, n = 2 * L, stride = m->stride;
   R *time = m->time;
+  FFTW(plan) plan = PATH(plan_forward)(m, dst->re, dst->im);
+  if (!plan)
+    return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
+                        "CPU backend: FFTW could not plan a %zu-point real transform", n);
   for (size_t e = 0; e < set->count; e++) {
     const CudafftMatrixEntry *entry = &set->entries[e];
     const double *h =
@@ -25,10 +53,10 @@ PATH(set_build)(CpuMatrix *m, const CudafftMatrixSet *set, CpuSet *dst)
       for (size_t t = count; t < n; t++)
         time[t] = 0;
       const size_t at = (dst->offset[e] + p) * stride;
-      FFTW(execute_split_dft_r2c)
-      (m->forward.PATH(plan), time, (R *)dst->re + at, (R *)dst->im + at);
+      FFTW(execute_split_dft_r2c)(plan, time, (R *)dst->re + at, (R *)dst->im + at);
     }
   }
+  PATH(destroy_plan)(plan);
   return CUDAFFT_STATUS_OK;
 }
 
