@@ -106,10 +106,16 @@ main() {
     return
   fi
 
-  local sudo=
+  # what scripts/install-deps.sh does not bring: core's parser generators, good's png plugin's
+  # libpng, and venv for the Meson of 1.24 and later (Debian splits it out of python3)
+  local sudo= p missing=()
   [ "$(id -u)" = 0 ] || sudo=sudo
-  if ! command -v flex > /dev/null || ! command -v bison > /dev/null; then
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends flex bison
+  for p in flex bison libpng-dev python3-venv; do
+    dpkg-query -W -f '${Status}' "$p" 2> /dev/null | grep -q 'ok installed' || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    $sudo apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
   fi
 
   meson=meson
