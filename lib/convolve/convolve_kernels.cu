@@ -1,12 +1,13 @@
 /* convolve_kernels.cu: the convolution's kernels, built from the block FFT's device functions.
  *
- * The single-precision (F32) FFT kernels are below, the split path's among them; the F64
- * partitioned path's kernels (the deinterleave, MAC and output around cuFFT's double transforms)
- * and the direct path's tiled kernel (F32 and F64) follow them. Every FFT kernel here runs one N =
- * 4096 point real transform per thread block: the 2048-point complex block_fft (wide plan: 128
- * threads, 16 points each) on the even/odd sample pairs, with real_forward_post / real_inverse_pre
- * around it, in 17 KB of static shared memory (so they run on every architecture, sm_75 included,
- * without raising the shared-memory limit).
+ * The single-precision (F32) FFT kernels are here, the split path's among them, and the fill that
+ * every path uses. The F64 partitioned path's kernels (the deinterleave, MAC and output around
+ * cuFFT's double transforms) are in convolve_f64_kernels.cu, the direct path's tiled kernel (F32
+ * and F64) in convolve_direct_kernels.cu. Every FFT kernel here runs one N = 4096 point real
+ * transform per thread block: the 2048-point complex block_fft (wide plan: 128 threads, 16 points
+ * each) on the even/odd sample pairs, with real_forward_post / real_inverse_pre around it, in 17 KB
+ * of static shared memory (so they run on every architecture, sm_75 included, without raising the
+ * shared-memory limit).
  *
  * Batches: every launch serves the jobs of every convolution object in an executor batch. A kernel
  * takes the jobs' descriptors and a map from unit to job (convolve_kernels.h); a thread block reads
@@ -43,6 +44,7 @@
  * bench/HISTORY.md. */
 
 #include "block_fft.cuh"
+#include "convolve_launch.cuh"
 #include "convolve_kernels.h"
 #include "global_memory.cuh"
 #include "twiddles.h"
@@ -614,8 +616,6 @@ __launch_bounds__(kThreads)
   }
 }
 
-constexpr int kFlatThreads = 256;
-constexpr int kDirectUnit = CUDAFFT_CONVOLVE_DIRECT_UNIT;
 static_assert(kConvBlock % kFlatThreads == 0, "a deinterleave unit is whole rounds of threads");
 
 /* A job's interleaved samples [first, first + B) (one unit) to its signal rows: channel c's frame i
@@ -841,275 +841,6 @@ __launch_bounds__(kFlatThreads) split_add_kernel(const CudafftConvolveSplitJob *
   }
 }
 
-/* The direct path -------------------------------------------------------------------------- */
-
-constexpr int kDirectThreads = 256;
-constexpr int kDirectOutputs = 4;   /* consecutive frames of one channel per thread */
-constexpr int kDirectTapChunk = 64; /* taps staged at a time */
-constexpr int kDirectMaxTileChannels = 32;
-static_assert(CUDAFFT_CONVOLVE_DIRECT_TILE_FRAMES(1) == kDirectOutputs * kDirectThreads,
-              "the header's tile shape is the kernel's");
-/* A tile's shared memory, in elements: its taps chunk (kernel_rows > 1: one row per channel) and
- * its input window (the tile's frames and the kDirectTapChunk - 1 before them, rounded up to whole
- * phase rows: at most 3 frames more). */
-constexpr int kDirectWindowMost =
-    kDirectOutputs * kDirectThreads + (kDirectTapChunk + 2) * kDirectMaxTileChannels;
-constexpr int kDirectTapsMost = kDirectTapChunk * kDirectMaxTileChannels;
-constexpr int kDirectShared = kDirectWindowMost + kDirectTapsMost;
-static_assert(kDirectShared * sizeof(double) <= 48 * 1024, "static shared memory");
-
-__device__ __forceinline__ double
-mixed(double y, double x, double wet_gain, double dry_gain)
-{
-  return dry_gain != 0.0 ? y * wet_gain + x * dry_gain : y * wet_gain;
-}
-
-__device__ __forceinline__ float
-fused_mac(float h, float x, float acc)
-{
-  return fmaf(h, x, acc);
-}
-
-__device__ __forceinline__ double
-fused_mac(double h, double x, double acc)
-{
-  return fma(h, x, acc);
-}
-
-/* One tile of a direct job (CudafftConvolveDirectJob) in T, the format's type: thread (cl, g)
- * sums output frames n0 + 4 g + r (r < 4) of channel c0 + cl. Per chunk of taps the block stages
- * the taps and the window of input frames they reach (from the job's input, or from the ring for
- * frames before the job's first), then each thread runs k ascending over the chunk with its four
- * inputs in registers, sliding by one frame per tap: one shared load per tap for four
- * multiply-adds, where a thread per output with global loads read a tap and a sample per
- * multiply-add. The window is stored in four phases (frame j at phase j mod 4, row j / 4), so
- * that the threads of a warp, whose frames are 4 apart, read adjacent words. */
-template <typename T>
-__device__ __forceinline__ void
-direct_tile(const CudafftConvolveDirectJob &job, uint32_t unit, T *smem)
-{
-  const int channels = job.channels, taps_count = job.taps_count;
-  const int tc = CUDAFFT_CONVOLVE_DIRECT_TILE_CHANNELS(channels);
-  const int groups = kDirectThreads / tc, tile_frames = kDirectOutputs * groups;
-  const int channel_tiles = (channels + tc - 1) / tc;
-  const int c0 = (int)(unit % (uint32_t)channel_tiles) * tc;
-  const long long n0 = (long long)(unit / (uint32_t)channel_tiles) * tile_frames;
-  const long long frames = (long long)job.frames;
-  const int ring_frames = taps_count - 1;
-  const int tap_rows = job.kernel_rows > 1 ? tc : 1;
-  const int window = tile_frames + kDirectTapChunk - 1;
-  const int phase_rows = (window + 3) / 4;
-  T *taps = smem, *win = smem + kDirectTapsMost;
-  const T *__restrict__ in = static_cast<const T *>(job.in);
-  const T *__restrict__ ring = static_cast<const T *>(job.history);
-  const T *__restrict__ h = static_cast<const T *>(job.taps);
-  const int t = threadIdx.x, cl = t % tc, g = t / tc;
-  const bool active = g < groups;
-  T acc[kDirectOutputs];
-#pragma unroll
-  for (int r = 0; r < kDirectOutputs; ++r)
-    acc[r] = T(0);
-  for (int k0 = 0; k0 < taps_count; k0 += kDirectTapChunk) {
-    const int kcount = min(kDirectTapChunk, taps_count - k0);
-    __syncthreads(); /* the previous chunk's reads are done */
-    for (int i = t; i < kcount * tap_rows; i += kDirectThreads) {
-      const int kk = i / tap_rows, row = c0 + i % tap_rows;
-      taps[i] =
-          row < channels ? h[(size_t)(job.kernel_rows > 1 ? row : 0) * taps_count + k0 + kk] : T(0);
-    }
-    /* frame n0 - k0 - (chunk - 1) + j at window position j */
-    const long long first = n0 - k0 - (kDirectTapChunk - 1);
-    for (int i = t; i < window * tc; i += kDirectThreads) {
-      const int j = i / tc, l = i % tc, c = c0 + l;
-      const long long n = first + j;
-      T v = T(0);
-      if (c < channels && n < frames && n >= -(long long)ring_frames) {
-        if (n >= 0)
-          v = in[(size_t)n * channels + c];
-        else
-          v = ring[(size_t)((job.history_head + ring_frames + n) % ring_frames) * channels + c];
-      }
-      win[((j & 3) * phase_rows + (j >> 2)) * tc + l] = v;
-    }
-    __syncthreads();
-    if (!active)
-      continue;
-    /* x[n0 + 4 g + r - k] sits at window position 4 g + r + chunk - 1 - (k - k0) */
-    auto at = [&](int j) { return win[((j & 3) * phase_rows + (j >> 2)) * tc + cl]; };
-    T x[kDirectOutputs];
-#pragma unroll
-    for (int r = 0; r < kDirectOutputs; ++r)
-      x[r] = at(4 * g + r + kDirectTapChunk - 1);
-    const T *ht = taps + (tap_rows > 1 ? cl : 0);
-    for (int kk = 0; kk < kcount; ++kk) {
-      const T hk = ht[kk * tap_rows];
-#pragma unroll
-      for (int r = 0; r < kDirectOutputs; ++r)
-        acc[r] = fused_mac(hk, x[r], acc[r]);
-      if (kk + 1 < kcount) {
-#pragma unroll
-        for (int r = kDirectOutputs - 1; r > 0; --r)
-          x[r] = x[r - 1];
-        x[0] = at(4 * g + kDirectTapChunk - 2 - kk);
-      }
-    }
-  }
-  const int c = c0 + cl;
-  if (!active || c >= channels)
-    return;
-  T *out = static_cast<T *>(job.out);
-  const T wet_gain = (T)job.wet_gain, dry_gain = (T)job.dry_gain;
-#pragma unroll
-  for (int r = 0; r < kDirectOutputs; ++r) {
-    const long long n = n0 + 4 * g + r;
-    if (n < frames) {
-      const size_t i = (size_t)n * channels + c;
-      out[i] = mixed(acc[r], dry_gain != T(0) ? in[i] : T(0), wet_gain, dry_gain);
-    }
-  }
-}
-
-/* One tile per thread block; F32 and F64 jobs share a launch (each block takes its job's type). */
-__global__ void
-__launch_bounds__(kDirectThreads) direct_kernel(const CudafftConvolveDirectJob *__restrict__ jobs,
-                                                const CudafftConvolveUnit *__restrict__ units)
-{
-  __shared__ double smem[kDirectShared];
-  const CudafftConvolveUnit u = units[blockIdx.x];
-  const CudafftConvolveDirectJob &job = jobs[u.job];
-  if (job.format == CUDAFFT_SAMPLE_F64)
-    direct_tile<double>(job, u.unit, smem);
-  else
-    direct_tile<float>(job, u.unit, reinterpret_cast<float *>(smem));
-}
-
-/* Sample i of the job's last min(frames, taps_count - 1) frames to its place in the ring. */
-template <typename T>
-__device__ __forceinline__ void
-append_sample(const CudafftConvolveDirectJob &job, size_t i)
-{
-  const size_t channels = (unsigned)job.channels, ring_frames = (size_t)job.taps_count - 1;
-  const size_t kept = job.frames < ring_frames ? job.frames : ring_frames;
-  const size_t f = job.frames - kept + i / channels, c = i % channels;
-  static_cast<T *>(job.history)[((job.history_head + f) % ring_frames) * channels + c] =
-      static_cast<const T *>(job.in)[f * channels + c];
-}
-
-__global__ void
-__launch_bounds__(kDirectUnit) append_kernel(const CudafftConvolveDirectJob *__restrict__ jobs,
-                                             const CudafftConvolveUnit *__restrict__ units)
-{
-  const CudafftConvolveUnit u = units[blockIdx.x];
-  const CudafftConvolveDirectJob &job = jobs[u.job];
-  const size_t ring_frames = (size_t)job.taps_count - 1;
-  const size_t kept = job.frames < ring_frames ? job.frames : ring_frames;
-  const size_t i = (size_t)u.unit * kDirectUnit + threadIdx.x;
-  if (i >= kept * (unsigned)job.channels)
-    return;
-  if (job.format == CUDAFFT_SAMPLE_F64)
-    append_sample<double>(job, i);
-  else
-    append_sample<float>(job, i);
-}
-
-/* The partitioned path in double -------------------------------------------------------------- */
-
-constexpr int kConvN = CUDAFFT_CONVOLVE_FFT_SIZE;
-
-/* A job's interleaved samples [unit B, unit B + B) to its frames: sample (frame i, channel c) of
- * block q is point B + i of frame q channels + c and point i of the next block's frame. Units
- * below `channels` also copy channel `unit`'s previous block to the first half of its frame 0. */
-__global__ void
-__launch_bounds__(kFlatThreads)
-    deinterleave64_kernel(const CudafftConvolveBlocks64Job *__restrict__ jobs,
-                          const CudafftConvolveUnit *__restrict__ units)
-{
-  const CudafftConvolveUnit u = units[blockIdx.x];
-  const CudafftConvolveBlocks64Job &job = jobs[u.job];
-  const size_t channels = (unsigned)job.channels, first = (size_t)u.unit * kConvBlock;
-  const size_t last_block = (size_t)job.blocks - 1;
-  for (int j = threadIdx.x; j < kConvBlock; j += kFlatThreads) {
-    const size_t i = first + j, frame = i / channels, c = i % channels;
-    const size_t q = frame / kConvBlock, at = frame % kConvBlock;
-    const double v = job.in[i];
-    job.frames[(q * channels + c) * kConvN + kConvBlock + at] = v;
-    if (q < last_block)
-      job.frames[((q + 1) * channels + c) * kConvN + at] = v;
-    else
-      job.next_previous[c * kConvBlock + at] = v;
-  }
-  if (u.unit < channels)
-    for (int j = threadIdx.x; j < kConvBlock; j += kFlatThreads)
-      job.frames[(size_t)u.unit * kConvN + j] = job.previous[(size_t)u.unit * kConvBlock + j];
-}
-
-__device__ __forceinline__ double2
-cmac(double2 acc, double2 x, double2 h)
-{
-  acc.x = fma(x.x, h.x, fma(-x.y, h.y, acc.x));
-  acc.y = fma(x.x, h.y, fma(x.y, h.x, acc.y));
-  return acc;
-}
-
-/* Transform b = q channels + c: its sums over the partitions, p ascending, one bin per thread at a
- * time (adjacent threads adjacent bins: 16-byte loads, coalesced). */
-__global__ void
-__launch_bounds__(kFlatThreads) mac64_kernel(const CudafftConvolveBlocks64Job *__restrict__ jobs,
-                                             const CudafftConvolveUnit *__restrict__ units)
-{
-  const CudafftConvolveUnit u = units[blockIdx.x];
-  const CudafftConvolveBlocks64Job &job = jobs[u.job];
-  const int channels = job.channels, slots = job.slots, partitions = job.partitions;
-  const int q = (int)u.unit / channels, c = (int)u.unit % channels;
-  const int row = job.kernel_rows > 1 ? c : 0;
-  int newest = job.first_slot + q;
-  if (newest >= slots)
-    newest -= slots;
-  const double2 *h_rows = job.spectra + (size_t)row * partitions * kConvPitch;
-  double2 *sums = job.sums + (size_t)u.unit * kConvPitch;
-  for (int k = threadIdx.x; k <= kConvBlock; k += kFlatThreads) {
-    double2 acc = make_double2(0.0, 0.0);
-    int slot = newest;
-    for (int p = 0; p < partitions; ++p) {
-      const double2 x = job.ring[((size_t)slot * channels + c) * kConvPitch + k];
-      acc = cmac(acc, x, __ldg(&h_rows[(size_t)p * kConvPitch + k]));
-      slot = slot == 0 ? slots - 1 : slot - 1;
-    }
-    sums[k] = acc;
-  }
-}
-
-/* The kept half of each inverse transform, mixed with the block's input, interleaved: units as the
- * deinterleave's. */
-__global__ void
-__launch_bounds__(kFlatThreads) output64_kernel(const CudafftConvolveBlocks64Job *__restrict__ jobs,
-                                                const CudafftConvolveUnit *__restrict__ units)
-{
-  const CudafftConvolveUnit u = units[blockIdx.x];
-  const CudafftConvolveBlocks64Job &job = jobs[u.job];
-  const size_t channels = (unsigned)job.channels, first = (size_t)u.unit * kConvBlock;
-  const double wet_gain = job.wet_gain, dry_gain = job.dry_gain;
-  for (int j = threadIdx.x; j < kConvBlock; j += kFlatThreads) {
-    const size_t i = first + j, frame = i / channels, c = i % channels;
-    const size_t at =
-        ((frame / kConvBlock) * channels + c) * kConvN + kConvBlock + frame % kConvBlock;
-    job.out[i] = mixed(job.time[at], dry_gain != 0.0 ? job.frames[at] : 0.0, wet_gain, dry_gain);
-  }
-}
-
-__global__ void
-__launch_bounds__(kFlatThreads)
-    spectra64_frames_kernel(const CudafftConvolveSpectra64Job *__restrict__ jobs,
-                            const CudafftConvolveUnit *__restrict__ units)
-{
-  const CudafftConvolveUnit u = units[blockIdx.x];
-  const CudafftConvolveSpectra64Job &job = jobs[u.job];
-  const size_t first = (size_t)u.unit * kConvBlock;
-  double *frame = job.frames + (size_t)u.unit * kConvN;
-  for (int j = threadIdx.x; j < kConvN; j += kFlatThreads)
-    frame[j] = j < kConvBlock && first + j < job.count ? job.taps[first + j] * (1.0 / kConvN) : 0.0;
-}
-
 /* Fill jobs: row y of thread blocks does job y's ranges, each grid-stride over its elements. */
 __global__ void
 __launch_bounds__(kFlatThreads) fill_kernel(const CudafftConvolveFillJob *__restrict__ jobs)
@@ -1129,32 +860,11 @@ __launch_bounds__(kFlatThreads) fill_kernel(const CudafftConvolveFillJob *__rest
   }
 }
 
-/* A batched launch's grid: one thread block per unit, within int (and so the grid's x limit). */
-bool
-launchable(size_t units)
-{
-  return units <= (size_t)INT_MAX;
-}
-
 /* MAC launches of fewer transforms than this (under two thread blocks per SM on an H100) take the
  * deeper-pipelined variant (Depth 2). */
 constexpr size_t kSmallMacLaunch = 256;
 /* Fill launches: at most this many thread blocks per job (they stride over the rest). */
 constexpr size_t kFillBlocks = 1024;
-
-/* A batched launch: `count` units, one thread block of `threads` each; nothing for none. */
-template <typename... Params, typename... Args>
-cudaError_t
-launch_units(void (*kernel)(Params...), size_t count, int threads, cudaStream_t stream,
-             Args... args)
-{
-  if (!launchable(count))
-    return cudaErrorInvalidValue;
-  if (count == 0)
-    return cudaSuccess;
-  kernel<<<(unsigned)count, threads, 0, stream>>>(args...);
-  return cudaGetLastError();
-}
 
 } // namespace
 
@@ -1244,18 +954,6 @@ cudafft_convolve_fused_planar_launch(const float *in, size_t in_hop, size_t bloc
 }
 
 extern "C" cudaError_t
-cudafft_convolve_direct_launch(const CudafftConvolveDirectJob *jobs,
-                               const CudafftConvolveUnit *units, size_t count,
-                               const CudafftConvolveUnit *append_units, size_t append_count,
-                               cudaStream_t stream)
-{
-  const cudaError_t error = launch_units(direct_kernel, count, kDirectThreads, stream, jobs, units);
-  if (error != cudaSuccess)
-    return error;
-  return launch_units(append_kernel, append_count, kDirectUnit, stream, jobs, append_units);
-}
-
-extern "C" cudaError_t
 cudafft_convolve_split_launch(const CudafftConvolveSplitJob *jobs,
                               const CudafftConvolveUnit *run_units, size_t runs,
                               const CudafftConvolveUnit *head_units, size_t heads,
@@ -1286,37 +984,6 @@ cudafft_convolve_split_mac_launch(const CudafftConvolveSplitJob *jobs,
                                   cudaStream_t stream)
 {
   return launch_units(split_mac_kernel, count, kSplitMacThreads, stream, jobs, units);
-}
-
-extern "C" cudaError_t
-cudafft_convolve_deinterleave64_launch(const CudafftConvolveBlocks64Job *jobs,
-                                       const CudafftConvolveUnit *units, size_t count,
-                                       cudaStream_t stream)
-{
-  return launch_units(deinterleave64_kernel, count, kFlatThreads, stream, jobs, units);
-}
-
-extern "C" cudaError_t
-cudafft_convolve_mac64_launch(const CudafftConvolveBlocks64Job *jobs,
-                              const CudafftConvolveUnit *units, size_t count, cudaStream_t stream)
-{
-  return launch_units(mac64_kernel, count, kFlatThreads, stream, jobs, units);
-}
-
-extern "C" cudaError_t
-cudafft_convolve_output64_launch(const CudafftConvolveBlocks64Job *jobs,
-                                 const CudafftConvolveUnit *units, size_t count,
-                                 cudaStream_t stream)
-{
-  return launch_units(output64_kernel, count, kFlatThreads, stream, jobs, units);
-}
-
-extern "C" cudaError_t
-cudafft_convolve_spectra64_frames_launch(const CudafftConvolveSpectra64Job *jobs,
-                                         const CudafftConvolveUnit *units, size_t count,
-                                         cudaStream_t stream)
-{
-  return launch_units(spectra64_frames_kernel, count, kFlatThreads, stream, jobs, units);
 }
 
 extern "C" cudaError_t
