@@ -80,7 +80,7 @@
 
 #include <cudafft/convolve.h>
 #include "gstcudaconvolveir.h"
-#include "gstcudafftcontext.h"
+#include "gstcudafftcudamemory.h"
 #include "gstcudafftproperties.h"
 
 #include <gst/audio/audio.h>

@@ -50,7 +50,7 @@
 
 #include <cudafft/stft.h>
 #include "gstcudafftcaps.h"
-#include "gstcudafftcontext.h"
+#include "gstcudafftcudamemory.h"
 #include "gstcudafftproperties.h"
 
 #include <gst/audio/audio.h>

@@ -568,7 +568,7 @@ gst_cudafft_audio_filter_stop(GstBaseTransform *trans)
 }
 
 /* The output in CUDA memory where downstream names it (our elements, an appsink with those caps),
- * in system memory where downstream takes anything (gstcudafftcontext.h); caps of one kind only
+ * in system memory where downstream takes anything (gstcudafftcudamemory.h); caps of one kind only
  * (an element on the CPU, a passthrough) stay as they are. */
 static GstCaps *
 gst_cudafft_audio_filter_fixate_caps(GstBaseTransform *trans, GstPadDirection direction,

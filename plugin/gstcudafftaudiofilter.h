@@ -153,7 +153,7 @@ GstBuffer *gst_cudafft_audio_filter_map_output(GstCudafftAudioFilter *filter, gs
                                                gsize spare, gboolean cuda, GstMapInfo *map);
 void gst_cudafft_audio_filter_unmap_output(GstBuffer *buffer, GstMapInfo *map);
 
-/* CUDA memory (gstcudafftcontext.h) ------------------------------------------------------------ */
+/* CUDA memory (gstcudafftcudamemory.h) --------------------------------------------------------- */
 
 /* Whether the element takes part in the pipeline's CUDA context and may exchange CUDA memory: not
  * with backend=cpu, nor without a usable GPU or GStreamer's CUDA library. Any thread. */
@@ -217,7 +217,7 @@ gboolean gst_cudafft_audio_filter_check_memory(GstCudafftAudioFilter *filter, Gs
                                                GstCaps *outcaps);
 
 /* An output buffer of `bytes` bytes of CUDA memory of the element's context (one GstCudaMemory,
- * laid out as gstcudafftcontext.h says). NULL, with a GST_ELEMENT_ERROR posted, where there is
+ * laid out as gstcudafftcudamemory.h says). NULL, with a GST_ELEMENT_ERROR posted, where there is
  * none. */
 GstBuffer *gst_cudafft_audio_filter_cuda_output(GstCudafftAudioFilter *filter, gsize bytes);
 

@@ -6,7 +6,7 @@
 #define GST_CUDAFFT_AUDIO_FILTER_PRIVATE_H
 
 #include "gstcudafftaudiofilter.h"
-#include "gstcudafftcontext.h"
+#include "gstcudafftcudamemory.h"
 #include "gstcudaffterrors.h"
 #include "gstcudaffthostmemory.h"
 

@@ -45,7 +45,7 @@
 
 #include <cudafft/stft.h>
 #include "gstcudafftcaps.h"
-#include "gstcudafftcontext.h"
+#include "gstcudafftcudamemory.h"
 
 #include <gst/audio/audio.h>
 

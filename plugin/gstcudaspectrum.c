@@ -118,7 +118,7 @@
 #include "gstcudafftfanout.h"
 #include "gstcudafftbus.h"
 #include "gstcudafftcaps.h"
-#include "gstcudafftcontext.h"
+#include "gstcudafftcudamemory.h"
 #include "gstcudafftfence.h"
 #include "gstcudafftproperties.h"
 #include "gstcudaspectrumbands.h"

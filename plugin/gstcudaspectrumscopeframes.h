@@ -13,7 +13,7 @@
 #ifndef GST_CUDA_SPECTRUM_SCOPE_FRAMES_H
 #define GST_CUDA_SPECTRUM_SCOPE_FRAMES_H
 
-#include "gstcudafftcontext.h"
+#include "gstcudafftcudamemory.h"
 
 #include <cudafft/scope.h>
 

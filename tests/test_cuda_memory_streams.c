@@ -1,5 +1,5 @@
 /* test_cuda_memory_streams.c: GStreamer 1.24's CUDA memory with a CUDA stream into our elements
- * (plugin/gstcudafftcontext.c, sync_memory_stream), on a GPU; built against GStreamer 1.24 or
+ * (plugin/gstcudafftcudamemory.c, sync_memory_stream), on a GPU; built against GStreamer 1.24 or
  * newer with gstreamer-cuda-1.0 (suite cuda-memory, cuda only: without a device there is no CUDA
  * memory to make).
  *

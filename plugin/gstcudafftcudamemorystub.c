@@ -1,7 +1,7 @@
-/* gstcudafftnocontext.c: gstcudafftcontext.h for builds without GStreamer's CUDA library
- * (gstreamer-cuda-1.0): no context to share and no CUDA memory; every element negotiates system
- * memory and its engines run where the library puts them. */
-#include "gstcudafftcontext.h"
+/* gstcudafftcudamemorystub.c: gstcudafftcontext.h and gstcudafftcudamemory.h for builds without
+ * GStreamer's CUDA library (gstreamer-cuda-1.0): no context to share and no CUDA memory; every
+ * element negotiates system memory and its engines run where the library puts them. */
+#include "gstcudafftcudamemory.h"
 
 #include <string.h>
 
