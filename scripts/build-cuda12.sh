@@ -129,8 +129,10 @@ if [ ! -d "$builddir" ]; then
     -Dcuda_link_args="-L$root/lib64 -Xlinker=-rpath=$root/lib64"
 fi
 ninja -C "$builddir" -j"${JOBS:-2}"
-# what was built links CUDA 12's runtime, not the system's CUDA 13
-if ! ldd "$builddir"/lib/libcudafft.so | grep -q "$root/lib64/libcudart.so.12"; then
+# what was built links CUDA 12's runtime, not the system's CUDA 13 (ldd's output taken whole: with
+# pipefail, `ldd | grep -q` fails when grep stops reading at the match and ldd gets SIGPIPE)
+linked=$(ldd "$builddir"/lib/libcudafft.so)
+if ! grep -q "$root/lib64/libcudart.so.12" <<< "$linked"; then
   echo "build-cuda12: $builddir/lib/libcudafft.so does not link CUDA 12's runtime:" >&2
   ldd "$builddir"/lib/libcudafft.so >&2
   exit 1
