@@ -347,6 +347,23 @@ read_samples(Pipe *p, gsize *count)
   return values;
 }
 
+/* A filter's output against the double-precision model: every value finite, the relative L2
+ * error within CONVOLVE_TOLERANCE. */
+static void
+check_filtered(const Pipe *p, const double *got, const double *want, gsize count)
+{
+  double err2 = 0.0, ref2 = 0.0;
+  gsize nonfinite = 0;
+  for (gsize i = 0; i < count; i++) {
+    nonfinite += !isfinite(got[i]);
+    err2 += (got[i] - want[i]) * (got[i] - want[i]);
+    ref2 += want[i] * want[i];
+  }
+  fail_unless(nonfinite == 0 && sqrt(err2 / ref2) <= CONVOLVE_TOLERANCE,
+              "%s: %zu values not finite, relative L2 error %.3g (tolerance %g)", p->label,
+              nonfinite, sqrt(err2 / ref2), CONVOLVE_TOLERANCE);
+}
+
 /* drain-tail (the default): input + taps - 1 frames of y = h * x. */
 static void
 check_convolve(Pipe *p)
@@ -359,16 +376,7 @@ check_convolve(Pipe *p)
               expected * channels);
   double *want = convolve_reference(p->taps, p->n_taps, 1, p->signal.values, channels,
                                     p->signal.frames, expected);
-  double err2 = 0.0, ref2 = 0.0;
-  gsize nonfinite = 0;
-  for (gsize i = 0; i < count; i++) {
-    nonfinite += !isfinite(got[i]);
-    err2 += (got[i] - want[i]) * (got[i] - want[i]);
-    ref2 += want[i] * want[i];
-  }
-  fail_unless(nonfinite == 0 && sqrt(err2 / ref2) <= CONVOLVE_TOLERANCE,
-              "%s: %zu values not finite, relative L2 error %.3g (tolerance %g)", p->label,
-              nonfinite, sqrt(err2 / ref2), CONVOLVE_TOLERANCE);
+  check_filtered(p, got, want, count);
   free(want);
   g_free(got);
 }
@@ -393,16 +401,7 @@ check_matrix(Pipe *p)
       for (gsize n = 0; n < expected; n++)
         want[n * outputs + j] += term[n];
     }
-  double err2 = 0.0, ref2 = 0.0;
-  gsize nonfinite = 0;
-  for (gsize i = 0; i < count; i++) {
-    nonfinite += !isfinite(got[i]);
-    err2 += (got[i] - want[i]) * (got[i] - want[i]);
-    ref2 += want[i] * want[i];
-  }
-  fail_unless(nonfinite == 0 && sqrt(err2 / ref2) <= CONVOLVE_TOLERANCE,
-              "%s: %zu values not finite, relative L2 error %.3g (tolerance %g)", p->label,
-              nonfinite, sqrt(err2 / ref2), CONVOLVE_TOLERANCE);
+  check_filtered(p, got, want, count);
   g_free(term);
   g_free(want);
   g_free(got);
