@@ -93,17 +93,21 @@ promote(CpuMatrix *m)
 #define R float
 #define FFTW(x) fftwf_##x
 #define PATH(x) x##_f32
+#define DESTROY_PLAN cudafft_fftw_destroy
 #include "matrix_cpu_path.h"
 #undef R
 #undef FFTW
 #undef PATH
+#undef DESTROY_PLAN
 #define R double
 #define FFTW(x) fftw_##x
 #define PATH(x) x##_f64
+#define DESTROY_PLAN cudafft_fftw_destroy_double
 #include "matrix_cpu_path.h"
 #undef R
 #undef FFTW
 #undef PATH
+#undef DESTROY_PLAN
 
 /* Refuses, before anything is allocated, arrays that exceed the machine's memory: allocations
  * that large may succeed under overcommit and end in an OOM kill when touched. */
@@ -196,9 +200,9 @@ ensure_slots(CpuMatrix *m, size_t parts)
                         megabytes(sat_mul(values, 2 * m->real)));
   }
   if (m->format == CUDAFFT_SAMPLE_F64)
-    destroy_plan_f64(m->forward.plan_f64);
+    cudafft_fftw_destroy_double(m->forward.plan_f64);
   else
-    destroy_plan_f32(m->forward.plan_f32);
+    cudafft_fftw_destroy(m->forward.plan_f32);
   m->forward = forward;
   const size_t slot_bytes = slot_values * m->real;
   for (size_t q = 0; q < m->cap && q < m->block; q++) {
@@ -225,19 +229,13 @@ cpu_destroy(void *impl)
   set_free(&m->cur);
   set_free(&m->next);
   set_free(&m->queued);
-  cudafft_fftw_planner_lock();
   if (m->format == CUDAFFT_SAMPLE_F64) {
-    if (m->forward.plan_f64)
-      fftw_destroy_plan(m->forward.plan_f64);
-    if (m->inverse.plan_f64)
-      fftw_destroy_plan(m->inverse.plan_f64);
+    cudafft_fftw_destroy_double(m->forward.plan_f64);
+    cudafft_fftw_destroy_double(m->inverse.plan_f64);
   } else {
-    if (m->forward.plan_f32)
-      fftwf_destroy_plan(m->forward.plan_f32);
-    if (m->inverse.plan_f32)
-      fftwf_destroy_plan(m->inverse.plan_f32);
+    cudafft_fftw_destroy(m->forward.plan_f32);
+    cudafft_fftw_destroy(m->inverse.plan_f32);
   }
-  cudafft_fftw_planner_unlock();
   fftw_free(m->fdl_re);
   fftw_free(m->fdl_im);
   fftw_free(m->prev);

@@ -2,7 +2,8 @@
  * once for float (F32 streams, FFTW single) and once for double (F64 streams, FFTW double) with
  *   R        the real type,
  *   FFTW(x)  FFTW's name x in that precision (fftwf_x or fftw_x),
- *   PATH(x)  this file's name x for that precision (x_f32, x_f64), matrix_values.h's too.
+ *   PATH(x)  this file's name x for that precision (x_f32, x_f64), matrix_values.h's too,
+ *   DESTROY_PLAN  fftw_planner.h's destroy in that precision (under the planner's lock).
  * Arrays are split spectra (re and im apart, `stride` values a spectrum), so that the
  * multiply-accumulate is one loop over bins that the compiler vectorizes. No include guard: meant
  * to be included twice. */
@@ -19,16 +20,6 @@ static FFTW(plan) PATH(plan_forward)(CpuMatrix *m, void *re, void *im)
   plan = FFTW(plan_guru_split_dft_r2c)(1, &dim, 0, NULL, (R *)m->time, re, im, FFTW_ESTIMATE);
   cudafft_fftw_planner_unlock();
   return plan;
-}
-
-static void
-PATH(destroy_plan)(FFTW(plan) plan)
-{
-  if (!plan)
-    return;
-  cudafft_fftw_planner_lock();
-  FFTW(destroy_plan)(plan);
-  cudafft_fftw_planner_unlock();
 }
 
 /* The spectra of set's non-empty entries into dst: per entry `parts` spectra of its partitions of
@@ -56,7 +47,7 @@ PATH(set_build)(CpuMatrix *m, const CudafftMatrixSet *set, CpuSet *dst)
       FFTW(execute_split_dft_r2c)(plan, time, (R *)dst->re + at, (R *)dst->im + at);
     }
   }
-  PATH(destroy_plan)(plan);
+  DESTROY_PLAN(plan);
   return CUDAFFT_STATUS_OK;
 }
 
