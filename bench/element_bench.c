@@ -9,7 +9,7 @@
  * element time each input buffer from its arrival to the push of its frames: the median and 99th
  * percentile of that are the per-buffer cost.
  *
- * --chain (issue 30) times `cudafft ! LINK ! cudaifft ! fakesink` on the GPU instead, the frames
+ * --chain times `cudafft ! LINK ! cudaifft ! fakesink` on the GPU instead, the frames
  * between the two in CUDA memory (LINK audio/x-fft(memory:CUDAMemory): written and read on the
  * device) and in system memory (audio/x-fft: down to the host and up again), in place of the two
  * backends; the per-buffer figures are still cudafft's own.

@@ -90,7 +90,7 @@ static const Element elements[] = {
     /* the analysis without messages: the engine's share of spectrum's cost */
     {"spectrum-silent", "cudaspectrum", "bands=1025 interval=16666667 post-messages=false", 0.0,
      1.0, FALSE, FALSE, FALSE},
-    /* issue 30: cudafft ! cudaifft with the frames between them in system memory and in CUDA
+    /* cudafft ! cudaifft with the frames between them in system memory and in CUDA
      * memory (the GPU only: --backends cuda); the per-buffer times are cudafft's */
     {"fft-ifft", "cudafft", "fft-size=4096 hop=2048 ! audio/x-fft ! cudaifft backend=cuda", 0.0,
      1.0, FALSE, FALSE, TRUE},

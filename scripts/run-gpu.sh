@@ -5,7 +5,7 @@
 #  2. the whole suite (nothing may skip there, but multigpu-cuda and device-errors-cuda on a host
 #     with one GPU: they skip the parts that need two, saying so; scripts/run-multigpu.sh runs them
 #     on two); MESON_TEST_ARGS, when set, goes to meson test: on a two-H200 host the whole suite
-#     ran past one device command's 10 minutes (2026-11-27), so split it over two calls, e.g. with
+#     runs past one device command's 10 minutes, so split it over two calls, e.g. with
 #     MESON_TEST_ARGS="--no-suite memory --no-suite load" and then "--suite memory --suite load";
 #  3. with SANITIZE=1, compute-sanitizer over the library's CUDA test programs, side by side:
 #     memcheck with --leak-check full over fft-accuracy, fft-device, fft-signals, stft, spectrum,

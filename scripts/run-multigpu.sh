@@ -13,7 +13,7 @@
 #     2048- and 128-sample blocks (2048 first: the longer rows come last, where a cut costs
 #     least), 4096 channels in 4 objects (what one GPU holds in real time at 128) and 8192 in 8,
 #     and one stereo instance (16384 channels, 128 GB of state, took a minute to make on 2x H200
-#     and do not fit an H100: the 2026-11-27 run spent its limit there);
+#     and do not fit an H100: a run there spends its limit on them);
 #  5. streams-bench with D = 1 and D = 2 on the rows whose per-stream work is the device's:
 #     cudaconvolve with 10 s responses, 256 and 1024 pipelines;
 #  6. tests/test_device_memory (suite devices): every _device entry point refuses memory of the

@@ -33,7 +33,7 @@
  * partition, a wrong blend or mix costs orders of magnitude more. Windows rather than the whole
  * stream so that one wrong block cannot hide in a long stream. */
 #define TOLERANCE 1e-5
-/* F64 streams are filtered in double end to end (issue 16): a double FFT's error over a few
+/* F64 streams are filtered in double end to end: a double FFT's error over a few
  * thousand points and the sums of P products stay near 1e-15 relative, the direct sum's near
  * 1e-16; anything that passes through a float costs 1e-8. */
 #define TOLERANCE_F64 1e-12
@@ -1133,7 +1133,7 @@ check_direct_backend(CudafftBackend backend, CudafftSampleFormat format, double 
     }
 }
 
-/* F64 in double end to end (issue 16), on its own so that each backend's double precision is
+/* F64 in double end to end, on its own so that each backend's double precision is
  * checked in one place: a delayed delta returns every input sample's bits on the direct path
  * (taps < 64, mix 1); random kernels of 1, 63, 64, 2047, 2048 and 48000 taps on 1, 2 and 6
  * channels in random pushes match the double reference within TOLERANCE_F64 on both paths; the

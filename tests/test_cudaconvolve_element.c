@@ -1515,9 +1515,8 @@ GST_START_TEST(test_bad_kernel_refused)
 GST_END_TEST;
 
 /* Taps beyond the float range (1e39: finite as a double, Inf once rounded to the float the filter
- * runs in) are refused like NaN taps, on F32 and F64 streams alike (double-precision filtering of
- * F64, issue 16, will lift that for F64): a WARNING, and the old kernel stays, set before the start
- * or while playing. Before, they were taken, and a single impulse on an F64 stream turned every
+ * runs in) are refused like NaN taps, on F32 and F64 streams alike: a WARNING, and the old kernel
+ * stays, set before the start or while playing. Taken, a single such impulse would turn every
  * output sample into Inf or NaN, the ones that must be exactly 0 too. The output here is checked
  * exactly: the impulse response of {0.25, 0.5, 0.25}, zeros elsewhere. */
 GST_START_TEST(test_taps_beyond_float_refused)

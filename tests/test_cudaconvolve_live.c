@@ -1,5 +1,5 @@
 /* test_cudaconvolve_live.c: cudaconvolve in a live pipeline in real time, on the CPU backend (the
- * issue 16 target: "the CPU backend runs a stereo long response at 64-sample blocks in real time on
+ * target: "the CPU backend runs a stereo long response at 64-sample blocks in real time on
  * one core"):
  *
  *   audiotestsrc is-live=true samplesperbuffer=64 ! audio/x-raw,format=F32LE,rate=48000,channels=2

@@ -1,4 +1,4 @@
-/* test_cudaspectrum_messages.c: how cudaspectrum posts its messages (issue 29), on the backend
+/* test_cudaspectrum_messages.c: how cudaspectrum posts its messages, on the backend
  * named by argv[1] (cpu|cuda):
  *
  * - hundreds of instances in one pipeline, on a machine with two busy threads beside them, finish

@@ -18,7 +18,7 @@
  * with MALLOC_ARENA_MAX=1 the same runs stay flat to the page, so these steps hold no leak). A step
  * lies in one window, a leak in every one: the median window sees a leak and not the steps, and the
  * total bounds both. The leak this test was written for (136 KB per run of cudaspectrum with
- * message-phase=true on a 16-core machine, issue 14) grows by 1.4 MB in every window of the default
+ * message-phase=true on a 16-core machine) grows by 1.4 MB in every window of the default
  * check, where the median allows 32 KB per run (320 KB a window; the steps alone have reached half
  * that here), and by 37 MB in the long check, where the total allows 68 MB (the median catches it
  * there): the total is a bound on the steps, the median the test for a leak. Even so, the steps
@@ -71,7 +71,7 @@ static const struct {
     {"cudaspectrum multi-channel, phase", "F32LE,channels=4",
      "cudaspectrum backend=%s bands=513 interval=5000000 message-phase=true multi-channel=true", 0,
      0},
-    /* issue 29's case: 85 messages of 4097 magnitudes and phases a push */
+    /* the heaviest poster: 85 messages of 4097 magnitudes and phases a push */
     {"cudaspectrum 4097 bands every 1 ms, phase", "F32LE,channels=2",
      "cudaspectrum backend=%s bands=4097 interval=1000000 message-phase=true", 4096, 12},
     {"cudaspectrum no messages", "F32LE,channels=2",

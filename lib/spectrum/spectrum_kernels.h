@@ -49,7 +49,7 @@ typedef struct {
  * row of levels (f's slot x spectra + s) with f's store flag, and its job. Its load is all that
  * precedes the samples' loads, as the per-object kernel's FFT list entry was; reached through a
  * unit map, the job's descriptor and its FFT list, the samples waited on two more dependent loads
- * (bench/HISTORY.md, issue 29 item 8). */
+ * (the measurements: bench/HISTORY.md). */
 struct __align__(16) CudafftSpectrumFusedUnit
 {
   const float *samples;
