@@ -1,4 +1,4 @@
-/* test_executor.c: the executor's host logic (lib/common/executor.c) on the test device
+/* test_executor.c: the executor's host logic (lib/executor/executor.c) on the test device
  * (executor_test_device.c: host memory, a worker thread with random delays), with kinds of work
  * that run on the CPU the way the engines' kinds will run on the GPU: per-job descriptors and a
  * unit -> job map in the batch's auxiliary data, per-owner state in device memory that each job

@@ -1,4 +1,4 @@
-/* test_executor_cuda.c: the executor on its CUDA device (lib/cuda/executor_cuda.cu), with the
+/* test_executor_cuda.c: the executor on its CUDA device (lib/executor/executor_cuda.cu), with the
  * affine kind's real kernels (executor_test_kind.cu: per-job descriptors, a unit -> job map, the
  * owners' counts in executor memory). What it checks:
  * - many owners (64) on many threads (8), several jobs per owner before waiting, waits in order,

@@ -1,8 +1,8 @@
 /* executor.h: the shared per-device executor: one per CUDA device per process, shared by every
  * engine object on that device, which batches the objects' work into one launch chain per kind of
  * work. Internal to the library; plain C (no CUDA types), so that its host logic (executor.c) runs
- * and is tested without a GPU. lib/common/executor_device.h says what a device must do for it;
- * lib/cuda/executor_cuda.cu is the CUDA device, the only one the library uses.
+ * and is tested without a GPU. executor_device.h says what a device must do for it;
+ * executor_cuda.cu is the CUDA device, the only one the library uses.
  *
  * Why: an engine object that makes its own synchronous round trip per buffer (its own streams, a
  * few small launches, two copies, a wait) serialises with every other object in the driver, and
@@ -159,7 +159,7 @@ struct CudafftJob {
  * shared by every later one: each successful call takes a reference that
  * cudafft_executor_release() gives back. NO_DEVICE where there is no such device; the device's
  * failures (out of memory for the staging, ...) as statuses. *ex is NULL on failure. Defined only
- * in builds with the CUDA backend (lib/cuda/executor_cuda.cu). */
+ * in builds with the CUDA backend (executor_cuda.cu). */
 CudafftStatus cudafft_executor_acquire(int device, CudafftExecutor **ex);
 
 /* Gives back a reference from acquire; NULL allowed. The last one stops the executor: jobs still

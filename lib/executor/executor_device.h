@@ -2,7 +2,7 @@
  * device buffers for its batch slots, a batch's copies and completion marker, a blocking wait for
  * a batch, and memory for the engine objects' state. Internal to the library.
  *
- * Two tables implement it: the CUDA device (lib/cuda/executor_cuda.cu, the only one the library
+ * Two tables implement it: the CUDA device (executor_cuda.cu, the only one the library
  * uses), and a test device in tests/ that does the "device" work with host memory on a thread of
  * its own, so that the launcher's logic runs under the sanitizers on machines without a GPU. */
 #ifndef CUDAFFT_EXECUTOR_DEVICE_H
