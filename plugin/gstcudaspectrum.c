@@ -115,13 +115,13 @@
 
 #include <cudafft/spectrum.h>
 #include "gstcudafftbands.h"
-#include "gstcudafftfanout.h"
-#include "gstcudafftbus.h"
 #include "gstcudafftcaps.h"
 #include "gstcudafftcudamemory.h"
 #include "gstcudafftfence.h"
 #include "gstcudafftproperties.h"
 #include "gstcudaspectrumbands.h"
+#include "gstcudaspectrumfanout.h"
+#include "gstcudaspectrumpost.h"
 
 #include <gst/audio/audio.h>
 #include <string.h>
@@ -189,9 +189,10 @@ struct _GstCudaSpectrum {
   GstClockTime message_ts;   /* start of the open interval, computed as spectrum does */
   GstClockTime time_base;    /* the last timestamp seen (the segment's start before any) ... */
   guint64 frames_since_base; /* ... and the frames since, for untimestamped buffers */
-  GstCudafftFanout *fanout;  /* builds messages in parallel: made at first need, freed at close */
-  gboolean fanout_failed;    /* it could not be made: build on the streaming thread only */
-  gboolean built_lists;      /* messages with GValue lists since the last stop: trim then */
+  /* builds messages in parallel: made at first need, freed at close */
+  GstCudaSpectrumFanout *fanout;
+  gboolean fanout_failed; /* it could not be made: build on the streaming thread only */
+  gboolean built_lists;   /* messages with GValue lists since the last stop: trim then */
 };
 
 #define CAPS                                                                                       \
@@ -599,7 +600,7 @@ build_message(gpointer data, gpointer user_data)
   job->message = gst_message_new_element(GST_OBJECT(shape->self), s);
 }
 
-/* Posts a built message, one post at a time per pipeline (gstcudafftbus.h: streaming threads
+/* Posts a built message, one post at a time per pipeline (gstcudaspectrumpost.h: streaming threads
  * posting on one bus at once can stall each other), without waiting for another's post. */
 static void
 post_message(gpointer data, gpointer user_data)
@@ -609,13 +610,13 @@ post_message(gpointer data, gpointer user_data)
   /* Messages built in parallel took their sequence numbers in the order they were begun; they
    * get new ones in the order of the bus, as when built one by one. */
   gst_message_set_seqnum(job->message, gst_util_seqnum_next());
-  gst_cudafft_bus_post(GST_ELEMENT(shape->self), job->message);
+  gst_cuda_spectrum_post(GST_ELEMENT(shape->self), job->message);
   job->message = NULL;
 }
 
 /* The workers, made when first worth it; NULL (all on the streaming thread) where they cannot be
  * made or there is one processor. */
-static GstCudafftFanout *
+static GstCudaSpectrumFanout *
 fanout(GstCudaSpectrum *self)
 {
   if (self->fanout || self->fanout_failed)
@@ -623,7 +624,7 @@ fanout(GstCudaSpectrum *self)
   const guint workers = MIN((guint)g_get_num_processors(), MAX_BUILDERS) - 1;
   GError *error = NULL;
   if (workers > 0)
-    self->fanout = gst_cudafft_fanout_new(workers, &error);
+    self->fanout = gst_cuda_spectrum_fanout_new(workers, &error);
   if (self->fanout) {
     GST_DEBUG_OBJECT(self, "building messages on %u worker threads and this one", workers);
   } else {
@@ -638,7 +639,7 @@ fanout(GstCudaSpectrum *self)
 static void
 close_fanout(GstCudaSpectrum *self)
 {
-  gst_cudafft_fanout_free(self->fanout);
+  gst_cuda_spectrum_fanout_free(self->fanout);
   self->fanout = NULL;
   self->fanout_failed = FALSE;
 }
@@ -733,8 +734,8 @@ post_results(GstCudaSpectrum *self, size_t count, gboolean partial)
     }
     const guint helpers = (guint)MIN(values / VALUES_PER_WORKER, n - 1);
     self->built_lists |= values > 0;
-    gst_cudafft_fanout_run(helpers > 0 ? fanout(self) : NULL, jobs, sizeof *jobs, n, helpers,
-                           build_message, post_message, (gpointer)&shape);
+    gst_cuda_spectrum_fanout_run(helpers > 0 ? fanout(self) : NULL, jobs, sizeof *jobs, n, helpers,
+                                 build_message, post_message, (gpointer)&shape);
   }
   for (guint i = 0; i < n; i++)
     g_free(jobs[i].mapped);
@@ -940,7 +941,7 @@ gst_cuda_spectrum_drain(GstCudafftAudioFilter *filter)
     }
   }
   /* every message of this element on the bus before the EOS, segment or caps goes on */
-  gst_cudafft_bus_flush(GST_ELEMENT(self));
+  gst_cuda_spectrum_post_flush(GST_ELEMENT(self));
   return ret;
 }
 
@@ -989,15 +990,17 @@ gst_cuda_spectrum_close(GstCudafftAudioFilter *filter)
 }
 
 /* After the base class has closed the engine too (its host staging is megabytes): the freed
- * memory of a run that built GValue lists goes back to the system (gst_cudafft_fanout_trim). */
+ * memory of a run that built GValue lists goes back to the system
+ * (gst_cuda_spectrum_fanout_trim). */
 static gboolean
 gst_cuda_spectrum_stop(GstBaseTransform *trans)
 {
   GstCudaSpectrum *self = GST_CUDA_SPECTRUM(trans);
   const gboolean ok = GST_BASE_TRANSFORM_CLASS(gst_cuda_spectrum_parent_class)->stop(trans);
-  gst_cudafft_bus_flush(GST_ELEMENT(self)); /* none left for another thread to post after this */
+  /* none left for another thread to post after this */
+  gst_cuda_spectrum_post_flush(GST_ELEMENT(self));
   if (self->built_lists)
-    gst_cudafft_fanout_trim();
+    gst_cuda_spectrum_fanout_trim();
   self->built_lists = FALSE;
   return ok;
 }

@@ -1,4 +1,4 @@
-/* gstcudafftbus.c: see gstcudafftbus.h.
+/* gstcudaspectrumpost.c: see gstcudaspectrumpost.h.
  *
  * One poster at a time per top-level pipeline, from a fixed set of stripes picked by the
  * pipeline's address: every bus on the way (an element's bin's, that bin's parent's, up to the
@@ -14,13 +14,12 @@
  * and left it to the poster), so the poster starts over where the stack is not empty, or where
  * another thread has become the poster meanwhile leaves it to that one.
  *
- * Tried before (bench/HISTORY.md): a thread of its own that posted for every element cost each
- * push two wake-ups (1.5 to 2 ms of host CPU per audio second of a 60-message-a-second stream);
- * one mutex for the process made 256 separate pipelines wait for each other; a mutex per pipeline
- * (held through the post) made the streaming threads of one pipeline of hundreds of analysers
+ * Neither a thread of its own posting for every element (two wake-ups for each push), nor one
+ * mutex for the process (separate pipelines would wait for each other), nor a mutex per pipeline
+ * held through the post (the streaming threads of one pipeline of hundreds of analysers would
  * queue behind each other, each hand-over a sleep and a wake-up, each holder preempted by the
- * scheduler a stall for all (issue 39: 0.34 to 0.70 of spectrum's throughput, falling with N). */
-#include "gstcudafftbus.h"
+ * scheduler a stall for all): bench/HISTORY.md has what each cost. */
+#include "gstcudaspectrumpost.h"
 
 #define STRIPES 128
 
@@ -125,7 +124,7 @@ post_pending(Stripe *stripe)
 }
 
 void
-gst_cudafft_bus_post(GstElement *element, GstMessage *message)
+gst_cuda_spectrum_post(GstElement *element, GstMessage *message)
 {
   g_return_if_fail(GST_IS_ELEMENT(element) && message != NULL);
   Stripe *stripe = stripe_of(element);
@@ -138,7 +137,7 @@ gst_cudafft_bus_post(GstElement *element, GstMessage *message)
 }
 
 void
-gst_cudafft_bus_flush(GstElement *element)
+gst_cuda_spectrum_post_flush(GstElement *element)
 {
   g_return_if_fail(GST_IS_ELEMENT(element));
   Stripe *stripe = stripe_of(element);

@@ -1,4 +1,4 @@
-/* gstcudafftfanout.c: see gstcudafftfanout.h.
+/* gstcudaspectrumfanout.c: see gstcudaspectrumfanout.h.
  *
  * The jobs of a run are claimed in order from one counter, by the workers and by the calling
  * thread alike, so the job to deliver next is always among the first in work; the calling thread
@@ -7,13 +7,12 @@
  * good: it only ever reads the fanout itself, never a finished run's jobs.
  *
  * The worker threads are one exclusive pool for the whole process, made at first need and kept
- * for its life (as GStreamer's own task pool is); every fanout queues its tasks there. A pool per
- * fanout, whose threads came and went with every element start, gave each pipeline run new
- * threads, each with a malloc arena of its own that kept the freed memory of the messages it had
- * built: the resident memory grew with every run until the process ran out of arenas (8 per core),
- * the leak of issue 14 (cudaspectrum with message-phase=true, whose larger messages are built on
- * workers). A queued task holds a reference on its fanout, so that the fanout outlives it. */
-#include "gstcudafftfanout.h"
+ * for its life (as GStreamer's own task pool is); every fanout queues its tasks there. Threads
+ * that came and went with each element start would give every pipeline run new threads, each
+ * with a malloc arena of its own keeping the freed memory of the messages it built: the resident
+ * memory would grow with every run until the process ran out of arenas (8 per core). A queued
+ * task holds a reference on its fanout, so that the fanout outlives it. */
+#include "gstcudaspectrumfanout.h"
 
 #include <gst/gst.h>
 #include <string.h>
@@ -21,10 +20,10 @@
 #include <malloc.h>
 #endif
 
-GST_DEBUG_CATEGORY_STATIC(gst_cudafft_fanout_debug);
-#define GST_CAT_DEFAULT gst_cudafft_fanout_debug
+GST_DEBUG_CATEGORY_STATIC(gst_cuda_spectrum_fanout_debug);
+#define GST_CAT_DEFAULT gst_cuda_spectrum_fanout_debug
 
-struct _GstCudafftFanout {
+struct _GstCudaSpectrumFanout {
   gint refs; /* the owner's, and one per task queued in the shared pool */
   guint workers;
 
@@ -39,7 +38,7 @@ struct _GstCudafftFanout {
   guint8 *jobs;
   gsize job_size;
   guint n, next; /* jobs, and the first one no thread has claimed yet */
-  GstCudafftFanoutFunc build;
+  GstCudaSpectrumFanoutFunc build;
   gpointer user_data;
 };
 
@@ -48,7 +47,7 @@ static GThreadPool *shared_pool; /* never freed: its threads serve the process *
 static guint shared_workers;
 
 static void
-fanout_unref(GstCudafftFanout *f)
+fanout_unref(GstCudaSpectrumFanout *f)
 {
   if (!g_atomic_int_dec_and_test(&f->refs))
     return;
@@ -62,14 +61,14 @@ fanout_unref(GstCudafftFanout *f)
 static void
 work(gpointer data, gpointer user_data)
 {
-  GstCudafftFanout *f = data;
+  GstCudaSpectrumFanout *f = data;
   (void)user_data;
   g_mutex_lock(&f->lock);
   f->queued--;
   while (f->next < f->n) {
     const guint i = f->next++;
     gpointer job = f->jobs + i * f->job_size;
-    const GstCudafftFanoutFunc build = f->build;
+    const GstCudaSpectrumFanoutFunc build = f->build;
     gpointer build_data = f->user_data;
     g_mutex_unlock(&f->lock);
     build(job, build_data);
@@ -104,14 +103,14 @@ init_category(void)
 {
   static gsize category = 0;
   if (g_once_init_enter(&category)) {
-    GST_DEBUG_CATEGORY_INIT(gst_cudafft_fanout_debug, "cudafftfanout", 0,
+    GST_DEBUG_CATEGORY_INIT(gst_cuda_spectrum_fanout_debug, "cudaspectrumfanout", 0,
                             "worker threads that build in parallel, delivered in order");
     g_once_init_leave(&category, 1);
   }
 }
 
-GstCudafftFanout *
-gst_cudafft_fanout_new(guint workers, GError **error)
+GstCudaSpectrumFanout *
+gst_cuda_spectrum_fanout_new(guint workers, GError **error)
 {
   init_category();
   g_return_val_if_fail(workers >= 1, NULL);
@@ -119,7 +118,7 @@ gst_cudafft_fanout_new(guint workers, GError **error)
   guint threads = 0;
   if (!shared_pool_get(workers, &threads, error))
     return NULL;
-  GstCudafftFanout *f = g_new0(GstCudafftFanout, 1);
+  GstCudaSpectrumFanout *f = g_new0(GstCudaSpectrumFanout, 1);
   f->refs = 1;
   f->workers = MIN(workers, threads);
   g_mutex_init(&f->lock);
@@ -129,7 +128,7 @@ gst_cudafft_fanout_new(guint workers, GError **error)
 }
 
 void
-gst_cudafft_fanout_free(GstCudafftFanout *f)
+gst_cuda_spectrum_fanout_free(GstCudaSpectrumFanout *f)
 {
   /* Tasks still queued from the last run have nothing left to do; each lets go of f when it has
    * found that out, and the last one frees it. */
@@ -138,8 +137,9 @@ gst_cudafft_fanout_free(GstCudafftFanout *f)
 }
 
 void
-gst_cudafft_fanout_run(GstCudafftFanout *f, gpointer jobs, gsize job_size, guint n, guint helpers,
-                       GstCudafftFanoutFunc build, GstCudafftFanoutFunc deliver, gpointer user_data)
+gst_cuda_spectrum_fanout_run(GstCudaSpectrumFanout *f, gpointer jobs, gsize job_size, guint n,
+                             guint helpers, GstCudaSpectrumFanoutFunc build,
+                             GstCudaSpectrumFanoutFunc deliver, gpointer user_data)
 {
   guint8 *const base = jobs;
   if (!f || helpers == 0 || n < 2) {
@@ -209,7 +209,7 @@ gst_cudafft_fanout_run(GstCudafftFanout *f, gpointer jobs, gsize job_size, guint
 }
 
 void
-gst_cudafft_fanout_trim(void)
+gst_cuda_spectrum_fanout_trim(void)
 {
 #ifdef __GLIBC__
   /* one at a time: hundreds of elements stop together, and each call walks every heap */
