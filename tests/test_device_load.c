@@ -1,5 +1,5 @@
 /* test_device_load.c: which device an object made with device id -1 goes to (lib/common/
- * device_load.h, cudafft_try_devices() of backend_choice.h), without a GPU: the rule on
+ * devices.h: the rule and cudafft_try_devices()), without a GPU: the rule on
  * hand-written loads (ties at every key, full devices, every device tried), the table's counting
  * under many threads, the placement loop over simulated devices whose objects count themselves
  * as the CUDA backend objects do (a fit check against the device's memory, state bytes, one object
@@ -9,7 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "backend_choice.h"
-#include "device_load.h"
+#include "devices.h"
 #include "errors.h"
 #include "test_harness.h"
 

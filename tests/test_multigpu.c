@@ -1,5 +1,5 @@
 /* test_multigpu.c: objects made with device id -1 on a host with two GPUs (cudafft/common.h,
- * Devices; lib/common/device_load.h): the split, explicit ids, a device filled on purpose, objects
+ * Devices; lib/common/devices.h): the split, explicit ids, a device filled on purpose, objects
  * made and destroyed from many threads while others stream, and every output sample against its
  * double-precision convolution (multigpu_streams.h: convolve_reference.h, test_convolve_streams.c's
  * measure and tolerance). Convolutions, because their state (kernel spectra, delay line) is what

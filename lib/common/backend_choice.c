@@ -2,10 +2,7 @@
 #include "backend_choice.h"
 
 #include "contexts.h"
-#include "cuda_host.h"
-#include "device_load.h"
-
-#include <stdio.h>
+#include "devices.h"
 
 CudafftStatus
 cudafft_check_backend(CudafftBackend backend, int device_id)
@@ -58,66 +55,15 @@ cudafft_no_cuda_backend(void)
 }
 
 CudafftStatus
-cudafft_try_devices(int count, const size_t *free_bytes, CudafftTryBackend try_backend,
-                    void *object, const void *spec, int *device)
-{
-  count = count < CUDAFFT_LOAD_DEVICES ? count : CUDAFFT_LOAD_DEVICES;
-  CudafftDeviceLoad loads[CUDAFFT_LOAD_DEVICES];
-  CudafftDeviceTry tries[CUDAFFT_LOAD_DEVICES];
-  for (int i = 0; i < count; i++)
-    loads[i] = (CudafftDeviceLoad){.free_bytes = free_bytes[i]};
-  size_t tried = 0;
-  for (;;) {
-    const int chosen = cudafft_device_load_reserve(loads, count);
-    if (chosen < 0)
-      return tried ? cudafft_device_tries_fail(tries, tried)
-                   : cudafft_fail(CUDAFFT_STATUS_NO_DEVICE, "no CUDA device to choose from");
-    const CudafftStatus status = try_backend(object, spec, CUDAFFT_BACKEND_CUDA, chosen);
-    cudafft_device_load_change(chosen, -1, 0); /* the object, if made, counts itself */
-    if (status == CUDAFFT_STATUS_OK) {
-      *device = chosen;
-      return status;
-    }
-    if (!cudafft_device_try_next(status))
-      return status;
-    cudafft_device_load_failed(chosen, status);
-    CudafftDeviceTry *t = &tries[tried++];
-    t->device = chosen;
-    t->status = status;
-    snprintf(t->message, sizeof t->message, "%s", cudafft_last_error_message());
-  }
-}
-
-/* try_backend on CUDA for device_id (backend_choice.h says which device that is). */
-static CudafftStatus
-try_cuda(CudafftTryBackend try_backend, void *object, const void *spec, int device_id, int *device)
-{
-  int count = cudafft_cuda_device_count();
-  if (device_id >= 0 || count < 2) {
-    *device = device_id >= 0 ? device_id : 0;
-    return try_backend(object, spec, CUDAFFT_BACKEND_CUDA, device_id);
-  }
-  /* Free memory for the last tiebreak, read before the choice takes its lock: it asks every
-   * device. 0 where it cannot be read: such a device then goes last among equals. */
-  count = count < CUDAFFT_LOAD_DEVICES ? count : CUDAFFT_LOAD_DEVICES;
-  size_t free_bytes[CUDAFFT_LOAD_DEVICES] = {0};
-#if CUDAFFT_HAVE_CUDA
-  for (int i = 0; i < count; i++)
-    if (cudafft_cuda_host_free_memory(i, &free_bytes[i]) != CUDAFFT_STATUS_OK)
-      free_bytes[i] = 0;
-#endif
-  return cudafft_try_devices(count, free_bytes, try_backend, object, spec, device);
-}
-
-CudafftStatus
 cudafft_create_on_backend(CudafftBackend requested, int device_id, CudafftTryBackend try_backend,
                           void *object, const void *spec, CudafftBackend *actual, int *device)
 {
   CudafftBackend backend = requested == CUDAFFT_BACKEND_AUTO ? CUDAFFT_BACKEND_CUDA : requested;
   int made_on = -1;
-  CudafftStatus status = backend == CUDAFFT_BACKEND_CUDA
-                             ? try_cuda(try_backend, object, spec, device_id, &made_on)
-                             : try_backend(object, spec, backend, device_id);
+  CudafftStatus status =
+      backend == CUDAFFT_BACKEND_CUDA
+          ? cudafft_try_cuda_device(try_backend, object, spec, device_id, &made_on)
+          : try_backend(object, spec, backend, device_id);
   /* AUTO goes on to the CPU where the GPU is missing or not built in, and only then: a GPU that
    * fails otherwise (out of memory, say) is an error the caller must see. */
   if (requested == CUDAFFT_BACKEND_AUTO &&
@@ -136,14 +82,4 @@ int
 cudafft_has_cuda_backend(void)
 {
   return CUDAFFT_HAVE_CUDA;
-}
-
-int
-cudafft_cuda_device_count(void)
-{
-#if CUDAFFT_HAVE_CUDA
-  return cudafft_cuda_host_device_count();
-#else
-  return 0;
-#endif
 }

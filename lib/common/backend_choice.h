@@ -9,6 +9,7 @@
 #define CUDAFFT_BACKEND_CHOICE_H
 
 #include "cudafft_config.h"
+#include "devices.h"
 #include "errors.h"
 
 #ifdef __cplusplus
@@ -46,34 +47,17 @@ CudafftStatus cudafft_no_cuda_backend(void);
 
 /* Makes an engine object's backend object on `requested`: CUDA or CPU as asked, or for AUTO the
  * CUDA backend and, where that has no usable device or is not built in, the CPU backend.
- * try_backend(object, spec, backend, device_id) makes it on one backend (never AUTO) and, for
- * CUDA, on device_id, and returns its status; on failure it must leave nothing behind, since it
- * may be called again (AUTO's fallback, the next device).
+ * try_backend (devices.h: CudafftTryBackend) makes it on one backend.
  *
- * The device: an explicit device_id pins (it is passed as it is); -1 on a host with one device is
- * device 0, as it always was; -1 on a host with two or more goes to the device device_load.h's
- * rule picks, and where the object fails there for the device's own reasons
- * (cudafft_device_try_next: it does not fit, say), to the next one by the same rule, until one
- * takes it; when none does, the failure names every device tried with its own message
- * (cudafft_device_tries_fail). Issue 30: a GstCudaContext that the pipeline shares will pin the
- * device by passing its id here instead of -1.
+ * The device for CUDA: cudafft_try_cuda_device() (devices.h): an explicit device_id pins (a
+ * GstCudaContext that the pipeline shares passes its id), -1 goes to the device the load rule
+ * picks, and on to the next where the object fails there for the device's own reasons.
  *
  * *actual (may be NULL) receives the backend that succeeded, *device (may be NULL) the CUDA
  * device the object was made on, or -1 for the CPU backend. */
-typedef CudafftStatus (*CudafftTryBackend)(void *object, const void *spec, CudafftBackend backend,
-                                           int device_id);
 CudafftStatus cudafft_create_on_backend(CudafftBackend requested, int device_id,
                                         CudafftTryBackend try_backend, void *object,
                                         const void *spec, CudafftBackend *actual, int *device);
-
-/* The spreading part of cudafft_create_on_backend(), apart so that it runs without a GPU (tests/
- * test_device_load.c): try_backend on CUDA on one device after another among the first count,
- * picked and counted by cudafft_device_load_reserve() with free_bytes[i] as device i's free
- * memory, until one takes the object (OK, *device its id) or fails for a reason that no other
- * device would change (that status), or every one failed (cudafft_device_tries_fail()). */
-CudafftStatus cudafft_try_devices(int count, const size_t *free_bytes,
-                                  CudafftTryBackend try_backend, void *object, const void *spec,
-                                  int *device);
 
 /* Defines `static CudafftStatus name(void *object, const void *spec, CudafftBackend backend, int
  * device_id)`, the try_backend of an engine whose objects are Object with the members ops (its

@@ -1,5 +1,6 @@
 /* contexts.c: the attached contexts' table (contexts.h) and the public calls over it
- * (cudafft/common.h, Contexts). */
+ * (cudafft/common.h, Contexts: attach and detach). The device an id stands for and a device's
+ * primary context are in devices.c, with the device count. */
 #include "contexts.h"
 
 #include "cuda_host.h"
@@ -118,34 +119,4 @@ void
 cudafft_cuda_context_detach(int device_id)
 {
   cudafft_context_table_remove(device_id);
-}
-
-int
-cudafft_cuda_context_device(int device_id)
-{
-  if (device_id >= CUDAFFT_CONTEXT_ID_BASE)
-    return cudafft_context_ordinal(device_id);
-  return device_id >= 0 && device_id < cudafft_cuda_device_count() ? device_id : -1;
-}
-
-CudafftStatus
-cudafft_cuda_primary_context(int device, void **cu_context)
-{
-  if (!cu_context)
-    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_cuda_primary_context: NULL result");
-  *cu_context = NULL;
-#if CUDAFFT_HAVE_CUDA
-  const int count = cudafft_cuda_device_count();
-  if (device < 0 || device >= count)
-    return cudafft_fail(count ? CUDAFFT_STATUS_INVALID_VALUE : CUDAFFT_STATUS_NO_DEVICE,
-                        "cudafft_cuda_primary_context: CUDA device %d does not exist: this machine "
-                        "has %d",
-                        device, count);
-  return cudafft_cuda_host_primary_context(device, cu_context);
-#else
-  (void)device;
-  return cudafft_fail(CUDAFFT_STATUS_BACKEND_UNAVAILABLE,
-                      "cudafft_cuda_primary_context: this build of cudafft has no CUDA backend "
-                      "(built without nvcc)");
-#endif
 }

@@ -21,7 +21,7 @@ extern "C" {
 
 /* The CUDA device ordinal a device id stands for: the id itself below CUDAFFT_CONTEXT_ID_BASE
  * (negative ones included: no range check), the context's device for an attached context id, -1
- * for a context id that is not attached. What device_load.h's table, device attributes and memory
+ * for a context id that is not attached. What devices.h's load table, device attributes and memory
  * locations take. */
 int cudafft_context_ordinal(int id);
 

@@ -13,7 +13,7 @@
 
 #include "caller_context.cuh"
 #include "cuda_check.cuh"
-#include "device_load.h"
+#include "devices.h"
 #include "errors.h"
 
 #include <cuda_runtime.h>
@@ -35,7 +35,7 @@ cudafft_cuda_release(T *object)
   delete object;
 }
 
-/* destroy: takes the object out of its device's load (device_load.h, which counts a context id's
+/* destroy: takes the object out of its device's load (devices.h, which counts a context id's
  * objects on the context's device) and releases it. NULL allowed. */
 template <typename T, void (*Release)(T *)>
 void
@@ -49,7 +49,7 @@ cudafft_cuda_destroy(void *impl)
 }
 
 /* create: a new, value-initialised T made ready by Setup(object, spec), counted as one object on
- * its device (device_load.h) until it is destroyed; where Setup fails, what it made is released
+ * its device (devices.h) until it is destroyed; where Setup fails, what it made is released
  * and *impl stays NULL. */
 template <typename T, typename Spec, CudafftStatus (*Setup)(T *, const Spec *),
           void (*Release)(T *)>

@@ -11,7 +11,7 @@
 #include "contexts.h"
 #include "cuda_check.cuh"
 #include "cuda_host.h"
-#include "device_load.h"
+#include "devices.h"
 #include "driver_entry.cuh"
 #include "driver_errors.cuh"
 #include "thread_name.h"

@@ -3,7 +3,7 @@
  *
  * Which device an object made with device id -1 runs on is decided before a backend object is
  * made, in one place for every engine: cudafft_create_on_backend() (lib/common/backend_choice.c)
- * by the rule of lib/common/device_load.h. On a host with two devices or more a new object goes to
+ * by the rule of lib/common/devices.h. On a host with two devices or more a new object goes to
  * the device whose objects hold the fewest bytes of state (the executor's allocations), then the
  * one with the fewest objects, then the one with the most free memory, then the lowest id; where
  * it does not fit (or the device fails), the next one by the same rule, and the failure names

@@ -182,7 +182,7 @@ size_t cudafft_executor_max_job_bytes(const CudafftExecutor *ex);
  * DEVICE_OUT_OF_MEMORY, with `what` (what the memory is for: "convolution delay line") and the
  * sizes in the message, where it does not fit, so that an object too large fails at creation
  * while other objects keep running. Its content is undefined. *ptr is NULL on failure. The bytes
- * count in the device's load (device_load.h) until they are freed: the load measure by which
+ * count in the device's load (devices.h) until they are freed: the load measure by which
  * cudafft_create_on_backend() spreads objects made with device -1 over the host's devices. */
 CudafftStatus cudafft_executor_alloc(CudafftExecutor *ex, size_t bytes, const char *what,
                                      void **ptr);

@@ -39,7 +39,7 @@ struct CudafftExecutor {
   unsigned refs;
   CudafftExecutor *next;
   /* The engines' state from cudafft_executor_alloc, with its size: the device's load
-   * (device_load.h) counts it, and a free must take back what its alloc added. */
+   * (devices.h) counts it, and a free must take back what its alloc added. */
   StateBlock *states;
   size_t state_count, state_capacity;
 

@@ -1,12 +1,12 @@
 /* executor_registry.c: one executor per device table and device, shared by every engine object
  * on it (acquire and release count references; the last release stops it); the numbers that name
  * executors in fences, and cudafft_fence_wait(); the state memory executors hand out to engine
- * objects, counted in their device's load (device_load.h). The executor itself: executor.c. */
+ * objects, counted in their device's load (devices.h). The executor itself: executor.c. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "executor_private.h"
 
-#include "device_load.h"
+#include "devices.h"
 #include "errors.h"
 
 #include <pthread.h>

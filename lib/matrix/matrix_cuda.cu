@@ -16,7 +16,7 @@
 #include "cuda_check.cuh"
 #include "cufft_check.cuh"
 #include "device_choice.cuh"
-#include "device_load.h"
+#include "devices.h"
 #include "device_memory.h"
 #include "errors.h"
 #include "size_math.h"
@@ -117,7 +117,7 @@ make_plan(CudaMatrix *m, cufftHandle *plan, bool *made, cufftType type, size_t b
   return CUDAFFT_STATUS_OK;
 }
 
-/* Allocates device memory counted in the device's load (device_load.h). */
+/* Allocates device memory counted in the device's load (devices.h). */
 CudafftStatus
 state_alloc(CudaMatrix *m, void **ptr, size_t bytes, const char *what, long long *counted)
 {

@@ -1,13 +1,19 @@
-/* device_load.h: which CUDA device a new object goes to when its caller leaves the choice to the
- * library (device id -1), and the per-device load that choice reads. Internal to the library;
- * plain C (no CUDA types), so that the rule runs and is tested without a GPU (tests/
- * test_device_load.c).
+/* devices.h: the CUDA devices as the library sees them: how many there are (and which device an
+ * id stands for), the per-device load, and which device a new object goes to when its caller
+ * leaves the choice to the library (device id -1). Internal to the library; plain C (no CUDA
+ * types), so that the rule runs and is tested without a GPU (tests/test_device_load.c).
+ *
+ * One file for the three, below the backend choice (backend_choice.c calls in, nothing here calls
+ * back) and above the contexts' table (contexts.h, which calls nothing here): counting, load and
+ * choice each need the others (the load is kept per physical device, the choice reads it for the
+ * devices counted), and split they called one another in a circle.
  *
  * The rule (cudafft_device_pick): a device where an object lately failed for the device's own
  * reasons goes after every other (set aside, see below); then the device whose objects hold the
  * fewest bytes of state; among equals, the one with the fewest objects (those being made on it
- * counted); among equals, the one with the most free memory; then the lowest id. Explicit ids pin and one GPU changes nothing:
- * backend_choice.c asks this only for -1 on a host with two devices or more.
+ * counted); among equals, the one with the most free memory; then the lowest id. Explicit ids pin
+ * and one GPU changes nothing: cudafft_try_cuda_device() asks this only for -1 on a host with two
+ * devices or more.
  *
  * Why state bytes and not device work per second: they are known the moment an object is made,
  * exactly, and leave the moment it goes, while work per second is measured after the fact (over a
@@ -33,8 +39,8 @@
  *
  * Threads: every function is thread-safe; the table is kept under one mutex, taken for a few
  * loads and stores at a time (objects made and destroyed, state allocated and freed, a choice). */
-#ifndef CUDAFFT_DEVICE_LOAD_H
-#define CUDAFFT_DEVICE_LOAD_H
+#ifndef CUDAFFT_DEVICES_H
+#define CUDAFFT_DEVICES_H
 
 #include <cudafft/common.h>
 
@@ -70,10 +76,10 @@ void cudafft_device_load_change(int device, int objects, long long state_bytes);
 void cudafft_device_load_get(int device, unsigned *objects, size_t *state_bytes);
 
 /* Under the table's lock: copies the table's objects, state bytes and set-aside marks into
- * loads[0 .. count) (the caller's free_bytes and tried stay), picks a device by the rule, counts one object being made
- * on it and marks it tried. Returns its id, or -1 when every one was tried. The caller gives the
- * count back with cudafft_device_load_change(device, -1, 0) once the object is made there (which
- * then counts itself) or failed. */
+ * loads[0 .. count) (the caller's free_bytes and tried stay), picks a device by the rule, counts
+ * one object being made on it and marks it tried. Returns its id, or -1 when every one was tried.
+ * The caller gives the count back with cudafft_device_load_change(device, -1, 0) once the object is
+ * made there (which then counts itself) or failed. */
 int cudafft_device_load_reserve(CudafftDeviceLoad *loads, int count);
 
 /* One device tried for an object, and why it failed. */
@@ -99,6 +105,32 @@ int cudafft_device_try_next(CudafftStatus status);
  * failed with, or DEVICE_OUT_OF_MEMORY where they differ and one was out of memory, else the
  * first try's. count >= 1. */
 CudafftStatus cudafft_device_tries_fail(const CudafftDeviceTry *tries, size_t count);
+
+/* Makes an engine object's backend object on one backend (never AUTO) and, for CUDA, on
+ * device_id, returning its status; on failure it must leave nothing behind, since it may be called
+ * again (AUTO's fallback, the next device). backend_choice.h's CUDAFFT_DEFINE_TRY_BACKEND defines
+ * one for an engine. */
+typedef CudafftStatus (*CudafftTryBackend)(void *object, const void *spec, CudafftBackend backend,
+                                           int device_id);
+
+/* try_backend on CUDA for device_id, as cudafft_create_on_backend() does for CUDA and AUTO: an
+ * explicit device_id pins (it is passed as it is); -1 on a host with one device is device 0; -1 on
+ * a host with two or more goes to the device the rule above picks, and where the object fails
+ * there for the device's own reasons (cudafft_device_try_next: it does not fit, say), to the next
+ * one by the same rule, until one takes it; when none does, the failure names every device tried
+ * with its own message (cudafft_device_tries_fail). With OK, *device is the device the object was
+ * made on. */
+CudafftStatus cudafft_try_cuda_device(CudafftTryBackend try_backend, void *object, const void *spec,
+                                      int device_id, int *device);
+
+/* The spreading part of cudafft_try_cuda_device(), apart so that it runs without a GPU (tests/
+ * test_device_load.c): try_backend on CUDA on one device after another among the first count,
+ * picked and counted by cudafft_device_load_reserve() with free_bytes[i] as device i's free
+ * memory, until one takes the object (OK, *device its id) or fails for a reason that no other
+ * device would change (that status), or every one failed (cudafft_device_tries_fail()). */
+CudafftStatus cudafft_try_devices(int count, const size_t *free_bytes,
+                                  CudafftTryBackend try_backend, void *object, const void *spec,
+                                  int *device);
 
 #ifdef __cplusplus
 }

@@ -1,12 +1,60 @@
-/* device_load.c: see the header. */
-#include "device_load.h"
+/* devices.c: see the header. */
+#include "devices.h"
 
 #include "contexts.h"
+#include "cuda_host.h"
+#include "cudafft_config.h"
 #include "errors.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+
+/* ---- counting ---- */
+
+int
+cudafft_cuda_device_count(void)
+{
+#if CUDAFFT_HAVE_CUDA
+  return cudafft_cuda_host_device_count();
+#else
+  return 0;
+#endif
+}
+
+int
+cudafft_cuda_context_device(int device_id)
+{
+  if (device_id >= CUDAFFT_CONTEXT_ID_BASE)
+    return cudafft_context_ordinal(device_id);
+  return device_id >= 0 && device_id < cudafft_cuda_device_count() ? device_id : -1;
+}
+
+/* Here and not in contexts.c, as cudafft_cuda_context_device() above: both check a device against
+ * the count, and contexts.c, which this file calls, calls nothing here. */
+CudafftStatus
+cudafft_cuda_primary_context(int device, void **cu_context)
+{
+  if (!cu_context)
+    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "cudafft_cuda_primary_context: NULL result");
+  *cu_context = NULL;
+#if CUDAFFT_HAVE_CUDA
+  const int count = cudafft_cuda_device_count();
+  if (device < 0 || device >= count)
+    return cudafft_fail(count ? CUDAFFT_STATUS_INVALID_VALUE : CUDAFFT_STATUS_NO_DEVICE,
+                        "cudafft_cuda_primary_context: CUDA device %d does not exist: this machine "
+                        "has %d",
+                        device, count);
+  return cudafft_cuda_host_primary_context(device, cu_context);
+#else
+  (void)device;
+  return cudafft_fail(CUDAFFT_STATUS_BACKEND_UNAVAILABLE,
+                      "cudafft_cuda_primary_context: this build of cudafft has no CUDA backend "
+                      "(built without nvcc)");
+#endif
+}
+
+/* ---- the load ---- */
 
 typedef struct {
   unsigned objects;
@@ -139,6 +187,60 @@ cudafft_device_tries_fail(const CudafftDeviceTry *tries, size_t count)
     length += snprintf(text + length, sizeof text - (size_t)length, "%s device %d: %.*s",
                        i ? ";" : ":", tries[i].device, share > 8 ? share : 8, tries[i].message);
   return cudafft_fail(status, "%s", text);
+}
+
+/* ---- the choice ---- */
+
+CudafftStatus
+cudafft_try_devices(int count, const size_t *free_bytes, CudafftTryBackend try_backend,
+                    void *object, const void *spec, int *device)
+{
+  count = count < CUDAFFT_LOAD_DEVICES ? count : CUDAFFT_LOAD_DEVICES;
+  CudafftDeviceLoad loads[CUDAFFT_LOAD_DEVICES];
+  CudafftDeviceTry tries[CUDAFFT_LOAD_DEVICES];
+  for (int i = 0; i < count; i++)
+    loads[i] = (CudafftDeviceLoad){.free_bytes = free_bytes[i]};
+  size_t tried = 0;
+  for (;;) {
+    const int chosen = cudafft_device_load_reserve(loads, count);
+    if (chosen < 0)
+      return tried ? cudafft_device_tries_fail(tries, tried)
+                   : cudafft_fail(CUDAFFT_STATUS_NO_DEVICE, "no CUDA device to choose from");
+    const CudafftStatus status = try_backend(object, spec, CUDAFFT_BACKEND_CUDA, chosen);
+    cudafft_device_load_change(chosen, -1, 0); /* the object, if made, counts itself */
+    if (status == CUDAFFT_STATUS_OK) {
+      *device = chosen;
+      return status;
+    }
+    if (!cudafft_device_try_next(status))
+      return status;
+    cudafft_device_load_failed(chosen, status);
+    CudafftDeviceTry *t = &tries[tried++];
+    t->device = chosen;
+    t->status = status;
+    snprintf(t->message, sizeof t->message, "%s", cudafft_last_error_message());
+  }
+}
+
+CudafftStatus
+cudafft_try_cuda_device(CudafftTryBackend try_backend, void *object, const void *spec,
+                        int device_id, int *device)
+{
+  int count = cudafft_cuda_device_count();
+  if (device_id >= 0 || count < 2) {
+    *device = device_id >= 0 ? device_id : 0;
+    return try_backend(object, spec, CUDAFFT_BACKEND_CUDA, device_id);
+  }
+  /* Free memory for the last tiebreak, read before the choice takes its lock: it asks every
+   * device. 0 where it cannot be read: such a device then goes last among equals. */
+  count = count < CUDAFFT_LOAD_DEVICES ? count : CUDAFFT_LOAD_DEVICES;
+  size_t free_bytes[CUDAFFT_LOAD_DEVICES] = {0};
+#if CUDAFFT_HAVE_CUDA
+  for (int i = 0; i < count; i++)
+    if (cudafft_cuda_host_free_memory(i, &free_bytes[i]) != CUDAFFT_STATUS_OK)
+      free_bytes[i] = 0;
+#endif
+  return cudafft_try_devices(count, free_bytes, try_backend, object, spec, device);
 }
 
 CudafftStatus
