@@ -6,7 +6,7 @@
  *
  * Why: an engine object that makes its own synchronous round trip per buffer (its own streams, a
  * few small launches, two copies, a wait) serialises with every other object in the driver, and
- * many live streams on one GPU then top out far below what the GPU can do (issue 15).
+ * many live streams on one GPU then top out far below what the GPU can do.
  *
  * The model:
  * - A job is one engine object's unit of work: `in_bytes` of input, `out_bytes` of output and the
