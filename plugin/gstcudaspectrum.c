@@ -120,13 +120,14 @@
 #include "gstcudafftfence.h"
 #include "gstcudafftproperties.h"
 #include "gstcudaspectrumbands.h"
-#include "gstcudaspectrumfanout.h"
+#include "gstcudaspectrummessages.h"
 #include "gstcudaspectrumpost.h"
 
 #include <gst/audio/audio.h>
 #include <string.h>
 
-GST_DEBUG_CATEGORY_STATIC(gst_cuda_spectrum_debug);
+/* shared with gstcudaspectrummessages.c, whose work is this element's */
+GST_DEBUG_CATEGORY(gst_cuda_spectrum_debug);
 #define GST_CAT_DEFAULT gst_cuda_spectrum_debug
 
 enum {
@@ -189,10 +190,7 @@ struct _GstCudaSpectrum {
   GstClockTime message_ts;   /* start of the open interval, computed as spectrum does */
   GstClockTime time_base;    /* the last timestamp seen (the segment's start before any) ... */
   guint64 frames_since_base; /* ... and the frames since, for untimestamped buffers */
-  /* builds messages in parallel: made at first need, freed at close */
-  GstCudaSpectrumFanout *fanout;
-  gboolean fanout_failed; /* it could not be made: build on the streaming thread only */
-  gboolean built_lists;   /* messages with GValue lists since the last stop: trim then */
+  GstCudaSpectrumMessages messages; /* the builders of its messages, freed at close */
 };
 
 #define CAPS                                                                                       \
@@ -201,10 +199,6 @@ struct _GstCudaSpectrum {
 
 /* The pad templates: CAPS in system memory and, where the build has it, in CUDA memory (made in
  * class_init). */
-
-/* Field names, interned once: a message is built for every interval, up to a thousand a second. */
-static GQuark q_spectrum, q_endtime, q_timestamp, q_stream_time, q_running_time, q_duration,
-    q_magnitude, q_phase, q_magnitude_data, q_phase_data, q_bands, q_channels, q_frequencies;
 
 G_DEFINE_TYPE_WITH_CODE(GstCudaSpectrum, gst_cuda_spectrum, GST_TYPE_CUDAFFT_AUDIO_FILTER,
                         GST_DEBUG_CATEGORY_INIT(gst_cuda_spectrum_debug, "cudaspectrum", 0,
@@ -492,161 +486,11 @@ update_options(GstCudaSpectrum *self, const Settings *s)
   return GST_FLOW_OK;
 }
 
-/* Messages ----------------------------------------------------------------------------------- */
-
-/* GValues of floats into `container` without a heap allocation per value: the container is
- * sized up front and each value is moved into it, not copied. What is left per value (type checks
- * in g_value_init and in the append, the container's compatibility check) is GLib's and
- * GStreamer's own and has no cheaper public way round; hence building messages in parallel. */
-static void
-append_floats(GValue *container, gboolean list, const float *values, size_t count)
-{
-  void (*const append)(GValue *, GValue *) =
-      list ? gst_value_list_append_and_take_value : gst_value_array_append_and_take_value;
-  for (size_t i = 0; i < count; i++) {
-    GValue v = G_VALUE_INIT;
-    g_value_init(&v, G_TYPE_FLOAT);
-    g_value_set_float(&v, values[i]);
-    append(container, &v);
-  }
-}
-
-/* spectrum's shapes: a list of bands values, or with multi-channel an array of arrays. */
-static void
-take_values(GstStructure *s, GQuark field, const float *values, size_t bands, size_t spectra,
-            gboolean multi_channel)
-{
-  GValue container = G_VALUE_INIT;
-  if (!multi_channel) {
-    gst_value_list_init(&container, (guint)bands);
-    append_floats(&container, TRUE, values, bands);
-  } else {
-    gst_value_array_init(&container, (guint)spectra);
-    for (size_t c = 0; c < spectra; c++) {
-      GValue row = G_VALUE_INIT;
-      gst_value_array_init(&row, (guint)bands);
-      append_floats(&row, FALSE, values + c * bands, bands);
-      gst_value_array_append_and_take_value(&container, &row);
-    }
-  }
-  gst_structure_id_take_value(s, field, &container);
-}
-
-static void
-take_bytes(GstStructure *s, GQuark field, const float *values, size_t count)
-{
-  GValue v = G_VALUE_INIT;
-  g_value_init(&v, G_TYPE_BYTES);
-  g_value_take_boxed(&v, g_bytes_new(values, count * sizeof(float)));
-  gst_structure_id_take_value(s, field, &v);
-}
-
-/* What the messages of one push share. */
-typedef struct {
-  GstCudaSpectrum *self;
-  size_t spectra;
-  gboolean multi_channel;
-} MessageShape;
-
-/* One message to build: all it needs is computed by the streaming thread beforehand, so that a
- * builder on another thread reads nothing that may change meanwhile (the result's values stay
- * valid until the next push, which waits for every message of this one). */
-typedef struct {
-  CudafftSpectrumResult result;
-  size_t bands;
-  GstClockTime timestamp, stream_time, running_time, duration;
-  gboolean with_magnitude;
-  gboolean with_lists;   /* spectrum's GValue fields besides the float32 ones */
-  gfloat *mapped;        /* a band layout's values (result points into them), owned; or NULL */
-  const gfloat *centres; /* and its band centres: the frequencies field */
-  GstMessage *message;   /* built */
-} MessageJob;
-
-/* A worker thread joins the streaming thread for each this many values in a push's messages:
- * for fewer, waking one costs about what it saves. Chosen with spectrum-bench, pushes of two to
- * eight messages of 129 to 1025 values; rerun it to recheck. */
-#define VALUES_PER_WORKER 1024
-
-/* Threads that build, the streaming thread included: more would mostly wait for the streaming
- * thread, which posts the messages (running the bus sync handlers) alone. */
-#define MAX_BUILDERS 8
-
-static void
-build_message(gpointer data, gpointer user_data)
-{
-  MessageJob *job = data;
-  const MessageShape *shape = user_data;
-  const CudafftSpectrumResult *result = &job->result;
-  const GstClockTime endtime = GST_CLOCK_TIME_IS_VALID(job->stream_time)
-                                   ? add_time(job->stream_time, job->duration)
-                                   : GST_CLOCK_TIME_NONE;
-  GstStructure *s = gst_structure_new_id(
-      q_spectrum, q_endtime, GST_TYPE_CLOCK_TIME, endtime, q_timestamp, G_TYPE_UINT64,
-      job->timestamp, q_stream_time, G_TYPE_UINT64, job->stream_time, q_running_time, G_TYPE_UINT64,
-      job->running_time, q_duration, G_TYPE_UINT64, job->duration, NULL);
-  if (job->with_magnitude && job->with_lists)
-    take_values(s, q_magnitude, result->magnitude, job->bands, shape->spectra,
-                shape->multi_channel);
-  if (result->phase && job->with_lists)
-    take_values(s, q_phase, result->phase, job->bands, shape->spectra, shape->multi_channel);
-  if (job->with_magnitude)
-    take_bytes(s, q_magnitude_data, result->magnitude, job->bands * shape->spectra);
-  if (result->phase)
-    take_bytes(s, q_phase_data, result->phase, job->bands * shape->spectra);
-  gst_structure_id_set(s, q_bands, G_TYPE_UINT, (guint)job->bands, q_channels, G_TYPE_UINT,
-                       (guint)shape->spectra, NULL);
-  if (job->centres)
-    take_bytes(s, q_frequencies, job->centres, job->bands);
-  job->message = gst_message_new_element(GST_OBJECT(shape->self), s);
-}
-
-/* Posts a built message, one post at a time per pipeline (gstcudaspectrumpost.h: streaming threads
- * posting on one bus at once can stall each other), without waiting for another's post. */
-static void
-post_message(gpointer data, gpointer user_data)
-{
-  MessageJob *job = data;
-  const MessageShape *shape = user_data;
-  /* Messages built in parallel took their sequence numbers in the order they were begun; they
-   * get new ones in the order of the bus, as when built one by one. */
-  gst_message_set_seqnum(job->message, gst_util_seqnum_next());
-  gst_cuda_spectrum_post(GST_ELEMENT(shape->self), job->message);
-  job->message = NULL;
-}
-
-/* The workers, made when first worth it; NULL (all on the streaming thread) where they cannot be
- * made or there is one processor. */
-static GstCudaSpectrumFanout *
-fanout(GstCudaSpectrum *self)
-{
-  if (self->fanout || self->fanout_failed)
-    return self->fanout;
-  const guint workers = MIN((guint)g_get_num_processors(), MAX_BUILDERS) - 1;
-  GError *error = NULL;
-  if (workers > 0)
-    self->fanout = gst_cuda_spectrum_fanout_new(workers, &error);
-  if (self->fanout) {
-    GST_DEBUG_OBJECT(self, "building messages on %u worker threads and this one", workers);
-  } else {
-    GST_WARNING_OBJECT(self, "building messages on the streaming thread only: %s",
-                       error ? error->message : "one processor");
-    g_clear_error(&error);
-    self->fanout_failed = TRUE;
-  }
-  return self->fanout;
-}
-
-static void
-close_fanout(GstCudaSpectrum *self)
-{
-  gst_cuda_spectrum_fanout_free(self->fanout);
-  self->fanout = NULL;
-  self->fanout_failed = FALSE;
-}
+/* Intervals to messages ---------------------------------------------------------------------- */
 
 /* A job's result in the band layout of its interval (gstcudaspectrumbands.h). */
 static void
-map_to_bands(GstCudaSpectrum *self, MessageJob *job, size_t spectra)
+map_to_bands(GstCudaSpectrum *self, GstCudaSpectrumMessage *job, size_t spectra)
 {
   gsize count = 0;
   gfloat *phase = NULL, *centres = NULL;
@@ -666,7 +510,8 @@ map_to_bands(GstCudaSpectrum *self, MessageJob *job, size_t spectra)
  * as in spectrum; a partial one (from finish) as long as its frames. post-messages and
  * message-magnitude are read here, so that a change shows in the next push's messages. Everything
  * a message holds is computed here, in order; the messages are then built, in parallel where they
- * are many and large, and posted from this thread in order, each before this returns. */
+ * are many and large, and posted from this thread in order, each before this returns
+ * (gstcudaspectrummessages.h). */
 static void
 post_results(GstCudaSpectrum *self, size_t count, gboolean partial)
 {
@@ -681,7 +526,7 @@ post_results(GstCudaSpectrum *self, size_t count, gboolean partial)
   const gboolean with_lists = self->settings.message_lists;
   GST_OBJECT_UNLOCK(self);
 
-  MessageJob *jobs = g_new(MessageJob, count);
+  GstCudaSpectrumMessage *jobs = g_new(GstCudaSpectrumMessage, count);
   const size_t spectra = cudafft_spectrum_spectra(spectrum_engine_of(self));
   guint n = 0;
   for (size_t i = 0; i < count; i++) {
@@ -697,7 +542,7 @@ post_results(GstCudaSpectrum *self, size_t count, gboolean partial)
                    GST_TIME_ARGS(timestamp), result.frames, result.ffts, GST_TIME_ARGS(duration),
                    partial ? " (partial)" : "");
     if (post) {
-      MessageJob *job = &jobs[n++];
+      GstCudaSpectrumMessage *job = &jobs[n++];
       job->result = result;
       job->timestamp = timestamp;
       job->running_time = timed ? gst_segment_to_running_time(segment, GST_FORMAT_TIME, timestamp)
@@ -705,6 +550,9 @@ post_results(GstCudaSpectrum *self, size_t count, gboolean partial)
       job->stream_time = timed ? gst_segment_to_stream_time(segment, GST_FORMAT_TIME, timestamp)
                                : GST_CLOCK_TIME_NONE;
       job->duration = duration;
+      job->endtime = GST_CLOCK_TIME_IS_VALID(job->stream_time)
+                         ? add_time(job->stream_time, duration)
+                         : GST_CLOCK_TIME_NONE;
       job->with_magnitude = with_magnitude;
       job->with_lists = with_lists;
       job->message = NULL;
@@ -720,23 +568,8 @@ post_results(GstCudaSpectrum *self, size_t count, gboolean partial)
     self->layout_now = self->layout_next;
   }
 
-  if (n > 0) {
-    const MessageShape shape = {
-        .self = self,
-        .spectra = spectra,
-        .multi_channel = self->config.multi_channel != 0,
-    };
-    /* the GValues are the cost; the float32 fields are one copy each */
-    size_t values = 0;
-    for (guint i = 0; i < n; i++) {
-      const size_t fields = (jobs[i].with_magnitude ? 1 : 0) + (jobs[i].result.phase ? 1 : 0);
-      values += jobs[i].with_lists ? fields * jobs[i].bands * shape.spectra : 0;
-    }
-    const guint helpers = (guint)MIN(values / VALUES_PER_WORKER, n - 1);
-    self->built_lists |= values > 0;
-    gst_cuda_spectrum_fanout_run(helpers > 0 ? fanout(self) : NULL, jobs, sizeof *jobs, n, helpers,
-                                 build_message, post_message, (gpointer)&shape);
-  }
+  gst_cuda_spectrum_messages_post(&self->messages, GST_ELEMENT(self), jobs, n, spectra,
+                                  self->config.multi_channel != 0);
   for (guint i = 0; i < n; i++)
     g_free(jobs[i].mapped);
   g_free(jobs);
@@ -984,24 +817,19 @@ static void
 gst_cuda_spectrum_close(GstCudafftAudioFilter *filter)
 {
   GstCudaSpectrum *self = GST_CUDA_SPECTRUM(filter);
-  close_fanout(self);
+  gst_cuda_spectrum_messages_close(&self->messages);
   gst_cuda_spectrum_band_map_clear(&self->band_map);
   memset(&self->layout_refused, 0, sizeof self->layout_refused);
 }
 
-/* After the base class has closed the engine too (its host staging is megabytes): the freed
- * memory of a run that built GValue lists goes back to the system
- * (gst_cuda_spectrum_fanout_trim). */
+/* After the base class has closed the engine too (its host staging is megabytes), so that the
+ * freed memory given back to the system includes it. */
 static gboolean
 gst_cuda_spectrum_stop(GstBaseTransform *trans)
 {
   GstCudaSpectrum *self = GST_CUDA_SPECTRUM(trans);
   const gboolean ok = GST_BASE_TRANSFORM_CLASS(gst_cuda_spectrum_parent_class)->stop(trans);
-  /* none left for another thread to post after this */
-  gst_cuda_spectrum_post_flush(GST_ELEMENT(self));
-  if (self->built_lists)
-    gst_cuda_spectrum_fanout_trim();
-  self->built_lists = FALSE;
+  gst_cuda_spectrum_messages_stop(&self->messages, GST_ELEMENT(self));
   return ok;
 }
 
@@ -1020,7 +848,7 @@ gst_cuda_spectrum_start(GstBaseTransform *trans)
 static void
 gst_cuda_spectrum_finalize(GObject *object)
 {
-  close_fanout(GST_CUDA_SPECTRUM(object));
+  gst_cuda_spectrum_messages_close(&GST_CUDA_SPECTRUM(object)->messages);
   gst_cuda_spectrum_band_map_clear(&GST_CUDA_SPECTRUM(object)->band_map);
   G_OBJECT_CLASS(gst_cuda_spectrum_parent_class)->finalize(object);
 }
@@ -1126,19 +954,7 @@ gst_cuda_spectrum_class_init(GstCudaSpectrumClass *klass)
       "lower the bands property, or fft-size with a log, mel or octave layout (with "
       "multi-channel, memory also grows with the channels)";
 
-  q_spectrum = g_quark_from_static_string("spectrum");
-  q_endtime = g_quark_from_static_string("endtime");
-  q_timestamp = g_quark_from_static_string("timestamp");
-  q_stream_time = g_quark_from_static_string("stream-time");
-  q_running_time = g_quark_from_static_string("running-time");
-  q_duration = g_quark_from_static_string("duration");
-  q_magnitude = g_quark_from_static_string("magnitude");
-  q_phase = g_quark_from_static_string("phase");
-  q_magnitude_data = g_quark_from_static_string("magnitude-data");
-  q_phase_data = g_quark_from_static_string("phase-data");
-  q_bands = g_quark_from_static_string("bands");
-  q_channels = g_quark_from_static_string("channels");
-  q_frequencies = g_quark_from_static_string("frequencies");
+  gst_cuda_spectrum_messages_init_names();
 }
 
 static void
