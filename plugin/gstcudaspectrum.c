@@ -114,14 +114,13 @@
 #include "gstcudaspectrum.h"
 
 #include <cudafft/spectrum.h>
-#include "gstcudafftbands.h"
 #include "gstcudafftcaps.h"
 #include "gstcudafftcudamemory.h"
 #include "gstcudafftfence.h"
-#include "gstcudafftproperties.h"
 #include "gstcudaspectrumbands.h"
 #include "gstcudaspectrummessages.h"
 #include "gstcudaspectrumpost.h"
+#include "gstcudaspectrumproperties.h"
 
 #include <gst/audio/audio.h>
 #include <string.h>
@@ -130,54 +129,10 @@
 GST_DEBUG_CATEGORY(gst_cuda_spectrum_debug);
 #define GST_CAT_DEFAULT gst_cuda_spectrum_debug
 
-enum {
-  PROP_0,
-  PROP_POST_MESSAGES,
-  PROP_MESSAGE_MAGNITUDE,
-  PROP_MESSAGE_PHASE,
-  PROP_MESSAGE_LISTS,
-  PROP_INTERVAL,
-  PROP_BANDS,
-  PROP_THRESHOLD,
-  PROP_MULTI_CHANNEL,
-  PROP_FREQUENCY_SCALE,
-  PROP_BANDS_PER_OCTAVE,
-  PROP_MIN_FREQUENCY,
-  PROP_MAX_FREQUENCY,
-  PROP_WEIGHTING,
-  PROP_FFT_SIZE,
-};
-
-#define DEFAULT_POST_MESSAGES TRUE
-#define DEFAULT_MESSAGE_MAGNITUDE TRUE
-#define DEFAULT_MESSAGE_PHASE FALSE
-#define DEFAULT_MESSAGE_LISTS TRUE
-#define DEFAULT_INTERVAL (GST_SECOND / 10)
-#define DEFAULT_BANDS 128
-#define DEFAULT_THRESHOLD -60
-#define DEFAULT_MULTI_CHANNEL FALSE
-#define DEFAULT_FFT_SIZE 4096
-
-typedef struct {
-  gboolean post_messages;
-  gboolean message_magnitude;
-  gboolean message_phase;
-  gboolean message_lists;
-  guint64 interval;
-  guint bands;
-  gint threshold;
-  gboolean multi_channel;
-  CudafftFrequencyScale scale; /* the band layout: off (spectrum's bins) with linear and z */
-  guint bands_per_octave;
-  gdouble min_frequency, max_frequency;
-  CudafftWeighting weighting;
-  guint fft_size; /* the analysis's points with log, mel and octave layouts */
-} Settings;
-
 struct _GstCudaSpectrum {
   GstCudafftAudioFilter parent;
 
-  Settings settings; /* the properties, under the object lock */
+  GstCudaSpectrumSettings settings; /* the properties (gstcudaspectrumproperties.h), locked */
 
   /* streaming thread only */
   GstAudioInfo info;
@@ -208,11 +163,11 @@ GST_ELEMENT_REGISTER_DEFINE(cudaspectrum, "cudaspectrum", GST_RANK_NONE, GST_TYP
 GST_CUDAFFT_DEFINE_ENGINE(spectrum_engine, spectrum, CudafftSpectrum, CudafftSpectrumConfig,
                           "the spectrum analyser");
 
-static Settings
+static GstCudaSpectrumSettings
 current_settings(GstCudaSpectrum *self)
 {
   GST_OBJECT_LOCK(self);
-  const Settings s = self->settings;
+  const GstCudaSpectrumSettings s = self->settings;
   GST_OBJECT_UNLOCK(self);
   return s;
 }
@@ -220,7 +175,7 @@ current_settings(GstCudaSpectrum *self)
 /* The engine's options; with a band layout the threshold applies to the bands, after the engine
  * (gstcudaspectrumbands.h). */
 static CudafftSpectrumOptions
-options_of(const Settings *s, const GstCudaSpectrumLayout *layout)
+options_of(const GstCudaSpectrumSettings *s, const GstCudaSpectrumLayout *layout)
 {
   const CudafftSpectrumOptions options = {
       .interval_ns = s->interval,
@@ -230,7 +185,7 @@ options_of(const Settings *s, const GstCudaSpectrumLayout *layout)
 }
 
 static GstCudaSpectrumLayout
-layout_of(const Settings *s)
+layout_of(const GstCudaSpectrumSettings *s)
 {
   const GstCudaSpectrumLayout layout = {
       .active = s->scale != CUDAFFT_SCALE_LINEAR || s->weighting != CUDAFFT_WEIGHTING_Z,
@@ -249,7 +204,8 @@ layout_of(const Settings *s)
 /* The layout the properties ask for where it has bands at this rate; else (once, with a warning)
  * the one in force. */
 static GstCudaSpectrumLayout
-accepted_layout(GstCudaSpectrum *self, const Settings *s, const GstCudaSpectrumLayout *in_force)
+accepted_layout(GstCudaSpectrum *self, const GstCudaSpectrumSettings *s,
+                const GstCudaSpectrumLayout *in_force)
 {
   const GstCudaSpectrumLayout want = layout_of(s);
   gchar *why = NULL;
@@ -294,114 +250,15 @@ static void
 gst_cuda_spectrum_set_property(GObject *object, guint prop_id, const GValue *value,
                                GParamSpec *pspec)
 {
-  GstCudaSpectrum *self = GST_CUDA_SPECTRUM(object);
-  Settings *s = &self->settings;
-  if (prop_id == PROP_BANDS_PER_OCTAVE &&
-      !gst_cudafft_bands_check_per_octave(GST_ELEMENT(self), g_value_get_uint(value)))
-    return;
-  GST_OBJECT_LOCK(self);
-  switch (prop_id) {
-  case PROP_POST_MESSAGES:
-    s->post_messages = g_value_get_boolean(value);
-    break;
-  case PROP_MESSAGE_MAGNITUDE:
-    s->message_magnitude = g_value_get_boolean(value);
-    break;
-  case PROP_MESSAGE_PHASE:
-    s->message_phase = g_value_get_boolean(value);
-    break;
-  case PROP_MESSAGE_LISTS:
-    s->message_lists = g_value_get_boolean(value);
-    break;
-  case PROP_INTERVAL:
-    s->interval = g_value_get_uint64(value);
-    break;
-  case PROP_BANDS:
-    s->bands = g_value_get_uint(value);
-    break;
-  case PROP_THRESHOLD:
-    s->threshold = g_value_get_int(value);
-    break;
-  case PROP_MULTI_CHANNEL:
-    s->multi_channel = g_value_get_boolean(value);
-    break;
-  case PROP_FREQUENCY_SCALE:
-    s->scale = g_value_get_enum(value);
-    break;
-  case PROP_BANDS_PER_OCTAVE:
-    s->bands_per_octave = g_value_get_uint(value);
-    break;
-  case PROP_MIN_FREQUENCY:
-    s->min_frequency = g_value_get_double(value);
-    break;
-  case PROP_MAX_FREQUENCY:
-    s->max_frequency = g_value_get_double(value);
-    break;
-  case PROP_WEIGHTING:
-    s->weighting = g_value_get_enum(value);
-    break;
-  case PROP_FFT_SIZE: /* GObject has checked that it is one of the enumeration's */
-    s->fft_size = (guint)g_value_get_enum(value);
-    break;
-  default:
-    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
-    break;
-  }
-  GST_OBJECT_UNLOCK(self);
+  gst_cuda_spectrum_properties_set(object, &GST_CUDA_SPECTRUM(object)->settings, prop_id, value,
+                                   pspec);
 }
 
 static void
 gst_cuda_spectrum_get_property(GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
 {
-  GstCudaSpectrum *self = GST_CUDA_SPECTRUM(object);
-  const Settings s = current_settings(self);
-  switch (prop_id) {
-  case PROP_POST_MESSAGES:
-    g_value_set_boolean(value, s.post_messages);
-    break;
-  case PROP_MESSAGE_MAGNITUDE:
-    g_value_set_boolean(value, s.message_magnitude);
-    break;
-  case PROP_MESSAGE_PHASE:
-    g_value_set_boolean(value, s.message_phase);
-    break;
-  case PROP_MESSAGE_LISTS:
-    g_value_set_boolean(value, s.message_lists);
-    break;
-  case PROP_INTERVAL:
-    g_value_set_uint64(value, s.interval);
-    break;
-  case PROP_BANDS:
-    g_value_set_uint(value, s.bands);
-    break;
-  case PROP_THRESHOLD:
-    g_value_set_int(value, s.threshold);
-    break;
-  case PROP_MULTI_CHANNEL:
-    g_value_set_boolean(value, s.multi_channel);
-    break;
-  case PROP_FREQUENCY_SCALE:
-    g_value_set_enum(value, s.scale);
-    break;
-  case PROP_BANDS_PER_OCTAVE:
-    g_value_set_uint(value, s.bands_per_octave);
-    break;
-  case PROP_MIN_FREQUENCY:
-    g_value_set_double(value, s.min_frequency);
-    break;
-  case PROP_MAX_FREQUENCY:
-    g_value_set_double(value, s.max_frequency);
-    break;
-  case PROP_WEIGHTING:
-    g_value_set_enum(value, s.weighting);
-    break;
-  case PROP_FFT_SIZE:
-    g_value_set_enum(value, (gint)s.fft_size);
-    break;
-  default:
-    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
-    break;
-  }
+  const GstCudaSpectrumSettings s = current_settings(GST_CUDA_SPECTRUM(object));
+  gst_cuda_spectrum_properties_get(object, &s, prop_id, value, pspec);
 }
 
 /* Engine ------------------------------------------------------------------------------------- */
@@ -415,7 +272,7 @@ close_engine(GstCudaSpectrum *self)
 /* Makes an analyser for the caps and `s`, and only then lets go of the old one, which stays in
  * place (and an error is posted) when the new one cannot be made. */
 static gboolean
-open_engine(GstCudaSpectrum *self, const Settings *s)
+open_engine(GstCudaSpectrum *self, const GstCudaSpectrumSettings *s)
 {
   const GstCudaSpectrumLayout off = {0};
   const GstCudaSpectrumLayout layout = accepted_layout(self, s, &off);
@@ -448,7 +305,7 @@ open_engine(GstCudaSpectrum *self, const Settings *s)
 /* A new analyser for other bins (bands, or fft-size and a layout's scale, from the layout the next
  * interval takes) or multi-channel. */
 static gboolean
-needs_new_engine(const GstCudaSpectrum *self, const Settings *s)
+needs_new_engine(const GstCudaSpectrum *self, const GstCudaSpectrumSettings *s)
 {
   return gst_cuda_spectrum_layout_bins(&self->layout_next, s->bands) != self->config.bands ||
          !s->multi_channel != !self->config.multi_channel;
@@ -456,7 +313,7 @@ needs_new_engine(const GstCudaSpectrum *self, const Settings *s)
 
 /* interval, threshold and message-phase: the engine takes them at its next interval. */
 static GstFlowReturn
-update_options(GstCudaSpectrum *self, const Settings *s)
+update_options(GstCudaSpectrum *self, const GstCudaSpectrumSettings *s)
 {
   const GstCudaSpectrumLayout layout = accepted_layout(self, s, &self->layout_next);
   if (!gst_cuda_spectrum_layout_equal(&layout, &self->layout_next)) {
@@ -580,7 +437,7 @@ post_results(GstCudaSpectrum *self, size_t count, gboolean partial)
 /* Completes the open interval on the old analyser and posts it before a new one takes over, so
  * that a change of bands or multi-channel loses no interval. */
 static GstFlowReturn
-replace_engine(GstCudaSpectrum *self, const Settings *s)
+replace_engine(GstCudaSpectrum *self, const GstCudaSpectrumSettings *s)
 {
   GST_INFO_OBJECT(self, "bins %zu -> %u, multi-channel %d -> %d: a new analyser from here on",
                   self->config.bands, gst_cuda_spectrum_layout_bins(&self->layout_next, s->bands),
@@ -592,7 +449,7 @@ replace_engine(GstCudaSpectrum *self, const Settings *s)
  * fence the analysis is ordered after on the device). */
 static GstFlowReturn
 analyse(GstCudaSpectrum *self, const guint8 *data, gboolean on_device, const CudafftFence *after,
-        gsize frames, const Settings *s)
+        gsize frames, const GstCudaSpectrumSettings *s)
 {
   const gsize bpf = GST_AUDIO_INFO_BPF(&self->info);
   while (frames > 0) {
@@ -635,7 +492,7 @@ analyse(GstCudaSpectrum *self, const guint8 *data, gboolean on_device, const Cud
  * work is done first (the analysis came after it, so that is no wait). */
 static GstFlowReturn
 analyse_on_device(GstCudaSpectrum *self, GstBuffer *buffer, const guint8 *data, gsize bytes,
-                  const Settings *s, gsize *count)
+                  const GstCudaSpectrumSettings *s, gsize *count)
 {
   *count = bytes / GST_AUDIO_INFO_BPF(&self->info);
   if (!gst_cudafft_audio_filter_whole_cuda_frames(GST_CUDAFFT_AUDIO_FILTER(self), bytes))
@@ -664,7 +521,7 @@ gst_cuda_spectrum_transform_ip(GstBaseTransform *trans, GstBuffer *buffer)
 
   GST_LOG_OBJECT(self, "buffer of %" G_GSIZE_FORMAT " bytes at %" GST_TIME_FORMAT,
                  gst_buffer_get_size(buffer), GST_TIME_ARGS(GST_BUFFER_PTS(buffer)));
-  const Settings s = current_settings(self);
+  const GstCudaSpectrumSettings s = current_settings(self);
   if (!spectrum_engine_of(self) && !open_engine(self, &s))
     return GST_FLOW_ERROR;
   if (GST_BUFFER_IS_DISCONT(buffer)) {
@@ -864,72 +721,7 @@ gst_cuda_spectrum_class_init(GstCudaSpectrumClass *klass)
   gobject_class->set_property = gst_cuda_spectrum_set_property;
   gobject_class->get_property = gst_cuda_spectrum_get_property;
   gobject_class->finalize = gst_cuda_spectrum_finalize;
-
-  /* spectrum's names, nicks, blurbs, ranges and defaults; all may change while playing */
-  const GParamFlags flags = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING;
-  g_object_class_install_property(
-      gobject_class, PROP_POST_MESSAGES,
-      g_param_spec_boolean("post-messages", "Post Messages",
-                           "Whether to post a 'spectrum' element message on the bus for each "
-                           "passed interval",
-                           DEFAULT_POST_MESSAGES, flags));
-  g_object_class_install_property(
-      gobject_class, PROP_MESSAGE_MAGNITUDE,
-      g_param_spec_boolean("message-magnitude", "Magnitude",
-                           "Whether to add a 'magnitude' field to the structure of any "
-                           "'spectrum' element messages posted on the bus",
-                           DEFAULT_MESSAGE_MAGNITUDE, flags));
-  g_object_class_install_property(
-      gobject_class, PROP_MESSAGE_PHASE,
-      g_param_spec_boolean("message-phase", "Phase",
-                           "Whether to add a 'phase' field to the structure of any "
-                           "'spectrum' element messages posted on the bus",
-                           DEFAULT_MESSAGE_PHASE, flags));
-  /* Of its own: the lists are most of a message's cost (a GValue per band); displays read the
-   * float32 fields, which are always there */
-  g_object_class_install_property(
-      gobject_class, PROP_MESSAGE_LISTS,
-      g_param_spec_boolean("message-lists", "Message lists",
-                           "Whether the 'magnitude' and 'phase' fields (spectrum's GValue lists) "
-                           "are in the messages; FALSE leaves them out and posts only the float32 "
-                           "'magnitude-data' and 'phase-data' fields, far cheaper to build",
-                           DEFAULT_MESSAGE_LISTS, flags));
-  g_object_class_install_property(
-      gobject_class, PROP_INTERVAL,
-      g_param_spec_uint64("interval", "Interval",
-                          "Interval of time between message posts (in nanoseconds)", 1, G_MAXUINT64,
-                          DEFAULT_INTERVAL, flags));
-  g_object_class_install_property(gobject_class, PROP_BANDS,
-                                  g_param_spec_uint("bands", "Bands", "Number of frequency bands",
-                                                    2, ((guint)G_MAXINT + 2) / 2, DEFAULT_BANDS,
-                                                    flags));
-  g_object_class_install_property(
-      gobject_class, PROP_THRESHOLD,
-      g_param_spec_int("threshold", "Threshold",
-                       "dB threshold for result. All lower values will be set to this", G_MININT, 0,
-                       DEFAULT_THRESHOLD, flags));
-  g_object_class_install_property(gobject_class, PROP_MULTI_CHANNEL,
-                                  g_param_spec_boolean("multi-channel", "Multichannel results",
-                                                       "Send separate results for each channel",
-                                                       DEFAULT_MULTI_CHANNEL, flags));
-  /* Of its own: band layouts, off by default (linear, z: spectrum's bins) */
-  const GstCudafftBandProps band_props = {PROP_FREQUENCY_SCALE, PROP_BANDS_PER_OCTAVE,
-                                          PROP_MIN_FREQUENCY, PROP_MAX_FREQUENCY, PROP_WEIGHTING};
-  gst_cudafft_bands_install_properties(gobject_class, &band_props, CUDAFFT_SCALE_LINEAR,
-                                       GST_PARAM_MUTABLE_PLAYING);
-  g_object_class_install_property(
-      gobject_class, PROP_FFT_SIZE,
-      g_param_spec_enum(
-          "fft-size", "FFT size",
-          "The analysis's points with frequency-scale log, mel or octave (cudafft's enumeration "
-          "of the powers of two " GST_CUDAFFT_MIN_SIZE_TEXT " to " GST_CUDAFFT_MAX_SIZE_TEXT
-          "): their bands are made from its fft-size / 2 + 1 bins, rate / fft-size apart, and "
-          "bands holds the count of log and mel bands. A band narrower than about two bins does "
-          "not resolve a tone (its level is interpolated between bins): at 48 kHz, 4096 points "
-          "(11.7 Hz bins) resolve third octaves from about 100 Hz, 16384 (2.9 Hz) from 20 Hz. "
-          "Ignored with linear, where nfft = 2 bands - 2 as in spectrum. A change while playing "
-          "applies from the next interval",
-          GST_TYPE_CUDAFFT_FFT_SIZE, DEFAULT_FFT_SIZE, flags));
+  gst_cuda_spectrum_properties_install(gobject_class);
 
   gst_cudafft_audio_filter_class_add_pad_templates(element_class, gst_caps_from_string(CAPS),
                                                    gst_caps_from_string(CAPS));
@@ -960,19 +752,6 @@ gst_cuda_spectrum_class_init(GstCudaSpectrumClass *klass)
 static void
 gst_cuda_spectrum_init(GstCudaSpectrum *self)
 {
-  self->settings.post_messages = DEFAULT_POST_MESSAGES;
-  self->settings.message_magnitude = DEFAULT_MESSAGE_MAGNITUDE;
-  self->settings.message_phase = DEFAULT_MESSAGE_PHASE;
-  self->settings.message_lists = DEFAULT_MESSAGE_LISTS;
-  self->settings.interval = DEFAULT_INTERVAL;
-  self->settings.bands = DEFAULT_BANDS;
-  self->settings.threshold = DEFAULT_THRESHOLD;
-  self->settings.multi_channel = DEFAULT_MULTI_CHANNEL;
-  self->settings.scale = CUDAFFT_SCALE_LINEAR;
-  self->settings.bands_per_octave = GST_CUDAFFT_DEFAULT_BANDS_PER_OCTAVE;
-  self->settings.min_frequency = GST_CUDAFFT_DEFAULT_MIN_FREQUENCY;
-  self->settings.max_frequency = GST_CUDAFFT_DEFAULT_MAX_FREQUENCY;
-  self->settings.weighting = GST_CUDAFFT_DEFAULT_WEIGHTING;
-  self->settings.fft_size = DEFAULT_FFT_SIZE;
+  gst_cuda_spectrum_settings_init(&self->settings);
   gst_audio_info_init(&self->info);
 }
