@@ -3,13 +3,14 @@
  * random inputs and responses pushed in random pieces into poisoned outputs: matrices of 1 x 1,
  * 2 x 2, 4 x 2, 8 x 2 with empty entries and entries of different lengths, 64 x 64, and 2 x 3 in
  * pushes of up to 20000 frames (more than the CUDA backend stages at a time); every
- * block size from 32 to 2048; F32 and F64; the lag after every push (and
- * cudafft_matrix_output_frames() exact before it); drain with and without the tail; response
- * changes with their crossover checked against the header's model (longer and shorter responses,
- * responses longer than the delay line reaches, a change replaced before its change point, a
- * change pending at the drain); reset; NaN and Inf
- * confined to the outputs and frames they reach; and the statuses of invalid calls. Every output
- * sample is checked. Argument: cpu or cuda. */
+ * block size from 32 to 2048 and 0 (zero latency: every frame out as it comes in, changes and the
+ * delay line's reach in steps of CUDAFFT_MATRIX_MIN_BLOCK frames); F32 and F64; the lag after every
+ * push (and cudafft_matrix_output_frames() exact before it); drain with and without the tail;
+ * response changes with their crossover checked against the header's model (longer and shorter
+ * responses, responses longer than the delay line reaches, a change replaced before its change
+ * point, a change pending at the drain); reset; NaN and Inf confined to the outputs and frames they
+ * reach; and the statuses of invalid calls. Every output sample is checked. Argument: cpu or cuda.
+ */
 #include <cudafft/matrix.h>
 
 #include "convolve_reference.h"
@@ -33,6 +34,21 @@
 #define GUARD ((size_t)7)
 
 static CudafftBackend backend;
+
+/* The frames the filter holds back at most, plus one: L, or 1 at block size 0 (zero latency). */
+static size_t
+lag_bound(size_t block_size)
+{
+  return block_size ? block_size : 1;
+}
+
+/* The step of change points, the length of crossovers and the delay line's blocks: L, or
+ * CUDAFFT_MATRIX_MIN_BLOCK at block size 0 (the header's "Response changes"). */
+static size_t
+change_unit(size_t block_size)
+{
+  return block_size ? block_size : CUDAFFT_MATRIX_MIN_BLOCK;
+}
 
 /* A set of responses, the frame its crossover starts at (0 for the first) and the first block of
  * input spectra its delay line still held when it was set (reach: 0 where every block since the
@@ -162,8 +178,8 @@ reference_stream(const Responses *sets, size_t count, unsigned inputs, unsigned 
   memcpy(y, prev, frames * outputs * sizeof *y);
   for (size_t s = 1; s < count; s++) {
     if (sets[s].reach > 0)
-      reference_matrix_from(sets[s].h, sets[s].taps, inputs, outputs, block_size, sets[s].reach,
-                            x, x_frames, frames, cur);
+      reference_matrix_from(sets[s].h, sets[s].taps, inputs, outputs, block_size, sets[s].reach, x,
+                            x_frames, frames, cur);
     else
       reference_matrix(sets[s].h, sets[s].taps, inputs, outputs, x, x_frames, frames, cur);
     const size_t change = sets[s].change;
@@ -248,14 +264,26 @@ check_output(const char *label, CudafftSampleFormat format, const void *out, con
   return check_output_within(label, format, tolerance_of(format), out, y, frames, outputs);
 }
 
+/* The delay line's blocks for responses h: their partitions; at block size 0 those after the
+ * first (the first is filtered in the time domain). */
+static size_t
+delay_line_parts(const Case *c, const double *h, size_t taps)
+{
+  const size_t parts =
+      responses_parts(h, (size_t)c->inputs * c->outputs, taps, change_unit(c->block_size));
+  return c->block_size || parts == 0 ? parts : parts - 1;
+}
+
 /* Sets `set` as the responses, `pushed` frames in: its reach (Responses) from the delay line's
- * slots before it, *cap, which grow to its partitions. */
+ * slots before it, *cap, which grow to its partitions. At block size 0 the delay line has seen
+ * the whole blocks before the last frame pushed. */
 static int
 set_responses_at(CudafftMatrix *mx, Responses *set, const Case *c, size_t pushed, size_t *cap)
 {
-  const size_t L = c->block_size, blocks = pushed / L;
+  const size_t C = change_unit(c->block_size);
+  const size_t blocks = c->block_size ? pushed / C : pushed ? (pushed - 1) / C : 0;
   set->reach = blocks > *cap ? blocks - *cap : 0;
-  const size_t parts = responses_parts(set->h, (size_t)c->inputs * c->outputs, set->taps, L);
+  const size_t parts = delay_line_parts(c, set->h, set->taps);
   *cap = parts > *cap ? parts : *cap;
   const CudafftMatrixResponses r = {.taps_data = set->h, .taps = set->taps};
   return cudafft_matrix_set_responses(mx, &r) == CUDAFFT_STATUS_OK;
@@ -271,6 +299,7 @@ run_stream(const char *label, CudafftSampleFormat format, const Case *c, Respons
 {
   const unsigned inputs = c->inputs, outputs = c->outputs;
   const size_t L = c->block_size, frames = c->frames;
+  const size_t U = lag_bound(L), C = change_unit(L);
   const size_t sample = format == CUDAFFT_SAMPLE_F64 ? 8 : 4;
   double *x = test_malloc(frames * inputs * sizeof *x);
   for (size_t n = 0; n < frames * inputs; n++)
@@ -278,10 +307,10 @@ run_stream(const char *label, CudafftSampleFormat format, const Case *c, Respons
   uint8_t *in = test_malloc(frames * inputs * sample + 1);
   store_samples(format, x, frames * inputs, in);
   for (size_t s = 1; s < count; s++)
-    sets[s].change = (asked[s] + L - 1) / L * L;
+    sets[s].change = (asked[s] + C - 1) / C * C;
   const size_t last_taps = sets[count - 1].taps;
   const size_t total = frames + (tail ? last_taps - 1 : 0);
-  const size_t room = total + L + GUARD;
+  const size_t room = total + U + GUARD;
   uint8_t *out = test_malloc(room * outputs * sample);
   test_poison_samples(format, out, room * outputs);
 
@@ -304,7 +333,7 @@ run_stream(const char *label, CudafftSampleFormat format, const Case *c, Respons
              "%s: backend, block size and frame bytes", label);
 
   size_t pushed = 0, produced = 0, next_set = 1;
-  size_t cap = responses_parts(sets[0].h, (size_t)inputs * outputs, sets[0].taps, L);
+  size_t cap = delay_line_parts(c, sets[0].h, sets[0].taps);
   cap = cap ? cap : 1; /* the delay line's slots */
   sets[0].reach = 0;
   int counts_ok = 1, ok = 1;
@@ -323,13 +352,13 @@ run_stream(const char *label, CudafftSampleFormat format, const Case *c, Respons
       piece = test_rng_range(rng, 1, 7);
       break;
     case 1:
-      piece = L;
+      piece = C;
       break;
     case 2:
-      piece = test_rng_range(rng, 1, 3 * L);
+      piece = test_rng_range(rng, 1, 3 * C);
       break;
     default:
-      piece = test_rng_range(rng, L, 5 * L);
+      piece = test_rng_range(rng, C, 5 * C);
       break;
     }
     piece = piece < frames - pushed && !c->whole ? piece : frames - pushed;
@@ -342,13 +371,14 @@ run_stream(const char *label, CudafftSampleFormat format, const Case *c, Respons
     ok = status == CUDAFFT_STATUS_OK;
     pushed += piece;
     produced += got;
-    if (got != expect || cudafft_matrix_lag(mx) != pushed - produced || pushed - produced >= L)
+    if (got != expect || cudafft_matrix_lag(mx) != pushed - produced || pushed - produced >= U)
       counts_ok = 0;
   }
   if (ok && next_set < count && pushed >= asked[next_set])
     ok = set_responses_at(mx, &sets[next_set], c, pushed, &cap);
   test_check(ok, "%s: pushes and changes succeed (%s)", label, cudafft_status_name(status));
-  test_check(counts_ok, "%s: each push writes output_frames(), lag = pushed - produced < L", label);
+  test_check(counts_ok, "%s: each push writes output_frames(), lag = pushed - produced < max(L, 1)",
+             label);
   const size_t drain = cudafft_matrix_drain_frames(mx, tail);
   test_check(drain == pushed - produced + (tail ? last_taps - 1 : 0),
              "%s: drain_frames(%d) = lag%s", label, tail, tail ? " + taps - 1" : "");
@@ -363,12 +393,12 @@ run_stream(const char *label, CudafftSampleFormat format, const Case *c, Respons
                                            (room - total) * outputs) == 0,
              "%s: nothing written past the output", label);
 
-  double *y = reference_stream(sets, count, inputs, outputs, L, x, frames, total);
+  double *y = reference_stream(sets, count, inputs, outputs, C, x, frames, total);
   check_output(label, format, out, y, total, outputs);
   free(y);
 
   /* After the drain (a reset): the same object filters a fresh signal as a new one would. */
-  const size_t again = 3 * L + 5;
+  const size_t again = 3 * C + 5;
   double *x2 = test_malloc(again * inputs * sizeof *x2);
   for (size_t n = 0; n < again * inputs; n++)
     x2[n] = test_rng_uniform(rng);
@@ -383,7 +413,7 @@ run_stream(const char *label, CudafftSampleFormat format, const Case *c, Respons
     Responses final = sets[count - 1];
     final.change = 0;
     final.reach = 0;
-    y = reference_stream(&final, 1, inputs, outputs, L, x2, again, again);
+    y = reference_stream(&final, 1, inputs, outputs, C, x2, again, again);
     char what[160];
     snprintf(what, sizeof what, "%s, after the drain", label);
     check_output(what, format, out, y, again, outputs);
@@ -400,6 +430,7 @@ run_case(const Case *c, CudafftSampleFormat format)
   char label[160];
   const char *fmt = format == CUDAFFT_SAMPLE_F64 ? "F64" : "F32";
   TestRng rng = test_rng("matrix %s %s L%zu", c->name, fmt, c->block_size);
+  const size_t C = change_unit(c->block_size);
   Responses sets[3] = {{0}};
   sets[0].taps = c->taps;
   sets[0].h = random_responses(&rng, c->inputs, c->outputs, c->taps, c->empty_every, format);
@@ -411,14 +442,14 @@ run_case(const Case *c, CudafftSampleFormat format)
 
   /* Two changes: a longer set asked mid-stream (replacing one asked just before it), then a
    * shorter one; drained without the tail. */
-  sets[1].taps = c->taps + c->block_size + 3;
+  sets[1].taps = c->taps + C + 3;
   sets[1].h = random_responses(&rng, c->inputs, c->outputs, sets[1].taps, c->empty_every, format);
   sets[2].taps = c->taps / 2 + 1;
   sets[2].h = random_responses(&rng, c->inputs, c->outputs, sets[2].taps, 0, format);
   Responses dropped = {.taps = c->taps};
   dropped.h = random_responses(&rng, c->inputs, c->outputs, c->taps, 0, format);
   asked[1] = test_rng_range(&rng, 1, c->frames / 3);
-  asked[2] = test_rng_range(&rng, asked[1] + c->block_size + 1, c->frames - 1);
+  asked[2] = test_rng_range(&rng, asked[1] + C + 1, c->frames - 1);
   snprintf(label, sizeof label, "%s %s L=%zu changes at %zu, %zu", c->name, fmt, c->block_size,
            asked[1], asked[2]);
   run_stream(label, format, c, sets, 3, asked, &dropped, 0, &rng);
@@ -426,19 +457,18 @@ run_case(const Case *c, CudafftSampleFormat format)
   /* A second change asked while the first one's crossover block is still being staged: each at
    * its own change point. */
   asked[1] = test_rng_range(&rng, 1, c->frames / 3);
-  asked[2] = (asked[1] + c->block_size - 1) / c->block_size * c->block_size + 1 +
-             test_rng_range(&rng, 0, c->block_size - 2);
+  asked[2] = (asked[1] + C - 1) / C * C + 1 + test_rng_range(&rng, 0, C - 2);
   snprintf(label, sizeof label, "%s %s L=%zu changes at %zu, %zu (in the crossover block)", c->name,
            fmt, c->block_size, asked[1], asked[2]);
   run_stream(label, format, c, sets, 3, asked, NULL, 1, &rng);
 
   /* A change, late in the stream, to responses more partitions longer than any before than the
-   * delay line holds: the new responses reach back only as far as the delay line did (reach > 0). */
-  Responses longer[2] = {sets[0], {.taps = c->taps + 3 * c->block_size}};
+   * delay line holds: the new responses reach back only as far as the delay line did (reach > 0).
+   */
+  Responses longer[2] = {sets[0], {.taps = c->taps + 3 * C}};
   longer[1].h = random_responses(&rng, c->inputs, c->outputs, longer[1].taps, 0, format);
-  const size_t slots =
-      responses_parts(sets[0].h, (size_t)c->inputs * c->outputs, c->taps, c->block_size);
-  asked[1] = (slots + 2) * c->block_size + test_rng_range(&rng, 0, c->block_size - 1);
+  const size_t slots = responses_parts(sets[0].h, (size_t)c->inputs * c->outputs, c->taps, C);
+  asked[1] = (slots + 2) * C + test_rng_range(&rng, 0, C - 1);
   asked[1] = asked[1] < c->frames ? asked[1] : c->frames;
   snprintf(label, sizeof label, "%s %s L=%zu change at %zu to longer responses", c->name, fmt,
            c->block_size, asked[1]);
@@ -543,13 +573,15 @@ check_invalid(void)
  * responses' reach: a 2 x 2 matrix whose input 0 feeds output 0 alone (entry (0, 1) empty), a NaN
  * and an Inf in input 0; output 1 against the reference throughout, output 0 against it (the
  * non-finite samples taken as 0) from taps + 2L frames after the last of them on (the block that
- * held them and the next one pass through the transforms whole). */
+ * held them and the next one pass through the transforms whole; at block size 0 the tail's blocks
+ * of 32 frames, a block later). */
 static void
-check_nonfinite(CudafftSampleFormat format)
+check_nonfinite(CudafftSampleFormat format, size_t L)
 {
   const unsigned inputs = 2, outputs = 2;
-  const size_t L = 64, taps = 300, frames = 4000, bad_at = 777;
-  const char *fmt = format == CUDAFFT_SAMPLE_F64 ? "F64" : "F32";
+  const size_t taps = 300, frames = 4000, bad_at = 777, U = lag_bound(L), C = change_unit(L);
+  const char *fmt =
+      format == CUDAFFT_SAMPLE_F64 ? (L ? "F64" : "F64 L=0") : (L ? "F32" : "F32 L=0");
   TestRng rng = test_rng("matrix nonfinite %s", fmt);
   double *h = random_responses(&rng, inputs, outputs, taps, 0, format);
   memset(h + 1 * taps, 0, taps * sizeof *h); /* entry (0, 1): row 0 * 2 + 1 */
@@ -575,11 +607,12 @@ check_nonfinite(CudafftSampleFormat format)
   CudafftStatus status = cudafft_matrix_create(&mx, backend, -1, &config);
   if (status == CUDAFFT_STATUS_OK)
     status = cudafft_matrix_push(mx, in, frames, out, &produced);
-  if (test_check(status == CUDAFFT_STATUS_OK && produced == frames / L * L,
+  if (test_check(status == CUDAFFT_STATUS_OK && produced == frames / U * U,
                  "non-finite %s: pushes (%s)", fmt, cudafft_status_name(status))) {
     double *y = test_malloc(produced * outputs * sizeof *y);
     reference_matrix(h, taps, inputs, outputs, x, frames, produced, y);
-    const size_t clean = (bad_at + 5) + taps + 2 * L;
+    /* at block size 0 the tail's blocks come out a block later */
+    const size_t clean = (bad_at + 5) + taps + 2 * C + (L ? 0 : C);
     /* output 1 everywhere; output 0 from `clean` on (each as a one-output stream) */
     double *y1 = test_malloc(produced * sizeof *y1), *y0 = test_malloc(produced * sizeof *y0);
     double *o1 = test_malloc(produced * sizeof *o1), *o0 = test_malloc(produced * sizeof *o0);
@@ -608,9 +641,9 @@ check_nonfinite(CudafftSampleFormat format)
 /* A 2 x 2 matrix whose entries are delays (h_ij = g_ij delta[n - d_ij]): the output in closed
  * form, exactly for small integers in F64 (independent of the convolution reference). */
 static void
-check_delays(void)
+check_delays(size_t L)
 {
-  const size_t L = 32, taps = 100, frames = 1000;
+  const size_t taps = 100, frames = 1000;
   double h[4 * 100] = {0};
   const size_t d[4] = {0, 33, 64, 99};
   const double g[4] = {1, -2, 0.5, 3};
@@ -644,9 +677,10 @@ check_delays(void)
       const double err = fabs(out[n * 2 + j] - want);
       worst = err > worst || isnan(err) ? err : worst;
     }
-  test_check(p + q == frames + taps - 1 && worst < 1e-9,
-             "delays: 2 x 2 delay matrix in closed form (%zu frames, worst error %.2e)", p + q,
-             worst);
+  test_check(p + q == frames + taps - 1 && (L || p == frames) && worst < 1e-9,
+             "delays: 2 x 2 delay matrix in closed form at block size %zu (%zu + %zu frames, worst "
+             "error %.2e)",
+             L, p, q, worst);
   free(x);
   free(out);
   cudafft_matrix_destroy(mx);
@@ -657,9 +691,12 @@ main(int argc, char **argv)
 {
   backend = test_begin(argc, argv);
   check_invalid();
-  check_delays();
-  check_nonfinite(CUDAFFT_SAMPLE_F32);
-  check_nonfinite(CUDAFFT_SAMPLE_F64);
+  check_delays(32);
+  check_delays(0);
+  check_nonfinite(CUDAFFT_SAMPLE_F32, 64);
+  check_nonfinite(CUDAFFT_SAMPLE_F64, 64);
+  check_nonfinite(CUDAFFT_SAMPLE_F32, 0);
+  check_nonfinite(CUDAFFT_SAMPLE_F64, 0);
   test_section_done("invalid calls and delays");
   static const Case cases[] = {
       {"1x1", 1, 1, 300, 32, 2000, 0, 0},
@@ -671,6 +708,13 @@ main(int argc, char **argv)
       {"8x2 empty entries", 8, 2, 2000, 512, 5000, 4, 0},
       {"64x64", 64, 64, 96, 32, 400, 5, 0},
       {"2x3 long pushes", 2, 3, 500, 32, 20000, 4, 1},
+      /* block size 0 (zero latency) */
+      {"1x1", 1, 1, 300, 0, 2000, 0, 0},
+      {"2x2", 2, 2, 700, 0, 3000, 0, 0},
+      {"4x2 heads only", 4, 2, 20, 0, 1000, 2, 0},
+      {"8x2 empty entries", 8, 2, 900, 0, 3000, 3, 0},
+      {"64x64", 64, 64, 96, 0, 400, 5, 0},
+      {"2x3 long pushes", 2, 3, 500, 0, 20000, 4, 1},
   };
   for (size_t c = 0; c < COUNT(cases); c++) {
     run_case(&cases[c], CUDAFFT_SAMPLE_F32);

@@ -1,6 +1,7 @@
 /* matrix.c: the matrix convolution's front end (cudafft/matrix.h): validation, the list of each
  * response set's non-empty entries, staging of partial input blocks (the public lag), the change
- * points of response changes, and draining; the backends (matrix_backend.h) do the filtering. */
+ * points of response changes, and draining; the backends (matrix_backend.h) do the filtering (at
+ * block size 0 through matrix_direct.c, whose jobs are blocks of one frame). */
 #include "matrix_backend.h"
 
 #include "api_getter.h"
@@ -22,7 +23,11 @@ struct CudafftMatrix {
   int device_id;
   unsigned inputs, outputs;
   CudafftSampleFormat format;
-  size_t block_size;
+  size_t block_size; /* L; 0: zero latency (matrix_direct.c) */
+  /* The frames a backend run takes in whole (L, or 1 at block size 0: the output of every frame
+   * is ready as it comes), and the step of change points and length of crossovers (L, or
+   * CUDAFFT_MATRIX_MIN_BLOCK at block size 0: the head's length, matrix_direct.c). */
+  size_t unit, change_unit;
   size_t in_frame, out_frame; /* bytes */
   size_t taps;                /* of the responses in force */
   /* Changes loaded into the backend (`pending` of them: its next set, and a queued one where a
@@ -90,30 +95,26 @@ check_config(const void *args)
                         (int)config->format);
   if (config->block_size != 0 && !valid_block_size(config->block_size))
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE,
-                        "block size %zu is not a power of two from %d to %d (or 0: %d)",
-                        config->block_size, CUDAFFT_MATRIX_MIN_BLOCK, CUDAFFT_MATRIX_MAX_BLOCK,
-                        CUDAFFT_MATRIX_BLOCK);
+                        "block size %zu is not a power of two from %d to %d (or 0: zero latency)",
+                        config->block_size, CUDAFFT_MATRIX_MIN_BLOCK, CUDAFFT_MATRIX_MAX_BLOCK);
   return check_responses(&config->responses, config->inputs, config->outputs, config->format);
 }
 
 /* Response sets ---------------------------------------------------------------------------------
  */
 
-/* set (taking entries, free() it) for validated responses: the non-empty entries by output, then
- * input, each with the partitions up to its last nonzero tap. */
-static CudafftStatus
-list_entries(const CudafftMatrix *mx, const CudafftMatrixResponses *responses,
-             CudafftMatrixSet *set, CudafftMatrixEntry **entries)
+CudafftStatus
+cudafft_matrix_list_entries(const double *taps_data, size_t taps, unsigned inputs, unsigned outputs,
+                            size_t L, CudafftMatrixSet *set, CudafftMatrixEntry **entries)
 {
-  const size_t taps = responses->taps, L = mx->block_size;
-  *entries = malloc((size_t)mx->inputs * mx->outputs * sizeof **entries);
+  *entries = malloc((size_t)inputs * outputs * sizeof **entries);
   if (!*entries)
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
-                        "cannot list the entries of a %u x %u matrix", mx->inputs, mx->outputs);
-  *set = (CudafftMatrixSet){.taps_data = responses->taps_data, .taps = taps, .entries = *entries};
-  for (unsigned j = 0; j < mx->outputs; j++)
-    for (unsigned i = 0; i < mx->inputs; i++) {
-      const double *h = responses->taps_data + ((size_t)i * mx->outputs + j) * taps;
+                        "cannot list the entries of a %u x %u matrix", inputs, outputs);
+  *set = (CudafftMatrixSet){.taps_data = taps_data, .taps = taps, .entries = *entries};
+  for (unsigned j = 0; j < outputs; j++)
+    for (unsigned i = 0; i < inputs; i++) {
+      const double *h = taps_data + ((size_t)i * outputs + j) * taps;
       size_t last = taps;
       while (last > 0 && h[last - 1] == 0.0)
         last--;
@@ -124,6 +125,16 @@ list_entries(const CudafftMatrix *mx, const CudafftMatrixResponses *responses,
       set->parts = max_size(set->parts, parts);
     }
   return CUDAFFT_STATUS_OK;
+}
+
+/* The front end's list: partitions of the change unit (at block size 0 the backend makes its own
+ * lists for its head and tail). */
+static CudafftStatus
+list_entries(const CudafftMatrix *mx, const CudafftMatrixResponses *responses,
+             CudafftMatrixSet *set, CudafftMatrixEntry **entries)
+{
+  return cudafft_matrix_list_entries(responses->taps_data, responses->taps, mx->inputs, mx->outputs,
+                                     mx->change_unit, set, entries);
 }
 
 /* Objects -------------------------------------------------------------------------------------- */
@@ -143,6 +154,8 @@ matrix_free(void *object)
 
 CUDAFFT_DEFINE_TRY_BACKEND(try_backend, CudafftMatrix, CudafftMatrixSpec,
                            cudafft_matrix_cpu_backend, cudafft_matrix_cuda_backend)
+CUDAFFT_DEFINE_TRY_BACKEND(try_direct_backend, CudafftMatrix, CudafftMatrixSpec,
+                           cudafft_matrix_direct_cpu_backend, cudafft_matrix_direct_cuda_backend)
 
 CudafftStatus
 cudafft_matrix_create(CudafftMatrix **matrix_out, CudafftBackend backend, int device_id,
@@ -160,14 +173,16 @@ cudafft_matrix_create(CudafftMatrix **matrix_out, CudafftBackend backend, int de
   mx->inputs = config->inputs;
   mx->outputs = config->outputs;
   mx->format = config->format;
-  mx->block_size = config->block_size ? config->block_size : CUDAFFT_MATRIX_BLOCK;
+  mx->block_size = config->block_size;
+  mx->unit = mx->block_size ? mx->block_size : 1;
+  mx->change_unit = mx->block_size ? mx->block_size : CUDAFFT_MATRIX_MIN_BLOCK;
   mx->in_frame = config->inputs * cudafft_sample_size(config->format);
   mx->out_frame = config->outputs * cudafft_sample_size(config->format);
   mx->taps = config->responses.taps;
   mx->device_id = device_id;
   /* at most 2048 x 1024 x 8 bytes (16 MiB) each */
-  mx->stage = malloc(mx->block_size * mx->in_frame);
-  mx->tail = malloc(mx->block_size * mx->out_frame);
+  mx->stage = malloc(mx->unit * mx->in_frame);
+  mx->tail = malloc(mx->unit * mx->out_frame);
   if (!mx->stage || !mx->tail) {
     matrix_free(mx);
     return cudafft_fail(CUDAFFT_STATUS_HOST_OUT_OF_MEMORY,
@@ -189,8 +204,9 @@ cudafft_matrix_create(CudafftMatrix **matrix_out, CudafftBackend backend, int de
       .set = &set,
       .device_id = device_id,
   };
-  status = cudafft_create_on_backend(backend, device_id, try_backend, mx, &spec, &mx->backend,
-                                     &mx->device_id);
+  status = cudafft_create_on_backend(backend, device_id,
+                                     mx->block_size ? try_backend : try_direct_backend, mx, &spec,
+                                     &mx->backend, &mx->device_id);
   free(entries);
   if (status != CUDAFFT_STATUS_OK && mx->ops && !mx->impl)
     mx->ops = NULL; /* nothing of the backend's to destroy */
@@ -219,7 +235,7 @@ cudafft_matrix_output_frames(const CudafftMatrix *matrix, size_t frames)
 {
   if (!matrix)
     return 0;
-  const size_t L = matrix->block_size;
+  const size_t L = matrix->unit;
   return (matrix->pushed % L + frames) / L * L;
 }
 
@@ -266,7 +282,7 @@ run_blocks(CudafftMatrix *mx, const void *in, size_t blocks, void *out)
       return cudafft_fail(CUDAFFT_STATUS_CUDA_ERROR, "cannot clear the matrix's history");
     mx->uncleared = 0;
   }
-  const size_t L = mx->block_size, first = mx->produced / L;
+  const size_t L = mx->unit, first = mx->produced / L;
   CudafftMatrixJob job = {.kind = CUDAFFT_MATRIX_JOB_BLOCKS,
                           .in = in,
                           .out = out,
@@ -297,7 +313,7 @@ run_blocks(CudafftMatrix *mx, const void *in, size_t blocks, void *out)
 static CudafftStatus
 push_frames(CudafftMatrix *mx, const uint8_t *in, size_t frames, uint8_t *out, size_t *produced)
 {
-  const size_t L = mx->block_size;
+  const size_t L = mx->unit;
   while (frames > 0) {
     const size_t staged = mx->pushed - mx->produced;
     size_t blocks;
@@ -358,22 +374,26 @@ cudafft_matrix_drain(CudafftMatrix *matrix, int tail, void *out, size_t *produce
   if (remaining > 0 && !out)
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER,
                         "cudafft_matrix_drain: out is NULL where %zu frames come out", remaining);
-  const size_t L = matrix->block_size;
+  const size_t L = matrix->unit;
   CudafftStatus status = CUDAFFT_STATUS_OK;
   while (remaining > 0 && status == CUDAFFT_STATUS_OK) {
-    /* The staged frames and zeros after them, a block at a time; whole blocks straight into out
-     * where they are wanted whole. */
+    /* The staged frames and zeros after them, a block; then the whole blocks of zeros that are
+     * wanted whole in one run straight into out (at block size 0 the whole drain), and the last
+     * block through `tail`. */
     const size_t staged = matrix->pushed - matrix->produced;
     const void *in = NULL;
+    size_t blocks = 1;
     if (staged > 0) {
       memset(matrix->stage + staged * matrix->in_frame, 0, (L - staged) * matrix->in_frame);
       in = matrix->stage;
+    } else if (remaining >= L) {
+      blocks = remaining / L;
     }
-    matrix->pushed = matrix->produced + L;
-    const size_t take = min_size(L, remaining);
+    matrix->pushed = matrix->produced + blocks * L;
+    const size_t take = min_size(blocks * L, remaining);
     uint8_t *dst = (uint8_t *)out + *produced * matrix->out_frame;
-    status = run_blocks(matrix, in, 1, take == L ? dst : matrix->tail);
-    if (status == CUDAFFT_STATUS_OK && take < L)
+    status = run_blocks(matrix, in, blocks, take == blocks * L ? dst : matrix->tail);
+    if (status == CUDAFFT_STATUS_OK && take < blocks * L)
       memcpy(dst, matrix->tail, take * matrix->out_frame);
     if (status == CUDAFFT_STATUS_OK) {
       *produced += take;
@@ -410,9 +430,9 @@ cudafft_matrix_set_responses(CudafftMatrix *matrix, const CudafftMatrixResponses
   matrix->pending = slot; /* the backend dropped what was in that slot, failed or not */
   if (status != CUDAFFT_STATUS_OK)
     return status;
-  const size_t L = matrix->block_size;
+  const size_t C = matrix->change_unit;
   matrix->pending_taps[slot] = responses->taps;
-  matrix->change[slot] = (matrix->pushed + L - 1) / L * L;
+  matrix->change[slot] = (matrix->pushed + C - 1) / C * C;
   matrix->pending = slot + 1;
   return CUDAFFT_STATUS_OK;
 }

@@ -34,11 +34,18 @@ typedef struct {
   size_t parts;
 } CudafftMatrixSet;
 
+/* set (taking entries, free() it) for validated responses (inputs x outputs rows of taps): the
+ * non-empty entries by output, then input, each with the partitions of L taps up to its last
+ * nonzero tap. */
+CudafftStatus cudafft_matrix_list_entries(const double *taps_data, size_t taps, unsigned inputs,
+                                          unsigned outputs, size_t L, CudafftMatrixSet *set,
+                                          CudafftMatrixEntry **entries);
+
 /* What a backend object is made for: the validated shape, the first responses, the device. */
 typedef struct {
   unsigned inputs, outputs;
   CudafftSampleFormat format;
-  size_t block_size;
+  size_t block_size; /* L; 0 for the zero-latency tables below only */
   const CudafftMatrixSet *set;
   int device_id; /* CUDA backend: the device (as chosen: backend_choice.h) */
 } CudafftMatrixSpec;
@@ -76,5 +83,13 @@ typedef CUDAFFT_BACKEND_TABLE_TYPE(CudafftMatrixSpec, CudafftMatrixJob) CudafftM
 /* The CPU table; the CUDA table in CUDA builds only. */
 CUDAFFT_BACKEND_TABLE_DECL const CudafftMatrixBackend cudafft_matrix_cpu_backend;
 CUDAFFT_BACKEND_TABLE_DECL const CudafftMatrixBackend cudafft_matrix_cuda_backend;
+
+/* Block size 0 (matrix_direct.c): a head filtered in the time domain frame by frame and a tail on
+ * the CPU or CUDA table above at block CUDAFFT_MATRIX_MIN_BLOCK. Their BLOCKS jobs take blocks of
+ * one frame (blocks: frames; change_block: the frame, a multiple of CUDAFFT_MATRIX_MIN_BLOCK since
+ * create/reset, whose crossover of that many frames starts there), and a crossover may end in a
+ * later job. The CUDA one in CUDA builds only. */
+CUDAFFT_BACKEND_TABLE_DECL const CudafftMatrixBackend cudafft_matrix_direct_cpu_backend;
+CUDAFFT_BACKEND_TABLE_DECL const CudafftMatrixBackend cudafft_matrix_direct_cuda_backend;
 
 #endif /* CUDAFFT_MATRIX_BACKEND_H */

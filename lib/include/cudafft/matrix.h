@@ -18,9 +18,18 @@
  * and costs nothing (no spectra kept, no products); an entry's partitions after its last nonzero
  * tap are not kept either, so responses of different lengths cost their own lengths.
  *
+ * Block size 0 (zero latency): each entry's first H = CUDAFFT_MATRIX_MIN_BLOCK taps (its head)
+ * are filtered in the time domain on the host as each frame comes, in double precision, summed
+ * per output, and the rest (its tail, taps H on) as above at block size H from whole blocks of
+ * past input, on the GPU for the CUDA backend: every output frame is written by the push that
+ * brings its input frame. The host's work is inputs x outputs x H multiply-adds a frame (of the
+ * non-empty heads), which bounds the matrices that run in real time at block size 0 (a 64 x 64
+ * matrix is 131072 a frame).
+ *
  * Lag: cudafft_matrix_push() writes y[produced..] for as many n as are ready, in order, and no
  * sample is ever skipped or repeated: output block b comes out once input block b is complete,
- * so produced + lag = frames pushed, 0 <= lag < L (the staged frames of a partial block).
+ * so produced + lag = frames pushed, 0 <= lag < L (the staged frames of a partial block). At block
+ * size 0 the lag is always 0.
  *
  * Response changes (cudafft_matrix_set_responses()) take effect at a block boundary: at the first
  * input frame whose index since create/reset/drain is a multiple of L, at or after the frames
@@ -36,6 +45,12 @@
  * y_new alone from s + L on. A second change before a first one's change point replaces the first;
  * one after it (while the first's crossover block is still staged) follows at its own change
  * point.
+ * At block size 0 all of this holds with L = H (32): change points are multiples of H, the
+ * crossover lasts H frames with r = (n - s + 1) / (H + 1), a change asked during one follows at
+ * its own change point; for the delay line, the head (partition 0) always has its input, P is the
+ * partitions after the head of the longest responses set since create (at least 1), and b0 the
+ * whole blocks of H frames pushed before the last frame pushed ((frames pushed - 1) / H, 0 for
+ * none): the tail filters a block when the frame after it comes.
  *
  * Samples: interleaved, the format given at create (F32 or F64), `inputs` channels in and
  * `outputs` channels out. F32 streams are filtered in single precision, F64 streams in double
@@ -55,7 +70,7 @@ extern "C" {
 
 #define CUDAFFT_MATRIX_MIN_BLOCK 32
 #define CUDAFFT_MATRIX_MAX_BLOCK 2048
-#define CUDAFFT_MATRIX_BLOCK 2048          /* the default block size (block_size 0) */
+#define CUDAFFT_MATRIX_BLOCK 2048          /* cudamatrixconvolve's default block size */
 #define CUDAFFT_MATRIX_MAX_CHANNELS 1024   /* of inputs and of outputs each */
 #define CUDAFFT_MATRIX_MAX_TAPS (1u << 24) /* of one response: 5.8 minutes at 48 kHz */
 
@@ -72,7 +87,7 @@ typedef struct {
   unsigned inputs;            /* 1..CUDAFFT_MATRIX_MAX_CHANNELS */
   unsigned outputs;           /* 1..CUDAFFT_MATRIX_MAX_CHANNELS */
   CudafftSampleFormat format; /* of input and output: F32 or F64 */
-  size_t block_size;          /* L: a power of two, 32..2048; 0 for CUDAFFT_MATRIX_BLOCK */
+  size_t block_size;          /* L: a power of two, 32..2048; 0 for zero latency */
   CudafftMatrixResponses responses;
 } CudafftMatrixConfig;
 
@@ -94,7 +109,7 @@ CUDAFFT_API int cudafft_matrix_get_device(const CudafftMatrix *matrix);
 CUDAFFT_API size_t cudafft_matrix_input_frame_bytes(const CudafftMatrix *matrix);
 CUDAFFT_API size_t cudafft_matrix_output_frame_bytes(const CudafftMatrix *matrix);
 
-/* The block size L: the most the output can lag the input, plus one. */
+/* The block size L: the most the output can lag the input, plus one; 0 at zero latency. */
 CUDAFFT_API size_t cudafft_matrix_get_block_size(const CudafftMatrix *matrix);
 
 /* Frames pushed since create/reset/drain minus frames produced: the lag now. */
