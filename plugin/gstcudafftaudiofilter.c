@@ -2,7 +2,6 @@
 #include "gstcudafftaudiofilterprivate.h"
 
 #include "gstcudafftfence.h"
-#include "gstcudafftproperties.h"
 
 #include <string.h>
 
@@ -28,39 +27,14 @@ gst_cudafft_audio_filter_private(GstCudafftAudioFilter *filter)
 
 /* Properties --------------------------------------------------------------------------------- */
 
+/* The base class installs only the backend properties: the element core's. */
 static void
 gst_cudafft_audio_filter_set_property(GObject *object, guint prop_id, const GValue *value,
                                       GParamSpec *pspec)
 {
   GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(object);
-  GstCudafftAudioFilterPrivate *priv = gst_cudafft_audio_filter_get_instance_private(filter);
-  /* both take effect at the start: refused once started (reading back gives the value in effect) */
-  GST_OBJECT_LOCK(filter);
-  const gboolean backend = prop_id == PROP_BACKEND;
-  const gboolean changes = backend ? g_value_get_enum(value) != (gint)priv->backend
-                                   : g_value_get_int(value) != priv->device_id;
-  gchar *in_effect = backend
-                         ? g_strdup(gst_cudafft_enum_nick(GST_TYPE_CUDAFFT_BACKEND, priv->backend))
-                         : g_strdup_printf("%d", priv->device_id);
-  GST_OBJECT_UNLOCK(filter);
-  const gboolean refused =
-      gst_cudafft_refuse_while_started(GST_ELEMENT(filter), pspec, changes, in_effect);
-  g_free(in_effect);
-  if (refused)
-    return;
-  GST_OBJECT_LOCK(filter);
-  switch (prop_id) {
-  case PROP_BACKEND:
-    priv->backend = g_value_get_enum(value);
-    break;
-  case PROP_CUDA_DEVICE_ID:
-    priv->device_id = g_value_get_int(value);
-    break;
-  default:
+  if (!gst_cudafft_element_core_set_property(&PRIV(filter)->core, prop_id, value, pspec))
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
-    break;
-  }
-  GST_OBJECT_UNLOCK(filter);
 }
 
 static void
@@ -68,20 +42,8 @@ gst_cudafft_audio_filter_get_property(GObject *object, guint prop_id, GValue *va
                                       GParamSpec *pspec)
 {
   GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(object);
-  GstCudafftAudioFilterPrivate *priv = gst_cudafft_audio_filter_get_instance_private(filter);
-  GST_OBJECT_LOCK(filter);
-  switch (prop_id) {
-  case PROP_BACKEND:
-    g_value_set_enum(value, priv->backend);
-    break;
-  case PROP_CUDA_DEVICE_ID:
-    g_value_set_int(value, priv->device_id);
-    break;
-  default:
+  if (!gst_cudafft_element_core_get_property(&PRIV(filter)->core, prop_id, value))
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
-    break;
-  }
-  GST_OBJECT_UNLOCK(filter);
 }
 
 /* The engine --------------------------------------------------------------------------------- */
@@ -121,25 +83,13 @@ gst_cudafft_audio_filter_open_engine(GstCudafftAudioFilter *filter,
                                      gconstpointer config)
 {
   GstCudafftAudioFilterPrivate *priv = PRIV(filter);
-  GST_OBJECT_LOCK(filter);
-  const CudafftBackend requested = (CudafftBackend)priv->backend;
-  const int device_id = priv->device_id;
-  GST_OBJECT_UNLOCK(filter);
-  /* the backend the start's probe chose; engines are made on it without probing again */
-  const CudafftBackend chosen = priv->probed != CUDAFFT_BACKEND_AUTO ? priv->probed : requested;
-
+  /* on the backend the start's probe chose, without probing again */
   CudafftBackend actual = CUDAFFT_BACKEND_AUTO;
-  const gpointer made = gst_cudafft_engine_new(
-      GST_ELEMENT(filter), engine_class, requested, chosen,
-      chosen == CUDAFFT_BACKEND_CPU
-          ? device_id
-          : gst_cudafft_context_engine_device(&priv->context, GST_ELEMENT(filter), device_id),
-      config, GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(filter)->memory_hint, &actual);
+  const gpointer made = gst_cudafft_element_core_make_engine(
+      &priv->core, engine_class, priv->probed, config,
+      GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(filter)->memory_hint, &actual);
   if (!made)
     return FALSE;
-  if (actual == CUDAFFT_BACKEND_CUDA)
-    gst_cudafft_context_publish(&priv->context, GST_ELEMENT(filter),
-                                engine_class->get_device(made));
   gst_cudafft_output_pool_clear(&priv->pool);
   if (priv->engine)
     priv->engine_class->destroy(priv->engine);
@@ -157,10 +107,8 @@ static gboolean
 probe_backend(GstCudafftAudioFilter *filter)
 {
   GstCudafftAudioFilterPrivate *priv = PRIV(filter);
-  GST_OBJECT_LOCK(filter);
-  const CudafftBackend requested = (CudafftBackend)priv->backend;
-  const int device_id = priv->device_id;
-  GST_OBJECT_UNLOCK(filter);
+  int device_id;
+  const CudafftBackend requested = gst_cudafft_element_core_backend(&priv->core, &device_id);
   priv->probed = CUDAFFT_BACKEND_CPU;
   if (requested == CUDAFFT_BACKEND_CPU)
     return TRUE;
@@ -583,10 +531,7 @@ gst_cudafft_audio_filter_fixate_caps(GstBaseTransform *trans, GstPadDirection di
 static void
 gst_cudafft_audio_filter_set_context(GstElement *element, GstContext *context)
 {
-  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(element);
-  gint device_id;
-  if (gst_cudafft_audio_filter_context_device(filter, &device_id))
-    gst_cudafft_context_set(&PRIV(filter)->context, element, context, device_id);
+  gst_cudafft_element_core_set_context(&PRIV(GST_CUDAFFT_AUDIO_FILTER(element))->core, context);
   GST_ELEMENT_CLASS(gst_cudafft_audio_filter_parent_class)->set_context(element, context);
 }
 
@@ -598,12 +543,8 @@ gst_cudafft_audio_filter_change_state(GstElement *element, GstStateChange transi
 {
   GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(element);
   GstCudafftAudioFilterPrivate *priv = PRIV(filter);
-  gint device_id;
-  if (transition == GST_STATE_CHANGE_NULL_TO_READY &&
-      gst_cudafft_audio_filter_context_device(filter, &device_id))
-    gst_cudafft_context_find(&priv->context, element, device_id);
+  gst_cudafft_element_core_change_state_begin(&priv->core, transition);
   if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
-    gst_cudafft_errors_reset(&priv->errors);
     priv->warned_split = FALSE;
     priv->warned_foreign = FALSE;
     forget_partial_frame(priv);
@@ -612,8 +553,7 @@ gst_cudafft_audio_filter_change_state(GstElement *element, GstStateChange transi
   }
   const GstStateChangeReturn ret =
       GST_ELEMENT_CLASS(gst_cudafft_audio_filter_parent_class)->change_state(element, transition);
-  if (transition == GST_STATE_CHANGE_READY_TO_NULL)
-    gst_cudafft_context_clear(&priv->context);
+  gst_cudafft_element_core_change_state_end(&priv->core, transition);
   return ret;
 }
 
@@ -622,7 +562,7 @@ static gboolean
 gst_cudafft_audio_filter_post_message(GstElement *element, GstMessage *message)
 {
   GstCudafftAudioFilterPrivate *priv = PRIV(GST_CUDAFFT_AUDIO_FILTER(element));
-  if (!gst_cudafft_errors_admit(&priv->errors, element, message))
+  if (!gst_cudafft_element_core_admit_message(&priv->core, message))
     return FALSE;
   return GST_ELEMENT_CLASS(gst_cudafft_audio_filter_parent_class)->post_message(element, message);
 }
@@ -636,8 +576,7 @@ gst_cudafft_audio_filter_finalize(GObject *object)
   free_frame_buffers(priv);
   if (priv->upstream_allocator)
     gst_object_unref(priv->upstream_allocator);
-  gst_cudafft_errors_clear(&priv->errors);
-  gst_cudafft_context_finalize(&priv->context);
+  gst_cudafft_element_core_finalize(&priv->core);
   G_OBJECT_CLASS(gst_cudafft_audio_filter_parent_class)->finalize(object);
 }
 
@@ -719,10 +658,7 @@ gst_cudafft_audio_filter_query(GstBaseTransform *trans, GstPadDirection directio
 {
   GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(trans);
   GstCudafftAudioFilterClass *klass = GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(filter);
-  gint device_id;
-  if (GST_QUERY_TYPE(query) == GST_QUERY_CONTEXT &&
-      gst_cudafft_audio_filter_context_device(filter, &device_id) &&
-      gst_cudafft_context_query(&PRIV(filter)->context, GST_ELEMENT(filter), query, device_id))
+  if (gst_cudafft_element_core_query(&PRIV(filter)->core, query))
     return TRUE;
   if (direction != GST_PAD_SRC || GST_QUERY_TYPE(query) != GST_QUERY_LATENCY || !klass->get_latency)
     return GST_BASE_TRANSFORM_CLASS(gst_cudafft_audio_filter_parent_class)
@@ -758,7 +694,7 @@ gst_cudafft_audio_filter_class_init(GstCudafftAudioFilterClass *klass)
   trans_class->propose_allocation = GST_DEBUG_FUNCPTR(gst_cudafft_audio_filter_propose_allocation);
   klass->memory_hint = "use a smaller fft-size or fewer channels";
 
-  gst_cudafft_backend_install_properties(gobject_class, PROP_BACKEND, PROP_CUDA_DEVICE_ID);
+  gst_cudafft_element_core_install_properties(gobject_class, PROP_BACKEND, PROP_CUDA_DEVICE_ID);
   gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_AUDIO_FILTER, 0);
 }
 
@@ -766,13 +702,11 @@ static void
 gst_cudafft_audio_filter_init(GstCudafftAudioFilter *filter)
 {
   GstCudafftAudioFilterPrivate *priv = PRIV(filter);
-  priv->backend = GST_CUDAFFT_DEFAULT_BACKEND;
-  priv->device_id = GST_CUDAFFT_DEFAULT_DEVICE_ID;
   priv->probed = CUDAFFT_BACKEND_AUTO;
-  gst_cudafft_context_init(&priv->context);
   gst_cudafft_run_reset(&priv->run);
-  gst_cudafft_errors_init(&priv->errors, GST_BASE_TRANSFORM_SINK_PAD(filter),
-                          GST_BASE_TRANSFORM_SRC_PAD(filter));
+  gst_cudafft_element_core_init(
+      &priv->core, GST_ELEMENT(filter), GST_BASE_TRANSFORM_SINK_PAD(filter),
+      GST_BASE_TRANSFORM_SRC_PAD(filter), PROP_BACKEND, PROP_CUDA_DEVICE_ID);
 }
 
 /* Errors ------------------------------------------------------------------------------------- */

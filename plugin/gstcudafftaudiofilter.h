@@ -1,9 +1,10 @@
 /* gstcudafftaudiofilter.h: the abstract base of every element in this plugin. It owns what they all
  * have, so that an element's file holds only its own properties and behaviour:
  *
- * - the backend and cuda-device-id properties, and the rule for falling back to the CPU (both
- *   written once in gstcudafftbackend.h, which cudaspectrumscope shares);
- * - the engine object (one of the cudafft library's), made by that rule and released at stop on
+ * - what every element of the plugin is whatever its base class (gstcudafftelementcore.h, which
+ *   cudaspectrumscope shares): the backend and cuda-device-id properties, the making of engines on
+ *   them, the shared CUDA context and one ERROR per failure;
+ * - the engine object (one of the cudafft library's), made through the core and released at stop on
  *   every path;
  * - the output buffers (a pool, page-locked where the engine runs on the GPU) and the page-locked
  *   memory offered upstream in the ALLOCATION query;
@@ -13,10 +14,7 @@
  * - the one mapping of GStreamer's sample formats to the library's, and the way to the one place
  *   where an engine status becomes an error a user can act on (gstcudafftbackend.h);
  * - the backend probe (once per start: a backend=cuda that cannot run fails the start with one
- *   ERROR), and one ERROR per failure (gstcudaffterrors.h): the same error again before the next
- *   start, as caps retries repeat it, is not posted again, and upstream gets FLUSHING rather than
- *   a fatal flow return for a failure the element has posted, so that no source or queue posts
- *   a second ERROR for it. */
+ *   ERROR, instead of an error at every caps retry). */
 #ifndef GST_CUDAFFT_AUDIO_FILTER_H
 #define GST_CUDAFFT_AUDIO_FILTER_H
 

@@ -13,21 +13,9 @@
 /* CUDA memory -------------------------------------------------------------------------------- */
 
 gboolean
-gst_cudafft_audio_filter_context_device(GstCudafftAudioFilter *filter, gint *device_id)
-{
-  GstCudafftAudioFilterPrivate *priv = PRIV(filter);
-  GST_OBJECT_LOCK(filter);
-  const gboolean cpu = priv->backend == GST_CUDAFFT_BACKEND_CPU;
-  *device_id = priv->device_id;
-  GST_OBJECT_UNLOCK(filter);
-  return !cpu && gst_cudafft_context_available();
-}
-
-gboolean
 gst_cudafft_audio_filter_shares_context(GstCudafftAudioFilter *filter)
 {
-  gint device_id;
-  return gst_cudafft_audio_filter_context_device(filter, &device_id);
+  return gst_cudafft_element_core_shares_context(&PRIV(filter)->core, NULL);
 }
 
 GstCaps *
@@ -73,7 +61,7 @@ GstBuffer *
 gst_cudafft_audio_filter_cuda_output(GstCudafftAudioFilter *filter, gsize bytes)
 {
   GstCudafftAudioFilterPrivate *priv = PRIV(filter);
-  GstBuffer *buffer = gst_cudafft_cuda_buffer(&priv->context, &priv->cuda_buffers, bytes);
+  GstBuffer *buffer = gst_cudafft_cuda_buffer(&priv->core.context, &priv->cuda_buffers, bytes);
   if (!buffer)
     GST_ELEMENT_ERROR(filter, RESOURCE, NO_SPACE_LEFT,
                       ("Cannot get %" G_GSIZE_FORMAT " bytes of CUDA memory for the output "
@@ -101,7 +89,7 @@ gst_cudafft_audio_filter_trim_output(GstCudafftAudioFilter *filter, GstBuffer *b
     return NULL;
   }
   GstBuffer *cut =
-      gst_cudafft_cuda_buffer_cut(&priv->context, &priv->cuda_buffers, buffer, offset, bytes);
+      gst_cudafft_cuda_buffer_cut(&priv->core.context, &priv->cuda_buffers, buffer, offset, bytes);
   gst_buffer_unref(buffer);
   if (!cut)
     GST_ELEMENT_ERROR(filter, RESOURCE, NO_SPACE_LEFT,
@@ -124,7 +112,7 @@ gst_cudafft_audio_filter_reads_in_place(GstCudafftAudioFilter *filter, GstBuffer
   GstMemory *memory = gst_buffer_peek_memory(buffer, 0);
   if (!gst_cudafft_is_cuda_memory(memory))
     return FALSE;
-  if (gst_cudafft_context_holds_memory(&priv->context, memory))
+  if (gst_cudafft_context_holds_memory(&priv->core.context, memory))
     return TRUE;
   if (!priv->warned_foreign) {
     GST_WARNING_OBJECT(filter, "CUDA memory of another CUDA context (another GPU's, or another "

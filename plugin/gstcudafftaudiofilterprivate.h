@@ -7,7 +7,7 @@
 
 #include "gstcudafftaudiofilter.h"
 #include "gstcudafftcudamemory.h"
-#include "gstcudaffterrors.h"
+#include "gstcudafftelementcore.h"
 #include "gstcudaffthostmemory.h"
 
 G_BEGIN_DECLS
@@ -15,8 +15,9 @@ G_BEGIN_DECLS
 GST_DEBUG_CATEGORY_EXTERN(gst_cudafft_audio_filter_debug);
 
 typedef struct {
-  GstCudafftBackend backend; /* both under the object lock */
-  gint device_id;
+  /* the backend properties, the shared CUDA context and one failure, one ERROR, as every element
+   * of the plugin has them (gstcudafftelementcore.h) */
+  GstCudafftElementCore core;
 
   /* the start's probe: the backend engines are made on (CUDA or CPU); AUTO before any start */
   CudafftBackend probed;
@@ -39,12 +40,7 @@ typedef struct {
   gsize joined_capacity;
   gboolean warned_split;
 
-  /* one failure, one ERROR (gstcudaffterrors.h) */
-  GstCudafftErrors errors;
-
-  /* the CUDA context shared with the pipeline (gstcudafftcontext.h), and the CUDA-memory output
-   * buffers made in it (streaming thread only) */
-  GstCudafftContext context;
+  /* the CUDA-memory output buffers made in the core's shared context (streaming thread only) */
   GstCudafftCudaBuffers cuda_buffers;
   gboolean input_on_device; /* during process: its map is device memory */
   gboolean warned_foreign;  /* CUDA memory of another context came in (logged once a run) */
@@ -55,11 +51,6 @@ typedef struct {
 } GstCudafftAudioFilterPrivate;
 
 GstCudafftAudioFilterPrivate *gst_cudafft_audio_filter_private(GstCudafftAudioFilter *filter);
-
-/* Whether the element takes part in GStreamer's CUDA context sharing (gstcudafftcontext.h): not
- * with backend=cpu, not without a usable GPU or GStreamer's CUDA library; *device_id receives its
- * cuda-device-id. Any thread. */
-gboolean gst_cudafft_audio_filter_context_device(GstCudafftAudioFilter *filter, gint *device_id);
 
 G_END_DECLS
 

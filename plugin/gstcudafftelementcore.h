@@ -1,0 +1,97 @@
+/* gstcudafftelementcore.h: what every element of the plugin is, whatever its base class
+ * (GstCudafftAudioFilter for the audio filters, GstAudioVisualizer for cudaspectrumscope), written
+ * once so that a change to it is made once:
+ *
+ * - the backend and cuda-device-id properties (gstcudafftbackend.h), refused once the element has
+ *   started, since both take effect at the start;
+ * - the making of an engine on them, in the pipeline's shared CUDA context where there is one,
+ *   and the publishing of that context for the elements that start after it;
+ * - GStreamer's CUDA context sharing (gstcudafftcontext.h): the element's set_context, its
+ *   context queries on every pad, the search at NULL to READY and the release at READY to NULL;
+ * - one failure, one ERROR (gstcudaffterrors.h): the element's post_message, the gate on its sink
+ *   pad, the errors forgotten at each start.
+ *
+ * An element embeds a GstCudafftElementCore in its instance and its vfuncs call the functions
+ * here; everything else (its engine, its framing, its own properties) stays the element's. */
+#ifndef GST_CUDAFFT_ELEMENT_CORE_H
+#define GST_CUDAFFT_ELEMENT_CORE_H
+
+#include "gstcudafftbackend.h"
+#include "gstcudafftcontext.h"
+#include "gstcudaffterrors.h"
+
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+typedef struct {
+  GstElement *element; /* the element that embeds this (not a reference: it owns the core) */
+  guint prop_backend, prop_device_id; /* the element's ids of the two properties */
+  GstCudafftBackend backend;          /* both under the element's object lock */
+  gint device_id;
+  GstCudafftContext context; /* the CUDA context shared with the pipeline */
+  GstCudafftErrors errors;   /* one failure, one ERROR */
+} GstCudafftElementCore;
+
+/* Installs the backend and cuda-device-id properties on klass under the element's ids; its
+ * set_property and get_property hand them to gst_cudafft_element_core_set_property and _get. */
+void gst_cudafft_element_core_install_properties(GObjectClass *klass, guint prop_backend,
+                                                 guint prop_device_id);
+
+/* From the element's instance init, once its sink pad's chain and event functions are set (the
+ * errors' gate wraps them as they are then): the properties' defaults, no context, no errors. */
+void gst_cudafft_element_core_init(GstCudafftElementCore *core, GstElement *element,
+                                   GstPad *sinkpad, GstPad *srcpad, guint prop_backend,
+                                   guint prop_device_id);
+
+/* From the element's finalize, its engines gone. */
+void gst_cudafft_element_core_finalize(GstCudafftElementCore *core);
+
+/* set_property and get_property of the two properties: FALSE where prop_id is neither (the
+ * element's own property). A change once started is refused with a warning naming the value that
+ * stays (gst_cudafft_refuse_while_started). */
+gboolean gst_cudafft_element_core_set_property(GstCudafftElementCore *core, guint prop_id,
+                                               const GValue *value, GParamSpec *pspec);
+gboolean gst_cudafft_element_core_get_property(GstCudafftElementCore *core, guint prop_id,
+                                               GValue *value);
+
+/* The backend the property asks for, and in *device_id (may be NULL) the cuda-device-id. Any
+ * thread. */
+CudafftBackend gst_cudafft_element_core_backend(GstCudafftElementCore *core, gint *device_id);
+
+/* Whether the element takes part in the pipeline's CUDA context and may exchange CUDA memory: not
+ * with backend=cpu, nor without a usable GPU or GStreamer's CUDA library; *device_id (may be NULL)
+ * receives its cuda-device-id. Any thread. */
+gboolean gst_cudafft_element_core_shares_context(GstCudafftElementCore *core, gint *device_id);
+
+/* Makes an engine of `engine_class` for `config` (gst_cudafft_engine_new) with the backend and
+ * device the properties ask for: on `chosen` where the element's start probed for one (AUTO: on
+ * the property's), on the device of the shared context where there is one; an engine on the GPU
+ * then has its device's context published. NULL after posting the GST_ELEMENT_ERROR. */
+gpointer gst_cudafft_element_core_make_engine(GstCudafftElementCore *core,
+                                              const GstCudafftEngineClass *engine_class,
+                                              CudafftBackend chosen, gconstpointer config,
+                                              const gchar *memory_hint, CudafftBackend *actual);
+
+/* The element's set_context, before its parent class's. */
+void gst_cudafft_element_core_set_context(GstCudafftElementCore *core, GstContext *context);
+
+/* The element's change_state: `begin` before its parent class's (NULL to READY looks for a context
+ * in the pipeline, READY to PAUSED forgets the errors posted), `end` after it (READY to NULL lets
+ * the context go). */
+void gst_cudafft_element_core_change_state_begin(GstCudafftElementCore *core,
+                                                 GstStateChange transition);
+void gst_cudafft_element_core_change_state_end(GstCudafftElementCore *core,
+                                               GstStateChange transition);
+
+/* The element's query handling, on every pad: TRUE where the query was a CUDA context query and
+ * is answered; FALSE for the element's own handling. */
+gboolean gst_cudafft_element_core_query(GstCudafftElementCore *core, GstQuery *query);
+
+/* The element's post_message: TRUE where `message` goes on to its parent class's; FALSE, with the
+ * message taken, where it is an ERROR already posted since the start. */
+gboolean gst_cudafft_element_core_admit_message(GstCudafftElementCore *core, GstMessage *message);
+
+G_END_DECLS
+
+#endif
