@@ -86,10 +86,9 @@
 #include "gstcudaspectrumscope.h"
 
 #include "gstcudafftaudiofilter.h" /* gst_cudafft_sample_format(): the one format mapping */
-#include "gstcudafftbackend.h"
 #include "gstcudafftbands.h"
 #include "gstcudafftcaps.h"
-#include "gstcudaffterrors.h"
+#include "gstcudafftelementcore.h"
 #include "gstcudafftproperties.h"
 #include "gstcudaspectrumscopeframes.h"
 
@@ -135,14 +134,15 @@ enum {
 typedef struct {
   CudafftScopeOptions options;
   guint fft_size;
-  GstCudafftBackend backend;
-  gint device_id;
 } Settings;
 
 struct _GstCudaSpectrumScope {
   GstAudioVisualizer parent;
 
-  Settings settings; /* the properties, under the object lock */
+  Settings settings; /* the element's own properties, under the object lock */
+  /* the backend properties, the shared CUDA context and one failure, one ERROR, as every element
+   * of the plugin has them (gstcudafftelementcore.h) */
+  GstCudafftElementCore core;
 
   /* streaming thread only: the sink pad's chain and serialized events (setup and
    * decide_allocation run from the caps event) */
@@ -150,7 +150,7 @@ struct _GstCudaSpectrumScope {
   Settings applied;                  /* what the scope runs with */
   CudafftScopeOptions refused;       /* the last options the engine refused, warned about once */
   gboolean restart;                  /* the next frame starts the display afresh (a flush) */
-  GstCudaSpectrumScopeFrames output; /* where frames go, and the shared CUDA context */
+  GstCudaSpectrumScopeFrames output; /* where frames go */
   GstPad *srcpad;                    /* the base class's, for the streaming thread */
   GstPadEventFunction base_sink_event, base_src_event; /* the base class's handlers */
   GstPadQueryFunction base_sink_query, base_src_query;
@@ -160,8 +160,6 @@ struct _GstCudaSpectrumScope {
   guint64 frame_origin; /* run sample where frame 0 of the current frame rate starts */
   guint64 frames;       /* frames since frame_origin */
   guint64 next_sample;  /* run sample where the next frame starts */
-
-  GstCudafftErrors errors; /* one failure, one ERROR (gstcudaffterrors.h) */
 
   /* QoS, under the object lock */
   GstClockTime earliest_time;
@@ -257,6 +255,8 @@ gst_cuda_spectrum_scope_set_property(GObject *object, guint prop_id, const GValu
 {
   GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(object);
   CudafftScopeOptions *o = &self->settings.options;
+  if (gst_cudafft_element_core_set_property(&self->core, prop_id, value, pspec))
+    return;
   /* refusals (gstcudafftproperties.h) run before the lock is taken */
   if (prop_id == PROP_BANDS_PER_OCTAVE &&
       !gst_cudafft_bands_check_per_octave(GST_ELEMENT(self), g_value_get_uint(value)))
@@ -275,20 +275,6 @@ gst_cuda_spectrum_scope_set_property(GObject *object, guint prop_id, const GValu
                                pspec->name, g_value_get_double(value), lo, hi, pspec->name, kept);
       return;
     }
-  }
-  if (prop_id == PROP_BACKEND || prop_id == PROP_CUDA_DEVICE_ID) {
-    const Settings s = current_settings(self);
-    const gboolean backend = prop_id == PROP_BACKEND;
-    const gboolean changes = backend ? g_value_get_enum(value) != (gint)s.backend
-                                     : g_value_get_int(value) != s.device_id;
-    gchar *in_effect = backend
-                           ? g_strdup(gst_cudafft_enum_nick(GST_TYPE_CUDAFFT_BACKEND, s.backend))
-                           : g_strdup_printf("%d", s.device_id);
-    const gboolean refused =
-        gst_cudafft_refuse_while_started(GST_ELEMENT(self), pspec, changes, in_effect);
-    g_free(in_effect);
-    if (refused)
-      return;
   }
   GST_OBJECT_LOCK(self);
   switch (prop_id) {
@@ -334,12 +320,6 @@ gst_cuda_spectrum_scope_set_property(GObject *object, guint prop_id, const GValu
   case PROP_MULTI_CHANNEL:
     o->multi_channel = g_value_get_boolean(value) ? 1 : 0;
     break;
-  case PROP_BACKEND:
-    self->settings.backend = g_value_get_enum(value);
-    break;
-  case PROP_CUDA_DEVICE_ID:
-    self->settings.device_id = g_value_get_int(value);
-    break;
   default:
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
     break;
@@ -352,6 +332,8 @@ gst_cuda_spectrum_scope_get_property(GObject *object, guint prop_id, GValue *val
                                      GParamSpec *pspec)
 {
   GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(object);
+  if (gst_cudafft_element_core_get_property(&self->core, prop_id, value))
+    return;
   const Settings s = current_settings(self);
   const CudafftScopeOptions *o = &s.options;
   switch (prop_id) {
@@ -396,12 +378,6 @@ gst_cuda_spectrum_scope_get_property(GObject *object, guint prop_id, GValue *val
     break;
   case PROP_MULTI_CHANNEL:
     g_value_set_boolean(value, o->multi_channel != 0);
-    break;
-  case PROP_BACKEND:
-    g_value_set_enum(value, s.backend);
-    break;
-  case PROP_CUDA_DEVICE_ID:
-    g_value_set_int(value, s.device_id);
     break;
   default:
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
@@ -497,19 +473,12 @@ open_engine(GstCudaSpectrumScope *self, const Settings *s)
                    config.channels, config.rate, config.width, config.height,
                    gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(v)), config.frame_seconds,
                    config.max_frames, s->fft_size);
+  /* no start probe here: the backend the property asks for */
   CudafftBackend actual;
-  const gint device = s->backend == GST_CUDAFFT_BACKEND_CPU
-                          ? s->device_id
-                          : gst_cudafft_context_engine_device(&self->output.context,
-                                                              GST_ELEMENT(self), s->device_id);
-  self->scope =
-      gst_cudafft_engine_new(GST_ELEMENT(self), &scope_engine, (CudafftBackend)s->backend,
-                             (CudafftBackend)s->backend, device, &config, MEMORY_HINT, &actual);
+  self->scope = gst_cudafft_element_core_make_engine(
+      &self->core, &scope_engine, CUDAFFT_BACKEND_AUTO, &config, MEMORY_HINT, &actual);
   if (!self->scope)
     return FALSE;
-  if (actual == CUDAFFT_BACKEND_CUDA)
-    gst_cudafft_context_publish(&self->output.context, GST_ELEMENT(self),
-                                cudafft_scope_get_device(self->scope));
   self->applied = *s;
   memset(&self->refused, 0, sizeof self->refused);
   self->restart = FALSE;
@@ -814,22 +783,13 @@ gst_cuda_spectrum_scope_src_event(GstPad *pad, GstObject *parent, GstEvent *even
   return self->base_src_event(pad, parent, event);
 }
 
-/* Whether the element takes part in CUDA context sharing: not with backend=cpu, not without a
- * usable GPU or GStreamer's CUDA library. Any thread. */
-static gboolean
-shares_context(GstCudaSpectrumScope *self)
-{
-  return current_settings(self).backend != GST_CUDAFFT_BACKEND_CPU &&
-         gst_cudafft_context_available();
-}
-
 /* Whether frames will be drawn on the GPU (the caps filter, on the streaming thread that
  * negotiates): where the element shares contexts and its engine, if it has one yet, runs there. */
 static gboolean
 gpu_output(GstElement *element)
 {
   GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(element);
-  return shares_context(self) &&
+  return gst_cudafft_element_core_shares_context(&self->core, NULL) &&
          (!self->scope || cudafft_scope_get_backend(self->scope) == CUDAFFT_BACKEND_CUDA);
 }
 
@@ -839,8 +799,7 @@ static gboolean
 gst_cuda_spectrum_scope_query(GstPad *pad, GstObject *parent, GstQuery *query)
 {
   GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(parent);
-  if (shares_context(self) && gst_cudafft_context_query(&self->output.context, GST_ELEMENT(self),
-                                                        query, current_settings(self).device_id))
+  if (gst_cudafft_element_core_query(&self->core, query))
     return TRUE;
   return (GST_PAD_IS_SINK(pad) ? self->base_sink_query : self->base_src_query)(pad, parent, query);
 }
@@ -848,10 +807,7 @@ gst_cuda_spectrum_scope_query(GstPad *pad, GstObject *parent, GstQuery *query)
 static void
 gst_cuda_spectrum_scope_set_context(GstElement *element, GstContext *context)
 {
-  GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(element);
-  const Settings s = current_settings(self);
-  if (s.backend != GST_CUDAFFT_BACKEND_CPU)
-    gst_cudafft_context_set(&self->output.context, element, context, s.device_id);
+  gst_cudafft_element_core_set_context(&GST_CUDA_SPECTRUM_SCOPE(element)->core, context);
   GST_ELEMENT_CLASS(gst_cuda_spectrum_scope_parent_class)->set_context(element, context);
 }
 
@@ -859,13 +815,8 @@ static GstStateChangeReturn
 gst_cuda_spectrum_scope_change_state(GstElement *element, GstStateChange transition)
 {
   GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(element);
-  if (transition == GST_STATE_CHANGE_NULL_TO_READY) {
-    const Settings s = current_settings(self);
-    if (s.backend != GST_CUDAFFT_BACKEND_CPU)
-      gst_cudafft_context_find(&self->output.context, element, s.device_id);
-  }
+  gst_cudafft_element_core_change_state_begin(&self->core, transition);
   if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
-    gst_cudafft_errors_reset(&self->errors);
     end_run(self);
     gst_segment_init(&self->segment, GST_FORMAT_UNDEFINED);
     GST_OBJECT_LOCK(self);
@@ -882,8 +833,7 @@ gst_cuda_spectrum_scope_change_state(GstElement *element, GstStateChange transit
     end_run(self);
     gst_cuda_spectrum_scope_frames_drop_pool(&self->output);
   }
-  if (transition == GST_STATE_CHANGE_READY_TO_NULL)
-    gst_cudafft_context_clear(&self->output.context);
+  gst_cudafft_element_core_change_state_end(&self->core, transition);
   return ret;
 }
 
@@ -893,7 +843,7 @@ static gboolean
 gst_cuda_spectrum_scope_post_message(GstElement *element, GstMessage *message)
 {
   GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(element);
-  if (!gst_cudafft_errors_admit(&self->errors, element, message))
+  if (!gst_cudafft_element_core_admit_message(&self->core, message))
     return FALSE;
   return GST_ELEMENT_CLASS(gst_cuda_spectrum_scope_parent_class)->post_message(element, message);
 }
@@ -905,7 +855,7 @@ gst_cuda_spectrum_scope_finalize(GObject *object)
   close_engine(self);
   gst_cuda_spectrum_scope_frames_clear(&self->output);
   g_object_unref(self->adapter);
-  gst_cudafft_errors_clear(&self->errors);
+  gst_cudafft_element_core_finalize(&self->core);
   G_OBJECT_CLASS(gst_cuda_spectrum_scope_parent_class)->finalize(object);
 }
 
@@ -990,7 +940,7 @@ gst_cuda_spectrum_scope_class_init(GstCudaSpectrumScopeClass *klass)
                            "Each channel in a lane of its own (stacked from the top, channel 0 "
                            "first); FALSE: one lane, the channels' powers averaged",
                            DEFAULT_MULTI_CHANNEL, flags));
-  gst_cudafft_backend_install_properties(gobject_class, PROP_BACKEND, PROP_CUDA_DEVICE_ID);
+  gst_cudafft_element_core_install_properties(gobject_class, PROP_BACKEND, PROP_CUDA_DEVICE_ID);
 
   /* video in system memory first, then in CUDA memory where the build has it */
   gst_element_class_add_pad_template(
@@ -1024,8 +974,6 @@ gst_cuda_spectrum_scope_init(GstCudaSpectrumScope *self)
   o->peak_hold_ms = (float)DEFAULT_PEAK_HOLD;
   o->peak_decay_db_per_s = (float)DEFAULT_PEAK_DECAY;
   self->settings.fft_size = DEFAULT_FFT_SIZE;
-  self->settings.backend = GST_CUDAFFT_DEFAULT_BACKEND;
-  self->settings.device_id = GST_CUDAFFT_DEFAULT_DEVICE_ID;
   /* The element draws every pixel itself (see the docs above): no CPU shading. */
   g_object_set(self, "shader", GST_AUDIO_VISUALIZER_SHADER_NONE, NULL);
   self->adapter = gst_adapter_new();
@@ -1047,12 +995,13 @@ gst_cuda_spectrum_scope_init(GstCudaSpectrumScope *self)
   self->base_src_query = GST_PAD_QUERYFUNC(src);
   gst_pad_set_query_function(sink, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_query));
   gst_pad_set_query_function(src, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_query));
-  gst_cuda_spectrum_scope_frames_init(&self->output);
+  gst_cuda_spectrum_scope_frames_init(&self->output, &self->core.context);
   gst_cuda_spectrum_scope_frames_watch(&self->output, GST_ELEMENT(self), src, gpu_output);
   gst_pad_set_chain_function(sink, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_chain));
   gst_pad_set_event_function(sink, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_sink_event));
   gst_pad_set_event_function(src, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_src_event));
-  gst_cudafft_errors_init(&self->errors, sink, src);
+  gst_cudafft_element_core_init(&self->core, GST_ELEMENT(self), sink, src, PROP_BACKEND,
+                                PROP_CUDA_DEVICE_ID);
   gst_object_unref(sink);
   gst_object_unref(src);
 }

@@ -10,9 +10,9 @@ GST_DEBUG_CATEGORY_EXTERN(gst_cuda_spectrum_scope_debug);
 #define GST_CAT_DEFAULT gst_cuda_spectrum_scope_debug
 
 void
-gst_cuda_spectrum_scope_frames_init(GstCudaSpectrumScopeFrames *f)
+gst_cuda_spectrum_scope_frames_init(GstCudaSpectrumScopeFrames *f, GstCudafftContext *context)
 {
-  gst_cudafft_context_init(&f->context);
+  f->context = context;
   f->allocator = NULL;
   f->pool = NULL;
   f->pool_active = FALSE;
@@ -38,7 +38,6 @@ gst_cuda_spectrum_scope_frames_clear(GstCudaSpectrumScopeFrames *f)
 {
   gst_cuda_spectrum_scope_frames_drop_pool(f);
   gst_clear_object(&f->allocator);
-  gst_cudafft_context_finalize(&f->context);
 }
 
 /* The answer to a caps query downstream, without CUDA memory where the frames will be drawn on
@@ -123,7 +122,7 @@ gst_cuda_spectrum_scope_frames_decide(GstCudaSpectrumScopeFrames *f, GstElement 
   their_pool(query, &size, &min, &max);
   if (gst_cudafft_caps_is_cuda_memory(caps)) {
     /* GStreamer's CUDA pool sizes its pitched frames itself */
-    GstBufferPool *pool = gst_cudafft_context_video_pool(&f->context, caps, min, max);
+    GstBufferPool *pool = gst_cudafft_context_video_pool(f->context, caps, min, max);
     if (!pool) {
       GST_ELEMENT_ERROR(element, RESOURCE, SETTINGS,
                         ("Cannot make a pool of CUDA memory for the frames: no CUDA context is "

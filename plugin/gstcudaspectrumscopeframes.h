@@ -23,16 +23,17 @@
 G_BEGIN_DECLS
 
 typedef struct {
-  GstCudafftContext context; /* the CUDA context shared with the pipeline */
-  GstAllocator *allocator;   /* page-locked frame memory, made at the first GPU negotiation */
-  GstBufferPool *pool;       /* frame buffers, chosen at negotiation (NULL: plain buffers) */
+  GstCudafftContext *context; /* the element's CUDA context shared with the pipeline */
+  GstAllocator *allocator;    /* page-locked frame memory, made at the first GPU negotiation */
+  GstBufferPool *pool;        /* frame buffers, chosen at negotiation (NULL: plain buffers) */
   gboolean pool_active;
   gboolean cuda_memory;                        /* the negotiated caps carry memory:CUDAMemory */
   GstElement *element;                         /* the element (not a reference: it owns this) */
   gboolean (*gpu_output)(GstElement *element); /* whether its frames will be drawn on the GPU */
 } GstCudaSpectrumScopeFrames;
 
-void gst_cuda_spectrum_scope_frames_init(GstCudaSpectrumScopeFrames *f);
+/* context: the element's (gstcudafftelementcore.h), which outlives the frames. */
+void gst_cuda_spectrum_scope_frames_init(GstCudaSpectrumScopeFrames *f, GstCudafftContext *context);
 void gst_cuda_spectrum_scope_frames_clear(GstCudaSpectrumScopeFrames *f);
 
 /* Deactivates and lets go of the pool, if there is one. */
