@@ -26,21 +26,25 @@
  * The output is F32LE or F64LE (the input's format), interleaved, at the input's rate, with
  * M channels: stereo positions where M is 2, unpositioned (channel-mask 0) otherwise. Output
  * sample n is stamped as input sample n; the filter lags by up to #GstCudaMatrixConvolve:block-size
- * samples, which the LATENCY query reports. At EOS (and a new segment) the rest is pushed: with
+ * samples, which the LATENCY query reports; block-size=0 is zero latency (each response's first 32
+ * taps filtered in the time domain as each sample comes, the rest in blocks of 32 from past
+ * input; the first part's work is on the CPU, inputs x outputs x 32 multiply-adds a sample).
+ * At EOS (and a new segment) the rest is pushed: with
  * #GstCudaMatrixConvolve:drain-tail (the default) the whole response, input length + response
  * length - 1 samples in all; without it, as many samples as came in. A flush forgets the input; a
  * DISCONT buffer or a timestamp gap of more than 1024 samples ends the run (without the tail) and
  * starts a new one.
  *
  * The responses may change while playing (a new matrix, or a new ir-location file once decoded):
- * the new matrix takes over at the next block boundary, crossfaded linearly over one block, with
- * no lost sample. A change that would change the number of outputs while playing is refused with
- * a WARNING and the matrix in force stays: set such a matrix in the READY state (or renegotiate
- * by a caps change). Bad input: entries whose count is not a multiple of the input's channel count
- * are an ERROR at start naming both counts (a WARNING while playing, the old matrix staying); an
- * empty matrix, a NaN or infinite tap (or one beyond the float range on an F32 stream) is refused
- * with a warning where it is set, and an ERROR where a file holds it at start; a block-size that is
- * not a power of two from 32 to 2048 is refused with a warning and the previous one stays.
+ * the new matrix takes over at the next block boundary, crossfaded linearly over one block (32
+ * samples at block-size=0), with no lost sample. A change that would change the number of outputs
+ * while playing is refused with a WARNING and the matrix in force stays: set such a matrix in the
+ * READY state (or renegotiate by a caps change). Bad input: entries whose count is not a multiple
+ * of the input's channel count are an ERROR at start naming both counts (a WARNING while playing,
+ * the old matrix staying); an empty matrix, a NaN or infinite tap (or one beyond the float range on
+ * an F32 stream) is refused with a warning where it is set, and an ERROR where a file holds it at
+ * start; a block-size that is neither 0 nor a power of two from 32 to 2048 is refused with a
+ * warning and the previous one stays.
  *
  * System memory only (the matrix engine has no device-memory path yet).
  *
@@ -223,13 +227,14 @@ matrix_to_value(const Settings *s, GValue *value)
   }
 }
 
-/* The block sizes the engine takes: a power of two from CUDAFFT_MATRIX_MIN_BLOCK to
- * CUDAFFT_MATRIX_MAX_BLOCK (the param spec's range cannot say "power of two"). */
+/* The block sizes the engine takes: 0 (zero latency) or a power of two from
+ * CUDAFFT_MATRIX_MIN_BLOCK to CUDAFFT_MATRIX_MAX_BLOCK (the param spec's range cannot say "power
+ * of two"). */
 static gboolean
 block_size_valid(guint size)
 {
-  return size >= CUDAFFT_MATRIX_MIN_BLOCK && size <= CUDAFFT_MATRIX_MAX_BLOCK &&
-         (size & (size - 1)) == 0;
+  return size == 0 || size >= CUDAFFT_MATRIX_MIN_BLOCK && size <= CUDAFFT_MATRIX_MAX_BLOCK &&
+                          (size & (size - 1)) == 0;
 }
 
 static void
@@ -285,7 +290,8 @@ gst_cuda_matrix_convolve_set_property(GObject *object, guint prop_id, const GVal
     GST_OBJECT_UNLOCK(self);
     if (!block_size_valid(size)) {
       gst_cudafft_refuse_value(GST_ELEMENT(self),
-                               "block-size %u refused: use a power of two from %d to %d. "
+                               "block-size %u refused: use 0 (zero latency) or a power of two from "
+                               "%d to %d. "
                                "Keeping block-size=%u.",
                                size, CUDAFFT_MATRIX_MIN_BLOCK, CUDAFFT_MATRIX_MAX_BLOCK, old);
       break;
@@ -1068,10 +1074,12 @@ gst_cuda_matrix_convolve_class_init(GstCudaMatrixConvolveClass *klass)
       gobject_class, PROP_BLOCK_SIZE,
       g_param_spec_uint(
           "block-size", "Block size",
-          "Block size in samples, the latency: a power of two from 32 to 2048 (other values are "
-          "refused with a warning and the previous size stays). Smaller blocks cost more "
-          "computation per sample. Takes effect at start",
-          CUDAFFT_MATRIX_MIN_BLOCK, CUDAFFT_MATRIX_MAX_BLOCK, DEFAULT_BLOCK_SIZE, ready));
+          "Block size in samples, the latency: a power of two from 32 to 2048, or 0 = zero "
+          "latency (each response's first 32 taps filtered on the CPU sample by sample, the rest "
+          "in blocks of 32; changes cross over in 32 samples). Other values are refused with a "
+          "warning and the previous size stays. Smaller blocks cost more computation per sample. "
+          "Takes effect at start",
+          0, CUDAFFT_MATRIX_MAX_BLOCK, DEFAULT_BLOCK_SIZE, ready));
   g_object_class_install_property(
       gobject_class, PROP_DRAIN_TAIL,
       g_param_spec_boolean("drain-tail", "Drain the tail",

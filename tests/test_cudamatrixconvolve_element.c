@@ -2,12 +2,13 @@
  * GstHarness and small pipelines, on the backend named by argv[1] (cpu|cuda): every output sample
  * against a double-precision direct matrix convolution of random inputs with random responses
  * (fresh seeds) for a true-stereo 2 x 2 matrix from a 4-channel WAV file, 4 x 2 and 8 x 2 (with
- * empty entries) from the matrix property, F32 and F64, several block sizes, with and without the
- * tail; output caps (channels, positions); timestamps, offsets and DISCONT from sample counts; the
- * LATENCY query; a flush; a matrix change while playing against the crossover of
- * cudafft/matrix.h; a change of the output count while playing (WARNING, the old matrix stays);
- * and the bad inputs: a file whose channel count is not a multiple of the input's, no responses,
- * outputs that do not fit, an empty matrix, NaN and infinite taps, block sizes refused. */
+ * empty entries) from the matrix property, F32 and F64, several block sizes and 0 (zero latency),
+ * with and without the tail; output caps (channels, positions); timestamps, offsets and DISCONT
+ * from sample counts; the LATENCY query; a flush; a matrix change while playing against the
+ * crossover of cudafft/matrix.h; a change of the output count while playing (WARNING, the old
+ * matrix stays); and the bad inputs: a file whose channel count is not a multiple of the input's,
+ * no responses, outputs that do not fit, an empty matrix, NaN and infinite taps, block sizes
+ * refused. */
 #include "element_util.h"
 
 #include <cudafft/matrix.h>
@@ -285,6 +286,11 @@ static const MatrixRow matrix_rows[] = {
      500, FALSE},
     {"8x2 (7.1 to binaural) from a 16-channel file, empty entries", 8, 2, 300, 0x0a0a, TRUE, FALSE,
      CUDAFFT_SAMPLE_F32, 128, TRUE, 2500, 600, TRUE},
+    /* block-size=0: zero latency (the LATENCY query answers 0) */
+    {"2x2 from the matrix property, block 0", 2, 2, 500, 0, FALSE, FALSE, CUDAFFT_SAMPLE_F32, 0,
+     TRUE, 3000, 333, FALSE},
+    {"4x2 file with empty entries, F64, block 0, no tail", 4, 2, 200, 0x24, TRUE, FALSE,
+     CUDAFFT_SAMPLE_F64, 0, FALSE, 2000, 97, TRUE},
 };
 
 GST_START_TEST(test_matches_direct_convolution)
@@ -397,16 +403,20 @@ GST_END_TEST;
 
 /* A new matrix set after `first` input frames takes effect at the next block boundary s (the first
  * multiple of L at or after them) and crosses over linearly during L frames, as cudafft/matrix.h
- * says: every output sample against that model, F32 and F64. */
+ * says: every output sample against that model, F32 and F64, at block-size 256 and 0 (zero
+ * latency, where L is 32). */
 GST_START_TEST(test_change_while_playing)
 {
-  const CudafftSampleFormat format = __i__ ? CUDAFFT_SAMPLE_F64 : CUDAFFT_SAMPLE_F32;
-  const guint L = 256, inputs = 2, outputs = 2;
+  const CudafftSampleFormat format = __i__ & 1 ? CUDAFFT_SAMPLE_F64 : CUDAFFT_SAMPLE_F32;
+  const guint block = __i__ & 2 ? 0 : 256, L = block ? block : CUDAFFT_MATRIX_MIN_BLOCK;
+  const guint inputs = 2, outputs = 2;
   const gsize taps = 900, samples = 6000, first = 2000;
-  TestRng rng = test_rng("change %s", test_format_name(format));
+  TestRng rng = test_rng("change %s block %u", test_format_name(format), block);
   double *h_old = random_responses(&rng, inputs * outputs, taps, 0);
   double *h_new = random_responses(&rng, inputs * outputs, taps, 0x2);
-  GstHarness *hn = matrix_harness("block-size=256");
+  gchar *props = g_strdup_printf("block-size=%u", block);
+  GstHarness *hn = matrix_harness(props);
+  g_free(props);
   GstElement *e = eu_harness_element(hn, "m");
   set_matrix(e, h_old, inputs * outputs, taps, NULL);
   TestSignal x;
@@ -710,7 +720,7 @@ GST_START_TEST(test_refused_values)
   fail_unless_equals_int(gst_value_array_get_size(&got), 4);
   g_value_unset(&got);
   /* within the param spec's range (GLib refuses values outside it), not powers of two */
-  const guint bad_blocks[] = {33, 100, 1000, 2047};
+  const guint bad_blocks[] = {1, 16, 33, 100, 1000, 2047};
   for (guint b = 0; b < G_N_ELEMENTS(bad_blocks); b++) {
     g_object_set(e, "block-size", bad_blocks[b], NULL);
     expect_warning_saying(bus, "block-size", "block size");
@@ -790,7 +800,7 @@ cudamatrixconvolve_suite(void)
   tcase_add_test(tc, test_metadata);
   tcase_add_loop_test(tc, test_matches_direct_convolution, 0, G_N_ELEMENTS(matrix_rows));
   tcase_add_test(tc, test_flush_resets);
-  tcase_add_loop_test(tc, test_change_while_playing, 0, 2);
+  tcase_add_loop_test(tc, test_change_while_playing, 0, 4);
   tcase_add_test(tc, test_output_count_change_refused);
   tcase_add_loop_test(tc, test_file_change_while_playing, 0, 2);
   tcase_add_test(tc, test_discont_new_run);

@@ -524,7 +524,7 @@ refused_property(Scenario *sc)
       property = "block-size";
       value = block[test_rng_range(rng, 0, G_N_ELEMENTS(block) - 1)];
     } else if (sc->element == EL_MATRIX) {
-      /* within its range (32 to 2048), not powers of two */
+      /* within its range (0 to 2048), neither 0 nor powers of two */
       static const char *const matrix_block[] = {"33", "100", "1000", "2047"};
       property = "block-size";
       value = matrix_block[test_rng_range(rng, 0, G_N_ELEMENTS(matrix_block) - 1)];
