@@ -7,7 +7,9 @@
  * it can, timing each push with CLOCK_MONOTONIC: one block's time through the library, input and
  * output in host memory. It reports the median, p99, p99.9 and the worst block time, p99.9 as a
  * share of the block's period (L / 48000 s), and the audio seconds per wall second; for L = 2048
- * also the GPU's throughput over the CPU backend's. Rows stop after --seconds of audio or
+ * also the GPU's throughput over the CPU backend's. Block size 0 (zero latency) is pushed 32 frames
+ * at a time, its period 32 / 48000 s (its head is filtered on the host: run it with small
+ * matrices, 8 x 2 say). Rows stop after --seconds of audio or
  * --max-wall seconds, whichever comes first (the CPU backend of a large matrix is far from real
  * time and runs a few blocks only; the row says how many).
  *
@@ -142,26 +144,27 @@ run_row(CudafftBackend backend, const char *name, unsigned inputs, unsigned outp
            cudafft_last_error_message());
     return backend == CUDAFFT_BACKEND_CUDA && status == CUDAFFT_STATUS_NO_DEVICE ? 0 : 1;
   }
-  float *in = malloc(L * inputs * sizeof *in), *out = malloc(L * outputs * sizeof *out);
-  for (size_t n = 0; n < L * inputs; n++)
+  const size_t F = L ? L : CUDAFFT_MATRIX_MIN_BLOCK; /* frames a push */
+  float *in = malloc(F * inputs * sizeof *in), *out = malloc(F * outputs * sizeof *out);
+  for (size_t n = 0; n < F * inputs; n++)
     in[n] = (float)(0.5 * uniform());
-  const size_t wanted = (size_t)ceil(seconds * RATE / (double)L);
+  const size_t wanted = (size_t)ceil(seconds * RATE / (double)F);
   double *times = malloc((wanted + 1) * sizeof *times);
   int failed = 0;
   size_t produced, blocks = 0;
   for (int w = 0; w < 4 && !failed; w++) /* warm-up */
-    failed = cudafft_matrix_push(mx, in, L, out, &produced) != CUDAFFT_STATUS_OK;
+    failed = cudafft_matrix_push(mx, in, F, out, &produced) != CUDAFFT_STATUS_OK;
   const double start = now_seconds();
   while (!failed && blocks < wanted && (blocks < 5 || now_seconds() - start < max_wall)) {
     const double a = now_seconds();
-    failed = cudafft_matrix_push(mx, in, L, out, &produced) != CUDAFFT_STATUS_OK || produced != L;
+    failed = cudafft_matrix_push(mx, in, F, out, &produced) != CUDAFFT_STATUS_OK || produced != F;
     times[blocks++] = now_seconds() - a;
   }
   const double wall = now_seconds() - start;
   if (failed) {
     printf("%-5s L=%-5zu push failed: %s\n", name, L, cudafft_last_error_message());
   } else {
-    const double period = (double)L / RATE;
+    const double period = (double)F / RATE;
     double sum = 0;
     for (size_t b = 0; b < blocks; b++)
       sum += times[b];
@@ -185,8 +188,8 @@ run_row(CudafftBackend backend, const char *name, unsigned inputs, unsigned outp
 /* Streams: M objects pushed by a pool of threads. */
 typedef struct {
   CudafftMatrix **objects;
-  size_t first, count; /* this thread's share */
-  size_t L, inputs, outputs, rounds;
+  size_t first, count;               /* this thread's share */
+  size_t L, inputs, outputs, rounds; /* L: frames a push (32 at block size 0) */
   double max_wall, start;
   double *times; /* count x rounds push times */
   size_t done;   /* rounds completed */
@@ -245,13 +248,14 @@ run_streams(CudafftBackend backend, const char *name, unsigned inputs, unsigned 
   const double made = now_seconds() - t0;
   const size_t most = backend == CUDAFFT_BACKEND_CUDA ? 64 : (size_t)bench_host_threads();
   const size_t threads = failed ? 0 : streams < most ? streams : most;
-  const size_t rounds = (size_t)ceil(seconds * RATE / (double)L);
+  const size_t F = L ? L : CUDAFFT_MATRIX_MIN_BLOCK; /* frames a push */
+  const size_t rounds = (size_t)ceil(seconds * RATE / (double)F);
   Share *shares = calloc(threads ? threads : 1, sizeof *shares);
   pthread_t *ids = calloc(threads ? threads : 1, sizeof *ids);
   for (size_t m = 0; m < streams && !failed; m++) { /* warm-up */
-    float *in = calloc(L * inputs, sizeof *in), *out = malloc(L * outputs * sizeof *out);
+    float *in = calloc(F * inputs, sizeof *in), *out = malloc(F * outputs * sizeof *out);
     size_t produced;
-    failed = cudafft_matrix_push(objects[m], in, L, out, &produced) != CUDAFFT_STATUS_OK;
+    failed = cudafft_matrix_push(objects[m], in, F, out, &produced) != CUDAFFT_STATUS_OK;
     free(in);
     free(out);
   }
@@ -261,7 +265,7 @@ run_streams(CudafftBackend backend, const char *name, unsigned inputs, unsigned 
     shares[t] = (Share){.objects = objects,
                         .first = first,
                         .count = count,
-                        .L = L,
+                        .L = F,
                         .inputs = inputs,
                         .outputs = outputs,
                         .rounds = rounds,
@@ -286,7 +290,7 @@ run_streams(CudafftBackend backend, const char *name, unsigned inputs, unsigned 
       for (size_t k = 0; k < shares[t].done * shares[t].count; k++)
         all[n++] = shares[t].times[k];
     qsort(all, n, sizeof *all, bench_compare_doubles);
-    const double period = (double)L / RATE;
+    const double period = (double)F / RATE;
     /* each stream's audio per wall second: the slowest thread's rounds over the run */
     const double per_stream = (double)least_rounds * period / wall;
     printf("%-5s L=%-5zu %5zu streams on %2zu threads  made in %6.2f s  %6zu rounds  push p50 "
@@ -415,6 +419,10 @@ main(int argc, char **argv)
            peak, peak_gbs > 0 ? " (--peak-gbs)" : "", copy);
     for (size_t b = 0; b < block_count; b++) {
       const size_t L = blocks[b];
+      if (L == 0) {
+        printf("kernel L=0: the tail's kernel is block 32's (run --blocks 32)\n");
+        continue;
+      }
       const unsigned parts = (unsigned)((ir_taps + L - 1) / L);
       double kernel_s = 0, bytes = 0;
       const CudafftStatus status = cudafft_matrix_kernel_time(
