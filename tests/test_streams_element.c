@@ -121,7 +121,7 @@ make_pipe(Pipe *p, Kind kind, guint index)
     break;
   }
   case KIND_MATRIX: {
-    static const guint block_sizes[] = {32, 128, 1024};
+    static const guint block_sizes[] = {0, 32, 128, 1024}; /* 0: zero latency */
     const CudafftSampleFormat format =
         test_rng_range(&rng, 0, 1) ? CUDAFFT_SAMPLE_F64 : CUDAFFT_SAMPLE_F32;
     p->outputs = (guint)test_rng_range(&rng, 1, 3);
@@ -141,7 +141,7 @@ make_pipe(Pipe *p, Kind kind, guint index)
     }
     g_string_append(matrix, ">");
     p->elements = g_strdup_printf("cudamatrixconvolve backend=%s block-size=%u matrix=\"%s\"",
-                                  eu_backend, block_sizes[test_rng_range(&rng, 0, 2)], matrix->str);
+                                  eu_backend, block_sizes[test_rng_range(&rng, 0, 3)], matrix->str);
     g_string_free(matrix, TRUE);
     break;
   }

@@ -388,32 +388,19 @@ direct_stream(const void *impl)
   return d->ops->stream(d->tail);
 }
 
-static CudafftStatus
-direct_cpu_create(const CudafftMatrixSpec *spec, void **impl)
-{
-  return direct_create(&cudafft_matrix_cpu_backend, spec, impl);
-}
+/* The table whose tails run on `tail_table`. */
+#define DIRECT_TABLE(name, tail_table)                                                             \
+  static CudafftStatus name##_create(const CudafftMatrixSpec *spec, void **impl)                   \
+  {                                                                                                \
+    return direct_create(&(tail_table), spec, impl);                                               \
+  }                                                                                                \
+  const CudafftMatrixBackend name = {.create = name##_create,                                      \
+                                     .destroy = direct_destroy,                                    \
+                                     .run = direct_run,                                            \
+                                     .reset = direct_reset,                                        \
+                                     .stream = direct_stream};
 
-const CudafftMatrixBackend cudafft_matrix_direct_cpu_backend = {
-    .create = direct_cpu_create,
-    .destroy = direct_destroy,
-    .run = direct_run,
-    .reset = direct_reset,
-    .stream = direct_stream,
-};
-
+DIRECT_TABLE(cudafft_matrix_direct_cpu_backend, cudafft_matrix_cpu_backend)
 #if CUDAFFT_HAVE_CUDA
-static CudafftStatus
-direct_cuda_create(const CudafftMatrixSpec *spec, void **impl)
-{
-  return direct_create(&cudafft_matrix_cuda_backend, spec, impl);
-}
-
-const CudafftMatrixBackend cudafft_matrix_direct_cuda_backend = {
-    .create = direct_cuda_create,
-    .destroy = direct_destroy,
-    .run = direct_run,
-    .reset = direct_reset,
-    .stream = direct_stream,
-};
+DIRECT_TABLE(cudafft_matrix_direct_cuda_backend, cudafft_matrix_cuda_backend)
 #endif
