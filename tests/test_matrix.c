@@ -8,8 +8,9 @@
  * push (and cudafft_matrix_output_frames() exact before it); drain with and without the tail;
  * response changes with their crossover checked against the header's model (longer and shorter
  * responses, responses longer than the delay line reaches, a change replaced before its change
- * point, a change pending at the drain); reset; NaN and Inf confined to the outputs and frames they
- * reach; and the statuses of invalid calls. Every output sample is checked. Argument: cpu or cuda.
+ * point, changes asked exactly at block boundaries, a change pending at the drain); reset; NaN and
+ * Inf confined to the outputs and frames they reach; and the statuses of invalid calls. Every
+ * output sample is checked. Argument: cpu or cuda.
  */
 #include <cudafft/matrix.h>
 
@@ -460,6 +461,15 @@ run_case(const Case *c, CudafftSampleFormat format)
   asked[2] = (asked[1] + C - 1) / C * C + 1 + test_rng_range(&rng, 0, C - 2);
   snprintf(label, sizeof label, "%s %s L=%zu changes at %zu, %zu (in the crossover block)", c->name,
            fmt, c->block_size, asked[1], asked[2]);
+  run_stream(label, format, c, sets, 3, asked, NULL, 1, &rng);
+
+  /* Changes asked exactly at block boundaries (at block size 0 the tail's block before the change
+   * point has not been filtered yet: the change must reach it), the second a whole number of
+   * blocks after the first's crossover. */
+  asked[1] = C * test_rng_range(&rng, 1, c->frames / (3 * C));
+  asked[2] = asked[1] + C * test_rng_range(&rng, 1, 3);
+  snprintf(label, sizeof label, "%s %s L=%zu changes at block boundaries %zu, %zu", c->name, fmt,
+           c->block_size, asked[1], asked[2]);
   run_stream(label, format, c, sets, 3, asked, NULL, 1, &rng);
 
   /* A change, late in the stream, to responses more partitions longer than any before than the
