@@ -250,12 +250,18 @@ head_sums(const DirectMatrix *d, const Head *h, size_t within, size_t count, dou
     const double *x = d->history + (size_t)h->input[e] * 2 * HEAD + HEAD + within;
     const size_t length = h->length[e];
     const unsigned j = h->output[e];
-    for (size_t t = 0; t < count; t++) {
-      double sum = 0; /* x[t - k] reaches back at most HEAD - 1 frames: into the previous block */
-      for (size_t k = 0; k < length; k++)
-        sum += taps[k] * x[(ptrdiff_t)t - (ptrdiff_t)k];
-      acc[t * d->outputs + j] += sum;
+    /* tap by tap over the frames, so that the inner loop runs along the frames (vectorizable
+     * without reordering a sum); x[t - k] reaches back at most HEAD - 1 frames, into the previous
+     * block */
+    double sums[HEAD] = {0};
+    for (size_t k = 0; k < length; k++) {
+      const double tap = taps[k];
+      const double *xk = x - k;
+      for (size_t t = 0; t < count; t++)
+        sums[t] += tap * xk[t];
     }
+    for (size_t t = 0; t < count; t++)
+      acc[t * d->outputs + j] += sums[t];
   }
 }
 
