@@ -48,13 +48,14 @@
  * At block size 0 all of this holds with L = H (32): change points are multiples of H, the
  * crossover lasts H frames with r = (n - s + 1) / (H + 1), a change asked during one follows at
  * its own change point; for the delay line, the head (partition 0) always has its input, P is the
- * partitions after the head of the longest responses set since create (at least 1), and b0 the
+ * most partitions after the head of any responses set before (at least 1), and b0 the
  * whole blocks of H frames pushed before the last frame pushed ((frames pushed - 1) / H, 0 for
  * none): the tail filters a block when the frame after it comes.
  *
  * Samples: interleaved, the format given at create (F32 or F64), `inputs` channels in and
  * `outputs` channels out. F32 streams are filtered in single precision, F64 streams in double
- * precision end to end (samples, responses, transforms and sums), on both backends.
+ * precision end to end (samples, responses, transforms and sums), on both backends (at block size
+ * 0 the heads' sums in double for both).
  *
  * Threads: an object must not be used by two threads at once; different objects may be.
  * Errors: as in cudafft.h (status codes, cudafft_last_error_message()); a failed push or drain
