@@ -466,6 +466,8 @@ GST_END_TEST;
  * 1.24: the map's 2D copy moves the whole row). */
 typedef struct {
   GstCudaContext *context;
+  GstCudaAllocator *allocator; /* the one gst_cuda_memory_init_once() registers: before 1.24,
+                                * gst_cuda_allocator_alloc() takes no NULL for it */
 } Foreign;
 
 static void
@@ -475,11 +477,14 @@ foreign_open(Foreign *f, int device)
   gst_cuda_memory_init_once();
   f->context = gst_cuda_context_new((guint)device);
   fail_unless(f->context != NULL, "no GstCudaContext on device %d", device);
+  f->allocator = (GstCudaAllocator *)gst_allocator_find(GST_CUDA_MEMORY_TYPE_NAME);
+  fail_unless(f->allocator != NULL, "GStreamer's CUDA allocator is not registered");
 }
 
 static void
 foreign_close(Foreign *f)
 {
+  gst_object_unref(f->allocator);
   gst_object_unref(f->context);
 }
 
@@ -495,9 +500,9 @@ foreign_buffer(Foreign *f, GstBuffer *src)
   GstVideoInfo info;
   gst_video_info_set_format(&info, GST_VIDEO_FORMAT_RGBA, (guint)(in.size / 4), 1);
 #if GST_CHECK_VERSION(1, 24, 0)
-  GstMemory *memory = gst_cuda_allocator_alloc(NULL, f->context, NULL, &info);
+  GstMemory *memory = gst_cuda_allocator_alloc(f->allocator, f->context, NULL, &info);
 #else
-  GstMemory *memory = gst_cuda_allocator_alloc(NULL, f->context, &info);
+  GstMemory *memory = gst_cuda_allocator_alloc(f->allocator, f->context, &info);
 #endif
   fail_unless(memory != NULL && gst_memory_get_sizes(memory, NULL, NULL) >= in.size,
               "no CUDA memory of %" G_GSIZE_FORMAT " bytes", in.size);
