@@ -233,8 +233,8 @@ matrix_to_value(const Settings *s, GValue *value)
 static gboolean
 block_size_valid(guint size)
 {
-  return size == 0 || size >= CUDAFFT_MATRIX_MIN_BLOCK && size <= CUDAFFT_MATRIX_MAX_BLOCK &&
-                          (size & (size - 1)) == 0;
+  return size == 0 || (size >= CUDAFFT_MATRIX_MIN_BLOCK && size <= CUDAFFT_MATRIX_MAX_BLOCK &&
+                       (size & (size - 1)) == 0);
 }
 
 static void
