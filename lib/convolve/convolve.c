@@ -1,10 +1,12 @@
 /* convolve.c: the convolution API's front end: validation, the choice of backend and path, the
  * staging of partial blocks (the public lag), the kernel crossover (two filters side by side,
- * blended here), draining with zeros, and samples in device memory (push_device). The filters (a
- * backend's, or a split one made of two of a backend's) run whole calls without lag. */
+ * blended in convolve_crossover.c), draining with zeros, and samples in device memory
+ * (push_device). The filters (a backend's, or a split one made of two of a backend's) run whole
+ * calls without lag; convolve_crossover.c makes them and runs the stretches between changes. */
 #define _DEFAULT_SOURCE /* sysconf's _SC_PHYS_PAGES (size_math.h) */
 #include "device_pointer.h"
 #include "convolve_backend.h"
+#include "convolve_front.h"
 #include "convolve_split.h"
 
 #include "api_getter.h"
@@ -20,71 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BLOCK ((size_t)CUDAFFT_CONVOLVE_BLOCK)
 /* The longest kernel accepted: 2^26 taps, 23 minutes at 48 kHz. Its spectra take about 540 MB
  * per row, so longer ones would not fit any device anyway; the bound keeps every size computed
  * from taps far from overflowing. */
 #define MAX_TAPS ((size_t)1 << 26)
-
-/* The paths as the front end sees them: the backends' two, and the split one (convolve_split.h). */
-typedef enum { PATH_DIRECT, PATH_PARTITIONED, PATH_SPLIT } Path;
-
-typedef struct {
-  void *impl; /* NULL: no filter in this slot; a CudafftConvolveSplit on the split path */
-  Path path;
-  size_t taps;
-  size_t grain;   /* its runs are whole multiples of this many frames */
-  size_t latency; /* cudafft_convolve_latency() while it is in force */
-  size_t span;    /* its share of a crossover's length X: the block size it was made for (0: MIN) */
-} Filter;
-
-struct CudafftConvolve {
-  unsigned channels;
-  CudafftSampleFormat format;
-  size_t frame_bytes;
-  CudafftBackend backend;
-  const CudafftConvolveBackend *ops;
-  /* The device asked for, until the first filter is made; then the one it runs on (-1 for the
-   * CPU backend): every later filter (a new kernel, a new block size, the split path's parts) is
-   * made there, so that one convolution never spans devices. */
-  int device_id;
-  double mix;
-  size_t block_size; /* the newest, which the next filter made is made for */
-
-  /* The newest kernel, kept to remake it for a new block size (rows x taps). */
-  double *kernel;
-  size_t kernel_taps;
-  unsigned kernel_rows;
-
-  /* The filter in force; the next one, crossing over from `change` (a multiple of X, the larger
-   * of their spans) to change + X; a later one set during that crossover, which starts at the
-   * first multiple of its own X from there. */
-  Filter current, next, queued;
-  size_t change;
-
-  /* Frames since create/reset/drain: pushed in (zeros included while draining) and written out.
-   * pushed - produced frames wait in `stage` (only on stretches whose grain is above 1: their
-   * count is pushed % grain there, and 0 elsewhere). */
-  size_t pushed, produced;
-  /* The last reset of the filter in force failed (on the GPU, a batch that failed took its
-   * clearing with it): its history is not known to be zero, and the next run clears it first. */
-  int uncleared;
-  uint8_t *stage;   /* BLOCK frames: a partial input block */
-  uint8_t *scratch; /* BLOCK frames: the next filter's output during the crossover */
-  uint8_t *tail;    /* BLOCK frames: a drained block of which only the start is wanted */
-
-  /* Samples in device memory (push_device), each made at its first use: the partial input block
-   * where the input came in device memory (the staged frames are in `stage_device` while
-   * stage_on_device is set, else in `stage`), and host copies of BLOCK frames of input and output
-   * for what only runs on host memory (a crossover's blend, the composed split path). */
-  void *stage_device;
-  int stage_on_device;
-  uint8_t *bounce_in, *bounce_out;
-  /* Where the device work of the latest push that did not wait ends (zeroed: none): the device
-   * stage it may read is written again only after it. */
-  CudafftFence deferred;
-  CudafftCheckedMemory checked; /* device memory that passed (push_device) */
-};
 
 /* A push's order on the device (push_device's `after` and `done`): the fence its device input
  * waits for (zeroed once the host has waited for it), where its device output's fence goes (NULL:
@@ -158,251 +99,10 @@ valid_block_size(size_t block_size)
                              (block_size & (block_size - 1)) == 0);
 }
 
-/* A filter for kernel at block size block_size: direct below CUDAFFT_CONVOLVE_DIRECT_TAPS taps,
- * partitioned at the default block size, split below it. */
-static CudafftStatus
-filter_create(const CudafftConvolve *cv, const CudafftConvolveBackend *ops,
-              const CudafftConvolveKernel *kernel, size_t block_size, Filter *filter)
-{
-  if (!ops)
-    return cudafft_no_cuda_backend();
-  CudafftConvolveSpec spec = {
-      .channels = cv->channels,
-      .format = cv->format,
-      .kernel = *kernel,
-      .path = CUDAFFT_CONVOLVE_DIRECT,
-      .device_id = cv->device_id,
-  };
-  Filter made = {.taps = kernel->taps,
-                 .span = block_size ? block_size : CUDAFFT_CONVOLVE_MIN_BLOCK};
-  CudafftStatus status;
-  if (kernel->taps < CUDAFFT_CONVOLVE_DIRECT_TAPS) {
-    made.path = PATH_DIRECT;
-    made.grain = 1;
-    status = ops->create(&spec, &made.impl);
-  } else if (block_size == BLOCK) {
-    made.path = PATH_PARTITIONED;
-    made.grain = made.latency = BLOCK;
-    spec.path = CUDAFFT_CONVOLVE_PARTITIONED;
-    status = ops->create(&spec, &made.impl);
-  } else {
-    made.path = PATH_SPLIT;
-    made.grain = block_size ? block_size : 1;
-    made.latency = block_size;
-    CudafftConvolveSplit *split = NULL;
-    status = cudafft_convolve_split_create(ops, &spec, block_size, &split);
-    made.impl = split;
-  }
-  if (status == CUDAFFT_STATUS_OK)
-    *filter = made;
-  return status;
-}
-
-static void
-filter_destroy(const CudafftConvolve *cv, Filter *filter)
-{
-  if (filter->impl && filter->path == PATH_SPLIT)
-    cudafft_convolve_split_destroy(filter->impl);
-  else if (filter->impl)
-    cv->ops->destroy(filter->impl);
-  filter->impl = NULL;
-}
-
-static CudafftStatus
-filter_run(const CudafftConvolve *cv, const Filter *filter, const CudafftConvolveJob *job)
-{
-  return filter->path == PATH_SPLIT ? cudafft_convolve_split_run(filter->impl, job)
-                                    : cv->ops->run(filter->impl, job);
-}
-
-static CudafftStatus
-filter_reset(const CudafftConvolve *cv, const Filter *filter)
-{
-  return filter->path == PATH_SPLIT ? cudafft_convolve_split_reset(filter->impl)
-                                    : cv->ops->reset(filter->impl);
-}
-
-static size_t
-round_up(size_t n, size_t grid)
-{
-  return (n + grid - 1) / grid * grid;
-}
-
-/* X: the length of the crossover from the filter in force to the next, and its change point's
- * grid. */
-static size_t
-crossover(const CudafftConvolve *cv)
-{
-  return max_size(cv->current.span, cv->next.span);
-}
-
-/* The next filter takes over for good; the queued one, if any, crosses over next, from the first
- * point of its own grid. `retired` receives the filter that was in force. */
-static void
-promote(CudafftConvolve *cv, Filter *retired)
-{
-  cv->change += crossover(cv);
-  *retired = cv->current;
-  cv->current = cv->next;
-  cv->next = cv->queued;
-  cv->queued = (Filter){0};
-  if (cv->next.impl)
-    cv->change = round_up(cv->change, crossover(cv));
-}
-
-/* The newest kernel takes over at once and every history is zero: reset and drain. */
-static void
-restart(CudafftConvolve *cv)
-{
-  if (cv->queued.impl) {
-    filter_destroy(cv, &cv->next);
-    cv->next = cv->queued;
-    cv->queued = (Filter){0};
-  }
-  if (cv->next.impl) {
-    filter_destroy(cv, &cv->current);
-    cv->current = cv->next;
-    cv->next = (Filter){0};
-  }
-  /* reset and drain report nothing: a failed clearing is retried by the next run */
-  cv->uncleared = filter_reset(cv, &cv->current) != CUDAFFT_STATUS_OK;
-  cv->pushed = 0;
-  cv->produced = 0;
-  cv->change = 0;
-  cv->stage_on_device = 0;
-}
-
-/* restart() after a failed call, which returns what it gives: the reset runs jobs of its own,
- * and their success clears the thread's message, so the failure's message is put back. */
-static CudafftStatus
-restart_after(CudafftConvolve *cv, CudafftStatus status)
-{
-  char message[512]; /* errors.c's size */
-  snprintf(message, sizeof message, "%s", cudafft_last_error_message());
-  restart(cv);
-  return cudafft_fail(status, "%s", message);
-}
-
-/* The stretch of input that frame `pushed` is in: the grain its runs go through the filters in,
- * and how many frames it has from `pushed` on. Stretches: the filter in force alone up to the
- * change, both filters for X frames, the next filter alone afterwards (by then promoted). */
-static void
-stretch_at(const CudafftConvolve *cv, size_t *grain, size_t *left)
-{
-  const int crossing = cv->next.impl && cv->pushed >= cv->change;
-  *grain = crossing ? max_size(cv->current.grain, cv->next.grain) : cv->current.grain;
-  if (!cv->next.impl)
-    *left = SIZE_MAX - cv->pushed;
-  else
-    *left = (crossing ? cv->change + crossover(cv) : cv->change) - cv->pushed;
-}
-
-/* Moves the counters on by `frames` frames run through the filters of the stretch at `pushed`,
- * ending the crossover they complete: *retired receives the filter that was in force then (else
- * a slot with no filter), for the caller to destroy or, counting only, to forget. */
-static void
-advance(CudafftConvolve *cv, size_t frames, Filter *retired)
-{
-  const int crossing = cv->next.impl && cv->pushed >= cv->change;
-  cv->pushed += frames;
-  cv->produced += frames;
-  *retired = (Filter){0};
-  if (crossing && cv->pushed == cv->change + crossover(cv))
-    promote(cv, retired);
-}
-
-/* The next step of a push with `remaining` input frames left, at cv's counters: *taken receives
- * the frames it takes from the input; returns the frames it runs through the filters: *taken,
- * whole grains straight from the input (nothing staged), or a grain once the stage fills with
- * them, or 0 while it fills. */
-static size_t
-push_step(const CudafftConvolve *cv, size_t remaining, size_t *taken)
-{
-  size_t grain, left;
-  stretch_at(cv, &grain, &left);
-  const size_t staged = cv->pushed - cv->produced;
-  if (staged == 0 && remaining >= grain) {
-    /* a stretch's length is whole grains */
-    *taken = (remaining < left ? remaining : left) / grain * grain;
-    return *taken;
-  }
-  *taken = remaining < grain - staged ? remaining : grain - staged;
-  return staged + *taken == grain ? grain : 0;
-}
-
-/* out = (1 - r) out + r scratch, r = (n - change + 1) / (X + 1) for frame n from `first`. */
-static void
-blend(const CudafftConvolve *cv, uint8_t *out, size_t frames, size_t first)
-{
-  const double span = (double)crossover(cv);
-  for (size_t i = 0; i < frames; i++) {
-    const double r = (double)(first + i - cv->change + 1) / (span + 1.0);
-    uint8_t *o = out + i * cv->frame_bytes;
-    const uint8_t *s = cv->scratch + i * cv->frame_bytes;
-    for (unsigned c = 0; c < cv->channels; c++) {
-      const double y_old = cudafft_sample_double(cv->format, o, c);
-      const double y_new = cudafft_sample_double(cv->format, s, c);
-      cudafft_sample_store(cv->format, o, c, (1.0 - r) * y_old + r * y_new);
-    }
-  }
-}
-
-/* Runs `frames` input frames (in NULL: zeros) from frame `pushed` on, all within one stretch and
- * (on a block-wise one) whole blocks, through the filters of that stretch; writes as many output
- * frames to out. in and out are host memory, or device memory where on_device says so (only for a
- * stretch that runs_in_place() allows; then also `after` and `done`, CudafftConvolveJob's, else
- * zeroed and NULL). Moves pushed and produced on and promotes at the end of a crossover. */
-static CudafftStatus
-run(CudafftConvolve *cv, const void *in, size_t frames, uint8_t *out, unsigned on_device,
-    CudafftFence after, CudafftFence *done)
-{
-  if (cv->uncleared) {
-    /* a history that may hold the samples before a failure must not reach the output */
-    const CudafftStatus cleared = filter_reset(cv, &cv->current);
-    if (cleared != CUDAFFT_STATUS_OK)
-      return cleared; /* its message says what failed */
-    cv->uncleared = 0;
-  }
-  const double mix = cv->mix;
-  const int crossing = cv->next.impl && cv->pushed >= cv->change;
-  const CudafftConvolveJob job = {in, out, frames, mix, on_device, after, done};
-  CudafftStatus status = filter_run(cv, &cv->current, &job);
-  if (status == CUDAFFT_STATUS_OK && crossing) {
-    /* a crossover stretch is at most BLOCK frames: scratch holds it */
-    const CudafftConvolveJob next = {in, cv->scratch, frames, mix, 0, {0, 0}, NULL};
-    status = filter_run(cv, &cv->next, &next);
-    if (status == CUDAFFT_STATUS_OK)
-      blend(cv, out, frames, cv->pushed);
-  }
-  if (status != CUDAFFT_STATUS_OK)
-    return status;
-  Filter retired;
-  advance(cv, frames, &retired);
-  filter_destroy(cv, &retired);
-  return CUDAFFT_STATUS_OK;
-}
-
-/* The frames a push of `frames` frames writes, found by going through push()'s steps on a copy
- * of the counters and filter slots (no filter runs, none is destroyed). */
-static size_t
-output_frames(const CudafftConvolve *cv, size_t frames)
-{
-  CudafftConvolve at = *cv;
-  size_t out = 0;
-  for (size_t taken = 0, count = 0; taken < frames; taken += count) {
-    const size_t ran = push_step(&at, frames - taken, &count);
-    at.pushed += count - ran; /* staged frames; a grain that fills the stage runs from its start */
-    Filter retired;
-    advance(&at, ran, &retired); /* counting only: the filters stay where they are */
-    out += ran;
-  }
-  return out;
-}
-
 size_t
 cudafft_convolve_output_frames(const CudafftConvolve *convolve, size_t frames)
 {
-  return convolve ? output_frames(convolve, frames) : 0;
+  return convolve ? front_output_frames(convolve, frames) : 0;
 }
 
 /* Samples in device memory (push_device) ------------------------------------------------------- */
@@ -454,22 +154,22 @@ host_waits(CudafftConvolve *cv, PushOrder *order)
   return status;
 }
 
-/* run() for input and output where on_device says: in place where the stretch allows it (ordered
- * after order->after, and not waited for where order->done asks so), else through host copies of
- * BLOCK frames at a time (whole grains of any stretch: a crossover's X and every grain divide
- * BLOCK). */
+/* front_run() for input and output where on_device says: in place where the stretch allows it
+ * (ordered after order->after, and not waited for where order->done asks so), else through host
+ * copies of BLOCK frames at a time (whole grains of any stretch: a crossover's X and every grain
+ * divide BLOCK). */
 static CudafftStatus
 run_anywhere(CudafftConvolve *cv, const void *in, size_t frames, uint8_t *out, unsigned on_device,
              PushOrder *order)
 {
   if (on_device == 0)
-    return run(cv, in, frames, out, 0, (CudafftFence){0, 0}, NULL);
+    return front_run(cv, in, frames, out, 0, (CudafftFence){0, 0}, NULL);
   if (runs_in_place(cv)) {
     CudafftFence done = {0, 0};
     const CudafftFence after = on_device & CUDAFFT_IN_DEVICE ? order->after : (CudafftFence){0, 0};
     const CudafftStatus status =
-        run(cv, in, frames, out, on_device, after,
-            order->done && (on_device & CUDAFFT_OUT_DEVICE) ? &done : NULL);
+        front_run(cv, in, frames, out, on_device, after,
+                  order->done && (on_device & CUDAFFT_OUT_DEVICE) ? &done : NULL);
     if (done.queue != 0)
       order->last = cv->deferred = done;
     return status;
@@ -491,7 +191,7 @@ run_anywhere(CudafftConvolve *cv, const void *in, size_t frames, uint8_t *out, u
     uint8_t *to = out + done * fb;
     uint8_t *host_to = on_device & CUDAFFT_OUT_DEVICE ? cv->bounce_out : to;
     if (status == CUDAFFT_STATUS_OK)
-      status = run(cv, from, n, host_to, 0, (CudafftFence){0, 0}, NULL);
+      status = front_run(cv, from, n, host_to, 0, (CudafftFence){0, 0}, NULL);
     if (status == CUDAFFT_STATUS_OK && host_to != to)
       status = cudafft_device_samples_copy(cv->device_id, to, host_to, n * fb);
   }
@@ -547,9 +247,9 @@ convolve_free(void *object)
   if (!cv)
     return;
   if (cv->ops) {
-    filter_destroy(cv, &cv->current);
-    filter_destroy(cv, &cv->next);
-    filter_destroy(cv, &cv->queued);
+    front_filter_destroy(cv, &cv->current);
+    front_filter_destroy(cv, &cv->next);
+    front_filter_destroy(cv, &cv->queued);
   }
   free(cv->kernel);
   free(cv->stage);
@@ -588,7 +288,7 @@ first_filter(void *convolve, const void *kernel, CudafftBackend backend, int dev
   cv->device_id = device_id;
   cv->ops =
       CUDAFFT_BACKEND_TABLE(backend, cudafft_convolve_cpu_backend, cudafft_convolve_cuda_backend);
-  return filter_create(cv, cv->ops, kernel, cv->block_size, &cv->current);
+  return front_filter_create(cv, cv->ops, kernel, cv->block_size, &cv->current);
 }
 
 CudafftStatus
@@ -686,7 +386,7 @@ cudafft_convolve_reset(CudafftConvolve *convolve)
   if (!convolve)
     return;
   cudafft_checked_memory_forget(&convolve->checked);
-  restart(convolve);
+  front_restart(convolve);
 }
 
 CudafftStatus
@@ -707,12 +407,12 @@ static void
 schedule(CudafftConvolve *cv, Filter filter)
 {
   if (cv->next.impl && cv->pushed > cv->change) {
-    filter_destroy(cv, &cv->queued);
+    front_filter_destroy(cv, &cv->queued);
     cv->queued = filter;
   } else {
-    filter_destroy(cv, &cv->next);
+    front_filter_destroy(cv, &cv->next);
     cv->next = filter;
-    cv->change = round_up(cv->pushed, crossover(cv));
+    cv->change = front_round_up(cv->pushed, front_crossover(cv));
   }
 }
 
@@ -723,14 +423,14 @@ make_newest(CudafftConvolve *cv, const CudafftConvolveKernel *kernel, size_t blo
             Filter *filter)
 {
   /* Made now, so that a kernel that does not fit is refused here and not mid-stream. */
-  CudafftStatus status = filter_create(cv, cv->ops, kernel, block_size, filter);
+  CudafftStatus status = front_filter_create(cv, cv->ops, kernel, block_size, filter);
   if (status == CUDAFFT_STATUS_OK && kernel->taps_data != cv->kernel) {
     status = keep_kernel(cv, kernel);
     if (status != CUDAFFT_STATUS_OK)
-      filter_destroy(cv, filter);
+      front_filter_destroy(cv, filter);
   }
   if (status != CUDAFFT_STATUS_OK)
-    return restart_after(cv, status);
+    return front_restart_after(cv, status);
   return status;
 }
 
@@ -770,7 +470,7 @@ cudafft_convolve_set_block_size(CudafftConvolve *convolve, size_t block_size)
   cv->block_size = block_size;
   if (cv->pushed == 0 && !cv->next.impl) {
     /* nothing filtered yet, nothing pending: no crossover to make */
-    filter_destroy(cv, &cv->current);
+    front_filter_destroy(cv, &cv->current);
     cv->current = filter;
   } else {
     schedule(cv, filter);
@@ -807,7 +507,7 @@ push(CudafftConvolve *convolve, const void *in, size_t frames, void *out, size_t
   CudafftConvolve *cv = convolve;
   CudafftStatus status = CUDAFFT_STATUS_OK;
   const size_t fb = cv->frame_bytes;
-  if (!produced || (frames > 0 && !in) || (!out && output_frames(cv, frames) > 0))
+  if (!produced || (frames > 0 && !in) || (!out && front_output_frames(cv, frames) > 0))
     status = cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "%s: %s is NULL", name,
                           !produced ? "produced"
                           : !in     ? "in"
@@ -821,9 +521,9 @@ push(CudafftConvolve *convolve, const void *in, size_t frames, void *out, size_t
     status = cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "%s: in and out overlap", name);
   if (status == CUDAFFT_STATUS_OK && on_device && cv->device_id >= 0)
     status = cudafft_device_pointers_check(&cv->checked, cv->device_id, on_device, in, frames * fb,
-                                           out, output_frames(cv, frames) * fb, name);
+                                           out, front_output_frames(cv, frames) * fb, name);
   if (status != CUDAFFT_STATUS_OK)
-    return restart_after(cv, status); /* as documented: every failure resets */
+    return front_restart_after(cv, status); /* as documented: every failure resets */
 
   const uint8_t *src = in;
   uint8_t *dst = out;
@@ -832,7 +532,7 @@ push(CudafftConvolve *convolve, const void *in, size_t frames, void *out, size_t
   status = cudafft_device_samples_after(after, (on_device & CUDAFFT_IN_DEVICE) != 0, &order.after);
   for (size_t taken = 0, count = 0; taken < frames && status == CUDAFFT_STATUS_OK; taken += count) {
     const size_t staged = cv->pushed - cv->produced;
-    const size_t ran = push_step(cv, frames - taken, &count);
+    const size_t ran = front_push_step(cv, frames - taken, &count);
     uint8_t *o = dst + (cv->produced - first) * fb;
     if (staged == 0 && ran > 0) {
       /* whole grains straight from the caller's buffer */
@@ -857,7 +557,7 @@ push(CudafftConvolve *convolve, const void *in, size_t frames, void *out, size_t
     }
   }
   if (status != CUDAFFT_STATUS_OK)
-    return restart_after(cv, status);
+    return front_restart_after(cv, status);
   *produced = cv->produced - first;
   if (done)
     *done = order.last;
@@ -890,9 +590,9 @@ cudafft_convolve_drain(CudafftConvolve *convolve, int tail, void *out, size_t *p
   CudafftConvolve *cv = convolve;
   const size_t fb = cv->frame_bytes, total = cudafft_convolve_drain_frames(cv, tail);
   if (!produced || (total > 0 && !out))
-    return restart_after(cv, cudafft_fail(CUDAFFT_STATUS_NULL_POINTER,
-                                          "cudafft_convolve_drain: %s is NULL",
-                                          !produced ? "produced" : "out"));
+    return front_restart_after(cv, cudafft_fail(CUDAFFT_STATUS_NULL_POINTER,
+                                                "cudafft_convolve_drain: %s is NULL",
+                                                !produced ? "produced" : "out"));
 
   uint8_t *dst = out;
   const size_t first = cv->produced;
@@ -900,13 +600,13 @@ cudafft_convolve_drain(CudafftConvolve *convolve, int tail, void *out, size_t *p
   CudafftStatus status = move_stage(cv, cv->pushed - cv->produced, 0);
   while (cv->produced - first < total && status == CUDAFFT_STATUS_OK) {
     size_t grain, left;
-    stretch_at(cv, &grain, &left);
+    front_stretch_at(cv, &grain, &left);
     const size_t wanted = total - (cv->produced - first);
     uint8_t *o = dst + (cv->produced - first) * fb;
     const size_t staged = cv->pushed - cv->produced;
     if (staged == 0 && wanted >= grain) {
       const size_t count = (wanted < left ? wanted : left) / grain * grain;
-      status = run(cv, NULL, count, o, 0, (CudafftFence){0, 0}, NULL);
+      status = front_run(cv, NULL, count, o, 0, (CudafftFence){0, 0}, NULL);
     } else {
       /* the last input grain, padded with zeros, or a grain of which only the start is wanted */
       const void *in = NULL;
@@ -916,7 +616,7 @@ cudafft_convolve_drain(CudafftConvolve *convolve, int tail, void *out, size_t *p
         in = cv->stage;
       }
       const int whole = wanted >= grain;
-      status = run(cv, in, grain, whole ? o : cv->tail, 0, (CudafftFence){0, 0}, NULL);
+      status = front_run(cv, in, grain, whole ? o : cv->tail, 0, (CudafftFence){0, 0}, NULL);
       if (status == CUDAFFT_STATUS_OK && !whole) {
         memcpy(o, cv->tail, wanted * fb);
         cv->produced -= grain - wanted; /* the rest is past the end */
@@ -924,8 +624,8 @@ cudafft_convolve_drain(CudafftConvolve *convolve, int tail, void *out, size_t *p
     }
   }
   if (status != CUDAFFT_STATUS_OK)
-    return restart_after(cv, status);
+    return front_restart_after(cv, status);
   *produced = total;
-  restart(cv);
+  front_restart(cv);
   return CUDAFFT_STATUS_OK;
 }
