@@ -41,7 +41,13 @@
  * issues one partition's loads at a time (Depth 1) in launches large enough to fill the device
  * and two (Depth 2) in small ones. Each choice is the fastest measured for the partitioned chain,
  * which the element runs; the measurements, and the variants tried and dropped, are in
- * bench/HISTORY.md. */
+ * bench/HISTORY.md.
+ *
+ * Length: about 1000 lines, past the ~800 a file usually keeps, because the partitioned and split
+ * paths' kernels are built from the same device helpers (forward_to_bins, the MAC's cmac, the
+ * staged inverse_to_output and its writers) that must inline into each kernel: split across
+ * translation units they would move to a header of device code that only this file includes. The
+ * split path's kernels are together from kSplitRow on, its launchers at the end. */
 
 #include "block_fft.cuh"
 #include "convolve_launch.cuh"
