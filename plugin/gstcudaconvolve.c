@@ -1,7 +1,8 @@
 /* gstcudaconvolve.c: cudaconvolve filters audio with a long FIR kernel (a filter, or the impulse
  * response of a room) on an NVIDIA GPU, or on the CPU with backend=cpu, through the engine of
  * cudafft/convolve.h. A drop-in for audiofirfilter: the same properties, signal and samples. The
- * ir-location file is gstcudaconvolveir.c's. */
+ * ir-location file is gstcudaconvolveir.c's, the runs through the engine (pushes, drains, the
+ * tail, settings applied at buffer boundaries) gstcudaconvolverun.c's. */
 /**
  * SECTION:element-cudaconvolve
  * @title: cudaconvolve
@@ -77,6 +78,7 @@
  * ]|
  */
 #include "gstcudaconvolve.h"
+#include "gstcudaconvolveprivate.h"
 
 #include <cudafft/convolve.h>
 #include "gstcudaconvolveir.h"
@@ -88,7 +90,7 @@
 #include <math.h>
 #include <string.h>
 
-GST_DEBUG_CATEGORY_STATIC(gst_cuda_convolve_debug);
+GST_DEBUG_CATEGORY(gst_cuda_convolve_debug);
 #define GST_CAT_DEFAULT gst_cuda_convolve_debug
 
 enum {
@@ -110,54 +112,6 @@ static guint signals[LAST_SIGNAL];
 #define DEFAULT_MIX 1.0
 #define DEFAULT_DRAIN_TAIL TRUE
 #define DEFAULT_BLOCK_SIZE CUDAFFT_CONVOLVE_BLOCK /* today's latency and speed */
-
-typedef struct {
-  gdouble *kernel; /* the kernel property: never empty */
-  guint taps;
-  guint64 latency;
-  gdouble mix;
-  gboolean drain_tail;
-  guint block_size;
-  gboolean low_latency, drain_on_changes; /* audiofirfilter's; no effect here */
-  guint serial;                           /* bumped by every change of kernel */
-} Settings;
-
-/* Where a kernel came from: the impulse response file of request `ir_request` (see
- * gst_cuda_convolve_ir_get), or where that is 0 the kernel property at `serial`. */
-typedef struct {
-  guint64 ir_request;
-  guint serial;
-} KernelSource;
-
-/* A kernel for the engine: rows x taps, row-major. */
-typedef struct {
-  gdouble *data;
-  gsize taps;
-  guint rows;
-} Kernel;
-
-struct _GstCudaConvolve {
-  GstCudafftAudioFilter parent;
-
-  Settings settings; /* the properties, under the object lock */
-
-  /* streaming thread only */
-  GstAudioInfo info;
-  gint signalled_rate;        /* the rate rate-changed was last emitted for */
-  KernelSource engine_source; /* where the engine's kernel came from */
-  gdouble engine_mix;         /* the wet fraction the engine runs */
-  guint engine_block_size;    /* the block size last given to the engine, taken or refused */
-  /* the base class's run: run.samples, input frames; run.produced, output frames pushed */
-  guint64 run_latency; /* the latency property when the run started */
-  guint64 filtered;    /* output frames the engine wrote in the run, dropped ones included */
-  gboolean end_tail;   /* whether the drain in progress pushes the tail (EOS, segment) */
-  gboolean cuda_out;   /* the src caps carry memory:CUDAMemory */
-
-  gint latency_frames; /* atomic: the engine's latency, as last announced */
-  gint latency_rate;   /* atomic: the rate it is counted at */
-
-  GstCudaConvolveIr *ir; /* the ir-location file and its decoding (thread-safe) */
-};
 
 #define CAPS                                                                                       \
   "audio/x-raw, format = (string) { F32LE, F64LE }, layout = (string) interleaved, "               \
@@ -347,9 +301,9 @@ gst_cuda_convolve_get_property(GObject *object, guint prop_id, GValue *value, GP
 /* Which kernel is in force: *ir, the impulse response file's, where ir-location is set (READY,
  * or PENDING while its decode has not finished; with `wait` that waits for it), else (NONE) the
  * kernel property's. */
-static GstCudaConvolveIrState
-kernel_source(GstCudaConvolve *self, gboolean wait, KernelSource *source,
-              GstCudaConvolveIrResult **ir)
+GstCudaConvolveIrState
+gst_cuda_convolve_kernel_source(GstCudaConvolve *self, gboolean wait, KernelSource *source,
+                                GstCudaConvolveIrResult **ir)
 {
   const GstCudaConvolveIrState state =
       gst_cuda_convolve_ir_get(self->ir, wait, ir, &source->ir_request);
@@ -359,8 +313,8 @@ kernel_source(GstCudaConvolve *self, gboolean wait, KernelSource *source,
   return state;
 }
 
-static gboolean
-same_source(const KernelSource *a, const KernelSource *b)
+gboolean
+gst_cuda_convolve_same_source(const KernelSource *a, const KernelSource *b)
 {
   return a->ir_request ? a->ir_request == b->ir_request : !b->ir_request && a->serial == b->serial;
 }
@@ -368,9 +322,9 @@ same_source(const KernelSource *a, const KernelSource *b)
 /* The kernel for the stream's channels from the decoded response `ir`, or from the kernel
  * property where `ir` is NULL. A response that cannot be used is posted (an ERROR where `fatal`,
  * else a WARNING naming the file) and gives FALSE. */
-static gboolean
-make_kernel(GstCudaConvolve *self, const GstCudaConvolveIrResult *ir, gboolean fatal,
-            Kernel *kernel)
+gboolean
+gst_cuda_convolve_make_kernel(GstCudaConvolve *self, const GstCudaConvolveIrResult *ir,
+                              gboolean fatal, Kernel *kernel)
 {
   memset(kernel, 0, sizeof *kernel);
   if (!ir) {
@@ -416,8 +370,8 @@ make_kernel(GstCudaConvolve *self, const GstCudaConvolveIrResult *ir, gboolean f
   return TRUE;
 }
 
-static CudafftConvolveKernel
-engine_kernel(const Kernel *kernel)
+CudafftConvolveKernel
+gst_cuda_convolve_engine_kernel(const Kernel *kernel)
 {
   const CudafftConvolveKernel k = {
       .taps_data = kernel->data, .taps = kernel->taps, .rows = kernel->rows};
@@ -430,8 +384,8 @@ engine_kernel(const Kernel *kernel)
  * direct path and the others, or a block-size change (at once where the new size is larger: during
  * a crossover the engine reports the larger of the two; once the crossover has ended where it is
  * smaller). */
-static void
-update_latency(GstCudaConvolve *self)
+void
+gst_cuda_convolve_update_latency(GstCudaConvolve *self)
 {
   if (!convolve_engine_of(self))
     return;
@@ -458,8 +412,8 @@ gst_cuda_convolve_get_latency(GstCudafftAudioFilter *filter)
 
 /* The engine --------------------------------------------------------------------------------- */
 
-static gdouble
-current_mix(GstCudaConvolve *self)
+gdouble
+gst_cuda_convolve_current_mix(GstCudaConvolve *self)
 {
   GST_OBJECT_LOCK(self);
   const gdouble mix = self->settings.mix;
@@ -467,8 +421,8 @@ current_mix(GstCudaConvolve *self)
   return mix;
 }
 
-static guint
-current_block_size(GstCudaConvolve *self)
+guint
+gst_cuda_convolve_current_block_size(GstCudaConvolve *self)
 {
   GST_OBJECT_LOCK(self);
   const guint size = self->settings.block_size;
@@ -476,20 +430,21 @@ current_block_size(GstCudaConvolve *self)
   return size;
 }
 
-/* Makes the engine for self->info and the kernel from `source` (`ir`: see make_kernel); a kernel
- * that cannot be used is an ERROR. */
-static gboolean
-open_engine(GstCudaConvolve *self, const KernelSource *source, const GstCudaConvolveIrResult *ir)
+/* Makes the engine for self->info and the kernel from `source` (`ir`: see
+ * gst_cuda_convolve_make_kernel); a kernel that cannot be used is an ERROR. */
+gboolean
+gst_cuda_convolve_open_engine(GstCudaConvolve *self, const KernelSource *source,
+                              const GstCudaConvolveIrResult *ir)
 {
   GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
   Kernel kernel;
-  if (!make_kernel(self, ir, TRUE, &kernel))
+  if (!gst_cuda_convolve_make_kernel(self, ir, TRUE, &kernel))
     return FALSE;
   const CudafftConvolveConfig config = {
       .channels = GST_AUDIO_INFO_CHANNELS(&self->info),
       .format = gst_cudafft_sample_format(GST_AUDIO_INFO_FORMAT(&self->info)),
-      .kernel = engine_kernel(&kernel),
-      .mix = current_mix(self),
+      .kernel = gst_cuda_convolve_engine_kernel(&kernel),
+      .mix = gst_cuda_convolve_current_mix(self),
   };
   const gboolean ok = gst_cudafft_audio_filter_open_engine(filter, &convolve_engine, &config);
   g_free(kernel.data);
@@ -498,7 +453,7 @@ open_engine(GstCudaConvolve *self, const KernelSource *source, const GstCudaConv
   /* Before the first frame the engine takes the block size at once, without a crossover, so the
    * first output already has its latency. A size it cannot take (out of memory for the split
    * path's buffers) fails the start like a kernel too large: the user asked for that latency. */
-  const guint block_size = current_block_size(self);
+  const guint block_size = gst_cuda_convolve_current_block_size(self);
   const CudafftStatus status =
       cudafft_convolve_set_block_size(convolve_engine_of(self), block_size);
   if (status != CUDAFFT_STATUS_OK) {
@@ -514,7 +469,7 @@ open_engine(GstCudaConvolve *self, const KernelSource *source, const GstCudaConv
                   "samples",
                   kernel.taps, kernel.rows, config.channels, block_size,
                   cudafft_convolve_latency(convolve_engine_of(self)));
-  update_latency(self);
+  gst_cuda_convolve_update_latency(self);
   return TRUE;
 }
 
@@ -565,12 +520,12 @@ gst_cuda_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *ou
   gst_cudafft_audio_filter_close_engine(GST_CUDAFFT_AUDIO_FILTER(self));
   KernelSource source;
   GstCudaConvolveIrResult *ir = NULL;
-  if (kernel_source(self, FALSE, &source, &ir) == GST_CUDA_CONVOLVE_IR_PENDING) {
+  if (gst_cuda_convolve_kernel_source(self, FALSE, &source, &ir) == GST_CUDA_CONVOLVE_IR_PENDING) {
     GST_DEBUG_OBJECT(self, "the engine is made at the first buffer, once the impulse response "
                            "is decoded");
     return TRUE;
   }
-  const gboolean ok = open_engine(self, &source, ir);
+  const gboolean ok = gst_cuda_convolve_open_engine(self, &source, ir);
   gst_cuda_convolve_ir_result_unref(ir);
   if (!ok) {
     /* GstBaseTransform keeps the caps it had before these, and does not call set_caps again when
@@ -587,388 +542,6 @@ gst_cuda_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *ou
 }
 
 /* Runs ---------------------------------------------------------------------------------------- */
-
-static gsize
-frame_bytes(const GstCudaConvolve *self)
-{
-  return GST_AUDIO_INFO_BPF(&self->info);
-}
-
-/* Equal input buffers give this many frames give or take a block: the pool keeps that to spare. */
-static gsize
-spare_bytes(const GstCudaConvolve *self)
-{
-  return CUDAFFT_CONVOLVE_BLOCK * frame_bytes(self);
-}
-
-/* `buffer` holds output frames [filtered, filtered + count) of the run (the engine's numbering):
- * drops what is still to drop of the latency property's samples, stamps the rest and counts it.
- * Returns the buffer, or NULL (unreffed) when nothing is left. */
-static GstBuffer *
-finish_output(GstCudaConvolve *self, GstBuffer *buffer, guint64 filtered, guint64 count)
-{
-  GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
-  const guint64 skip = self->run_latency > filtered ? MIN(self->run_latency - filtered, count) : 0;
-  count -= skip;
-  if (count == 0) {
-    gst_buffer_unref(buffer);
-    return NULL;
-  }
-  const gsize bpf = frame_bytes(self);
-  buffer = gst_cudafft_audio_filter_trim_output(GST_CUDAFFT_AUDIO_FILTER(self), buffer, skip * bpf,
-                                                count * bpf);
-  if (!buffer)
-    return NULL; /* posted */
-  gst_cudafft_run_stamp(run, buffer, run->produced, count);
-  GST_BUFFER_OFFSET(buffer) = run->produced;
-  GST_BUFFER_OFFSET_END(buffer) = run->produced + count;
-  if (run->produced == 0)
-    GST_BUFFER_FLAG_SET(buffer, GST_BUFFER_FLAG_DISCONT);
-  run->produced += count;
-  return buffer;
-}
-
-/* Input frames per engine push: its output (the frames and the lag, under a block) stays within
- * GST_CUDAFFT_MAX_OUTPUT_BYTES. */
-static gsize
-frames_per_push(const GstCudaConvolve *self)
-{
-  const gsize most = GST_CUDAFFT_MAX_OUTPUT_BYTES / frame_bytes(self);
-  return most > 2 * CUDAFFT_CONVOLVE_BLOCK ? most - CUDAFFT_CONVOLVE_BLOCK : CUDAFFT_CONVOLVE_BLOCK;
-}
-
-/* Pushes `frames` input frames at `data` (device memory where the base class says the input is)
- * through the engine and the output that comes out (stamped, the latency property's samples
- * dropped) downstream. */
-static GstFlowReturn
-push_through_engine(GstCudaConvolve *self, const void *data, gsize frames)
-{
-  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
-  CudafftConvolve *engine = convolve_engine_of(self);
-  /* a buffer of CUDA memory must hold exactly its frames (GStreamer 1.22's host copy of one takes
-   * its whole allocation): what this push will produce */
-  const size_t most = self->cuda_out ? cudafft_convolve_output_frames(engine, frames)
-                                     : cudafft_convolve_max_output(engine, frames);
-  const unsigned on_device =
-      (gst_cudafft_audio_filter_input_on_device(filter) ? CUDAFFT_IN_DEVICE : 0) |
-      (self->cuda_out ? CUDAFFT_OUT_DEVICE : 0);
-  GstMapInfo map = GST_MAP_INFO_INIT;
-  GstBuffer *buffer =
-      most > 0 ? gst_cudafft_audio_filter_map_output(filter, most * frame_bytes(self),
-                                                     spare_bytes(self), self->cuda_out, &map)
-               : NULL;
-  if (most > 0 && !buffer)
-    return GST_FLOW_ERROR;
-  size_t produced = 0;
-  /* into one of our elements, the output goes on before the device has written it */
-  CudafftFence *done =
-      buffer ? gst_cudafft_audio_filter_output_fence(filter, self->cuda_out) : NULL;
-  const CudafftStatus status =
-      cudafft_convolve_push_device(engine, data, frames, map.data, &produced, on_device,
-                                   gst_cudafft_audio_filter_input_fence(filter), done);
-  if (buffer)
-    gst_cudafft_audio_filter_unmap_output(buffer, &map);
-  if (status != CUDAFFT_STATUS_OK) {
-    gst_cudafft_audio_filter_post_error(filter, status, "cudafft_convolve_push");
-    if (buffer)
-      gst_buffer_unref(buffer);
-    return GST_FLOW_ERROR;
-  }
-  const guint64 first = self->filtered;
-  self->filtered += produced;
-  if (!buffer)
-    return GST_FLOW_OK;
-  if (produced == 0) {
-    gst_buffer_unref(buffer); /* no work wrote it */
-    return GST_FLOW_OK;
-  }
-  if (!gst_cudafft_audio_filter_fence_output(filter, buffer)) {
-    gst_buffer_unref(buffer);
-    return GST_FLOW_ERROR;
-  }
-  buffer = finish_output(self, buffer, first, produced);
-  return buffer ? gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer) : GST_FLOW_OK;
-}
-
-/* An output buffer of `frames` frames that the host writes (a plain map of CUDA memory is its host
- * copy, taken up to the device at unmap): for the zeros and the drained lag at the end of a run. */
-static GstBuffer *
-host_written_output(GstCudaConvolve *self, gsize frames)
-{
-  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
-  const gsize bytes = frames * frame_bytes(self);
-  return self->cuda_out ? gst_cudafft_audio_filter_cuda_output(filter, bytes)
-                        : gst_cudafft_audio_filter_output_buffer(filter, bytes, spare_bytes(self));
-}
-
-/* Pushes `count` output frames of zeros (past the kernel's response, where the latency property
- * reaches beyond it), in buffers of a few blocks. */
-static GstFlowReturn
-push_zeros(GstCudaConvolve *self, guint64 count)
-{
-  GstFlowReturn ret = GST_FLOW_OK;
-  while (count > 0 && ret == GST_FLOW_OK) {
-    const gsize n = (gsize)MIN(count, (guint64)16 * CUDAFFT_CONVOLVE_BLOCK);
-    GstBuffer *buffer = host_written_output(self, n);
-    if (!buffer)
-      return GST_FLOW_ERROR;
-    gst_buffer_memset(buffer, 0, 0, n * frame_bytes(self));
-    /* frames past the latency property's: none is dropped */
-    buffer = finish_output(self, buffer, self->run_latency, n);
-    if (buffer)
-      ret = gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer);
-    count -= n;
-  }
-  return ret;
-}
-
-/* Takes the engine's output up to its frame `end` (>= the input's length): zeros pushed through
- * it where `end` lies past the input (the kernel's response to its last samples), in pieces of
- * bounded output, then a drain of what still lags. */
-static GstFlowReturn
-drain_engine(GstCudaConvolve *self, guint64 end)
-{
-  CudafftConvolve *engine = convolve_engine_of(self);
-  const guint64 length = GST_CUDAFFT_AUDIO_FILTER_RUN(self)->samples;
-  GstFlowReturn ret = GST_FLOW_OK;
-  guint64 zeros = end > length ? end - length : 0;
-  if (zeros > 0) {
-    const gsize piece = (gsize)MIN(zeros, (guint64)frames_per_push(self));
-    void *silence = g_try_malloc0(piece * frame_bytes(self));
-    if (!silence) {
-      GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
-                        ("Out of memory for the kernel's tail (%" G_GSIZE_FORMAT " bytes).",
-                         piece * frame_bytes(self)),
-                        (NULL));
-      return GST_FLOW_ERROR;
-    }
-    while (zeros > 0 && ret == GST_FLOW_OK) {
-      const gsize n = (gsize)MIN(zeros, (guint64)piece);
-      ret = push_through_engine(self, silence, n);
-      zeros -= n;
-    }
-    g_free(silence);
-  }
-  const gsize lag = cudafft_convolve_drain_frames(engine, 0);
-  if (ret != GST_FLOW_OK || lag == 0)
-    return ret;
-  GstMapInfo map;
-  GstBuffer *buffer = host_written_output(self, lag);
-  if (!buffer)
-    return GST_FLOW_ERROR;
-  if (!gst_buffer_map(buffer, &map, GST_MAP_WRITE)) {
-    gst_buffer_unref(buffer);
-    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map the output buffer."), (NULL));
-    return GST_FLOW_ERROR;
-  }
-  size_t produced = 0;
-  const CudafftStatus status = cudafft_convolve_drain(engine, 0, map.data, &produced);
-  gst_buffer_unmap(buffer, &map);
-  if (status != CUDAFFT_STATUS_OK) {
-    gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
-                                        "cudafft_convolve_drain");
-    gst_buffer_unref(buffer);
-    return GST_FLOW_ERROR;
-  }
-  const guint64 first = self->filtered;
-  self->filtered += produced;
-  buffer = finish_output(self, buffer, first, produced);
-  return buffer ? gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer) : GST_FLOW_OK;
-}
-
-/* Ends the run with audiofirfilter's rule, the same for every value of the latency property: the
- * output has as many samples as the input (the filtered signal from sample `latency` on, zeros
- * past the end of the kernel's response), or with `tail` the whole response where that is longer
- * (input length + taps - 1 - latency samples). Then the engine starts afresh. */
-static GstFlowReturn
-end_run(GstCudaConvolve *self, gboolean tail)
-{
-  GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
-  CudafftConvolve *engine = convolve_engine_of(self);
-  GstFlowReturn ret = GST_FLOW_OK;
-  if (run->active && engine && run->samples > 0) {
-    const guint64 length = run->samples, latency = self->run_latency;
-    /* the response to the input ends at length + taps - 1 (the kernel in force at the end) */
-    const guint64 response = self->filtered + cudafft_convolve_drain_frames(engine, 1);
-    const guint64 after_latency = response > latency ? response - latency : 0;
-    const guint64 total = tail ? MAX(length, after_latency) : length;
-    /* the engine's frames up to latency + total, no further than its response */
-    const guint64 wanted = latency > G_MAXUINT64 - total ? G_MAXUINT64 : latency + total;
-    ret = drain_engine(self, MIN(wanted, response));
-    if (ret == GST_FLOW_OK && run->produced < total)
-      ret = push_zeros(self, total - run->produced);
-    GST_DEBUG_OBJECT(self,
-                     "run of %" G_GUINT64_FORMAT " samples ends%s: %" G_GUINT64_FORMAT
-                     " output samples in all",
-                     length, tail ? " with the tail" : "", run->produced);
-  }
-  gst_cudafft_audio_filter_reset_run(GST_CUDAFFT_AUDIO_FILTER(self));
-  self->filtered = 0;
-  return ret;
-}
-
-/* Filters one input buffer's frames; the output goes downstream in buffers of bounded size. */
-static GstFlowReturn
-filter_frames(GstCudaConvolve *self, const guint8 *data, gsize frames)
-{
-  if (frames == 0)
-    return GST_FLOW_OK;
-  const gsize piece = frames_per_push(self);
-  GstFlowReturn ret = GST_FLOW_OK;
-  do {
-    const gsize n = MIN(frames, piece);
-    ret = push_through_engine(self, data, n);
-    GST_CUDAFFT_AUDIO_FILTER_RUN(self)->samples += n;
-    data += n * frame_bytes(self);
-    frames -= n;
-  } while (ret == GST_FLOW_OK && frames > 0);
-  return ret;
-}
-
-/* After a failed kernel or block-size change: out of memory, the engine resets the filter (an
- * invalid value changes nothing), so what the run still held is lost, and the next buffer starts a
- * new run. */
-static void
-end_run_if_engine_reset(GstCudaConvolve *self)
-{
-  GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
-  if (run->active &&
-      run->samples - self->filtered != cudafft_convolve_lag(convolve_engine_of(self))) {
-    gst_cudafft_run_reset(run);
-    self->filtered = 0;
-  }
-}
-
-/* Gives a block-size set while streaming to the engine: it crosses over like a new kernel, at a
- * block boundary of the larger of the two sizes. The engine's latency rises at once where the new
- * size is larger and falls once the crossover has ended (process calls update_latency after every
- * push). A size the engine cannot take leaves the old one, with a warning; it is not retried at
- * every buffer. */
-static void
-apply_block_size(GstCudaConvolve *self, guint block_size)
-{
-  CudafftConvolve *engine = convolve_engine_of(self);
-  const size_t old = cudafft_convolve_get_block_size(engine);
-  const CudafftStatus status = cudafft_convolve_set_block_size(engine, block_size);
-  if (status == CUDAFFT_STATUS_OK) {
-    GST_DEBUG_OBJECT(self, "block size %zu -> %u", old, block_size);
-  } else if (status == CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY ||
-             status == CUDAFFT_STATUS_HOST_OUT_OF_MEMORY) {
-    GST_ELEMENT_WARNING(self, RESOURCE, NO_SPACE_LEFT,
-                        ("Out of memory for block-size %u; keeping %zu: %s; %s.", block_size, old,
-                         GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(self)->memory_hint,
-                         cudafft_last_error_message()),
-                        ("%s", cudafft_status_name(status)));
-    end_run_if_engine_reset(self);
-  } else {
-    GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
-                        ("Cannot use block-size %u; keeping %zu: %s", block_size, old,
-                         cudafft_last_error_message()),
-                        ("%s", cudafft_status_name(status)));
-  }
-  self->engine_block_size = block_size;
-  update_latency(self);
-}
-
-/* Applies kernel, ir-location, block-size and mix changes made while streaming: a new kernel or
- * block size crosses over at the engine's next block boundary; one that cannot be used leaves the
- * old one with a warning. A new ir-location file takes effect once decoded; the old kernel filters
- * meanwhile. */
-static void
-apply_settings(GstCudaConvolve *self)
-{
-  KernelSource source;
-  GstCudaConvolveIrResult *ir = NULL;
-  const GstCudaConvolveIrState state = kernel_source(self, FALSE, &source, &ir);
-  if (state != GST_CUDA_CONVOLVE_IR_PENDING && !same_source(&source, &self->engine_source)) {
-    Kernel kernel;
-    if (make_kernel(self, ir, FALSE, &kernel)) {
-      const CudafftConvolveKernel k = engine_kernel(&kernel);
-      CudafftConvolve *engine = convolve_engine_of(self);
-      const CudafftStatus status = cudafft_convolve_set_kernel(engine, &k);
-      if (status == CUDAFFT_STATUS_OK) {
-        GST_DEBUG_OBJECT(self, "new kernel of %" G_GSIZE_FORMAT " taps x %u rows", kernel.taps,
-                         kernel.rows);
-      } else {
-        GST_ELEMENT_WARNING(self, RESOURCE, NO_SPACE_LEFT,
-                            ("Cannot use the new kernel (%" G_GSIZE_FORMAT
-                             " taps); keeping the previous one: %s",
-                             kernel.taps, cudafft_last_error_message()),
-                            ("%s", cudafft_status_name(status)));
-        end_run_if_engine_reset(self);
-      }
-      update_latency(self);
-    }
-    g_free(kernel.data);
-    self->engine_source = source; /* a bad one is not retried at every buffer */
-  }
-  gst_cuda_convolve_ir_result_unref(ir);
-  const guint block_size = current_block_size(self);
-  if (block_size != self->engine_block_size)
-    apply_block_size(self, block_size);
-  const gdouble mix = current_mix(self);
-  if (mix != self->engine_mix) {
-    if (cudafft_convolve_set_mix(convolve_engine_of(self), mix) == CUDAFFT_STATUS_OK)
-      self->engine_mix = mix;
-  }
-}
-
-/* The engine is made here where set_caps left it to the first buffer: the impulse response was
- * still being decoded, and is waited for now. */
-static GstFlowReturn
-open_engine_at_start(GstCudaConvolve *self)
-{
-  if (GST_AUDIO_INFO_RATE(&self->info) == 0)
-    return GST_FLOW_NOT_NEGOTIATED;
-  KernelSource source;
-  GstCudaConvolveIrResult *ir = NULL;
-  GST_DEBUG_OBJECT(self, "first buffer: making the engine (waiting for the impulse response)");
-  if (kernel_source(self, TRUE, &source, &ir) == GST_CUDA_CONVOLVE_IR_PENDING) {
-    GST_DEBUG_OBJECT(self, "stopped while waiting for the impulse response");
-    return GST_FLOW_FLUSHING;
-  }
-  const gboolean ok = open_engine(self, &source, ir);
-  gst_cuda_convolve_ir_result_unref(ir);
-  return ok ? GST_FLOW_OK : GST_FLOW_ERROR;
-}
-
-static GstFlowReturn
-gst_cuda_convolve_prepare(GstCudafftAudioFilter *filter)
-{
-  GstCudaConvolve *self = GST_CUDA_CONVOLVE(filter);
-  if (!convolve_engine_of(self)) {
-    const GstFlowReturn ret = open_engine_at_start(self);
-    if (ret != GST_FLOW_OK)
-      return ret;
-  }
-  apply_settings(self);
-  return GST_FLOW_OK;
-}
-
-static GstFlowReturn
-gst_cuda_convolve_begin_run(GstCudafftAudioFilter *filter, GstBuffer *first)
-{
-  GstCudaConvolve *self = GST_CUDA_CONVOLVE(filter);
-  (void)first;
-  self->filtered = 0;
-  GST_OBJECT_LOCK(self);
-  self->run_latency = self->settings.latency;
-  GST_OBJECT_UNLOCK(self);
-  return GST_FLOW_OK;
-}
-
-static GstFlowReturn
-gst_cuda_convolve_process(GstCudafftAudioFilter *filter, GstBuffer *inbuf, const GstMapInfo *map,
-                          GstBuffer **outbuf)
-{
-  GstCudaConvolve *self = GST_CUDA_CONVOLVE(filter);
-  (void)inbuf;
-  (void)outbuf; /* the output goes out from filter_frames(), in buffers of bounded size */
-  const GstFlowReturn ret = filter_frames(self, map->data, map->size / frame_bytes(self));
-  if (ret == GST_FLOW_OK)
-    update_latency(self); /* a crossover between paths ends during a push */
-  return ret;
-}
 
 /* Events ------------------------------------------------------------------------------------- */
 
@@ -993,8 +566,8 @@ static GstFlowReturn
 gst_cuda_convolve_drain(GstCudafftAudioFilter *filter)
 {
   GstCudaConvolve *self = GST_CUDA_CONVOLVE(filter);
-  const GstFlowReturn ret = end_run(self, self->end_tail);
-  update_latency(self); /* the engine's reset completed a crossover in progress */
+  const GstFlowReturn ret = gst_cuda_convolve_end_run(self, self->end_tail);
+  gst_cuda_convolve_update_latency(self); /* the engine's reset completed a crossover in progress */
   return ret;
 }
 

@@ -1,0 +1,105 @@
+/* gstcudaconvolveprivate.h: what cudaconvolve's two files share: the instance (its settings
+ * under the object lock and the streaming thread's state), the kernel it runs and where that came
+ * from, and the calls between the element (properties, kernels, latency, caps, events:
+ * gstcudaconvolve.c) and its runs through the engine (gstcudaconvolverun.c). */
+#ifndef GST_CUDA_CONVOLVE_PRIVATE_H
+#define GST_CUDA_CONVOLVE_PRIVATE_H
+
+#include "gstcudaconvolve.h"
+#include "gstcudaconvolveir.h"
+#include "gstcudafftaudiofilter.h"
+
+#include <cudafft/convolve.h>
+#include <gst/audio/audio.h>
+
+G_BEGIN_DECLS
+
+GST_DEBUG_CATEGORY_EXTERN(gst_cuda_convolve_debug);
+
+typedef struct {
+  gdouble *kernel; /* the kernel property: never empty */
+  guint taps;
+  guint64 latency;
+  gdouble mix;
+  gboolean drain_tail;
+  guint block_size;
+  gboolean low_latency, drain_on_changes; /* audiofirfilter's; no effect here */
+  guint serial;                           /* bumped by every change of kernel */
+} Settings;
+
+/* Where a kernel came from: the impulse response file of request `ir_request` (see
+ * gst_cuda_convolve_ir_get), or where that is 0 the kernel property at `serial`. */
+typedef struct {
+  guint64 ir_request;
+  guint serial;
+} KernelSource;
+
+/* A kernel for the engine: rows x taps, row-major. */
+typedef struct {
+  gdouble *data;
+  gsize taps;
+  guint rows;
+} Kernel;
+
+struct _GstCudaConvolve {
+  GstCudafftAudioFilter parent;
+
+  Settings settings; /* the properties, under the object lock */
+
+  /* streaming thread only */
+  GstAudioInfo info;
+  gint signalled_rate;        /* the rate rate-changed was last emitted for */
+  KernelSource engine_source; /* where the engine's kernel came from */
+  gdouble engine_mix;         /* the wet fraction the engine runs */
+  guint engine_block_size;    /* the block size last given to the engine, taken or refused */
+  /* the base class's run: run.samples, input frames; run.produced, output frames pushed */
+  guint64 run_latency; /* the latency property when the run started */
+  guint64 filtered;    /* output frames the engine wrote in the run, dropped ones included */
+  gboolean end_tail;   /* whether the drain in progress pushes the tail (EOS, segment) */
+  gboolean cuda_out;   /* the src caps carry memory:CUDAMemory */
+
+  gint latency_frames; /* atomic: the engine's latency, as last announced */
+  gint latency_rate;   /* atomic: the rate it is counted at */
+
+  GstCudaConvolveIr *ir; /* the ir-location file and its decoding (thread-safe) */
+};
+
+/* The engine the base class holds for the element. */
+static inline CudafftConvolve *
+gst_cuda_convolve_engine(GstCudaConvolve *self)
+{
+  return gst_cudafft_audio_filter_get_engine(GST_CUDAFFT_AUDIO_FILTER(self));
+}
+
+GstFlowReturn gst_cuda_convolve_end_run(GstCudaConvolve *self, gboolean tail);
+
+GstFlowReturn gst_cuda_convolve_prepare(GstCudafftAudioFilter *filter);
+
+GstFlowReturn gst_cuda_convolve_begin_run(GstCudafftAudioFilter *filter, GstBuffer *first);
+
+GstFlowReturn gst_cuda_convolve_process(GstCudafftAudioFilter *filter, GstBuffer *inbuf,
+                                        const GstMapInfo *map, GstBuffer **outbuf);
+
+GstCudaConvolveIrState gst_cuda_convolve_kernel_source(GstCudaConvolve *self, gboolean wait,
+                                                       KernelSource *source,
+                                                       GstCudaConvolveIrResult **ir);
+
+gboolean gst_cuda_convolve_same_source(const KernelSource *a, const KernelSource *b);
+
+gboolean gst_cuda_convolve_make_kernel(GstCudaConvolve *self, const GstCudaConvolveIrResult *ir,
+                                       gboolean fatal, Kernel *kernel);
+
+CudafftConvolveKernel gst_cuda_convolve_engine_kernel(const Kernel *kernel);
+
+void gst_cuda_convolve_update_latency(GstCudaConvolve *self);
+
+gdouble gst_cuda_convolve_current_mix(GstCudaConvolve *self);
+
+guint gst_cuda_convolve_current_block_size(GstCudaConvolve *self);
+
+gboolean gst_cuda_convolve_open_engine(GstCudaConvolve *self, const KernelSource *source,
+                                       const GstCudaConvolveIrResult *ir);
+
+G_END_DECLS
+
+#endif /* GST_CUDA_CONVOLVE_PRIVATE_H */
