@@ -1,7 +1,8 @@
 /* gstcudamatrixconvolve.c: cudamatrixconvolve convolves N input channels into M output channels
  * with an N x M matrix of responses (y_j = sum_i h_ij * x_i) on an NVIDIA GPU, or on the CPU with
  * backend=cpu, through the engine of cudafft/matrix.h. The ir-location file is decoded by
- * gstcudaconvolveir.c, as cudaconvolve's. */
+ * gstcudaconvolveir.c, as cudaconvolve's; the runs through the engine (pushes, the drain and tail,
+ * changes of responses at buffer boundaries, the latency) are gstcudamatrixconvolverun.c's. */
 /**
  * SECTION:element-cudamatrixconvolve
  * @title: cudamatrixconvolve
@@ -62,6 +63,7 @@
  * ]|
  */
 #include "gstcudamatrixconvolve.h"
+#include "gstcudamatrixconvolveprivate.h"
 
 #include <cudafft/matrix.h>
 #include "gstcudaconvolveir.h"
@@ -72,7 +74,7 @@
 #include <math.h>
 #include <string.h>
 
-GST_DEBUG_CATEGORY_STATIC(gst_cuda_matrix_convolve_debug);
+GST_DEBUG_CATEGORY(gst_cuda_matrix_convolve_debug);
 #define GST_CAT_DEFAULT gst_cuda_matrix_convolve_debug
 
 enum { PROP_0, PROP_IR_LOCATION, PROP_MATRIX, PROP_OUTPUTS, PROP_BLOCK_SIZE, PROP_DRAIN_TAIL };
@@ -80,49 +82,6 @@ enum { PROP_0, PROP_IR_LOCATION, PROP_MATRIX, PROP_OUTPUTS, PROP_BLOCK_SIZE, PRO
 #define DEFAULT_OUTPUTS 0
 #define DEFAULT_BLOCK_SIZE CUDAFFT_MATRIX_BLOCK
 #define DEFAULT_DRAIN_TAIL TRUE
-
-typedef struct {
-  gdouble *matrix; /* rows x taps, row-major; NULL: not set */
-  guint rows;
-  gsize taps;
-  guint serial; /* bumped by every change of matrix */
-  guint outputs;
-  guint block_size;
-  gboolean drain_tail;
-} Settings;
-
-/* Where responses came from: the file of request `ir_request`, or where that is 0 the matrix
- * property at `serial`. */
-typedef struct {
-  guint64 ir_request;
-  guint serial;
-} Source;
-
-/* Responses for the engine: rows x taps, row-major, rows = inputs x outputs. */
-typedef struct {
-  gdouble *data;
-  gsize taps;
-  guint rows;
-  guint outputs;
-} Responses;
-
-struct _GstCudaMatrixConvolve {
-  GstCudafftAudioFilter parent;
-
-  Settings settings; /* the properties, under the object lock */
-
-  /* streaming thread only */
-  GstAudioInfo info;     /* input */
-  GstAudioInfo out_info; /* output */
-  Source engine_source;  /* where the engine's responses came from */
-  guint engine_outputs;
-  gboolean end_tail; /* whether the drain in progress pushes the tail (EOS, segment) */
-
-  gint latency_frames; /* atomic: the block size of the engine */
-  gint latency_rate;   /* atomic */
-
-  GstCudaConvolveIr *ir; /* the ir-location file and its decoding (thread-safe) */
-};
 
 #define CAPS                                                                                       \
   "audio/x-raw, format = (string) { F32LE, F64LE }, layout = (string) interleaved, "               \
@@ -353,9 +312,9 @@ gst_cuda_matrix_convolve_get_property(GObject *object, guint prop_id, GValue *va
 
 /* Which responses are in force: the file's (READY, or PENDING while it is decoded; with `wait`
  * that waits) where ir-location is set, else (NONE) the matrix property's. */
-static GstCudaConvolveIrState
-responses_source(GstCudaMatrixConvolve *self, gboolean wait, Source *source,
-                 GstCudaConvolveIrResult **ir)
+GstCudaConvolveIrState
+gst_cuda_matrix_convolve_responses_source(GstCudaMatrixConvolve *self, gboolean wait,
+                                          Source *source, GstCudaConvolveIrResult **ir)
 {
   const GstCudaConvolveIrState state =
       gst_cuda_convolve_ir_get(self->ir, wait, ir, &source->ir_request);
@@ -365,8 +324,8 @@ responses_source(GstCudaMatrixConvolve *self, gboolean wait, Source *source,
   return state;
 }
 
-static gboolean
-same_source(const Source *a, const Source *b)
+gboolean
+gst_cuda_matrix_convolve_same_source(const Source *a, const Source *b)
 {
   return a->ir_request ? a->ir_request == b->ir_request : !b->ir_request && a->serial == b->serial;
 }
@@ -408,9 +367,10 @@ outputs_for(GstCudaMatrixConvolve *self, guint inputs, const GstCudaConvolveIrRe
 /* The responses for `inputs` input channels from the decoded file `ir`, or from the matrix
  * property where `ir` is NULL, checked against the stream: FALSE with *problem filled where they
  * cannot be used. */
-static gboolean
-make_responses(GstCudaMatrixConvolve *self, const GstCudaConvolveIrResult *ir, guint inputs,
-               GstCudaConvolveIrProblem *problem, Responses *out)
+gboolean
+gst_cuda_matrix_convolve_make_responses(GstCudaMatrixConvolve *self,
+                                        const GstCudaConvolveIrResult *ir, guint inputs,
+                                        GstCudaConvolveIrProblem *problem, Responses *out)
 {
   memset(out, 0, sizeof *out);
   const gchar *what_name = ir ? "ir-location" : "matrix";
@@ -515,43 +475,20 @@ done:
 
 /* Latency ------------------------------------------------------------------------------------- */
 
-static void
-update_latency(GstCudaMatrixConvolve *self)
-{
-  CudafftMatrix *engine = matrix_engine_of(self);
-  const gint frames = engine ? (gint)cudafft_matrix_get_block_size(engine) : 0;
-  const gint rate = GST_AUDIO_INFO_RATE(&self->info);
-  const gint old_frames = g_atomic_int_get(&self->latency_frames);
-  const gint old_rate = g_atomic_int_get(&self->latency_rate);
-  g_atomic_int_set(&self->latency_frames, frames);
-  g_atomic_int_set(&self->latency_rate, rate);
-  if (frames != old_frames || rate != old_rate) {
-    GST_DEBUG_OBJECT(self, "latency %d samples at %d Hz", frames, rate);
-    gst_element_post_message(GST_ELEMENT(self), gst_message_new_latency(GST_OBJECT(self)));
-  }
-}
-
-static GstClockTime
-gst_cuda_matrix_convolve_get_latency(GstCudafftAudioFilter *filter)
-{
-  GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(filter);
-  const gint frames = g_atomic_int_get(&self->latency_frames);
-  const gint rate = g_atomic_int_get(&self->latency_rate);
-  return rate > 0 ? gst_util_uint64_scale_int_round(frames, GST_SECOND, rate) : 0;
-}
-
 /* The engine ---------------------------------------------------------------------------------- */
 
-/* Makes the engine for self->info and the responses of `source` (`ir`: see make_responses); a
- * matrix that cannot be used, or one whose output count is not the negotiated one, is an ERROR. */
-static gboolean
-open_engine(GstCudaMatrixConvolve *self, const Source *source, const GstCudaConvolveIrResult *ir)
+/* Makes the engine for self->info and the responses of `source` (`ir`: see
+ * gst_cuda_matrix_convolve_make_responses); a matrix that cannot be used, or one whose output count
+ * is not the negotiated one, is an ERROR. */
+gboolean
+gst_cuda_matrix_convolve_open_engine(GstCudaMatrixConvolve *self, const Source *source,
+                                     const GstCudaConvolveIrResult *ir)
 {
   GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
   const guint inputs = GST_AUDIO_INFO_CHANNELS(&self->info);
   GstCudaConvolveIrProblem problem = {0};
   Responses r;
-  if (!make_responses(self, ir, inputs, &problem, &r)) {
+  if (!gst_cuda_matrix_convolve_make_responses(self, ir, inputs, &problem, &r)) {
     gst_cuda_convolve_ir_problem_post(&problem, GST_ELEMENT(self), TRUE);
     gst_cuda_convolve_ir_problem_clear(&problem);
     return FALSE;
@@ -584,54 +521,8 @@ open_engine(GstCudaMatrixConvolve *self, const Source *source, const GstCudaConv
   self->engine_outputs = r.outputs;
   GST_INFO_OBJECT(self, "%u x %u matrix of %" G_GSIZE_FORMAT " taps, block size %u", inputs,
                   r.outputs, r.taps, block_size);
-  update_latency(self);
+  gst_cuda_matrix_convolve_update_latency(self);
   return TRUE;
-}
-
-/* Applies a matrix or ir-location change made while streaming: the new responses cross over at
- * the engine's next block boundary. Responses that cannot be used, or that would change the
- * number of outputs, leave the old ones with a WARNING, and are not retried at every buffer. */
-static void
-apply_settings(GstCudaMatrixConvolve *self)
-{
-  Source source;
-  GstCudaConvolveIrResult *ir = NULL;
-  const GstCudaConvolveIrState state = responses_source(self, FALSE, &source, &ir);
-  if (state == GST_CUDA_CONVOLVE_IR_PENDING || same_source(&source, &self->engine_source)) {
-    gst_cuda_convolve_ir_result_unref(ir);
-    return;
-  }
-  const guint inputs = GST_AUDIO_INFO_CHANNELS(&self->info);
-  GstCudaConvolveIrProblem problem = {0};
-  Responses r;
-  if (!make_responses(self, ir, inputs, &problem, &r)) {
-    gchar *text = g_strdup_printf("%s Keeping the previous matrix.", problem.text);
-    g_free(problem.text);
-    problem.text = text;
-    gst_cuda_convolve_ir_problem_post(&problem, GST_ELEMENT(self), FALSE);
-    gst_cuda_convolve_ir_problem_clear(&problem);
-  } else if (r.outputs != self->engine_outputs) {
-    GST_ELEMENT_WARNING(self, STREAM, FORMAT,
-                        ("The new matrix has %u outputs for %u input channels, but the stream "
-                         "has %u: the output count cannot change while playing; keeping the "
-                         "previous matrix (set it in the READY state).",
-                         r.outputs, inputs, self->engine_outputs),
-                        (NULL));
-  } else {
-    const CudafftMatrixResponses responses = {.taps_data = r.data, .taps = r.taps};
-    const CudafftStatus status = cudafft_matrix_set_responses(matrix_engine_of(self), &responses);
-    if (status == CUDAFFT_STATUS_OK)
-      GST_DEBUG_OBJECT(self, "new matrix of %" G_GSIZE_FORMAT " taps", r.taps);
-    else
-      GST_ELEMENT_WARNING(self, RESOURCE, NO_SPACE_LEFT,
-                          ("Cannot use the new matrix (%" G_GSIZE_FORMAT
-                           " taps); keeping the previous one: %s",
-                           r.taps, cudafft_last_error_message()),
-                          ("%s", cudafft_status_name(status)));
-  }
-  g_free(r.data);
-  gst_cuda_convolve_ir_result_unref(ir);
-  self->engine_source = source;
 }
 
 /* Caps ---------------------------------------------------------------------------------------- */
@@ -662,7 +553,8 @@ outputs_for_structure(GstCudaMatrixConvolve *self, const GstStructure *s)
     }
     gst_cuda_convolve_ir_set_rate(self->ir, rate);
     Source source;
-    if (responses_source(self, TRUE, &source, &ir) != GST_CUDA_CONVOLVE_IR_READY) {
+    if (gst_cuda_matrix_convolve_responses_source(self, TRUE, &source, &ir) !=
+        GST_CUDA_CONVOLVE_IR_READY) {
       g_free(location);
       return 0;
     }
@@ -742,12 +634,13 @@ gst_cuda_matrix_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstC
   gst_cudafft_audio_filter_close_engine(filter);
   Source source;
   GstCudaConvolveIrResult *ir = NULL;
-  if (responses_source(self, FALSE, &source, &ir) == GST_CUDA_CONVOLVE_IR_PENDING) {
+  if (gst_cuda_matrix_convolve_responses_source(self, FALSE, &source, &ir) ==
+      GST_CUDA_CONVOLVE_IR_PENDING) {
     GST_DEBUG_OBJECT(self, "the engine is made at the first buffer, once the responses are "
                            "decoded");
     return TRUE;
   }
-  const gboolean ok = open_engine(self, &source, ir);
+  const gboolean ok = gst_cuda_matrix_convolve_open_engine(self, &source, ir);
   gst_cuda_convolve_ir_result_unref(ir);
   if (!ok) {
     /* GstBaseTransform keeps the caps it had before: so does the element (as cudaconvolve) */
@@ -759,191 +652,6 @@ gst_cuda_matrix_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstC
 }
 
 /* Runs ---------------------------------------------------------------------------------------- */
-
-static gsize
-in_bpf(const GstCudaMatrixConvolve *self)
-{
-  return GST_AUDIO_INFO_BPF(&self->info);
-}
-
-static gsize
-out_bpf(const GstCudaMatrixConvolve *self)
-{
-  return GST_AUDIO_INFO_BPF(&self->out_info);
-}
-
-/* Input frames per engine push: its output (the frames and the lag, under a block) stays within
- * GST_CUDAFFT_MAX_OUTPUT_BYTES. */
-static gsize
-frames_per_push(const GstCudaMatrixConvolve *self)
-{
-  const gsize most = GST_CUDAFFT_MAX_OUTPUT_BYTES / MAX(in_bpf(self), out_bpf(self));
-  return most > 2 * CUDAFFT_MATRIX_BLOCK ? most - CUDAFFT_MATRIX_BLOCK : CUDAFFT_MATRIX_BLOCK;
-}
-
-/* Stamps `buffer` (count output frames, the run's next) and pushes it. */
-static GstFlowReturn
-push_output(GstCudaMatrixConvolve *self, GstBuffer *buffer, gsize count)
-{
-  GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
-  gst_buffer_set_size(buffer, count * out_bpf(self));
-  gst_cudafft_run_stamp(run, buffer, run->produced, count);
-  GST_BUFFER_OFFSET(buffer) = run->produced;
-  GST_BUFFER_OFFSET_END(buffer) = run->produced + count;
-  if (run->produced == 0)
-    GST_BUFFER_FLAG_SET(buffer, GST_BUFFER_FLAG_DISCONT);
-  run->produced += count;
-  return gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer);
-}
-
-/* Pushes `frames` input frames at `data` through the engine, and the output that comes out
- * downstream. */
-static GstFlowReturn
-push_through_engine(GstCudaMatrixConvolve *self, const void *data, gsize frames)
-{
-  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
-  CudafftMatrix *engine = matrix_engine_of(self);
-  const size_t most = cudafft_matrix_output_frames(engine, frames);
-  GstMapInfo map = GST_MAP_INFO_INIT;
-  GstBuffer *buffer = NULL;
-  if (most > 0) {
-    buffer = gst_cudafft_audio_filter_output_buffer(filter, most * out_bpf(self),
-                                                    CUDAFFT_MATRIX_BLOCK * out_bpf(self));
-    if (!buffer)
-      return GST_FLOW_ERROR;
-    if (!gst_buffer_map(buffer, &map, GST_MAP_WRITE)) {
-      gst_buffer_unref(buffer);
-      GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map the output buffer."), (NULL));
-      return GST_FLOW_ERROR;
-    }
-  }
-  size_t produced = 0;
-  const CudafftStatus status = cudafft_matrix_push(engine, data, frames, map.data, &produced);
-  if (buffer)
-    gst_buffer_unmap(buffer, &map);
-  if (status != CUDAFFT_STATUS_OK) {
-    gst_cudafft_audio_filter_post_error(filter, status, "cudafft_matrix_push");
-    if (buffer)
-      gst_buffer_unref(buffer);
-    return GST_FLOW_ERROR;
-  }
-  if (!buffer)
-    return GST_FLOW_OK;
-  if (produced == 0) {
-    gst_buffer_unref(buffer);
-    return GST_FLOW_OK;
-  }
-  return push_output(self, buffer, produced);
-}
-
-/* Ends the run: the rest of the output as if zeros followed the input, up to its last sample, or
- * with `tail` up to the end of the responses to it (zeros pushed through the engine in pieces of
- * bounded output, then a drain of what still lags). Then the engine starts afresh. */
-static GstFlowReturn
-end_run(GstCudaMatrixConvolve *self, gboolean tail)
-{
-  GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
-  CudafftMatrix *engine = matrix_engine_of(self);
-  GstFlowReturn ret = GST_FLOW_OK;
-  if (run->active && engine && run->samples > 0) {
-    guint64 zeros =
-        tail ? cudafft_matrix_drain_frames(engine, 1) - cudafft_matrix_drain_frames(engine, 0) : 0;
-    if (zeros > 0) {
-      const gsize piece = (gsize)MIN(zeros, (guint64)frames_per_push(self));
-      void *silence = g_try_malloc0(piece * in_bpf(self));
-      if (!silence) {
-        GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
-                          ("Out of memory for the responses' tail (%" G_GSIZE_FORMAT " bytes).",
-                           piece * in_bpf(self)),
-                          (NULL));
-        ret = GST_FLOW_ERROR;
-      }
-      while (silence && zeros > 0 && ret == GST_FLOW_OK) {
-        const gsize n = (gsize)MIN(zeros, (guint64)piece);
-        ret = push_through_engine(self, silence, n);
-        zeros -= n;
-      }
-      g_free(silence);
-    }
-    const gsize lag = cudafft_matrix_drain_frames(engine, 0);
-    if (ret == GST_FLOW_OK && lag > 0) {
-      GstBuffer *buffer = gst_cudafft_audio_filter_output_buffer(
-          GST_CUDAFFT_AUDIO_FILTER(self), lag * out_bpf(self),
-          CUDAFFT_MATRIX_BLOCK * out_bpf(self));
-      GstMapInfo map;
-      if (!buffer) {
-        ret = GST_FLOW_ERROR;
-      } else if (!gst_buffer_map(buffer, &map, GST_MAP_WRITE)) {
-        gst_buffer_unref(buffer);
-        GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map the output buffer."), (NULL));
-        ret = GST_FLOW_ERROR;
-      } else {
-        size_t produced = 0;
-        const CudafftStatus status = cudafft_matrix_drain(engine, 0, map.data, &produced);
-        gst_buffer_unmap(buffer, &map);
-        if (status != CUDAFFT_STATUS_OK) {
-          gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
-                                              "cudafft_matrix_drain");
-          gst_buffer_unref(buffer);
-          ret = GST_FLOW_ERROR;
-        } else if (produced == 0) {
-          gst_buffer_unref(buffer);
-        } else {
-          ret = push_output(self, buffer, produced);
-        }
-      }
-    }
-    GST_DEBUG_OBJECT(self,
-                     "run of %" G_GUINT64_FORMAT " samples ends%s: %" G_GUINT64_FORMAT
-                     " output samples in all",
-                     run->samples, tail ? " with the tail" : "", run->produced);
-  }
-  gst_cudafft_audio_filter_reset_run(GST_CUDAFFT_AUDIO_FILTER(self));
-  return ret;
-}
-
-/* The engine is made here where set_caps left it to the first buffer: the responses were still
- * being decoded, and are waited for now. */
-static GstFlowReturn
-gst_cuda_matrix_convolve_prepare(GstCudafftAudioFilter *filter)
-{
-  GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(filter);
-  if (!matrix_engine_of(self)) {
-    if (GST_AUDIO_INFO_RATE(&self->info) == 0)
-      return GST_FLOW_NOT_NEGOTIATED;
-    Source source;
-    GstCudaConvolveIrResult *ir = NULL;
-    if (responses_source(self, TRUE, &source, &ir) == GST_CUDA_CONVOLVE_IR_PENDING)
-      return GST_FLOW_FLUSHING; /* stopped while waiting */
-    const gboolean ok = open_engine(self, &source, ir);
-    gst_cuda_convolve_ir_result_unref(ir);
-    if (!ok)
-      return GST_FLOW_ERROR;
-  }
-  apply_settings(self);
-  return GST_FLOW_OK;
-}
-
-static GstFlowReturn
-gst_cuda_matrix_convolve_process(GstCudafftAudioFilter *filter, GstBuffer *inbuf,
-                                 const GstMapInfo *map, GstBuffer **outbuf)
-{
-  GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(filter);
-  (void)inbuf;
-  (void)outbuf; /* the output goes out from here, in buffers of bounded size */
-  const guint8 *data = map->data;
-  gsize frames = map->size / in_bpf(self);
-  const gsize piece = frames_per_push(self);
-  GstFlowReturn ret = GST_FLOW_OK;
-  while (ret == GST_FLOW_OK && frames > 0) {
-    const gsize n = MIN(frames, piece);
-    ret = push_through_engine(self, data, n);
-    GST_CUDAFFT_AUDIO_FILTER_RUN(self)->samples += n;
-    data += n * in_bpf(self);
-    frames -= n;
-  }
-  return ret;
-}
 
 /* Events -------------------------------------------------------------------------------------- */
 
@@ -967,7 +675,7 @@ static GstFlowReturn
 gst_cuda_matrix_convolve_drain(GstCudafftAudioFilter *filter)
 {
   GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(filter);
-  return end_run(self, self->end_tail);
+  return gst_cuda_matrix_convolve_end_run(self, self->end_tail);
 }
 
 static void

@@ -1,0 +1,273 @@
+/* gstcudamatrixconvolverun.c: cudamatrixconvolve's runs through the engine: the input pushed
+ * through cudafft/matrix.h in pushes of bounded size, the output (the matrix's channel count) in
+ * buffers of the base class's run, stamped from the run's sample count; the drain with zeros at
+ * EOS and new segments (the tail as drain-tail says); new responses (file or property) applied at
+ * buffer boundaries, crossfaded by the engine; the latency (the engine's block size) announced.
+ * The element's properties, responses, caps and events are gstcudamatrixconvolve.c's. */
+#include "gstcudamatrixconvolveprivate.h"
+
+#include "gstcudafftrun.h"
+
+#include <string.h>
+
+#define GST_CAT_DEFAULT gst_cuda_matrix_convolve_debug
+
+/* Applies a matrix or ir-location change made while streaming: the new responses cross over at
+ * the engine's next block boundary. Responses that cannot be used, or that would change the
+ * number of outputs, leave the old ones with a WARNING, and are not retried at every buffer. */
+static void
+apply_settings(GstCudaMatrixConvolve *self)
+{
+  Source source;
+  GstCudaConvolveIrResult *ir = NULL;
+  const GstCudaConvolveIrState state =
+      gst_cuda_matrix_convolve_responses_source(self, FALSE, &source, &ir);
+  if (state == GST_CUDA_CONVOLVE_IR_PENDING ||
+      gst_cuda_matrix_convolve_same_source(&source, &self->engine_source)) {
+    gst_cuda_convolve_ir_result_unref(ir);
+    return;
+  }
+  const guint inputs = GST_AUDIO_INFO_CHANNELS(&self->info);
+  GstCudaConvolveIrProblem problem = {0};
+  Responses r;
+  if (!gst_cuda_matrix_convolve_make_responses(self, ir, inputs, &problem, &r)) {
+    gchar *text = g_strdup_printf("%s Keeping the previous matrix.", problem.text);
+    g_free(problem.text);
+    problem.text = text;
+    gst_cuda_convolve_ir_problem_post(&problem, GST_ELEMENT(self), FALSE);
+    gst_cuda_convolve_ir_problem_clear(&problem);
+  } else if (r.outputs != self->engine_outputs) {
+    GST_ELEMENT_WARNING(self, STREAM, FORMAT,
+                        ("The new matrix has %u outputs for %u input channels, but the stream "
+                         "has %u: the output count cannot change while playing; keeping the "
+                         "previous matrix (set it in the READY state).",
+                         r.outputs, inputs, self->engine_outputs),
+                        (NULL));
+  } else {
+    const CudafftMatrixResponses responses = {.taps_data = r.data, .taps = r.taps};
+    const CudafftStatus status =
+        cudafft_matrix_set_responses(gst_cuda_matrix_convolve_engine(self), &responses);
+    if (status == CUDAFFT_STATUS_OK)
+      GST_DEBUG_OBJECT(self, "new matrix of %" G_GSIZE_FORMAT " taps", r.taps);
+    else
+      GST_ELEMENT_WARNING(self, RESOURCE, NO_SPACE_LEFT,
+                          ("Cannot use the new matrix (%" G_GSIZE_FORMAT
+                           " taps); keeping the previous one: %s",
+                           r.taps, cudafft_last_error_message()),
+                          ("%s", cudafft_status_name(status)));
+  }
+  g_free(r.data);
+  gst_cuda_convolve_ir_result_unref(ir);
+  self->engine_source = source;
+}
+
+static gsize
+in_bpf(const GstCudaMatrixConvolve *self)
+{
+  return GST_AUDIO_INFO_BPF(&self->info);
+}
+
+static gsize
+out_bpf(const GstCudaMatrixConvolve *self)
+{
+  return GST_AUDIO_INFO_BPF(&self->out_info);
+}
+
+/* Input frames per engine push: its output (the frames and the lag, under a block) stays within
+ * GST_CUDAFFT_MAX_OUTPUT_BYTES. */
+static gsize
+frames_per_push(const GstCudaMatrixConvolve *self)
+{
+  const gsize most = GST_CUDAFFT_MAX_OUTPUT_BYTES / MAX(in_bpf(self), out_bpf(self));
+  return most > 2 * CUDAFFT_MATRIX_BLOCK ? most - CUDAFFT_MATRIX_BLOCK : CUDAFFT_MATRIX_BLOCK;
+}
+
+/* Stamps `buffer` (count output frames, the run's next) and pushes it. */
+static GstFlowReturn
+push_output(GstCudaMatrixConvolve *self, GstBuffer *buffer, gsize count)
+{
+  GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
+  gst_buffer_set_size(buffer, count * out_bpf(self));
+  gst_cudafft_run_stamp(run, buffer, run->produced, count);
+  GST_BUFFER_OFFSET(buffer) = run->produced;
+  GST_BUFFER_OFFSET_END(buffer) = run->produced + count;
+  if (run->produced == 0)
+    GST_BUFFER_FLAG_SET(buffer, GST_BUFFER_FLAG_DISCONT);
+  run->produced += count;
+  return gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer);
+}
+
+/* Pushes `frames` input frames at `data` through the engine, and the output that comes out
+ * downstream. */
+static GstFlowReturn
+push_through_engine(GstCudaMatrixConvolve *self, const void *data, gsize frames)
+{
+  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
+  CudafftMatrix *engine = gst_cuda_matrix_convolve_engine(self);
+  const size_t most = cudafft_matrix_output_frames(engine, frames);
+  GstMapInfo map = GST_MAP_INFO_INIT;
+  GstBuffer *buffer = NULL;
+  if (most > 0) {
+    buffer = gst_cudafft_audio_filter_output_buffer(filter, most * out_bpf(self),
+                                                    CUDAFFT_MATRIX_BLOCK * out_bpf(self));
+    if (!buffer)
+      return GST_FLOW_ERROR;
+    if (!gst_buffer_map(buffer, &map, GST_MAP_WRITE)) {
+      gst_buffer_unref(buffer);
+      GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map the output buffer."), (NULL));
+      return GST_FLOW_ERROR;
+    }
+  }
+  size_t produced = 0;
+  const CudafftStatus status = cudafft_matrix_push(engine, data, frames, map.data, &produced);
+  if (buffer)
+    gst_buffer_unmap(buffer, &map);
+  if (status != CUDAFFT_STATUS_OK) {
+    gst_cudafft_audio_filter_post_error(filter, status, "cudafft_matrix_push");
+    if (buffer)
+      gst_buffer_unref(buffer);
+    return GST_FLOW_ERROR;
+  }
+  if (!buffer)
+    return GST_FLOW_OK;
+  if (produced == 0) {
+    gst_buffer_unref(buffer);
+    return GST_FLOW_OK;
+  }
+  return push_output(self, buffer, produced);
+}
+
+/* Ends the run: the rest of the output as if zeros followed the input, up to its last sample, or
+ * with `tail` up to the end of the responses to it (zeros pushed through the engine in pieces of
+ * bounded output, then a drain of what still lags). Then the engine starts afresh. */
+GstFlowReturn
+gst_cuda_matrix_convolve_end_run(GstCudaMatrixConvolve *self, gboolean tail)
+{
+  GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
+  CudafftMatrix *engine = gst_cuda_matrix_convolve_engine(self);
+  GstFlowReturn ret = GST_FLOW_OK;
+  if (run->active && engine && run->samples > 0) {
+    guint64 zeros =
+        tail ? cudafft_matrix_drain_frames(engine, 1) - cudafft_matrix_drain_frames(engine, 0) : 0;
+    if (zeros > 0) {
+      const gsize piece = (gsize)MIN(zeros, (guint64)frames_per_push(self));
+      void *silence = g_try_malloc0(piece * in_bpf(self));
+      if (!silence) {
+        GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
+                          ("Out of memory for the responses' tail (%" G_GSIZE_FORMAT " bytes).",
+                           piece * in_bpf(self)),
+                          (NULL));
+        ret = GST_FLOW_ERROR;
+      }
+      while (silence && zeros > 0 && ret == GST_FLOW_OK) {
+        const gsize n = (gsize)MIN(zeros, (guint64)piece);
+        ret = push_through_engine(self, silence, n);
+        zeros -= n;
+      }
+      g_free(silence);
+    }
+    const gsize lag = cudafft_matrix_drain_frames(engine, 0);
+    if (ret == GST_FLOW_OK && lag > 0) {
+      GstBuffer *buffer = gst_cudafft_audio_filter_output_buffer(
+          GST_CUDAFFT_AUDIO_FILTER(self), lag * out_bpf(self),
+          CUDAFFT_MATRIX_BLOCK * out_bpf(self));
+      GstMapInfo map;
+      if (!buffer) {
+        ret = GST_FLOW_ERROR;
+      } else if (!gst_buffer_map(buffer, &map, GST_MAP_WRITE)) {
+        gst_buffer_unref(buffer);
+        GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map the output buffer."), (NULL));
+        ret = GST_FLOW_ERROR;
+      } else {
+        size_t produced = 0;
+        const CudafftStatus status = cudafft_matrix_drain(engine, 0, map.data, &produced);
+        gst_buffer_unmap(buffer, &map);
+        if (status != CUDAFFT_STATUS_OK) {
+          gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
+                                              "cudafft_matrix_drain");
+          gst_buffer_unref(buffer);
+          ret = GST_FLOW_ERROR;
+        } else if (produced == 0) {
+          gst_buffer_unref(buffer);
+        } else {
+          ret = push_output(self, buffer, produced);
+        }
+      }
+    }
+    GST_DEBUG_OBJECT(self,
+                     "run of %" G_GUINT64_FORMAT " samples ends%s: %" G_GUINT64_FORMAT
+                     " output samples in all",
+                     run->samples, tail ? " with the tail" : "", run->produced);
+  }
+  gst_cudafft_audio_filter_reset_run(GST_CUDAFFT_AUDIO_FILTER(self));
+  return ret;
+}
+
+/* The engine is made here where set_caps left it to the first buffer: the responses were still
+ * being decoded, and are waited for now. */
+GstFlowReturn
+gst_cuda_matrix_convolve_prepare(GstCudafftAudioFilter *filter)
+{
+  GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(filter);
+  if (!gst_cuda_matrix_convolve_engine(self)) {
+    if (GST_AUDIO_INFO_RATE(&self->info) == 0)
+      return GST_FLOW_NOT_NEGOTIATED;
+    Source source;
+    GstCudaConvolveIrResult *ir = NULL;
+    if (gst_cuda_matrix_convolve_responses_source(self, TRUE, &source, &ir) ==
+        GST_CUDA_CONVOLVE_IR_PENDING)
+      return GST_FLOW_FLUSHING; /* stopped while waiting */
+    const gboolean ok = gst_cuda_matrix_convolve_open_engine(self, &source, ir);
+    gst_cuda_convolve_ir_result_unref(ir);
+    if (!ok)
+      return GST_FLOW_ERROR;
+  }
+  apply_settings(self);
+  return GST_FLOW_OK;
+}
+
+GstFlowReturn
+gst_cuda_matrix_convolve_process(GstCudafftAudioFilter *filter, GstBuffer *inbuf,
+                                 const GstMapInfo *map, GstBuffer **outbuf)
+{
+  GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(filter);
+  (void)inbuf;
+  (void)outbuf; /* the output goes out from here, in buffers of bounded size */
+  const guint8 *data = map->data;
+  gsize frames = map->size / in_bpf(self);
+  const gsize piece = frames_per_push(self);
+  GstFlowReturn ret = GST_FLOW_OK;
+  while (ret == GST_FLOW_OK && frames > 0) {
+    const gsize n = MIN(frames, piece);
+    ret = push_through_engine(self, data, n);
+    GST_CUDAFFT_AUDIO_FILTER_RUN(self)->samples += n;
+    data += n * in_bpf(self);
+    frames -= n;
+  }
+  return ret;
+}
+
+void
+gst_cuda_matrix_convolve_update_latency(GstCudaMatrixConvolve *self)
+{
+  CudafftMatrix *engine = gst_cuda_matrix_convolve_engine(self);
+  const gint frames = engine ? (gint)cudafft_matrix_get_block_size(engine) : 0;
+  const gint rate = GST_AUDIO_INFO_RATE(&self->info);
+  const gint old_frames = g_atomic_int_get(&self->latency_frames);
+  const gint old_rate = g_atomic_int_get(&self->latency_rate);
+  g_atomic_int_set(&self->latency_frames, frames);
+  g_atomic_int_set(&self->latency_rate, rate);
+  if (frames != old_frames || rate != old_rate) {
+    GST_DEBUG_OBJECT(self, "latency %d samples at %d Hz", frames, rate);
+    gst_element_post_message(GST_ELEMENT(self), gst_message_new_latency(GST_OBJECT(self)));
+  }
+}
+
+GstClockTime
+gst_cuda_matrix_convolve_get_latency(GstCudafftAudioFilter *filter)
+{
+  GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(filter);
+  const gint frames = g_atomic_int_get(&self->latency_frames);
+  const gint rate = g_atomic_int_get(&self->latency_rate);
+  return rate > 0 ? gst_util_uint64_scale_int_round(frames, GST_SECOND, rate) : 0;
+}
