@@ -1,5 +1,5 @@
 /* test_cuda_memory.c: CUDA memory (memory:CUDAMemory) and the GstCudaContext shared with
- * GStreamer's CUDA elements (plugin/gstcudafftcontext.h), on the backend named by argv[1].
+ * GStreamer's CUDA elements (plugin/cuda/gstcudafftcontext.h), on the backend named by argv[1].
  *
  * cuda (a GPU, and nvcodec's cudaupload / cudadownload where the test needs them: a host whose
  * GStreamer lacks them fails those tests, saying so):

@@ -1,5 +1,5 @@
 /* test_cuda_memory_audio.c: audio and frames in CUDA memory between our elements
- * (memory:CUDAMemory; plugin/gstcudafftcudamemory.h), on the backend named by argv[1].
+ * (memory:CUDAMemory; plugin/cuda/gstcudafftcudamemory.h), on the backend named by argv[1].
  *
  * cuda:
  * - cudafft's frames in CUDA memory into an appsink, and cudafft ! cudaifft, which agree on CUDA

@@ -1,6 +1,6 @@
 /* test_cuda_memory_streams.c: GStreamer 1.24's CUDA memory with a CUDA stream into our elements
- * (plugin/gstcudafftcudamemory.c, sync_memory_stream), on a GPU; built against GStreamer 1.24 or
- * newer with gstreamer-cuda-1.0 (suite cuda-memory, cuda only: without a device there is no CUDA
+ * (plugin/cuda/gstcudafftcudamemory.c, sync_memory_stream), on a GPU; built against GStreamer 1.24
+ * or newer with gstreamer-cuda-1.0 (suite cuda-memory, cuda only: without a device there is no CUDA
  * memory to make).
  *
  * From 1.24 on, CUDA memory may carry the stream its producer works on: a pool configured with one
