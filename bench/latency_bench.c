@@ -73,7 +73,10 @@
  * Exit status: 0; 1 when a push failed or gave other than L frames (blocks pushed whole from the
  * start: produced + lag = frames pushed with 0 <= lag < L, and output comes in whole blocks, so
  * each push gives back exactly L), or an object could not be made for another reason than memory;
- * 2 on a bad command line. */
+ * 2 on a bad command line.
+ *
+ * Length: past the ~800 lines a file usually keeps, as one benchmark program: its cases, their
+ * timing and the report read together, and bench/ keeps one program per measurement. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_common.h"
 

@@ -44,7 +44,10 @@
  *   as STALLED with the share of its audio through, its process ended, instead of hanging.
  *   Defaults there: N = 64,256 and the elements spectrum,spectrum-data,gst-spectrum; the
  *   gpu-only chains are left out.
- *   Needs the plugin: GST_PLUGIN_PATH=<build>/plugin build/bench/streams-bench */
+ *   Needs the plugin: GST_PLUGIN_PATH=<build>/plugin build/bench/streams-bench
+ *
+ * Length: past the ~800 lines a file usually keeps, as one benchmark program: its cases, their
+ * timing and the report read together, and bench/ keeps one program per measurement. */
 #include "bench_util.h"
 
 #include <cudafft/common.h>

@@ -2,7 +2,10 @@
  * with an N x M matrix of responses (y_j = sum_i h_ij * x_i) on an NVIDIA GPU, or on the CPU with
  * backend=cpu, through the engine of cudafft/matrix.h. The ir-location file is decoded by
  * gstcudaconvolveir.c, as cudaconvolve's; the runs through the engine (pushes, the drain and tail,
- * changes of responses at buffer boundaries, the latency) are gstcudamatrixconvolverun.c's. */
+ * changes of responses at buffer boundaries, the latency) are gstcudamatrixconvolverun.c's.
+ *
+ * Length: about 830 lines with its runs apart (gstcudamatrixconvolverun.c): what is left is the
+ * element's properties, responses and caps, which read together. */
 /**
  * SECTION:element-cudamatrixconvolve
  * @title: cudamatrixconvolve

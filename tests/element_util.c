@@ -1,4 +1,7 @@
-/* element_util.c: see element_util.h. */
+/* element_util.c: see element_util.h.
+ *
+ * Length: past the ~800 lines a file usually keeps, as the one harness every element test shares
+ * (pipelines, pushes, captures, checks); split, its parts would call each other across files. */
 #include "element_util.h"
 
 #include "stft_reference.h"

@@ -8,7 +8,11 @@
  * paths, replaced, queued, pending at a drain or reset), a delta kernel's exact output, NaN and Inf
  * confined to the output they reach, and the statuses of invalid calls; the backend's direct path
  * (through its table) up to B taps; F64 in double precision end to end (check_f64_precision).
- * Argument: cpu or cuda. */
+ * Argument: cpu or cuda.
+ *
+ * Length: past the ~800 lines a file usually keeps, as one test program (meson runs each as one
+ * test of its suite) whose cases share one harness and one independent reference model; split,
+ * each part would be a program of its own rebuilding the same setup. */
 #include <cudafft/convolve.h>
 #include "backend_choice.h"
 #include "convolve_backend.h"

@@ -13,7 +13,11 @@
  * cudafft_scope_render_device() into cuMemAllocPitch'd memory of it, every byte against the host
  * render of the device-0 scope. A plan made on one thread in the context runs on another thread
  * whose current context is device 0's primary. After everything is destroyed and detached, and the
- * context destroyed, device 0 holds nothing. */
+ * context destroyed, device 0 holds nothing.
+ *
+ * Length: past the ~800 lines a file usually keeps, as one test program (meson runs each as one
+ * test of its suite) whose cases share one harness and one independent reference model; split,
+ * each part would be a program of its own rebuilding the same setup. */
 #include "convolve_reference.h"
 #include "cudafft_config.h"
 #include "fft_reference.h"

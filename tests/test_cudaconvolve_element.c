@@ -8,7 +8,11 @@
  * the crossover formula of cudafft/convolve.h; flush, DISCONT, gaps and new caps; mix; NaN
  * confinement; state cycles; two instances at once; a kernel too large for the machine; non-TIME
  * segments; and GStreamer's audiofirfilter run side by side on the same input. One behaviour per
- * test. */
+ * test.
+ *
+ * Length: past the ~800 lines a file usually keeps, as one test program (meson runs each as one
+ * test of its suite) whose cases share one harness and one independent reference model; split,
+ * each part would be a program of its own rebuilding the same setup. */
 #include "convolve_reference.h"
 #include "element_util.h"
 

@@ -2,7 +2,11 @@
  * backend named by argv[1] (cpu|cuda): metadata and properties, caps, frame values against FFTW in
  * double precision, framing, timestamps, offsets, flags and clipping meta, EOS, flushes,
  * discontinuities, bad segments and settings, NaN isolation, latency. One behaviour per test;
- * tables of formats, channels, windows, representations, sizes and buffer sizes. */
+ * tables of formats, channels, windows, representations, sizes and buffer sizes.
+ *
+ * Length: past the ~800 lines a file usually keeps, as one test program (meson runs each as one
+ * test of its suite) whose cases share one harness and one independent reference model; split,
+ * each part would be a program of its own rebuilding the same setup. */
 #include "element_util.h"
 #include "stft_reference.h"
 

@@ -8,7 +8,11 @@
  * crossover of cudafft/matrix.h; a change of the output count while playing (WARNING, the old
  * matrix stays); and the bad inputs: a file whose channel count is not a multiple of the input's,
  * no responses, outputs that do not fit, an empty matrix, NaN and infinite taps, block sizes
- * refused. */
+ * refused.
+ *
+ * Length: past the ~800 lines a file usually keeps, as one test program (meson runs each as one
+ * test of its suite) whose cases share one harness and one independent reference model; split,
+ * each part would be a program of its own rebuilding the same setup. */
 #include "element_util.h"
 
 #include <cudafft/matrix.h>

@@ -6,7 +6,11 @@
  * segment, spectrum's interval remainder carry, settings changed while playing, GStreamer's real
  * `spectrum` run side by side on the same input, the deliberate differences (partial interval at
  * EOS, DISCONT, untimestamped input, NaN), odd buffers, state cycles, two instances, and a settings
- * error. One behaviour per test. */
+ * error. One behaviour per test.
+ *
+ * Length: past the ~800 lines a file usually keeps, as one test program (meson runs each as one
+ * test of its suite) whose cases share one harness and one independent reference model; split,
+ * each part would be a program of its own rebuilding the same setup. */
 #include "element_util.h"
 #include "spectrum_reference.h"
 

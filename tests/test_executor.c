@@ -16,7 +16,11 @@
  *   launch, upload or device failure poisoning exactly its batch, later batches unaffected;
  * - owners made and destroyed while others stream, acquire/release from several threads, the
  *   last release with work still queued (it runs, nothing hangs, everything is freed).
- * Random data from CUDAFFT_TEST_SEED or /dev/urandom (the seed is printed). */
+ * Random data from CUDAFFT_TEST_SEED or /dev/urandom (the seed is printed).
+ *
+ * Length: past the ~800 lines a file usually keeps, as one test program (meson runs each as one
+ * test of its suite) whose cases share one harness and one independent reference model; split,
+ * each part would be a program of its own rebuilding the same setup. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "errors.h"

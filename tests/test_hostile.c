@@ -24,7 +24,11 @@
  * (default 8) sets how many per element. Even scenarios change properties in lock-step with the
  * pushes (from the other thread, while the pushing one waits) and replay exactly from the seed;
  * odd ones race, as a live application's property changes do, and replay everything but the
- * interleaving. */
+ * interleaving.
+ *
+ * Length: past the ~800 lines a file usually keeps, as one test program (meson runs each as one
+ * test of its suite) whose cases share one harness and one independent reference model; split,
+ * each part would be a program of its own rebuilding the same setup. */
 #include "convolve_reference.h"
 #include "element_util.h"
 #include "spectrum_reference.h"

@@ -4,6 +4,10 @@
  * longer than an FFT and with a carry, thresholds, phase, with random input pushed in awkward
  * pieces and early stops; also a known sine level, finish, reset, options changed mid-stream, NaN
  * and Inf confined to their FFT windows, and the statuses of invalid calls. Argument: cpu or cuda.
+ *
+ * Length: past the ~800 lines a file usually keeps, as one test program (meson runs each as one
+ * test of its suite) whose cases share one harness and one independent reference model; split,
+ * each part would be a program of its own rebuilding the same setup.
  */
 #include <cudafft/spectrum.h>
 #include "fft_reference.h"

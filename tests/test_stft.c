@@ -3,7 +3,11 @@
  * and a range of channel counts, with the signal pushed in pieces of awkward sizes and every output
  * value checked; zeros from in == NULL, reset, NaN confined to its frames; synthesis against the
  * header's formula in double and as the inverse of analysis; the window values, which window and
- * hop pairs synthesis supports, and the statuses of invalid calls. Argument: cpu or cuda. */
+ * hop pairs synthesis supports, and the statuses of invalid calls. Argument: cpu or cuda.
+ *
+ * Length: past the ~800 lines a file usually keeps, as one test program (meson runs each as one
+ * test of its suite) whose cases share one harness and one independent reference model; split,
+ * each part would be a program of its own rebuilding the same setup. */
 #include <cudafft/stft.h>
 #include "fft_reference.h"
 #include "stft_reference.h"
