@@ -1,7 +1,7 @@
 /* convolve_kernels.h: the convolution's kernels, built from the block FFT's device functions (the
  * N = 4096 point real FFT is the 2048-point complex block_fft with its real pre/post steps), and
  * launched in batches: one launch per stage serves the jobs of every convolution object in an
- * executor batch (lib/common/executor.h), whatever their channel counts, formats, kernel lengths
+ * executor batch (lib/executor/executor.h), whatever their channel counts, formats, kernel lengths
  * or sizes. Internal to the library (it speaks CUDA types); the kernel benchmark calls these
  * launches and the planar fused launch.
  *
