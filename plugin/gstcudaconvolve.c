@@ -387,9 +387,9 @@ gst_cuda_convolve_engine_kernel(const Kernel *kernel)
 void
 gst_cuda_convolve_update_latency(GstCudaConvolve *self)
 {
-  if (!convolve_engine_of(self))
+  if (!gst_cuda_convolve_engine(self))
     return;
-  const gint frames = (gint)cudafft_convolve_latency(convolve_engine_of(self));
+  const gint frames = (gint)cudafft_convolve_latency(gst_cuda_convolve_engine(self));
   const gint rate = GST_AUDIO_INFO_RATE(&self->info);
   const gint old_frames = g_atomic_int_get(&self->latency_frames);
   const gint old_rate = g_atomic_int_get(&self->latency_rate);
@@ -455,7 +455,7 @@ gst_cuda_convolve_open_engine(GstCudaConvolve *self, const KernelSource *source,
    * path's buffers) fails the start like a kernel too large: the user asked for that latency. */
   const guint block_size = gst_cuda_convolve_current_block_size(self);
   const CudafftStatus status =
-      cudafft_convolve_set_block_size(convolve_engine_of(self), block_size);
+      cudafft_convolve_set_block_size(gst_cuda_convolve_engine(self), block_size);
   if (status != CUDAFFT_STATUS_OK) {
     gst_cudafft_audio_filter_post_error(filter, status, "cudafft_convolve_set_block_size");
     gst_cudafft_audio_filter_close_engine(filter);
@@ -468,7 +468,7 @@ gst_cuda_convolve_open_engine(GstCudaConvolve *self, const KernelSource *source,
                   "%" G_GSIZE_FORMAT " taps x %u rows, %u channels, block size %u, latency %zu "
                   "samples",
                   kernel.taps, kernel.rows, config.channels, block_size,
-                  cudafft_convolve_latency(convolve_engine_of(self)));
+                  cudafft_convolve_latency(gst_cuda_convolve_engine(self)));
   gst_cuda_convolve_update_latency(self);
   return TRUE;
 }
@@ -512,7 +512,7 @@ gst_cuda_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *ou
     g_signal_emit(self, signals[SIGNAL_RATE_CHANGED], 0, self->signalled_rate);
   }
   gst_cuda_convolve_ir_set_rate(self->ir, GST_AUDIO_INFO_RATE(&info)); /* decodes for it */
-  if (convolve_engine_of(self) && gst_audio_info_is_equal(&info, &self->info))
+  if (gst_cuda_convolve_engine(self) && gst_audio_info_is_equal(&info, &self->info))
     return gst_cudafft_audio_filter_check_memory(GST_CUDAFFT_AUDIO_FILTER(self), incaps,
                                                  outcaps); /* the same format keeps going */
   const GstAudioInfo previous = self->info;

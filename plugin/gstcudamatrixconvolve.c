@@ -629,7 +629,7 @@ gst_cuda_matrix_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstC
       !gst_cudafft_audio_filter_read_audio_caps(filter, outcaps, &out_info))
     return FALSE;
   gst_cuda_convolve_ir_set_rate(self->ir, GST_AUDIO_INFO_RATE(&info)); /* decodes for it */
-  if (matrix_engine_of(self) && gst_audio_info_is_equal(&info, &self->info) &&
+  if (gst_cuda_matrix_convolve_engine(self) && gst_audio_info_is_equal(&info, &self->info) &&
       gst_audio_info_is_equal(&out_info, &self->out_info))
     return TRUE; /* the same format keeps going */
   const GstAudioInfo previous = self->info, previous_out = self->out_info;
