@@ -600,7 +600,7 @@ gst_cuda_convolve_start(GstBaseTransform *trans)
   g_atomic_int_set(&self->latency_rate, 0);
   gchar *location = gst_cuda_convolve_ir_dup_location(self->ir);
   GstCudaConvolveIrProblem problem = {0};
-  const gboolean ok = !location || gst_cuda_convolve_ir_check(location, &problem);
+  const gboolean ok = !location || gst_cuda_convolve_ir_check(location, "ir-location", &problem);
   if (!ok)
     gst_cuda_convolve_ir_problem_post(&problem, GST_ELEMENT(self), TRUE);
   gst_cuda_convolve_ir_problem_clear(&problem);

@@ -68,7 +68,8 @@ gst_cuda_convolve_ir_problem_post(const GstCudaConvolveIrProblem *problem, GstEl
 }
 
 gboolean
-gst_cuda_convolve_ir_check(const gchar *location, GstCudaConvolveIrProblem *problem)
+gst_cuda_convolve_ir_check(const gchar *location, const gchar *property,
+                           GstCudaConvolveIrProblem *problem)
 {
   /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer */
   const int fd = open(location, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -77,12 +78,12 @@ gst_cuda_convolve_ir_check(const gchar *location, GstCudaConvolveIrProblem *prob
     if (err == ENOENT)
       problem_set(
           problem, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
-          g_strdup_printf("Impulse response file \"%s\" (ir-location) not found.", location), NULL);
+          g_strdup_printf("Impulse response file \"%s\" (%s) not found.", location, property),
+          NULL);
     else
       problem_set(problem, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
-                  g_strdup_printf("Cannot read the impulse response file \"%s\" (ir-location): "
-                                  "%s.",
-                                  location, g_strerror(err)),
+                  g_strdup_printf("Cannot read the impulse response file \"%s\" (%s): %s.",
+                                  location, property, g_strerror(err)),
                   NULL);
     return FALSE;
   }
@@ -98,8 +99,8 @@ gst_cuda_convolve_ir_check(const gchar *location, GstCudaConvolveIrProblem *prob
   if (!why)
     return TRUE;
   problem_set(problem, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
-              g_strdup_printf("Cannot read the impulse response file \"%s\" (ir-location): %s.",
-                              location, why),
+              g_strdup_printf("Cannot read the impulse response file \"%s\" (%s): %s.", location,
+                              property, why),
               NULL);
   return FALSE;
 }
@@ -254,7 +255,7 @@ static GstCudaConvolveIrResult *
 decode(GstCudaConvolveIr *ir, guint64 request, const gchar *location, gint rate)
 {
   GstCudaConvolveIrResult *result = result_new(location, rate);
-  if (!gst_cuda_convolve_ir_check(location, &result->problem))
+  if (!gst_cuda_convolve_ir_check(location, "ir-location", &result->problem))
     return result;
   gchar *description =
       g_strdup_printf("filesrc name=src ! decodebin name=decoder  audioconvert name=convert ! "

@@ -35,8 +35,9 @@ void gst_cuda_convolve_ir_problem_post(const GstCudaConvolveIrProblem *problem, 
                                        gboolean fatal);
 
 /* Whether `location` is a regular file this process can read, without opening it in a way that
- * could block; if not, fills *problem. */
-gboolean gst_cuda_convolve_ir_check(const gchar *location, GstCudaConvolveIrProblem *problem);
+ * could block; if not, fills *problem (naming the file and `property`, the one that set it). */
+gboolean gst_cuda_convolve_ir_check(const gchar *location, const gchar *property,
+                                    GstCudaConvolveIrProblem *problem);
 
 /* A finished decode, shared (reference counted) and never changed after it is made. */
 typedef struct {

@@ -80,7 +80,16 @@
 GST_DEBUG_CATEGORY(gst_cuda_matrix_convolve_debug);
 #define GST_CAT_DEFAULT gst_cuda_matrix_convolve_debug
 
-enum { PROP_0, PROP_IR_LOCATION, PROP_MATRIX, PROP_OUTPUTS, PROP_BLOCK_SIZE, PROP_DRAIN_TAIL };
+enum {
+  PROP_0,
+  PROP_IR_LOCATION,
+  PROP_MATRIX,
+  PROP_SOFA_LOCATION,
+  PROP_DIRECTIONS,
+  PROP_OUTPUTS,
+  PROP_BLOCK_SIZE,
+  PROP_DRAIN_TAIL
+};
 
 #define DEFAULT_OUTPUTS 0
 #define DEFAULT_BLOCK_SIZE CUDAFFT_MATRIX_BLOCK
@@ -101,93 +110,6 @@ GST_CUDAFFT_DEFINE_ENGINE(matrix_engine, matrix, CudafftMatrix, CudafftMatrixCon
                           "the matrix convolution");
 
 /* Properties --------------------------------------------------------------------------------- */
-
-static gboolean
-double_of(const GValue *v, gdouble *out)
-{
-  if (G_VALUE_HOLDS_DOUBLE(v)) {
-    *out = g_value_get_double(v);
-    return TRUE;
-  }
-  if (!g_value_type_transformable(G_VALUE_TYPE(v), G_TYPE_DOUBLE))
-    return FALSE;
-  GValue d = G_VALUE_INIT;
-  g_value_init(&d, G_TYPE_DOUBLE);
-  const gboolean ok = g_value_transform(v, &d);
-  *out = g_value_get_double(&d);
-  g_value_unset(&d);
-  return ok;
-}
-
-/* Reads the matrix property: a GstValueArray of rows, each a GstValueArray of numbers (rows may
- * differ in length: the shorter are padded with zeros; an empty row is an empty entry). FALSE,
- * with the reason, for no rows, no taps at all, or a value that is not a finite number. The float
- * range is checked against the stream's format when the responses are used. */
-static gboolean
-matrix_from_value(const GValue *value, gdouble **data, guint *rows, gsize *taps, gchar **why)
-{
-  const guint n = GST_VALUE_HOLDS_ARRAY(value) ? gst_value_array_get_size(value) : 0;
-  if (n == 0) {
-    *why = g_strdup("a matrix of no entries has no outputs");
-    return FALSE;
-  }
-  gsize longest = 0;
-  for (guint r = 0; r < n; r++) {
-    const GValue *row = gst_value_array_get_value(value, r);
-    if (!GST_VALUE_HOLDS_ARRAY(row)) {
-      *why = g_strdup_printf("row %u is not an array of numbers", r);
-      return FALSE;
-    }
-    longest = MAX(longest, gst_value_array_get_size(row));
-  }
-  if (longest == 0) {
-    *why = g_strdup("every row is empty: the matrix has no taps");
-    return FALSE;
-  }
-  if (longest > CUDAFFT_MATRIX_MAX_TAPS) {
-    *why = g_strdup_printf("%" G_GSIZE_FORMAT " taps is more than %u", longest,
-                           CUDAFFT_MATRIX_MAX_TAPS);
-    return FALSE;
-  }
-  gdouble *values = g_try_new0(gdouble, (gsize)n * longest);
-  if (!values) {
-    *why = g_strdup_printf("out of memory for %u rows of %" G_GSIZE_FORMAT " taps", n, longest);
-    return FALSE;
-  }
-  for (guint r = 0; r < n; r++) {
-    const GValue *row = gst_value_array_get_value(value, r);
-    const guint count = gst_value_array_get_size(row);
-    for (guint t = 0; t < count; t++) {
-      gdouble x = NAN;
-      if (!double_of(gst_value_array_get_value(row, t), &x) || !isfinite(x)) {
-        *why = g_strdup_printf("tap %u of row %u is not a finite number", t, r);
-        g_free(values);
-        return FALSE;
-      }
-      values[(gsize)r * longest + t] = x;
-    }
-  }
-  *data = values;
-  *rows = n;
-  *taps = longest;
-  return TRUE;
-}
-
-static void
-matrix_to_value(const Settings *s, GValue *value)
-{
-  for (guint r = 0; r < s->rows; r++) {
-    GValue row = G_VALUE_INIT;
-    g_value_init(&row, GST_TYPE_ARRAY);
-    for (gsize t = 0; t < s->taps; t++) {
-      GValue v = G_VALUE_INIT;
-      g_value_init(&v, G_TYPE_DOUBLE);
-      g_value_set_double(&v, s->matrix[(gsize)r * s->taps + t]);
-      gst_value_array_append_and_take_value(&row, &v);
-    }
-    gst_value_array_append_and_take_value(value, &row);
-  }
-}
 
 /* The block sizes the engine takes: 0 (zero latency) or a power of two from
  * CUDAFFT_MATRIX_MIN_BLOCK to CUDAFFT_MATRIX_MAX_BLOCK (the param spec's range cannot say "power
@@ -214,7 +136,7 @@ gst_cuda_matrix_convolve_set_property(GObject *object, guint prop_id, const GVal
     guint rows = 0;
     gsize taps = 0;
     gchar *why = NULL;
-    if (!matrix_from_value(value, &data, &rows, &taps, &why)) {
+    if (!gst_cuda_matrix_convolve_matrix_from_value(value, &data, &rows, &taps, &why)) {
       gst_cudafft_refuse_value(GST_ELEMENT(self),
                                "matrix refused (%s); keeping the previous matrix.", why);
       g_free(why);
@@ -225,6 +147,34 @@ gst_cuda_matrix_convolve_set_property(GObject *object, guint prop_id, const GVal
     s->matrix = data;
     s->rows = rows;
     s->taps = taps;
+    s->serial++;
+    GST_OBJECT_UNLOCK(self);
+    break;
+  }
+  case PROP_SOFA_LOCATION: { /* loaded where the stream's rate is known */
+    const gchar *location = g_value_get_string(value);
+    GST_OBJECT_LOCK(self);
+    g_free(s->sofa_location);
+    s->sofa_location = location && *location ? g_strdup(location) : NULL;
+    s->sofa_serial++;
+    s->serial++;
+    GST_OBJECT_UNLOCK(self);
+    break;
+  }
+  case PROP_DIRECTIONS: {
+    gdouble *pairs = NULL;
+    guint count = 0;
+    gchar *why = NULL;
+    if (!gst_cuda_matrix_convolve_directions_from_value(value, &pairs, &count, &why)) {
+      gst_cudafft_refuse_value(GST_ELEMENT(self),
+                               "directions refused (%s); keeping the previous directions.", why);
+      g_free(why);
+      break;
+    }
+    GST_OBJECT_LOCK(self);
+    g_free(s->directions);
+    s->directions = pairs;
+    s->n_directions = count;
     s->serial++;
     GST_OBJECT_UNLOCK(self);
     break;
@@ -293,7 +243,13 @@ gst_cuda_matrix_convolve_get_property(GObject *object, guint prop_id, GValue *va
   GST_OBJECT_LOCK(self);
   switch (prop_id) {
   case PROP_MATRIX:
-    matrix_to_value(s, value);
+    gst_cuda_matrix_convolve_matrix_to_value(s->matrix, s->rows, s->taps, value);
+    break;
+  case PROP_SOFA_LOCATION:
+    g_value_set_string(value, s->sofa_location);
+    break;
+  case PROP_DIRECTIONS:
+    gst_cuda_matrix_convolve_directions_to_value(s->directions, s->n_directions, value);
     break;
   case PROP_OUTPUTS:
     g_value_set_uint(value, s->outputs);
@@ -313,14 +269,18 @@ gst_cuda_matrix_convolve_get_property(GObject *object, guint prop_id, GValue *va
 
 /* The responses in force -------------------------------------------------------------------- */
 
-/* Which responses are in force: the file's (READY, or PENDING while it is decoded; with `wait`
- * that waits) where ir-location is set, else (NONE) the matrix property's. */
+/* Which responses are in force: the SOFA set's where sofa-location is set (NONE: made from the
+ * settings), else the file's (READY, or PENDING while it is decoded; with `wait` that waits) where
+ * ir-location is set, else (NONE) the matrix property's. */
 GstCudaConvolveIrState
 gst_cuda_matrix_convolve_responses_source(GstCudaMatrixConvolve *self, gboolean wait,
                                           Source *source, GstCudaConvolveIrResult **ir)
 {
-  const GstCudaConvolveIrState state =
-      gst_cuda_convolve_ir_get(self->ir, wait, ir, &source->ir_request);
+  GstCudaConvolveIrState state = GST_CUDA_CONVOLVE_IR_NONE;
+  source->ir_request = 0;
+  *ir = NULL;
+  if (!gst_cuda_matrix_convolve_sofa_in_force(self))
+    state = gst_cuda_convolve_ir_get(self->ir, wait, ir, &source->ir_request);
   GST_OBJECT_LOCK(self);
   source->serial = self->settings.serial;
   GST_OBJECT_UNLOCK(self);
@@ -360,22 +320,48 @@ outputs_for(GstCudaMatrixConvolve *self, guint inputs, const GstCudaConvolveIrRe
 {
   GST_OBJECT_LOCK(self);
   const guint outputs = self->settings.outputs;
+  const gboolean sofa = self->settings.sofa_location != NULL;
   GST_OBJECT_UNLOCK(self);
   if (outputs > 0)
     return outputs;
+  if (sofa)
+    return 2; /* the ears: SOFA's SimpleFreeFieldHRIR has two receivers */
   const guint entries = entries_of(self, ir);
   return inputs > 0 && entries % inputs == 0 ? entries / inputs : 0;
 }
 
-/* The responses for `inputs` input channels from the decoded file `ir`, or from the matrix
- * property where `ir` is NULL, checked against the stream: FALSE with *problem filled where they
- * cannot be used. */
-gboolean
-gst_cuda_matrix_convolve_make_responses(GstCudaMatrixConvolve *self,
-                                        const GstCudaConvolveIrResult *ir, guint inputs,
-                                        GstCudaConvolveIrProblem *problem, Responses *out)
+/* Whether every tap of `r` is finite (and within the float range on an F32 stream, which the
+ * engine filters in single precision: a tap beyond it would be Inf); if not, fills *problem and
+ * frees r's data. `what` names the responses. */
+static gboolean
+responses_finite(GstCudaMatrixConvolve *self, const gchar *what, Responses *r,
+                 GstCudaConvolveIrProblem *problem)
 {
-  memset(out, 0, sizeof *out);
+  const gboolean f32 = GST_AUDIO_INFO_FORMAT(&self->info) == GST_AUDIO_FORMAT_F32LE;
+  const gsize count = (gsize)r->rows * r->taps;
+  for (gsize k = 0; k < count; k++) {
+    const gdouble x = r->data[k];
+    if (!isfinite(x) || (f32 && fabs(x) > FLT_MAX)) {
+      problem_set(problem, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+                  g_strdup_printf("%s has a tap that is %s (entry %u, tap %" G_GSIZE_FORMAT
+                                  "): every tap must be a finite number%s.",
+                                  what, isfinite(x) ? "beyond the float range" : "not finite",
+                                  (guint)(k / r->taps), k % r->taps,
+                                  f32 ? " within the float range on an F32 stream" : ""));
+      g_free(r->data);
+      memset(r, 0, sizeof *r);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+/* The responses for `inputs` input channels from the decoded file `ir`, or from the matrix
+ * property where `ir` is NULL. */
+static gboolean
+responses_from_file_or_matrix(GstCudaMatrixConvolve *self, const GstCudaConvolveIrResult *ir,
+                              guint inputs, GstCudaConvolveIrProblem *problem, Responses *out)
+{
   const gchar *what_name = ir ? "ir-location" : "matrix";
   gchar *what = ir ? g_strdup_printf("The impulse responses \"%s\" (ir-location)", ir->location)
                    : g_strdup("The matrix property");
@@ -452,28 +438,29 @@ gst_cuda_matrix_convolve_make_responses(GstCudaMatrixConvolve *self,
       goto done;
     }
   }
-  /* the engine filters an F32 stream in single precision: a tap beyond the float range is Inf */
-  const gboolean f32 = GST_AUDIO_INFO_FORMAT(&self->info) == GST_AUDIO_FORMAT_F32LE;
-  for (gsize k = 0; k < (gsize)entries * taps; k++) {
-    if (!isfinite(data[k]) || (f32 && fabs(data[k]) > FLT_MAX)) {
-      problem_set(problem, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
-                  g_strdup_printf("%s has a tap that is %s (entry %u, tap %" G_GSIZE_FORMAT
-                                  "): every tap must be a finite number%s.",
-                                  what, isfinite(data[k]) ? "beyond the float range" : "not finite",
-                                  (guint)(k / taps), k % taps,
-                                  f32 ? " within the float range on an F32 stream" : ""));
-      g_free(data);
-      goto done;
-    }
-  }
   out->data = data;
   out->taps = taps;
   out->rows = entries;
   out->outputs = outputs;
-  ok = TRUE;
+  ok = responses_finite(self, what, out, problem);
 done:
   g_free(what);
   return ok;
+}
+
+/* The responses for `inputs` input channels: the sofa-location set's where it is set; else from
+ * the decoded file `ir`, or from the matrix property where `ir` is NULL; checked against the
+ * stream: FALSE with *problem filled where they cannot be used. */
+gboolean
+gst_cuda_matrix_convolve_make_responses(GstCudaMatrixConvolve *self,
+                                        const GstCudaConvolveIrResult *ir, guint inputs,
+                                        GstCudaConvolveIrProblem *problem, Responses *out)
+{
+  memset(out, 0, sizeof *out);
+  if (!ir && gst_cuda_matrix_convolve_sofa_in_force(self))
+    return gst_cuda_matrix_convolve_sofa_responses(self, inputs, problem, out) &&
+           responses_finite(self, "The HRTF set (sofa-location)", out, problem);
+  return responses_from_file_or_matrix(self, ir, inputs, problem, out);
 }
 
 /* Latency ------------------------------------------------------------------------------------- */
@@ -548,7 +535,7 @@ outputs_for_structure(GstCudaMatrixConvolve *self, const GstStructure *s)
     return property;
   gchar *location = gst_cuda_convolve_ir_dup_location(self->ir);
   GstCudaConvolveIrResult *ir = NULL;
-  if (location && *location) {
+  if (location && *location && !gst_cuda_matrix_convolve_sofa_in_force(self)) {
     /* the file is decoded at the stream's rate: only for caps that name it */
     if (!gst_structure_get_int(s, "rate", &rate)) {
       g_free(location);
@@ -684,7 +671,10 @@ gst_cuda_matrix_convolve_drain(GstCudafftAudioFilter *filter)
 static void
 gst_cuda_matrix_convolve_close(GstCudafftAudioFilter *filter)
 {
-  gst_cuda_convolve_ir_stop(GST_CUDA_MATRIX_CONVOLVE(filter)->ir);
+  GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(filter);
+  gst_cuda_convolve_ir_stop(self->ir);
+  gst_cuda_matrix_convolve_sofa_set_free(self->sofa);
+  self->sofa = NULL;
 }
 
 /* A streaming thread waiting for the responses is let go before the pads are deactivated. */
@@ -697,7 +687,8 @@ gst_cuda_matrix_convolve_change_state(GstElement *element, GstStateChange transi
       ->change_state(element, transition);
 }
 
-/* A missing, unreadable or not regular ir-location file fails the start, naming the file. */
+/* A missing, unreadable or not regular ir-location or sofa-location file fails the start, naming
+ * the file. */
 static gboolean
 gst_cuda_matrix_convolve_start(GstBaseTransform *trans)
 {
@@ -706,9 +697,15 @@ gst_cuda_matrix_convolve_start(GstBaseTransform *trans)
   gst_audio_info_init(&self->out_info);
   g_atomic_int_set(&self->latency_frames, 0);
   g_atomic_int_set(&self->latency_rate, 0);
+  GST_OBJECT_LOCK(self);
+  gchar *sofa = g_strdup(self->settings.sofa_location);
+  GST_OBJECT_UNLOCK(self);
   gchar *location = gst_cuda_convolve_ir_dup_location(self->ir);
   GstCudaConvolveIrProblem problem = {0};
-  const gboolean ok = !location || !*location || gst_cuda_convolve_ir_check(location, &problem);
+  const gboolean ok = sofa ? gst_cuda_convolve_ir_check(sofa, "sofa-location", &problem)
+                           : !location || !*location ||
+                                 gst_cuda_convolve_ir_check(location, "ir-location", &problem);
+  g_free(sofa);
   if (!ok)
     gst_cuda_convolve_ir_problem_post(&problem, GST_ELEMENT(self), TRUE);
   gst_cuda_convolve_ir_problem_clear(&problem);
@@ -721,7 +718,10 @@ gst_cuda_matrix_convolve_finalize(GObject *object)
 {
   GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(object);
   gst_cuda_convolve_ir_free(self->ir);
+  gst_cuda_matrix_convolve_sofa_set_free(self->sofa);
   g_free(self->settings.matrix);
+  g_free(self->settings.sofa_location);
+  g_free(self->settings.directions);
   G_OBJECT_CLASS(gst_cuda_matrix_convolve_parent_class)->finalize(object);
 }
 
@@ -748,7 +748,8 @@ gst_cuda_matrix_convolve_class_init(GstCudaMatrixConvolveClass *klass)
           "An audio file (any format GStreamer decodes) of inputs x outputs channels, resampled "
           "to the stream's rate, sample values as decoded: channel i * outputs + j is the "
           "response from input i to output j (a true-stereo response's L->L, L->R, R->L, R->R). "
-          "Takes precedence over matrix. A count that is not a multiple of the input's channels "
+          "Takes precedence over matrix (sofa-location over it). A count that is not a multiple "
+          "of the input's channels "
           "is an error naming both; set while playing, it takes effect when decoded, crossfaded "
           "over one block (a file that cannot be used, or changes the output count, is a warning "
           "and the previous matrix stays)",
@@ -763,7 +764,8 @@ gst_cuda_matrix_convolve_class_init(GstCudaMatrixConvolveClass *klass)
           "not finite is refused with a warning (NaN by GLib's check of the value) and the "
           "previous matrix stays. Changes while "
           "playing cross over at the next block boundary (one block); one that changes the "
-          "output count is refused with a warning. Ignored while ir-location is set",
+          "output count is refused with a warning. Ignored while ir-location or sofa-location is "
+          "set",
           /* taps as doubles, so that gst-launch-1.0 reads "<<1, 0.5>, <0.25>>" as such; the
            * range is unbounded so that an infinite tap reaches set_property, which names it.
            * GLib's validation refuses NaN itself (a warning, the matrix stays), as NaN is no
@@ -772,6 +774,38 @@ gst_cuda_matrix_convolve_class_init(GstCudaMatrixConvolveClass *klass)
                                g_param_spec_double("tap", "Tap", "One tap of a response", -INFINITY,
                                                    INFINITY, 0.0,
                                                    G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+                               G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+          playing));
+  g_object_class_install_property(
+      gobject_class, PROP_SOFA_LOCATION,
+      g_param_spec_string(
+          "sofa-location", "HRTF set (SOFA file)",
+          "An AES69 SOFA file of head-related impulse responses (SimpleFreeFieldHRIR: two "
+          "receivers, the ears), for binaural output: each input channel is filtered with the "
+          "left- and right-ear responses of the measured direction nearest to its own (see "
+          "directions) into 2 outputs (left, right). Resampled to the stream's rate (libmysofa's "
+          "resampler, 8000 Hz or more) where the file has another; its Data.Delay included. Takes "
+          "precedence over ir-location and matrix. A file that is not SOFA, or not an HRTF set, "
+          "is an error at start (a warning while playing, the previous matrix staying). Set while "
+          "playing, the new set crosses over at the next block boundary. Needs a plugin built "
+          "with libmysofa",
+          NULL, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_DIRECTIONS,
+      gst_param_spec_array(
+          "directions", "Input directions",
+          "With sofa-location: the direction of each input channel, an array of <azimuth, "
+          "elevation> pairs in degrees, SOFA's convention: azimuth counter-clockwise from the "
+          "front (90 = left, -90 or 270 = right, -360 to 360), elevation up from the horizontal "
+          "(-90 to 90). Empty (the default): the standard loudspeaker direction of each channel's "
+          "position (front left/right +-30, center and LFE 0, side +-90, rear +-150, top +45 "
+          "elevation). Out of range is refused with a warning and the previous directions stay; "
+          "a count other than the input's channels is an error at start (a warning while "
+          "playing). Changes while playing cross over at the next block boundary",
+          /* unbounded, so that a value out of range reaches set_property, which names it */
+          gst_param_spec_array("direction", "Direction", "<azimuth, elevation> in degrees",
+                               g_param_spec_double("angle", "Angle", "Degrees", -INFINITY, INFINITY,
+                                                   0.0, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
                                G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
           playing));
   g_object_class_install_property(

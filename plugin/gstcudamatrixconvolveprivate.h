@@ -8,6 +8,7 @@
 #include "gstcudaconvolveir.h"
 #include "gstcudafftaudiofilter.h"
 #include "gstcudamatrixconvolve.h"
+#include "gstcudamatrixconvolvesofafile.h"
 
 #include <cudafft/matrix.h>
 #include <gst/audio/audio.h>
@@ -20,14 +21,18 @@ typedef struct {
   gdouble *matrix; /* rows x taps, row-major; NULL: not set */
   guint rows;
   gsize taps;
-  guint serial; /* bumped by every change of matrix */
+  guint serial;         /* bumped by every change of matrix, sofa-location or directions */
+  gchar *sofa_location; /* NULL: none */
+  guint sofa_serial;    /* bumped by every change of sofa-location */
+  gdouble *directions;  /* n_directions x <azimuth, elevation>, degrees; NULL: the positions' */
+  guint n_directions;
   guint outputs;
   guint block_size;
   gboolean drain_tail;
 } Settings;
 
-/* Where responses came from: the file of request `ir_request`, or where that is 0 the matrix
- * property at `serial`. */
+/* Where responses came from: the file of request `ir_request`, or where that is 0 the settings at
+ * `serial` (the SOFA set and directions where sofa-location is set, else the matrix property). */
 typedef struct {
   guint64 ir_request;
   guint serial;
@@ -57,6 +62,10 @@ struct _GstCudaMatrixConvolve {
   gint latency_rate;   /* atomic */
 
   GstCudaConvolveIr *ir; /* the ir-location file and its decoding (thread-safe) */
+
+  /* streaming thread only: the sofa-location set as loaded for sofa_serial at its rate */
+  GstCudaMatrixConvolveSofaSet *sofa;
+  guint sofa_loaded_serial;
 };
 
 /* The engine the base class holds for the element. */
@@ -86,6 +95,31 @@ gboolean gst_cuda_matrix_convolve_same_source(const Source *a, const Source *b);
 gboolean gst_cuda_matrix_convolve_make_responses(GstCudaMatrixConvolve *self,
                                                  const GstCudaConvolveIrResult *ir, guint inputs,
                                                  GstCudaConvolveIrProblem *problem, Responses *out);
+
+/* gstcudamatrixconvolvevalues.c: the array-valued properties */
+gboolean gst_cuda_matrix_convolve_matrix_from_value(const GValue *value, gdouble **data,
+                                                    guint *rows, gsize *taps, gchar **why);
+void gst_cuda_matrix_convolve_matrix_to_value(const gdouble *matrix, guint rows, gsize taps,
+                                              GValue *value);
+gboolean gst_cuda_matrix_convolve_directions_from_value(const GValue *value, gdouble **pairs,
+                                                        guint *count, gchar **why);
+void gst_cuda_matrix_convolve_directions_to_value(const gdouble *pairs, guint count, GValue *value);
+
+/* gstcudamatrixconvolvesofa.c: responses from the sofa-location set, one left- and one right-ear
+ * response per input channel (2 outputs), from the measured direction nearest to the channel's
+ * (the directions property's, else its position's standard loudspeaker direction). FALSE with
+ * *problem filled where the set or the directions cannot be used. */
+gboolean gst_cuda_matrix_convolve_sofa_in_force(GstCudaMatrixConvolve *self);
+gboolean gst_cuda_matrix_convolve_sofa_responses(GstCudaMatrixConvolve *self, guint inputs,
+                                                 GstCudaConvolveIrProblem *problem, Responses *out);
+/* The standard loudspeaker direction of a channel position, in degrees (SOFA's convention: azimuth
+ * counter-clockwise from the front, elevation up); FALSE for positions that have none. */
+gboolean gst_cuda_matrix_convolve_default_direction(GstAudioChannelPosition position,
+                                                    gdouble *azimuth, gdouble *elevation);
+/* The measurement of `set` nearest to a direction (the largest cosine of the angle between them;
+ * the first of equals). */
+guint gst_cuda_matrix_convolve_sofa_nearest(const GstCudaMatrixConvolveSofaSet *set,
+                                            gdouble azimuth, gdouble elevation);
 
 gboolean gst_cuda_matrix_convolve_open_engine(GstCudaMatrixConvolve *self, const Source *source,
                                               const GstCudaConvolveIrResult *ir);

@@ -13,7 +13,7 @@
  * Length: past the ~800 lines a file usually keeps, as one test program (meson runs each as one
  * test of its suite) whose cases share one harness and one independent reference model; split,
  * each part would be a program of its own rebuilding the same setup. */
-#include "element_util.h"
+#include "matrix_element_util.h"
 
 #include <cudafft/matrix.h>
 
@@ -27,140 +27,7 @@
 #define RATE 48000
 #define READ TEST_READ_POW2
 
-/* F32 streams are filtered in float: each output sums inputs x taps products rounded at 6e-8
- * through 2L-point FFTs (~1e-7 relative) and a sum over partitions and inputs: 1e-5 relative L2,
- * cudaconvolve's bound. F64 streams are filtered in double end to end: 1e-11. */
-#define F32_TOLERANCE 1e-5
-#define F64_TOLERANCE 1e-11
-
-static double
-tolerance_of(CudafftSampleFormat format)
-{
-  return format == CUDAFFT_SAMPLE_F64 ? F64_TOLERANCE : F32_TOLERANCE;
-}
-
 /* Helpers ------------------------------------------------------------------------------------ */
-
-/* Random responses: rows x taps, uniform under a decaying envelope, exact in float; the rows in
- * `empty` (a bit mask) all zeros. */
-static double *
-random_responses(TestRng *rng, guint rows, gsize taps, guint64 empty)
-{
-  double *h = g_new0(double, (gsize)rows *taps);
-  for (guint r = 0; r < rows; r++)
-    if (!(empty >> r & 1))
-      for (gsize k = 0; k < taps; k++)
-        h[(gsize)r * taps + k] =
-            (float)(test_rng_uniform(rng) * exp(-3.0 * (double)k / (double)taps));
-  return h;
-}
-
-/* y_j[n] = sum_i sum_k h_ij[k] x_i[n - k] for n < frames, directly in double: frames x outputs,
- * interleaved. */
-static double *
-reference(const double *h, gsize taps, const TestSignal *x, guint outputs, gsize frames)
-{
-  const guint inputs = x->channels;
-  double *y = g_new0(double, frames *outputs);
-  for (guint i = 0; i < inputs; i++)
-    for (guint j = 0; j < outputs; j++) {
-      const double *hij = h + (gsize)(i * outputs + j) * taps;
-      gsize last = 0; /* the entry's length: empty entries cost nothing here either */
-      for (gsize k = 0; k < taps; k++)
-        if (hij[k] != 0.0)
-          last = k + 1;
-      for (gsize n = 0; n < frames; n++) {
-        double sum = 0.0;
-        const gsize kmax = MIN(last, n + 1);
-        for (gsize k = 0; k < kmax; k++) {
-          const gsize m = n - k;
-          if (m < x->frames)
-            sum += hij[k] * x->values[m * inputs + i];
-        }
-        y[n * outputs + j] += sum;
-      }
-    }
-  return y;
-}
-
-/* Every value of got against want: none non-finite, relative L2 within tolerance, and each sample
- * within 20 x tolerance of the largest reference magnitude (no single sample wrong while the sum
- * is right). */
-static void
-check_values(const double *got, const double *want, gsize count, double tolerance, const char *row)
-{
-  double err2 = 0.0, ref2 = 0.0, peak = 0.0;
-  for (gsize i = 0; i < count; i++) {
-    if (!isfinite(got[i]))
-      fail("%s: value %zu is not finite (%g)", row, i, got[i]);
-    err2 += (got[i] - want[i]) * (got[i] - want[i]);
-    ref2 += want[i] * want[i];
-    peak = MAX(peak, fabs(want[i]));
-  }
-  const double rel = ref2 > 0.0 ? sqrt(err2 / ref2) : sqrt(err2);
-  if (!(rel <= tolerance))
-    fail("%s: relative L2 error %.3g > %g", row, rel, tolerance);
-  for (gsize i = 0; i < count; i++)
-    if (!(fabs(got[i] - want[i]) <= 20.0 * tolerance * MAX(peak, 1e-30)))
-      fail("%s: value %zu: got %.9g, expected %.9g", row, i, got[i], want[i]);
-}
-
-/* The output buffers as one run stamped from `start`: values (frames x channels, in format) with
- * PTS, duration, OFFSET, OFFSET_END and DISCONT (first buffer only) checked; *frames their count.
- */
-static double *
-read_run(GPtrArray *out, CudafftSampleFormat format, guint channels, GstClockTime start,
-         gsize *frames, const char *row)
-{
-  GArray *values = g_array_new(FALSE, FALSE, sizeof(double));
-  const gsize sample = test_sample_bytes(format);
-  guint64 n = 0;
-  for (guint b = 0; b < out->len; b++) {
-    GstBuffer *buf = g_ptr_array_index(out, b);
-    const gsize count = gst_buffer_get_size(buf) / (sample * channels);
-    fail_unless(gst_buffer_get_size(buf) == count * sample * channels,
-                "%s: buffer %u holds a partial frame", row, b);
-    fail_unless_equals_uint64(GST_BUFFER_PTS(buf), eu_sample_time(start, n, RATE));
-    fail_unless_equals_uint64(GST_BUFFER_DURATION(buf), eu_sample_time(start, n + count, RATE) -
-                                                            eu_sample_time(start, n, RATE));
-    fail_unless_equals_uint64(GST_BUFFER_OFFSET(buf), n);
-    fail_unless_equals_uint64(GST_BUFFER_OFFSET_END(buf), n + count);
-    fail_unless((b == 0) == GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_DISCONT),
-                "%s: DISCONT on buffer %u", row, b);
-    GstMapInfo map;
-    fail_unless(gst_buffer_map(buf, &map, GST_MAP_READ));
-    for (gsize i = 0; i < count * channels; i++) {
-      const double v = test_sample_value(format, map.data, i, READ);
-      g_array_append_val(values, v);
-    }
-    gst_buffer_unmap(buf, &map);
-    n += count;
-  }
-  *frames = n;
-  return (double *)g_array_free(values, FALSE);
-}
-
-/* Sets the matrix property: rows of taps (row r's first lengths[r] taps; lengths NULL: all). */
-static void
-set_matrix(GstElement *e, const double *h, guint rows, gsize taps, const gsize *lengths)
-{
-  GValue matrix = G_VALUE_INIT;
-  g_value_init(&matrix, GST_TYPE_ARRAY);
-  for (guint r = 0; r < rows; r++) {
-    GValue row = G_VALUE_INIT;
-    g_value_init(&row, GST_TYPE_ARRAY);
-    const gsize n = lengths ? lengths[r] : taps;
-    for (gsize k = 0; k < n; k++) {
-      GValue v = G_VALUE_INIT;
-      g_value_init(&v, G_TYPE_DOUBLE);
-      g_value_set_double(&v, h[(gsize)r * taps + k]);
-      gst_value_array_append_and_take_value(&row, &v);
-    }
-    gst_value_array_append_and_take_value(&matrix, &row);
-  }
-  g_object_set_property(G_OBJECT(e), "matrix", &matrix);
-  g_value_unset(&matrix);
-}
 
 /* Writes a WAV file of IEEE float samples (channel c from row c of rows): a plain one, or with
  * `extensible` a WAVE_FORMAT_EXTENSIBLE one with channel mask 0 (no positions), as files of more
@@ -302,7 +169,7 @@ GST_START_TEST(test_matches_direct_convolution)
   const MatrixRow *r = &matrix_rows[__i__];
   TestRng rng = test_rng("matrix %s", r->name);
   const guint rows = r->inputs * r->outputs;
-  double *h = random_responses(&rng, rows, r->taps, r->empty);
+  double *h = mx_random_responses(&rng, rows, r->taps, r->empty);
   gchar *path = NULL;
   gchar *props =
       g_strdup_printf("block-size=%u drain-tail=%s", r->block, r->tail ? "true" : "false");
@@ -318,7 +185,7 @@ GST_START_TEST(test_matches_direct_convolution)
     gsize *lengths = g_new(gsize, rows);
     for (guint k = 0; k < rows; k++)
       lengths[k] = r->empty_rows && (r->empty >> k & 1) ? 0 : r->taps;
-    set_matrix(e, h, rows, r->taps, lengths);
+    mx_set_matrix(e, h, rows, r->taps, lengths);
     g_free(lengths);
     gst_object_unref(e);
   }
@@ -347,12 +214,12 @@ GST_START_TEST(test_matches_direct_convolution)
     fail_unless(GST_AUDIO_INFO_IS_UNPOSITIONED(&info), "%s: positioned output", r->name);
   gst_caps_unref(caps);
   gsize frames = 0;
-  double *got = read_run(out, r->format, r->outputs, 0, &frames, r->name);
+  double *got = mx_read_run(out, r->format, r->outputs, RATE, 0, &frames, r->name);
   const gsize expected = r->tail ? r->samples + r->taps - 1 : r->samples;
   fail_unless(frames == expected, "%s: %zu output samples, expected %zu", r->name, frames,
               expected);
-  double *want = reference(h, r->taps, &x, r->outputs, expected);
-  check_values(got, want, expected * r->outputs, tolerance_of(r->format), r->name);
+  double *want = mx_reference(h, r->taps, &x, r->outputs, expected);
+  mx_check_values(got, want, expected * r->outputs, mx_tolerance(r->format), r->name);
   g_free(got);
   g_free(want);
   g_ptr_array_unref(out);
@@ -373,10 +240,10 @@ GST_START_TEST(test_flush_resets)
 {
   TestRng rng = test_rng("flush");
   const gsize taps = 600;
-  double *h = random_responses(&rng, 4, taps, 0);
+  double *h = mx_random_responses(&rng, 4, taps, 0);
   GstHarness *hn = matrix_harness("block-size=128");
   GstElement *e = eu_harness_element(hn, "m");
-  set_matrix(e, h, 4, taps, NULL);
+  mx_set_matrix(e, h, 4, taps, NULL);
   gst_object_unref(e);
   TestSignal before, after;
   test_signal_random(&before, &rng, CUDAFFT_SAMPLE_F32, 2, RATE, 3000, READ);
@@ -389,10 +256,10 @@ GST_START_TEST(test_flush_resets)
   eu_push_signal(hn, &after, 0, after.frames, 1000, start, out);
   eu_push_eos(hn, out);
   gsize frames = 0;
-  double *got = read_run(out, CUDAFFT_SAMPLE_F32, 2, start, &frames, "after the flush");
+  double *got = mx_read_run(out, CUDAFFT_SAMPLE_F32, 2, RATE, start, &frames, "after the flush");
   fail_unless_equals_uint64(frames, after.frames + taps - 1);
-  double *want = reference(h, taps, &after, 2, frames);
-  check_values(got, want, frames * 2, F32_TOLERANCE, "after the flush");
+  double *want = mx_reference(h, taps, &after, 2, frames);
+  mx_check_values(got, want, frames * 2, mx_tolerance(CUDAFFT_SAMPLE_F32), "after the flush");
   g_free(got);
   g_free(want);
   g_ptr_array_unref(out);
@@ -416,44 +283,33 @@ GST_START_TEST(test_change_while_playing)
   const guint inputs = 2, outputs = 2;
   const gsize taps = 900, samples = 6000, first = 2000;
   TestRng rng = test_rng("change %s block %u", test_format_name(format), block);
-  double *h_old = random_responses(&rng, inputs * outputs, taps, 0);
-  double *h_new = random_responses(&rng, inputs * outputs, taps, 0x2);
+  double *h_old = mx_random_responses(&rng, inputs * outputs, taps, 0);
+  double *h_new = mx_random_responses(&rng, inputs * outputs, taps, 0x2);
   gchar *props = g_strdup_printf("block-size=%u", block);
   GstHarness *hn = matrix_harness(props);
   g_free(props);
   GstElement *e = eu_harness_element(hn, "m");
-  set_matrix(e, h_old, inputs * outputs, taps, NULL);
+  mx_set_matrix(e, h_old, inputs * outputs, taps, NULL);
   TestSignal x;
   test_signal_random(&x, &rng, format, inputs, RATE, samples, READ);
   eu_harness_signal_caps(hn, &x);
   GPtrArray *out = eu_buffer_list();
   eu_push_signal(hn, &x, 0, first, 500, 0, out);
-  set_matrix(e, h_new, inputs * outputs, taps, NULL);
+  mx_set_matrix(e, h_new, inputs * outputs, taps, NULL);
   eu_push_signal(hn, &x, first, samples - first, 500, 0, out);
   eu_push_eos(hn, out);
   gst_object_unref(e);
   gsize frames = 0;
-  double *got = read_run(out, format, outputs, 0, &frames, "change");
+  double *got = mx_read_run(out, format, outputs, RATE, 0, &frames, "change");
   fail_unless_equals_uint64(frames, samples + taps - 1);
-  double *y_old = reference(h_old, taps, &x, outputs, frames);
-  double *y_new = reference(h_new, taps, &x, outputs, frames);
+  double *y_old = mx_reference(h_old, taps, &x, outputs, frames);
+  double *y_new = mx_reference(h_new, taps, &x, outputs, frames);
   const gsize s = (first + L - 1) / L * L;
-  double *want = g_new(double, frames *outputs);
-  for (gsize n = 0; n < frames; n++)
-    for (guint j = 0; j < outputs; j++) {
-      const gsize k = n * outputs + j;
-      if (n < s)
-        want[k] = y_old[k];
-      else if (n < s + L) {
-        const double r = (double)(n - s + 1) / (double)(L + 1);
-        want[k] = (1.0 - r) * y_old[k] + r * y_new[k];
-      } else
-        want[k] = y_new[k];
-    }
-  check_values(got, want, frames * outputs, tolerance_of(format), "change while playing");
+  double *want = mx_crossover(y_old, y_new, frames, outputs, first, L);
+  mx_check_values(got, want, frames * outputs, mx_tolerance(format), "change while playing");
   /* the crossover region alone, too: the whole-stream L2 could hide it */
-  check_values(got + s * outputs, want + s * outputs, (gsize)L * outputs, tolerance_of(format),
-               "crossover region");
+  mx_check_values(got + s * outputs, want + s * outputs, (gsize)L * outputs, mx_tolerance(format),
+                  "crossover region");
   g_free(got);
   g_free(want);
   g_free(y_old);
@@ -472,26 +328,26 @@ GST_START_TEST(test_output_count_change_refused)
 {
   const gsize taps = 300, samples = 4000, first = 1500;
   TestRng rng = test_rng("output count change");
-  double *h = random_responses(&rng, 4, taps, 0);
-  double *h3 = random_responses(&rng, 6, taps, 0);
+  double *h = mx_random_responses(&rng, 4, taps, 0);
+  double *h3 = mx_random_responses(&rng, 6, taps, 0);
   GstHarness *hn = matrix_harness("block-size=64");
   GstBus *bus = eu_harness_bus(hn);
   GstElement *e = eu_harness_element(hn, "m");
-  set_matrix(e, h, 4, taps, NULL);
+  mx_set_matrix(e, h, 4, taps, NULL);
   TestSignal x;
   test_signal_random(&x, &rng, CUDAFFT_SAMPLE_F32, 2, RATE, samples, READ);
   eu_harness_signal_caps(hn, &x);
   GPtrArray *out = eu_buffer_list();
   eu_push_signal(hn, &x, 0, first, 500, 0, out);
-  set_matrix(e, h3, 6, taps, NULL); /* 2 x 3 */
+  mx_set_matrix(e, h3, 6, taps, NULL); /* 2 x 3 */
   eu_push_signal(hn, &x, first, samples - first, 500, 0, out);
   eu_push_eos(hn, out);
   expect_warning_saying(bus, "cannot change while playing", "output count change");
   gsize frames = 0;
-  double *got = read_run(out, CUDAFFT_SAMPLE_F32, 2, 0, &frames, "output count change");
+  double *got = mx_read_run(out, CUDAFFT_SAMPLE_F32, 2, RATE, 0, &frames, "output count change");
   fail_unless_equals_uint64(frames, samples + taps - 1);
-  double *want = reference(h, taps, &x, 2, frames);
-  check_values(got, want, frames * 2, F32_TOLERANCE, "old matrix kept");
+  double *want = mx_reference(h, taps, &x, 2, frames);
+  mx_check_values(got, want, frames * 2, mx_tolerance(CUDAFFT_SAMPLE_F32), "old matrix kept");
   g_free(got);
   g_free(want);
   g_ptr_array_unref(out);
@@ -532,8 +388,8 @@ GST_START_TEST(test_file_change_while_playing)
   const guint L = 128, inputs = 2, outputs = 2, new_outputs = other_count ? 3 : 2;
   const gsize taps = 500, samples = 5000, first = 1700;
   TestRng rng = test_rng("file change %d", __i__);
-  double *h_old = random_responses(&rng, inputs * outputs, taps, 0);
-  double *h_new = random_responses(&rng, inputs * new_outputs, taps, 0);
+  double *h_old = mx_random_responses(&rng, inputs * outputs, taps, 0);
+  double *h_new = mx_random_responses(&rng, inputs * new_outputs, taps, 0);
   gchar *old_path = write_wav("change-old", h_old, inputs * outputs, taps);
   gchar *new_path = write_wav("change-new", h_new, inputs * new_outputs, taps);
   gchar *props = g_strdup_printf("block-size=%u ir-location=%s", L, old_path);
@@ -553,13 +409,13 @@ GST_START_TEST(test_file_change_while_playing)
   if (other_count)
     expect_warning_saying(bus, "cannot change while playing", "file of 3 outputs");
   gsize frames = 0;
-  double *got = read_run(out, CUDAFFT_SAMPLE_F32, outputs, 0, &frames, "file change");
+  double *got = mx_read_run(out, CUDAFFT_SAMPLE_F32, outputs, RATE, 0, &frames, "file change");
   fail_unless_equals_uint64(frames, samples + taps - 1);
-  double *y_old = reference(h_old, taps, &x, outputs, frames);
+  double *y_old = mx_reference(h_old, taps, &x, outputs, frames);
   double *want = y_old;
   double *y_new = NULL;
   if (!other_count) {
-    y_new = reference(h_new, taps, &x, outputs, frames);
+    y_new = mx_reference(h_new, taps, &x, outputs, frames);
     want = g_new(double, frames *outputs);
     const gsize s = (first + L - 1) / L * L;
     for (gsize n = 0; n < frames; n++)
@@ -569,7 +425,7 @@ GST_START_TEST(test_file_change_while_playing)
         want[k] = (1.0 - r) * y_old[k] + r * y_new[k];
       }
   }
-  check_values(got, want, frames * outputs, F32_TOLERANCE, "file change");
+  mx_check_values(got, want, frames * outputs, mx_tolerance(CUDAFFT_SAMPLE_F32), "file change");
   if (want != y_old)
     g_free(want);
   g_free(y_old);
@@ -595,10 +451,10 @@ GST_START_TEST(test_discont_new_run)
 {
   const gsize taps = 400, n1 = 2500, n2 = 3000;
   TestRng rng = test_rng("discont");
-  double *h = random_responses(&rng, 4, taps, 0);
+  double *h = mx_random_responses(&rng, 4, taps, 0);
   GstHarness *hn = matrix_harness("block-size=256");
   GstElement *e = eu_harness_element(hn, "m");
-  set_matrix(e, h, 4, taps, NULL);
+  mx_set_matrix(e, h, 4, taps, NULL);
   gst_object_unref(e);
   TestSignal a, b;
   test_signal_random(&a, &rng, CUDAFFT_SAMPLE_F64, 2, RATE, n1, READ);
@@ -619,16 +475,18 @@ GST_START_TEST(test_discont_new_run)
   eu_push_signal(hn, &b, 600, n2 - 600, 700, start_b, out_b);
   eu_push_eos(hn, out_b);
   gsize frames = 0;
-  double *got = read_run(out_a, CUDAFFT_SAMPLE_F64, 2, 0, &frames, "run before the DISCONT");
+  double *got =
+      mx_read_run(out_a, CUDAFFT_SAMPLE_F64, 2, RATE, 0, &frames, "run before the DISCONT");
   fail_unless_equals_uint64(frames, n1);
-  double *want = reference(h, taps, &a, 2, frames);
-  check_values(got, want, frames * 2, F64_TOLERANCE, "run before the DISCONT");
+  double *want = mx_reference(h, taps, &a, 2, frames);
+  mx_check_values(got, want, frames * 2, mx_tolerance(CUDAFFT_SAMPLE_F64),
+                  "run before the DISCONT");
   g_free(got);
   g_free(want);
-  got = read_run(out_b, CUDAFFT_SAMPLE_F64, 2, start_b, &frames, "run after the DISCONT");
+  got = mx_read_run(out_b, CUDAFFT_SAMPLE_F64, 2, RATE, start_b, &frames, "run after the DISCONT");
   fail_unless_equals_uint64(frames, n2 + taps - 1);
-  want = reference(h, taps, &b, 2, frames);
-  check_values(got, want, frames * 2, F64_TOLERANCE, "run after the DISCONT");
+  want = mx_reference(h, taps, &b, 2, frames);
+  mx_check_values(got, want, frames * 2, mx_tolerance(CUDAFFT_SAMPLE_F64), "run after the DISCONT");
   g_free(got);
   g_free(want);
   g_ptr_array_unref(out_a);
@@ -647,10 +505,10 @@ GST_START_TEST(test_caps_change_renegotiates)
 {
   const gsize taps = 300, n1 = 2000, n2 = 2500;
   TestRng rng = test_rng("caps change");
-  double *h = random_responses(&rng, 6, taps, 0);
+  double *h = mx_random_responses(&rng, 6, taps, 0);
   GstHarness *hn = matrix_harness("block-size=64");
   GstElement *e = eu_harness_element(hn, "m");
-  set_matrix(e, h, 6, taps, NULL);
+  mx_set_matrix(e, h, 6, taps, NULL);
   gst_object_unref(e);
   TestSignal a, b;
   test_signal_random(&a, &rng, CUDAFFT_SAMPLE_F32, 2, RATE, n1, READ);
@@ -677,16 +535,18 @@ GST_START_TEST(test_caps_change_renegotiates)
   fail_unless_equals_int(GST_AUDIO_INFO_CHANNELS(&info), 2);
   gst_caps_unref(caps);
   gsize frames = 0;
-  double *got = read_run(out_a, CUDAFFT_SAMPLE_F32, 3, 0, &frames, "2 x 3");
+  double *got = mx_read_run(out_a, CUDAFFT_SAMPLE_F32, 3, RATE, 0, &frames, "2 x 3");
   fail_unless_equals_uint64(frames, n1);
-  double *want = reference(h, taps, &a, 3, frames);
-  check_values(got, want, frames * 3, F32_TOLERANCE, "2 x 3 before the caps change");
+  double *want = mx_reference(h, taps, &a, 3, frames);
+  mx_check_values(got, want, frames * 3, mx_tolerance(CUDAFFT_SAMPLE_F32),
+                  "2 x 3 before the caps change");
   g_free(got);
   g_free(want);
-  got = read_run(out_b, CUDAFFT_SAMPLE_F32, 2, start_b, &frames, "3 x 2");
+  got = mx_read_run(out_b, CUDAFFT_SAMPLE_F32, 2, RATE, start_b, &frames, "3 x 2");
   fail_unless_equals_uint64(frames, n2 + taps - 1);
-  want = reference(h, taps, &b, 2, frames);
-  check_values(got, want, frames * 2, F32_TOLERANCE, "3 x 2 after the caps change");
+  want = mx_reference(h, taps, &b, 2, frames);
+  mx_check_values(got, want, frames * 2, mx_tolerance(CUDAFFT_SAMPLE_F32),
+                  "3 x 2 after the caps change");
   g_free(got);
   g_free(want);
   g_ptr_array_unref(out_a);
@@ -707,16 +567,16 @@ GST_START_TEST(test_refused_values)
   GstBus *bus = eu_harness_bus(hn);
   GstElement *e = eu_harness_element(hn, "m");
   const double good[4] = {0.5, 0.25, 0.125, 1.0};
-  set_matrix(e, good, 4, 1, NULL);
+  mx_set_matrix(e, good, 4, 1, NULL);
   const double nan_rows[2] = {0.5, NAN}, inf_rows[2] = {INFINITY, 0.5};
   /* NaN is refused by GLib's validation of the value (a g_warning, nothing set) */
-  ASSERT_WARNING(set_matrix(e, nan_rows, 2, 1, NULL));
-  set_matrix(e, inf_rows, 2, 1, NULL);
+  ASSERT_WARNING(mx_set_matrix(e, nan_rows, 2, 1, NULL));
+  mx_set_matrix(e, inf_rows, 2, 1, NULL);
   expect_warning_saying(bus, "not a finite number", "infinite tap");
-  set_matrix(e, good, 0, 1, NULL);
+  mx_set_matrix(e, good, 0, 1, NULL);
   expect_warning_saying(bus, "no entries", "empty matrix");
   const gsize zero_lengths[2] = {0, 0};
-  set_matrix(e, good, 2, 1, zero_lengths);
+  mx_set_matrix(e, good, 2, 1, zero_lengths);
   expect_warning_saying(bus, "no taps", "matrix of empty rows");
   GValue got = G_VALUE_INIT;
   g_value_init(&got, GST_TYPE_ARRAY);
@@ -752,7 +612,7 @@ GST_END_TEST;
 GST_START_TEST(test_errors_at_start)
 {
   TestRng rng = test_rng("errors");
-  double *h3 = random_responses(&rng, 5, 10, 0);
+  double *h3 = mx_random_responses(&rng, 5, 10, 0);
   gchar *three = write_wav("three", h3, 5, 10); /* 5: a count with positions */
   gchar *mono = write_wav("mono", h3, 1, 10);
   const char *src = "audiotestsrc num-buffers=4 ! audio/x-raw,format=F32LE,channels=2,rate=48000";

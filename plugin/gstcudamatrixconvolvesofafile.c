@@ -1,0 +1,174 @@
+/* gstcudamatrixconvolvesofafile.c: see the header. libmysofa reads the file (mysofa_load), checks
+ * it against the SimpleFreeFieldHRIR convention (mysofa_check: "SOFA", "FIR", one emitter, two
+ * receivers), resamples it (mysofa_resample, its Speex resampler) and converts the source
+ * positions to cartesian coordinates. Its convenience layer (mysofa_open) is not used: it
+ * normalises the loudness of the whole set, and the responses here stay as the file has them. */
+#include "gstcudamatrixconvolvesofafile.h"
+
+#include <math.h>
+#include <mysofa.h>
+
+/* The most values (measurements x receivers x taps) a set may have once resampled: 1 GiB of
+ * doubles, as for ir-location files. */
+#define MAX_VALUES ((gsize)1 << 27)
+
+static const gchar *
+mysofa_error_name(int err)
+{
+  switch (err) {
+  case MYSOFA_INVALID_FORMAT:
+    return "not an HDF5 file of SOFA's layout";
+  case MYSOFA_UNSUPPORTED_FORMAT:
+    return "an HDF5 feature libmysofa does not read";
+  case MYSOFA_NO_MEMORY:
+    return "out of memory";
+  case MYSOFA_READ_ERROR:
+    return "a read error";
+  case MYSOFA_INVALID_ATTRIBUTES:
+    return "its attributes are not SimpleFreeFieldHRIR's (Conventions \"SOFA\", DataType "
+           "\"FIR\", RoomType \"free field\")";
+  case MYSOFA_INVALID_DIMENSIONS:
+    return "its dimensions are not an HRTF set's (two receivers, one emitter, at least one "
+           "measurement)";
+  case MYSOFA_INVALID_DIMENSION_LIST:
+    return "a variable has dimensions SOFA does not allow";
+  case MYSOFA_INVALID_COORDINATE_TYPE:
+    return "a position is neither cartesian nor spherical";
+  case MYSOFA_ONLY_EMITTER_WITH_ECI_SUPPORTED:
+    return "emitter positions other than one per set";
+  case MYSOFA_ONLY_DELAYS_WITH_IR_OR_MR_SUPPORTED:
+    return "delays other than one per receiver or per measurement and receiver";
+  case MYSOFA_ONLY_THE_SAME_SAMPLING_RATE_SUPPORTED:
+    return "more than one sampling rate";
+  case MYSOFA_RECEIVERS_WITH_RCI_SUPPORTED:
+  case MYSOFA_RECEIVERS_WITH_CARTESIAN_SUPPORTED:
+  case MYSOFA_INVALID_RECEIVER_POSITIONS:
+    return "receiver positions that are not two ears";
+  case MYSOFA_ONLY_SOURCES_WITH_MC_SUPPORTED:
+    return "source positions other than one per measurement";
+  default:
+    return "an internal error of libmysofa";
+  }
+}
+
+static GstCudaMatrixConvolveSofaSet *
+fail(GstCudaConvolveIrProblem *problem, GQuark domain, gint code, gchar *text,
+     struct MYSOFA_HRTF *hrtf)
+{
+  problem->domain = domain;
+  problem->code = code;
+  problem->text = text;
+  problem->debug = NULL;
+  if (hrtf)
+    mysofa_free(hrtf);
+  return NULL;
+}
+
+GstCudaMatrixConvolveSofaSet *
+gst_cuda_matrix_convolve_sofa_set_load(const gchar *location, gint rate,
+                                       GstCudaConvolveIrProblem *problem)
+{
+  if (!gst_cuda_convolve_ir_check(location, "sofa-location", problem))
+    return NULL;
+  int err = MYSOFA_OK;
+  struct MYSOFA_HRTF *hrtf = mysofa_load(location, &err);
+  if (!hrtf)
+    return fail(problem, GST_STREAM_ERROR, GST_STREAM_ERROR_WRONG_TYPE,
+                g_strdup_printf("\"%s\" (sofa-location) is not a SOFA file: %s (libmysofa error "
+                                "%d).",
+                                location, mysofa_error_name(err), err),
+                NULL);
+  err = mysofa_check(hrtf);
+  if (err != MYSOFA_OK)
+    return fail(problem, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+                g_strdup_printf("\"%s\" (sofa-location) is not an HRTF set of SOFA's "
+                                "SimpleFreeFieldHRIR convention: %s (libmysofa error %d).",
+                                location, mysofa_error_name(err), err),
+                hrtf);
+  const double file_rate = hrtf->DataSamplingRate.values[0];
+  if (!(file_rate >= 1.0 && file_rate <= G_MAXINT))
+    return fail(problem, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+                g_strdup_printf("\"%s\" (sofa-location) has a sampling rate of %g Hz.", location,
+                                file_rate),
+                hrtf);
+  if (lround(file_rate) != rate) {
+    err = mysofa_resample(hrtf, (float)rate);
+    if (err != MYSOFA_OK)
+      return fail(problem, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+                  g_strdup_printf("Cannot resample \"%s\" (sofa-location) from %g Hz to the "
+                                  "stream's %d Hz (libmysofa resamples to 8000 Hz or more): %s.",
+                                  location, file_rate, rate, mysofa_error_name(err)),
+                  hrtf);
+  }
+  mysofa_tocartesian(hrtf);
+
+  const guint m_count = hrtf->M, r_count = hrtf->R;
+  const gsize n = hrtf->N;
+  /* Data.Delay, in samples: one per receiver (I x R) or per measurement and receiver (M x R) */
+  const gboolean per_measurement = hrtf->DataDelay.elements == (gsize)m_count * r_count;
+  gsize most_delay = 0;
+  for (gsize k = 0; k < hrtf->DataDelay.elements; k++) {
+    const float d = hrtf->DataDelay.values[k];
+    if (!(d >= 0.0f && d < 1e6f))
+      return fail(problem, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+                  g_strdup_printf("\"%s\" (sofa-location) has a delay of %g samples (Data.Delay): "
+                                  "0 to a million are possible.",
+                                  location, (double)d),
+                  hrtf);
+    most_delay = MAX(most_delay, (gsize)lround(d));
+  }
+  const gsize taps = n + most_delay;
+  if (taps == 0 || (gsize)m_count * r_count > MAX_VALUES / taps)
+    return fail(problem, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+                g_strdup_printf("\"%s\" (sofa-location) has %u measurements of %" G_GSIZE_FORMAT
+                                " taps: at most %" G_GSIZE_FORMAT " values are read.",
+                                location, m_count, taps, MAX_VALUES),
+                hrtf);
+
+  GstCudaMatrixConvolveSofaSet *set = g_new0(GstCudaMatrixConvolveSofaSet, 1);
+  set->measurements = m_count;
+  set->receivers = r_count;
+  set->taps = taps;
+  set->rate = rate;
+  set->file_rate = (gint)lround(file_rate);
+  set->directions = g_new(gdouble, (gsize)m_count * 3);
+  set->responses = g_try_new0(gdouble, (gsize)m_count * r_count * taps);
+  if (!set->responses) {
+    gst_cuda_matrix_convolve_sofa_set_free(set);
+    return fail(problem, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NO_SPACE_LEFT,
+                g_strdup_printf("Out of memory for \"%s\" (sofa-location): %u measurements of "
+                                "%" G_GSIZE_FORMAT " taps.",
+                                location, m_count, taps),
+                hrtf);
+  }
+  for (guint m = 0; m < m_count; m++) {
+    const float *p = hrtf->SourcePosition.values + (gsize)m * 3;
+    const double length = sqrt((double)p[0] * p[0] + (double)p[1] * p[1] + (double)p[2] * p[2]);
+    for (guint c = 0; c < 3; c++)
+      set->directions[(gsize)m * 3 + c] = length > 0.0 ? p[c] / length : NAN;
+    for (guint r = 0; r < r_count; r++) {
+      const gsize delay =
+          hrtf->DataDelay.elements == 0
+              ? 0
+              : (gsize)lround(
+                    hrtf->DataDelay.values[per_measurement ? (gsize)m * r_count + r
+                                                           : r % hrtf->DataDelay.elements]);
+      const float *ir = hrtf->DataIR.values + ((gsize)m * r_count + r) * n;
+      gdouble *out = set->responses + ((gsize)m * r_count + r) * taps + delay;
+      for (gsize k = 0; k < n; k++)
+        out[k] = ir[k];
+    }
+  }
+  mysofa_free(hrtf);
+  return set;
+}
+
+void
+gst_cuda_matrix_convolve_sofa_set_free(GstCudaMatrixConvolveSofaSet *set)
+{
+  if (!set)
+    return;
+  g_free(set->directions);
+  g_free(set->responses);
+  g_free(set);
+}

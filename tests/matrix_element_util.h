@@ -1,0 +1,43 @@
+/* matrix_element_util.h: what the cudamatrixconvolve element tests share (the matrix test and the
+ * SOFA test): random responses, the double-precision direct matrix convolution they are checked
+ * against, the crossover of a change while playing (as cudafft/matrix.h states it), the check of
+ * every output value, and the output buffers read back as one run with their stamps checked. */
+#ifndef MATRIX_ELEMENT_UTIL_H
+#define MATRIX_ELEMENT_UTIL_H
+
+#include "element_util.h"
+
+#include <cudafft/matrix.h>
+
+/* The relative L2 bound of an output in `format` against the reference. */
+double mx_tolerance(CudafftSampleFormat format);
+
+/* Random responses: rows x taps, uniform under a decaying envelope, exact in float; the rows in
+ * `empty` (a bit mask) all zeros. */
+double *mx_random_responses(TestRng *rng, guint rows, gsize taps, guint64 empty);
+
+/* y_j[n] = sum_i sum_k h_ij[k] x_i[n - k] for n < frames, directly in double, entry (i, j) row
+ * i * outputs + j of h (rows of `taps`): frames x outputs, interleaved. */
+double *mx_reference(const double *h, gsize taps, const TestSignal *x, guint outputs, gsize frames);
+
+/* The expected output of a change while playing made before input sample `change`: the old
+ * matrix's output up to the next boundary of `block`, then a linear crossover over one block,
+ * then the new matrix's (y_old, y_new: mx_reference of each over the whole input). */
+double *mx_crossover(const double *y_old, const double *y_new, gsize frames, guint outputs,
+                     gsize change, guint block);
+
+/* Every value of got against want: none non-finite, relative L2 within tolerance, and each sample
+ * within 20 x tolerance of the largest reference magnitude. */
+void mx_check_values(const double *got, const double *want, gsize count, double tolerance,
+                     const char *row);
+
+/* The output buffers as one run stamped from `start` at `rate`: values (frames x channels) with
+ * PTS, duration, OFFSET, OFFSET_END and DISCONT (first buffer only) checked; *frames their count.
+ */
+double *mx_read_run(GPtrArray *out, CudafftSampleFormat format, guint channels, guint rate,
+                    GstClockTime start, gsize *frames, const char *row);
+
+/* Sets the matrix property: rows of taps (row r's first lengths[r] taps; lengths NULL: all). */
+void mx_set_matrix(GstElement *e, const double *h, guint rows, gsize taps, const gsize *lengths);
+
+#endif /* MATRIX_ELEMENT_UTIL_H */
