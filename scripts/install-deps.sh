@@ -12,6 +12,8 @@ packages=(
   gstreamer1.0-plugins-bad libgstreamer-plugins-bad1.0-0
   # the Python examples and their tests (PyGObject with GStreamer's overrides, numpy)
   python3-gi python3-gst-1.0 gir1.2-gst-plugins-base-1.0 python3-numpy
+  # cudamatrixconvolve's SOFA files (libmysofa), and netCDF4 for the tests that write them
+  libmysofa-dev python3-netcdf4
 )
 sudo=
 [ "$(id -u)" = 0 ] || sudo=sudo

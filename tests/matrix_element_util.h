@@ -13,7 +13,7 @@
 double mx_tolerance(CudafftSampleFormat format);
 
 /* Random responses: rows x taps, uniform under a decaying envelope, exact in float; the rows in
- * `empty` (a bit mask) all zeros. */
+ * `empty` (a bit mask: rows 0 to 63) all zeros. */
 double *mx_random_responses(TestRng *rng, guint rows, gsize taps, guint64 empty);
 
 /* y_j[n] = sum_i sum_k h_ij[k] x_i[n - k] for n < frames, directly in double, entry (i, j) row

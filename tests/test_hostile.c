@@ -9,8 +9,9 @@
  *   of the stream, GAP events, caps changes (format, channels, rate; 1025 channels, which they
  *   refuse);
  * - property changes from another thread while the buffers flow (sizes, windows, bands, empty
- *   kernels and taps beyond the float range, latency up to its maximum, ir-location naming a file
- *   that does not exist or a FIFO...), and values the element must refuse: backend and
+ *   kernels and taps beyond the float range, latency up to its maximum, ir-location and
+ *   sofa-location naming a file that does not exist or a FIFO, directions...), and values the
+ *   element must refuse (directions out of range among them): backend and
  *   cuda-device-id while it runs, bands-per-octave and block-size outside their sets; each refusal
  *   must leave the value in effect (read back at once) and post a WARNING naming it.
  *
@@ -275,8 +276,9 @@ collect(Scenario *sc)
     } else if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_WARNING) {
       GError *err = NULL;
       gst_message_parse_warning(msg, &err, NULL);
-      static const char *const kept[] = {"Keeping backend=", "Keeping cuda-device-id=",
-                                         "Keeping bands-per-octave=", "Keeping block-size="};
+      static const char *const kept[] = {
+          "Keeping backend=", "Keeping cuda-device-id=", "Keeping bands-per-octave=",
+          "Keeping block-size=", "keeping the previous directions"};
       for (guint i = 0; err && i < G_N_ELEMENTS(kept); i++)
         if (strstr(err->message, kept[i]))
           sc->refusals_said++;
@@ -512,6 +514,36 @@ set_matrix(GstElement *e, const double *h, guint rows, gsize taps, guint64 empty
   g_value_unset(&matrix);
 }
 
+/* cudamatrixconvolve's directions property: `count` random <azimuth, elevation> pairs; one time
+ * in four one of them out of range, which the element must refuse (counted as a refusal). */
+static void
+set_directions(Scenario *sc, GstElement *e, guint count)
+{
+  TestRng *rng = &sc->props_rng;
+  const gboolean bad = count > 0 && test_rng_range(rng, 0, 3) == 0;
+  const guint bad_at = bad ? (guint)test_rng_range(rng, 0, count - 1) : 0;
+  GValue value = G_VALUE_INIT;
+  g_value_init(&value, GST_TYPE_ARRAY);
+  for (guint c = 0; c < count; c++) {
+    GValue pair = G_VALUE_INIT;
+    g_value_init(&pair, GST_TYPE_ARRAY);
+    const double angles[2] = {test_rng_uniform(rng) * 360.0,
+                              bad && c == bad_at ? 90.0 + test_rng_range(rng, 1, 1000)
+                                                 : test_rng_uniform(rng) * 90.0};
+    for (guint k = 0; k < 2; k++) {
+      GValue v = G_VALUE_INIT;
+      g_value_init(&v, G_TYPE_DOUBLE);
+      g_value_set_double(&v, angles[k]);
+      gst_value_array_append_and_take_value(&pair, &v);
+    }
+    gst_value_array_append_and_take_value(&value, &pair);
+  }
+  g_object_set_property(G_OBJECT(e), "directions", &value);
+  g_value_unset(&value);
+  if (bad)
+    g_atomic_int_inc(&sc->refusals);
+}
+
 static gchar *
 property_text(GstElement *e, const char *property)
 {
@@ -667,7 +699,7 @@ random_property(Scenario *sc)
     }
     break;
   case EL_MATRIX:
-    switch (test_rng_range(rng, 0, 3)) {
+    switch (test_rng_range(rng, 0, 5)) {
     case 0:
     case 1: {
       /* 24 entries fit every channel count the caps take (1, 2, 3, 6, 8: the output count
@@ -685,6 +717,17 @@ random_property(Scenario *sc)
     }
     case 2:
       g_object_set(e, "drain-tail", (gboolean)test_rng_range(rng, 0, 1), NULL);
+      break;
+    case 3: {
+      /* an HRTF set that does not exist or a FIFO (a warning while playing, the matrix in force
+       * staying), or none again */
+      const char *const locations[] = {NULL, NULL, "/nonexistent/cudamatrixconvolve-hostile.sofa",
+                                       sc->fifo};
+      g_object_set(e, "sofa-location", locations[test_rng_range(rng, 0, 3)], NULL);
+      break;
+    }
+    case 4: /* 0 to 8 directions, some of them out of range (refused with a warning) */
+      set_directions(sc, e, test_rng_range(rng, 0, 8));
       break;
     default: {
       const char *const locations[] = {NULL, "/nonexistent/cudamatrixconvolve-hostile.wav",
@@ -778,7 +821,7 @@ known_state(Scenario *sc, const double *kernel, gsize taps)
   case EL_MATRIX:
     /* diagonal: each channel filtered with the kernel, the others' entries empty */
     set_matrix(sc->e, kernel, CLEAN_CHANNELS * CLEAN_CHANNELS, taps, 0x6);
-    g_object_set(sc->e, "drain-tail", TRUE, "ir-location", NULL, NULL);
+    g_object_set(sc->e, "drain-tail", TRUE, "ir-location", NULL, "sofa-location", NULL, NULL);
     break;
   default:
     break;
