@@ -4,8 +4,9 @@
  * gstcudaconvolveir.c, as cudaconvolve's; the runs through the engine (pushes, the drain and tail,
  * changes of responses at buffer boundaries, the latency) are gstcudamatrixconvolverun.c's.
  *
- * Length: about 830 lines with its runs apart (gstcudamatrixconvolverun.c): what is left is the
- * element's properties, responses and caps, which read together. */
+ * Length: about 890 lines with its runs (gstcudamatrixconvolverun.c), its array properties' values
+ * (gstcudamatrixconvolvevalues.c) and its HRTF sets (gstcudamatrixconvolvesofa*.c) apart: what is
+ * left is the element's properties, responses and caps, which read together. */
 /**
  * SECTION:element-cudamatrixconvolve
  * @title: cudamatrixconvolve
@@ -50,6 +51,18 @@
  * start; a block-size that is neither 0 nor a power of two from 32 to 2048 is refused with a
  * warning and the previous one stays.
  *
+ * Binaural output from an HRTF set: with #GstCudaMatrixConvolve:sofa-location (an AES69 SOFA file
+ * of the SimpleFreeFieldHRIR convention, read with libmysofa) each input channel is filtered with
+ * the left- and right-ear responses of the measured direction nearest to its own, into stereo. A
+ * channel's direction is its entry of #GstCudaMatrixConvolve:directions (<azimuth, elevation> in
+ * degrees, SOFA's convention: azimuth counter-clockwise from the front, elevation up), or where
+ * that is empty the standard loudspeaker direction of its channel position (front +-30, side
+ * +-90, rear +-150 degrees...), so that a 7.1 stream becomes binaural with the file alone. A set
+ * of another rate is resampled; a file that is not an HRTF set, directions of another count than
+ * the channels, or channels without positions and no directions are an ERROR at start (a WARNING
+ * while playing); directions out of range are refused with a warning. docs/elements.md has the
+ * table of directions.
+ *
  * System memory only (the matrix engine has no device-memory path yet).
  *
  * ## Example pipelines
@@ -63,6 +76,12 @@
  * |[
  * gst-launch-1.0 audiotestsrc ! audio/x-raw,format=F32LE,channels=2 ! \
  *     cudamatrixconvolve matrix="<<1.0, 0.5>, <0.0>, <0.0>, <1.0>>" ! fakesink
+ * ]|
+ * 7.1 to headphones from an HRTF set:
+ * |[
+ * gst-launch-1.0 filesrc location=movie-7.1.wav ! decodebin ! audioconvert ! \
+ *     audio/x-raw,format=F32LE,channels=8 ! cudamatrixconvolve sofa-location=kemar.sofa ! \
+ *     audioconvert ! autoaudiosink
  * ]|
  */
 #include "gstcudamatrixconvolve.h"
