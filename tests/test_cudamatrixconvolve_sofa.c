@@ -192,6 +192,30 @@ run_set(const char *properties, const double *directions, guint count, const Tes
   return got;
 }
 
+/* Filters `samples` random frames of `inputs` channels in `format` with the set at `path` and
+ * checks every output sample against the direct convolution with measurements m[i]. */
+static void
+check_binaural(const SofaSet *set, const char *path, const guint *m, guint inputs,
+               CudafftSampleFormat format, gsize samples, const char *more,
+               const double *directions, TestRng *rng, const char *row)
+{
+  gsize taps = 0;
+  double *h = expected_matrix(set, m, inputs, &taps);
+  TestSignal x;
+  test_signal_random(&x, rng, format, inputs, RATE, samples, READ);
+  gchar *props = g_strdup_printf("%s sofa-location=%s", more, path);
+  gsize frames = 0;
+  double *got = run_set(props, directions, directions ? inputs : 0, &x, &frames, row);
+  fail_unless_equals_uint64(frames, x.frames + taps - 1);
+  double *want = mx_reference(h, taps, &x, 2, frames);
+  mx_check_values(got, want, frames * 2, mx_tolerance(x.format), row);
+  g_free(got);
+  g_free(want);
+  g_free(props);
+  g_free(h);
+  test_signal_clear(&x);
+}
+
 /* 7.1 to binaural with no setting but the file: each channel's standard direction is on the grid
  * (front +-30, center and LFE 0, rear +-150, side +-90 degrees). */
 GST_START_TEST(test_seven_one_by_positions)
@@ -205,21 +229,8 @@ GST_START_TEST(test_seven_one_by_positions)
   guint m[8];
   for (guint i = 0; i < 8; i++)
     m[i] = (guint)(azimuths[i] / 10);
-  gsize taps = 0;
-  double *h = expected_matrix(&set, m, 8, &taps);
-  TestSignal x;
-  test_signal_random(&x, &rng, CUDAFFT_SAMPLE_F32, 8, RATE, 4000, READ);
-  gchar *props = g_strdup_printf("block-size=128 sofa-location=%s", path);
-  gsize frames = 0;
-  double *got = run_set(props, NULL, 0, &x, &frames, "7.1");
-  fail_unless_equals_uint64(frames, x.frames + taps - 1);
-  double *want = mx_reference(h, taps, &x, 2, frames);
-  mx_check_values(got, want, frames * 2, mx_tolerance(x.format), "7.1 to binaural");
-  g_free(got);
-  g_free(want);
-  g_free(props);
-  g_free(h);
-  test_signal_clear(&x);
+  check_binaural(&set, path, m, 8, CUDAFFT_SAMPLE_F32, 4000, "block-size=128", NULL, &rng,
+                 "7.1 to binaural");
   remove_file(path);
   sofa_set_clear(&set);
 }
@@ -239,21 +250,8 @@ GST_START_TEST(test_sixteen_by_directions)
     directions[2 * i + 1] = test_rng_uniform(&rng) * 90.0;
     m[i] = nearest_by_distance(&set, directions[2 * i], directions[2 * i + 1]);
   }
-  gsize taps = 0;
-  double *h = expected_matrix(&set, m, 16, &taps);
-  TestSignal x;
-  test_signal_random(&x, &rng, CUDAFFT_SAMPLE_F64, 16, RATE, 3000, READ);
-  gchar *props = g_strdup_printf("block-size=0 sofa-location=%s", path);
-  gsize frames = 0;
-  double *got = run_set(props, directions, 16, &x, &frames, "16x2");
-  fail_unless_equals_uint64(frames, x.frames + taps - 1);
-  double *want = mx_reference(h, taps, &x, 2, frames);
-  mx_check_values(got, want, frames * 2, mx_tolerance(x.format), "16 directions");
-  g_free(got);
-  g_free(want);
-  g_free(props);
-  g_free(h);
-  test_signal_clear(&x);
+  check_binaural(&set, path, m, 16, CUDAFFT_SAMPLE_F64, 3000, "block-size=0", directions, &rng,
+                 "16 directions");
   remove_file(path);
   sofa_set_clear(&set);
 }
