@@ -26,10 +26,12 @@ struct _GstCudaConvolveIr {
   GCond cond; /* signalled when there is work for the worker, a result, or a stop */
 
   /* under lock */
-  gchar *location; /* NULL: none */
-  gint rate;       /* 0: not known */
-  guint64 wanted;  /* the request: bumped by every change of location or rate */
-  guint64 done;    /* the request `result` answers; 0: none */
+  gchar *location;   /* NULL: none; for a list (ir-locations), its files joined by ", " */
+  gchar **locations; /* the files: one, or a list whose entries "" are empty entries */
+  gboolean listed;   /* set as a list (ir-locations) */
+  gint rate;         /* 0: not known */
+  guint64 wanted;    /* the request: bumped by every change of location or rate */
+  guint64 done;      /* the request `result` answers; 0: none */
   GstCudaConvolveIrResult *result;
   GThread *worker;     /* NULL while none runs */
   gboolean quit;       /* the worker is to end */
@@ -249,13 +251,14 @@ cancel_stale_decode_locked(GstCudaConvolveIr *ir)
                  gst_message_new_application(NULL, gst_structure_new_empty("cancel")));
 }
 
-/* Decodes `location` to F64 at `rate` with a sub-pipeline (any format GStreamer decodes): a result
- * with the samples or with the problem, or NULL when cancelled. */
+/* Decodes `location` (set by `property`) to F64 at `rate` with a sub-pipeline (any format
+ * GStreamer decodes): a result with the samples or with the problem, or NULL when cancelled. */
 static GstCudaConvolveIrResult *
-decode(GstCudaConvolveIr *ir, guint64 request, const gchar *location, gint rate)
+decode_file(GstCudaConvolveIr *ir, guint64 request, const gchar *location, const gchar *property,
+            gint rate)
 {
   GstCudaConvolveIrResult *result = result_new(location, rate);
-  if (!gst_cuda_convolve_ir_check(location, "ir-location", &result->problem))
+  if (!gst_cuda_convolve_ir_check(location, property, &result->problem))
     return result;
   gchar *description =
       g_strdup_printf("filesrc name=src ! decodebin name=decoder  audioconvert name=convert ! "
@@ -383,8 +386,8 @@ decode(GstCudaConvolveIr *ir, guint64 request, const gchar *location, gint rate)
       return NULL;
     }
     problem_set(&result->problem, domain, code,
-                g_strdup_printf("Cannot use \"%s\" as the impulse response (ir-location): %s.",
-                                location, problem),
+                g_strdup_printf("Cannot use \"%s\" as the impulse response (%s): %s.", location,
+                                property, problem),
                 debug);
     g_free(problem);
     return result;
@@ -392,6 +395,67 @@ decode(GstCudaConvolveIr *ir, guint64 request, const gchar *location, gint rate)
   result->channels = channels;
   result->frames = data->len / channels;
   result->data = (gdouble *)g_array_free(data, FALSE);
+  return result;
+}
+
+/* Decodes the files of a list (ir-locations) and puts their channels side by side, in order, as
+ * the channels of one file (the shorter padded with zeros); an entry "" is one empty channel. The
+ * first file that cannot be used is the result's problem; NULL when cancelled. */
+static GstCudaConvolveIrResult *
+decode_list(GstCudaConvolveIr *ir, guint64 request, gchar **locations, const gchar *display,
+            gint rate)
+{
+  const guint n = g_strv_length(locations);
+  GstCudaConvolveIrResult **parts = g_new0(GstCudaConvolveIrResult *, MAX(n, 1));
+  GstCudaConvolveIrResult *result = NULL;
+  guint channels = 0;
+  gsize frames = 0;
+  for (guint k = 0; k < n && !result; k++) {
+    if (!*locations[k]) {
+      channels++;
+      continue;
+    }
+    parts[k] = decode_file(ir, request, locations[k], "ir-locations", rate);
+    if (!parts[k] || !parts[k]->data) { /* cancelled, or the problem of the list */
+      result = parts[k] ? g_atomic_rc_box_acquire(parts[k]) : NULL;
+      if (!result)
+        goto done;
+      break;
+    }
+    channels += parts[k]->channels;
+    frames = MAX(frames, parts[k]->frames);
+  }
+  if (!result) {
+    result = result_new(display, rate);
+    if ((gsize)channels * frames > MAX_VALUES) {
+      problem_set(
+          &result->problem, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+          g_strdup_printf("The impulse responses (ir-locations) are %u channels of %" G_GSIZE_FORMAT
+                          " samples: more than %" G_GSIZE_FORMAT " values.",
+                          channels, frames, MAX_VALUES),
+          NULL);
+      goto done;
+    }
+    result->channels = channels;
+    result->frames = frames;
+    result->data = g_new0(gdouble, MAX((gsize)channels * frames, 1));
+    guint at = 0;
+    for (guint k = 0; k < n; k++) {
+      const GstCudaConvolveIrResult *part = parts[k];
+      if (!part) { /* an empty entry: zeros */
+        at++;
+        continue;
+      }
+      for (gsize t = 0; t < part->frames; t++)
+        for (guint c = 0; c < part->channels; c++)
+          result->data[t * channels + at + c] = part->data[t * part->channels + c];
+      at += part->channels;
+    }
+  }
+done:
+  for (guint k = 0; k < n; k++)
+    gst_cuda_convolve_ir_result_unref(parts[k]);
+  g_free(parts);
   return result;
 }
 
@@ -420,6 +484,8 @@ worker_main(gpointer data)
     }
     const guint64 request = ir->wanted;
     gchar *location = g_strdup(ir->location);
+    gchar **locations = g_strdupv(ir->locations);
+    const gboolean list = ir->listed;
     const gint rate = ir->rate;
     g_mutex_unlock(&ir->lock);
 
@@ -427,7 +493,10 @@ worker_main(gpointer data)
                      rate, request);
     post_progress(ir, GST_PROGRESS_TYPE_START,
                   g_strdup_printf("Decoding the impulse response \"%s\" at %d Hz", location, rate));
-    GstCudaConvolveIrResult *result = decode(ir, request, location, rate);
+    GstCudaConvolveIrResult *result = list
+                                          ? decode_list(ir, request, locations, location, rate)
+                                          : decode_file(ir, request, location, "ir-location", rate);
+    g_strfreev(locations);
 
     /* The outcome is posted before anyone can use the result: the streaming thread, which may
      * post an ERROR or WARNING about it (a channel count that does not fit the stream), waits
@@ -545,6 +614,7 @@ gst_cuda_convolve_ir_free(GstCudaConvolveIr *ir)
     return;
   gst_cuda_convolve_ir_stop(ir);
   g_free(ir->location);
+  g_strfreev(ir->locations);
   g_mutex_clear(&ir->lock);
   g_cond_clear(&ir->cond);
   g_free(ir);
@@ -553,9 +623,27 @@ gst_cuda_convolve_ir_free(GstCudaConvolveIr *ir)
 void
 gst_cuda_convolve_ir_set_location(GstCudaConvolveIr *ir, const gchar *location)
 {
+  const gchar *one[] = {location, NULL};
   g_mutex_lock(&ir->lock);
   g_free(ir->location);
+  g_strfreev(ir->locations);
   ir->location = location && *location ? g_strdup(location) : NULL;
+  ir->locations = ir->location ? g_strdupv((gchar **)one) : NULL;
+  ir->listed = FALSE;
+  request_locked(ir);
+  g_mutex_unlock(&ir->lock);
+}
+
+void
+gst_cuda_convolve_ir_set_locations(GstCudaConvolveIr *ir, gchar **locations)
+{
+  const gboolean some = locations && locations[0];
+  g_mutex_lock(&ir->lock);
+  g_free(ir->location);
+  g_strfreev(ir->locations);
+  ir->location = some ? g_strjoinv(", ", locations) : NULL;
+  ir->locations = some ? g_strdupv(locations) : NULL;
+  ir->listed = some;
   request_locked(ir);
   g_mutex_unlock(&ir->lock);
 }

@@ -64,6 +64,11 @@ void gst_cuda_convolve_ir_free(GstCudaConvolveIr *ir);
  * the same location (the file may have changed). */
 void gst_cuda_convolve_ir_set_location(GstCudaConvolveIr *ir, const gchar *location);
 gchar *gst_cuda_convolve_ir_dup_location(GstCudaConvolveIr *ir);
+/* A list of files instead (cudamatrixconvolve's ir-locations; NULL or empty for none), from any
+ * thread: decoded in turn, their channels put side by side in order as one file's (the shorter
+ * padded with zeros), an entry "" one empty channel. The location is then the files joined by
+ * ", ". Replaces a location set before, as that replaces a list. */
+void gst_cuda_convolve_ir_set_locations(GstCudaConvolveIr *ir, gchar **locations);
 
 /* The stream's rate (0: not known), from the streaming thread; a new rate asks for a new decode. */
 void gst_cuda_convolve_ir_set_rate(GstCudaConvolveIr *ir, gint rate);

@@ -18,8 +18,9 @@
  *
  * The entries are in input-major order: entry (i, j), from input i to output j, is channel
  * i * outputs + j of the #GstCudaMatrixConvolve:ir-location file (an audio file of inputs x
- * outputs channels), or row i * outputs + j of the #GstCudaMatrixConvolve:matrix property (for
- * applications). An entry whose taps are all zero (or an empty row) is empty and costs nothing.
+ * outputs channels), of the files of #GstCudaMatrixConvolve:ir-locations put side by side (a mono
+ * file per entry, "" for an empty one), or row i * outputs + j of the
+ * #GstCudaMatrixConvolve:matrix property (for applications). An entry whose taps are all zero (or an empty row) is empty and costs nothing.
  * The number of outputs is the entries' count divided by the input's channel count, unless
  * #GstCudaMatrixConvolve:outputs names it (then the entries must be inputs x outputs).
  *
@@ -102,6 +103,7 @@ GST_DEBUG_CATEGORY(gst_cuda_matrix_convolve_debug);
 enum {
   PROP_0,
   PROP_IR_LOCATION,
+  PROP_IR_LOCATIONS,
   PROP_MATRIX,
   PROP_SOFA_LOCATION,
   PROP_DIRECTIONS,
@@ -148,8 +150,27 @@ gst_cuda_matrix_convolve_set_property(GObject *object, guint prop_id, const GVal
   Settings *s = &self->settings;
   switch (prop_id) {
   case PROP_IR_LOCATION: /* decoded at once where the stream's rate is known */
+    GST_OBJECT_LOCK(self);
+    g_clear_pointer(&s->ir_locations, g_strfreev); /* one or the other */
     gst_cuda_convolve_ir_set_location(self->ir, g_value_get_string(value));
+    GST_OBJECT_UNLOCK(self);
     break;
+  case PROP_IR_LOCATIONS: {
+    gchar **locations = NULL;
+    gchar *why = NULL;
+    if (!gst_cuda_matrix_convolve_locations_from_value(value, &locations, &why)) {
+      gst_cudafft_refuse_value(GST_ELEMENT(self),
+                               "ir-locations refused (%s); keeping the previous files.", why);
+      g_free(why);
+      break;
+    }
+    GST_OBJECT_LOCK(self);
+    g_strfreev(s->ir_locations);
+    s->ir_locations = locations;
+    gst_cuda_convolve_ir_set_locations(self->ir, locations);
+    GST_OBJECT_UNLOCK(self);
+    break;
+  }
   case PROP_MATRIX: {
     gdouble *data = NULL;
     guint rows = 0;
@@ -255,12 +276,20 @@ gst_cuda_matrix_convolve_get_property(GObject *object, guint prop_id, GValue *va
 {
   GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(object);
   const Settings *s = &self->settings;
-  if (prop_id == PROP_IR_LOCATION) {
-    g_value_take_string(value, gst_cuda_convolve_ir_dup_location(self->ir));
-    return;
-  }
   GST_OBJECT_LOCK(self);
   switch (prop_id) {
+  case PROP_IR_LOCATION: /* none while a list is in force */
+    g_value_take_string(value,
+                        s->ir_locations ? NULL : gst_cuda_convolve_ir_dup_location(self->ir));
+    break;
+  case PROP_IR_LOCATIONS:
+    for (guint k = 0; s->ir_locations && s->ir_locations[k]; k++) {
+      GValue v = G_VALUE_INIT;
+      g_value_init(&v, G_TYPE_STRING);
+      g_value_set_string(&v, s->ir_locations[k]);
+      gst_value_array_append_and_take_value(value, &v);
+    }
+    break;
   case PROP_MATRIX:
     gst_cuda_matrix_convolve_matrix_to_value(s->matrix, s->rows, s->taps, value);
     break;
@@ -706,8 +735,8 @@ gst_cuda_matrix_convolve_change_state(GstElement *element, GstStateChange transi
       ->change_state(element, transition);
 }
 
-/* A missing, unreadable or not regular ir-location or sofa-location file fails the start, naming
- * the file. */
+/* A missing, unreadable or not regular ir-location, ir-locations or sofa-location file fails the
+ * start, naming the file. */
 static gboolean
 gst_cuda_matrix_convolve_start(GstBaseTransform *trans)
 {
@@ -716,14 +745,21 @@ gst_cuda_matrix_convolve_start(GstBaseTransform *trans)
   gst_audio_info_init(&self->out_info);
   g_atomic_int_set(&self->latency_frames, 0);
   g_atomic_int_set(&self->latency_rate, 0);
+  gchar *location = gst_cuda_convolve_ir_dup_location(self->ir);
   GST_OBJECT_LOCK(self);
   gchar *sofa = g_strdup(self->settings.sofa_location);
+  gchar **list = g_strdupv(self->settings.ir_locations);
   GST_OBJECT_UNLOCK(self);
-  gchar *location = gst_cuda_convolve_ir_dup_location(self->ir);
   GstCudaConvolveIrProblem problem = {0};
-  const gboolean ok = sofa ? gst_cuda_convolve_ir_check(sofa, "sofa-location", &problem)
-                           : !location || !*location ||
-                                 gst_cuda_convolve_ir_check(location, "ir-location", &problem);
+  gboolean ok = TRUE;
+  if (sofa)
+    ok = gst_cuda_convolve_ir_check(sofa, "sofa-location", &problem);
+  else if (list)
+    for (guint k = 0; ok && list[k]; k++)
+      ok = !*list[k] || gst_cuda_convolve_ir_check(list[k], "ir-locations", &problem);
+  else
+    ok = !location || !*location || gst_cuda_convolve_ir_check(location, "ir-location", &problem);
+  g_strfreev(list);
   g_free(sofa);
   if (!ok)
     gst_cuda_convolve_ir_problem_post(&problem, GST_ELEMENT(self), TRUE);
@@ -740,6 +776,7 @@ gst_cuda_matrix_convolve_finalize(GObject *object)
   gst_cuda_matrix_convolve_sofa_set_free(self->sofa);
   g_free(self->settings.matrix);
   g_free(self->settings.sofa_location);
+  g_strfreev(self->settings.ir_locations);
   g_free(self->settings.directions);
   G_OBJECT_CLASS(gst_cuda_matrix_convolve_parent_class)->finalize(object);
 }
@@ -773,6 +810,18 @@ gst_cuda_matrix_convolve_class_init(GstCudaMatrixConvolveClass *klass)
           "over one block (a file that cannot be used, or changes the output count, is a warning "
           "and the previous matrix stays)",
           NULL, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_IR_LOCATIONS,
+      gst_param_spec_array(
+          "ir-locations", "Impulse response files, one per entry",
+          "The responses as a list of audio files, input-major (entry i * outputs + j from input "
+          "i to output j): each file's channels are the next entries (a mono file one), an empty "
+          "string an empty entry; decoded and resampled as ir-location's, the shorter padded "
+          "with zeros. Setting it replaces ir-location (and ir-location replaces it); the same "
+          "rules and errors, each naming the file",
+          g_param_spec_string("location", "Location", "An audio file, or \"\" for an empty entry",
+                              NULL, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+          playing));
   g_object_class_install_property(
       gobject_class, PROP_MATRIX,
       gst_param_spec_array(

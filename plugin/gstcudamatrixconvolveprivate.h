@@ -22,6 +22,7 @@ typedef struct {
   guint rows;
   gsize taps;
   guint serial;         /* bumped by every change of matrix, sofa-location or directions */
+  gchar **ir_locations; /* the ir-locations list in force; NULL: none (ir-location's file) */
   gchar *sofa_location; /* NULL: none */
   guint sofa_serial;    /* bumped by every change of sofa-location */
   gdouble *directions;  /* n_directions x <azimuth, elevation>, degrees; NULL: the positions' */
@@ -101,6 +102,8 @@ gboolean gst_cuda_matrix_convolve_matrix_from_value(const GValue *value, gdouble
                                                     guint *rows, gsize *taps, gchar **why);
 void gst_cuda_matrix_convolve_matrix_to_value(const gdouble *matrix, guint rows, gsize taps,
                                               GValue *value);
+gboolean gst_cuda_matrix_convolve_locations_from_value(const GValue *value, gchar ***locations,
+                                                       gchar **why);
 gboolean gst_cuda_matrix_convolve_directions_from_value(const GValue *value, gdouble **pairs,
                                                         guint *count, gchar **why);
 void gst_cuda_matrix_convolve_directions_to_value(const gdouble *pairs, guint count, GValue *value);

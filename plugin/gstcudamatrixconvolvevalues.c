@@ -1,6 +1,7 @@
 /* gstcudamatrixconvolvevalues.c: cudamatrixconvolve's array-valued properties to and from
- * GValues: the matrix (rows of taps) and the directions (azimuth and elevation per input
- * channel), each checked as it is set, so that a value refused leaves the one in force. */
+ * GValues: the matrix (rows of taps), the list of files (ir-locations) and the directions (azimuth
+ * and elevation per input channel), each checked as it is set, so that a value refused leaves the
+ * one in force. */
 #include "gstcudamatrixconvolveprivate.h"
 
 #include <math.h>
@@ -146,4 +147,25 @@ gst_cuda_matrix_convolve_directions_to_value(const gdouble *pairs, guint count, 
     }
     gst_value_array_append_and_take_value(value, &pair);
   }
+}
+
+/* Reads the ir-locations property: a GstValueArray of strings (files, or "" for an empty entry);
+ * an empty array is none (*locations NULL). FALSE, with the reason, for a value that is not a
+ * string. */
+gboolean
+gst_cuda_matrix_convolve_locations_from_value(const GValue *value, gchar ***locations, gchar **why)
+{
+  const guint n = GST_VALUE_HOLDS_ARRAY(value) ? gst_value_array_get_size(value) : 0;
+  gchar **list = n ? g_new0(gchar *, n + 1) : NULL;
+  for (guint k = 0; k < n; k++) {
+    const GValue *v = gst_value_array_get_value(value, k);
+    if (!G_VALUE_HOLDS_STRING(v)) {
+      *why = g_strdup_printf("entry %u is not a file name", k);
+      g_strfreev(list);
+      return FALSE;
+    }
+    list[k] = g_strdup(g_value_get_string(v) ? g_value_get_string(v) : "");
+  }
+  *locations = list;
+  return TRUE;
 }

@@ -62,7 +62,8 @@ fi
 
 # What the build and the tests need on the target, with all that it depends on
 target_packages=(libc6-dev libstdc++-12-dev libfftw3-dev libgstreamer1.0-dev
-  libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base gstreamer1.0-plugins-good)
+  libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base gstreamer1.0-plugins-good
+  libmysofa-dev)
 
 make_sysroot() {
   local work=$sysroot.download

@@ -597,6 +597,76 @@ GST_START_TEST(test_refused_values)
 }
 GST_END_TEST;
 
+/* ir-locations: a 2 x 2 matrix as a list of files, one per entry: three mono files of different
+ * lengths (the shorter padded with zeros) and an empty entry (""), in input-major order; a missing
+ * file in a list is an ERROR naming it. */
+GST_START_TEST(test_file_list)
+{
+  TestRng rng = test_rng("file list");
+  const gsize taps = 600, lengths[4] = {600, 250, 0, 431};
+  double *h = mx_random_responses(&rng, 4, taps, 0x4);
+  gchar *files[4] = {NULL};
+  GValue list = G_VALUE_INIT;
+  g_value_init(&list, GST_TYPE_ARRAY);
+  for (guint k = 0; k < 4; k++) {
+    for (gsize t = lengths[k]; t < taps; t++)
+      h[k * taps + t] = 0.0;
+    gchar *label = g_strdup_printf("entry%u", k);
+    if (lengths[k] > 0)
+      files[k] = write_wav(label, h + k * taps, 1, lengths[k]);
+    g_free(label);
+    GValue v = G_VALUE_INIT;
+    g_value_init(&v, G_TYPE_STRING);
+    g_value_set_string(&v, files[k] ? files[k] : "");
+    gst_value_array_append_and_take_value(&list, &v);
+  }
+  GstHarness *hn = matrix_harness("block-size=128");
+  GstElement *e = eu_harness_element(hn, "m");
+  g_object_set_property(G_OBJECT(e), "ir-locations", &list);
+  GValue got_list = G_VALUE_INIT;
+  g_value_init(&got_list, GST_TYPE_ARRAY);
+  g_object_get_property(G_OBJECT(e), "ir-locations", &got_list);
+  fail_unless(gst_value_compare(&list, &got_list) == GST_VALUE_EQUAL, "ir-locations read back");
+  g_value_unset(&got_list);
+  gchar *single = NULL;
+  g_object_get(e, "ir-location", &single, NULL);
+  fail_unless(single == NULL, "ir-location is %s while a list is in force", single);
+  gst_object_unref(e);
+  TestSignal x;
+  test_signal_random(&x, &rng, CUDAFFT_SAMPLE_F32, 2, RATE, 3000, READ);
+  eu_harness_signal_caps(hn, &x);
+  GPtrArray *out = eu_buffer_list();
+  eu_push_signal(hn, &x, 0, x.frames, 500, 0, out);
+  eu_push_eos(hn, out);
+  gsize frames = 0;
+  double *got = mx_read_run(out, x.format, 2, RATE, 0, &frames, "file list");
+  fail_unless_equals_uint64(frames, x.frames + taps - 1);
+  double *want = mx_reference(h, taps, &x, 2, frames);
+  mx_check_values(got, want, frames * 2, mx_tolerance(x.format), "file list");
+  g_free(got);
+  g_free(want);
+  g_ptr_array_unref(out);
+  gst_harness_teardown(hn);
+  test_signal_clear(&x);
+
+  gchar *line = g_strdup_printf(
+      "audiotestsrc num-buffers=4 ! audio/x-raw,format=F32LE,channels=2,rate=48000 ! "
+      "cudamatrixconvolve name=e backend=%s ir-locations=\"<\\\"%s\\\", "
+      "\\\"/nonexistent/entry.wav\\\">\" ! fakesink",
+      eu_backend, files[0]);
+  const char *const missing[] = {"/nonexistent/entry.wav", "ir-locations", NULL};
+  eu_check_one_error(line, 1, missing);
+  g_free(line);
+  g_value_unset(&list);
+  for (guint k = 0; k < 4; k++)
+    if (files[k]) {
+      g_unlink(files[k]);
+      g_free(files[k]);
+    }
+  g_free(h);
+}
+GST_END_TEST;
+
 /* The checks every element shares: a start that cannot run (a CUDA device that does not exist), a
  * stream of 1025 channels, a BYTES segment: one ERROR each, from the element. */
 GST_START_TEST(test_shared_errors)
@@ -671,6 +741,7 @@ cudamatrixconvolve_suite(void)
   tcase_add_test(tc, test_caps_change_renegotiates);
   tcase_add_test(tc, test_refused_values);
   tcase_add_test(tc, test_errors_at_start);
+  tcase_add_test(tc, test_file_list);
   tcase_add_test(tc, test_shared_errors);
   return s;
 }
