@@ -391,23 +391,14 @@ gst_cuda_convolve_update_latency(GstCudaConvolve *self)
     return;
   const gint frames = (gint)cudafft_convolve_latency(gst_cuda_convolve_engine(self));
   const gint rate = GST_AUDIO_INFO_RATE(&self->info);
-  const gint old_frames = g_atomic_int_get(&self->latency_frames);
-  const gint old_rate = g_atomic_int_get(&self->latency_rate);
-  g_atomic_int_set(&self->latency_frames, frames);
-  g_atomic_int_set(&self->latency_rate, rate);
-  if (frames != old_frames || rate != old_rate) {
+  if (gst_cudafft_latency_update(&self->latency, GST_ELEMENT(self), frames, rate))
     GST_DEBUG_OBJECT(self, "latency %d samples at %d Hz", frames, rate);
-    gst_element_post_message(GST_ELEMENT(self), gst_message_new_latency(GST_OBJECT(self)));
-  }
 }
 
 static GstClockTime
 gst_cuda_convolve_get_latency(GstCudafftAudioFilter *filter)
 {
-  GstCudaConvolve *self = GST_CUDA_CONVOLVE(filter);
-  const gint frames = g_atomic_int_get(&self->latency_frames);
-  const gint rate = g_atomic_int_get(&self->latency_rate);
-  return rate > 0 ? gst_util_uint64_scale_int_round(frames, GST_SECOND, rate) : 0;
+  return gst_cudafft_latency_get(&GST_CUDA_CONVOLVE(filter)->latency);
 }
 
 /* The engine --------------------------------------------------------------------------------- */
@@ -596,8 +587,7 @@ gst_cuda_convolve_start(GstBaseTransform *trans)
   gst_audio_info_init(&self->info);
   self->signalled_rate = 0;
   self->filtered = 0;
-  g_atomic_int_set(&self->latency_frames, 0);
-  g_atomic_int_set(&self->latency_rate, 0);
+  gst_cudafft_latency_reset(&self->latency);
   gchar *location = gst_cuda_convolve_ir_dup_location(self->ir);
   GstCudaConvolveIrProblem problem = {0};
   const gboolean ok = !location || gst_cuda_convolve_ir_check(location, "ir-location", &problem);

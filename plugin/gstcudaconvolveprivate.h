@@ -8,6 +8,7 @@
 #include "gstcudaconvolve.h"
 #include "gstcudaconvolveir.h"
 #include "gstcudafftaudiofilter.h"
+#include "gstcudafftrun.h"
 
 #include <cudafft/convolve.h>
 #include <gst/audio/audio.h>
@@ -58,8 +59,7 @@ struct _GstCudaConvolve {
   gboolean end_tail;   /* whether the drain in progress pushes the tail (EOS, segment) */
   gboolean cuda_out;   /* the src caps carry memory:CUDAMemory */
 
-  gint latency_frames; /* atomic: the engine's latency, as last announced */
-  gint latency_rate;   /* atomic: the rate it is counted at */
+  GstCudafftLatency latency; /* the engine's, as last announced */
 
   GstCudaConvolveIr *ir; /* the ir-location file and its decoding (thread-safe) */
 };

@@ -146,6 +146,12 @@ push_zeros(GstCudaConvolve *self, guint64 count)
   return ret;
 }
 
+static GstFlowReturn
+push_silence(gpointer self, const void *data, gsize frames)
+{
+  return push_through_engine(self, data, frames);
+}
+
 /* Takes the engine's output up to its frame `end` (>= the input's length): zeros pushed through
  * it where `end` lies past the input (the kernel's response to its last samples), in pieces of
  * bounded output, then a drain of what still lags. */
@@ -154,25 +160,9 @@ drain_engine(GstCudaConvolve *self, guint64 end)
 {
   CudafftConvolve *engine = gst_cuda_convolve_engine(self);
   const guint64 length = GST_CUDAFFT_AUDIO_FILTER_RUN(self)->samples;
-  GstFlowReturn ret = GST_FLOW_OK;
-  guint64 zeros = end > length ? end - length : 0;
-  if (zeros > 0) {
-    const gsize piece = (gsize)MIN(zeros, (guint64)frames_per_push(self));
-    void *silence = g_try_malloc0(piece * frame_bytes(self));
-    if (!silence) {
-      GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
-                        ("Out of memory for the kernel's tail (%" G_GSIZE_FORMAT " bytes).",
-                         piece * frame_bytes(self)),
-                        (NULL));
-      return GST_FLOW_ERROR;
-    }
-    while (zeros > 0 && ret == GST_FLOW_OK) {
-      const gsize n = (gsize)MIN(zeros, (guint64)piece);
-      ret = push_through_engine(self, silence, n);
-      zeros -= n;
-    }
-    g_free(silence);
-  }
+  const GstFlowReturn ret = gst_cudafft_run_push_silence(
+      GST_ELEMENT(self), "the kernel's tail", end > length ? end - length : 0,
+      frames_per_push(self), frame_bytes(self), push_silence, self);
   const gsize lag = cudafft_convolve_drain_frames(engine, 0);
   if (ret != GST_FLOW_OK || lag == 0)
     return ret;

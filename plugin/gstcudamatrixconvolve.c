@@ -20,9 +20,10 @@
  * i * outputs + j of the #GstCudaMatrixConvolve:ir-location file (an audio file of inputs x
  * outputs channels), of the files of #GstCudaMatrixConvolve:ir-locations put side by side (a mono
  * file per entry, "" for an empty one), or row i * outputs + j of the
- * #GstCudaMatrixConvolve:matrix property (for applications). An entry whose taps are all zero (or an empty row) is empty and costs nothing.
- * The number of outputs is the entries' count divided by the input's channel count, unless
- * #GstCudaMatrixConvolve:outputs names it (then the entries must be inputs x outputs).
+ * #GstCudaMatrixConvolve:matrix property (for applications). An entry whose taps are all zero (or
+ * an empty row) is empty and costs nothing. The number of outputs is the entries' count divided by
+ * the input's channel count, unless #GstCudaMatrixConvolve:outputs names it (then the entries must
+ * be inputs x outputs).
  *
  * It is a sibling of cudaconvolve rather than a mode of it: its output has another channel count
  * than its input (cudaconvolve's caps are the same on both sides, as audiofirfilter's), and its
@@ -743,8 +744,7 @@ gst_cuda_matrix_convolve_start(GstBaseTransform *trans)
   GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(trans);
   gst_audio_info_init(&self->info);
   gst_audio_info_init(&self->out_info);
-  g_atomic_int_set(&self->latency_frames, 0);
-  g_atomic_int_set(&self->latency_rate, 0);
+  gst_cudafft_latency_reset(&self->latency);
   gchar *location = gst_cuda_convolve_ir_dup_location(self->ir);
   GST_OBJECT_LOCK(self);
   gchar *sofa = g_strdup(self->settings.sofa_location);

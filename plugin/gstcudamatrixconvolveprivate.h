@@ -7,6 +7,7 @@
 
 #include "gstcudaconvolveir.h"
 #include "gstcudafftaudiofilter.h"
+#include "gstcudafftrun.h"
 #include "gstcudamatrixconvolve.h"
 #include "gstcudamatrixconvolvesofafile.h"
 
@@ -59,8 +60,7 @@ struct _GstCudaMatrixConvolve {
   guint engine_outputs;
   gboolean end_tail; /* whether the drain in progress pushes the tail (EOS, segment) */
 
-  gint latency_frames; /* atomic: the block size of the engine */
-  gint latency_rate;   /* atomic */
+  GstCudafftLatency latency; /* the engine's block size, as last announced */
 
   GstCudaConvolveIr *ir; /* the ir-location file and its decoding (thread-safe) */
 

@@ -137,6 +137,12 @@ push_through_engine(GstCudaMatrixConvolve *self, const void *data, gsize frames)
   return push_output(self, buffer, produced);
 }
 
+static GstFlowReturn
+push_silence(gpointer self, const void *data, gsize frames)
+{
+  return push_through_engine(self, data, frames);
+}
+
 /* Ends the run: the rest of the output as if zeros followed the input, up to its last sample, or
  * with `tail` up to the end of the responses to it (zeros pushed through the engine in pieces of
  * bounded output, then a drain of what still lags). Then the engine starts afresh. */
@@ -147,25 +153,10 @@ gst_cuda_matrix_convolve_end_run(GstCudaMatrixConvolve *self, gboolean tail)
   CudafftMatrix *engine = gst_cuda_matrix_convolve_engine(self);
   GstFlowReturn ret = GST_FLOW_OK;
   if (run->active && engine && run->samples > 0) {
-    guint64 zeros =
+    const guint64 zeros =
         tail ? cudafft_matrix_drain_frames(engine, 1) - cudafft_matrix_drain_frames(engine, 0) : 0;
-    if (zeros > 0) {
-      const gsize piece = (gsize)MIN(zeros, (guint64)frames_per_push(self));
-      void *silence = g_try_malloc0(piece * in_bpf(self));
-      if (!silence) {
-        GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
-                          ("Out of memory for the responses' tail (%" G_GSIZE_FORMAT " bytes).",
-                           piece * in_bpf(self)),
-                          (NULL));
-        ret = GST_FLOW_ERROR;
-      }
-      while (silence && zeros > 0 && ret == GST_FLOW_OK) {
-        const gsize n = (gsize)MIN(zeros, (guint64)piece);
-        ret = push_through_engine(self, silence, n);
-        zeros -= n;
-      }
-      g_free(silence);
-    }
+    ret = gst_cudafft_run_push_silence(GST_ELEMENT(self), "the responses' tail", zeros,
+                                       frames_per_push(self), in_bpf(self), push_silence, self);
     const gsize lag = cudafft_matrix_drain_frames(engine, 0);
     if (ret == GST_FLOW_OK && lag > 0) {
       GstBuffer *buffer = gst_cudafft_audio_filter_output_buffer(
@@ -253,21 +244,12 @@ gst_cuda_matrix_convolve_update_latency(GstCudaMatrixConvolve *self)
   CudafftMatrix *engine = gst_cuda_matrix_convolve_engine(self);
   const gint frames = engine ? (gint)cudafft_matrix_get_block_size(engine) : 0;
   const gint rate = GST_AUDIO_INFO_RATE(&self->info);
-  const gint old_frames = g_atomic_int_get(&self->latency_frames);
-  const gint old_rate = g_atomic_int_get(&self->latency_rate);
-  g_atomic_int_set(&self->latency_frames, frames);
-  g_atomic_int_set(&self->latency_rate, rate);
-  if (frames != old_frames || rate != old_rate) {
+  if (gst_cudafft_latency_update(&self->latency, GST_ELEMENT(self), frames, rate))
     GST_DEBUG_OBJECT(self, "latency %d samples at %d Hz", frames, rate);
-    gst_element_post_message(GST_ELEMENT(self), gst_message_new_latency(GST_OBJECT(self)));
-  }
 }
 
 GstClockTime
 gst_cuda_matrix_convolve_get_latency(GstCudafftAudioFilter *filter)
 {
-  GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(filter);
-  const gint frames = g_atomic_int_get(&self->latency_frames);
-  const gint rate = g_atomic_int_get(&self->latency_rate);
-  return rate > 0 ? gst_util_uint64_scale_int_round(frames, GST_SECOND, rate) : 0;
+  return gst_cudafft_latency_get(&GST_CUDA_MATRIX_CONVOLVE(filter)->latency);
 }

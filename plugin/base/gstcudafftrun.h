@@ -33,6 +33,28 @@ gboolean gst_cudafft_run_continues(const GstCudafftRun *run, GstBuffer *buffer, 
 void gst_cudafft_run_stamp(const GstCudafftRun *run, GstBuffer *buffer, guint64 first,
                            guint64 count);
 
+/* Pushes `zeros` frames of silence (frame_bytes each) through `push` in pieces of at most `piece`
+ * frames (a tail's: the responses to a run's last samples), until done or a flow that is not OK;
+ * where the silence cannot be allocated, an ERROR from `element` naming `what`. */
+typedef GstFlowReturn (*GstCudafftRunPushFunc)(gpointer owner, const void *data, gsize frames);
+GstFlowReturn gst_cudafft_run_push_silence(GstElement *element, const gchar *what, guint64 zeros,
+                                           gsize piece, gsize frame_bytes,
+                                           GstCudafftRunPushFunc push, gpointer owner);
+
+/* An element's latency as last announced (frames at a rate, read from any thread). */
+typedef struct {
+  gint frames; /* atomic */
+  gint rate;   /* atomic */
+} GstCudafftLatency;
+
+void gst_cudafft_latency_reset(GstCudafftLatency *latency);
+/* Records `frames` at `rate` and, where either changed, posts a LATENCY message from `element`
+ * so that the pipeline asks again (and returns TRUE). */
+gboolean gst_cudafft_latency_update(GstCudafftLatency *latency, GstElement *element, gint frames,
+                                    gint rate);
+/* As a time; 0 where no rate is known. */
+GstClockTime gst_cudafft_latency_get(const GstCudafftLatency *latency);
+
 G_END_DECLS
 
 #endif
