@@ -71,6 +71,7 @@ typedef struct {
   GstBus *bus;
   GstElement *e; /* the element whose properties change (cudafft in the pair) */
   gchar *fifo;   /* a FIFO, for ir-location (cudaconvolve) */
+  gchar *text;   /* a file of text, for sofa-location (cudamatrixconvolve): not SOFA */
 
   /* the input as last set */
   CudafftSampleFormat format;
@@ -719,11 +720,15 @@ random_property(Scenario *sc)
       g_object_set(e, "drain-tail", (gboolean)test_rng_range(rng, 0, 1), NULL);
       break;
     case 3: {
-      /* an HRTF set that does not exist or a FIFO (a warning while playing, the matrix in force
-       * staying), or none again */
-      const char *const locations[] = {NULL, NULL, "/nonexistent/cudamatrixconvolve-hostile.sofa",
-                                       sc->fifo};
-      g_object_set(e, "sofa-location", locations[test_rng_range(rng, 0, 3)], NULL);
+      /* an HRTF set that does not exist, a FIFO, a file that is not SOFA (each a warning while
+       * playing, the matrix in force staying), or none again; where Debian's libmysofa1 has
+       * installed it, a real set measured at another rate (44.1 kHz: resampled, or refused
+       * below 8 kHz), which changes the output count to 2 (refused while playing unless the
+       * stream has 2 outputs) */
+      const char *const locations[] = {
+          NULL,     NULL,     "/nonexistent/cudamatrixconvolve-hostile.sofa",
+          sc->fifo, sc->text, "/usr/share/libmysofa/default.sofa"};
+      g_object_set(e, "sofa-location", locations[test_rng_range(rng, 0, 5)], NULL);
       break;
     }
     case 4: /* 0 to 8 directions, some of them out of range (refused with a warning) */
@@ -1063,6 +1068,9 @@ run_scenario(Element element, guint index)
   sc.fifo = g_strdup_printf("%s/cudafft-hostile-%d-%u.fifo", g_get_tmp_dir(), (int)getpid(), index);
   unlink(sc.fifo);
   fail_unless(mkfifo(sc.fifo, 0600) == 0, "cannot make the FIFO %s", sc.fifo);
+  sc.text = g_strdup_printf("%s/cudafft-hostile-%d-%u.sofa", g_get_tmp_dir(), (int)getpid(), index);
+  fail_unless(g_file_set_contents(sc.text, "not an HDF5 file", -1, NULL), "cannot write %s",
+              sc.text);
   sc.h = element_harness(element);
   sc.bus = eu_harness_bus(sc.h);
   sc.e = eu_harness_element(sc.h, "e");
@@ -1096,6 +1104,8 @@ run_scenario(Element element, guint index)
   g_cond_clear(&sc.props_cond);
   unlink(sc.fifo);
   g_free(sc.fifo);
+  unlink(sc.text);
+  g_free(sc.text);
 }
 
 GST_START_TEST(test_hostile_cudafft)
