@@ -65,6 +65,9 @@
  * while playing); directions out of range are refused with a warning. docs/elements.md has the
  * table of directions.
  *
+ * The #GstCudaMatrixConvolve::rate-changed signal is emitted when the rate becomes known or
+ * changes, before the responses are read, so that an application can set a matrix for that rate.
+ *
  * System memory only (the matrix engine has no device-memory path yet).
  *
  * ## Example pipelines
@@ -112,6 +115,10 @@ enum {
   PROP_BLOCK_SIZE,
   PROP_DRAIN_TAIL
 };
+
+enum { SIGNAL_RATE_CHANGED, LAST_SIGNAL };
+
+static guint signals[LAST_SIGNAL];
 
 #define DEFAULT_OUTPUTS 0
 #define DEFAULT_BLOCK_SIZE CUDAFFT_MATRIX_BLOCK
@@ -664,6 +671,11 @@ gst_cuda_matrix_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstC
   if (!gst_cudafft_audio_filter_read_audio_caps(filter, incaps, &info) ||
       !gst_cudafft_audio_filter_read_audio_caps(filter, outcaps, &out_info))
     return FALSE;
+  if (GST_AUDIO_INFO_RATE(&info) != self->signalled_rate) {
+    /* before the responses are read, so that a handler can set a matrix for this rate */
+    self->signalled_rate = GST_AUDIO_INFO_RATE(&info);
+    g_signal_emit(self, signals[SIGNAL_RATE_CHANGED], 0, self->signalled_rate);
+  }
   gst_cuda_convolve_ir_set_rate(self->ir, GST_AUDIO_INFO_RATE(&info)); /* decodes for it */
   if (gst_cuda_matrix_convolve_engine(self) && gst_audio_info_is_equal(&info, &self->info) &&
       gst_audio_info_is_equal(&out_info, &self->out_info))
@@ -745,6 +757,7 @@ gst_cuda_matrix_convolve_start(GstBaseTransform *trans)
   gst_audio_info_init(&self->info);
   gst_audio_info_init(&self->out_info);
   gst_cudafft_latency_reset(&self->latency);
+  self->signalled_rate = 0;
   gchar *location = gst_cuda_convolve_ir_dup_location(self->ir);
   GST_OBJECT_LOCK(self);
   gchar *sofa = g_strdup(self->settings.sofa_location);
@@ -899,6 +912,21 @@ gst_cuda_matrix_convolve_class_init(GstCudaMatrixConvolveClass *klass)
                            "At EOS (and a new segment), push the whole response: input length + "
                            "response length - 1 samples in all. FALSE: as many samples as came in",
                            DEFAULT_DRAIN_TAIL, playing));
+
+  /**
+   * GstCudaMatrixConvolve::rate-changed:
+   * @filter: the element
+   * @rate: the new sample rate
+   *
+   * Emitted from the streaming thread when the sample rate becomes known or changes, before the
+   * responses are read for it, so that a handler can set a matrix for that rate (as cudaconvolve's
+   * and audiofirfilter's signal for a kernel). The matrix it sets must keep the output count the
+   * caps were negotiated with (an ERROR otherwise). ir-location, ir-locations and sofa-location
+   * files are resampled to the rate by the element itself.
+   */
+  signals[SIGNAL_RATE_CHANGED] =
+      g_signal_new("rate-changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                   G_TYPE_NONE, 1, G_TYPE_INT);
 
   GstCaps *caps = gst_caps_from_string(CAPS);
   gst_element_class_add_pad_template(

@@ -59,6 +59,7 @@ struct _GstCudaMatrixConvolve {
   Source engine_source;  /* where the engine's responses came from */
   guint engine_outputs;
   gboolean end_tail; /* whether the drain in progress pushes the tail (EOS, segment) */
+  gint signalled_rate; /* the rate rate-changed was last emitted for */
 
   GstCudafftLatency latency; /* the engine's block size, as last announced */
 

@@ -6,7 +6,7 @@
  * with and without the tail; output caps (channels, positions); timestamps, offsets and DISCONT
  * from sample counts; the LATENCY query; a flush; a matrix change while playing against the
  * crossover of cudafft/matrix.h; a change of the output count while playing (WARNING, the old
- * matrix stays); and the bad inputs: a file whose channel count is not a multiple of the input's,
+ * matrix stays); a list of files (ir-locations); rate-changed; and the bad inputs: a file whose channel count is not a multiple of the input's,
  * no responses, outputs that do not fit, an empty matrix, NaN and infinite taps, block sizes
  * refused.
  *
@@ -667,6 +667,60 @@ GST_START_TEST(test_file_list)
 }
 GST_END_TEST;
 
+/* rate-changed: emitted once the rate is known, before the responses are read, so that the matrix
+ * a handler sets for that rate filters the whole stream. */
+typedef struct {
+  const double *h;
+  gsize taps;
+  gint rate;
+  guint calls;
+} RateHandler;
+
+static void
+on_rate_changed(GstElement *e, gint rate, gpointer data)
+{
+  RateHandler *handler = data;
+  handler->calls++;
+  handler->rate = rate;
+  mx_set_matrix(e, handler->h, 4, handler->taps, NULL);
+}
+
+GST_START_TEST(test_rate_changed)
+{
+  TestRng rng = test_rng("rate changed");
+  const gsize taps = 300;
+  const guint rate = 44100;
+  double *h_before = mx_random_responses(&rng, 4, taps, 0);
+  double *h_rate = mx_random_responses(&rng, 4, taps, 0x1);
+  GstHarness *hn = matrix_harness("block-size=64");
+  GstElement *e = eu_harness_element(hn, "m");
+  mx_set_matrix(e, h_before, 4, taps, NULL);
+  RateHandler handler = {.h = h_rate, .taps = taps};
+  g_signal_connect(e, "rate-changed", G_CALLBACK(on_rate_changed), &handler);
+  TestSignal x;
+  test_signal_random(&x, &rng, CUDAFFT_SAMPLE_F32, 2, rate, 2000, READ);
+  eu_harness_signal_caps(hn, &x);
+  GPtrArray *out = eu_buffer_list();
+  eu_push_signal(hn, &x, 0, x.frames, 300, 0, out);
+  eu_push_eos(hn, out);
+  fail_unless_equals_int(handler.calls, 1);
+  fail_unless_equals_int(handler.rate, rate);
+  gsize frames = 0;
+  double *got = mx_read_run(out, x.format, 2, rate, 0, &frames, "rate-changed");
+  fail_unless_equals_uint64(frames, x.frames + taps - 1);
+  double *want = mx_reference(h_rate, taps, &x, 2, frames);
+  mx_check_values(got, want, frames * 2, mx_tolerance(x.format), "the handler's matrix");
+  g_free(got);
+  g_free(want);
+  g_ptr_array_unref(out);
+  gst_object_unref(e);
+  gst_harness_teardown(hn);
+  test_signal_clear(&x);
+  g_free(h_before);
+  g_free(h_rate);
+}
+GST_END_TEST;
+
 /* The checks every element shares: a start that cannot run (a CUDA device that does not exist), a
  * stream of 1025 channels, a BYTES segment: one ERROR each, from the element. */
 GST_START_TEST(test_shared_errors)
@@ -742,6 +796,7 @@ cudamatrixconvolve_suite(void)
   tcase_add_test(tc, test_refused_values);
   tcase_add_test(tc, test_errors_at_start);
   tcase_add_test(tc, test_file_list);
+  tcase_add_test(tc, test_rate_changed);
   tcase_add_test(tc, test_shared_errors);
   return s;
 }
