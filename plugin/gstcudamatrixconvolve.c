@@ -418,8 +418,11 @@ static gboolean
 responses_from_file_or_matrix(GstCudaMatrixConvolve *self, const GstCudaConvolveIrResult *ir,
                               guint inputs, GstCudaConvolveIrProblem *problem, Responses *out)
 {
-  const gchar *what_name = ir ? "ir-location" : "matrix";
-  gchar *what = ir ? g_strdup_printf("The impulse responses \"%s\" (ir-location)", ir->location)
+  GST_OBJECT_LOCK(self);
+  const gboolean listed = self->settings.ir_locations != NULL;
+  GST_OBJECT_UNLOCK(self);
+  const gchar *what_name = !ir ? "matrix" : listed ? "ir-locations" : "ir-location";
+  gchar *what = ir ? g_strdup_printf("The impulse responses \"%s\" (%s)", ir->location, what_name)
                    : g_strdup("The matrix property");
   gboolean ok = FALSE;
   if (ir && !ir->data) {
