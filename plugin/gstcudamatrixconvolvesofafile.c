@@ -85,6 +85,14 @@ gst_cuda_matrix_convolve_sofa_set_load(const gchar *location, gint rate,
                                 "SimpleFreeFieldHRIR convention: %s (libmysofa error %d).",
                                 location, mysofa_error_name(err), err),
                 hrtf);
+  /* what the code below reads, whatever a file that passed the check holds */
+  if (hrtf->DataSamplingRate.elements < 1 || hrtf->SourcePosition.elements != hrtf->M * 3 ||
+      hrtf->DataIR.elements != hrtf->M * hrtf->R * hrtf->N)
+    return fail(problem, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+                g_strdup_printf("\"%s\" (sofa-location) is not an HRTF set: its sampling rate, "
+                                "source positions or responses do not match its dimensions.",
+                                location),
+                hrtf);
   const double file_rate = hrtf->DataSamplingRate.values[0];
   if (!(file_rate >= 1.0 && file_rate <= G_MAXINT))
     return fail(problem, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
