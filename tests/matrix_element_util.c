@@ -126,10 +126,13 @@ mx_set_matrix(GstElement *e, const double *h, guint rows, gsize taps, const gsiz
   g_value_unset(&matrix);
 }
 
-double *
-mx_crossover(const double *y_old, const double *y_new, gsize frames, guint outputs, gsize change,
-             guint block)
+void
+mx_check_change(const double *got, const double *h_old, const double *h_new, gsize taps,
+                const TestSignal *x, guint outputs, gsize frames, gsize change, guint block,
+                const char *row)
 {
+  double *y_old = mx_reference(h_old, taps, x, outputs, frames);
+  double *y_new = mx_reference(h_new, taps, x, outputs, frames);
   const gsize s = (change + block - 1) / block * block;
   double *want = g_new(double, frames *outputs);
   for (gsize n = 0; n < frames; n++)
@@ -143,5 +146,12 @@ mx_crossover(const double *y_old, const double *y_new, gsize frames, guint outpu
       } else
         want[k] = y_new[k];
     }
-  return want;
+  mx_check_values(got, want, frames * outputs, mx_tolerance(x->format), row);
+  /* the crossover region alone, too: the whole-stream L2 could hide it */
+  if (s < frames)
+    mx_check_values(got + s * outputs, want + s * outputs, MIN((gsize)block, frames - s) * outputs,
+                    mx_tolerance(x->format), "crossover region");
+  g_free(want);
+  g_free(y_old);
+  g_free(y_new);
 }

@@ -20,11 +20,13 @@ double *mx_random_responses(TestRng *rng, guint rows, gsize taps, guint64 empty)
  * i * outputs + j of h (rows of `taps`): frames x outputs, interleaved. */
 double *mx_reference(const double *h, gsize taps, const TestSignal *x, guint outputs, gsize frames);
 
-/* The expected output of a change while playing made before input sample `change`: the old
- * matrix's output up to the next boundary of `block`, then a linear crossover over one block,
- * then the new matrix's (y_old, y_new: mx_reference of each over the whole input). */
-double *mx_crossover(const double *y_old, const double *y_new, gsize frames, guint outputs,
-                     gsize change, guint block);
+/* Checks `got` (frames x outputs) for a change while playing from h_old to h_new made before input
+ * sample `change` of x: the old matrix's output up to the next boundary of `block`, then a linear
+ * crossover over one block, then the new matrix's (as cudafft/matrix.h states it); the crossover
+ * region checked alone too. */
+void mx_check_change(const double *got, const double *h_old, const double *h_new, gsize taps,
+                     const TestSignal *x, guint outputs, gsize frames, gsize change, guint block,
+                     const char *row);
 
 /* Every value of got against want: none non-finite, relative L2 within tolerance, and each sample
  * within 20 x tolerance of the largest reference magnitude. */
