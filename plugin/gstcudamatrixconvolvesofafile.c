@@ -1,12 +1,15 @@
 /* gstcudamatrixconvolvesofafile.c: see the header. libmysofa reads the file (mysofa_load), checks
  * it against the SimpleFreeFieldHRIR convention (mysofa_check: "SOFA", "FIR", one emitter, two
- * receivers), resamples it (mysofa_resample, its Speex resampler) and converts the source
- * positions to cartesian coordinates. Its convenience layer (mysofa_open) is not used: it
+ * receivers), resamples it (mysofa_resample, its Speex resampler; the responses then scaled so
+ * that they keep their gain, whichever way the library's release treats it) and converts the
+ * source positions to cartesian coordinates. Its convenience layer (mysofa_open) is not used: it
  * normalises the loudness of the whole set, and the responses here stay as the file has them. */
 #include "gstcudamatrixconvolvesofafile.h"
 
 #include <math.h>
 #include <mysofa.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* The most values (measurements x receivers x taps) a set may have once resampled: 1 GiB of
  * doubles, as for ir-location files. */
@@ -64,6 +67,40 @@ fail(GstCudaConvolveIrProblem *problem, GQuark domain, gint code, gchar *text,
   return NULL;
 }
 
+/* The factor that gives responses resampled by libmysofa from `from` to `to` Hz the gain they had:
+ * a response keeps its frequency response only if its taps are scaled by from / to (a response
+ * of twice the taps, each as large, has twice the gain), and libmysofa's releases differ in
+ * whether mysofa_resample does that. A constant response resampled the same way tells which: its
+ * taps come out near 1 (amplitudes kept: the factor is from / to) or near from / to (gain kept:
+ * 1). 0 where the probe cannot be made. mysofa_resample reads and replaces only the fields set
+ * here. */
+static double
+gain_kept_factor(double from, double to)
+{
+  enum { PROBE_TAPS = 256 };
+  struct MYSOFA_HRTF probe;
+  memset(&probe, 0, sizeof probe);
+  probe.M = probe.R = 1;
+  probe.N = PROBE_TAPS;
+  probe.DataSamplingRate.elements = 1;
+  probe.DataSamplingRate.values = malloc(sizeof(float));
+  probe.DataIR.elements = PROBE_TAPS;
+  probe.DataIR.values = malloc(PROBE_TAPS * sizeof(float)); /* libmysofa free()s it */
+  double factor = 0.0;
+  if (probe.DataSamplingRate.values && probe.DataIR.values) {
+    probe.DataSamplingRate.values[0] = (float)from;
+    for (guint k = 0; k < PROBE_TAPS; k++)
+      probe.DataIR.values[k] = 1.0f;
+    if (mysofa_resample(&probe, (float)to) == MYSOFA_OK && probe.N > 2) {
+      const double middle = probe.DataIR.values[probe.N / 2], ratio = from / to;
+      factor = fabs(middle - 1.0) < fabs(middle - ratio) ? ratio : 1.0;
+    }
+  }
+  free(probe.DataIR.values);
+  free(probe.DataSamplingRate.values);
+  return factor;
+}
+
 GstCudaMatrixConvolveSofaSet *
 gst_cuda_matrix_convolve_sofa_set_load(const gchar *location, gint rate,
                                        GstCudaConvolveIrProblem *problem)
@@ -99,8 +136,10 @@ gst_cuda_matrix_convolve_sofa_set_load(const gchar *location, gint rate,
                 g_strdup_printf("\"%s\" (sofa-location) has a sampling rate of %g Hz.", location,
                                 file_rate),
                 hrtf);
+  double gain = 1.0;
   if (lround(file_rate) != rate) {
-    err = mysofa_resample(hrtf, (float)rate);
+    gain = gain_kept_factor(file_rate, rate);
+    err = gain > 0.0 ? mysofa_resample(hrtf, (float)rate) : MYSOFA_NO_MEMORY;
     if (err != MYSOFA_OK)
       return fail(problem, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
                   g_strdup_printf("Cannot resample \"%s\" (sofa-location) from %g Hz to the "
@@ -164,7 +203,7 @@ gst_cuda_matrix_convolve_sofa_set_load(const gchar *location, gint rate,
       const float *ir = hrtf->DataIR.values + ((gsize)m * r_count + r) * n;
       gdouble *out = set->responses + ((gsize)m * r_count + r) * taps + delay;
       for (gsize k = 0; k < n; k++)
-        out[k] = ir[k];
+        out[k] = gain * ir[k];
     }
   }
   mysofa_free(hrtf);
