@@ -155,3 +155,14 @@ mx_check_change(const double *got, const double *h_old, const double *h_new, gsi
   g_free(y_old);
   g_free(y_new);
 }
+
+void
+mx_check_with_tail(const double *got, gsize frames, const double *h, gsize taps,
+                   const TestSignal *x, guint outputs, const char *row)
+{
+  fail_unless(frames == x->frames + taps - 1, "%s: %zu output samples, expected %zu", row, frames,
+              x->frames + taps - 1);
+  double *want = mx_reference(h, taps, x, outputs, frames);
+  mx_check_values(got, want, frames * outputs, mx_tolerance(x->format), row);
+  g_free(want);
+}

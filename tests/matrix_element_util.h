@@ -20,6 +20,11 @@ double *mx_random_responses(TestRng *rng, guint rows, gsize taps, guint64 empty)
  * i * outputs + j of h (rows of `taps`): frames x outputs, interleaved. */
 double *mx_reference(const double *h, gsize taps, const TestSignal *x, guint outputs, gsize frames);
 
+/* Checks `got` (frames x outputs, as mx_read_run reads it) for x filtered with h to the end of its
+ * tail: x->frames + taps - 1 frames, every value against mx_reference. */
+void mx_check_with_tail(const double *got, gsize frames, const double *h, gsize taps,
+                        const TestSignal *x, guint outputs, const char *row);
+
 /* Checks `got` (frames x outputs) for a change while playing from h_old to h_new made before input
  * sample `change` of x: the old matrix's output up to the next boundary of `block`, then a linear
  * crossover over one block, then the new matrix's (as cudafft/matrix.h states it); the crossover
