@@ -4,7 +4,7 @@
  * gstcudaconvolveir.c, as cudaconvolve's; the runs through the engine (pushes, the drain and tail,
  * changes of responses at buffer boundaries, the latency) are gstcudamatrixconvolverun.c's.
  *
- * Length: about 890 lines with its runs (gstcudamatrixconvolverun.c), its array properties' values
+ * Length: about 970 lines with its runs (gstcudamatrixconvolverun.c), its array properties' values
  * (gstcudamatrixconvolvevalues.c) and its HRTF sets (gstcudamatrixconvolvesofa*.c) apart: what is
  * left is the element's properties, responses and caps, which read together. */
 /**
