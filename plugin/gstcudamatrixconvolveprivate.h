@@ -1,7 +1,9 @@
 /* gstcudamatrixconvolveprivate.h: what cudamatrixconvolve's two files share: the instance (its
  * settings under the object lock and the streaming thread's state), the responses it runs and where
- * they came from, and the calls between the element (properties, responses, caps, events:
- * gstcudamatrixconvolve.c) and its runs through the engine (gstcudamatrixconvolverun.c). */
+ * they came from, and the calls between the element (properties, caps, events:
+ * gstcudamatrixconvolve.c), its responses and engine (gstcudamatrixconvolveresponses.c), its runs
+ * through the engine (gstcudamatrixconvolverun.c), its array properties' values
+ * (gstcudamatrixconvolvevalues.c) and its HRTF sets (gstcudamatrixconvolvesofa.c). */
 #ifndef GST_CUDA_MATRIX_CONVOLVE_PRIVATE_H
 #define GST_CUDA_MATRIX_CONVOLVE_PRIVATE_H
 
@@ -58,7 +60,7 @@ struct _GstCudaMatrixConvolve {
   GstAudioInfo out_info; /* output */
   Source engine_source;  /* where the engine's responses came from */
   guint engine_outputs;
-  gboolean end_tail; /* whether the drain in progress pushes the tail (EOS, segment) */
+  gboolean end_tail;   /* whether the drain in progress pushes the tail (EOS, segment) */
   gint signalled_rate; /* the rate rate-changed was last emitted for */
 
   GstCudafftLatency latency; /* the engine's block size, as last announced */
@@ -93,6 +95,12 @@ GstCudaConvolveIrState gst_cuda_matrix_convolve_responses_source(GstCudaMatrixCo
                                                                  GstCudaConvolveIrResult **ir);
 
 gboolean gst_cuda_matrix_convolve_same_source(const Source *a, const Source *b);
+
+/* gstcudamatrixconvolveresponses.c: the responses in force and the engine made from them */
+/* The number of outputs for `inputs` input channels: the outputs property, 2 for a SOFA set, else
+ * the entries' count / inputs; 0 where that is not known or not whole. */
+guint gst_cuda_matrix_convolve_outputs_for(GstCudaMatrixConvolve *self, guint inputs,
+                                           const GstCudaConvolveIrResult *ir);
 
 gboolean gst_cuda_matrix_convolve_make_responses(GstCudaMatrixConvolve *self,
                                                  const GstCudaConvolveIrResult *ir, guint inputs,

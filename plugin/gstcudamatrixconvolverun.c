@@ -3,7 +3,8 @@
  * buffers of the base class's run, stamped from the run's sample count; the drain with zeros at
  * EOS and new segments (the tail as drain-tail says); new responses (file or property) applied at
  * buffer boundaries, crossfaded by the engine; the latency (the engine's block size) announced.
- * The element's properties, responses, caps and events are gstcudamatrixconvolve.c's. */
+ * The element's properties, caps and events are gstcudamatrixconvolve.c's, its responses and
+ * engine gstcudamatrixconvolveresponses.c's. */
 #include "gstcudamatrixconvolveprivate.h"
 
 #include "gstcudafftrun.h"
