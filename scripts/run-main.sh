@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The main job: installs the dependencies, builds everything (GPU code: -Dcuda-arch=all),
 # runs audio through the elements in real pipelines (cudafft ! cudaifft, cudaspectrum,
-# cudaconvolve and cudaspectrumscope; on the GPU when one is usable, else on the CPU), runs the
-# engine demo, and benchmarks the elements (both backends; the GPU half where a CUDA device is
-# present) and, with a GPU, the kernels against cuFFT.
+# cudaconvolve, cudamatrixconvolve and cudaspectrumscope; on the GPU when one is usable, else on
+# the CPU), runs the engine demo, and benchmarks the elements (both backends; the GPU half where a
+# CUDA device is present) and, with a GPU, the kernels against cuFFT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
@@ -37,6 +37,29 @@ gst-launch-1.0 -m audiotestsrc num-buffers=469 wave=sine freq=440 \
   ! filesink location=build/reverb.wav 2>&1 \
   | grep -E "^Got message .*(error|warning|eos)" || true
 ls -l build/reverb.wav
+
+echo "== cudamatrixconvolve: a true-stereo reverb (a 4-channel response: L->L, L->R, R->L, R->R), to build/true-stereo.wav"
+gst-launch-1.0 -q audiotestsrc num-buffers=48 samplesperbuffer=1000 wave=pink-noise volume=0.05 \
+  ! "audio/x-raw,format=F32LE,rate=48000,channels=4,channel-mask=(bitmask)0x0" ! wavenc \
+  ! filesink location=build/ir-4ch.wav
+gst-launch-1.0 -m audiotestsrc num-buffers=469 wave=sine freq=440 \
+  ! audio/x-raw,format=F32LE,rate=48000,channels=2 \
+  ! cudamatrixconvolve ir-location=build/ir-4ch.wav ! audioconvert ! wavenc \
+  ! filesink location=build/true-stereo.wav 2>&1 \
+  | grep -E "^Got message .*(error|warning|eos)" || true
+ls -l build/true-stereo.wav
+# 7.1 to headphones with Debian's KEMAR HRTF set (libmysofa1's), each channel at its position's
+# loudspeaker direction
+sofa=/usr/share/libmysofa/default.sofa
+if [ -f $sofa ] && ldd build/plugin/libgstcudafft.so | grep -q libmysofa; then
+  echo "== cudamatrixconvolve: 10 s of 7.1 to binaural stereo through $sofa, to build/binaural.wav"
+  gst-launch-1.0 -m audiotestsrc num-buffers=469 wave=pink-noise volume=0.2 \
+    ! audio/x-raw,format=F32LE,rate=48000,channels=8 \
+    ! cudamatrixconvolve sofa-location=$sofa ! audioconvert ! wavenc \
+    ! filesink location=build/binaural.wav 2>&1 \
+    | grep -E "^Got message .*(error|warning|eos)" || true
+  ls -l build/binaural.wav
+fi
 
 echo "== cudaspectrumscope: 12 s of a sweep and tones drawn as video, to build/scope.webm and build/scope.png"
 python3 scripts/make-sweep.py build/sweep.wav 12
@@ -77,6 +100,10 @@ fi
 if [ -x build/bench/convolve-bench ]; then
   echo "== cudaconvolve against audiofirfilter"
   ./build/bench/convolve-bench --runs 3
+fi
+if [ -x build/bench/matrix-bench ]; then
+  echo "== cudamatrixconvolve's engine: an 8 x 2 matrix of 1 s responses, GPU and CPU"
+  ./build/bench/matrix-bench --inputs 8 --outputs 2 --seconds 3 --max-wall 3
 fi
 if [ -x build/bench/scope-bench ]; then
   echo "== cudaspectrumscope against spectrascope"
