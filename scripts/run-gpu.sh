@@ -9,8 +9,9 @@
 #     MESON_TEST_ARGS="--no-suite memory --no-suite load" and then "--suite memory --suite load";
 #  3. with SANITIZE=1, compute-sanitizer over the library's CUDA test programs, side by side:
 #     memcheck with --leak-check full over fft-accuracy, fft-device, fft-signals, stft, spectrum,
-#     convolve, matrix, executor-cuda and scope (with the cuda argument), scope-backends, and the hostile
-#     element program (two scenarios per element, in one process); racecheck over fft-device and
+#     convolve, matrix, executor-cuda and scope (with the cuda argument), scope-backends, the hostile
+#     element program (two scenarios per element, in one process) and cudamatrixconvolve's element
+#     and SOFA programs; racecheck over fft-device and
 #     executor-cuda; each capped at SANITIZE_TIMEOUT seconds (default 300); one summary line per
 #     program;
 #  4. the installed files checked from a staging folder (scripts/check-install.sh; the demo there
@@ -20,6 +21,12 @@
 #     BENCH_ARGS, when set, replaces every picked benchmark's own arguments. scope-bench's
 #     spectrascope rows need gst-plugins-bad in the bundle (its audiovisualizers plugin needs only
 #     base libraries): GST_BUNDLE_EXTRA=gstreamer1.0-plugins-bad ../shared/gpu/make-gst-bundle.
+# The SOFA tests (cudamatrixconvolve-sofa-*) need libmysofa and a python3 with netCDF4, which
+# such a machine lacks: bring libmysofa in the bundle (GST_BUNDLE_EXTRA="libmysofa1 libmysofa-dev"
+# ../shared/gpu/make-gst-bundle .gst-bundle) and netCDF4's wheels for the machine's python3 in
+# .pywheels (pip download --only-binary=:all: --no-deps --python-version 3.12 --platform
+# manylinux_2_28_x86_64 -d .pywheels netCDF4 cftime certifi), carried beside the bundle: they are
+# installed under /tmp and put on PYTHONPATH. Without them the build says the tests are not built.
 # Logs go to LOGDIR (default $OUT when set, else build-gpu/logs); each step prints how long it
 # took. The exit status is 1 when any step failed.
 # shellcheck disable=SC2317 # the functions run through step
@@ -28,6 +35,10 @@ cd "$(dirname "$0")/.." || exit 1
 source .gst-bundle/activate
 source scripts/env.sh
 source scripts/gl-standins.sh
+if compgen -G ".pywheels/*.whl" > /dev/null; then
+  python3 -m pip install -q --no-index --no-deps --target /tmp/cudafft-pysite .pywheels/*.whl &&
+    export PYTHONPATH=/tmp/cudafft-pysite${PYTHONPATH:+:$PYTHONPATH}
+fi
 logdir=${LOGDIR:-${OUT:-build-gpu/logs}}
 logdir=$(realpath -m "$logdir")
 failed=0
@@ -66,6 +77,7 @@ build() {
   mkdir -p "$logdir"
   { meson setup build-gpu -Dcuda-arch="${CUDA_ARCH:-90}" && ninja -C build-gpu; } \
     > "$logdir/build.log" 2>&1 || { tail -50 "$logdir/build.log"; return 1; }
+  grep -E "tests not built|SOFA files" "$logdir/build.log" || true
 }
 
 suite() {
@@ -128,7 +140,18 @@ sanitizers() {
     export GST_PLUGIN_PATH=$PWD/build-gpu/plugin GST_REGISTRY_FORK=no CK_FORK=no \
       GST_REGISTRY_1_0=$PWD/build-gpu/gst-registry-sanitize.bin CUDAFFT_TEST_HOSTILE_SCENARIOS=2
     sanitize memcheck hostile cuda
-    wait $!
+    pids=($!)
+    # cudamatrixconvolve: every path of its element test, and its HRTF sets where built
+    sanitize memcheck cudamatrixconvolve_element cuda
+    pids+=($!)
+    if [ -x build-gpu/tests/cudamatrixconvolve_sofa ]; then
+      CUDAFFT_TEST_PYTHON=$(command -v python3) CUDAFFT_TEST_MAKE_SOFA=$PWD/tests/make_sofa.py \
+        sanitize memcheck cudamatrixconvolve_sofa cuda
+      pids+=($!)
+    fi
+    status=0
+    for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+    exit "$status"
   ) &
   pids+=($!)
   for program in test_fft_device test_executor_cuda; do
