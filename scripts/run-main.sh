@@ -51,7 +51,7 @@ ls -l build/true-stereo.wav
 # 7.1 to headphones with Debian's KEMAR HRTF set (libmysofa1's), each channel at its position's
 # loudspeaker direction
 sofa=/usr/share/libmysofa/default.sofa
-if [ -f $sofa ] && ldd build/plugin/libgstcudafft.so | grep -q libmysofa; then
+if [ -f $sofa ] && ldd build/plugin/libgstcudafft.so | grep libmysofa > /dev/null; then
   echo "== cudamatrixconvolve: 10 s of 7.1 to binaural stereo through $sofa, to build/binaural.wav"
   gst-launch-1.0 -m audiotestsrc num-buffers=469 wave=pink-noise volume=0.2 \
     ! audio/x-raw,format=F32LE,rate=48000,channels=8 \
