@@ -59,8 +59,8 @@ entries_of(GstCudaMatrixConvolve *self, const GstCudaConvolveIrResult *ir)
   return rows;
 }
 
-/* The number of outputs for `inputs` input channels: the outputs property, else the entries'
- * count / inputs; 0 where that is not known or not whole. */
+/* The number of outputs for `inputs` input channels: the outputs property, 2 for a SOFA set, else
+ * the entries' count / inputs; 0 where that is not known or not whole. */
 guint
 gst_cuda_matrix_convolve_outputs_for(GstCudaMatrixConvolve *self, guint inputs,
                                      const GstCudaConvolveIrResult *ir)
