@@ -463,9 +463,9 @@ CUDAFFT_API uint64_t cudafft_features_outputs_done(const CudafftFeatures *featur
 /* Samples per channel pushed in the current utterance. */
 CUDAFFT_API uint64_t cudafft_features_samples_pushed(const CudafftFeatures *features);
 
-/* Where output `index` stands (Timing above), a pure function of the configuration for every
- * output but a stream's last ones (a partial window's frames, known once it is written: their
- * stamps are right from then on). NULL_POINTER for NULL arguments. */
+/* Where output `index` stands (Timing above): a function of the configuration, but for a padded
+ * last window's frames, which are known once finish has written it: from finish to the next push
+ * the stamps are those of the stream finish ended. NULL_POINTER for NULL arguments. */
 CUDAFFT_API CudafftStatus cudafft_features_stamp(const CudafftFeatures *features, uint64_t index,
                                                  CudafftFeaturesStamp *stamp);
 
