@@ -1,7 +1,9 @@
-/* fft_sizes.cuh: the transform sizes every engine's kernel table is built for, listed once: the
- * powers of two CUDAFFT_MIN_SIZE..CUDAFFT_MAX_SIZE (cudafft/common.h). A table is made with
- * size_table(), which instantiates Make::entry<n>() for each size n, and read with
- * size_table_entry(). Internal to the library (host code). */
+/* fft_sizes.cuh: the transform sizes the engines' kernel tables are built for, listed once: the
+ * powers of two CUDAFFT_FUSED_MIN_SIZE..CUDAFFT_MAX_SIZE (cudafft/common.h), each with fused
+ * kernels of its own. A table is made with size_table(), which instantiates Make::entry<n>() for
+ * each size n, and read with size_table_entry(). Every other supported size (cudafft/common.h)
+ * runs on the mixed-radix kernels, one per kind for all sizes (mixed_fft.cuh), whose tables are
+ * made with mixed_size_table_entry(). Internal to the library (host code). */
 #ifndef CUDAFFT_FFT_SIZES_CUH
 #define CUDAFFT_FFT_SIZES_CUH
 
@@ -19,14 +21,14 @@ log2_of(size_t n)
   return n <= 1 ? 0 : 1 + log2_of(n / 2);
 }
 
-constexpr int kSizeCount = log2_of(CUDAFFT_MAX_SIZE) - log2_of(CUDAFFT_MIN_SIZE) + 1;
+constexpr int kSizeCount = log2_of(CUDAFFT_MAX_SIZE) - log2_of(CUDAFFT_FUSED_MIN_SIZE) + 1;
 
 /* Where n stands in the list; -1 where it is not a listed size. */
 inline int
 size_index(size_t n)
 {
   for (int i = 0; i < kSizeCount; ++i)
-    if (((size_t)CUDAFFT_MIN_SIZE << i) == n)
+    if (((size_t)CUDAFFT_FUSED_MIN_SIZE << i) == n)
       return i;
   return -1;
 }
@@ -35,8 +37,8 @@ template <typename Make, size_t... I>
 auto
 size_table_(std::index_sequence<I...>)
 {
-  return std::array<decltype(Make::template entry<CUDAFFT_MIN_SIZE>()), sizeof...(I)>{
-      {Make::template entry<(CUDAFFT_MIN_SIZE << I)>()...}};
+  return std::array<decltype(Make::template entry<CUDAFFT_FUSED_MIN_SIZE>()), sizeof...(I)>{
+      {Make::template entry<(CUDAFFT_FUSED_MIN_SIZE << I)>()...}};
 }
 
 /* The entry of size n in the table Make builds (made on first use, kept for the process); nullptr

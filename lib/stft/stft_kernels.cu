@@ -238,7 +238,7 @@ struct FusedTable {
 const FusedKernels *
 fused_of_index(int i)
 {
-  return size_table_entry<FusedTable>((size_t)CUDAFFT_MIN_SIZE << i);
+  return size_table_entry<FusedTable>((size_t)CUDAFFT_FUSED_MIN_SIZE << i);
 }
 
 /* Transforms of the jobs by FFT size: per_size[i] for size index i (fft_sizes.cuh); the launches go
