@@ -7,8 +7,10 @@
  * every such N up to 8192, so every size from 16 to 16384 the engines take; every output value
  * within the tolerance model of fft_reference.h. Also: the plans' radices multiply to N and the
  * table counts agree; the plans exist exactly for the sizes the library accepts
- * (lib/common/sizes.h) and for none other. What it cannot check: the launch geometry, the barriers
+ * (lib/common/sizes.h) and for none other, and the kernel tables' list of them (fft_sizes.cuh)
+ * holds them all. What it cannot check: the launch geometry, the barriers
  * and the device's memory (the -cuda runs of test_fft_accuracy and test_stft do). No argument. */
+#include "fft_sizes.cuh"
 #include "mixed_fft.cuh"
 
 /* The tests' C headers, in C++: their C11 _Noreturn as C++'s attribute. */
@@ -222,6 +224,16 @@ main(int argc, char **argv)
              "plans: radices 2..16 multiplying to N, table counts, and a plan exactly for the %d "
              "sizes the library takes (%d wrong)",
              sizes, wrong);
+  int misplaced = 0;
+  for (int n = 0; n <= CUDAFFT_MAX_SIZE + 1; n++) {
+    const int i = supported_size_index((size_t)n);
+    const bool listed = i >= 0 && supported_sizes().size[i] == n;
+    misplaced += listed != (cudafft_is_fft_size((size_t)n) != 0) ? 1 : 0;
+  }
+  test_check(supported_sizes().count == sizes && sizes <= kSupportedSizesMax && misplaced == 0,
+             "the kernel tables' list holds all %d sizes (at most %d), each at its index (%d "
+             "misplaced)",
+             supported_sizes().count, kSupportedSizesMax, misplaced);
 
   Worst complex_worst, real_worst;
   int complex_sizes = 0, real_sizes = 0;

@@ -480,6 +480,30 @@ mixed_fft(const MixedPlan &plan, float2 *a, float2 *b, const float2 *__restrict_
   return mixed_fft_passes(plan, a, b, twiddles, t, threads, inverse, MixedBlockBarrier{});
 }
 
+/* Which transform of a launch a thread works on, for kernels whose blocks hold blockDim.x / threads
+ * transforms of n points, each with its two buffers (2 mixed_buffer_points(n) points) one after
+ * another in dynamic shared memory: its thread index t within the transform and its buffers a, b.
+ * The last block may be partly empty: its spare rows are not `active` and take the last real
+ * transform, so that they read valid memory while they join the block's barriers; they must not
+ * write. */
+struct MixedBlockRow {
+  int transform, t;
+  bool active;
+  float2 *a, *b;
+
+  __device__
+  MixedBlockRow(float2 *smem, int n, int threads, int count)
+  {
+    const int row = threadIdx.x / threads, per_block = blockDim.x / threads;
+    t = threadIdx.x % threads;
+    const int wanted = blockIdx.x * per_block + row;
+    active = wanted < count;
+    transform = active ? wanted : count - 1;
+    a = smem + (size_t)row * 2 * mixed_buffer_points(n);
+    b = a + mixed_buffer_points(n);
+  }
+};
+
 /* R2C's last step: bins X[k] and X[N-k] of the 2N real points whose complex view z (z[m] =
  * x[2m] + i x[2m+1]) the forward mixed_fft turned into Z, for pair index k in 0..N/2: k = 0 gives
  * X[0] and X[N]; where 2k = N both are X[N/2]. w: mixed_real_twiddles(). Reads Z only. */
