@@ -23,7 +23,8 @@ struct CudafftFeaturesDesc {
   const void *in;     /* the appended samples; nullptr: zeros */
   unsigned char *out; /* the units' values */
   CudafftFeaturesStep s;
-  uint64_t g0, g1; /* FRAMES: the frames whose base vectors the units read */
+  uint64_t g0, g1;      /* FRAMES: the frames whose base vectors the units read */
+  uint64_t append_slot; /* where the appended samples start in the history rows */
 };
 
 /* Work items of each stage of a step. */
@@ -90,6 +91,7 @@ fx_desc(const CudafftFeaturesObject &o, const CudafftFeaturesStep &s, const void
   d.s = s;
   d.in = s.has_input ? in : nullptr;
   d.out = out;
+  d.append_slot = o.history_capacity ? s.append_at % o.history_capacity : 0;
   if (fx_frames_out(o) && s.count > 0) {
     const uint64_t reach =
         2 * (uint64_t)o.delta_reach * (uint64_t)(o.delta_order ? o.delta_order : 1);
@@ -154,7 +156,10 @@ fx_append_item(const CudafftFeaturesDesc &d, uint64_t local)
                                               CUDAFFT_INT_SCALE_POW2) *
                              o.sample_scale
                        : 0.0f;
-  o.history[(size_t)c * o.history_capacity + (d.s.append_at + s) % o.history_capacity] = x;
+  /* a step appends fewer samples than the row holds: one wrap at most */
+  uint64_t slot = d.append_slot + s;
+  slot = slot >= o.history_capacity ? slot - o.history_capacity : slot;
+  o.history[(size_t)c * o.history_capacity + slot] = x;
 }
 
 /* The sum of every group thread's `partial` (scratch: the group's threads floats), the same in
@@ -200,17 +205,28 @@ fx_frame(const CudafftFeaturesDesc &d, uint64_t local, bool active, const FxFram
   float2 *a = buf.a, *b = buf.b;
   float *scratch = buf.scratch;
 
-  /* the frame's samples, dithered, into b */
+  /* the frame's samples, dithered, into b: a window inside the utterance reads its history row
+   * from one slot on (no padding map, no 64-bit remainder a sample) */
   float *u = reinterpret_cast<float *>(b);
+  const bool inside = start >= 0 && start + length <= (int64_t)d.s.length;
+  const uint32_t first_slot = inside ? (uint32_t)(start % capacity) : 0;
   float partial = 0.0f;
   for (int i = t; i < length; i += threads) {
-    const int64_t at = cudafft_features_pad_index(start + i, (int64_t)d.s.length,
-                                                  (CudafftFeaturesPad)o.pad, o.zero_end);
     float x = 0.0f;
-    if (at >= 0) {
-      x = history[at % capacity];
-      if (signal_preemph && at > 0)
-        x = x - o.preemph_coeff * history[(at - 1) % capacity];
+    if (inside) {
+      uint32_t slot = first_slot + (uint32_t)i;
+      slot = slot >= capacity ? slot - capacity : slot;
+      x = history[slot];
+      if (signal_preemph && start + i > 0)
+        x = x - o.preemph_coeff * history[slot == 0 ? capacity - 1 : slot - 1];
+    } else {
+      const int64_t at = cudafft_features_pad_index(start + i, (int64_t)d.s.length,
+                                                    (CudafftFeaturesPad)o.pad, o.zero_end);
+      if (at >= 0) {
+        x = history[at % capacity];
+        if (signal_preemph && at > 0)
+          x = x - o.preemph_coeff * history[(at - 1) % capacity];
+      }
     }
     if (o.dither > 0.0f)
       x += o.dither * cudafft_features_gauss(o.dither_seed, c, f, (uint64_t)i);
