@@ -116,10 +116,13 @@ run_frames(const CudafftFeaturesAuxView &v, size_t first, size_t last, const flo
   std::vector<float> scratch(1), log_mel(mels + 1);
   const FxFrameBuffers buf = {a.data(), b.data(), scratch.data(), log_mel.data()};
   const uint64_t *prefix = v.frames + first;
+  unsigned flags = 0; /* the launch's: every job's needs */
+  for (size_t i = first; i < last; ++i)
+    flags |= fx_frame_flags(v.descs[v.order[i]].o);
   for (uint64_t transform = prefix[0]; transform < prefix[last - first]; ++transform) {
     const int j = fx_find_job(prefix, (int)(last - first), transform);
     fx_frame<Odd>(v.descs[v.order[first + j]], transform - prefix[j], true, buf, 0, 1, plan,
-                  twiddles, MixedNoBarrier{});
+                  twiddles, flags, MixedNoBarrier{});
   }
 }
 

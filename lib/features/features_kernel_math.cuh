@@ -184,15 +184,60 @@ struct FxFrameBuffers {
   float *scratch, *log_mel;
 };
 
+/* What the frame kernel does for the jobs of one launch, the same for every group of it (so that
+ * its barriers are): the frames through b (DC removal, Kaldi's pre-emphasis or the raw energy:
+ * kFxStaged, else straight into the transform's input), and the reductions any job needs. */
+enum : unsigned {
+  kFxStaged = 1,
+  kFxMean = 2,
+  kFxRawEnergy = 4,
+  kFxWindowedEnergy = 8,
+  kFxSpectrumEnergy = 16,
+  kFxCepstrum = 32, /* a direct MFCC: the DCT after the mel bank */
+};
+
+inline unsigned
+fx_frame_flags(const CudafftFeaturesObject &o)
+{
+  unsigned flags = 0;
+  if (o.remove_dc || o.preemphasis == CUDAFFT_FEATURES_PREEMPHASIS_FRAME ||
+      o.energy == CUDAFFT_FEATURES_ENERGY_RAW)
+    flags |= kFxStaged;
+  if (o.remove_dc)
+    flags |= kFxMean;
+  if (o.energy == CUDAFFT_FEATURES_ENERGY_RAW)
+    flags |= kFxRawEnergy;
+  if (o.energy == CUDAFFT_FEATURES_ENERGY_WINDOWED)
+    flags |= kFxWindowedEnergy;
+  if (o.energy == CUDAFFT_FEATURES_ENERGY_SPECTRUM)
+    flags |= kFxSpectrumEnergy;
+  if (o.direct && o.kind == CUDAFFT_FEATURES_MFCC)
+    flags |= kFxCepstrum;
+  return flags;
+}
+
+/* A group's sum where `wanted`, else 0 after a plain barrier: either way the group's writes before
+ * it are complete after it. */
+template <typename Barrier>
+__host__ __device__ inline float
+fx_group_sum_if(bool wanted, float *scratch, int t, int threads, float partial, Barrier barrier)
+{
+  if (wanted)
+    return fx_group_sum(scratch, t, threads, partial, barrier);
+  barrier();
+  return 0.0f;
+}
+
 /* 2. frames: transform `local` of the step (frame local / channels of channel local % channels)
  * by thread t of its group of `threads`; `active`: it writes (a spare group of a partly empty
  * block computes along for the barriers but writes nothing). Odd: the fft size n is odd and the
- * transform the complex one of n points of (x, 0); else the real split over N = n / 2. Every
- * thread of the block runs the same barriers whatever its step's settings. */
+ * transform the complex one of n points of (x, 0); else the real split over N = n / 2. flags:
+ * the launch's (fx_frame_flags of its jobs, or-ed), whatever this job's own settings. */
 template <bool Odd, typename Barrier>
 __host__ __device__ inline void
 fx_frame(const CudafftFeaturesDesc &d, uint64_t local, bool active, const FxFrameBuffers &buf,
-         int t, int threads, const MixedPlan &plan, const float2 *twiddles, Barrier barrier)
+         int t, int threads, const MixedPlan &plan, const float2 *twiddles, unsigned flags,
+         Barrier barrier)
 {
   const CudafftFeaturesObject &o = d.o;
   const uint32_t c = (uint32_t)(local % o.channels);
@@ -205,13 +250,11 @@ fx_frame(const CudafftFeaturesDesc &d, uint64_t local, bool active, const FxFram
   float2 *a = buf.a, *b = buf.b;
   float *scratch = buf.scratch;
 
-  /* the frame's samples, dithered, into b: a window inside the utterance reads its history row
-   * from one slot on (no padding map, no 64-bit remainder a sample) */
-  float *u = reinterpret_cast<float *>(b);
+  /* sample i of the frame, dithered: a window inside the utterance reads its history row from one
+   * slot on (no padding map, no 64-bit remainder a sample) */
   const bool inside = start >= 0 && start + length <= (int64_t)d.s.length;
   const uint32_t first_slot = inside ? (uint32_t)(start % capacity) : 0;
-  float partial = 0.0f;
-  for (int i = t; i < length; i += threads) {
+  const auto sample = [&](int i) -> float {
     float x = 0.0f;
     if (inside) {
       uint32_t slot = first_slot + (uint32_t)i;
@@ -230,39 +273,53 @@ fx_frame(const CudafftFeaturesDesc &d, uint64_t local, bool active, const FxFram
     }
     if (o.dither > 0.0f)
       x += o.dither * cudafft_features_gauss(o.dither_seed, c, f, (uint64_t)i);
-    u[i] = x;
-    partial += x;
-  }
-  const float sum = fx_group_sum(scratch, t, threads, partial, barrier);
-  const float mean = o.remove_dc ? sum / (float)length : 0.0f;
-  partial = 0.0f;
-  for (int i = t; i < length; i += threads) {
-    const float x = u[i] - mean;
-    u[i] = x;
-    partial += x * x;
-  }
-  const float raw_energy = fx_group_sum(scratch, t, threads, partial, barrier);
+    return x;
+  };
 
-  /* pre-emphasis and window into the transform's input a, zero padded */
+  float raw_energy = 0.0f, partial = 0.0f;
   const float coeff = o.preemphasis == CUDAFFT_FEATURES_PREEMPHASIS_FRAME ? o.preemph_coeff : 0.0f;
-  partial = 0.0f;
-  for (int k = t; k < (Odd ? n : big_n); k += threads) {
-    float v[2];
-    for (int h = 0; h < (Odd ? 1 : 2); ++h) {
-      const int i = Odd ? k : 2 * k + h;
-      float x = 0.0f;
-      if (i < length) {
-        x = u[i];
-        if (coeff != 0.0f)
-          x -= coeff * u[i > 0 ? i - 1 : 0];
-        x *= fx_load(&o.window[i]);
-      }
-      v[h] = x;
+  float *u = reinterpret_cast<float *>(b);
+  if (flags & kFxStaged) {
+    /* the frame into b, its mean removed, its raw energy */
+    for (int i = t; i < length; i += threads) {
+      const float x = sample(i);
+      u[i] = x;
+      partial += x;
+    }
+    const float sum =
+        (flags & kFxMean) ? fx_group_sum(scratch, t, threads, partial, barrier) : 0.0f;
+    const float mean = o.remove_dc ? sum / (float)length : 0.0f;
+    partial = 0.0f;
+    for (int i = t; i < length; i += threads) {
+      const float x = u[i] - mean;
+      u[i] = x;
       partial += x * x;
     }
-    a[pad(k)] = make_float2(v[0], Odd ? 0.0f : v[1]);
+    raw_energy =
+        fx_group_sum_if((flags & kFxRawEnergy) != 0, scratch, t, threads, partial, barrier);
   }
-  const float windowed_energy = fx_group_sum(scratch, t, threads, partial, barrier);
+  /* pre-emphasis and window into the transform's input a, zero padded */
+  const auto windowed = [&](int i) -> float {
+    if (i >= length)
+      return 0.0f;
+    float x;
+    if (flags & kFxStaged) {
+      x = u[i];
+      if (coeff != 0.0f)
+        x -= coeff * u[i > 0 ? i - 1 : 0];
+    } else {
+      x = sample(i);
+    }
+    return x * fx_load(&o.window[i]);
+  };
+  partial = 0.0f;
+  for (int k = t; k < (Odd ? n : big_n); k += threads) {
+    const float v0 = windowed(Odd ? k : 2 * k), v1 = Odd ? 0.0f : windowed(2 * k + 1);
+    a[pad(k)] = make_float2(v0, v1);
+    partial += v0 * v0 + v1 * v1;
+  }
+  const float windowed_energy =
+      fx_group_sum_if((flags & kFxWindowedEnergy) != 0, scratch, t, threads, partial, barrier);
 
   /* the spectrum values v[k], k = 0 .. n / 2, into the buffer the transform does not return */
   const float2 *z = mixed_fft_passes(plan, a, b, twiddles, t, threads, false, barrier);
@@ -289,7 +346,8 @@ fx_frame(const CudafftFeaturesDesc &d, uint64_t local, bool active, const FxFram
       }
     }
   }
-  const float spectrum_energy = fx_group_sum(scratch, t, threads, partial, barrier);
+  const float spectrum_energy =
+      fx_group_sum_if((flags & kFxSpectrumEnergy) != 0, scratch, t, threads, partial, barrier);
 
   /* the mel bank, the log and the energy: into the ring, or (direct) on to the output */
   const CudafftFeaturesLogSpec spec = fx_log_spec(o);
@@ -328,7 +386,8 @@ fx_frame(const CudafftFeaturesDesc &d, uint64_t local, bool active, const FxFram
     else if (o.kind == CUDAFFT_FEATURES_LOG_MEL && has_energy)
       fx_store(d.out, out_at, e_log, o.precision);
   }
-  barrier();
+  if (flags & kFxCepstrum)
+    barrier();
   if (o.direct && o.kind == CUDAFFT_FEATURES_MFCC && active)
     for (uint32_t q = t; q < o.n_mfcc; q += threads) {
       float value = cudafft_features_cepstrum(o.dct + (size_t)q * mels, buf.log_mel, 1, mels,

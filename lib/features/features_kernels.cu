@@ -48,7 +48,8 @@ __global__ void
 __launch_bounds__(kMixedMaxBlockThreads)
     frames_kernel(const Desc *__restrict__ descs, const uint32_t *__restrict__ order,
                   const uint64_t *__restrict__ prefix, int jobs, uint64_t total,
-                  const float2 *__restrict__ twiddles, CudafftMixedArgs m, int extra)
+                  const float2 *__restrict__ twiddles, CudafftMixedArgs m, int extra,
+                  unsigned flags)
 {
   extern __shared__ float2 smem[];
   const int threads = m.threads, points = mixed_buffer_points(m.plan.n);
@@ -64,7 +65,7 @@ __launch_bounds__(kMixedMaxBlockThreads)
   const uint64_t transform = prefix[0] + (active ? wanted : total - 1);
   const int j = fx_find_job(prefix, jobs, transform);
   fx_frame<Odd>(descs[order[j]], transform - prefix[j], active, buf, t, threads, m.plan, twiddles,
-                MixedBlockBarrier{});
+                flags, MixedBlockBarrier{});
 }
 
 /* One block per unit (FRAMES: per frame) and channel. The maximum is exact whatever the order of
@@ -215,9 +216,11 @@ launch_frames(CudafftJob *const *jobs, const Desc *descs, const uint32_t *order,
     return CUDAFFT_STATUS_OK;
   const CudafftFeaturesStepJob *lead = step(jobs[host_order[first]]);
   uint32_t mels = 0;
+  unsigned flags = 0;
   for (size_t i = first; i < last; ++i) {
-    const uint32_t m = step(jobs[host_order[i]])->o.n_mels;
-    mels = m > mels ? m : mels;
+    const CudafftFeaturesObject &o = step(jobs[host_order[i]])->o;
+    mels = o.n_mels > mels ? o.n_mels : mels;
+    flags |= fx_frame_flags(o);
   }
   const uint32_t n = lead->o.fft_size;
   int threads = 0, per_block = 0;
@@ -234,11 +237,11 @@ launch_frames(CudafftJob *const *jobs, const Desc *descs, const uint32_t *order,
   if (n % 2)
     frames_kernel<true><<<(unsigned)blocks, threads * per_block, smem, stream>>>(
         descs, order + first, prefix + first, jobs_here, total,
-        static_cast<const float2 *>(lead->o.twiddles), m, extra);
+        static_cast<const float2 *>(lead->o.twiddles), m, extra, flags);
   else
     frames_kernel<false><<<(unsigned)blocks, threads * per_block, smem, stream>>>(
         descs, order + first, prefix + first, jobs_here, total,
-        static_cast<const float2 *>(lead->o.twiddles), m, extra);
+        static_cast<const float2 *>(lead->o.twiddles), m, extra, flags);
   CUDAFFT_CHECK(cudaGetLastError());
   return CUDAFFT_STATUS_OK;
 }
