@@ -15,8 +15,10 @@
  * - the CPU backend: STREAMS objects of one channel (FFTW), each pushed its FRAMES frames' samples
  *   (host wall time, one thread).
  *
- * Timing: 10 warm-ups, then RUNS rounds in which each device variant runs once, timed with CUDA
- * events on one stream; medians (the CPU: the median of 3). The floor: the bytes the kernel must
+ * Timing: each device variant's launches captured once into a CUDA graph (the device's time
+ * alone: the kind lays out its batch on the host first, as the executor's launcher does), 10
+ * warm-ups, then RUNS rounds in which each runs once, timed with CUDA events on one stream;
+ * medians (the CPU: the median of 3). The floor: the bytes the kernel must
  * move (each stream's samples read once, the features written once) at the device's peak
  * bandwidth (--peak-gbs, else from its memory clock and bus width), against its arithmetic (about
  * 5 N log2 N flops of the real FFT, the window, the power, the mel weights, the log: counted per
@@ -79,6 +81,7 @@ struct Bench {
   float2 *d_bins = nullptr;
   cufftHandle plan = 0;
   cublasHandle_t blas = nullptr;
+  cudaGraphExec_t ours_graph = nullptr, pipeline_graph = nullptr;
 };
 
 __global__ void
@@ -138,14 +141,14 @@ blocks_for(size_t count, int threads)
 }
 
 void
-run_ours(Bench *b)
+launch_ours(Bench *b)
 {
   CHECK_OURS(cudafft_features_step_kind.launch(b->job_list.data(), b->job_list.size(), b->d_aux,
                                                b->stream));
 }
 
 void
-run_pipeline(Bench *b)
+launch_pipeline(Bench *b)
 {
   const size_t frames = b->streams * b->frames;
   framing_kernel<<<blocks_for(frames * kN, 256), 256, 0, b->stream>>>(
@@ -165,6 +168,33 @@ run_pipeline(Bench *b)
 }
 
 using RunFn = void (*)(Bench *);
+
+/* Each variant's launches captured once into a graph, so that the timing is the device's alone
+ * (the kind's launch lays out its batch on the host first, as the executor's launcher does). */
+cudaGraphExec_t
+capture(Bench *b, RunFn launch)
+{
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  CHECK_CUDA(cudaStreamBeginCapture(b->stream, cudaStreamCaptureModeThreadLocal));
+  launch(b);
+  CHECK_CUDA(cudaStreamEndCapture(b->stream, &graph));
+  CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  CHECK_CUDA(cudaGraphDestroy(graph));
+  return exec;
+}
+
+void
+run_ours(Bench *b)
+{
+  CHECK_CUDA(cudaGraphLaunch(b->ours_graph, b->stream));
+}
+
+void
+run_pipeline(Bench *b)
+{
+  CHECK_CUDA(cudaGraphLaunch(b->pipeline_graph, b->stream));
+}
 
 double
 device_peak_gbs(void)
@@ -367,6 +397,8 @@ main(int argc, char **argv)
   CHECK_CUBLAS(cublasSetStream(b.blas, b.stream));
   CHECK_CUDA(cudaStreamSynchronize(b.stream));
 
+  b.ours_graph = capture(&b, launch_ours);
+  b.pipeline_graph = capture(&b, launch_pipeline);
   const RunFn fns[] = {run_ours, run_pipeline};
   float ms[2];
   time_medians(&b, fns, 2, runs, ms);
@@ -413,6 +445,8 @@ main(int argc, char **argv)
          vs_pipeline, vs_cpu, bad);
 
   cudafft_features_tables_free(&tables);
+  cudaGraphExecDestroy(b.ours_graph);
+  cudaGraphExecDestroy(b.pipeline_graph);
   cublasDestroy(b.blas);
   cufftDestroy(b.plan);
   cudaFree(b.d_aux);
