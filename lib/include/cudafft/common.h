@@ -4,8 +4,8 @@
  * The library is plain C behind its headers and knows nothing of GLib or GStreamer; its CUDA
  * backend (where built in) runs on NVIDIA GPUs, its CPU backend on FFTW. Every engine (block FFT
  * plans, cudafft/fft.h; streaming STFT, cudafft/stft.h; interval spectra, cudafft/spectrum.h;
- * streaming FIR filters, cudafft/convolve.h) takes the same backend argument and returns the same
- * statuses.
+ * streaming FIR filters, cudafft/convolve.h; model features, cudafft/features.h) takes the same
+ * backend argument and returns the same statuses.
  *
  * Errors: every function returns a status; none prints, aborts or exits. The detail of the last
  * failure on the calling thread (which call failed, with CUDA's own words) is available from
