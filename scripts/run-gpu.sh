@@ -9,11 +9,10 @@
 #     MESON_TEST_ARGS="--no-suite memory --no-suite load" and then "--suite memory --suite load";
 #  3. with SANITIZE=1, compute-sanitizer over the library's CUDA test programs, side by side:
 #     memcheck with --leak-check full over fft-accuracy, fft-device, fft-signals, stft, spectrum,
-#     convolve, matrix, executor-cuda and scope (with the cuda argument), scope-backends, the hostile
-#     element program (two scenarios per element, in one process) and cudamatrixconvolve's element
-#     and SOFA programs; racecheck over fft-device and
-#     executor-cuda; each capped at SANITIZE_TIMEOUT seconds (default 300); one summary line per
-#     program;
+#     convolve, matrix, matrix-device, executor-cuda and scope (with the cuda argument),
+#     scope-backends, the hostile element program (two scenarios per element, in one process) and
+#     cudamatrixconvolve's element and SOFA programs; racecheck over fft-device and executor-cuda;
+#     each capped at SANITIZE_TIMEOUT seconds (default 300); one summary line per program;
 #  4. the installed files checked from a staging folder (scripts/check-install.sh; the demo there
 #     runs on the GPU);
 #  5. the benchmarks, one after the other on a quiet GPU, each with the arguments of its entry in
@@ -128,7 +127,7 @@ sanitizers() {
   done
   [ -n "$sanitizer" ] || { echo "compute-sanitizer: not found beside nvcc nor on PATH"; return 1; }
   for program in test_fft_accuracy test_fft_signals test_fft_device test_stft test_spectrum \
-    test_convolve test_matrix test_executor_cuda test_scope; do
+    test_convolve test_matrix test_matrix_device test_executor_cuda test_scope; do
     sanitize memcheck "$program" cuda
     pids+=($!)
   done
