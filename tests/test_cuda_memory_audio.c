@@ -18,10 +18,12 @@
  *   before its device work is done (the buffer carries its fence), and never else: counted on
  *   cv0's, cudafft's and cudaifft's output in every chain above.
  * - CUDA memory of a context not the element's (GStreamer's allocator's in a GstCudaContext made
- *   apart, on device 0 and on device 1 where there is one) into cudafft, cudaconvolve, cudaspectrum
- * and cudaifft: read as system memory, never handed to a kernel, the output byte for byte system
- * memory's. cpu (CI, no GPU needed): cudafft, cudaconvolve and cudaspectrum with backend=cpu refuse
- * the link to CUDA-memory-only caps, naming them; the state cycles in system memory. */
+ *   apart, on device 0 and on device 1 where there is one) into cudafft, cudaconvolve,
+ *   cudamatrixconvolve, cudaspectrum and cudaifft: read as system memory, never handed to a
+ *   kernel, the output byte for byte system memory's (cudamatrixconvolve between our elements:
+ *   test_cuda_memory_matrix.c).
+ * cpu (CI, no GPU needed): cudafft, cudaconvolve and cudaspectrum with backend=cpu refuse the link
+ * to CUDA-memory-only caps, naming them; the state cycles in system memory. */
 #define GST_USE_UNSTABLE_API /* gst/cuda is unstable API in 1.22 */
 #include "cuda_memory_util.h"
 
@@ -597,6 +599,9 @@ GST_START_TEST(test_foreign_context_memory)
   } elements[] = {
       {FFT, FALSE},
       {"cudaconvolve name=cv0", FALSE},
+      {"cudamatrixconvolve block-size=64 matrix=\"<<0.5, -0.25, 0.125>, <0.3>, <0.05, 0.1>, "
+       "<1.0>>\"",
+       FALSE},
       {"cudaspectrum bands=513 interval=10000000 post-messages=true multi-channel=true", FALSE},
       {"cudaifft", TRUE},
   };
