@@ -122,6 +122,7 @@ gst_cuda_spectrum_scope_properties_install(GObjectClass *gobject_class)
                            "Each channel in a lane of its own (stacked from the top, channel 0 "
                            "first); FALSE: one lane, the channels' powers averaged",
                            DEFAULT_MULTI_CHANNEL, flags));
+  gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_FFT_SIZE, 0);
   gst_type_mark_as_plugin_api(GST_TYPE_CUDA_SPECTRUM_SCOPE_STYLE, 0);
   gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_COLORMAP, 0);
 }
