@@ -90,12 +90,12 @@ struct _GstCudaFft {
   "interleaved, rate = (int) [ 1, MAX ], " GST_CUDAFFT_CHANNELS_FIELD
 
 #define FFT_SIZE_BLURB                                                                             \
-  "Samples per frame: a power of two from " GST_CUDAFFT_MIN_SIZE_TEXT                              \
-  " to " GST_CUDAFFT_MAX_SIZE_TEXT                                                                 \
-  " (an enumeration of exactly those, so that gst-launch-1.0 refuses any other value with "        \
-  "\"could not set property\"). A change while playing (as of hop, window or representation) "     \
-  "takes effect at the next input buffer: the run so far ends there as at EOS (its last frames "   \
-  "completed with zeros), then new caps go out and a new run starts"
+  "Samples per frame: any size from " GST_CUDAFFT_MIN_SIZE_TEXT " to " GST_CUDAFFT_MAX_SIZE_TEXT   \
+  " whose only prime factors are 2, 3, 5 and 7 (400, 480, 1000, 3000, 4096, ...); another value "  \
+  "is refused with a warning naming the nearest sizes, and the size in effect kept. A change "     \
+  "while playing (as of hop, window or representation) takes effect at the next input buffer: "    \
+  "the run so far ends there as at EOS (its last frames completed with zeros), then new caps go "  \
+  "out and a new run starts"
 
 /* The pad templates (made in class_init): SINK_CAPS, and every audio/x-fft caps we make
  * (gst_cudafft_frames_template_caps()), each in system memory and, where the build has it, in CUDA
@@ -150,11 +150,25 @@ gst_cuda_fft_set_property(GObject *object, guint prop_id, const GValue *value, G
 {
   GstCudaFft *self = GST_CUDA_FFT(object);
   switch (prop_id) {
-  case PROP_FFT_SIZE: /* GObject has checked that it is one of the enumeration's */
+  case PROP_FFT_SIZE: { /* GObject has checked the range */
+    const guint size = g_value_get_uint(value);
     GST_OBJECT_LOCK(self);
-    self->settings.fft_size = (guint)g_value_get_enum(value);
+    const guint old = self->settings.fft_size;
+    const gboolean valid = cudafft_fft_size_supported(size);
+    if (valid)
+      self->settings.fft_size = size;
     GST_OBJECT_UNLOCK(self);
+    if (!valid) {
+      size_t below = 0, above = 0;
+      cudafft_fft_size_nearest(size, &below, &above);
+      gst_cudafft_refuse_value(GST_ELEMENT(self),
+                               "fft-size %u refused: sizes are " GST_CUDAFFT_MIN_SIZE_TEXT
+                               " to " GST_CUDAFFT_MAX_SIZE_TEXT " with no prime factor above 7; "
+                               "the nearest are %zu and %zu. Keeping fft-size=%u.",
+                               size, below, above, old);
+    }
     break;
+  }
   case PROP_HOP:
     GST_OBJECT_LOCK(self);
     self->settings.hop = g_value_get_uint(value);
@@ -183,7 +197,7 @@ gst_cuda_fft_get_property(GObject *object, guint prop_id, GValue *value, GParamS
   const Settings s = current_settings(self);
   switch (prop_id) {
   case PROP_FFT_SIZE:
-    g_value_set_enum(value, (gint)s.fft_size);
+    g_value_set_uint(value, s.fft_size);
     break;
   case PROP_HOP:
     g_value_set_uint(value, s.hop);
@@ -603,7 +617,7 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
 
   g_object_class_install_property(
       gobject_class, PROP_FFT_SIZE,
-      g_param_spec_enum("fft-size", "FFT size", FFT_SIZE_BLURB, GST_TYPE_CUDAFFT_FFT_SIZE,
+      g_param_spec_uint("fft-size", "FFT size", FFT_SIZE_BLURB, CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE,
                         DEFAULT_FFT_SIZE,
                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property(
@@ -649,7 +663,6 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
   filter_class->process = gst_cuda_fft_process;
   filter_class->takes_cuda_memory = TRUE;
 
-  gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_FFT_SIZE, 0);
   gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_WINDOW, 0);
   gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_REPRESENTATION, 0);
 }

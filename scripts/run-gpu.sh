@@ -45,6 +45,7 @@ failed=0
 # The benchmarks and their arguments: the commands of bench/RESULTS.md.
 benchmarks=(
   "fft-bench --runs 100"
+  "fft-bench --runs 100 --size 400,480,1000,3000"
   "launch-bench --runs 100"
   "element-bench --runs 5"
   "element-bench --runs 5 --pinned-input --channels 64 --backend cuda"
