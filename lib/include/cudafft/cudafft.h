@@ -6,6 +6,7 @@
 #include <cudafft/bands.h>
 #include <cudafft/common.h>
 #include <cudafft/convolve.h>
+#include <cudafft/features.h>
 #include <cudafft/fft.h>
 #include <cudafft/matrix.h>
 #include <cudafft/scope.h>
