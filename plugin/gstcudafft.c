@@ -81,7 +81,7 @@ struct _GstCudaFft {
   GstAudioInfo in_info;
   GstCudafftFrameInfo out_info; /* what the engine and the src caps were made for */
   gboolean cuda_out;            /* the src caps carry memory:CUDAMemory */
-  CudafftStftConfig refused;    /* the last invalid settings warned about */
+  guint hop_in_force;           /* the hop property the frames in force follow (0: fft-size / 2) */
   guint64 input_end;            /* while draining: the run's input samples; else G_MAXUINT64 */
 };
 
@@ -292,6 +292,11 @@ gst_cuda_fft_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps
     self->in_info = in_info;
     if (!open_engine(self, outcaps))
       return FALSE;
+    /* the properties these caps were made from, where they still are */
+    const Settings s = current_settings(self);
+    const gboolean made_from = s.fft_size == self->out_info.config.fft_size &&
+                               effective_hop(&s) == self->out_info.config.hop;
+    self->hop_in_force = made_from ? s.hop : (guint)self->out_info.config.hop;
   }
   /* offered where the GPU was expected; the engine may have fallen back to the CPU */
   return gst_cudafft_audio_filter_check_memory(GST_CUDAFFT_AUDIO_FILTER(self), incaps, outcaps);
@@ -454,6 +459,31 @@ drain(GstCudaFft *self)
   return ret;
 }
 
+/* hop and fft-size, a pair, are checked together when they take effect (here, or at the start,
+ * where the caps refuse them), never one against the other's old value when it is set, so that
+ * they may be set in either order. While streaming a pair that cannot be is refused with a
+ * WARNING and the frames in force go on: the two properties go back to what is in force where
+ * they still hold what was refused (a value set since then is the next buffer's to check), so
+ * that they read back what is in force. */
+static void
+refuse_framing(GstCudaFft *self, const Settings *asked)
+{
+  const guint fft_size = (guint)self->out_info.config.fft_size;
+  gchar *hop = self->hop_in_force ? g_strdup_printf("%u", self->hop_in_force)
+                                  : g_strdup_printf("0 (fft-size / 2)");
+  gst_cudafft_refuse_value(GST_ELEMENT(self),
+                           "hop=%u and fft-size=%u refused: the hop must not be larger than "
+                           "fft-size. Keeping hop=%s and fft-size=%u.",
+                           asked->hop, asked->fft_size, hop, fft_size);
+  g_free(hop);
+  GST_OBJECT_LOCK(self);
+  if (self->settings.hop == asked->hop && self->settings.fft_size == asked->fft_size) {
+    self->settings.hop = self->hop_in_force;
+    self->settings.fft_size = fft_size;
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
 /* Applies property changes made while streaming: the old run ends on a frame boundary (drained,
  * with its caps), then new caps and a new analyser take over. */
 static GstFlowReturn
@@ -461,15 +491,12 @@ apply_settings(GstCudaFft *self)
 {
   const Settings properties = current_settings(self);
   const CudafftStftConfig wanted = config_for(&properties, self->out_info.config);
-  if (same_framing(&wanted, &self->out_info.config) || same_framing(&wanted, &self->refused))
+  if (same_framing(&wanted, &self->out_info.config)) {
+    self->hop_in_force = properties.hop; /* 0 or fft-size / 2: the same frames */
     return GST_FLOW_OK;
+  }
   if (wanted.hop > wanted.fft_size) {
-    GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
-                        ("hop %zu is larger than fft-size %zu; keeping hop %zu and fft-size %zu.",
-                         wanted.hop, wanted.fft_size, self->out_info.config.hop,
-                         self->out_info.config.fft_size),
-                        (NULL));
-    self->refused = wanted;
+    refuse_framing(self, &properties);
     return GST_FLOW_OK;
   }
   GstFlowReturn ret = drain(self);
@@ -493,6 +520,8 @@ apply_settings(GstCudaFft *self)
   gboolean ok =
       open_engine(self, caps) && gst_base_transform_update_src_caps(GST_BASE_TRANSFORM(self), caps);
   gst_caps_unref(caps);
+  if (ok)
+    self->hop_in_force = properties.hop;
   return ok ? GST_FLOW_OK : GST_FLOW_NOT_NEGOTIATED;
 }
 
@@ -585,7 +614,6 @@ gst_cuda_fft_start(GstBaseTransform *trans)
 {
   GstCudaFft *self = GST_CUDA_FFT(trans);
   gst_audio_info_init(&self->in_info);
-  memset(&self->refused, 0, sizeof self->refused);
   self->input_end = G_MAXUINT64;
   return TRUE;
 }
