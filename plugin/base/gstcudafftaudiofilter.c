@@ -100,7 +100,7 @@ gst_cudafft_audio_filter_open_engine(GstCudafftAudioFilter *filter,
 }
 
 /* The start's probe: which backend this start's engines run on. backend=cpu needs no probe;
- * auto takes the GPU where the device exists (else the CPU, with a warning in the debug log);
+ * auto takes the GPU where the device exists (else the CPU, saying why in an INFO message);
  * cuda without a usable device fails the start with one ERROR, instead of an error at every
  * caps retry. */
 static gboolean
@@ -120,14 +120,13 @@ probe_backend(GstCudafftAudioFilter *filter)
     GST_INFO_OBJECT(filter, "CUDA device %d of %d", device, count);
     return TRUE;
   }
-  gchar *detail = !built       ? g_strdup("this build has no CUDA backend")
-                  : count == 0 ? g_strdup("no CUDA device found")
-                               : g_strdup_printf("CUDA device %d does not exist: this machine has "
-                                                 "%d (0 to %d)",
-                                                 device, count, count - 1);
+  gchar *detail = count == 0 ? gst_cudafft_no_device_reason()
+                             : g_strdup_printf("CUDA device %d does not exist: this machine has "
+                                               "%d (0 to %d)",
+                                               device, count, count - 1);
   if (requested == CUDAFFT_BACKEND_AUTO) {
-    /* A warning in the debug log, not on the bus: auto promises to work without a GPU. */
-    GST_WARNING_OBJECT(filter, "no usable CUDA device (%s); running on the CPU backend", detail);
+    /* an INFO, not a WARNING: auto promises to work without a GPU */
+    gst_cudafft_element_core_say_cpu_fallback(&priv->core, detail);
     g_free(detail);
     return TRUE;
   }

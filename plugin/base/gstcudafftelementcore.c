@@ -19,6 +19,7 @@ gst_cudafft_element_core_init(GstCudafftElementCore *core, GstElement *element, 
   core->prop_device_id = prop_device_id;
   core->backend = GST_CUDAFFT_DEFAULT_BACKEND;
   core->device_id = GST_CUDAFFT_DEFAULT_DEVICE_ID;
+  core->fallback_said = FALSE;
   gst_cudafft_context_init(&core->context);
   gst_cudafft_errors_init(&core->errors, sinkpad, srcpad);
 }
@@ -103,11 +104,22 @@ gst_cudafft_element_core_make_engine(GstCudafftElementCore *core,
       chosen == CUDAFFT_BACKEND_CPU
           ? device_id
           : gst_cudafft_context_engine_device(&core->context, core->element, device_id);
+  gchar *fell_back = NULL;
   const gpointer made = gst_cudafft_engine_new(core->element, engine_class, requested, chosen,
-                                               device, config, memory_hint, actual);
+                                               device, config, memory_hint, actual, &fell_back);
+  if (fell_back)
+    gst_cudafft_element_core_say_cpu_fallback(core, fell_back);
+  g_free(fell_back);
   if (made && *actual == CUDAFFT_BACKEND_CUDA)
     gst_cudafft_context_publish(&core->context, core->element, engine_class->get_device(made));
   return made;
+}
+
+void
+gst_cudafft_element_core_say_cpu_fallback(GstCudafftElementCore *core, const gchar *why)
+{
+  if (g_atomic_int_compare_and_exchange(&core->fallback_said, FALSE, TRUE))
+    gst_cudafft_say_cpu_fallback(core->element, why);
 }
 
 /* Context sharing ---------------------------------------------------------------------------- */
@@ -134,8 +146,10 @@ gst_cudafft_element_core_change_state_begin(GstCudafftElementCore *core, GstStat
   if (transition == GST_STATE_CHANGE_NULL_TO_READY &&
       gst_cudafft_element_core_shares_context(core, &device_id))
     gst_cudafft_context_find(&core->context, core->element, device_id);
-  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED)
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
     gst_cudafft_errors_reset(&core->errors);
+    g_atomic_int_set(&core->fallback_said, FALSE);
+  }
 }
 
 void

@@ -5,7 +5,8 @@
  * - the backend and cuda-device-id properties (gstcudafftbackend.h), refused once the element has
  *   started, since both take effect at the start;
  * - the making of an engine on them, in the pipeline's shared CUDA context where there is one,
- *   and the publishing of that context for the elements that start after it;
+ *   and the publishing of that context for the elements that start after it; where backend=auto
+ *   ends on the CPU, an INFO message saying why, once per start;
  * - GStreamer's CUDA context sharing (gstcudafftcontext.h): the element's set_context, its
  *   context queries on every pad, the search at NULL to READY and the release at READY to NULL;
  * - one failure, one ERROR (gstcudaffterrors.h): the element's post_message, the gate on its sink
@@ -31,6 +32,7 @@ typedef struct {
   gint device_id;
   GstCudafftContext context; /* the CUDA context shared with the pipeline */
   GstCudafftErrors errors;   /* one failure, one ERROR */
+  gint fallback_said;        /* this start has said it runs on the CPU (atomic) */
 } GstCudafftElementCore;
 
 /* Installs the backend and cuda-device-id properties on klass under the element's ids; its
@@ -73,12 +75,17 @@ gpointer gst_cudafft_element_core_make_engine(GstCudafftElementCore *core,
                                               CudafftBackend chosen, gconstpointer config,
                                               const gchar *memory_hint, CudafftBackend *actual);
 
+/* Says, once per start, that backend=auto runs the element on the CPU and why
+ * (gst_cudafft_say_cpu_fallback: an INFO message on the bus, a WARNING in the debug log). Any
+ * thread. */
+void gst_cudafft_element_core_say_cpu_fallback(GstCudafftElementCore *core, const gchar *why);
+
 /* The element's set_context, before its parent class's. */
 void gst_cudafft_element_core_set_context(GstCudafftElementCore *core, GstContext *context);
 
 /* The element's change_state: `begin` before its parent class's (NULL to READY looks for a context
- * in the pipeline, READY to PAUSED forgets the errors posted), `end` after it (READY to NULL lets
- * the context go). */
+ * in the pipeline, READY to PAUSED forgets the errors posted and the fallback said), `end` after
+ * it (READY to NULL lets the context go). */
 void gst_cudafft_element_core_change_state_begin(GstCudafftElementCore *core,
                                                  GstStateChange transition);
 void gst_cudafft_element_core_change_state_end(GstCudafftElementCore *core,
