@@ -306,15 +306,10 @@ gst_cuda_fft_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps
 static gchar *
 describe_refusal(GstCudaFft *self, GstCaps *ours)
 {
+  /* (downstream that takes only CUDA memory where cudafft gives none: check_downstream has said
+   * so before this) */
   GstCaps *theirs = gst_pad_peer_query_caps(GST_BASE_TRANSFORM_SRC_PAD(self), NULL);
   gchar *text = NULL;
-  GstCaps *system = gst_cudafft_caps_without_cuda_memory(theirs);
-  if (!gst_caps_is_empty(theirs) && gst_caps_is_empty(system))
-    text = g_strdup("downstream takes only CUDA memory (memory:CUDAMemory), which cudafft makes "
-                    "only on the GPU (not with backend=cpu, nor auto without a usable GPU or "
-                    "GStreamer's CUDA library): use backend=cuda on a GPU, or let downstream take "
-                    "system memory");
-  gst_caps_unref(system);
   const GstStructure *mine = gst_caps_get_structure(ours, 0);
   for (guint i = 0; !text && i < gst_caps_get_size(theirs); i++) {
     const GstStructure *other = gst_caps_get_structure(theirs, i);
@@ -559,6 +554,8 @@ gst_cuda_fft_process(GstCudafftAudioFilter *filter, GstBuffer *inbuf, const GstM
 static gboolean
 check_downstream(GstCudaFft *self, GstCaps *incaps)
 {
+  if (!gst_cudafft_audio_filter_check_downstream_memory(GST_CUDAFFT_AUDIO_FILTER(self)))
+    return FALSE;
   GstCaps *ours = gst_cuda_fft_transform_caps(GST_BASE_TRANSFORM(self), GST_PAD_SINK, incaps, NULL);
   gboolean ok = TRUE;
   if (gst_caps_is_fixed(ours) &&

@@ -637,13 +637,16 @@ gst_cuda_spectrum_transform_ip(GstBaseTransform *trans, GstBuffer *buffer)
 /* Stream events ------------------------------------------------------------------------------ */
 
 /* The same caps on the other side (the audio passes through), CUDA memory among them only where
- * the element shares the pipeline's CUDA context (not with backend=cpu). */
+ * the element shares the pipeline's CUDA context (not with backend=cpu); before the start, in
+ * either memory on both sides, as the templates have them (gst_cudafft_audio_filter_started). */
 static GstCaps *
 gst_cuda_spectrum_transform_caps(GstBaseTransform *trans, GstPadDirection direction, GstCaps *caps,
                                  GstCaps *filter)
 {
   GstCudafftAudioFilter *base = GST_CUDAFFT_AUDIO_FILTER(trans);
-  GstCaps *result = gst_cudafft_audio_filter_shares_context(base)
+  GstCaps *result = !gst_cudafft_audio_filter_started(base)
+                        ? gst_cudafft_caps_add_cuda_memory(gst_cudafft_caps_in_system_memory(caps))
+                    : gst_cudafft_audio_filter_shares_context(base)
                         ? gst_caps_copy(caps)
                         : gst_cudafft_caps_without_cuda_memory(caps);
   return gst_cudafft_audio_filter_filter_caps(base, direction, caps, result, filter);

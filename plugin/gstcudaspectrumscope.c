@@ -844,14 +844,16 @@ gst_cuda_spectrum_scope_init(GstCudaSpectrumScope *self)
   self->base_src_query = GST_PAD_QUERYFUNC(src);
   gst_pad_set_query_function(sink, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_query));
   gst_pad_set_query_function(src, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_query));
-  gst_cuda_spectrum_scope_frames_init(&self->output, &self->core.context);
-  gst_cuda_spectrum_scope_frames_watch(&self->output, GST_ELEMENT(self), src, gpu_output);
+  gst_cuda_spectrum_scope_frames_init(&self->output, GST_ELEMENT(self), &self->core.context);
   gst_pad_set_chain_function(sink, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_chain));
   gst_pad_set_event_function(sink, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_sink_event));
   gst_pad_set_event_function(src, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_src_event));
   gst_cudafft_element_core_init(&self->core, GST_ELEMENT(self), sink, src,
                                 GST_CUDA_SPECTRUM_SCOPE_PROP_BACKEND,
                                 GST_CUDA_SPECTRUM_SCOPE_PROP_CUDA_DEVICE_ID);
+  /* downstream's answers without CUDA memory where the frames are drawn on the CPU (the base
+   * class negotiates from them), and an ERROR where nothing else is left */
+  gst_cudafft_element_core_watch_cuda_memory(&self->core, src, gpu_output, FALSE);
   gst_object_unref(sink);
   gst_object_unref(src);
 }
