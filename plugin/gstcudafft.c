@@ -17,8 +17,9 @@
  * @title: cudafft
  *
  * cudafft frames audio (#GstCudaFft:fft-size samples every #GstCudaFft:hop samples), windows each
- * frame (#GstCudaFft:window) and computes its spectrum on an NVIDIA GPU, or on the CPU with
- * backend=cpu (backend=auto falls back to it where no GPU is usable), and pushes audio/x-fft
+ * frame (#GstCudaFft:window) and computes its spectrum on an NVIDIA GPU, or on the CPU (FFTW) with
+ * backend=cpu (backend=auto falls back to it where no GPU is usable, saying why in an INFO
+ * message), and pushes audio/x-fft
  * frames: per frame, each channel's fft-size/2+1 bins in turn, as #GstCudaFft:representation says
  * (complex (re, im) pairs, magnitude, power or dB). Only complex frames can be turned back into
  * audio, by cudaifft.
@@ -659,7 +660,8 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
                                                    gst_cudafft_frames_template_caps());
   gst_element_class_set_static_metadata(
       element_class, "CUDA short-time Fourier transform", "Filter/Converter/Audio/Analyzer",
-      "Frame, window and FFT the audio on an NVIDIA GPU, output audio/x-fft frames",
+      "Frame, window and FFT the audio on an NVIDIA GPU or the CPU (backend=cpu, FFTW), output "
+      "audio/x-fft frames",
       "gst-cudafft developers");
 
   trans_class->passthrough_on_same_caps = FALSE;

@@ -101,7 +101,8 @@
  * (as cudaspectrumscope does).
  *
  * Like `spectrum`, it adds no latency. The GPU pays off for many bands, many channels or short
- * intervals; backend=auto falls back to the CPU where no GPU is usable.
+ * intervals. It runs on the CPU (FFTW) with backend=cpu, and backend=auto falls back to it where
+ * no GPU is usable, saying why in an INFO message.
  *
  * On the GPU it also passes audio in CUDA memory through (`audio/x-raw(memory:CUDAMemory)`, laid
  * out as docs/elements.md says), analysing the samples where they are: after a
@@ -786,7 +787,8 @@ gst_cuda_spectrum_class_init(GstCudaSpectrumClass *klass)
                                                    gst_caps_from_string(CAPS));
   gst_element_class_set_static_metadata(
       element_class, "CUDA spectrum analyzer", "Filter/Analyzer/Audio",
-      "Run an FFT on the audio signal on an NVIDIA GPU, output spectrum data",
+      "Run an FFT on the audio signal on an NVIDIA GPU or the CPU (backend=cpu, FFTW), output "
+      "spectrum data",
       "gst-cudafft developers");
 
   trans_class->passthrough_on_same_caps = TRUE;

@@ -15,7 +15,8 @@
  * only the finished frame leaves the device: into page-locked frame memory from the element's own
  * pool, or, where downstream takes video/x-raw(memory:CUDAMemory) (cudadownload, an application's
  * appsink), into GStreamer's CUDA memory, where it never crosses the bus; backend=cpu draws the
- * same pixels on the host.
+ * same pixels on the CPU (the analysis on FFTW), and backend=auto falls back to it where no GPU is
+ * usable, saying why in an INFO message.
  *
  * CUDA memory and contexts: the src pad offers each format in system memory first and in CUDA
  * memory second, so a peer that takes anything gets system memory and one that prefers CUDA
@@ -815,7 +816,8 @@ gst_cuda_spectrum_scope_class_init(GstCudaSpectrumScopeClass *klass)
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_set_static_metadata(
       element_class, "CUDA spectrum scope", "Visualization/Audio",
-      "Draw the spectrum of the audio as video on an NVIDIA GPU: spectrogram or bars",
+      "Draw the spectrum of the audio as video on an NVIDIA GPU or the CPU (backend=cpu, FFTW): "
+      "spectrogram or bars",
       "gst-cudafft developers");
 }
 

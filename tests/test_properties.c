@@ -7,7 +7,10 @@
  * cuda-device-id, which take effect at the start, are refused once the element runs (PAUSED or
  * PLAYING) with a WARNING, the value in effect read back, setting the same value again says
  * nothing, and back in NULL a change is taken; cudafft's texts say when changes apply and what its
- * dB is, and a sine reads what they say. */
+ * dB is, and a sine reads what they say; every description says the element runs on the CPU too.
+ * Values that only make sense together (db-min and db-max, hop and fft-size, a band layout) are
+ * taken in either order and checked when they take effect: an ERROR at the start, a WARNING while
+ * playing, and a refused value reads back as the value in force. */
 #include "element_util.h"
 
 #include <math.h>
@@ -323,6 +326,31 @@ GST_START_TEST(test_documented_texts)
 }
 GST_END_TEST;
 
+/* gst-inspect-1.0's description line of every element says that it runs on the CPU too, and how
+ * (backend=cpu, FFTW), as its doc block does. */
+GST_START_TEST(test_descriptions_say_cpu)
+{
+  for (guint f = 0; f < G_N_ELEMENTS(factories); f++) {
+    GstElementFactory *factory = gst_element_factory_find(factories[f]);
+    fail_unless(factory != NULL, "no %s", factories[f]);
+    const gchar *description =
+        gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_DESCRIPTION);
+    fail_unless(description && strstr(description, "GPU") && strstr(description, "CPU") &&
+                    strstr(description, "backend=cpu") && strstr(description, "FFTW"),
+                "%s's description does not say it runs on the CPU (backend=cpu, FFTW) too: %s",
+                factories[f], description ? description : "(none)");
+    gst_object_unref(factory);
+  }
+  GstPlugin *plugin = gst_registry_find_plugin(gst_registry_get(), "cudafft");
+  fail_unless(plugin != NULL, "no cudafft plugin");
+  const gchar *description = gst_plugin_get_description(plugin);
+  fail_unless(description && strstr(description, "backend=cpu") && strstr(description, "FFTW"),
+              "the plugin's description does not say it runs on the CPU too: %s",
+              description ? description : "(none)");
+  gst_object_unref(plugin);
+}
+GST_END_TEST;
+
 /* Pairs in either order ---------------------------------------------------------------------- */
 
 #define PAIR_RATE 48000
@@ -613,6 +641,7 @@ properties_suite(void)
   tcase_add_test(tc, test_enumeration_refuses_at_parse);
   tcase_add_test(tc, test_start_properties_refused_while_running);
   tcase_add_test(tc, test_documented_texts);
+  tcase_add_test(tc, test_descriptions_say_cpu);
   tcase_add_test(tc, test_pairs_in_either_order);
   tcase_add_test(tc, test_layout_without_bands_at_start);
   tcase_add_test(tc, test_layout_without_bands_while_playing);
