@@ -73,7 +73,7 @@ gst_cudafft_no_device_reason(void)
 void
 gst_cudafft_say_cpu_fallback(GstElement *element, const gchar *why)
 {
-  GST_WARNING_OBJECT(element, "no usable CUDA device (%s); running on the CPU backend", why);
+  GST_WARNING_OBJECT(element, "backend=auto runs on the CPU backend: %s", why);
   /* gst-launch-1.0 prints an INFO message's debug text: the sentence is there too */
   gchar *text = g_strdup_printf("Running on the CPU (FFTW), as backend=auto does where no GPU is "
                                 "usable: %s. Set backend=cpu to choose the CPU, or backend=cuda "
