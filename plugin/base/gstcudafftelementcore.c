@@ -160,7 +160,9 @@ gst_cudafft_element_core_change_state_begin(GstCudafftElementCore *core, GstStat
 void
 gst_cudafft_element_core_change_state_end(GstCudafftElementCore *core, GstStateChange transition)
 {
-  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
+  /* READY to NULL too: after a start that failed (no PAUSED to READY then) */
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY ||
+      transition == GST_STATE_CHANGE_READY_TO_NULL)
     g_atomic_int_set(&core->running, FALSE);
   if (transition == GST_STATE_CHANGE_READY_TO_NULL)
     gst_cudafft_context_clear(&core->context);
