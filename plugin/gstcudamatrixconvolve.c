@@ -14,7 +14,9 @@
  * cudamatrixconvolve filters an audio stream of N channels into M channels with a matrix of N x M
  * responses: output channel j is the sum over every input channel i of input i convolved with the
  * response of entry (i, j). A true-stereo reverb is a 2 x 2 matrix (L->L, L->R, R->L, R->R);
- * headphone virtualisation of 7.1 an 8 x 2 one.
+ * headphone virtualisation of 7.1 an 8 x 2 one. It runs on an NVIDIA GPU, or on the CPU (FFTW)
+ * with backend=cpu (backend=auto falls back to it where no GPU is usable, saying why in an INFO
+ * message).
  *
  * The entries are in input-major order: entry (i, j), from input i to output j, is channel
  * i * outputs + j of the #GstCudaMatrixConvolve:ir-location file (an audio file of inputs x
@@ -690,7 +692,7 @@ gst_cuda_matrix_convolve_class_init(GstCudaMatrixConvolveClass *klass)
   gst_element_class_set_static_metadata(
       element_class, "CUDA matrix convolution", "Filter/Effect/Audio",
       "Convolve N input channels into M output channels with a matrix of responses on an NVIDIA "
-      "GPU",
+      "GPU or the CPU (backend=cpu, FFTW)",
       "gst-cudafft developers");
 
   trans_class->passthrough_on_same_caps = FALSE;
