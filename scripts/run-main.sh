@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# The main job: installs the dependencies, builds everything (GPU code: -Dcuda-arch=all),
-# runs audio through the elements in real pipelines (cudafft ! cudaifft, cudaspectrum,
-# cudaconvolve, cudamatrixconvolve and cudaspectrumscope; on the GPU when one is usable, else on
-# the CPU), runs the engine demo, and benchmarks the elements (both backends; the GPU half where a
-# CUDA device is present) and, with a GPU, the kernels against cuFFT.
+# The main job: installs the dependencies, builds everything in build (scripts/build.sh: the
+# build that scripts/run-tests.sh uses too; GPU code for this machine's GPU, or every architecture
+# without one), runs audio through the elements in real pipelines (cudafft ! cudaifft,
+# cudaspectrum, cudaconvolve, cudamatrixconvolve and cudaspectrumscope; on the GPU when one is
+# usable, else on the CPU), runs the engine demo, and benchmarks the elements (both backends; the
+# GPU half where a CUDA device is present) and, with a GPU, the kernels against cuFFT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
 bash scripts/install-deps.sh
-[ -d build ] || meson setup build
-ninja -C build
+BUILDDIR=build bash scripts/build.sh
 
 # The elements from this build, with a registry of their own.
 export GST_PLUGIN_PATH=$PWD/build/plugin GST_REGISTRY_1_0=$PWD/build/gst-registry.bin
