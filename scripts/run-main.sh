@@ -65,9 +65,11 @@ echo "== cudaspectrumscope: 12 s of a sweep and tones drawn as video, to build/s
 python3 scripts/make-sweep.py build/sweep.wav 12
 rm -f build/scope-*.png
 # The spectrogram (left: log frequency, both channels in lanes, magma) and A-weighted sixth-octave
-# bars with peak markers (right), 60 frames a second; the PNG is the frame at 11 s.
+# bars with peak markers (right), 60 frames a second (the compositor's caps say so: without the
+# rate there, the PNG branch's 1/1 would set the whole video's); the PNG is the frame at 11 s.
 gst-launch-1.0 -m filesrc location=build/sweep.wav ! wavparse ! audioconvert ! tee name=t \
-  compositor name=mix sink_1::xpos=640 ! video/x-raw,width=1280,height=720 ! tee name=v \
+  compositor name=mix sink_1::xpos=640 ! video/x-raw,width=1280,height=720,framerate=60/1 \
+  ! tee name=v \
   v. ! queue ! videoconvert ! vp8enc deadline=1 ! webmmux ! filesink location=build/scope.webm \
   v. ! queue ! videorate drop-only=true ! video/x-raw,framerate=1/1 ! videoconvert ! pngenc \
   ! multifilesink max-files=1 location=build/scope-%02d.png \
