@@ -445,8 +445,9 @@ apply_settings(GstCudaSpectrumScope *self, const Settings *s)
  * floor(k rate / frame rate) on, is stamped with the time of its first sample (from sample counts
  * since the run's start, gstcudafftrun.h) and lasts until the next one, so frames come exactly at
  * the negotiated rate. The base class still negotiates the caps (and calls setup and
- * decide_allocation), answers the latency query and forwards QoS upstream; the element reads QoS
- * as the base class does, skipping frames that would be late. */
+ * decide_allocation), answers the latency query (its live flag as upstream's: answer_latency) and
+ * forwards QoS upstream; the element reads QoS as the base class does, skipping frames that would
+ * be late. */
 
 static gboolean
 gst_cuda_spectrum_scope_setup(GstAudioVisualizer *vis)
@@ -722,15 +723,40 @@ gpu_output(GstElement *element)
          (!self->scope || cudafft_scope_get_backend(self->scope) == CUDAFFT_BACKEND_CUDA);
 }
 
+/* The base class's answer to the LATENCY query, live as upstream is: GstAudioVisualizer (1.20 to
+ * 1.28) answers live whatever upstream is, and an aggregator downstream of a file (compositor)
+ * then mixes on a deadline, adding frames of its own past the stream's end on a busy machine. */
+static gboolean
+answer_latency(GstCudaSpectrumScope *self, GstPad *srcpad, GstQuery *query)
+{
+  if (!self->base_src_query(srcpad, GST_OBJECT(self), query))
+    return FALSE;
+  GstPad *sink = gst_element_get_static_pad(GST_ELEMENT(self), "sink");
+  GstQuery *upstream = gst_query_new_latency();
+  gboolean live = TRUE;
+  if (gst_pad_peer_query(sink, upstream))
+    gst_query_parse_latency(upstream, &live, NULL, NULL);
+  gst_query_unref(upstream);
+  gst_object_unref(sink);
+  GstClockTime min, max;
+  gst_query_parse_latency(query, NULL, &min, &max);
+  gst_query_set_latency(query, live, min, max);
+  return TRUE;
+}
+
 /* GStreamer's CUDA context sharing (gstcudafftcontext.h): on both pads, then the base class's
- * handler of the pad. */
+ * handler of the pad (the latency's live flag corrected). */
 static gboolean
 gst_cuda_spectrum_scope_query(GstPad *pad, GstObject *parent, GstQuery *query)
 {
   GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(parent);
   if (gst_cudafft_element_core_query(&self->core, query))
     return TRUE;
-  return (GST_PAD_IS_SINK(pad) ? self->base_sink_query : self->base_src_query)(pad, parent, query);
+  if (GST_PAD_IS_SINK(pad))
+    return self->base_sink_query(pad, parent, query);
+  if (GST_QUERY_TYPE(query) == GST_QUERY_LATENCY)
+    return answer_latency(self, pad, query);
+  return self->base_src_query(pad, parent, query);
 }
 
 static void

@@ -5,7 +5,8 @@
  * buffer sizes; every frame byte for byte what the scope engine (cudafft/scope.h) draws from the
  * same samples; every property changed while playing; EOS, flush and DISCONT; too many lanes for
  * the frame refused with a message; one failure, one ERROR (too many lanes, too many channels, a
- * device that does not exist); 100 state cycles; two pipelines at once. */
+ * device that does not exist); 100 state cycles; two pipelines at once; the LATENCY query live
+ * only where the source is. */
 #include "element_util.h"
 
 #include <cudafft/scope.h>
@@ -700,6 +701,53 @@ GST_START_TEST(test_two_pipelines_at_once)
 }
 GST_END_TEST;
 
+/* The LATENCY query downstream of the scope says live exactly where the source is (the base class
+ * says live for any source, and a compositor after a file then mixes on a deadline, adding frames
+ * past the end), with at least one frame of its own latency (800 samples at 48 kHz and 60/1). */
+static void
+check_latency_live(gboolean live_source)
+{
+  gchar *line = g_strdup_printf(
+      "audiotestsrc is-live=%s samplesperbuffer=480 ! audio/x-raw,rate=48000,channels=1 ! "
+      "cudaspectrumscope backend=%s ! video/x-raw,width=64,height=64,framerate=60/1 ! "
+      "fakesink name=sink",
+      live_source ? "true" : "false", eu_backend);
+  GstElement *pipeline = gst_parse_launch(line, NULL);
+  g_free(line);
+  fail_unless(pipeline != NULL);
+  GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  GstPad *pad = gst_element_get_static_pad(sink, "sink");
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  /* the base class answers once the audio caps are known: wait for the first frame's caps */
+  GstCaps *caps = NULL;
+  for (guint i = 0; i < 1000 && !(caps = gst_pad_get_current_caps(pad)); i++)
+    g_usleep(10000);
+  fail_unless(caps != NULL, "no frame in 10 s");
+  gst_caps_unref(caps);
+  GstQuery *query = gst_query_new_latency();
+  fail_unless(gst_pad_peer_query(pad, query), "the LATENCY query was not answered");
+  gboolean live;
+  GstClockTime min, max;
+  gst_query_parse_latency(query, &live, &min, &max);
+  fail_unless(live == live_source, "live=%d downstream of a %s source", live,
+              live_source ? "live" : "non-live");
+  fail_unless(min >= gst_util_uint64_scale_int(800, GST_SECOND, RATE) && min <= max,
+              "latency %" GST_TIME_FORMAT " .. %" GST_TIME_FORMAT, GST_TIME_ARGS(min),
+              GST_TIME_ARGS(max));
+  gst_query_unref(query);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pad);
+  gst_object_unref(sink);
+  gst_object_unref(pipeline);
+}
+
+GST_START_TEST(test_latency_live_as_upstream)
+{
+  check_latency_live(FALSE);
+  check_latency_live(TRUE);
+}
+GST_END_TEST;
+
 static Suite *
 cudaspectrumscope_suite(void)
 {
@@ -720,6 +768,7 @@ cudaspectrumscope_suite(void)
   tcase_add_test(tc, test_one_error_per_failure);
   tcase_add_test(tc, test_state_cycles);
   tcase_add_test(tc, test_two_pipelines_at_once);
+  tcase_add_test(tc, test_latency_live_as_upstream);
   return s;
 }
 
