@@ -202,6 +202,13 @@ CUDAFFT_API const char *cudafft_last_error_message(void);
 /* Number of usable CUDA devices: 0 when there is none, no driver, or no CUDA backend built in. */
 CUDAFFT_API int cudafft_cuda_device_count(void);
 
+/* Why cudafft_cuda_device_count() is 0, in words a user can act on, written into `size` bytes at
+ * text (cut to fit, always terminated): "this build has no CUDA backend ...", "no NVIDIA driver
+ * found ...", "the NVIDIA driver (for CUDA 11.4) is older than this build's CUDA runtime (13.0)",
+ * "no CUDA device found ...", or CUDA's own words; "" where there is a usable device. Returns the
+ * length written (0 for a NULL text or size 0). Any thread. */
+CUDAFFT_API size_t cudafft_cuda_unavailable_reason(char *text, size_t size);
+
 /* What the library's objects hold on CUDA device `device` now, the load by which objects made with
  * device id -1 are spread (see Devices above): *objects (its CUDA backend objects, a convolution
  * of the split path counting its parts) and *state_bytes (their state on the device). Either may
