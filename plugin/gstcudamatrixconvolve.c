@@ -320,11 +320,26 @@ gst_cuda_matrix_convolve_get_property(GObject *object, guint prop_id, GValue *va
 
 /* Caps ---------------------------------------------------------------------------------------- */
 
+/* Whether the element is started or starting (its target state PAUSED or PLAYING). */
+static gboolean
+running(GstCudaMatrixConvolve *self)
+{
+  GST_OBJECT_LOCK(self);
+  const gboolean running = GST_STATE_TARGET(self) >= GST_STATE_PAUSED;
+  GST_OBJECT_UNLOCK(self);
+  return running;
+}
+
 /* The output channel count for an input caps structure: the outputs property, or where its
- * channels are fixed the matrix's (for an ir-location file, where its rate is fixed too: waiting
- * for the decode at that rate); 0 where it is not known. An
- * unusable matrix gives 1, so that negotiation completes and set_caps posts the ERROR naming it
- * (rather than a bare not-negotiated). */
+ * channels are fixed the matrix's (for an ir-location file, where its rate is fixed too and the
+ * element runs: waiting for the decode at that rate); 0 where it is not known. An unusable matrix
+ * gives 1, so that negotiation completes and set_caps posts the ERROR naming it (rather than a bare
+ * not-negotiated).
+ *
+ * Before the element runs (a link made in NULL or READY, as gst_parse_launch's) the file is not
+ * decoded: that would block the application's thread for the decode, and the decode's failure
+ * would be known before the pipeline starts, so that its ERROR came the moment the stream started,
+ * before an application's main loop (gst-launch-1.0's) may be running to see it. */
 static guint
 outputs_for_structure(GstCudaMatrixConvolve *self, const GstStructure *s)
 {
@@ -340,7 +355,7 @@ outputs_for_structure(GstCudaMatrixConvolve *self, const GstStructure *s)
   GstCudaConvolveIrResult *ir = NULL;
   if (location && *location && !gst_cuda_matrix_convolve_sofa_in_force(self)) {
     /* the file is decoded at the stream's rate: only for caps that name it */
-    if (!gst_structure_get_int(s, "rate", &rate)) {
+    if (!gst_structure_get_int(s, "rate", &rate) || !running(self)) {
       g_free(location);
       return 0;
     }
