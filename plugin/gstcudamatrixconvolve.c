@@ -453,8 +453,13 @@ gst_cuda_matrix_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstC
                            "decoded");
     return TRUE;
   }
-  const gboolean ok = gst_cuda_matrix_convolve_open_engine(self, &source, ir);
+  const GstFlowReturn ret = gst_cuda_matrix_convolve_open_engine(self, &source, ir);
   gst_cuda_convolve_ir_result_unref(ir);
+  if (ret == GST_FLOW_FLUSHING) {
+    GST_DEBUG_OBJECT(self, "stopped while the HRTF set was read");
+    return TRUE; /* no engine: the first buffer answers FLUSHING */
+  }
+  const gboolean ok = ret == GST_FLOW_OK;
   if (!ok) {
     /* GstBaseTransform keeps the caps it had before: so does the element (as cudaconvolve) */
     use_format(self, &previous, &previous_out);
@@ -500,12 +505,18 @@ gst_cuda_matrix_convolve_close(GstCudafftAudioFilter *filter)
   self->sofa = NULL;
 }
 
-/* A streaming thread waiting for the responses is let go before the pads are deactivated. */
+/* A streaming thread waiting for the responses (a decode, an HRTF set's reader) is let go before
+ * the pads are deactivated; the next start reads again. */
 static GstStateChangeReturn
 gst_cuda_matrix_convolve_change_state(GstElement *element, GstStateChange transition)
 {
-  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
-    gst_cuda_convolve_ir_stop(GST_CUDA_MATRIX_CONVOLVE(element)->ir);
+  GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(element);
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED)
+    gst_cuda_matrix_convolve_sofa_reader_set_stopped(self->sofa_reader, FALSE);
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
+    gst_cuda_convolve_ir_stop(self->ir);
+    gst_cuda_matrix_convolve_sofa_reader_set_stopped(self->sofa_reader, TRUE);
+  }
   return GST_ELEMENT_CLASS(gst_cuda_matrix_convolve_parent_class)
       ->change_state(element, transition);
 }
@@ -548,6 +559,7 @@ gst_cuda_matrix_convolve_finalize(GObject *object)
 {
   GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(object);
   gst_cuda_convolve_ir_free(self->ir);
+  gst_cuda_matrix_convolve_sofa_reader_free(self->sofa_reader);
   gst_cuda_matrix_convolve_sofa_set_free(self->sofa);
   g_free(self->settings.matrix);
   g_free(self->settings.sofa_location);
@@ -722,4 +734,5 @@ gst_cuda_matrix_convolve_init(GstCudaMatrixConvolve *self)
   self->settings.block_size = DEFAULT_BLOCK_SIZE;
   self->settings.drain_tail = DEFAULT_DRAIN_TAIL;
   self->ir = gst_cuda_convolve_ir_new(GST_ELEMENT(self));
+  self->sofa_reader = gst_cuda_matrix_convolve_sofa_reader_new();
 }

@@ -221,7 +221,7 @@ GST_CUDAFFT_DEFINE_ENGINE(matrix_engine, matrix, CudafftMatrix, CudafftMatrixCon
 /* Makes the engine for self->info and the responses of `source` (`ir`: see
  * gst_cuda_matrix_convolve_make_responses); a matrix that cannot be used, or one whose output count
  * is not the negotiated one, is an ERROR. */
-gboolean
+GstFlowReturn
 gst_cuda_matrix_convolve_open_engine(GstCudaMatrixConvolve *self, const Source *source,
                                      const GstCudaConvolveIrResult *ir)
 {
@@ -230,9 +230,11 @@ gst_cuda_matrix_convolve_open_engine(GstCudaMatrixConvolve *self, const Source *
   GstCudaConvolveIrProblem problem = {0};
   Responses r;
   if (!gst_cuda_matrix_convolve_make_responses(self, ir, inputs, &problem, &r)) {
+    if (!problem.text)
+      return GST_FLOW_FLUSHING; /* stopped while the HRTF set was read */
     gst_cuda_convolve_ir_problem_post(&problem, GST_ELEMENT(self), TRUE);
     gst_cuda_convolve_ir_problem_clear(&problem);
-    return FALSE;
+    return GST_FLOW_ERROR;
   }
   if (r.outputs != (guint)GST_AUDIO_INFO_CHANNELS(&self->out_info)) {
     GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
@@ -242,7 +244,7 @@ gst_cuda_matrix_convolve_open_engine(GstCudaMatrixConvolve *self, const Source *
                        r.outputs),
                       (NULL));
     g_free(r.data);
-    return FALSE;
+    return GST_FLOW_ERROR;
   }
   GST_OBJECT_LOCK(self);
   const guint block_size = self->settings.block_size;
@@ -257,11 +259,11 @@ gst_cuda_matrix_convolve_open_engine(GstCudaMatrixConvolve *self, const Source *
   const gboolean ok = gst_cudafft_audio_filter_open_engine(filter, &matrix_engine, &config);
   g_free(r.data);
   if (!ok)
-    return FALSE;
+    return GST_FLOW_ERROR;
   self->engine_source = *source;
   self->engine_outputs = r.outputs;
   GST_INFO_OBJECT(self, "%u x %u matrix of %" G_GSIZE_FORMAT " taps, block size %u", inputs,
                   r.outputs, r.taps, block_size);
   gst_cuda_matrix_convolve_update_latency(self);
-  return TRUE;
+  return GST_FLOW_OK;
 }

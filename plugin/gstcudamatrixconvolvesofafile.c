@@ -1,6 +1,8 @@
-/* gstcudamatrixconvolvesofafile.c: see the header. libmysofa reads the file (mysofa_load), checks
- * it against the SimpleFreeFieldHRIR convention (mysofa_check: "SOFA", "FIR", one emitter, two
- * receivers), resamples it (mysofa_resample, its Speex resampler; the responses then scaled so
+/* gstcudamatrixconvolvesofafile.c: see the header; built into the SOFA reader only (the one file
+ * that calls libmysofa, whose parser can spin on a damaged file, or crash: in the reader's process
+ * either ends there, stopped by the element's time limit). libmysofa reads the file (mysofa_load),
+ * checks it against the SimpleFreeFieldHRIR convention (mysofa_check: "SOFA", "FIR", one emitter,
+ * two receivers), resamples it (mysofa_resample, its Speex resampler; the responses then scaled so
  * that they keep their gain, whichever way the library's release treats it) and converts the
  * source positions to cartesian coordinates. Its convenience layer (mysofa_open) is not used: it
  * normalises the loudness of the whole set, and the responses here stay as the file has them. */
@@ -11,9 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The most values (measurements x receivers x taps) a set may have once resampled: 1 GiB of
- * doubles, as for ir-location files. */
-#define MAX_VALUES ((gsize)1 << 27)
+#define MAX_VALUES GST_CUDA_MATRIX_CONVOLVE_SOFA_MAX_VALUES
 
 /* The lowest rate mysofa_resample resamples to: it refuses lower ones (MYSOFA_INVALID_FORMAT). */
 #define MYSOFA_LOWEST_RATE 8000
@@ -118,11 +118,9 @@ gain_kept_factor(double from, double to)
 }
 
 GstCudaMatrixConvolveSofaSet *
-gst_cuda_matrix_convolve_sofa_set_load(const gchar *location, gint rate,
-                                       GstCudaConvolveIrProblem *problem)
+gst_cuda_matrix_convolve_sofa_file_read(const gchar *location, gint rate,
+                                        GstCudaConvolveIrProblem *problem)
 {
-  if (!gst_cuda_convolve_ir_check(location, "sofa-location", problem))
-    return NULL;
   int err = MYSOFA_OK;
   struct MYSOFA_HRTF *hrtf = mysofa_load(location, &err);
   if (!hrtf)
@@ -249,14 +247,4 @@ gst_cuda_matrix_convolve_sofa_set_load(const gchar *location, gint rate,
   }
   mysofa_free(hrtf);
   return set;
-}
-
-void
-gst_cuda_matrix_convolve_sofa_set_free(GstCudaMatrixConvolveSofaSet *set)
-{
-  if (!set)
-    return;
-  g_free(set->directions);
-  g_free(set->responses);
-  g_free(set);
 }

@@ -49,9 +49,9 @@ gst-launch-1.0 -m audiotestsrc num-buffers=469 wave=sine freq=440 \
   | grep -E "^Got message .*(error|warning|eos)" || true
 ls -l build/true-stereo.wav
 # 7.1 to headphones with Debian's KEMAR HRTF set (libmysofa1's), each channel at its position's
-# loudspeaker direction
+# loudspeaker direction; where the build has the SOFA reader (built with libmysofa)
 sofa=/usr/share/libmysofa/default.sofa
-if [ -f $sofa ] && ldd build/plugin/libgstcudafft.so | grep libmysofa > /dev/null; then
+if [ -f $sofa ] && [ -x build/plugin/gst-cudafft-sofa-reader ]; then
   echo "== cudamatrixconvolve: 10 s of 7.1 to binaural stereo through $sofa, to build/binaural.wav"
   gst-launch-1.0 -m audiotestsrc num-buffers=469 wave=pink-noise volume=0.2 \
     ! audio/x-raw,format=F32LE,rate=48000,channels=8 \
