@@ -207,10 +207,27 @@ gst_cuda_matrix_convolve_make_responses(GstCudaMatrixConvolve *self,
                                         GstCudaConvolveIrProblem *problem, Responses *out)
 {
   memset(out, 0, sizeof *out);
-  if (!ir && gst_cuda_matrix_convolve_sofa_in_force(self))
-    return gst_cuda_matrix_convolve_sofa_responses(self, inputs, problem, out) &&
-           responses_finite(self, "The HRTF set (sofa-location)", out, problem);
-  return responses_from_file_or_matrix(self, ir, inputs, problem, out);
+  if (ir || !gst_cuda_matrix_convolve_sofa_in_force(self))
+    return responses_from_file_or_matrix(self, ir, inputs, problem, out);
+  if (!gst_cuda_matrix_convolve_sofa_responses(self, inputs, problem, out))
+    return FALSE;
+  GST_OBJECT_LOCK(self);
+  gchar *what = g_strdup_printf("The HRTF set \"%s\" (sofa-location)",
+                                GST_STR_NULL(self->settings.sofa_location));
+  GST_OBJECT_UNLOCK(self);
+  gboolean ok = TRUE;
+  if (out->taps > CUDAFFT_MATRIX_MAX_TAPS) { /* its delays included */
+    problem_set(problem, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+                g_strdup_printf("%s has responses of %" G_GSIZE_FORMAT " taps (their delays "
+                                "included): 1 to %u are possible.",
+                                what, out->taps, CUDAFFT_MATRIX_MAX_TAPS));
+    g_free(out->data);
+    memset(out, 0, sizeof *out);
+    ok = FALSE;
+  }
+  ok = ok && responses_finite(self, what, out, problem);
+  g_free(what);
+  return ok;
 }
 
 /* The engine ---------------------------------------------------------------------------------- */
