@@ -1,5 +1,6 @@
 /* sofa_fuzz.h: damaged SOFA files for the hostile test's fuzzing of cudamatrixconvolve's
- * sofa-location: bit flips, truncations and overwritten blocks of real and generated sets.
+ * sofa-location (bit flips, truncations and overwritten blocks of real and generated sets), and
+ * their runs through the element.
  *
  * The sets damaged: Debian's KEMAR set (/usr/share/libmysofa/default.sofa, libmysofa1's: MIT's
  * measurements at 44.1 kHz, 1.1 MB) where it is installed, and a set of 60 directions x 2 ears x
@@ -24,8 +25,14 @@ typedef struct {
  * saying so). */
 GPtrArray *sofa_fuzz_bases(const char **why);
 
-/* A damaged copy of `base`, the damage drawn from `rng`, written to a new file: its path (to
- * unlink and g_free); *what (to g_free) says what was done to it. */
-gchar *sofa_fuzz_mutant(const SofaFuzzBase *base, TestRng *rng, const char *label, gchar **what);
+/* Case `index` of the damaged files of `seed`, through cudamatrixconvolve (eu_backend) in a
+ * gst-check test: even cases at the start (the stream's caps read the file: EOS, where the damage
+ * left a set libmysofa reads, or the element's ERROR naming the file, and no other element's
+ * ERROR), odd ones while playing (the undamaged set filtering, then the damaged one set: every
+ * push OK and EOS, after WARNINGs naming the file or none); now and then at a rate that resamples;
+ * most on the generated set, every fourth on the KEMAR set where both are there. The case must end
+ * within 90 s (the element kills a read at 10 s and 1 s a MiB): fails the test otherwise, keeping
+ * the damaged file and naming it. Prints a line: what was damaged, the time, the outcome. */
+void sofa_fuzz_run(guint64 seed, guint index);
 
 #endif
