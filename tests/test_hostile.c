@@ -1153,7 +1153,7 @@ GST_END_TEST;
  * (a number, or "random") and CUDAFFT_TEST_SOFA_FUZZ_FILES damage others, and
  * GST_CHECKS=test_sofa_fuzz runs only these. */
 #define SOFA_FUZZ_SEED 0x50fa0001u
-#define SOFA_FUZZ_FILES 64
+#define SOFA_FUZZ_FILES 48
 
 static guint64 sofa_fuzz_seed;
 
@@ -1164,7 +1164,8 @@ GST_START_TEST(test_sofa_fuzz)
 GST_END_TEST;
 
 /* Damaged files found by fuzzing by hand that make Debian 12's libmysofa (1.3.1) loop: their reader
- * is killed at the element's limit (10 s each), which CI sees happen too. */
+ * is killed at the element's limit (10 s each), which CI sees happen too (not under ASan, to keep
+ * its time: the kill itself is test_sofa_reader.c's there too). */
 static const struct {
   guint64 seed;
   guint index;
@@ -1217,7 +1218,7 @@ hostile_suite(void)
             "(CUDAFFT_TEST_SOFA_FUZZ_SEED=0x%" G_GINT64_MODIFIER "x replays them)\n",
             sofa_fuzz_seed, files, sofa_fuzz_seed);
     tcase_add_loop_test(tc, test_sofa_fuzz, 0, (int)files);
-    if (!g_getenv("CUDAFFT_TEST_SOFA_FUZZ_SEED"))
+    if (!g_getenv("CUDAFFT_TEST_SOFA_FUZZ_SEED") && !EU_SANITIZED)
       tcase_add_loop_test(tc, test_sofa_fuzz_known, 0, G_N_ELEMENTS(sofa_fuzz_known));
   }
   return s;
