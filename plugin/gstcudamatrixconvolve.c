@@ -54,15 +54,17 @@
  * warning and the previous one stays.
  *
  * Binaural output from an HRTF set: with #GstCudaMatrixConvolve:sofa-location (an AES69 SOFA file
- * of the SimpleFreeFieldHRIR convention, read with libmysofa) each input channel is filtered with
- * the left- and right-ear responses of the measured direction nearest to its own, into stereo. A
- * channel's direction is its entry of #GstCudaMatrixConvolve:directions (<azimuth, elevation> in
- * degrees, SOFA's convention: azimuth counter-clockwise from the front, elevation up), or where
- * that is empty the standard loudspeaker direction of its channel position (front +-30, side
- * +-90, rear +-150 degrees...), so that a 7.1 stream becomes binaural with the file alone. A set
- * of another rate is resampled; a file that is not an HRTF set, directions of another count than
- * the channels, or channels without positions and no directions are an ERROR at start (a WARNING
- * while playing); directions out of range are refused with a warning. docs/elements.md has the
+ * of the SimpleFreeFieldHRIR convention, read with libmysofa in a process of its own, the plugin's
+ * gst-cudafft-sofa-reader, stopped where it runs past 10 s and 1 s per MiB of the file: libmysofa
+ * can loop on a damaged file) each input channel is filtered with the left- and right-ear
+ * responses of the measured direction nearest to its own, into stereo. A channel's direction is
+ * its entry of #GstCudaMatrixConvolve:directions (<azimuth, elevation> in degrees, SOFA's
+ * convention: azimuth counter-clockwise from the front, elevation up), or where that is empty the
+ * standard loudspeaker direction of its channel position (front +-30, side +-90, rear +-150
+ * degrees...), so that a 7.1 stream becomes binaural with the file alone. A set of another rate
+ * is resampled; a file that is not an HRTF set (or cannot be read within the time limit),
+ * directions of another count than the channels, or channels without positions and no directions
+ * are an ERROR at start (a WARNING while playing); directions out of range are refused with a warning. docs/elements.md has the
  * table of directions.
  *
  * The #GstCudaMatrixConvolve::rate-changed signal is emitted when the rate becomes known or
