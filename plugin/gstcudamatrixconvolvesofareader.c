@@ -339,7 +339,8 @@ gst_cuda_matrix_convolve_sofa_reader_load(GstCudaMatrixConvolveSofaReader *reade
     return NULL;
   }
   GStatBuf st;
-  const guint64 mib = g_stat(location, &st) == 0 ? (guint64)st.st_size >> 20 : 0;
+  /* no set is larger than its values as doubles (1 GiB at most): a larger file earns no more */
+  const guint64 mib = g_stat(location, &st) == 0 ? MIN((guint64)st.st_size >> 20, 1024) : 0;
   const GstClockTime limit = GST_CUDA_MATRIX_CONVOLVE_SOFA_READ_LIMIT +
                              mib * GST_CUDA_MATRIX_CONVOLVE_SOFA_READ_LIMIT_PER_MIB;
   const gchar *const command[] = {found->program, NULL};

@@ -29,8 +29,8 @@
 
 G_BEGIN_DECLS
 
-/* The time a read may take: READ_LIMIT, and READ_LIMIT_PER_MIB more for each MiB of the file
- * (parsing and resampling grow with it; a legitimate set takes a small part of this). */
+/* The time a read may take: READ_LIMIT, and READ_LIMIT_PER_MIB more for each MiB of the file up
+ * to 1 GiB (parsing and resampling grow with it; a legitimate set takes a small part of this). */
 #define GST_CUDA_MATRIX_CONVOLVE_SOFA_READ_LIMIT (10 * GST_SECOND)
 #define GST_CUDA_MATRIX_CONVOLVE_SOFA_READ_LIMIT_PER_MIB GST_SECOND
 
