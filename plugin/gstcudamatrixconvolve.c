@@ -56,15 +56,17 @@
  * warning and the previous one stays.
  *
  * Binaural output from an HRTF set: with #GstCudaMatrixConvolve:sofa-location (an AES69 SOFA file
- * of the SimpleFreeFieldHRIR convention, read with libmysofa) each input channel is filtered with
- * the left- and right-ear responses of the measured direction nearest to its own, into stereo. A
- * channel's direction is its entry of #GstCudaMatrixConvolve:directions (<azimuth, elevation> in
- * degrees, SOFA's convention: azimuth counter-clockwise from the front, elevation up), or where
- * that is empty the standard loudspeaker direction of its channel position (front +-30, side
- * +-90, rear +-150 degrees...), so that a 7.1 stream becomes binaural with the file alone. A set
- * of another rate is resampled; a file that is not an HRTF set, directions of another count than
- * the channels, or channels without positions and no directions are an ERROR at start (a WARNING
- * while playing); directions out of range are refused with a warning. docs/elements.md has the
+ * of the SimpleFreeFieldHRIR convention, read with libmysofa in a process of its own, the plugin's
+ * gst-cudafft-sofa-reader, stopped where it runs past 10 s and 1 s per MiB of the file: libmysofa
+ * can loop on a damaged file) each input channel is filtered with the left- and right-ear
+ * responses of the measured direction nearest to its own, into stereo. A channel's direction is
+ * its entry of #GstCudaMatrixConvolve:directions (<azimuth, elevation> in degrees, SOFA's
+ * convention: azimuth counter-clockwise from the front, elevation up), or where that is empty the
+ * standard loudspeaker direction of its channel position (front +-30, side +-90, rear +-150
+ * degrees...), so that a 7.1 stream becomes binaural with the file alone. A set of another rate
+ * is resampled; a file that is not an HRTF set (or cannot be read within the time limit),
+ * directions of another count than the channels, or channels without positions and no directions
+ * are an ERROR at start (a WARNING while playing); directions out of range are refused with a warning. docs/elements.md has the
  * table of directions.
  *
  * The #GstCudaMatrixConvolve::rate-changed signal is emitted when the rate becomes known or
@@ -328,11 +330,26 @@ gst_cuda_matrix_convolve_get_property(GObject *object, guint prop_id, GValue *va
 
 /* Caps ---------------------------------------------------------------------------------------- */
 
+/* Whether the element is started or starting (its target state PAUSED or PLAYING). */
+static gboolean
+running(GstCudaMatrixConvolve *self)
+{
+  GST_OBJECT_LOCK(self);
+  const gboolean running = GST_STATE_TARGET(self) >= GST_STATE_PAUSED;
+  GST_OBJECT_UNLOCK(self);
+  return running;
+}
+
 /* The output channel count for an input caps structure: the outputs property, or where its
- * channels are fixed the matrix's (for an ir-location file, where its rate is fixed too: waiting
- * for the decode at that rate); 0 where it is not known. An
- * unusable matrix gives 1, so that negotiation completes and set_caps posts the ERROR naming it
- * (rather than a bare not-negotiated). */
+ * channels are fixed the matrix's (for an ir-location file, where its rate is fixed too and the
+ * element runs: waiting for the decode at that rate); 0 where it is not known. An unusable matrix
+ * gives 1, so that negotiation completes and set_caps posts the ERROR naming it (rather than a bare
+ * not-negotiated).
+ *
+ * Before the element runs (a link made in NULL or READY, as gst_parse_launch's) the file is not
+ * decoded: that would block the application's thread for the decode, and the decode's failure
+ * would be known before the pipeline starts, so that its ERROR came the moment the stream started,
+ * before an application's main loop (gst-launch-1.0's) may be running to see it. */
 static guint
 outputs_for_structure(GstCudaMatrixConvolve *self, const GstStructure *s)
 {
@@ -348,7 +365,7 @@ outputs_for_structure(GstCudaMatrixConvolve *self, const GstStructure *s)
   GstCudaConvolveIrResult *ir = NULL;
   if (location && *location && !gst_cuda_matrix_convolve_sofa_in_force(self)) {
     /* the file is decoded at the stream's rate: only for caps that name it */
-    if (!gst_structure_get_int(s, "rate", &rate)) {
+    if (!gst_structure_get_int(s, "rate", &rate) || !running(self)) {
       g_free(location);
       return 0;
     }
@@ -450,8 +467,13 @@ gst_cuda_matrix_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstC
                            "decoded");
     return TRUE;
   }
-  const gboolean ok = gst_cuda_matrix_convolve_open_engine(self, &source, ir);
+  const GstFlowReturn ret = gst_cuda_matrix_convolve_open_engine(self, &source, ir);
   gst_cuda_convolve_ir_result_unref(ir);
+  if (ret == GST_FLOW_FLUSHING) {
+    GST_DEBUG_OBJECT(self, "stopped while the HRTF set was read");
+    return TRUE; /* no engine: the first buffer answers FLUSHING */
+  }
+  const gboolean ok = ret == GST_FLOW_OK;
   if (!ok) {
     /* GstBaseTransform keeps the caps it had before: so does the element (as cudaconvolve) */
     use_format(self, &previous, &previous_out);
@@ -497,12 +519,18 @@ gst_cuda_matrix_convolve_close(GstCudafftAudioFilter *filter)
   self->sofa = NULL;
 }
 
-/* A streaming thread waiting for the responses is let go before the pads are deactivated. */
+/* A streaming thread waiting for the responses (a decode, an HRTF set's reader) is let go before
+ * the pads are deactivated; the next start reads again. */
 static GstStateChangeReturn
 gst_cuda_matrix_convolve_change_state(GstElement *element, GstStateChange transition)
 {
-  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
-    gst_cuda_convolve_ir_stop(GST_CUDA_MATRIX_CONVOLVE(element)->ir);
+  GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(element);
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED)
+    gst_cuda_matrix_convolve_sofa_reader_set_stopped(self->sofa_reader, FALSE);
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
+    gst_cuda_convolve_ir_stop(self->ir);
+    gst_cuda_matrix_convolve_sofa_reader_set_stopped(self->sofa_reader, TRUE);
+  }
   return GST_ELEMENT_CLASS(gst_cuda_matrix_convolve_parent_class)
       ->change_state(element, transition);
 }
@@ -545,6 +573,7 @@ gst_cuda_matrix_convolve_finalize(GObject *object)
 {
   GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(object);
   gst_cuda_convolve_ir_free(self->ir);
+  gst_cuda_matrix_convolve_sofa_reader_free(self->sofa_reader);
   gst_cuda_matrix_convolve_sofa_set_free(self->sofa);
   g_free(self->settings.matrix);
   g_free(self->settings.sofa_location);
@@ -716,4 +745,5 @@ gst_cuda_matrix_convolve_init(GstCudaMatrixConvolve *self)
   self->settings.block_size = DEFAULT_BLOCK_SIZE;
   self->settings.drain_tail = DEFAULT_DRAIN_TAIL;
   self->ir = gst_cuda_convolve_ir_new(GST_ELEMENT(self));
+  self->sofa_reader = gst_cuda_matrix_convolve_sofa_reader_new();
 }

@@ -12,6 +12,7 @@
 #include "gstcudafftrun.h"
 #include "gstcudamatrixconvolve.h"
 #include "gstcudamatrixconvolvesofafile.h"
+#include "gstcudamatrixconvolvesofareader.h"
 
 #include <cudafft/matrix.h>
 #include <gst/audio/audio.h>
@@ -71,6 +72,7 @@ struct _GstCudaMatrixConvolve {
   /* streaming thread only: the sofa-location set as loaded for sofa_serial at its rate */
   GstCudaMatrixConvolveSofaSet *sofa;
   guint sofa_loaded_serial;
+  GstCudaMatrixConvolveSofaReader *sofa_reader; /* its reads (stopped from any thread) */
 };
 
 /* The engine the base class holds for the element. */
@@ -121,7 +123,8 @@ void gst_cuda_matrix_convolve_directions_to_value(const gdouble *pairs, guint co
 /* gstcudamatrixconvolvesofa.c: responses from the sofa-location set, one left- and one right-ear
  * response per input channel (2 outputs), from the measured direction nearest to the channel's
  * (the directions property's, else its position's standard loudspeaker direction). FALSE with
- * *problem filled where the set or the directions cannot be used. */
+ * *problem filled where the set or the directions cannot be used; FALSE with problem->text NULL
+ * where the set's read was stopped (the element stops). */
 gboolean gst_cuda_matrix_convolve_sofa_in_force(GstCudaMatrixConvolve *self);
 gboolean gst_cuda_matrix_convolve_sofa_responses(GstCudaMatrixConvolve *self, guint inputs,
                                                  GstCudaConvolveIrProblem *problem, Responses *out);
@@ -134,8 +137,11 @@ gboolean gst_cuda_matrix_convolve_default_direction(GstAudioChannelPosition posi
 guint gst_cuda_matrix_convolve_sofa_nearest(const GstCudaMatrixConvolveSofaSet *set,
                                             gdouble azimuth, gdouble elevation);
 
-gboolean gst_cuda_matrix_convolve_open_engine(GstCudaMatrixConvolve *self, const Source *source,
-                                              const GstCudaConvolveIrResult *ir);
+/* GST_FLOW_OK; GST_FLOW_ERROR with the ERROR posted; GST_FLOW_FLUSHING where the element stopped
+ * while the responses were read (nothing posted). */
+GstFlowReturn gst_cuda_matrix_convolve_open_engine(GstCudaMatrixConvolve *self,
+                                                   const Source *source,
+                                                   const GstCudaConvolveIrResult *ir);
 
 G_END_DECLS
 

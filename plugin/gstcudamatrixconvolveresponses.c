@@ -207,10 +207,27 @@ gst_cuda_matrix_convolve_make_responses(GstCudaMatrixConvolve *self,
                                         GstCudaConvolveIrProblem *problem, Responses *out)
 {
   memset(out, 0, sizeof *out);
-  if (!ir && gst_cuda_matrix_convolve_sofa_in_force(self))
-    return gst_cuda_matrix_convolve_sofa_responses(self, inputs, problem, out) &&
-           responses_finite(self, "The HRTF set (sofa-location)", out, problem);
-  return responses_from_file_or_matrix(self, ir, inputs, problem, out);
+  if (ir || !gst_cuda_matrix_convolve_sofa_in_force(self))
+    return responses_from_file_or_matrix(self, ir, inputs, problem, out);
+  if (!gst_cuda_matrix_convolve_sofa_responses(self, inputs, problem, out))
+    return FALSE;
+  GST_OBJECT_LOCK(self);
+  gchar *what = g_strdup_printf("The HRTF set \"%s\" (sofa-location)",
+                                GST_STR_NULL(self->settings.sofa_location));
+  GST_OBJECT_UNLOCK(self);
+  gboolean ok = TRUE;
+  if (out->taps > CUDAFFT_MATRIX_MAX_TAPS) { /* its delays included */
+    problem_set(problem, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+                g_strdup_printf("%s has responses of %" G_GSIZE_FORMAT " taps (their delays "
+                                "included): 1 to %u are possible.",
+                                what, out->taps, CUDAFFT_MATRIX_MAX_TAPS));
+    g_free(out->data);
+    memset(out, 0, sizeof *out);
+    ok = FALSE;
+  }
+  ok = ok && responses_finite(self, what, out, problem);
+  g_free(what);
+  return ok;
 }
 
 /* The engine ---------------------------------------------------------------------------------- */
@@ -221,7 +238,7 @@ GST_CUDAFFT_DEFINE_ENGINE(matrix_engine, matrix, CudafftMatrix, CudafftMatrixCon
 /* Makes the engine for self->info and the responses of `source` (`ir`: see
  * gst_cuda_matrix_convolve_make_responses); a matrix that cannot be used, or one whose output count
  * is not the negotiated one, is an ERROR. */
-gboolean
+GstFlowReturn
 gst_cuda_matrix_convolve_open_engine(GstCudaMatrixConvolve *self, const Source *source,
                                      const GstCudaConvolveIrResult *ir)
 {
@@ -230,9 +247,11 @@ gst_cuda_matrix_convolve_open_engine(GstCudaMatrixConvolve *self, const Source *
   GstCudaConvolveIrProblem problem = {0};
   Responses r;
   if (!gst_cuda_matrix_convolve_make_responses(self, ir, inputs, &problem, &r)) {
+    if (!problem.text)
+      return GST_FLOW_FLUSHING; /* stopped while the HRTF set was read */
     gst_cuda_convolve_ir_problem_post(&problem, GST_ELEMENT(self), TRUE);
     gst_cuda_convolve_ir_problem_clear(&problem);
-    return FALSE;
+    return GST_FLOW_ERROR;
   }
   if (r.outputs != (guint)GST_AUDIO_INFO_CHANNELS(&self->out_info)) {
     GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
@@ -242,7 +261,7 @@ gst_cuda_matrix_convolve_open_engine(GstCudaMatrixConvolve *self, const Source *
                        r.outputs),
                       (NULL));
     g_free(r.data);
-    return FALSE;
+    return GST_FLOW_ERROR;
   }
   GST_OBJECT_LOCK(self);
   const guint block_size = self->settings.block_size;
@@ -257,11 +276,11 @@ gst_cuda_matrix_convolve_open_engine(GstCudaMatrixConvolve *self, const Source *
   const gboolean ok = gst_cudafft_audio_filter_open_engine(filter, &matrix_engine, &config);
   g_free(r.data);
   if (!ok)
-    return FALSE;
+    return GST_FLOW_ERROR;
   self->engine_source = *source;
   self->engine_outputs = r.outputs;
   GST_INFO_OBJECT(self, "%u x %u matrix of %" G_GSIZE_FORMAT " taps, block size %u", inputs,
                   r.outputs, r.taps, block_size);
   gst_cuda_matrix_convolve_update_latency(self);
-  return TRUE;
+  return GST_FLOW_OK;
 }

@@ -33,6 +33,10 @@ apply_settings(GstCudaMatrixConvolve *self)
   GstCudaConvolveIrProblem problem = {0};
   Responses r;
   if (!gst_cuda_matrix_convolve_make_responses(self, ir, inputs, &problem, &r)) {
+    if (!problem.text) { /* stopped while the HRTF set was read: read again at the next start */
+      gst_cuda_convolve_ir_result_unref(ir);
+      return;
+    }
     gchar *text = g_strdup_printf("%s Keeping the previous matrix.", problem.text);
     g_free(problem.text);
     problem.text = text;
@@ -220,10 +224,10 @@ gst_cuda_matrix_convolve_prepare(GstCudafftAudioFilter *filter)
     if (gst_cuda_matrix_convolve_responses_source(self, TRUE, &source, &ir) ==
         GST_CUDA_CONVOLVE_IR_PENDING)
       return GST_FLOW_FLUSHING; /* stopped while waiting */
-    const gboolean ok = gst_cuda_matrix_convolve_open_engine(self, &source, ir);
+    const GstFlowReturn ret = gst_cuda_matrix_convolve_open_engine(self, &source, ir);
     gst_cuda_convolve_ir_result_unref(ir);
-    if (!ok)
-      return GST_FLOW_ERROR;
+    if (ret != GST_FLOW_OK)
+      return ret;
   }
   apply_settings(self);
   return GST_FLOW_OK;

@@ -6,8 +6,9 @@
  * nearest measurement is taken, not an interpolation of neighbours: measured sets are dense (a few
  * degrees apart), and an interpolated response would be one no measurement has (comb filtering
  * where the neighbours' delays differ); the measurement taken for each channel is logged. The set
- * is loaded (gstcudamatrixconvolvesofafile.c) on the streaming thread at the stream's rate when
- * the responses are made, and kept until sofa-location or the rate changes. */
+ * is loaded at the stream's rate when the responses are made, in the SOFA reader process
+ * (gstcudamatrixconvolvesofareader.h), the streaming thread waiting for it within the reader's
+ * time limit, and kept until sofa-location or the rate changes. */
 #include "gstcudamatrixconvolveprivate.h"
 
 #include <math.h>
@@ -162,7 +163,14 @@ gst_cuda_matrix_convolve_sofa_responses(GstCudaMatrixConvolve *self, guint input
   }
   if (!self->sofa || self->sofa_loaded_serial != serial || self->sofa->rate != rate) {
     gst_cuda_matrix_convolve_sofa_set_free(self->sofa);
-    self->sofa = gst_cuda_matrix_convolve_sofa_set_load(location, rate, problem);
+    self->sofa = NULL;
+    /* a FIFO would block the reader (until its time limit): refused before it is opened */
+    if (!gst_cuda_convolve_ir_check(location, "sofa-location", problem))
+      goto done;
+    self->sofa =
+        gst_cuda_matrix_convolve_sofa_reader_load(self->sofa_reader, location, rate, problem);
+    if (!self->sofa && !problem->text)
+      goto done; /* stopped: read again at the next start */
     self->sofa_loaded_serial = serial;
     if (!self->sofa)
       goto done;

@@ -1,6 +1,8 @@
-/* gstcudamatrixconvolvesofafile.c: see the header. libmysofa reads the file (mysofa_load), checks
- * it against the SimpleFreeFieldHRIR convention (mysofa_check: "SOFA", "FIR", one emitter, two
- * receivers), resamples it (mysofa_resample, its Speex resampler; the responses then scaled so
+/* gstcudamatrixconvolvesofafile.c: see the header; built into the SOFA reader only (the one file
+ * that calls libmysofa, whose parser can spin on a damaged file, or crash: in the reader's process
+ * either ends there, stopped by the element's time limit). libmysofa reads the file (mysofa_load),
+ * checks it against the SimpleFreeFieldHRIR convention (mysofa_check: "SOFA", "FIR", one emitter,
+ * two receivers), resamples it (mysofa_resample, its Speex resampler; the responses then scaled so
  * that they keep their gain, whichever way the library's release treats it) and converts the
  * source positions to cartesian coordinates. Its convenience layer (mysofa_open) is not used: it
  * normalises the loudness of the whole set, and the responses here stay as the file has them. */
@@ -11,9 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The most values (measurements x receivers x taps) a set may have once resampled: 1 GiB of
- * doubles, as for ir-location files. */
-#define MAX_VALUES ((gsize)1 << 27)
+#define MAX_VALUES GST_CUDA_MATRIX_CONVOLVE_SOFA_MAX_VALUES
+
+/* The lowest rate mysofa_resample resamples to: it refuses lower ones (MYSOFA_INVALID_FORMAT). */
+#define MYSOFA_LOWEST_RATE 8000
 
 static const gchar *
 mysofa_error_name(int err)
@@ -52,6 +55,19 @@ mysofa_error_name(int err)
   default:
     return "an internal error of libmysofa";
   }
+}
+
+/* Why mysofa_resample failed, where the rates were ones it takes (MYSOFA_LOWEST_RATE and up): it
+ * returns its own codes, and the Speex resampler's (1 to 5) as they are. */
+static gchar *
+resample_error_text(int err)
+{
+  if (err > 0 && err < MYSOFA_INVALID_FORMAT)
+    return g_strdup_printf("its Speex resampler refused the rates (Speex error %d)", err);
+  if (err == MYSOFA_INVALID_FORMAT)
+    return g_strdup("libmysofa refused the set's sampling rate or response count (libmysofa "
+                    "error 10000)");
+  return g_strdup_printf("%s (libmysofa error %d)", mysofa_error_name(err), err);
 }
 
 static GstCudaMatrixConvolveSofaSet *
@@ -102,11 +118,9 @@ gain_kept_factor(double from, double to)
 }
 
 GstCudaMatrixConvolveSofaSet *
-gst_cuda_matrix_convolve_sofa_set_load(const gchar *location, gint rate,
-                                       GstCudaConvolveIrProblem *problem)
+gst_cuda_matrix_convolve_sofa_file_read(const gchar *location, gint rate,
+                                        GstCudaConvolveIrProblem *problem)
 {
-  if (!gst_cuda_convolve_ir_check(location, "sofa-location", problem))
-    return NULL;
   int err = MYSOFA_OK;
   struct MYSOFA_HRTF *hrtf = mysofa_load(location, &err);
   if (!hrtf)
@@ -138,14 +152,39 @@ gst_cuda_matrix_convolve_sofa_set_load(const gchar *location, gint rate,
                 hrtf);
   double gain = 1.0;
   if (lround(file_rate) != rate) {
-    gain = gain_kept_factor(file_rate, rate);
-    err = gain > 0.0 ? mysofa_resample(hrtf, (float)rate) : MYSOFA_NO_MEMORY;
-    if (err != MYSOFA_OK)
+    if (rate < MYSOFA_LOWEST_RATE)
       return fail(problem, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
                   g_strdup_printf("Cannot resample \"%s\" (sofa-location) from %g Hz to the "
-                                  "stream's %d Hz (libmysofa resamples to 8000 Hz or more): %s.",
-                                  location, file_rate, rate, mysofa_error_name(err)),
+                                  "stream's %d Hz: libmysofa resamples only to %d Hz or more. "
+                                  "Resample the stream to %d Hz or more before the element "
+                                  "(audioresample), or use a set measured at %d Hz.",
+                                  location, file_rate, rate, MYSOFA_LOWEST_RATE, MYSOFA_LOWEST_RATE,
+                                  rate),
                   hrtf);
+    /* refused before resampling: a set of a few Hz (a damaged rate) would be resampled to more
+     * values than any set may have */
+    const double resampled = ceil(hrtf->N * ((double)rate / file_rate));
+    if (resampled * hrtf->M * hrtf->R > (double)MAX_VALUES)
+      return fail(problem, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+                  g_strdup_printf("Cannot resample \"%s\" (sofa-location) from %g Hz to the "
+                                  "stream's %d Hz: its %u measurements would have %.0f taps, more "
+                                  "than %" G_GSIZE_FORMAT " values in all.",
+                                  location, file_rate, rate, (guint)hrtf->M, resampled, MAX_VALUES),
+                  hrtf);
+    gain = gain_kept_factor(file_rate, rate);
+    gchar *why = gain > 0.0 ? NULL
+                            : g_strdup("libmysofa's resampler failed on a test response of the "
+                                       "same rates");
+    err = why ? MYSOFA_OK : mysofa_resample(hrtf, (float)rate);
+    if (err != MYSOFA_OK)
+      why = resample_error_text(err);
+    if (why) {
+      gchar *text = g_strdup_printf("Cannot resample \"%s\" (sofa-location) from %g Hz to the "
+                                    "stream's %d Hz: %s.",
+                                    location, file_rate, rate, why);
+      g_free(why);
+      return fail(problem, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT, text, hrtf);
+    }
   }
   mysofa_tocartesian(hrtf);
 
@@ -208,14 +247,4 @@ gst_cuda_matrix_convolve_sofa_set_load(const gchar *location, gint rate,
   }
   mysofa_free(hrtf);
   return set;
-}
-
-void
-gst_cuda_matrix_convolve_sofa_set_free(GstCudaMatrixConvolveSofaSet *set)
-{
-  if (!set)
-    return;
-  g_free(set->directions);
-  g_free(set->responses);
-  g_free(set);
 }

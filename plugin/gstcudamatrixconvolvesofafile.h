@@ -1,8 +1,9 @@
 /* gstcudamatrixconvolvesofafile.h: an HRTF set from an AES69 SOFA file (sofa-location of
  * cudamatrixconvolve): the SimpleFreeFieldHRIR convention (two receivers, the ears; one emitter;
  * FIR data), read with libmysofa and resampled by it to the stream's rate where the file has
- * another. Built without libmysofa, loading fails and says so
- * (gstcudamatrixconvolvesofafilestub.c).
+ * another. The reading runs in a process of its own, the SOFA reader (gst-cudafft-sofa-reader,
+ * gstcudamatrixconvolvesofareadermain.c), never in the element's: the element starts it for each
+ * file with a time limit and takes the set from its answer (gstcudamatrixconvolvesofareader.h).
  */
 #ifndef GST_CUDA_MATRIX_CONVOLVE_SOFA_FILE_H
 #define GST_CUDA_MATRIX_CONVOLVE_SOFA_FILE_H
@@ -12,6 +13,10 @@
 #include <gst/gst.h>
 
 G_BEGIN_DECLS
+
+/* The most values (measurements x receivers x taps) a set may have once resampled: 1 GiB of
+ * doubles, as for ir-location files. */
+#define GST_CUDA_MATRIX_CONVOLVE_SOFA_MAX_VALUES ((gsize)1 << 27)
 
 typedef struct {
   guint measurements;
@@ -24,11 +29,11 @@ typedef struct {
   gdouble *responses;  /* measurements x receivers x taps */
 } GstCudaMatrixConvolveSofaSet;
 
-/* Loads `location` for a stream of `rate` Hz, or fills *problem (naming the file and what is wrong
- * with it) and returns NULL. A file that is not a regular file is refused before it is opened. */
+/* In the SOFA reader: reads `location` with libmysofa for a stream of `rate` Hz, or fills *problem
+ * (naming the file and what is wrong with it) and returns NULL. */
 GstCudaMatrixConvolveSofaSet *
-gst_cuda_matrix_convolve_sofa_set_load(const gchar *location, gint rate,
-                                       GstCudaConvolveIrProblem *problem);
+gst_cuda_matrix_convolve_sofa_file_read(const gchar *location, gint rate,
+                                        GstCudaConvolveIrProblem *problem);
 
 void gst_cuda_matrix_convolve_sofa_set_free(GstCudaMatrixConvolveSofaSet *set);
 

@@ -175,10 +175,24 @@ if $cuda; then
 fi
 
 $compile_only && exit 0
+# cudamatrixconvolve reads SOFA files in a program of its own, gst-cudafft-sofa-reader, which an
+# emulated test cannot start without binfmt_misc (the kernel does not run an aarch64 program by
+# itself; a host program, such as a script's shell, it does): in the build folder a script that
+# starts the reader under qemu stands in for it, where the plugin looks first (beside itself).
+# meson test --no-rebuild keeps it there; the next build that relinks the reader replaces it, and
+# this puts it back.
+reader=$builddir/plugin/gst-cudafft-sofa-reader
+if [ -f "$reader" ] && [ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] &&
+  [ "$(head -c 2 "$reader")" != "#!" ]; then
+  mv "$reader" "$reader.aarch64"
+  printf '#!/bin/sh\nexec qemu-aarch64-static -L "%s" "%s" "$@"\n' "$sysroot" \
+    "$(realpath "$reader.aarch64")" > "$reader"
+  chmod +x "$reader"
+fi
 status=0
 # ${TESTS} unquoted: a list of test names, or none for the whole suite
 # shellcheck disable=SC2086
-CK_TIMEOUT_MULTIPLIER=10 meson test -C "$builddir" --timeout-multiplier 10 \
+CK_TIMEOUT_MULTIPLIER=10 meson test -C "$builddir" --no-rebuild --timeout-multiplier 10 \
   --num-processes "$jobs" --print-errorlogs ${TESTS:-} || status=$?
 python3 scripts/summarize-tests.py "$builddir/meson-logs/testlog.json"
 exit "$status"

@@ -6,6 +6,10 @@
 #    GST_PLUGIN_PATH at the staged plugin folder, a fresh registry, and no folder holding a
 #    libcudafft in LD_LIBRARY_PATH: the plugin must find the staged libcudafft through its RUNPATH
 #    ($ORIGIN/.., plugin/meson.build);
+#  - where the build has cudamatrixconvolve's SOFA reader (built with libmysofa) and Debian's
+#    libmysofa1 has installed its HRTF set: the staged plugin reads the set through the staged
+#    reader, which it finds from its own file (libexecdir/gst-cudafft relative to it; the
+#    system's plugins in the path too, for audiotestsrc);
 #  - scripts/check_install_fft.c and examples/fft_demo.c compiled against the staged headers and
 #    library through the staged cudafft.pc (PKG_CONFIG_SYSROOT_DIR puts the staging folder in front
 #    of its paths) and run with the staged libdir in front of LD_LIBRARY_PATH, as any application
@@ -64,6 +68,27 @@ for element in "${elements[@]}"; do
     { cat "$work/$element.txt"; echo "check-install: $element is not from $plugin" >&2; exit 1; }
 done
 echo "check-install: ${elements[*]} load from the staged plugin"
+
+reader=$(installed /gst-cudafft-sofa-reader)
+sofa=/usr/share/libmysofa/default.sofa
+if [ -n "$reader" ] && [ -f "$sofa" ]; then
+  if [ ! -x "$staging$reader" ]; then
+    echo "check-install: the staged install lacks the SOFA reader $staging$reader" >&2
+    exit 1
+  fi
+  # the system's plugins too (audiotestsrc): the reader found from the staged plugin's file (the
+  # log line) shows the element came from it
+  env -u GST_PLUGIN_PATH_1_0 \
+    GST_PLUGIN_PATH="$(dirname "$plugin")" GST_REGISTRY_1_0="$work/registry-sofa.bin" \
+    GST_DEBUG=cudamatrixconvolvesofa:4 GST_DEBUG_NO_COLOR=1 \
+    timeout 60 gst-launch-1.0 -q audiotestsrc num-buffers=4 \
+    ! audio/x-raw,format=F32LE,rate=44100,channels=2 \
+    ! cudamatrixconvolve backend=cpu sofa-location="$sofa" ! fakesink > "$work/sofa.txt" 2>&1 ||
+    { cat "$work/sofa.txt"; echo "check-install: the staged plugin cannot read $sofa" >&2; exit 1; }
+  grep -qF "SOFA reader: $staging$reader" "$work/sofa.txt" ||
+    { cat "$work/sofa.txt"; echo "check-install: $sofa was not read by $staging$reader" >&2; exit 1; }
+  echo "check-install: the staged plugin reads $sofa through the staged $(basename "$reader")"
+fi
 
 PKG_CONFIG_PATH=$(dirname "$pc")
 export PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR=$staging

@@ -139,10 +139,12 @@ sanitizers() {
   sanitize memcheck test_scope_backends
   pids+=($!)
   # hostile input on every element, on the GPU: a process of its own (no fork per test, which the
-  # sanitizer would have to follow), the plugin of this build, two scenarios per element
+  # sanitizer would have to follow), the plugin of this build, two scenarios per element (and 8
+  # damaged SOFA files where there is a set to damage)
   (
     export GST_PLUGIN_PATH=$PWD/build-gpu/plugin GST_REGISTRY_FORK=no CK_FORK=no \
-      GST_REGISTRY_1_0=$PWD/build-gpu/gst-registry-sanitize.bin CUDAFFT_TEST_HOSTILE_SCENARIOS=2
+      GST_REGISTRY_1_0=$PWD/build-gpu/gst-registry-sanitize.bin CUDAFFT_TEST_HOSTILE_SCENARIOS=2 \
+      CUDAFFT_TEST_SOFA_FUZZ_FILES=8
     sanitize memcheck hostile cuda
     pids=($!)
     # cudamatrixconvolve: every path of its element test, and its HRTF sets where built

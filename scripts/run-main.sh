@@ -50,10 +50,10 @@ gst-launch-1.0 -m audiotestsrc num-buffers=469 wave=pink-noise volume=0.5 \
   ! filesink location=build/true-stereo.wav 2>&1 \
   | grep -E "^Got message .*(error|warning|eos)" || true
 # 7.1 to headphones with Debian's KEMAR HRTF set (libmysofa1's), each channel at its position's
-# loudspeaker direction
+# loudspeaker direction; where the build has the SOFA reader (built with libmysofa)
 sofa=/usr/share/libmysofa/default.sofa
 binaural=0
-if [ -f $sofa ] && ldd build/plugin/libgstcudafft.so | grep libmysofa > /dev/null; then
+if [ -f $sofa ] && [ -x build/plugin/gst-cudafft-sofa-reader ]; then
   binaural=1
   echo "== cudamatrixconvolve: 10 s of 7.1 to binaural stereo through $sofa, to build/binaural.wav"
   gst-launch-1.0 -m audiotestsrc num-buffers=469 wave=pink-noise volume=0.2 \

@@ -8,7 +8,8 @@
  * crossover of cudafft/matrix.h; a change of the output count while playing (WARNING, the old
  * matrix stays); a list of files (ir-locations); rate-changed; and the bad inputs: a file whose
  * channel count is not a multiple of the input's, no responses, outputs that do not fit, an empty
- * matrix, NaN and infinite taps, block sizes refused.
+ * matrix, NaN and infinite taps, block sizes refused, undecodable response files (not decoded
+ * before the element runs; the element's ERROR in every one of many runs).
  *
  * Length: past the ~800 lines a file usually keeps, as one test program (meson runs each as one
  * test of its suite) whose cases share one harness and one independent reference model; split,
@@ -739,6 +740,132 @@ GST_START_TEST(test_errors_at_start)
 }
 GST_END_TEST;
 
+/* Undecodable response files ------------------------------------------------------------- */
+
+/* The undecodable responses of the tests below: a text file, a WAV file whose header is damaged
+ * (its format fields overwritten), and a list of a good file and the text file. */
+typedef struct {
+  gchar *text, *damaged, *good;
+  gchar *lines[3];      /* launch lines, the element named "e" */
+  const char *named[3]; /* the file each line's ERROR names */
+} Undecodable;
+
+static void
+undecodable_files(Undecodable *u)
+{
+  TestRng rng = test_rng("undecodable");
+  double *h = mx_random_responses(&rng, 4, 64, 0);
+  u->good = write_wav("good", h, 4, 64);
+  u->damaged = write_wav("damaged", h, 4, 64);
+  gchar *bytes = NULL;
+  gsize size = 0;
+  fail_unless(g_file_get_contents(u->damaged, &bytes, &size, NULL) && size > 36);
+  memset(bytes + 20, 0xff, 16); /* format tag, channels, rate, byte rate, alignment, depth */
+  fail_unless(g_file_set_contents(u->damaged, bytes, (gssize)size, NULL));
+  g_free(bytes);
+  u->text =
+      g_strdup_printf("%s/cudamatrixconvolve-test-%d-notes.txt", g_get_tmp_dir(), (int)getpid());
+  fail_unless(g_file_set_contents(u->text, "these are notes, not audio\n", -1, NULL));
+  const char *head = "audiotestsrc num-buffers=20 ! audio/x-raw,format=F32LE,rate=48000,channels=2 "
+                     "! cudamatrixconvolve name=e";
+  u->lines[0] =
+      g_strdup_printf("%s backend=%s ir-location=%s ! fakesink", head, eu_backend, u->text);
+  u->lines[1] =
+      g_strdup_printf("%s backend=%s ir-location=%s ! fakesink", head, eu_backend, u->damaged);
+  u->lines[2] =
+      g_strdup_printf("%s backend=%s ir-locations=\"<\\\"%s\\\", \\\"%s\\\">\" ! fakesink", head,
+                      eu_backend, u->good, u->text);
+  u->named[0] = u->text;
+  u->named[1] = u->damaged;
+  u->named[2] = u->text;
+  g_free(h);
+}
+
+static void
+undecodable_clear(Undecodable *u)
+{
+  for (guint k = 0; k < G_N_ELEMENTS(u->lines); k++)
+    g_free(u->lines[k]);
+  g_unlink(u->text);
+  g_unlink(u->damaged);
+  g_unlink(u->good);
+  g_free(u->text);
+  g_free(u->damaged);
+  g_free(u->good);
+}
+
+/* A pipeline linked in NULL (gst_parse_launch links as it parses) does not decode its response
+ * file: nothing is posted until it starts. A decode at the link, on the application's thread, had
+ * its failure known before the pipeline started, and the ERROR then came the moment the stream
+ * did, before gst-launch-1.0's main loop ran to see it (it hung in about one run of three on a
+ * loaded machine). Started, the element decodes the file, says so, and posts its ERROR. */
+GST_START_TEST(test_no_decode_before_start)
+{
+  Undecodable u;
+  undecodable_files(&u);
+  for (guint k = 0; k < G_N_ELEMENTS(u.lines); k++) {
+    GError *error = NULL;
+    GstElement *pipeline = gst_parse_launch(u.lines[k], &error);
+    fail_unless(pipeline && !error, "%s: %s", u.lines[k], error ? error->message : "no pipeline");
+    GstBus *bus = gst_element_get_bus(pipeline);
+    g_usleep(200 * 1000); /* time for a decode a link would have started */
+    GstMessage *early = gst_bus_pop(bus);
+    fail_unless(early == NULL, "%s: a %s message before the pipeline starts", u.lines[k],
+                early ? GST_MESSAGE_TYPE_NAME(early) : "");
+    gst_object_unref(bus);
+    EuErrors got;
+    eu_collect_pipeline_errors(pipeline, "e", 20, &got);
+    const char *const words[] = {u.named[k], "Cannot use", NULL};
+    eu_check_errors_one(&got, u.lines[k], words);
+    eu_errors_clear(&got);
+  }
+  undecodable_clear(&u);
+}
+GST_END_TEST;
+
+/* Each undecodable file, many times over: every run ends in the element's ERROR naming the file
+ * within 10 s (the pipeline never stays PREROLLING), seen by an application that waits on its bus.
+ */
+#define UNDECODABLE_RUNS (EU_SANITIZED ? 50 : 200) /* under ASan a run takes 8 times as long */
+
+GST_START_TEST(test_undecodable_every_run)
+{
+  Undecodable u;
+  undecodable_files(&u);
+  for (guint k = 0; k < G_N_ELEMENTS(u.lines); k++) {
+    for (guint run = 0; run < UNDECODABLE_RUNS; run++) {
+      GError *error = NULL;
+      GstElement *pipeline = gst_parse_launch(u.lines[k], &error);
+      fail_unless(pipeline && !error, "%s: %s", u.lines[k], error ? error->message : "no pipeline");
+      GstBus *bus = gst_element_get_bus(pipeline);
+      gst_element_set_state(pipeline, GST_STATE_PLAYING);
+      GstMessage *msg =
+          gst_bus_timed_pop_filtered(bus, 10 * GST_SECOND, GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
+      gchar *text = NULL;
+      const gboolean ours = msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR &&
+                            g_strcmp0(GST_OBJECT_NAME(GST_MESSAGE_SRC(msg)), "e") == 0;
+      if (ours) {
+        GError *err = NULL;
+        gst_message_parse_error(msg, &err, NULL);
+        text = g_strdup(err->message);
+        g_clear_error(&err);
+      }
+      if (!ours || !strstr(text, u.named[k]))
+        fail("%s, run %u of %u: %s", u.lines[k], run + 1, UNDECODABLE_RUNS,
+             !msg    ? "neither ERROR nor EOS within 10 s"
+             : !ours ? "not the element's ERROR"
+                     : text);
+      g_free(text);
+      gst_message_unref(msg);
+      gst_element_set_state(pipeline, GST_STATE_NULL);
+      gst_object_unref(bus);
+      gst_object_unref(pipeline);
+    }
+  }
+  undecodable_clear(&u);
+}
+GST_END_TEST;
+
 static Suite *
 cudamatrixconvolve_suite(void)
 {
@@ -757,6 +884,8 @@ cudamatrixconvolve_suite(void)
   tcase_add_test(tc, test_file_list);
   tcase_add_test(tc, test_rate_changed);
   tcase_add_test(tc, test_shared_errors);
+  tcase_add_test(tc, test_no_decode_before_start);
+  tcase_add_test(tc, test_undecodable_every_run);
   return s;
 }
 

@@ -403,7 +403,7 @@ GST_START_TEST(test_errors_at_start)
                        "rate=48000";
   const struct {
     const char *src, *file, *more;
-    const char *words[3];
+    const char *words[4];
   } cases[] = {
       {stereo, text, "", {"not a SOFA file", "sofa-location", NULL}},
       {stereo, one_ear, "", {"SimpleFreeFieldHRIR", "sofa-location", NULL}},
@@ -418,7 +418,7 @@ GST_START_TEST(test_errors_at_start)
       {"audiotestsrc num-buffers=4 ! audio/x-raw,format=F32LE,channels=2,rate=4000",
        good,
        "",
-       {"Cannot resample", "4000 Hz", NULL}},
+       {"Cannot resample", "4000 Hz", "resamples only to 8000 Hz or more", NULL}},
   };
   for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
     gchar *line = g_strdup_printf("%s ! cudamatrixconvolve name=e backend=%s sofa-location=%s %s "

@@ -27,11 +27,17 @@
  * odd ones race, as a live application's property changes do, and replay everything but the
  * interleaving.
  *
+ * Then cudamatrixconvolve's sofa-location is fuzzed with damaged SOFA files (sofa_fuzz.h): each
+ * must end in EOS or the element's ERROR (a WARNING while playing) naming the file, within a bound,
+ * however libmysofa takes the damage (the element reads SOFA files in a process it kills at a time
+ * limit). The same files every run unless CUDAFFT_TEST_SOFA_FUZZ_SEED says otherwise (below).
+ *
  * Length: past the ~800 lines a file usually keeps, as one test program (meson runs each as one
  * test of its suite) whose cases share one harness and one independent reference model; split,
  * each part would be a program of its own rebuilding the same setup. */
 #include "convolve_reference.h"
 #include "element_util.h"
+#include "sofa_fuzz.h"
 #include "spectrum_reference.h"
 
 #include <math.h>
@@ -1147,6 +1153,59 @@ GST_START_TEST(test_hostile_cudamatrixconvolve)
 }
 GST_END_TEST;
 
+/* SOFA fuzzing ------------------------------------------------------------------------------- */
+
+/* Damaged SOFA files as cudamatrixconvolve's sofa-location (sofa_fuzz.h says what each case
+ * checks): every one must end in EOS, or the element's ERROR (a WARNING while playing) naming the
+ * file, within a bound, a read that hangs or crashes the reader included. CI damages the same
+ * files every run (SOFA_FUZZ_SEED, SOFA_FUZZ_FILES: a bounded time); CUDAFFT_TEST_SOFA_FUZZ_SEED
+ * (a number, or "random") and CUDAFFT_TEST_SOFA_FUZZ_FILES damage others, and
+ * GST_CHECKS=test_sofa_fuzz runs only these. */
+#define SOFA_FUZZ_SEED 0x50fa0001u
+#define SOFA_FUZZ_FILES 48
+
+static guint64 sofa_fuzz_seed;
+
+GST_START_TEST(test_sofa_fuzz)
+{
+  sofa_fuzz_run(sofa_fuzz_seed, __i__);
+}
+GST_END_TEST;
+
+/* Damaged files found by fuzzing by hand that make Debian 12's libmysofa (1.3.1) loop: their reader
+ * is killed at the element's limit (10 s each), which CI sees happen too (not under ASan, to keep
+ * its time: the kill itself is test_sofa_reader.c's there too). */
+static const struct {
+  guint64 seed;
+  guint index;
+} sofa_fuzz_known[] = {
+    {0x11e8ddc2cf9d6e87u, 818}, /* generated set, 16 bits flipped; at start: an ERROR */
+};
+
+GST_START_TEST(test_sofa_fuzz_known)
+{
+  sofa_fuzz_run(sofa_fuzz_known[__i__].seed, sofa_fuzz_known[__i__].index);
+}
+GST_END_TEST;
+
+/* The fuzzing's seed and file count (the header above); where it cannot run, why (NULL: it runs).
+ */
+static const char *
+sofa_fuzz_setup(guint *files)
+{
+  const char *env = g_getenv("CUDAFFT_TEST_SOFA_FUZZ_FILES");
+  *files = env && atoi(env) > 0 ? (guint)atoi(env) : SOFA_FUZZ_FILES;
+  env = g_getenv("CUDAFFT_TEST_SOFA_FUZZ_SEED");
+  sofa_fuzz_seed = !env                            ? SOFA_FUZZ_SEED
+                   : g_strcmp0(env, "random") == 0 ? test_random_seed() ^ 0x50fa50fa50fa50fau
+                                                   : g_ascii_strtoull(env, NULL, 0);
+  if (!CUDAFFT_TEST_SOFA)
+    return "the plugin is built without libmysofa";
+  const char *why = NULL;
+  sofa_fuzz_bases(&why);
+  return why;
+}
+
 static Suite *
 hostile_suite(void)
 {
@@ -1159,6 +1218,18 @@ hostile_suite(void)
   tcase_add_loop_test(tc, test_hostile_cudaspectrum, 0, scenarios);
   tcase_add_loop_test(tc, test_hostile_cudaconvolve, 0, scenarios);
   tcase_add_loop_test(tc, test_hostile_cudamatrixconvolve, 0, scenarios);
+  guint files = 0;
+  const char *no_fuzz = sofa_fuzz_setup(&files);
+  if (no_fuzz) {
+    g_print("SOFA fuzzing not run: %s\n", no_fuzz);
+  } else {
+    g_print("SOFA fuzzing: seed 0x%" G_GINT64_MODIFIER "x, %u files "
+            "(CUDAFFT_TEST_SOFA_FUZZ_SEED=0x%" G_GINT64_MODIFIER "x replays them)\n",
+            sofa_fuzz_seed, files, sofa_fuzz_seed);
+    tcase_add_loop_test(tc, test_sofa_fuzz, 0, (int)files);
+    if (!g_getenv("CUDAFFT_TEST_SOFA_FUZZ_SEED") && !EU_SANITIZED)
+      tcase_add_loop_test(tc, test_sofa_fuzz_known, 0, G_N_ELEMENTS(sofa_fuzz_known));
+  }
   return s;
 }
 
