@@ -111,9 +111,10 @@ gst_cuda_spectrum_scope_properties_install(GObjectClass *gobject_class)
           " to " GST_CUDAFFT_MAX_SIZE_TEXT " whose only prime factors are 2, 3, 5 and 7 (400, "
           "480, 1000, 1125, 4096, ...; bins rate / fft-size apart, fft-size / 2 + 1 of them); "
           "another value is refused with a warning naming the nearest sizes, and the size in "
-          "effect kept. On the GPU a size whose FFT does not fit its shared memory (an odd size "
-          "above 13673 on an H100) is an error naming the nearest sizes that fit. A change while "
-          "playing makes a new analyser at the next frame and starts the display afresh",
+          "effect kept. A size whose FFT the GPU's shared memory cannot hold (an odd size above "
+          "13673 on an H100) runs on the CPU with backend=auto and is an error naming the "
+          "nearest sizes that fit with backend=cuda. A change while playing makes a new "
+          "analyser at the next frame and starts the display afresh",
           flags));
   g_object_class_install_property(
       gobject_class, GST_CUDA_SPECTRUM_SCOPE_PROP_MULTI_CHANNEL,
