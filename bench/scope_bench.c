@@ -30,7 +30,8 @@
  * Usage: scope-bench [--runs R] [--seconds S] [--max-wall W] [--buffer N] [--fps F]
  *          [--sizes WxH,..] [--channels C,..] [--style spectrogram|bars] [--fft-size N]
  *          [--elements cuda,cuda-mem,cpu,spectrascope]
- *   Defaults: 1920x1080 and 3840x2160, 2 and 8 channels, 60 fps, spectrogram, fft-size 4096.
+ *   Defaults: 1920x1080 and 3840x2160, 2 and 8 channels, 60 fps, spectrogram, fft-size 4096
+ *   (any size the element takes: 4000 runs the mixed-radix kernel where 4096 runs a fused one).
  *   The cuda element is skipped, saying why, where there is no CUDA device; spectrascope where it
  *   is not installed (gstreamer1.0-plugins-bad).
  *   Needs the plugin: GST_PLUGIN_PATH=<build>/plugin build/bench/scope-bench
@@ -328,7 +329,7 @@ main(int argc, char **argv)
     else if (!strcmp(arg, "--fps"))
       good = (fps = (guint)atoi(value)) >= 1 && fps <= 1000;
     else if (!strcmp(arg, "--fft-size"))
-      good = (fft_size = (guint)atoi(value)) >= 256;
+      good = cudafft_fft_size_supported(fft_size = (guint)atoi(value));
     else if (!strcmp(arg, "--style"))
       good = !strcmp(style = value, "spectrogram") || !strcmp(value, "bars");
     else if (!strcmp(arg, "--sizes"))

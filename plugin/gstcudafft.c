@@ -61,7 +61,6 @@ GST_DEBUG_CATEGORY_STATIC(gst_cuda_fft_debug);
 
 enum { PROP_0, PROP_FFT_SIZE, PROP_HOP, PROP_WINDOW, PROP_REPRESENTATION };
 
-#define DEFAULT_FFT_SIZE 4096
 #define DEFAULT_HOP 0 /* fft-size / 2 */
 #define DEFAULT_WINDOW GST_CUDAFFT_WINDOW_HANN
 #define DEFAULT_REPRESENTATION GST_CUDAFFT_REPRESENTATION_COMPLEX
@@ -153,21 +152,11 @@ gst_cuda_fft_set_property(GObject *object, guint prop_id, const GValue *value, G
   switch (prop_id) {
   case PROP_FFT_SIZE: { /* GObject has checked the range */
     const guint size = g_value_get_uint(value);
+    if (!gst_cudafft_fft_size_check(GST_ELEMENT(self), size, FALSE))
+      break;
     GST_OBJECT_LOCK(self);
-    const guint old = self->settings.fft_size;
-    const gboolean valid = cudafft_fft_size_supported(size);
-    if (valid)
-      self->settings.fft_size = size;
+    self->settings.fft_size = size;
     GST_OBJECT_UNLOCK(self);
-    if (!valid) {
-      size_t below = 0, above = 0;
-      cudafft_fft_size_nearest(size, &below, &above);
-      gst_cudafft_refuse_value(GST_ELEMENT(self),
-                               "fft-size %u refused: sizes are " GST_CUDAFFT_MIN_SIZE_TEXT
-                               " to " GST_CUDAFFT_MAX_SIZE_TEXT " with no prime factor above 7; "
-                               "the nearest are %zu and %zu. Keeping fft-size=%u.",
-                               size, below, above, old);
-    }
     break;
   }
   case PROP_HOP:
@@ -643,9 +632,8 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
 
   g_object_class_install_property(
       gobject_class, PROP_FFT_SIZE,
-      g_param_spec_uint("fft-size", "FFT size", FFT_SIZE_BLURB, CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE,
-                        DEFAULT_FFT_SIZE,
-                        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
+      gst_cudafft_fft_size_param(FFT_SIZE_BLURB, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+                                                     GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property(
       gobject_class, PROP_HOP,
       g_param_spec_uint("hop", "Hop",
@@ -697,7 +685,7 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
 static void
 gst_cuda_fft_init(GstCudaFft *self)
 {
-  self->settings.fft_size = DEFAULT_FFT_SIZE;
+  self->settings.fft_size = GST_CUDAFFT_DEFAULT_FFT_SIZE;
   self->settings.hop = DEFAULT_HOP;
   self->settings.window = DEFAULT_WINDOW;
   self->settings.representation = DEFAULT_REPRESENTATION;

@@ -31,7 +31,6 @@ enum {
 #define DEFAULT_BANDS 128
 #define DEFAULT_THRESHOLD -60
 #define DEFAULT_MULTI_CHANNEL FALSE
-#define DEFAULT_FFT_SIZE 4096
 
 void
 gst_cuda_spectrum_properties_install(GObjectClass *gobject_class)
@@ -90,17 +89,19 @@ gst_cuda_spectrum_properties_install(GObjectClass *gobject_class)
                                        GST_PARAM_MUTABLE_PLAYING);
   g_object_class_install_property(
       gobject_class, PROP_FFT_SIZE,
-      g_param_spec_enum(
-          "fft-size", "FFT size",
-          "The analysis's points with frequency-scale log, mel or octave (an enumeration of the "
-          "powers of two " GST_CUDAFFT_FUSED_MIN_SIZE_TEXT " to " GST_CUDAFFT_MAX_SIZE_TEXT
-          "): their bands are made from its fft-size / 2 + 1 bins, rate / fft-size apart, and "
+      gst_cudafft_fft_size_param(
+          "The analysis's points with frequency-scale log, mel or octave: any even size "
+          "from " GST_CUDAFFT_MIN_SIZE_TEXT " to " GST_CUDAFFT_MAX_SIZE_TEXT
+          " whose only prime factors are 2, 3, 5 and 7 (400, "
+          "480, 1000, 3000, 4096, ...; the analysis is spectrum's, whose nfft is even); another "
+          "value is refused with a warning naming the nearest sizes, and the size in effect kept. "
+          "The bands are made from its fft-size / 2 + 1 bins, rate / fft-size apart, and "
           "bands holds the count of log and mel bands. A band narrower than about two bins does "
           "not resolve a tone (its level is interpolated between bins): at 48 kHz, 4096 points "
           "(11.7 Hz bins) resolve third octaves from about 100 Hz, 16384 (2.9 Hz) from 20 Hz. "
           "Ignored with linear, where nfft = 2 bands - 2 as in spectrum. A change while playing "
           "applies from the next interval",
-          GST_TYPE_CUDAFFT_FFT_SIZE, DEFAULT_FFT_SIZE, flags));
+          flags));
 }
 
 void
@@ -119,7 +120,7 @@ gst_cuda_spectrum_settings_init(GstCudaSpectrumSettings *settings)
   settings->min_frequency = GST_CUDAFFT_DEFAULT_MIN_FREQUENCY;
   settings->max_frequency = GST_CUDAFFT_DEFAULT_MAX_FREQUENCY;
   settings->weighting = GST_CUDAFFT_DEFAULT_WEIGHTING;
-  settings->fft_size = DEFAULT_FFT_SIZE;
+  settings->fft_size = GST_CUDAFFT_DEFAULT_FFT_SIZE;
 }
 
 void
@@ -128,6 +129,10 @@ gst_cuda_spectrum_properties_set(GObject *object, GstCudaSpectrumSettings *s, gu
 {
   if (prop_id == PROP_BANDS_PER_OCTAVE &&
       !gst_cudafft_bands_check_per_octave(GST_ELEMENT(object), g_value_get_uint(value)))
+    return;
+  /* the band layouts' analysis is spectrum's, nfft = 2 bins - 2: even sizes only */
+  if (prop_id == PROP_FFT_SIZE &&
+      !gst_cudafft_fft_size_check(GST_ELEMENT(object), g_value_get_uint(value), TRUE))
     return;
   GST_OBJECT_LOCK(object);
   switch (prop_id) {
@@ -170,8 +175,8 @@ gst_cuda_spectrum_properties_set(GObject *object, GstCudaSpectrumSettings *s, gu
   case PROP_WEIGHTING:
     s->weighting = g_value_get_enum(value);
     break;
-  case PROP_FFT_SIZE: /* GObject has checked that it is one of the enumeration's */
-    s->fft_size = (guint)g_value_get_enum(value);
+  case PROP_FFT_SIZE: /* checked above */
+    s->fft_size = g_value_get_uint(value);
     break;
   default:
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
@@ -225,7 +230,7 @@ gst_cuda_spectrum_properties_get(GObject *object, const GstCudaSpectrumSettings 
     g_value_set_enum(value, s->weighting);
     break;
   case PROP_FFT_SIZE:
-    g_value_set_enum(value, (gint)s->fft_size);
+    g_value_set_uint(value, s->fft_size);
     break;
   default:
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);

@@ -13,7 +13,6 @@
 #define DEFAULT_SMOOTHING 0.0
 #define DEFAULT_PEAK_HOLD 1000.0
 #define DEFAULT_PEAK_DECAY 20.0
-#define DEFAULT_FFT_SIZE 4096
 #define DEFAULT_MULTI_CHANNEL TRUE
 
 #define GST_TYPE_CUDA_SPECTRUM_SCOPE_STYLE (gst_cuda_spectrum_scope_style_get_type())
@@ -107,22 +106,22 @@ gst_cuda_spectrum_scope_properties_install(GObjectClass *gobject_class)
                           10000.0, DEFAULT_PEAK_DECAY, flags));
   g_object_class_install_property(
       gobject_class, GST_CUDA_SPECTRUM_SCOPE_PROP_FFT_SIZE,
-      g_param_spec_enum(
-          "fft-size", "FFT size",
-          "Points of each channel's FFT: a power of two from " GST_CUDAFFT_FUSED_MIN_SIZE_TEXT
-          " to " GST_CUDAFFT_MAX_SIZE_TEXT
-          " (an enumeration of exactly those, as cudaspectrum's, so that gst-launch-1.0 "
-          "refuses any other value with \"could not set property\"); a change "
-          "while playing makes a new analyser at the next frame and starts the "
-          "display afresh",
-          GST_TYPE_CUDAFFT_FFT_SIZE, DEFAULT_FFT_SIZE, flags));
+      gst_cudafft_fft_size_param(
+          "Points of each channel's FFT: any size from " GST_CUDAFFT_MIN_SIZE_TEXT
+          " to " GST_CUDAFFT_MAX_SIZE_TEXT " whose only prime factors are 2, 3, 5 and 7 (400, "
+          "480, 1000, 1125, 4096, ...; bins rate / fft-size apart, fft-size / 2 + 1 of them); "
+          "another value is refused with a warning naming the nearest sizes, and the size in "
+          "effect kept. A size whose FFT the GPU's shared memory cannot hold (an odd size above "
+          "13673 on an H100) runs on the CPU with backend=auto and is an error naming the "
+          "nearest sizes that fit with backend=cuda. A change while playing makes a new "
+          "analyser at the next frame and starts the display afresh",
+          flags));
   g_object_class_install_property(
       gobject_class, GST_CUDA_SPECTRUM_SCOPE_PROP_MULTI_CHANNEL,
       g_param_spec_boolean("multi-channel", "Multichannel",
                            "Each channel in a lane of its own (stacked from the top, channel 0 "
                            "first); FALSE: one lane, the channels' powers averaged",
                            DEFAULT_MULTI_CHANNEL, flags));
-  gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_FFT_SIZE, 0);
   gst_type_mark_as_plugin_api(GST_TYPE_CUDA_SPECTRUM_SCOPE_STYLE, 0);
   gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_COLORMAP, 0);
 }
@@ -144,7 +143,7 @@ gst_cuda_spectrum_scope_settings_init(GstCudaSpectrumScopeSettings *settings)
   o->smoothing_ms = (float)DEFAULT_SMOOTHING;
   o->peak_hold_ms = (float)DEFAULT_PEAK_HOLD;
   o->peak_decay_db_per_s = (float)DEFAULT_PEAK_DECAY;
-  settings->fft_size = DEFAULT_FFT_SIZE;
+  settings->fft_size = GST_CUDAFFT_DEFAULT_FFT_SIZE;
 }
 
 void
@@ -157,6 +156,9 @@ gst_cuda_spectrum_scope_properties_set(GObject *object, GstCudaSpectrumScopeSett
    * either order */
   if (prop_id == GST_CUDA_SPECTRUM_SCOPE_PROP_BANDS_PER_OCTAVE &&
       !gst_cudafft_bands_check_per_octave(GST_ELEMENT(object), g_value_get_uint(value)))
+    return;
+  if (prop_id == GST_CUDA_SPECTRUM_SCOPE_PROP_FFT_SIZE &&
+      !gst_cudafft_fft_size_check(GST_ELEMENT(object), g_value_get_uint(value), FALSE))
     return;
   GST_OBJECT_LOCK(object);
   switch (prop_id) {
@@ -196,9 +198,8 @@ gst_cuda_spectrum_scope_properties_set(GObject *object, GstCudaSpectrumScopeSett
   case GST_CUDA_SPECTRUM_SCOPE_PROP_PEAK_DECAY:
     o->peak_decay_db_per_s = (float)g_value_get_double(value);
     break;
-  case GST_CUDA_SPECTRUM_SCOPE_PROP_FFT_SIZE: /* GObject has checked that it is one of the
-                                                 enumeration's */
-    settings->fft_size = (guint)g_value_get_enum(value);
+  case GST_CUDA_SPECTRUM_SCOPE_PROP_FFT_SIZE: /* checked above */
+    settings->fft_size = g_value_get_uint(value);
     break;
   case GST_CUDA_SPECTRUM_SCOPE_PROP_MULTI_CHANNEL:
     o->multi_channel = g_value_get_boolean(value) ? 1 : 0;
@@ -254,7 +255,7 @@ gst_cuda_spectrum_scope_properties_get(GObject *object,
     g_value_set_double(value, o->peak_decay_db_per_s);
     break;
   case GST_CUDA_SPECTRUM_SCOPE_PROP_FFT_SIZE:
-    g_value_set_enum(value, (gint)settings->fft_size);
+    g_value_set_uint(value, settings->fft_size);
     break;
   case GST_CUDA_SPECTRUM_SCOPE_PROP_MULTI_CHANNEL:
     g_value_set_boolean(value, o->multi_channel != 0);

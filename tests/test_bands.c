@@ -2,8 +2,9 @@
  * formulas computed here: IEC 61672-1 A and C weighting at the table frequencies (within 0.1 dB
  * of the standard's values, which are given to 0.1 dB), the pole frequencies and the normalisation
  * constants; IEC 61260-1 exact midband frequencies and edges; the band layouts of every scale;
- * the bins-to-band weights (whole bins, fractional edges, narrow bands interpolated, continuity
- * where the two rules meet, nothing outside the spectrum); and band levels from bin levels. The
+ * the bins-to-band weights of an even and an odd FFT size (whole bins, fractional edges, narrow
+ * bands interpolated, continuity where the two rules meet, nothing outside the spectrum); and band
+ * levels from bin levels. The
  * definitions do not depend on a backend: the program takes no argument. */
 #include "band_values.h" /* the pole frequencies and normalisation, to check against the standard */
 #include "test_util.h"
@@ -270,10 +271,12 @@ weights_by_rule(double lo, double hi, double d, size_t bins, double *a)
   a[j + 1] = w / d * t;
 }
 
+/* The weights over the bins of an nfft-point FFT, nfft even (bins to rate / 2) or odd (the last
+ * bin below it). */
 static void
-test_bin_weights(void)
+test_bin_weights(size_t nfft)
 {
-  const size_t nfft = 4096, bins = nfft / 2 + 1;
+  const size_t bins = nfft / 2 + 1;
   const double rate = 48000.0, d = rate / nfft;
   double *got = test_malloc(bins * sizeof *got), *want = test_malloc(bins * sizeof *want);
   /* every scale, wide and narrow bands: the library's weights against the rules */
@@ -295,8 +298,8 @@ test_bin_weights(void)
     double *lower = test_malloc(n * sizeof *lower), *upper = test_malloc(n * sizeof *upper);
     CudafftBandBins *w = test_malloc(n * sizeof *w);
     cudafft_band_edges(&l, lower, NULL, upper);
-    test_check(cudafft_band_bins(&l, nfft, rate, w) == CUDAFFT_STATUS_OK, "layout %zu: %zu bands",
-               i, n);
+    test_check(cudafft_band_bins(&l, nfft, rate, w) == CUDAFFT_STATUS_OK,
+               "nfft %zu, layout %zu: %zu bands", nfft, i, n);
     double worst = 0.0;
     size_t narrow = 0;
     for (size_t b = 0; b < n; b++) {
@@ -307,9 +310,9 @@ test_bin_weights(void)
         worst = fmax(worst, fabs(got[k] - want[k]));
     }
     test_check(worst < 1e-6,
-               "layout %zu: every weight by the rules (%zu of %zu bands narrower "
+               "nfft %zu, layout %zu: every weight by the rules (%zu of %zu bands narrower "
                "than a bin), largest difference %.2g",
-               i, narrow, n, worst);
+               nfft, i, narrow, n, worst);
     free(lower);
     free(upper);
     free(w);
@@ -338,7 +341,8 @@ test_bin_weights(void)
   for (size_t k = 0; k < bins; k++)
     if ((k - 0.5) * d >= lower0 && (k + 0.5) * d <= upper39)
       worst = fmax(worst, fabs(sum[k] - 1.0));
-  test_check(worst < 1e-6, "contiguous wide bands: each bin's weights add up to 1 (%.2g)", worst);
+  test_check(worst < 1e-6, "nfft %zu: contiguous wide bands: each bin's weights add up to 1 (%.2g)",
+             nfft, worst);
 
   /* Continuity where the rules meet: a band just under a bin wide and one just over. */
   for (int side = 0; side < 2; side++) {
@@ -351,18 +355,33 @@ test_bin_weights(void)
   worst = 0.0;
   for (size_t k = 0; k < bins; k++)
     worst = fmax(worst, fabs(got[k] - want[k]));
-  test_check(worst < 1e-6, "a band a bin wide: both rules give the same weights (%.2g)", worst);
+  test_check(worst < 1e-6, "nfft %zu: a band a bin wide: both rules give the same weights (%.2g)",
+             nfft, worst);
 
   /* A band beyond the spectrum's last bin takes nothing. */
   CudafftBandLayout out = {CUDAFFT_SCALE_LINEAR, 1, 3, 30000.0, 31000.0};
   CudafftBandBins b;
   cudafft_band_bins(&out, nfft, rate, &b);
   test_check(b.first_weight == 0.0f && b.last_weight == 0.0f,
-             "a band above the Nyquist bin weighs nothing");
+             "nfft %zu: a band above the last bin weighs nothing", nfft);
+  /* An odd nfft has no bin at the Nyquist frequency: its last bin lies d/2 below it, and its span
+   * ends there. A band above that span takes nothing, one across its end the part it covers. */
+  if (nfft % 2) {
+    const double top = (double)(bins - 1) * d + d / 2;
+    CudafftBandLayout above = {CUDAFFT_SCALE_LINEAR, 1, 3, top + 0.1 * d, top + 1.6 * d};
+    cudafft_band_bins(&above, nfft, rate, &b);
+    const int nothing = b.first_weight == 0.0f && b.last_weight == 0.0f;
+    CudafftBandLayout across = {CUDAFFT_SCALE_LINEAR, 1, 3, top - 0.75 * d, top + 0.5 * d};
+    cudafft_band_bins(&across, nfft, rate, &b);
+    test_check(nothing && b.first == bins - 1 && b.last == bins - 1 &&
+                   fabs(b.first_weight - 0.75) < 1e-6,
+               "nfft %zu: nothing above the last bin's span (%.1f Hz), the covered part of it "
+               "below (bin %u weighs %g)",
+               nfft, top, b.first, b.first_weight);
+  }
   free(got);
   free(want);
   free(sum);
-  test_section_done("bin weights");
 }
 
 static void
@@ -437,8 +456,11 @@ test_invalid(void)
                  ok.max_frequency == 24000.0,
              "a maximum above the Nyquist frequency is lowered to it");
   CudafftBandBins b;
-  test_check(cudafft_band_bins(&ok, 1001, 48000.0, &b) == CUDAFFT_STATUS_INVALID_SIZE,
-             "band bins of an odd FFT size are refused");
+  float gain[1];
+  test_check(cudafft_band_bins(&ok, 1, 48000.0, &b) == CUDAFFT_STATUS_INVALID_SIZE &&
+                 cudafft_weighting_gains(CUDAFFT_WEIGHTING_A, 1, 48000.0, gain) ==
+                     CUDAFFT_STATUS_INVALID_VALUE,
+             "band bins and weighting gains of a 1-point FFT are refused");
   test_section_done("invalid layouts");
 }
 
@@ -449,7 +471,9 @@ main(int argc, char **argv)
   test_weighting();
   test_octaves();
   test_scales();
-  test_bin_weights();
+  test_bin_weights(4096);
+  test_bin_weights(1125);
+  test_section_done("bin weights");
   test_levels_from_bins();
   test_invalid();
   return test_finish();

@@ -137,6 +137,16 @@ static const Row rows[] = {
     {"weighting=a", 1025, 0, CUDAFFT_SCALE_LINEAR, CUDAFFT_WEIGHTING_A, 3, 0, 0, FALSE, 1},
     {"frequency-scale=linear weighting=c min-frequency=500 max-frequency=5000 fft-size=256", 1025,
      0, CUDAFFT_SCALE_LINEAR, CUDAFFT_WEIGHTING_C, 3, 500, 5000, FALSE, 2},
+    /* sizes that are not powers of two (spectrum's analysis of an even nfft): Whisper's 400, 10 ms
+     * at 48 kHz, 1000, 3000 */
+    {"frequency-scale=mel fft-size=400 max-frequency=8000", 80, 400, CUDAFFT_SCALE_MEL,
+     CUDAFFT_WEIGHTING_Z, 3, 0, 8000, FALSE, 1},
+    {"frequency-scale=log weighting=a multi-channel=true fft-size=480", 64, 480, CUDAFFT_SCALE_LOG,
+     CUDAFFT_WEIGHTING_A, 3, 0, 0, TRUE, 2},
+    {"frequency-scale=octave bands-per-octave=3 fft-size=1000", 1025, 1000, CUDAFFT_SCALE_OCTAVE,
+     CUDAFFT_WEIGHTING_Z, 3, 0, 0, FALSE, 1},
+    {"frequency-scale=mel weighting=c fft-size=3000", 200, 3000, CUDAFFT_SCALE_MEL,
+     CUDAFFT_WEIGHTING_C, 3, 0, 0, FALSE, 1},
 };
 
 /* Noise and tones: every bin well above float rounding. */

@@ -241,9 +241,10 @@ GST_START_TEST(test_property_defaults)
 GST_END_TEST;
 
 /* Values the setters refuse: a warning on the bus (the element has one here; without, GLib's log:
- * test_properties.c), and the old value stays. fft-size is an enumeration, which GLib itself
- * refuses other values for (test_properties.c). db-min and db-max, a pair, are taken as they are
- * set and checked together when they take effect (test_properties.c). */
+ * test_properties.c), and the old value stays: bands-per-octave outside IEC 61260-1's, fft-size
+ * with a prime factor above 7 (values outside its range are GLib's own: test_properties.c). db-min
+ * and db-max, a pair, are taken as they are set and checked together when they take effect
+ * (test_properties.c). */
 GST_START_TEST(test_bad_values_refused)
 {
   GstElement *e = gst_element_factory_make("cudaspectrumscope", NULL);
@@ -252,7 +253,8 @@ GST_START_TEST(test_bad_values_refused)
   static const struct {
     const char *property;
     guint value;
-  } cases[] = {{"bands-per-octave", 5}, {"bands-per-octave", 2}};
+  } cases[] = {
+      {"bands-per-octave", 5}, {"bands-per-octave", 2}, {"fft-size", 1001}, {"fft-size", 4097}};
   for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
     g_object_set(e, cases[i].property, cases[i].value, NULL);
     GstMessage *m = gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING);
@@ -377,16 +379,22 @@ static const struct {
   guint bands_per_octave;
   float smoothing, hold, decay;
   double lo, hi;
+  size_t fft_size;
 } style_rows[] = {
     {"style=bars frequency-scale=octave bands-per-octave=6 weighting=a colormap=magma "
      "smoothing=125 peak-hold=300 peak-decay=40",
      CUDAFFT_SCOPE_BARS, CUDAFFT_SCALE_OCTAVE, CUDAFFT_WEIGHTING_A, CUDAFFT_COLORMAP_MAGMA, 1, 6,
-     125.0f, 300.0f, 40.0f, 0.0, 0.0},
+     125.0f, 300.0f, 40.0f, 0.0, 0.0, 4096},
     {"frequency-scale=mel multi-channel=false colormap=grey min-frequency=100 max-frequency=8000",
      CUDAFFT_SCOPE_SPECTROGRAM, CUDAFFT_SCALE_MEL, CUDAFFT_WEIGHTING_Z, CUDAFFT_COLORMAP_GREY, 0, 3,
-     0.0f, 1000.0f, 20.0f, 100.0, 8000.0},
+     0.0f, 1000.0f, 20.0f, 100.0, 8000.0, 4096},
     {"style=bars frequency-scale=linear weighting=c", CUDAFFT_SCOPE_BARS, CUDAFFT_SCALE_LINEAR,
-     CUDAFFT_WEIGHTING_C, CUDAFFT_COLORMAP_VIRIDIS, 1, 3, 0.0f, 1000.0f, 20.0f, 0.0, 0.0},
+     CUDAFFT_WEIGHTING_C, CUDAFFT_COLORMAP_VIRIDIS, 1, 3, 0.0f, 1000.0f, 20.0f, 0.0, 0.0, 4096},
+    /* sizes without a fused kernel, from a launch line's number: even and odd */
+    {"fft-size=1000", CUDAFFT_SCOPE_SPECTROGRAM, CUDAFFT_SCALE_LOG, CUDAFFT_WEIGHTING_Z,
+     CUDAFFT_COLORMAP_VIRIDIS, 1, 3, 0.0f, 1000.0f, 20.0f, 0.0, 0.0, 1000},
+    {"style=bars frequency-scale=octave fft-size=1125", CUDAFFT_SCOPE_BARS, CUDAFFT_SCALE_OCTAVE,
+     CUDAFFT_WEIGHTING_Z, CUDAFFT_COLORMAP_VIRIDIS, 1, 3, 0.0f, 1000.0f, 20.0f, 0.0, 0.0, 1125},
 };
 
 GST_START_TEST(test_styles_match_engine)
@@ -414,7 +422,7 @@ GST_START_TEST(test_styles_match_engine)
   o.min_frequency = style_rows[i].lo;
   o.max_frequency = style_rows[i].hi;
   fail_unless_equals_int(out->len, 60);
-  check_frames_match_engine(out, 0, &s, &info, &o, 4096, style_rows[i].props);
+  check_frames_match_engine(out, 0, &s, &info, &o, style_rows[i].fft_size, style_rows[i].props);
   g_ptr_array_unref(out);
   gst_harness_teardown(h);
   test_signal_clear(&s);
@@ -442,7 +450,7 @@ GST_START_TEST(test_every_property_while_playing)
                                         "peak-hold=100",       "peak-decay=90",
                                         "fft-size=1024",       "multi-channel=false",
                                         "style=spectrogram",   "frequency-scale=mel",
-                                        "colormap=grey",       "fft-size=8192",
+                                        "colormap=grey",       "fft-size=1125",
                                         "shader=fade",         "min-frequency=30000"};
   const gsize per_step = RATE / 2;
   GPtrArray *out = eu_buffer_list();

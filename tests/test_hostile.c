@@ -580,7 +580,12 @@ refused_property(Scenario *sc)
     value = test_rng_range(rng, 0, 1) ? "7" : "0";
     break;
   default:
-    if (sc->element == EL_SPECTRUM) {
+    if (sc->element == EL_SPECTRUM && test_rng_range(rng, 0, 1)) {
+      /* within fft-size's range: a prime factor above 7, or odd (its layouts' sizes are even) */
+      static const char *const sizes[] = {"17", "1001", "1125", "4097", "16383"};
+      property = "fft-size";
+      value = sizes[test_rng_range(rng, 0, G_N_ELEMENTS(sizes) - 1)];
+    } else if (sc->element == EL_SPECTRUM) {
       property = "bands-per-octave";
       value = per_octave[test_rng_range(rng, 0, G_N_ELEMENTS(per_octave) - 1)];
     } else if (sc->element == EL_CONVOLVE) {

@@ -1,11 +1,11 @@
 /* test_properties.c: what every element of the plugin does with its properties, on the backend
- * named by argv[1] (cpu|cuda): a property of the same name has the same type in every element,
- * but fft-size (cudafft's an integer: every size the STFT takes; cudaspectrum's and
- * cudaspectrumscope's one enumeration of the fused powers of two); a value refused outside a
- * pipeline (as gst-launch-1.0 sets its
+ * named by argv[1] (cpu|cuda): a property of the same name has the same type in every element
+ * (fft-size an unsigned integer 16..16384 in cudafft, cudaspectrum and cudaspectrumscope, set
+ * from a launch line's number, each refusing the sizes it does not take with the nearest it
+ * does); a value refused outside a pipeline (as gst-launch-1.0 sets its
  * line's properties) is said in GLib's log, one refused in a pipeline by a WARNING message on the
  * bus, each naming the property and the value kept, which reading the property back gives; values
- * an enumeration cannot hold fail gst-launch-1.0's parse ("could not set property"); backend and
+ * a property's type cannot hold fail gst-launch-1.0's parse ("could not set property"); backend and
  * cuda-device-id, which take effect at the start, are refused once the element runs (PAUSED or
  * PLAYING) with a WARNING, the value in effect read back, setting the same value again says
  * nothing, and back in NULL a change is taken; cudafft's texts say when changes apply and what its
@@ -35,6 +35,9 @@ static const Refusal refusals[] = {
     {"cudamatrixconvolve", "block-size", "100", "2048"},
     {"cudafft", "fft-size", "1001", "4096"},
     {"cudafft", "fft-size", "4097", "4096"},
+    {"cudaspectrumscope", "fft-size", "1001", "4096"},
+    {"cudaspectrum", "fft-size", "1001", "4096"},
+    {"cudaspectrum", "fft-size", "1125", "4096"}, /* odd: the layouts' analysis is even */
 };
 
 /* The property's value as text (enumerations by nick, numbers as GStreamer serialises them). */
@@ -109,8 +112,6 @@ GST_START_TEST(test_same_property_same_type)
     GParamSpec **specs = g_object_class_list_properties(G_OBJECT_GET_CLASS(e), &n);
     for (guint i = 0; i < n; i++) {
       GParamSpec *other = g_hash_table_lookup(seen, specs[i]->name);
-      if (strcmp(specs[i]->name, "fft-size") == 0 && strcmp(factories[f], "cudafft") == 0)
-        continue; /* an integer, checked below */
       if (!other) {
         g_hash_table_insert(seen, (gpointer)specs[i]->name, specs[i]);
         g_hash_table_insert(owner, (gpointer)specs[i]->name, (gpointer)factories[f]);
@@ -130,18 +131,18 @@ GST_START_TEST(test_same_property_same_type)
     gst_object_unref(e);
   }
   fail_unless(shared > 10, "only %u shared properties: are the elements all there?", shared);
-  GParamSpec *fft = g_hash_table_lookup(seen, "fft-size");
-  fail_unless(fft && G_IS_PARAM_SPEC_ENUM(fft) &&
-                  strcmp(g_type_name(fft->value_type), "GstCudafftFftSize") == 0,
-              "cudaspectrum's and cudaspectrumscope's fft-size is not the GstCudafftFftSize "
-              "enumeration");
-  GstElement *e = gst_element_factory_make("cudafft", NULL);
-  GParamSpec *size = g_object_class_find_property(G_OBJECT_GET_CLASS(e), "fft-size");
-  fail_unless(G_IS_PARAM_SPEC_UINT(size) && G_PARAM_SPEC_UINT(size)->minimum == CUDAFFT_MIN_SIZE &&
-                  G_PARAM_SPEC_UINT(size)->maximum == CUDAFFT_MAX_SIZE,
-              "cudafft's fft-size is not an unsigned integer from %d to %d", CUDAFFT_MIN_SIZE,
-              CUDAFFT_MAX_SIZE);
-  gst_object_unref(e);
+  static const char *const sized[] = {"cudafft", "cudaspectrum", "cudaspectrumscope"};
+  for (guint f = 0; f < G_N_ELEMENTS(sized); f++) {
+    GstElement *e = gst_element_factory_make(sized[f], NULL);
+    GParamSpec *size = g_object_class_find_property(G_OBJECT_GET_CLASS(e), "fft-size");
+    fail_unless(size && G_IS_PARAM_SPEC_UINT(size) &&
+                    G_PARAM_SPEC_UINT(size)->minimum == CUDAFFT_MIN_SIZE &&
+                    G_PARAM_SPEC_UINT(size)->maximum == CUDAFFT_MAX_SIZE &&
+                    G_PARAM_SPEC_UINT(size)->default_value == 4096,
+                "%s's fft-size is not an unsigned integer from %d to %d, default 4096", sized[f],
+                CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE);
+    gst_object_unref(e);
+  }
   g_hash_table_unref(seen);
   g_hash_table_unref(owner);
 }
@@ -194,28 +195,91 @@ GST_START_TEST(test_refused_in_pipeline)
 }
 GST_END_TEST;
 
-/* Values an enumeration cannot hold: the parse fails, as gst-launch-1.0 reports it. */
-GST_START_TEST(test_enumeration_refuses_at_parse)
+/* fft-size in a launch line: sizes the element takes are set from their number (old pipelines'
+ * powers of two among them) and read back; a value that is not a number fails the parse, as
+ * gst-launch-1.0 reports it; one outside 16..16384 is GLib's own warning, the size in effect
+ * staying; a size within the range that the element does not take is refused naming the nearest
+ * sizes it takes (cudaspectrum's are even); g_object_set() with an int works alike. */
+GST_START_TEST(test_fft_size_from_launch_lines)
 {
-  static const char *const lines[] = {"cudaspectrum fft-size=1000",
-                                      "cudaspectrumscope fft-size=1000",
-                                      "cudaspectrumscope fft-size=100000"};
-  for (guint i = 0; i < G_N_ELEMENTS(lines); i++) {
+  static const struct {
+    const char *factory;
+    guint size;
+  } taken[] = {{"cudafft", 1000},      {"cudaspectrum", 1000},      {"cudaspectrumscope", 1000},
+               {"cudaspectrum", 4096}, {"cudaspectrumscope", 4096}, {"cudaspectrum", 480},
+               {"cudaspectrum", 16},   {"cudaspectrumscope", 1125}, {"cudaspectrumscope", 16384}};
+  for (guint i = 0; i < G_N_ELEMENTS(taken); i++) {
+    gchar *line = g_strdup_printf("%s name=e fft-size=%u", taken[i].factory, taken[i].size);
     GError *error = NULL;
-    GstElement *parsed = gst_parse_launch(lines[i], &error);
+    GstElement *parsed = gst_parse_launch(line, &error);
+    fail_unless(parsed != NULL && error == NULL, "\"%s\": %s", line,
+                error ? error->message : "no element");
+    guint got = 0;
+    g_object_get(parsed, "fft-size", &got, NULL);
+    fail_unless(got == taken[i].size, "\"%s\": fft-size reads %u", line, got);
+    gst_object_unref(parsed);
+    g_free(line);
+  }
+  /* not a number: the parse fails, as gst-launch-1.0 reports it */
+  static const char *const words[] = {"cudaspectrum fft-size=abc", "cudaspectrumscope fft-size=1e3",
+                                      "cudafft fft-size=1000.5"};
+  for (guint i = 0; i < G_N_ELEMENTS(words); i++) {
+    GError *error = NULL;
+    GstElement *parsed = gst_parse_launch(words[i], &error);
     fail_unless(error != NULL &&
                     g_error_matches(error, GST_PARSE_ERROR, GST_PARSE_ERROR_COULD_NOT_SET_PROPERTY),
-                "\"%s\" parsed without \"could not set property\"", lines[i]);
+                "\"%s\" parsed without \"could not set property\"", words[i]);
     g_clear_error(&error);
     if (parsed)
       gst_object_unref(parsed);
   }
-  GstElement *e = gst_element_factory_make("cudaspectrumscope", NULL);
-  ASSERT_WARNING(g_object_set(e, "fft-size", 1000, NULL));
-  expect_value(e, "fft-size", "4096", "cudaspectrumscope fft-size=1000 by g_object_set");
-  g_object_set(e, "fft-size", 16384, NULL);
-  expect_value(e, "fft-size", "16384", "cudaspectrumscope fft-size=16384");
-  gst_object_unref(e);
+  /* outside the range: GLib's own warning, and the size in effect stays */
+  static const char *const outside[] = {"cudaspectrum name=e fft-size=100000",
+                                        "cudaspectrumscope name=e fft-size=8",
+                                        "cudafft name=e fft-size=32768"};
+  for (guint i = 0; i < G_N_ELEMENTS(outside); i++) {
+    GError *error = NULL;
+    GstElement *parsed = NULL;
+    ASSERT_WARNING(parsed = gst_parse_launch(outside[i], &error));
+    fail_unless(parsed != NULL && error == NULL, "\"%s\": %s", outside[i],
+                error ? error->message : "no element");
+    expect_value(parsed, "fft-size", "4096", outside[i]);
+    g_clear_error(&error);
+    gst_object_unref(parsed);
+  }
+  /* in a pipeline: the WARNING names the nearest sizes the element takes */
+  static const struct {
+    const char *factory;
+    guint size, below, above;
+  } refused[] = {{"cudaspectrumscope", 1001, 1000, 1008},
+                 {"cudaspectrumscope", 16383, 16200, 16384},
+                 {"cudaspectrum", 1001, 1000, 1008},
+                 {"cudaspectrum", 1125, 1120, 1134},
+                 {"cudaspectrum", 17, 16, 18},
+                 {"cudafft", 1125 + 2, 1125, 1134}};
+  for (guint i = 0; i < G_N_ELEMENTS(refused); i++) {
+    GstElement *pipeline = gst_pipeline_new(NULL);
+    GstElement *e = gst_element_factory_make(refused[i].factory, NULL);
+    gst_bin_add(GST_BIN(pipeline), e);
+    g_object_set(e, "fft-size", 2048, NULL);
+    GstBus *bus = gst_element_get_bus(pipeline);
+    g_object_set(e, "fft-size", (gint)refused[i].size, NULL);
+    GstMessage *m = gst_bus_timed_pop_filtered(bus, GST_SECOND, GST_MESSAGE_WARNING);
+    fail_unless(m != NULL, "%s fft-size=%u: no WARNING", refused[i].factory, refused[i].size);
+    GError *err = NULL;
+    gst_message_parse_warning(m, &err, NULL);
+    gchar *nearest =
+        g_strdup_printf("the nearest are %u and %u", refused[i].below, refused[i].above);
+    fail_unless(err && strstr(err->message, nearest) && strstr(err->message, "fft-size=2048"),
+                "%s fft-size=%u: the WARNING does not say \"%s\" and \"fft-size=2048\": %s",
+                refused[i].factory, refused[i].size, nearest, err ? err->message : "");
+    expect_value(e, "fft-size", "2048", refused[i].factory);
+    g_free(nearest);
+    g_clear_error(&err);
+    gst_message_unref(m);
+    gst_object_unref(bus);
+    gst_object_unref(pipeline);
+  }
 }
 GST_END_TEST;
 
@@ -653,7 +717,7 @@ properties_suite(void)
   tcase_add_test(tc, test_same_property_same_type);
   tcase_add_test(tc, test_refused_outside_pipeline);
   tcase_add_test(tc, test_refused_in_pipeline);
-  tcase_add_test(tc, test_enumeration_refuses_at_parse);
+  tcase_add_test(tc, test_fft_size_from_launch_lines);
   tcase_add_test(tc, test_start_properties_refused_while_running);
   tcase_add_test(tc, test_documented_texts);
   tcase_add_test(tc, test_descriptions_say_cpu);

@@ -1,9 +1,11 @@
 /* test_scope.c: the spectrum scope (cudafft/scope.h) on one backend against the double-precision
  * model of scope_reference.h: every pixel of every frame, for both styles, every frequency scale
  * and weighting, lanes and the mixed lane, every sample format and pixel layout, frames that bring
- * no samples, fewer than half an FFT and several FFTs' worth, option changes while running and
- * resets; tones in the row and column the scale's formula puts them, at the level the header's
- * normalisation promises; and the statuses of invalid calls. Argument: cpu or cuda. */
+ * no samples, fewer than half an FFT and several FFTs' worth, FFT sizes with fused kernels and
+ * without (even, odd, below 256, the largest odd one, which an sm_90 GPU's shared memory cannot
+ * hold), option changes while running and resets; tones in the row and column the scale's formula
+ * puts them, at the level the header's normalisation promises; and the statuses of invalid calls.
+ * Argument: cpu or cuda. */
 #include "scope_reference.h"
 #include "test_signal.h"
 #include "test_util.h"
@@ -220,6 +222,22 @@ static const struct {
      CUDAFFT_PIXELS_XRGB, 256, CUDAFFT_COLORMAP_VIRIDIS, 0.0f},
     {CUDAFFT_SCOPE_BARS, CUDAFFT_SCALE_OCTAVE, CUDAFFT_WEIGHTING_Z, 1, 2, 200, 60,
      CUDAFFT_SAMPLE_F32, CUDAFFT_PIXELS_RGBX, 16384, CUDAFFT_COLORMAP_MAGMA, 0.0f},
+    /* sizes without a fused kernel: even ones (a real split of n / 2 points), odd ones (n complex
+     * points, no Nyquist bin), powers of two below 256, the largest */
+    {CUDAFFT_SCOPE_SPECTROGRAM, CUDAFFT_SCALE_LOG, CUDAFFT_WEIGHTING_A, 1, 2, 96, 64,
+     CUDAFFT_SAMPLE_F32, CUDAFFT_PIXELS_BGRX, 400, CUDAFFT_COLORMAP_VIRIDIS, 0.0f},
+    {CUDAFFT_SCOPE_BARS, CUDAFFT_SCALE_OCTAVE, CUDAFFT_WEIGHTING_C, 1, 2, 101, 90,
+     CUDAFFT_SAMPLE_S16, CUDAFFT_PIXELS_RGBX, 1125, CUDAFFT_COLORMAP_MAGMA, 30.0f},
+    {CUDAFFT_SCOPE_SPECTROGRAM, CUDAFFT_SCALE_MEL, CUDAFFT_WEIGHTING_Z, 0, 3, 64, 48,
+     CUDAFFT_SAMPLE_S24, CUDAFFT_PIXELS_XBGR, 3000, CUDAFFT_COLORMAP_GREY, 0.0f},
+    {CUDAFFT_SCOPE_BARS, CUDAFFT_SCALE_LINEAR, CUDAFFT_WEIGHTING_Z, 1, 1, 77, 33,
+     CUDAFFT_SAMPLE_F32, CUDAFFT_PIXELS_BGR, 16, CUDAFFT_COLORMAP_VIRIDIS, 0.0f},
+    {CUDAFFT_SCOPE_SPECTROGRAM, CUDAFFT_SCALE_LINEAR, CUDAFFT_WEIGHTING_Z, 1, 1, 70, 50,
+     CUDAFFT_SAMPLE_F64, CUDAFFT_PIXELS_RGB, 375, CUDAFFT_COLORMAP_VIRIDIS, 0.0f},
+    {CUDAFFT_SCOPE_BARS, CUDAFFT_SCALE_LOG, CUDAFFT_WEIGHTING_A, 0, 2, 60, 40, CUDAFFT_SAMPLE_F32,
+     CUDAFFT_PIXELS_RGBX, 15360, CUDAFFT_COLORMAP_MAGMA, 0.0f},
+    {CUDAFFT_SCOPE_SPECTROGRAM, CUDAFFT_SCALE_OCTAVE, CUDAFFT_WEIGHTING_Z, 1, 2, 50, 60,
+     CUDAFFT_SAMPLE_F32, CUDAFFT_PIXELS_BGRX, 128, CUDAFFT_COLORMAP_GREY, 0.0f},
 };
 
 static void
@@ -475,17 +493,21 @@ test_tone_levels(void)
     CudafftWeighting weighting;
     unsigned rows, bands_per_octave;
     double hz, amplitude;
+    size_t n;
   } cases[] = {
-      {CUDAFFT_SCALE_LINEAR, CUDAFFT_WEIGHTING_Z, 24, 3, 3000.0, 0.5},
-      {CUDAFFT_SCALE_LOG, CUDAFFT_WEIGHTING_Z, 32, 3, 1000.0, 0.25},
-      {CUDAFFT_SCALE_MEL, CUDAFFT_WEIGHTING_Z, 32, 3, 1500.0, 0.9},
-      {CUDAFFT_SCALE_OCTAVE, CUDAFFT_WEIGHTING_Z, 60, 3, 1000.0, 0.1},
-      {CUDAFFT_SCALE_OCTAVE, CUDAFFT_WEIGHTING_A, 60, 1, 500.0, 0.5},
-      {CUDAFFT_SCALE_OCTAVE, CUDAFFT_WEIGHTING_C, 60, 1, 63.0, 0.5},
-      {CUDAFFT_SCALE_OCTAVE, CUDAFFT_WEIGHTING_A, 60, 1, 8000.0, 0.5},
+      {CUDAFFT_SCALE_LINEAR, CUDAFFT_WEIGHTING_Z, 24, 3, 3000.0, 0.5, 16384},
+      {CUDAFFT_SCALE_LOG, CUDAFFT_WEIGHTING_Z, 32, 3, 1000.0, 0.25, 16384},
+      {CUDAFFT_SCALE_MEL, CUDAFFT_WEIGHTING_Z, 32, 3, 1500.0, 0.9, 16384},
+      {CUDAFFT_SCALE_OCTAVE, CUDAFFT_WEIGHTING_Z, 60, 3, 1000.0, 0.1, 16384},
+      {CUDAFFT_SCALE_OCTAVE, CUDAFFT_WEIGHTING_A, 60, 1, 500.0, 0.5, 16384},
+      {CUDAFFT_SCALE_OCTAVE, CUDAFFT_WEIGHTING_C, 60, 1, 63.0, 0.5, 16384},
+      {CUDAFFT_SCALE_OCTAVE, CUDAFFT_WEIGHTING_A, 60, 1, 8000.0, 0.5, 16384},
+      /* sizes without a fused kernel, odd and even: octaves hold the main lobe of their bins */
+      {CUDAFFT_SCALE_OCTAVE, CUDAFFT_WEIGHTING_Z, 60, 1, 1000.0, 0.5, 1125},
+      {CUDAFFT_SCALE_OCTAVE, CUDAFFT_WEIGHTING_A, 60, 1, 4000.0, 0.3, 400},
   };
   for (size_t i = 0; i < COUNT(cases); i++) {
-    const double rate = 48000.0, n = 16384.0;
+    const double rate = 48000.0, n = (double)cases[i].n;
     /* the tone on a bin centre, in the middle of its band */
     CudafftBandLayout layout = {cases[i].scale, cases[i].rows, cases[i].bands_per_octave, 0.0, 0.0};
     cudafft_band_layout_resolve(&layout, rate);
@@ -534,15 +556,62 @@ test_tone_levels(void)
     const int v = grey_at(pixels, config.stride, w - 1, row);
     const double got = o.db_min + v / 255.0 * (o.db_max - o.db_min);
     test_check(v > 0 && v < 255 && fabs(got - want) <= 0.05,
-               "%s scale, %s weighting: a sine of amplitude %.2f at %.2f Hz reads %.3f dB, "
-               "expected 20 log10 A + W(f) = %.3f dB (within 0.05)",
+               "%s scale, %s weighting, %zu points: a sine of amplitude %.2f at %.2f Hz reads "
+               "%.3f dB, expected 20 log10 A + W(f) = %.3f dB (within 0.05)",
                (const char *[]){"linear", "log", "mel", "octave"}[o.scale],
-               (const char *[]){"Z", "A", "C"}[o.weighting], cases[i].amplitude, hz, got, want);
+               (const char *[]){"Z", "A", "C"}[o.weighting], cases[i].n, cases[i].amplitude, hz,
+               got, want);
     cudafft_scope_destroy(scope);
     free(pixels);
     test_signal_clear(&s);
   }
   test_section_done("tone levels");
+}
+
+/* The largest odd size: 15625 complex points in one block's shared memory (259 KB) on the CUDA
+ * backend, more than an sm_90 GPU's 227 KB. The CPU backend, and a GPU that holds it, draw it as
+ * the model does; a GPU that does not refuses it with UNSUPPORTED, naming the nearest sizes that
+ * fit, which it takes. */
+static void
+test_size_past_shared_memory(void)
+{
+  CudafftScopeOptions o = default_options();
+  o.style = CUDAFFT_SCOPE_BARS;
+  const CudafftScopeConfig config =
+      make_config(1, 48000, CUDAFFT_SAMPLE_F32, 15625, 64, 40, CUDAFFT_PIXELS_RGBX, 2000, &o);
+  CudafftScope *scope = NULL;
+  const CudafftStatus status = cudafft_scope_create(&scope, backend, -1, &config);
+  cudafft_scope_destroy(scope);
+  if (status != CUDAFFT_STATUS_OK && backend == CUDAFFT_BACKEND_CUDA) {
+    const char *text = strstr(cudafft_last_error_message(), "the nearest sizes that fit are ");
+    unsigned below = 0, above = 0;
+    const int named =
+        text && sscanf(text, "the nearest sizes that fit are %u and %u", &below, &above) == 2;
+    test_check(status == CUDAFFT_STATUS_UNSUPPORTED && named && below < 15625 && above > 15625,
+               "15625 points: UNSUPPORTED where shared memory cannot hold them, naming the nearest "
+               "sizes that fit (%s: %s)",
+               cudafft_status_name(status), cudafft_last_error_message());
+    const size_t sizes[] = {below, above};
+    for (size_t i = 0; named && i < COUNT(sizes); i++) {
+      CudafftScopeConfig c = config;
+      c.fft_size = sizes[i];
+      test_check(cudafft_scope_create(&scope, backend, -1, &c) == CUDAFFT_STATUS_OK,
+                 "%zu points, named as fitting, are taken (%s)", sizes[i],
+                 cudafft_last_error_message());
+      cudafft_scope_destroy(scope);
+    }
+    test_section_done("a size past shared memory");
+    return;
+  }
+  TestSignal s;
+  make_signal(&s, "15625 points", config.format, 1, config.rate, 40000, 0.05, 0.5, 900.0);
+  static const size_t sizes[] = {800, 2000, 0, 37};
+  Pair p;
+  if (pair_open(&p, &config, "15625 points"))
+    run_frames(&p, &s, sizes, COUNT(sizes), 12, "bars, 15625 points");
+  pair_close(&p);
+  test_signal_clear(&s);
+  test_section_done("a size past shared memory");
 }
 
 /* Invalid calls -------------------------------------------------------------------------------- */
@@ -557,7 +626,7 @@ test_errors(void)
     const char *what;
     CudafftStatus want;
   } cases[] = {
-      {"fft_size 1000", CUDAFFT_STATUS_INVALID_SIZE},
+      {"fft_size 1001 (a prime factor above 7)", CUDAFFT_STATUS_INVALID_SIZE},
       {"fft_size 32768", CUDAFFT_STATUS_INVALID_SIZE},
       {"0 channels", CUDAFFT_STATUS_INVALID_VALUE},
       {"1025 channels", CUDAFFT_STATUS_INVALID_VALUE},
@@ -581,7 +650,7 @@ test_errors(void)
     CudafftScopeConfig c = good;
     switch (i) {
     case 0:
-      c.fft_size = 1000;
+      c.fft_size = 1001;
       break;
     case 1:
       c.fft_size = 32768;
@@ -645,7 +714,13 @@ test_errors(void)
                       cases[i].what);
     cudafft_scope_destroy(scope);
   }
+  CudafftScopeConfig odd = good;
+  odd.fft_size = 1001;
   CudafftScope *scope = NULL;
+  cudafft_scope_create(&scope, backend, -1, &odd);
+  test_check(scope == NULL && strstr(cudafft_last_error_message(), "the nearest are 1000 and 1008"),
+             "fft_size 1001: the message names the nearest sizes (%s)",
+             cudafft_last_error_message());
   if (!test_check(cudafft_scope_create(&scope, backend, -1, &good) == CUDAFFT_STATUS_OK,
                   "create for the call checks"))
     return;
@@ -680,6 +755,7 @@ main(int argc, char **argv)
   test_changes();
   test_tone_rows_and_columns();
   test_tone_levels();
+  test_size_past_shared_memory();
   test_errors();
   return test_finish();
 }

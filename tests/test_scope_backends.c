@@ -1,7 +1,8 @@
 /* test_scope_backends.c: the spectrum scope's CUDA and CPU backends draw the same frames
  * (cudafft/scope.h: every byte within 1). Both run in this process on the same samples and
  * options: both styles, every scale, weighting, colormap and pixel layout, lanes and the mixed
- * lane, every sample format, frames with no samples and with several FFTs' worth, smoothing,
+ * lane, every sample format, FFT sizes with fused kernels and mixed-radix ones (even, odd, below
+ * 256), frames with no samples and with several FFTs' worth, smoothing,
  * peaks held and falling, option changes while running and a reset; every byte of every frame is
  * compared. It needs a CUDA device and skips (77) without one; it takes no argument. */
 #include "test_signal.h"
@@ -49,6 +50,17 @@ static const struct {
      199, 77, 3, CUDAFFT_SAMPLE_S16, CUDAFFT_PIXELS_BGRX, 1024, 0.0f, 2000.0f},
     {CUDAFFT_SCOPE_BARS, CUDAFFT_SCALE_LINEAR, CUDAFFT_WEIGHTING_Z, CUDAFFT_COLORMAP_VIRIDIS, 1, 2,
      48000, 1920, 270, 3, CUDAFFT_SAMPLE_F32, CUDAFFT_PIXELS_XRGB, 4096, 0.0f, 1000.0f},
+    /* the mixed-radix kernel's sizes: even, odd (the largest an sm_90 GPU holds), below 256 */
+    {CUDAFFT_SCOPE_SPECTROGRAM, CUDAFFT_SCALE_MEL, CUDAFFT_WEIGHTING_Z, CUDAFFT_COLORMAP_MAGMA, 1,
+     4, 16000, 320, 200, 3, CUDAFFT_SAMPLE_F32, CUDAFFT_PIXELS_BGRX, 400, 0.0f, 0.0f},
+    {CUDAFFT_SCOPE_BARS, CUDAFFT_SCALE_OCTAVE, CUDAFFT_WEIGHTING_A, CUDAFFT_COLORMAP_VIRIDIS, 1, 3,
+     48000, 300, 180, 12, CUDAFFT_SAMPLE_S16, CUDAFFT_PIXELS_RGBX, 13125, 30.0f, 500.0f},
+    {CUDAFFT_SCOPE_SPECTROGRAM, CUDAFFT_SCALE_LOG, CUDAFFT_WEIGHTING_C, CUDAFFT_COLORMAP_GREY, 0, 2,
+     44100, 200, 120, 3, CUDAFFT_SAMPLE_S24, CUDAFFT_PIXELS_RGB, 1125, 0.0f, 0.0f},
+    {CUDAFFT_SCOPE_BARS, CUDAFFT_SCALE_LINEAR, CUDAFFT_WEIGHTING_Z, CUDAFFT_COLORMAP_GREY, 1, 1,
+     48000, 120, 64, 3, CUDAFFT_SAMPLE_F32, CUDAFFT_PIXELS_BGR, 48, 0.0f, 250.0f},
+    {CUDAFFT_SCOPE_SPECTROGRAM, CUDAFFT_SCALE_LOG, CUDAFFT_WEIGHTING_Z, CUDAFFT_COLORMAP_VIRIDIS, 1,
+     2, 48000, 256, 128, 3, CUDAFFT_SAMPLE_F32, CUDAFFT_PIXELS_BGRX, 6000, 0.0f, 0.0f},
 };
 
 /* Noise, tones that come and go, a sweep, a stretch of silence. */

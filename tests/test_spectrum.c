@@ -463,6 +463,10 @@ static const StreamCase stream_cases[] = {
     {256, 3, 22050, CUDAFFT_SAMPLE_S32, 1, 20 * MS, -60, 1, 25000, 0.5},
     /* nfft 1024, 144 frames */
     {513, 2, 48000, CUDAFFT_SAMPLE_S24, 1, 3 * MS, -90, 1, 20001, 0.05},
+    /* nfft 400 (Whisper's, cudaspectrum's fft-size=400), 160 frames: 16 kHz, 10 ms */
+    {201, 2, 16000, CUDAFFT_SAMPLE_F32, 1, 10 * MS, -90, 1, 16000, 0.5},
+    /* nfft 1000, 2205 frames: two FFTs and a remainder */
+    {501, 1, 44100, CUDAFFT_SAMPLE_S16, 0, 50 * MS, -60, 1, 30000, 1.0},
     /* nfft 1998, 4800 frames: two FFTs and a remainder; a very low threshold */
     {1000, 2, 96000, CUDAFFT_SAMPLE_F64, 1, 50 * MS, -300, 1, 60000, 1.0},
     /* nfft 4096, 4410 frames, quiet: typical levels near -60 dB, so that about half are clamped */

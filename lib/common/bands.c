@@ -231,7 +231,7 @@ cudafft_band_bins(const CudafftBandLayout *layout, size_t nfft, double rate, Cud
     return status;
   if (!bins)
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "band bins: output is NULL");
-  if (nfft < 2 || nfft % 2 != 0 || nfft / 2 > 0xffffffffu)
+  if (nfft < 2 || nfft / 2 > 0xffffffffu)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_SIZE, "band bins: an FFT of %zu points", nfft);
   if (!isfinite(rate) || rate <= 0.0)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "band bins: sample rate %g", rate);
@@ -260,7 +260,7 @@ cudafft_weighting_gains(CudafftWeighting weighting, size_t nfft, double rate, fl
     return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "weighting gains: output is NULL");
   if ((unsigned)weighting >= CUDAFFT_WEIGHTING_COUNT_)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "unknown weighting %d", (int)weighting);
-  if (nfft < 2 || nfft % 2 != 0 || !isfinite(rate) || rate <= 0.0)
+  if (nfft < 2 || !isfinite(rate) || rate <= 0.0)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "weighting gains: %zu points at %g Hz", nfft,
                         rate);
   const double d = rate / (double)nfft;

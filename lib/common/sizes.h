@@ -1,7 +1,7 @@
-/* sizes.h: the transform sizes the FFT engine and the STFT take, checked in one place. Internal
- * to the library; the sizes themselves are stated in cudafft/common.h (CUDAFFT_MIN_SIZE..
- * CUDAFFT_MAX_SIZE, no prime factor above 7; the fused power-of-two kernels from
- * CUDAFFT_FUSED_MIN_SIZE). */
+/* sizes.h: the transform sizes the FFT engine, the STFT and the display engine take, checked in
+ * one place. Internal to the library; the sizes themselves are stated in cudafft/common.h
+ * (CUDAFFT_MIN_SIZE..CUDAFFT_MAX_SIZE, no prime factor above 7; the fused power-of-two kernels
+ * from CUDAFFT_FUSED_MIN_SIZE). */
 #ifndef CUDAFFT_SIZES_H
 #define CUDAFFT_SIZES_H
 

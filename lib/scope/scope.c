@@ -237,10 +237,9 @@ check_config(const CudafftScopeConfig *c)
   if ((unsigned)c->format >= CUDAFFT_SAMPLE_COUNT_)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "scope: unknown sample format %d",
                         (int)c->format);
-  if (!cudafft_is_fused_size(c->fft_size))
-    return cudafft_fail(CUDAFFT_STATUS_INVALID_SIZE,
-                        "scope: fft_size %zu is not a power of two from %d to %d", c->fft_size,
-                        CUDAFFT_FUSED_MIN_SIZE, CUDAFFT_MAX_SIZE);
+  const CudafftStatus size = cudafft_check_size(c->fft_size, "scope: fft_size");
+  if (size != CUDAFFT_STATUS_OK)
+    return size;
   if (c->max_frames < 1 || c->max_frames > CUDAFFT_SCOPE_MAX_FRAMES)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "scope: max_frames %zu (1 to %zu)",
                         c->max_frames, CUDAFFT_SCOPE_MAX_FRAMES);

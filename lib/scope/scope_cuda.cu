@@ -12,7 +12,9 @@
 #include "scope_colormaps.h"
 #include "scope_kernels.h"
 #include "size_math.h"
+#include "sizes.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -117,6 +119,38 @@ upload_tables(CudaScope *c)
   return CUDAFFT_STATUS_OK;
 }
 
+/* Whether an FFT of supported size n fits in `optin` bytes of a block's shared memory. */
+bool
+fits(size_t n, size_t optin)
+{
+  const size_t smem = cudafft_is_fft_size(n) ? cudafft_scope_fft_smem(n) : 0;
+  return smem > 0 && smem <= optin;
+}
+
+/* UNSUPPORTED for a size whose FFT does not fit in the device's `optin` bytes of shared memory a
+ * block, naming the nearest sizes that do (an odd size's FFT takes twice the points of an even
+ * one's, so a larger even size may fit where an odd one does not). */
+CudafftStatus
+refuse_size(const CudaScope *c, int optin)
+{
+  const size_t n = c->spec.fft_size, bytes = (size_t)optin;
+  size_t below = 0, above = 0;
+  for (size_t m = n - 1; m >= CUDAFFT_MIN_SIZE && !below; m--)
+    below = fits(m, bytes) ? m : 0;
+  for (size_t m = n + 1; m <= CUDAFFT_MAX_SIZE && !above; m++)
+    above = fits(m, bytes) ? m : 0;
+  char nearest[96] = "";
+  if (below && above)
+    snprintf(nearest, sizeof nearest, "; the nearest sizes that fit are %zu and %zu", below, above);
+  else if (below || above)
+    snprintf(nearest, sizeof nearest, "; the nearest size that fits is %zu", below ? below : above);
+  return cudafft_fail(CUDAFFT_STATUS_UNSUPPORTED,
+                      "a %zu-point FFT needs %zu KB of shared memory per block; GPU %d offers %d "
+                      "KB%s",
+                      n, cudafft_scope_fft_smem(n) >> 10, cudafft_context_ordinal(c->device),
+                      optin >> 10, nearest);
+}
+
 CudafftStatus
 setup(CudaScope *c)
 {
@@ -125,13 +159,8 @@ setup(CudaScope *c)
   int smem_optin = 0;
   CUDAFFT_CHECK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
                                        cudafft_context_ordinal(c->device)));
-  const size_t smem = cudafft_scope_fft_smem(spec.fft_size);
-  if (smem == 0 || smem > (size_t)smem_optin)
-    return cudafft_fail(CUDAFFT_STATUS_UNSUPPORTED,
-                        "a %zu-point FFT needs %zu KB of shared memory per block; GPU %d offers "
-                        "%d KB",
-                        spec.fft_size, smem >> 10, cudafft_context_ordinal(c->device),
-                        smem_optin >> 10);
+  if (!fits(spec.fft_size, (size_t)smem_optin))
+    return refuse_size(c, smem_optin);
   c->bpp = cudafft_scope_pixel_bytes(spec.pixels);
 
   const size_t history = sat_mul(sat_mul(spec.channels, spec.history), sizeof(float));

@@ -1,8 +1,12 @@
-/* scope_kernels.cu: the spectrum scope's kernels (scope_kernels.h). The FFT kernel is the block FFT
- * (block_fft.cuh) reading its window straight from the history ring; every other kernel is a flat
- * grid-stride loop with one thread per value, cell, row or pixel, applying scope_values.h. */
+/* scope_kernels.cu: the spectrum scope's kernels (scope_kernels.h). The FFT kernels read their
+ * window straight from the history ring: the powers of two from CUDAFFT_FUSED_MIN_SIZE run the
+ * block FFT of block_fft.cuh, every other size one mixed-radix kernel (scope_fft_math.cuh on
+ * mixed_fft.cuh, the size's plan an argument). Every other kernel is a flat grid-stride loop with
+ * one thread per value, cell, row or pixel, applying scope_values.h. */
 #include "block_fft.cuh"
+#include "block_kernels.cuh"
 #include "fft_sizes.cuh"
+#include "scope_fft_math.cuh"
 #include "scope_kernels.h"
 #include "scope_values.h"
 #include "twiddles.h"
@@ -70,37 +74,98 @@ __launch_bounds__(FftShape<N, kKind>::kBlockThreads)
   });
 }
 
-using FftFn = void (*)(dim3, int, size_t, cudaStream_t, const float *, size_t, size_t, size_t,
-                       unsigned, int, const float *, float, const float2 *, float *);
+/* The mixed-radix kernel of every other size: transform t of a launch, as fft_kernel's, by a group
+ * of m.threads threads (MixedBlockRow). Odd: an odd real size, m.plan.n points of (x w, 0); else
+ * m.plan.n pairs of samples and the real split. */
+template <bool Odd>
+__global__ void
+__launch_bounds__(kMixedMaxBlockThreads)
+    mixed_fft_kernel(const float *__restrict__ history, size_t history_size, size_t newest,
+                     size_t frames, unsigned ffts, int count, const float *__restrict__ window,
+                     float norm, const float2 *__restrict__ twiddles, float *__restrict__ power,
+                     CudafftMixedArgs m)
+{
+  extern __shared__ float2 smem[];
+  const int points = m.plan.n;
+  const MixedBlockRow ctx(smem, points, m.threads, count);
+  const unsigned c = (unsigned)ctx.transform / ffts, j = (unsigned)ctx.transform % ffts;
+  const size_t n = Odd ? (size_t)points : 2 * (size_t)points, mask = history_size - 1;
+  scope_mixed_frame<Odd>(m.plan, history + (size_t)c * history_size,
+                         cudafft_scope_fft_start(newest, frames, ffts, j, n, mask), mask, window,
+                         norm, twiddles, ctx.a, ctx.b, ctx.t, m.threads, ctx.active,
+                         power + (size_t)ctx.transform * (n / 2 + 1), MixedBlockBarrier{});
+}
 
-struct FftKernel {
-  size_t smem;
-  int block_threads, per_block;
-  const void *kernel;
-  FftFn launch;
+/* Launches a size's kernel: grid blocks of the shape's threads and shared memory. */
+struct FftArgs {
+  const float *history;
+  size_t history_size, newest, frames;
+  unsigned ffts;
+  int count;
+  const float *window;
+  float norm;
+  const float2 *twiddles;
+  float *power;
 };
+using FftFn = void (*)(dim3, const CudafftBlockKernels &, cudaStream_t, const FftArgs &);
 
 template <int N>
 void
-launch_fft(dim3 grid, int threads, size_t smem, cudaStream_t stream, const float *history,
-           size_t history_size, size_t newest, size_t frames, unsigned ffts, int count,
-           const float *window, float norm, const float2 *twiddles, float *power)
+launch_fft(dim3 grid, const CudafftBlockKernels &shape, cudaStream_t stream, const FftArgs &a)
 {
-  fft_kernel<N><<<grid, threads, smem, stream>>>(history, history_size, newest, frames, ffts, count,
-                                                 window, norm, twiddles, power);
+  fft_kernel<N><<<grid, shape.block_threads, shape.smem_bytes, stream>>>(
+      a.history, a.history_size, a.newest, a.frames, a.ffts, a.count, a.window, a.norm, a.twiddles,
+      a.power);
 }
 
-/* The table by real size n: the block FFT of n / 2 complex points. */
-struct FftKernels {
+template <bool Odd>
+void
+launch_mixed(dim3 grid, const CudafftBlockKernels &shape, cudaStream_t stream, const FftArgs &a)
+{
+  mixed_fft_kernel<Odd><<<grid, shape.block_threads, shape.smem_bytes, stream>>>(
+      a.history, a.history_size, a.newest, a.frames, a.ffts, a.count, a.window, a.norm, a.twiddles,
+      a.power, cudafft_mixed_args(&shape));
+}
+
+/* A size's kernel: its launch shape (and the block FFT whose twiddles it reads) and launcher. */
+struct FftKernel {
+  CudafftBlockKernels shape;
+  FftFn launch;
+};
+
+/* The fused kernels by real size n: the block FFT of n / 2 complex points. */
+struct FusedFftKernels {
   template <int n>
   static FftKernel
   entry()
   {
-    using S = FftShape<n / 2, kKind>;
-    return {S::kSmemBytes, S::kBlockThreads, S::kPerBlock, (const void *)fft_kernel<n / 2>,
+    return {cudafft_block_kernels<n / 2, kKind>((const void *)fft_kernel<n / 2>),
             launch_fft<n / 2>};
   }
 };
+
+/* The mixed-radix kernel by real size n (scope_fft_math.cuh's points). */
+struct MixedFftKernels {
+  static FftKernel
+  entry(size_t n)
+  {
+    if (n % 2)
+      return {
+          cudafft_mixed_block_kernels(scope_mixed_points(n), (const void *)mixed_fft_kernel<true>),
+          launch_mixed<true>};
+    return {
+        cudafft_mixed_block_kernels(scope_mixed_points(n), (const void *)mixed_fft_kernel<false>),
+        launch_mixed<false>};
+  }
+};
+
+/* The kernel of a supported size; nullptr for another. */
+const FftKernel *
+kernel_for(size_t fft_size)
+{
+  return cudafft_is_fused_size(fft_size) ? size_table_entry<FusedFftKernels>(fft_size)
+                                         : supported_table_entry<MixedFftKernels>(fft_size);
+}
 
 __global__ void
 append_kernel(CudafftSampleFormat format, const uint8_t *__restrict__ raw, size_t total,
@@ -250,31 +315,30 @@ bars_kernel(CudafftScopeDrawArgs a, const float *__restrict__ level, const float
 extern "C" size_t
 cudafft_scope_fft_smem(size_t fft_size)
 {
-  const FftKernel *k = size_table_entry<FftKernels>(fft_size);
-  return k ? k->smem : 0;
+  const FftKernel *k = kernel_for(fft_size);
+  return k ? k->shape.smem_bytes : 0;
 }
 
 extern "C" size_t
 cudafft_scope_twiddle_count(size_t fft_size)
 {
-  return cudafft_twiddle_count((int)(fft_size / 2), kKind);
+  const FftKernel *k = kernel_for(fft_size);
+  return k ? cudafft_twiddle_count(k->shape.twiddles.n_complex, k->shape.twiddles.plan_kind) : 0;
 }
 
 extern "C" void
 cudafft_scope_twiddles(size_t fft_size, float *table)
 {
-  cudafft_twiddle_table((int)(fft_size / 2), kKind, table);
+  const FftKernel *k = kernel_for(fft_size);
+  if (k)
+    cudafft_twiddle_table(k->shape.twiddles.n_complex, k->shape.twiddles.plan_kind, table);
 }
 
 extern "C" cudaError_t
 cudafft_scope_fft_prepare(size_t fft_size)
 {
-  const FftKernel *k = size_table_entry<FftKernels>(fft_size);
-  if (!k)
-    return cudaErrorInvalidValue;
-  if (k->smem <= 48 * 1024)
-    return cudaSuccess;
-  return cudaFuncSetAttribute(k->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)k->smem);
+  const FftKernel *k = kernel_for(fft_size);
+  return k ? cudafft_block_kernels_prepare(&k->shape) : cudaErrorInvalidValue;
 }
 
 extern "C" cudaError_t
@@ -296,14 +360,15 @@ cudafft_scope_fft_launch(size_t fft_size, const float *history, size_t history_s
                          const float *window, float norm, const float2 *twiddles, float *power,
                          cudaStream_t stream)
 {
-  const FftKernel *k = size_table_entry<FftKernels>(fft_size);
+  const FftKernel *k = kernel_for(fft_size);
   if (!k || ffts == 0)
     return cudaErrorInvalidValue;
   /* at most 1024 channels x 64 FFTs: int indices */
   const int count = (int)(channels * ffts);
-  const dim3 grid((unsigned)((count + k->per_block - 1) / k->per_block));
-  k->launch(grid, k->block_threads, k->smem, stream, history, history_size, newest, frames, ffts,
-            count, window, norm, twiddles, power);
+  const FftArgs args = {history, history_size, newest, frames,   ffts,
+                        count,   window,       norm,   twiddles, power};
+  const dim3 grid((unsigned)((count + k->shape.per_block - 1) / k->shape.per_block));
+  k->launch(grid, k->shape, stream, args);
   return cudaGetLastError();
 }
 

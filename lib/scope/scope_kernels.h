@@ -20,12 +20,15 @@ extern "C" {
 #endif
 
 /* Shared memory the FFT kernel of fft_size needs, and the twiddle table it reads (complex
- * values; cudafft_scope_twiddles fills 2 floats a value). 0 for a size without a kernel. */
+ * values; cudafft_scope_twiddles fills 2 floats a value). 0 for a size that is not supported
+ * (lib/common/sizes.h). */
 size_t cudafft_scope_fft_smem(size_t fft_size);
 size_t cudafft_scope_twiddle_count(size_t fft_size);
 void cudafft_scope_twiddles(size_t fft_size, float *table);
 
-/* Raises the FFT kernel's shared-memory limit for fft_size on the current device. */
+/* Raises the FFT kernel's shared-memory limit for fft_size on the current device (the mixed-radix
+ * kernel, which serves every size that has no fused kernel, to the device's most:
+ * block_kernels.h). */
 cudaError_t cudafft_scope_fft_prepare(size_t fft_size);
 
 /* frames interleaved frames at raw (device memory) into the history after position newest. */

@@ -5,26 +5,38 @@
 
 #include <stdarg.h>
 
-GType
-gst_cudafft_fft_size_get_type(void)
+GParamSpec *
+gst_cudafft_fft_size_param(const gchar *blurb, GParamFlags flags)
 {
-  static GType type = 0;
-  if (g_once_init_enter(&type)) {
-    guint count = 0;
-    for (guint n = CUDAFFT_FUSED_MIN_SIZE; n <= CUDAFFT_MAX_SIZE; n *= 2)
-      count++;
-    /* kept for the life of the type, as g_enum_register_static() requires */
-    GEnumValue *values = g_new0(GEnumValue, count + 1);
-    guint i = 0;
-    for (guint n = CUDAFFT_FUSED_MIN_SIZE; n <= CUDAFFT_MAX_SIZE; n *= 2, i++) {
-      values[i].value = (gint)n;
-      values[i].value_name = g_strdup_printf("%u samples", n);
-      values[i].value_nick = g_strdup_printf("%u", n);
-    }
-    GType t = g_enum_register_static("GstCudafftFftSize", values);
-    g_once_init_leave(&type, t);
-  }
-  return type;
+  return g_param_spec_uint("fft-size", "FFT size", blurb, CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE,
+                           GST_CUDAFFT_DEFAULT_FFT_SIZE, flags);
+}
+
+static gboolean
+size_taken(guint n, gboolean even_only)
+{
+  return cudafft_fft_size_supported(n) && (!even_only || n % 2 == 0);
+}
+
+gboolean
+gst_cudafft_fft_size_check(GstElement *element, guint size, gboolean even_only)
+{
+  if (size_taken(size, even_only))
+    return TRUE;
+  /* the sizes lie a few percent apart at most, and both ends of the range are taken */
+  guint below = 0, above = 0;
+  for (guint m = size; m >= CUDAFFT_MIN_SIZE && !below; m--)
+    below = size_taken(m, even_only) ? m : 0;
+  for (guint m = size; m <= CUDAFFT_MAX_SIZE && !above; m++)
+    above = size_taken(m, even_only) ? m : 0;
+  guint in_effect = 0;
+  g_object_get(element, "fft-size", &in_effect, NULL);
+  gst_cudafft_refuse_value(element,
+                           "fft-size %u refused: sizes are %s%d to %d with no prime factor above "
+                           "7; the nearest are %u and %u. Keeping fft-size=%u.",
+                           size, even_only ? "the even numbers " : "", CUDAFFT_MIN_SIZE,
+                           CUDAFFT_MAX_SIZE, below, above, in_effect);
+  return FALSE;
 }
 
 void

@@ -1,6 +1,6 @@
 /* gstcudafftproperties.h: what the elements' properties share, whatever their base class: the
- * fft-size enumeration (one type wherever an element has an fft-size), and one way to refuse a
- * value, so that every element refuses alike and visibly. */
+ * fft-size property (one type and one refusal wherever an element has an fft-size), and one way to
+ * refuse a value, so that every element refuses alike and visibly. */
 #ifndef GST_CUDAFFT_PROPERTIES_H
 #define GST_CUDAFFT_PROPERTIES_H
 
@@ -8,13 +8,22 @@
 
 G_BEGIN_DECLS
 
-/* The fft-size of cudaspectrum's band layouts and of cudaspectrumscope: the powers of two with
- * fused kernels (CUDAFFT_FUSED_MIN_SIZE to CUDAFFT_MAX_SIZE), each named by its value ("4096"):
- * gst-launch-1.0 refuses any other value with "could not set property", gst-inspect-1.0 lists the
- * valid ones, and g_object_set() with the number works. (cudafft's fft-size is an integer: every
- * size the STFT takes.) */
-#define GST_TYPE_CUDAFFT_FFT_SIZE (gst_cudafft_fft_size_get_type())
-GType gst_cudafft_fft_size_get_type(void);
+/* fft-size, alike in cudafft, cudaspectrum and cudaspectrumscope: an unsigned integer from
+ * CUDAFFT_MIN_SIZE to CUDAFFT_MAX_SIZE, default GST_CUDAFFT_DEFAULT_FFT_SIZE, so that
+ * gst-launch-1.0 sets any size from its number (fft-size=1000), g_object_set() takes the number,
+ * and pipelines written for the earlier enumeration of powers of two (fft-size=4096) run as they
+ * did; a value outside the range fails gst-launch-1.0's parse ("could not set property"). `blurb`
+ * says what the element does with it. */
+#define GST_CUDAFFT_DEFAULT_FFT_SIZE 4096
+GParamSpec *gst_cudafft_fft_size_param(const gchar *blurb, GParamFlags flags);
+
+/* Whether an element takes fft-size `size` (within the range): every supported size
+ * (cudafft_fft_size_supported(): no prime factor above 7), or with even_only the even ones.
+ * Otherwise it is refused (gst_cudafft_refuse_value) with the nearest sizes the element takes and
+ * the size in effect ("fft-size 1001 refused: sizes are 16 to 16384 with no prime factor above 7;
+ * the nearest are 1000 and 1008. Keeping fft-size=4096."), which the caller keeps. Call it without
+ * the object lock. */
+gboolean gst_cudafft_fft_size_check(GstElement *element, guint size, gboolean even_only);
 
 /* Refuses a value given to a property of `element` (the caller keeps the value in effect), saying
  * so where the user sees it: a WARNING message on the bus where the element has one (a

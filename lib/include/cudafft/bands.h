@@ -33,13 +33,14 @@
  * round to the standard's -0.062 dB and -2.000 dB). Z is 0 dB everywhere. At 0 Hz A and C are
  * -infinity dB: a gain of 0.
  *
- * From FFT bins to bands: an FFT of nfft points at `rate` has bins k = 0 .. nfft/2 at f_k = k d,
- * d = rate / nfft; bin k stands for the frequencies f_k - d/2 .. f_k + d/2. A band from lo to hi
- * (width w = hi - lo) takes the power P_k of bins with weights a_k:
+ * From FFT bins to bands: an FFT of nfft points at `rate` has bins k = 0 .. K, K = nfft/2 rounded
+ * down (an odd nfft has no bin at rate/2), at f_k = k d, d = rate / nfft; bin k stands for the
+ * frequencies f_k - d/2 .. f_k + d/2. A band from lo to hi (width w = hi - lo) takes the power P_k
+ * of bins with weights a_k:
  *
  * - w >= d: a_k is the fraction of bin k's width that lies inside the band, |[lo, hi] ∩ [f_k - d/2,
  *   f_k + d/2]| / d: bins inside count whole, the two edge bins in part, and power sums over the
- *   band. Frequencies beyond the outer bins (below -d/2, above rate/2 + d/2) hold no power.
+ *   band. Frequencies beyond the outer bins (below -d/2, above f_K + d/2) hold no power.
  * - w < d (a band narrower than a bin): the power density at the band's centre c = (lo + hi) / 2,
  *   interpolated linearly between the two nearest bin centres (held at the outer bins' values
  *   beyond them), times the width: with j = floor(c / d) and t = c / d - j, a_j = (w / d)(1 - t)
@@ -112,16 +113,17 @@ CUDAFFT_API size_t cudafft_band_count(const CudafftBandLayout *layout);
 CUDAFFT_API CudafftStatus cudafft_band_edges(const CudafftBandLayout *layout, double *lower,
                                              double *centre, double *upper);
 
-/* The weights of each band of a resolved layout over the bins of an nfft-point FFT (nfft even,
- * >= 2) at rate: cudafft_band_count() entries, by the rules above. */
+/* The weights of each band of a resolved layout over the nfft/2 + 1 bins (rounded down) of an
+ * nfft-point FFT (nfft >= 2, even or odd) at rate: cudafft_band_count() entries, by the rules
+ * above. */
 CUDAFFT_API CudafftStatus cudafft_band_bins(const CudafftBandLayout *layout, size_t nfft,
                                             double rate, CudafftBandBins *bins);
 
 /* A weighting's response in dB at f Hz (f >= 0; -infinity at 0 for A and C). */
 CUDAFFT_API double cudafft_weighting_db(CudafftWeighting weighting, double frequency);
 
-/* The gains 10^(W(f_k) / 10) of the nfft / 2 + 1 bins of an nfft-point FFT at rate (rounded to
- * float once). */
+/* The gains 10^(W(f_k) / 10) of the nfft / 2 + 1 bins (rounded down) of an nfft-point FFT at rate
+ * (nfft >= 2; rounded to float once). */
 CUDAFFT_API CudafftStatus cudafft_weighting_gains(CudafftWeighting weighting, size_t nfft,
                                                   double rate, float *gains);
 

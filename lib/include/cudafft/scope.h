@@ -10,11 +10,12 @@
  *   rounded to float). Each channel's history holds the fft_size most recent samples (zeros
  *   before the first sample since create or reset).
  * - FFTs: K = 1 where frames <= fft_size / 2, else K = min(ceil(frames / (fft_size / 2)), 64)
- *   transforms per channel, FFT j (j = 0 .. K - 1) over the fft_size samples that end
- *   floor(j frames / K) samples before the newest, so that the frame's samples are all seen.
- *   Window: periodic Hann, w[i] = 1/2 - 1/2 cos(2 pi i / fft_size) (computed in double, rounded to
- *   float once).
- * - Bin power: P_k = |X_k|^2 4 / (fft_size S2), S2 = sum w[i]^2: a sine of amplitude A reads A^2
+ *   transforms per channel (fft_size / 2 rounded down, here and below, for odd sizes), FFT j
+ *   (j = 0 .. K - 1) over the fft_size samples that end floor(j frames / K) samples before the
+ *   newest, so that the frame's samples are all seen. Window: periodic Hann, w[i] = 1/2 - 1/2
+ *   cos(2 pi i / fft_size) (computed in double, rounded to float once).
+ * - Bin power, for bins k = 0 .. fft_size / 2 (an odd size has none at the Nyquist frequency):
+ *   P_k = |X_k|^2 4 / (fft_size S2), S2 = sum w[i]^2: a sine of amplitude A reads A^2
  *   summed over the bins of its main lobe, so a band that holds it reads 20 log10(A) dB (0 dB for
  *   a full-scale sine); NaN or infinite powers (NaN or Inf samples in the window) count as 0. The K
  *   transforms' powers are averaged.
@@ -120,7 +121,7 @@ typedef struct {
   unsigned channels;          /* 1..CUDAFFT_MAX_CHANNELS, at most one per pixel row */
   unsigned rate;              /* frames per second, >= 1 */
   CudafftSampleFormat format; /* input samples: every format of cudafft/common.h */
-  size_t fft_size;            /* a power of two, CUDAFFT_FUSED_MIN_SIZE..CUDAFFT_MAX_SIZE */
+  size_t fft_size;            /* any supported size (cudafft/common.h): see create */
   size_t max_frames;          /* most samples per channel one render brings, 1..MAX_FRAMES */
   unsigned width, height;     /* pixels, 1..CUDAFFT_SCOPE_MAX_SIDE */
   CudafftPixelFormat pixels;
@@ -134,8 +135,17 @@ typedef struct CudafftScope CudafftScope;
 
 /* Validates config (INVALID_SIZE for fft_size and the frame's sides, INVALID_VALUE for the rest,
  * with the value in the message) and makes the scope, allocating its history and drawing state
- * (DEVICE_OUT_OF_MEMORY or HOST_OUT_OF_MEMORY where they do not fit; UNSUPPORTED where the GPU's
- * shared memory cannot hold an FFT of fft_size). Backends as in cudafft_plan_create(). */
+ * (DEVICE_OUT_OF_MEMORY or HOST_OUT_OF_MEMORY where they do not fit). Backends as in
+ * cudafft_plan_create().
+ *
+ * fft_size: every size the FFT engine takes, CUDAFFT_MIN_SIZE to CUDAFFT_MAX_SIZE with no prime
+ * factor above 7 (400, 480, 1000, 1125, 4096, ...; cudafft_fft_size_supported()); another is
+ * INVALID_SIZE, the message naming the nearest sizes (cudafft_fft_size_nearest()). On the CUDA
+ * backend each FFT is one thread block's, in shared memory: the powers of two from
+ * CUDAFFT_FUSED_MIN_SIZE run fused kernels of their own, every other size one mixed-radix kernel
+ * (even sizes as n / 2 complex points and a real split, odd sizes as n complex points), and a size
+ * whose transform the GPU's shared memory cannot hold (on an sm_90 GPU's 227 KB, the odd sizes
+ * above 13673) is UNSUPPORTED, the message naming the nearest sizes that fit. */
 CUDAFFT_API CudafftStatus cudafft_scope_create(CudafftScope **scope, CudafftBackend backend,
                                                int device_id, const CudafftScopeConfig *config);
 CUDAFFT_API void cudafft_scope_destroy(CudafftScope *scope); /* NULL allowed */
