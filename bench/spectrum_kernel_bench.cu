@@ -165,7 +165,7 @@ main(int argc, char **argv)
   const CudafftBlockKernels *fused = cudafft_spectrum_fused_kernels(b.n);
   if (!fused) {
     fprintf(stderr, "spectrum-kernel-bench: no fused kernel for size %zu (powers of two %d..%d)\n",
-            b.n, CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE);
+            b.n, CUDAFFT_FUSED_MIN_SIZE, CUDAFFT_MAX_SIZE);
     return 2;
   }
   int devices = 0;

@@ -92,8 +92,8 @@ gst_cuda_spectrum_properties_install(GObjectClass *gobject_class)
       gobject_class, PROP_FFT_SIZE,
       g_param_spec_enum(
           "fft-size", "FFT size",
-          "The analysis's points with frequency-scale log, mel or octave (cudafft's enumeration "
-          "of the powers of two " GST_CUDAFFT_MIN_SIZE_TEXT " to " GST_CUDAFFT_MAX_SIZE_TEXT
+          "The analysis's points with frequency-scale log, mel or octave (an enumeration of the "
+          "powers of two " GST_CUDAFFT_FUSED_MIN_SIZE_TEXT " to " GST_CUDAFFT_MAX_SIZE_TEXT
           "): their bands are made from its fft-size / 2 + 1 bins, rate / fft-size apart, and "
           "bands holds the count of log and mel bands. A band narrower than about two bins does "
           "not resolve a tone (its level is interpolated between bins): at 48 kHz, 4096 points "

@@ -109,9 +109,9 @@ gst_cuda_spectrum_scope_properties_install(GObjectClass *gobject_class)
       gobject_class, GST_CUDA_SPECTRUM_SCOPE_PROP_FFT_SIZE,
       g_param_spec_enum(
           "fft-size", "FFT size",
-          "Points of each channel's FFT: a power of two from " GST_CUDAFFT_MIN_SIZE_TEXT
+          "Points of each channel's FFT: a power of two from " GST_CUDAFFT_FUSED_MIN_SIZE_TEXT
           " to " GST_CUDAFFT_MAX_SIZE_TEXT
-          " (an enumeration of exactly those, as cudafft's, so that gst-launch-1.0 "
+          " (an enumeration of exactly those, as cudaspectrum's, so that gst-launch-1.0 "
           "refuses any other value with \"could not set property\"); a change "
           "while playing makes a new analyser at the next frame and starts the "
           "display afresh",

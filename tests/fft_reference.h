@@ -29,8 +29,9 @@ size_t fft_layout_floats(CudafftKind kind, size_t n, int input);
 double fft_tolerance(size_t n);
 
 /* Computes batch transforms of in (our layout for kind) in double precision, unscaled, into out
- * (batch * fft_layout_floats(kind, n, 0) doubles). For C2R the imaginary parts of bins 0 and n/2
- * are taken as zero, as cudafft.h documents. Returns 0, or -1 if FFTW had no memory. */
+ * (batch * fft_layout_floats(kind, n, 0) doubles). For C2R the imaginary parts of bin 0 and (even
+ * n) bin n/2 are taken as zero, as cudafft/fft.h documents. Returns 0, or -1 if FFTW had no
+ * memory. */
 int fft_reference(CudafftKind kind, CudafftDirection direction, size_t n, const float *in,
                   size_t batch, double *out);
 

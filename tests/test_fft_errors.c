@@ -83,20 +83,81 @@ expect_create_ok(CudafftBackend backend, int device_id, CudafftKind kind, size_t
   return plan;
 }
 
+/* The supported sizes (cudafft/common.h) as the public functions state them, against the rule
+ * worked out here: no prime factor above 7, 16..16384; the nearest sizes of one that is not; and
+ * the refusal's message naming them. */
+static int
+smooth(size_t n)
+{
+  static const size_t primes[] = {2, 3, 5, 7};
+  for (size_t i = 0; n > 0 && i < 4; i++)
+    while (n % primes[i] == 0)
+      n /= primes[i];
+  return n == 1;
+}
+
+static void
+check_sizes(void)
+{
+  size_t count = 0, wrong = 0;
+  for (size_t n = 0; n <= CUDAFFT_MAX_SIZE + 100; n++) {
+    const int want = n >= CUDAFFT_MIN_SIZE && n <= CUDAFFT_MAX_SIZE && smooth(n);
+    count += want ? 1 : 0;
+    wrong += !cudafft_fft_size_supported(n) != !want;
+  }
+  test_check(wrong == 0 && count == 387 && !cudafft_fft_size_supported((size_t)1 << 40),
+             "fft_size_supported: exactly the %zu sizes 16..16384 without a prime factor above 7 "
+             "(%zu wrong)",
+             count, wrong);
+  static const struct {
+    size_t n, below, above;
+  } nearest[] = {{1001, 1000, 1008}, {1000, 1000, 1000},
+                 {401, 400, 405},    {15, 0, 16},
+                 {0, 0, 16},         {16, 16, 16},
+                 {17, 16, 18},       {16383, 16200, 16384},
+                 {16385, 16384, 0},  {(size_t)1 << 40, 16384, 0}};
+  for (size_t i = 0; i < sizeof nearest / sizeof nearest[0]; i++) {
+    size_t below = 99, above = 99;
+    cudafft_fft_size_nearest(nearest[i].n, &below, &above);
+    test_check(below == nearest[i].below && above == nearest[i].above,
+               "fft_size_nearest(%zu) -> %zu and %zu (want %zu and %zu)", nearest[i].n, below,
+               above, nearest[i].below, nearest[i].above);
+  }
+  cudafft_fft_size_nearest(1001, NULL, NULL);
+  static const struct {
+    size_t n;
+    const char *words;
+  } messages[] = {{1001, "the nearest are 1000 and 1008"},
+                  {12345, "the nearest are 12288 and 12348"},
+                  {15, "below 16, the smallest"},
+                  {16385, "above 16384, the largest"}};
+  for (size_t i = 0; i < sizeof messages / sizeof messages[0]; i++) {
+    CudafftPlan *plan = NULL;
+    const CudafftStatus status =
+        cudafft_plan_create(&plan, CUDAFFT_BACKEND_CPU, -1, CUDAFFT_R2C, messages[i].n);
+    test_check(status == CUDAFFT_STATUS_INVALID_SIZE && !plan &&
+                   strstr(cudafft_last_error_message(), messages[i].words),
+               "plan_create(n=%zu) -> %s, message \"%s\" (want \"%s\" in it)", messages[i].n,
+               cudafft_status_name(status), cudafft_last_error_message(), messages[i].words);
+    cudafft_plan_destroy(plan);
+  }
+}
+
 static void
 check_plan_create(void)
 {
-  static const size_t bad_sizes[] = {0, 100, 128, 255, 257, 3000, 16385, 32768, (size_t)1 << 40};
+  static const size_t bad_sizes[] = {0,    8,    15,    17,    255,    257,
+                                     1001, 4097, 16385, 32768, 100000, (size_t)1 << 40};
   char what[64];
   for (size_t i = 0; i < sizeof bad_sizes / sizeof bad_sizes[0]; i++) {
     snprintf(what, sizeof what, "cpu, n=%zu", bad_sizes[i]);
     expect_create_fails(CUDAFFT_STATUS_INVALID_SIZE, CUDAFFT_BACKEND_CPU, -1, CUDAFFT_C2C,
                         bad_sizes[i], what);
   }
-  /* The bounds themselves are valid, for every kind. */
-  static const size_t bounds[] = {CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE};
+  /* The bounds themselves are valid, for every kind, and sizes of every kind of factor. */
+  static const size_t bounds[] = {CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE, 400, 3000, 15625};
   for (CudafftKind kind = CUDAFFT_C2C; kind <= CUDAFFT_C2R; kind++)
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < sizeof bounds / sizeof bounds[0]; i++) {
       snprintf(what, sizeof what, "cpu, %s, n=%zu", test_kind_name(kind), bounds[i]);
       cudafft_plan_destroy(
           expect_create_ok(CUDAFFT_BACKEND_CPU, -1, kind, bounds[i], CUDAFFT_BACKEND_CPU, what));
@@ -145,7 +206,7 @@ check_last_error(void)
   test_check(strcmp(cudafft_last_error_message(), "") == 0,
              "last_error_message is \"\" before any failure");
   CudafftPlan *plan;
-  cudafft_plan_create(&plan, CUDAFFT_BACKEND_CPU, -1, CUDAFFT_C2C, 100);
+  cudafft_plan_create(&plan, CUDAFFT_BACKEND_CPU, -1, CUDAFFT_C2C, 1001);
   char first[512];
   snprintf(first, sizeof first, "%s", cudafft_last_error_message());
   test_check(*first != '\0', "last_error_message after a failed plan_create: \"%s\"", first);
@@ -489,6 +550,15 @@ check_backend(CudafftBackend backend)
             cudafft_plan_input_floats(r2c) == N && cudafft_plan_output_floats(r2c) == N + 2 &&
             cudafft_plan_input_floats(c2r) == N + 2 && cudafft_plan_output_floats(c2r) == N,
         "%s plan_input_floats / plan_output_floats: 2n/2n, n/n+2, n+2/n", name);
+    /* an odd size has (n + 1) / 2 bins, no bin n/2 of its own */
+    CudafftPlan *odd_r2c = expect_create_ok(backend, -1, CUDAFFT_R2C, 25, backend, "odd R2C");
+    CudafftPlan *odd_c2r = expect_create_ok(backend, -1, CUDAFFT_C2R, 25, backend, "odd C2R");
+    test_check(
+        cudafft_plan_input_floats(odd_r2c) == 25 && cudafft_plan_output_floats(odd_r2c) == 26 &&
+            cudafft_plan_input_floats(odd_c2r) == 26 && cudafft_plan_output_floats(odd_c2r) == 25,
+        "%s n=25 plan_input_floats / plan_output_floats: n/n+1, n+1/n", name);
+    cudafft_plan_destroy(odd_r2c);
+    cudafft_plan_destroy(odd_c2r);
     CudafftStatus status = cudafft_plan_synchronize(c2c);
     test_check(status == CUDAFFT_STATUS_OK, "%s plan_synchronize -> %s", name,
                cudafft_status_name(status));
@@ -556,6 +626,7 @@ main(int argc, char **argv)
   test_begin_every_backend(argc, argv);
   check_last_error(); /* first: it needs a thread on which nothing has failed yet */
   check_status_names();
+  check_sizes();
   check_plan_create();
   check_backend(CUDAFFT_BACKEND_CPU);
   check_cuda_availability();

@@ -131,7 +131,7 @@ window_formula(CudafftWindow window, size_t n, size_t i)
 static void
 check_window_values(void)
 {
-  static const size_t sizes[] = {256, 4096, 16384};
+  static const size_t sizes[] = {16, 256, 400, 1125, 4096, 16384};
   TestRng rng = test_rng("window values");
   for (int w = 0; w < CUDAFFT_WINDOW_COUNT_; w++) {
     double worst = -1.0;
@@ -671,6 +671,27 @@ static const AnalysisCase analysis_cases[] = {
     {16384, 12289, BH, DB, F64, 1, 8},
     {16384, 8192, RECT, CPX, S32, 2, 8},
     {16384, 4096, HANN, MAG, S16, 3, 8},
+    /* sizes on the mixed-radix kernels: the smallest powers of two, Whisper's 400 / 160, 10 ms
+     * at 48 kHz, odd sizes (complex transforms), every radix, the largest */
+    {16, 8, HANN, CPX, F32, 2, 8},
+    {16, 3, BH, DB, S16, 1, 8},
+    {128, 32, HAMMING, POW, F64, 3, 8},
+    {400, 160, HANN, CPX, F32, 1, 8},
+    {400, 160, HANN, POW, S16, 2, 8},
+    {480, 240, HAMMING, DB, S32, 2, 8},
+    {480, 120, BLACKMAN, CPX, F64, 8, 8},
+    {1000, 250, HANN, MAG, F32, 3, 8},
+    {1000, 501, RECT, CPX, S16, 1, 8},
+    {3000, 1500, BH, CPX, F32, 2, 8},
+    {3000, 750, HANN, DB, F64, 1, 8},
+    {25, 5, HANN, CPX, F32, 2, 8},
+    {375, 125, HAMMING, POW, S32, 3, 8},
+    {1029, 343, BLACKMAN, CPX, F64, 1, 8},
+    {2187, 729, RECT, MAG, S16, 2, 8},
+    {15625, 5000, HANN, CPX, F32, 1, 8},
+    {16200, 4050, BH, CPX, S32, 2, 8},
+    {3000, 1, HANN, CPX, F32, 1, 300},
+    {400, 160, HANN, CPX, S16, CUDAFFT_MAX_CHANNELS, 3},
 };
 
 static void
@@ -992,7 +1013,8 @@ synthesis_reference(const CudafftStftConfig *cfg, const float *spectra, size_t f
       const float *src = spectra + (f * channels + c) * bins * 2;
       for (size_t k = 0; k < bins; k++) {
         in[k][0] = src[2 * k];
-        in[k][1] = k == 0 || k == bins - 1 ? 0.0 : src[2 * k + 1];
+        /* the imaginary parts synthesis ignores: bin 0's, and bin n/2's of an even n */
+        in[k][1] = k == 0 || (k == bins - 1 && n % 2 == 0) ? 0.0 : src[2 * k + 1];
       }
       fftw_execute(plan); /* destroys in, which is refilled for every frame */
       for (size_t i = 0; i < n; i++)
@@ -1020,10 +1042,12 @@ check_synthesis_reference(CudafftBackend backend, const SynthesisCase *sc)
   float *out = test_malloc((samples + GUARD) * sizeof(float));
   double *ref = test_malloc(samples * sizeof(double));
   test_rng_fill(&rng, spectra, frames * frame_floats_of(&cfg));
-  /* Large imaginary parts for bins 0 and n/2, which synthesis must ignore. */
+  /* Large imaginary parts for bins 0 and n/2 (even n), which synthesis must ignore; an odd n's
+   * last bin is an ordinary one. */
   for (size_t row = 0; row < frames * cfg.channels; row++) {
     spectra[row * bins * 2 + 1] = 100.0f * (float)test_rng_uniform(&rng);
-    spectra[row * bins * 2 + 2 * bins - 1] = 100.0f * (float)test_rng_uniform(&rng);
+    if (cfg.fft_size % 2 == 0)
+      spectra[row * bins * 2 + 2 * bins - 1] = 100.0f * (float)test_rng_uniform(&rng);
   }
   synthesis_reference(&cfg, spectra, frames, ref);
   static const size_t piece_frames[] = {2, 1};
@@ -1116,18 +1140,44 @@ check_round_trip(CudafftBackend backend, const SynthesisCase *sc)
 
 /* Every size, hops n/2 and n/4, every window on several sizes, 1, 2 and 8 channels. */
 static const SynthesisCase round_trip_cases[] = {
-    {256, 128, HANN, 1},        {256, 64, RECT, 2},        {512, 256, HAMMING, 8},
-    {512, 128, BLACKMAN, 1},    {1024, 512, BH, 2},        {1024, 256, HANN, 8},
-    {2048, 1024, RECT, 1},      {2048, 512, HAMMING, 2},   {4096, 2048, BLACKMAN, 8},
-    {4096, 1024, BH, 1},        {8192, 4096, HANN, 2},     {8192, 2048, RECT, 8},
-    {16384, 8192, BLACKMAN, 1}, {16384, 4096, HAMMING, 8}, {16384, 8192, BH, 2},
+    {256, 128, HANN, 1},
+    {256, 64, RECT, 2},
+    {512, 256, HAMMING, 8},
+    {512, 128, BLACKMAN, 1},
+    {1024, 512, BH, 2},
+    {1024, 256, HANN, 8},
+    {2048, 1024, RECT, 1},
+    {2048, 512, HAMMING, 2},
+    {4096, 2048, BLACKMAN, 8},
+    {4096, 1024, BH, 1},
+    {8192, 4096, HANN, 2},
+    {8192, 2048, RECT, 8},
+    {16384, 8192, BLACKMAN, 1},
+    {16384, 4096, HAMMING, 8},
+    {16384, 8192, BH, 2},
     {256, 128, BH, 8},
+    /* the mixed-radix kernels' sizes: even (real split) and odd (complex) */
+    {16, 8, HANN, 1},
+    {16, 4, BLACKMAN, 2},
+    {400, 200, HANN, 2},
+    {400, 160, HAMMING, 1},
+    {480, 240, HANN, 8},
+    {1000, 250, BH, 2},
+    {3000, 1500, HANN, 1},
+    {3000, 750, BLACKMAN, 2},
+    {25, 5, HANN, 1},
+    {375, 125, HAMMING, 2},
+    {1125, 375, HANN, 1},
+    {2187, 729, BH, 2},
+    {15625, 3125, HANN, 1},
 };
 
 /* Against the formula: odd and uneven hops too, whose overlap sums are not constant. */
 static const SynthesisCase synthesis_cases[] = {
     {256, 64, HANN, 2},  {1024, 513, RECT, 1},      {2048, 768, HANN, 3},
     {4096, 1024, BH, 3}, {8192, 2731, BLACKMAN, 1}, {16384, 8192, HAMMING, 2},
+    {16, 5, HANN, 1},    {400, 160, HANN, 2},       {1000, 333, RECT, 1},
+    {27, 9, HAMMING, 2}, {1225, 400, BH, 1},        {16000, 4000, HANN, 1},
 };
 
 /* Which pairs synthesis supports --------------------------------------------------------------- */
@@ -1153,7 +1203,7 @@ expect_synthesis(CudafftWindow window, size_t n, size_t hop, CudafftStatus want,
 static void
 check_synthesis_grid(void)
 {
-  static const size_t sizes[] = {256, 2048, 16384};
+  static const size_t sizes[] = {16, 256, 400, 1125, 2048, 16384};
   size_t pairs = 0, mismatches = 0;
   for (int w = 0; w < CUDAFFT_WINDOW_COUNT_; w++)
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
@@ -1197,7 +1247,7 @@ expect_check_invalid(CudafftWindow window, size_t n, size_t hop, CudafftStatus w
 static void
 check_synthesis_support(void)
 {
-  static const size_t sizes[] = {256, 4096, 16384};
+  static const size_t sizes[] = {256, 400, 480, 4096, 16384};
   for (int w = 0; w < CUDAFFT_WINDOW_COUNT_; w++)
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
       expect_synthesis((CudafftWindow)w, sizes[s], sizes[s] / 2, CUDAFFT_STATUS_OK, " = n/2");
@@ -1215,8 +1265,8 @@ check_synthesis_support(void)
   expect_check_invalid(CUDAFFT_WINDOW_COUNT_, 1024, 512, CUDAFFT_STATUS_INVALID_VALUE,
                        "window COUNT_");
   expect_check_invalid((CudafftWindow)-1, 1024, 512, CUDAFFT_STATUS_INVALID_VALUE, "window -1");
-  expect_check_invalid(HANN, 1000, 500, CUDAFFT_STATUS_INVALID_SIZE, "n=1000");
-  expect_check_invalid(HANN, 128, 64, CUDAFFT_STATUS_INVALID_SIZE, "n=128");
+  expect_check_invalid(HANN, 1001, 500, CUDAFFT_STATUS_INVALID_SIZE, "n=1001");
+  expect_check_invalid(HANN, 8, 4, CUDAFFT_STATUS_INVALID_SIZE, "n=8");
   expect_check_invalid(HANN, 32768, 16384, CUDAFFT_STATUS_INVALID_SIZE, "n=32768");
   expect_check_invalid(HANN, 0, 1, CUDAFFT_STATUS_INVALID_SIZE, "n=0");
   expect_check_invalid(HANN, 1024, 0, CUDAFFT_STATUS_INVALID_VALUE, "hop=0");
@@ -1279,7 +1329,7 @@ check_config_errors(CudafftBackend backend, int synthesis)
     snprintf(what, sizeof what, __VA_ARGS__);                                                      \
     expect_create_fails(want, synthesis, backend, -1, &cfg, what);                                 \
   } while (0)
-  static const size_t bad_sizes[] = {0, 100, 128, 255, 1000, 16385, 32768};
+  static const size_t bad_sizes[] = {0, 8, 15, 255, 1001, 4097, 16385, 32768};
   for (size_t i = 0; i < sizeof bad_sizes / sizeof bad_sizes[0]; i++)
     BAD(CUDAFFT_STATUS_INVALID_SIZE, fft_size, bad_sizes[i], "n=%zu", bad_sizes[i]);
   BAD(CUDAFFT_STATUS_INVALID_VALUE, channels, 0, "0 channels");

@@ -1,7 +1,8 @@
 /* test_stft_streams.c: many STFT analysers and synthesisers in one process, as a media server runs
  * them (on the CUDA backend they share their device's executor, which batches their work). What it
  * checks:
- * - 64 objects of random configurations (sizes 256..16384, hops n/2, n/4, odd ones and n, 1 to 8
+ * - 64 objects of random configurations (powers of two 256..16384 and sizes of the mixed-radix
+ *   kernels, even and odd, in the same batches; hops n/2, n/4, odd ones and n, 1 to 8
  *   channels, every window, representation and input format; two of them so wide that one frame
  *   exceeds an executor job), on 8 threads at once, each thread stepping through its objects'
  *   sessions in turn: random-sized pushes (single samples, live 480-sample buffers, hops, pushes of
@@ -71,16 +72,19 @@ describe(const Spec *s, char *label, size_t size)
            test_format_name(s->cfg.format), s->cfg.channels);
 }
 
-/* A random configuration; small: sizes up to 1024 and few channels (the create/destroy cycles). */
+/* A random configuration; small: sizes up to 1024 and few channels (the create/destroy cycles).
+ * The sizes mix the fused power-of-two kernels with the mixed-radix ones (odd sizes too), so that
+ * a batch holds several sizes of both. */
 static Spec
 random_spec(TestRng *rng, int synthesis, int small)
 {
-  static const size_t sizes[] = {256, 256, 512, 1024, 1024, 2048, 4096, 4096, 8192, 16384};
+  static const size_t sizes[] = {256,  400,  375,  512,  480,  1024,  16,  1000,
+                                 2048, 3000, 4096, 4096, 8192, 16384, 6615};
   static const CudafftSampleFormat formats[] = {CUDAFFT_SAMPLE_S16, CUDAFFT_SAMPLE_S32,
                                                 CUDAFFT_SAMPLE_F32, CUDAFFT_SAMPLE_F64};
   Spec s = {.synthesis = synthesis};
   CudafftStftConfig *c = &s.cfg;
-  c->fft_size = sizes[test_rng_range(rng, 0, small ? 4 : 9)];
+  c->fft_size = sizes[test_rng_range(rng, 0, small ? 7 : 14)];
   const size_t n = c->fft_size;
   const size_t hops[] = {n / 2, n / 4, test_rng_range(rng, 1, n - 1) | 1, n}; /* odd: 1..n-1 */
   c->hop = hops[test_rng_range(rng, 0, 3)];
@@ -453,7 +457,8 @@ synthesis_reference(const CudafftStftConfig *c, const float *spectra, size_t fra
       const float *src = spectra + (f * channels + ch) * bins * 2;
       for (size_t k = 0; k < bins; k++) {
         in[k][0] = src[2 * k];
-        in[k][1] = k == 0 || k == bins - 1 ? 0.0 : src[2 * k + 1];
+        /* the imaginary parts synthesis ignores: bin 0's, and bin n/2's of an even n */
+        in[k][1] = k == 0 || (k == bins - 1 && n % 2 == 0) ? 0.0 : src[2 * k + 1];
       }
       fftw_execute(plan);
       for (size_t i = 0; i < n; i++)
@@ -489,10 +494,11 @@ synthesis_start(Session *ss)
   const size_t bins = bins_of(c), floats = ss->frames * frame_floats(c);
   ss->spectra = test_malloc(floats * sizeof(float));
   test_rng_fill(&ss->rng, ss->spectra, floats);
-  /* large imaginary parts for bins 0 and n/2, which synthesis must ignore */
+  /* large imaginary parts for bins 0 and n/2 (even n), which synthesis must ignore */
   for (size_t row = 0; row < ss->frames * c->channels; row++) {
     ss->spectra[row * bins * 2 + 1] = 100.0f * (float)test_rng_uniform(&ss->rng);
-    ss->spectra[row * bins * 2 + 2 * bins - 1] = 100.0f * (float)test_rng_uniform(&ss->rng);
+    if (c->fft_size % 2 == 0)
+      ss->spectra[row * bins * 2 + 2 * bins - 1] = 100.0f * (float)test_rng_uniform(&ss->rng);
   }
   for (size_t left = ss->frames; left > 0;) {
     size_t count = test_rng_range(&ss->rng, 0, 3) == 0 ? left : test_rng_range(&ss->rng, 1, 4);
@@ -676,12 +682,16 @@ destroy_too_large(void *object)
 
 #if CUDAFFT_HAVE_CUDA
 /* Every kernel the streams may launch, launched once before the device's memory is taken, so that
- * none needs more of the device's memory for its first launch then (its local memory). */
+ * none needs more of the device's memory for its first launch then (its local memory): the fused
+ * kernel of each power of two, and the mixed-radix kernels (the smaller powers of two run the even
+ * sizes' ones; 375 the odd sizes'). */
 static void
 warm_up(void)
 {
-  for (size_t n = CUDAFFT_MIN_SIZE; n <= CUDAFFT_MAX_SIZE; n *= 2)
+  static const size_t sizes[] = {16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 375};
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
     for (int r = 0; r < CUDAFFT_REPRESENTATION_COUNT_; r++) {
+      const size_t n = sizes[s];
       const CudafftStftConfig c = {
           n, n / 2, 1, CUDAFFT_WINDOW_HANN, (CudafftRepresentation)r, CUDAFFT_SAMPLE_F32};
       CudafftStft *stft = NULL;

@@ -37,7 +37,8 @@ pad(int i)
 enum RadixPlanKind {
   kPlanWide = 0,   /* 16 points per thread, radix-16 passes after a smaller radix first */
   kPlanNarrow = 1, /* 8 points per thread (twice the threads per transform), radix-8 passes */
-  kPlanCount = 2
+  kPlanMixed = 2,  /* any size 2^a 3^b 5^c 7^d, planned at run time (mixed_fft.cuh) */
+  kPlanCount = 3
 };
 
 struct RadixPlan {

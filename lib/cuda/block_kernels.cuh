@@ -5,6 +5,7 @@
 
 #include "block_fft.cuh"
 #include "block_kernels.h"
+#include "mixed_fft.cuh"
 
 /* Kernels that run block FFTs of N points by radix plan Kind, kPerBlock transforms a block. */
 template <int N, int Kind>
@@ -13,6 +14,44 @@ cudafft_block_kernels(const void *first, const void *second = nullptr)
 {
   using S = cudafft::FftShape<N, Kind>;
   return {{first, second}, S::kBlockThreads, S::kPerBlock, S::kSmemBytes, {N, Kind}};
+}
+
+/* Threads a block of mixed-radix kernels aims for: as block_fft.cuh's kBlockThreadsAim, several
+ * small transforms share a block; a transform of more threads has a block of its own. */
+constexpr int kMixedBlockThreadsAim = 128;
+/* The most threads such a block has: one transform's group at its largest. */
+constexpr int kMixedMaxBlockThreads = cudafft::kMixedMaxGroupThreads > kMixedBlockThreadsAim
+                                          ? cudafft::kMixedMaxGroupThreads
+                                          : kMixedBlockThreadsAim;
+
+/* Kernels that run mixed-radix block FFTs (mixed_fft.cuh) of n_complex points: each transform
+ * mixed_group_threads() threads and its two buffers, as many transforms a block as make about
+ * kMixedBlockThreadsAim threads. */
+inline CudafftBlockKernels
+cudafft_mixed_block_kernels(int n_complex, const void *first, const void *second = nullptr)
+{
+  const cudafft::MixedPlan plan = cudafft::mixed_plan(n_complex);
+  const int threads = cudafft::mixed_group_threads(plan);
+  const int per_block = threads >= kMixedBlockThreadsAim ? 1 : kMixedBlockThreadsAim / threads;
+  const size_t smem = sizeof(float2) * 2 * (size_t)cudafft::mixed_buffer_points(n_complex);
+  return {{first, second},
+          threads * per_block,
+          per_block,
+          smem * per_block,
+          {n_complex, cudafft::kPlanMixed}};
+}
+
+/* What a mixed-radix kernel takes besides its data: the plan and its group's threads. */
+struct CudafftMixedArgs {
+  cudafft::MixedPlan plan;
+  int threads;
+};
+
+inline CudafftMixedArgs
+cudafft_mixed_args(const CudafftBlockKernels *kernels)
+{
+  return {cudafft::mixed_plan(kernels->twiddles.n_complex),
+          kernels->block_threads / kernels->per_block};
 }
 
 /* Queues `groups` groups of `group` transforms each (a frame's channels, an FFT's spectra) in

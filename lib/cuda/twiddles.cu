@@ -2,6 +2,7 @@
 #include "block_fft.cuh"
 #include "device_memory.h"
 #include "errors.h"
+#include "mixed_fft.cuh"
 #include "twiddles.h"
 
 #include <cmath>
@@ -12,12 +13,18 @@ using namespace cudafft;
 extern "C" size_t
 cudafft_twiddle_count(int n_complex, int plan_kind)
 {
+  if (plan_kind == kPlanMixed)
+    return (size_t)mixed_twiddle_count(mixed_plan(n_complex));
   return (size_t)twiddle_count(n_complex, plan_kind);
 }
 
 extern "C" void
 cudafft_twiddle_table(int n_complex, int plan_kind, float *table)
 {
+  if (plan_kind == kPlanMixed) {
+    mixed_twiddle_fill(mixed_plan(n_complex), reinterpret_cast<float2 *>(table));
+    return;
+  }
   const double two_pi = 6.283185307179586476925286766559;
   const RadixPlan plan = make_radix_plan(n_complex, plan_kind);
   size_t o = 0;

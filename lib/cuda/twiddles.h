@@ -13,8 +13,9 @@ extern "C" {
 #endif
 
 /* Complex values in the table of a block FFT of n_complex points split by radix plan kind
- * plan_kind (block_fft.cuh's RadixPlanKind): the pass twiddles, then W_2N^k for k = 0..N/2, the
- * real transforms' post- and pre-processing. */
+ * plan_kind (block_fft.cuh's RadixPlanKind; kPlanMixed: mixed_fft.cuh's plan of n_complex, a
+ * 2^a 3^b 5^c 7^d): the pass twiddles, then W_2N^k for k = 0..N/2, the real transforms' post- and
+ * pre-processing. */
 size_t cudafft_twiddle_count(int n_complex, int plan_kind);
 
 /* Fills table (2 floats a value) with those values, in the order block_fft.cuh reads them. */

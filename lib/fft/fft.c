@@ -19,7 +19,7 @@ cudafft_input_floats(CudafftKind kind, size_t n)
   case CUDAFFT_R2C:
     return n;
   case CUDAFFT_C2R:
-    return n + 2;
+    return 2 * (n / 2 + 1);
   }
   return 0;
 }
@@ -31,7 +31,7 @@ cudafft_output_floats(CudafftKind kind, size_t n)
   case CUDAFFT_C2C:
     return 2 * n;
   case CUDAFFT_R2C:
-    return n + 2;
+    return 2 * (n / 2 + 1);
   case CUDAFFT_C2R:
     return n;
   }

@@ -111,7 +111,8 @@ cpu_run(void *p, const CudafftFftJob *job)
     case CUDAFFT_C2R:
       /* The header promises these are ignored; FFTW leaves the result undefined otherwise. */
       src[1] = 0.0f;
-      src[n + 1] = 0.0f;
+      if (n % 2 == 0)
+        src[n + 1] = 0.0f;
       fftwf_execute_dft_c2r(fftw, (fftwf_complex *)src, dst);
       break;
     }

@@ -94,9 +94,11 @@ setup(CudaPlan *p, const CudafftFftSpec *spec)
   for (Slot &s : p->slots)
     CUDAFFT_CHECK(cudafft_events_create({&s.uploaded, &s.computed, &s.downloaded}));
 
-  /* Our kernels hold a whole transform in shared memory; where the GPU offers too little
-   * (16384-point C2C on sm_86/sm_89; on sm_75 also 8192-point C2C and 16384-point real
-   * transforms), cuFFT runs the plan instead. */
+  /* Our kernels hold a whole transform in shared memory; where the GPU offers too little, cuFFT
+   * runs the plan instead: of the powers of two, 16384-point C2C on sm_86/sm_89 (on sm_75 also
+   * 8192-point C2C and 16384-point real transforms); of the mixed-radix sizes, whose transforms of
+   * N points take about 17 N bytes, those of N above 13672 on sm_90, 9817 on sm_80, 5962 on
+   * sm_86/sm_89 and 3854 on sm_75 (N = n/2 for the real transforms of even n, else n). */
   p->kernel = cudafft_fft_kernel(p->kind, p->n);
   if (!p->kernel)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_SIZE, "no kernel for size %zu", p->n);
@@ -146,13 +148,15 @@ cufft_execute(CudaPlan *p, CudafftDirection direction, const void *in, void *out
       p->scratch_bytes = in_bytes;
     }
     CUDAFFT_CHECK(cudaMemcpyAsync(p->d_scratch, in, in_bytes, cudaMemcpyDeviceToDevice, p->stream));
-    /* cuFFT reads the imaginary parts of bins 0 and n/2, which our contract ignores: zero them */
+    /* cuFFT reads the imaginary parts of bins 0 and (even n) n/2, which our contract ignores:
+     * zero them */
     const size_t row_bytes = (p->n / 2 + 1) * sizeof(float2);
     char *scratch = (char *)p->d_scratch;
     CUDAFFT_CHECK(
         cudaMemset2DAsync(scratch + sizeof(float), row_bytes, 0, sizeof(float), batch, p->stream));
-    CUDAFFT_CHECK(cudaMemset2DAsync(scratch + row_bytes - sizeof(float), row_bytes, 0,
-                                    sizeof(float), batch, p->stream));
+    if (p->n % 2 == 0)
+      CUDAFFT_CHECK(cudaMemset2DAsync(scratch + row_bytes - sizeof(float), row_bytes, 0,
+                                      sizeof(float), batch, p->stream));
     CUDAFFT_CHECK_CUFFT(cufftExecC2R(p->cufft, (cufftComplex *)p->d_scratch, (cufftReal *)out));
     break;
   }

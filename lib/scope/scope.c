@@ -7,6 +7,7 @@
 #include "backend_choice.h"
 #include "scope_colormaps.h"
 #include "scope_values.h"
+#include "sizes.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -236,11 +237,10 @@ check_config(const CudafftScopeConfig *c)
   if ((unsigned)c->format >= CUDAFFT_SAMPLE_COUNT_)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "scope: unknown sample format %d",
                         (int)c->format);
-  if (c->fft_size < CUDAFFT_MIN_SIZE || c->fft_size > CUDAFFT_MAX_SIZE ||
-      (c->fft_size & (c->fft_size - 1)) != 0)
+  if (!cudafft_is_fused_size(c->fft_size))
     return cudafft_fail(CUDAFFT_STATUS_INVALID_SIZE,
                         "scope: fft_size %zu is not a power of two from %d to %d", c->fft_size,
-                        CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE);
+                        CUDAFFT_FUSED_MIN_SIZE, CUDAFFT_MAX_SIZE);
   if (c->max_frames < 1 || c->max_frames > CUDAFFT_SCOPE_MAX_FRAMES)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "scope: max_frames %zu (1 to %zu)",
                         c->max_frames, CUDAFFT_SCOPE_MAX_FRAMES);

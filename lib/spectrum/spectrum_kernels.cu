@@ -574,7 +574,7 @@ run_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *stream
   for (int i = 0; i < kSizeCount; i++)
     for (int p = 0; p < 2; p++)
       if (runs.per[i][p] > 0)
-        CUDAFFT_CHECK(cudafft_spectrum_fused_batch((size_t)CUDAFFT_MIN_SIZE << i, p, fused,
+        CUDAFFT_CHECK(cudafft_spectrum_fused_batch((size_t)CUDAFFT_FUSED_MIN_SIZE << i, p, fused,
                                                    transform_map + runs.first[i][p], runs.per[i][p],
                                                    runs.tables[i]->window, runs.tables[i]->norm_db,
                                                    runs.tables[i]->twiddles, stream));

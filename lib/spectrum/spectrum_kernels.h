@@ -28,7 +28,7 @@ typedef struct {
 } CudafftSpectrumLaunchFft;
 
 /* The fused kernels of real size nfft (without, with phases); NULL where there are none (the
- * power-of-two sizes CUDAFFT_MIN_SIZE..CUDAFFT_MAX_SIZE have them). */
+ * power-of-two sizes CUDAFFT_FUSED_MIN_SIZE..CUDAFFT_MAX_SIZE have them). */
 const CudafftBlockKernels *cudafft_spectrum_fused_kernels(size_t nfft);
 
 /* A job of the fused kernel: its fft_count x spectra windowed real FFTs of nfft points, each

@@ -193,8 +193,11 @@ synthesis_run(void *p, const CudafftIstftJob *job)
   for (size_t f = 0; f < job->frames; f++) {
     for (unsigned c = 0; c < channels; c++) {
       memcpy(spectrum, job->in + (f * channels + c) * 2 * bins, bins * sizeof(fftwf_complex));
-      spectrum[0][1] = 0.0f; /* ignored, as documented; FFTW's result would depend on them */
-      spectrum[bins - 1][1] = 0.0f;
+      /* ignored, as documented (bin n/2's only where n is even); FFTW's result would depend on
+       * them */
+      spectrum[0][1] = 0.0f;
+      if (n % 2 == 0)
+        spectrum[bins - 1][1] = 0.0f;
       fftwf_execute(impl->fft.plan);
       float *acc = impl->acc + c * n;
       for (size_t i = 0; i < n; i++)

@@ -1,5 +1,6 @@
 /* stft_kernels.cu: the STFT's kinds of work (stft_kernels.h): the batched kernels, built from the
- * block FFT's device functions, and the callbacks that lay out their descriptors and maps.
+ * block FFT's device functions (block_fft.cuh for the powers of two from CUDAFFT_FUSED_MIN_SIZE,
+ * mixed_fft.cuh for every other size), and the callbacks that lay out their descriptors and maps.
  *
  * Each kernel body is the per-object kernel it replaces, its parameters read from the job's
  * descriptor: a batch of one job computes exactly what that kernel computed. */
@@ -7,6 +8,7 @@
 #include "block_fft_io.cuh"
 #include "block_kernels.cuh"
 #include "fft_sizes.cuh"
+#include "mixed_fft.cuh"
 #include "stft_kernels.h"
 #include "stft_values.h"
 
@@ -132,6 +134,109 @@ __launch_bounds__(FftShape<N, kWide>::kBlockThreads)
   block_fft<N, kWide>(ctx.smem, ctx.smem, to, ctx.t, twiddles);
 }
 
+/* The mixed-radix kernels (every size without a fused kernel): the same work as analysis_kernel
+ * and synthesis_kernel, on mixed_fft.cuh's block FFT with the size's plan. Even sizes n run the
+ * complex FFT of N = n / 2 points and the real split; odd sizes (Odd) the complex FFT of N = n
+ * points of (x, 0), whose bins 0..(n-1)/2 they keep, and synthesis the Hermitian spectrum's. A
+ * frame starts at any sample, so its samples are read 4 bytes at a time. */
+template <bool Odd>
+__global__ void
+__launch_bounds__(kMixedMaxBlockThreads)
+    mixed_analysis_kernel(const AnalysisDesc *__restrict__ descs,
+                          const CudafftUnit *__restrict__ map, int count,
+                          const float2 *__restrict__ twiddles, CudafftMixedArgs m)
+{
+  extern __shared__ float2 smem[];
+  const int n = m.plan.n, threads = m.threads;
+  const MixedBlockRow ctx(smem, n, threads, count);
+  const CudafftUnit u = map[ctx.transform];
+  const AnalysisDesc &d = descs[u.job];
+  const int local = (int)u.index;
+  const int frame = local / d.group, channel = d.c0 + local % d.group;
+  const float *x = d.signal + channel * d.pitch + (size_t)frame * d.hop;
+  const float *w = d.window;
+  for (int i = ctx.t; i < n; i += threads)
+    ctx.a[pad(i)] =
+        Odd ? make_float2(x[i] * __ldg(&w[i]), 0.0f)
+            : make_float2(x[2 * i] * __ldg(&w[2 * i]), x[2 * i + 1] * __ldg(&w[2 * i + 1]));
+  __syncthreads();
+  const float2 *z = mixed_fft(m.plan, ctx.a, ctx.b, twiddles, ctx.t, threads, false);
+  if (!ctx.active)
+    return;
+  const int representation = d.representation;
+  const int bins = Odd ? n / 2 + 1 : n + 1;
+  float *row =
+      d.out + (size_t)local * bins * (representation == CUDAFFT_REPRESENTATION_COMPLEX ? 2 : 1);
+  const auto emit = [&](int k, float2 v) {
+    if (representation == CUDAFFT_REPRESENTATION_COMPLEX)
+      reinterpret_cast<float2 *>(row)[k] = v;
+    else
+      row[k] = cudafft_bin_value((CudafftRepresentation)representation, v.x * v.x + v.y * v.y);
+  };
+  if (Odd) {
+    for (int k = ctx.t; k <= n / 2; k += threads)
+      emit(k, z[pad(k)]);
+    return;
+  }
+  const float2 *real_w = mixed_real_twiddles(m.plan, twiddles);
+  for (int k = ctx.t; 2 * k <= n; k += threads) {
+    float2 xk, xnk;
+    mixed_real_forward_pair(z, n, k, real_w, &xk, &xnk);
+    emit(k, xk);
+    if (2 * k != n)
+      emit(n - k, xnk);
+  }
+}
+
+template <bool Odd>
+__global__ void
+__launch_bounds__(kMixedMaxBlockThreads)
+    mixed_synthesis_kernel(const SynthesisDesc *__restrict__ descs,
+                           const CudafftUnit *__restrict__ map, int count,
+                           const float2 *__restrict__ twiddles, CudafftMixedArgs m)
+{
+  extern __shared__ float2 smem[];
+  const int n = m.plan.n, threads = m.threads;
+  const MixedBlockRow ctx(smem, n, threads, count);
+  const CudafftUnit u = map[ctx.transform];
+  const SynthesisDesc &d = descs[u.job];
+  const int bins = Odd ? n / 2 + 1 : n + 1;
+  const float2 *in = d.bins + (size_t)u.index * bins;
+  if (Odd) {
+    for (int k = ctx.t; k < bins; k += threads) {
+      const float2 v = in[k];
+      ctx.a[pad(k)] = k == 0 ? make_float2(v.x, 0.0f) : v;
+      if (k > 0)
+        ctx.a[pad(n - k)] = mx_conj(v);
+    }
+    __syncthreads();
+  } else {
+    for (int k = ctx.t; k < bins; k += threads)
+      ctx.a[pad(k)] = in[k];
+    __syncthreads();
+    const float2 *real_w = mixed_real_twiddles(m.plan, twiddles);
+    for (int k = ctx.t; 2 * k <= n; k += threads)
+      mixed_real_inverse_pair(ctx.a, n, k, real_w);
+    __syncthreads();
+  }
+  const float2 *z = mixed_fft(m.plan, ctx.a, ctx.b, twiddles, ctx.t, threads, true);
+  if (!ctx.active)
+    return;
+  /* the samples times the synthesis window g into the frame's row of the real length */
+  const float *g = reinterpret_cast<const float *>(d.g);
+  if (Odd) {
+    float *row = reinterpret_cast<float *>(d.rows) + (size_t)u.index * n;
+    for (int i = ctx.t; i < n; i += threads)
+      row[i] = z[pad(i)].x * __ldg(&g[i]);
+    return;
+  }
+  float2 *row = d.rows + (size_t)u.index * n;
+  for (int i = ctx.t; i < n; i += threads) {
+    const float2 v = z[pad(i)], gi = __ldg(&d.g[i]);
+    row[i] = make_float2(v.x * gi.x, v.y * gi.y);
+  }
+}
+
 /* One block per unit: the conversion of kFlatUnit input values behind the held samples (reads in
  * the interleaved order, coalesced; the planar writes scatter over channels, which costs little
  * next to the transforms), or a part of the held samples' move. */
@@ -200,10 +305,19 @@ using AnalyseFn = void (*)(dim3, int, size_t, cudaStream_t, const AnalysisDesc *
 using SynthesiseFn = void (*)(dim3, int, size_t, cudaStream_t, const SynthesisDesc *,
                               const CudafftUnit *, int, const float2 *);
 
+using MixedAnalyseFn = void (*)(dim3, int, size_t, cudaStream_t, const AnalysisDesc *,
+                                const CudafftUnit *, int, const float2 *, CudafftMixedArgs);
+using MixedSynthesiseFn = void (*)(dim3, int, size_t, cudaStream_t, const SynthesisDesc *,
+                                   const CudafftUnit *, int, const float2 *, CudafftMixedArgs);
+
+/* The kernels of a size: the fused power-of-two ones (analyse, synthesise), or the mixed-radix
+ * ones (mixed_analyse, mixed_synthesise; shape.twiddles.plan_kind kPlanMixed). */
 struct FusedKernels {
   CudafftBlockKernels shape; /* analysis, synthesis */
   AnalyseFn analyse;
   SynthesiseFn synthesise;
+  MixedAnalyseFn mixed_analyse;
+  MixedSynthesiseFn mixed_synthesise;
 };
 
 template <int N>
@@ -222,7 +336,25 @@ synthesise(dim3 grid, int threads, size_t smem, cudaStream_t stream, const Synth
   synthesis_kernel<N><<<grid, threads, smem, stream>>>(descs, map, count, twiddles);
 }
 
-/* The kernels of each size n: the real transforms of n points run the block FFT of n / 2. */
+template <bool Odd>
+void
+mixed_analyse(dim3 grid, int threads, size_t smem, cudaStream_t stream, const AnalysisDesc *descs,
+              const CudafftUnit *map, int count, const float2 *twiddles, CudafftMixedArgs m)
+{
+  mixed_analysis_kernel<Odd><<<grid, threads, smem, stream>>>(descs, map, count, twiddles, m);
+}
+
+template <bool Odd>
+void
+mixed_synthesise(dim3 grid, int threads, size_t smem, cudaStream_t stream,
+                 const SynthesisDesc *descs, const CudafftUnit *map, int count,
+                 const float2 *twiddles, CudafftMixedArgs m)
+{
+  mixed_synthesis_kernel<Odd><<<grid, threads, smem, stream>>>(descs, map, count, twiddles, m);
+}
+
+/* The kernels of each power-of-two size n: the real transforms of n points run the block FFT of
+ * n / 2. */
 struct FusedTable {
   template <int n>
   static FusedKernels
@@ -231,23 +363,40 @@ struct FusedTable {
     constexpr int N = n / 2;
     return {cudafft_block_kernels<N, kWide>((const void *)analysis_kernel<N>,
                                             (const void *)synthesis_kernel<N>),
-            analyse<N>, synthesise<N>};
+            analyse<N>, synthesise<N>, nullptr, nullptr};
+  }
+};
+
+/* The mixed-radix kernels of every other size n: the block FFT of n / 2 points for even n, of n
+ * for odd n. */
+struct MixedTable {
+  static FusedKernels
+  entry(size_t n)
+  {
+    if (n % 2)
+      return {cudafft_mixed_block_kernels((int)n, (const void *)mixed_analysis_kernel<true>,
+                                          (const void *)mixed_synthesis_kernel<true>),
+              nullptr, nullptr, mixed_analyse<true>, mixed_synthesise<true>};
+    return {cudafft_mixed_block_kernels((int)n / 2, (const void *)mixed_analysis_kernel<false>,
+                                        (const void *)mixed_synthesis_kernel<false>),
+            nullptr, nullptr, mixed_analyse<false>, mixed_synthesise<false>};
   }
 };
 
 const FusedKernels *
-fused_of_index(int i)
+kernels_of(size_t n)
 {
-  return size_table_entry<FusedTable>((size_t)CUDAFFT_MIN_SIZE << i);
+  return cudafft_is_fused_size(n) ? size_table_entry<FusedTable>(n)
+                                  : supported_table_entry<MixedTable>(n);
 }
 
-/* Transforms of the jobs by FFT size: per_size[i] for size index i (fft_sizes.cuh); the launches go
- * in that order, so a size's transforms are one run of the map. twiddles[i]: the table of the
- * size's first job (every object of a size has the same). */
+/* Transforms of the jobs by FFT size: per_size[i] for supported size index i (fft_sizes.cuh); the
+ * launches go in that order, so a size's transforms are one run of the map. twiddles[i]: the
+ * table of the size's first job (every object of a size has the same). */
 struct SizeRuns {
-  size_t per_size[kSizeCount] = {};
-  size_t first[kSizeCount] = {};
-  const float2 *twiddles[kSizeCount] = {};
+  size_t per_size[kSupportedSizesMax] = {};
+  size_t first[kSupportedSizesMax] = {};
+  const float2 *twiddles[kSupportedSizesMax] = {};
 
   template <typename Transforms>
   SizeRuns(CudafftJob *const *jobs, size_t count, Transforms &&transforms)
@@ -256,35 +405,41 @@ struct SizeRuns {
       size_t n = 0;
       const float2 *table = nullptr;
       const size_t t = transforms(jobs[j], &n, &table);
-      const int i = size_index(n);
+      const int i = supported_size_index(n);
       per_size[i] += t;
       if (!twiddles[i])
         twiddles[i] = table;
     }
-    for (int i = 1; i < kSizeCount; i++)
+    for (int i = 1; i < kSupportedSizesMax; i++)
       first[i] = first[i - 1] + per_size[i - 1];
   }
 
   size_t
   total() const
   {
-    return first[kSizeCount - 1] + per_size[kSizeCount - 1];
+    return first[kSupportedSizesMax - 1] + per_size[kSupportedSizesMax - 1];
   }
 };
 
-/* Queues the fused kernel of every size present over its run of the map. */
-template <typename Desc, typename Launch>
+/* Queues the kernel of every size present over its run of the map: launch(kernels, grid, descs,
+ * map, transforms, twiddles, stream) for a fused size, mixed(kernels, ..., plan) for the others. */
+template <typename Desc, typename Launch, typename MixedLaunch>
 CudafftStatus
 launch_sizes(const SizeRuns &runs, const Desc *descs, const CudafftUnit *map, cudaStream_t stream,
-             Launch &&launch)
+             Launch &&launch, MixedLaunch &&mixed)
 {
-  for (int i = 0; i < kSizeCount; i++) {
+  const SupportedSizes &sizes = supported_sizes();
+  for (int i = 0; i < sizes.count; i++) {
     const size_t count = runs.per_size[i];
     if (count == 0)
       continue;
-    const FusedKernels *k = fused_of_index(i);
+    const FusedKernels *k = kernels_of((size_t)sizes.size[i]);
     const dim3 grid((unsigned)((count + k->shape.per_block - 1) / k->shape.per_block));
-    launch(k, grid, descs, map + runs.first[i], (int)count, runs.twiddles[i], stream);
+    if (k->shape.twiddles.plan_kind == kPlanMixed)
+      mixed(k, grid, descs, map + runs.first[i], (int)count, runs.twiddles[i], stream,
+            cudafft_mixed_args(&k->shape));
+    else
+      launch(k, grid, descs, map + runs.first[i], (int)count, runs.twiddles[i], stream);
     CUDAFFT_CHECK(cudaGetLastError());
   }
   return CUDAFFT_STATUS_OK;
@@ -356,8 +511,8 @@ analysis_prepare(CudafftJob *const *jobs, size_t count, void *host_aux, void *de
   AnalysisDesc *descs = cudafft_aux_at<AnalysisDesc>(host_aux, layout.descs);
   CudafftUnit *assemble = cudafft_aux_at<CudafftUnit>(host_aux, layout.assemble);
   CudafftUnit *transforms = cudafft_aux_at<CudafftUnit>(host_aux, layout.transforms);
-  size_t cursor[kSizeCount];
-  for (int i = 0; i < kSizeCount; i++)
+  size_t cursor[kSupportedSizesMax];
+  for (int i = 0; i < kSupportedSizesMax; i++)
     cursor[i] = runs.first[i];
   for (size_t j = 0; j < count; j++) {
     const CudafftStftAnalysisJob *a = analysis_job(jobs[j]);
@@ -378,9 +533,10 @@ analysis_prepare(CudafftJob *const *jobs, size_t count, void *host_aux, void *de
                             (int)a->c0,
                             (int)a->representation};
     cudafft_put_units(&assemble, j, assemble_units(a));
-    CudafftUnit *at = transforms + cursor[size_index(a->n)];
+    const int size = supported_size_index(a->n);
+    CudafftUnit *at = transforms + cursor[size];
     cudafft_put_units(&at, j, a->frames * a->group);
-    cursor[size_index(a->n)] += a->frames * a->group;
+    cursor[size] += a->frames * a->group;
   }
 }
 
@@ -402,6 +558,11 @@ analysis_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *s
          int transforms, const float2 *twiddles, cudaStream_t s) {
         k->analyse(grid, k->shape.block_threads, k->shape.smem_bytes, s, d, map, transforms,
                    twiddles);
+      },
+      [](const FusedKernels *k, dim3 grid, const AnalysisDesc *d, const CudafftUnit *map,
+         int transforms, const float2 *twiddles, cudaStream_t s, CudafftMixedArgs m) {
+        k->mixed_analyse(grid, k->shape.block_threads, k->shape.smem_bytes, s, d, map, transforms,
+                         twiddles, m);
       });
 }
 
@@ -464,8 +625,8 @@ synthesis_prepare(CudafftJob *const *jobs, size_t count, void *host_aux, void *d
   SynthesisDesc *descs = cudafft_aux_at<SynthesisDesc>(host_aux, layout.descs);
   CudafftUnit *transforms = cudafft_aux_at<CudafftUnit>(host_aux, layout.transforms);
   CudafftUnit *sums = cudafft_aux_at<CudafftUnit>(host_aux, layout.sums);
-  size_t cursor[kSizeCount];
-  for (int i = 0; i < kSizeCount; i++)
+  size_t cursor[kSupportedSizesMax];
+  for (int i = 0; i < kSupportedSizesMax; i++)
     cursor[i] = runs.first[i];
   for (size_t j = 0; j < count; j++) {
     const CudafftStftSynthesisJob *s = synthesis_job(jobs[j]);
@@ -481,9 +642,10 @@ synthesis_prepare(CudafftJob *const *jobs, size_t count, void *host_aux, void *d
                              (int)s->hop,
                              (int)s->frames,
                              (int)s->group};
-    CudafftUnit *at = transforms + cursor[size_index(s->n)];
+    const int size = supported_size_index(s->n);
+    CudafftUnit *at = transforms + cursor[size];
     cudafft_put_units(&at, j, s->frames * s->group);
-    cursor[size_index(s->n)] += s->frames * s->group;
+    cursor[size] += s->frames * s->group;
     cudafft_put_units(&sums, j, flat_units(synthesis_sums(s)));
   }
 }
@@ -501,6 +663,11 @@ synthesis_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *
          int transforms, const float2 *twiddles, cudaStream_t s) {
         k->synthesise(grid, k->shape.block_threads, k->shape.smem_bytes, s, d, map, transforms,
                       twiddles);
+      },
+      [](const FusedKernels *k, dim3 grid, const SynthesisDesc *d, const CudafftUnit *map,
+         int transforms, const float2 *twiddles, cudaStream_t s, CudafftMixedArgs m) {
+        k->mixed_synthesise(grid, k->shape.block_threads, k->shape.smem_bytes, s, d, map,
+                            transforms, twiddles, m);
       });
   if (status != CUDAFFT_STATUS_OK || layout.sum_units == 0)
     return status;
@@ -515,7 +682,7 @@ synthesis_launch(CudafftJob *const *jobs, size_t count, void *device_aux, void *
 const CudafftBlockKernels *
 cudafft_stft_kernels(size_t n)
 {
-  const FusedKernels *k = size_table_entry<FusedTable>(n);
+  const FusedKernels *k = kernels_of(n);
   return k ? &k->shape : nullptr;
 }
 

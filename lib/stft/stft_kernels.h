@@ -14,7 +14,9 @@
 
 #include <cuda_runtime.h>
 
-/* The fused kernels of size n (analysis, synthesis); NULL where n is not a listed size. */
+/* The kernels of size n (analysis, synthesis): the fused power-of-two ones, or the mixed-radix ones
+ * (twiddles.plan_kind kPlanMixed, the block FFT of n / 2 points for even n and of n for odd n);
+ * NULL where n is not a supported size. */
 const CudafftBlockKernels *cudafft_stft_kernels(size_t n);
 
 /* One analysis job of an object: `samples` samples per channel appended (interleaved `format`

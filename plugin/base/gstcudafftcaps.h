@@ -18,9 +18,11 @@ G_BEGIN_DECLS
 
 #define GST_CUDAFFT_FRAMES_MEDIA_TYPE "audio/x-fft"
 
-/* CUDAFFT_MIN_SIZE and CUDAFFT_MAX_SIZE as text, for messages and property blurbs. */
+/* CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE and CUDAFFT_FUSED_MIN_SIZE as text, for messages and property
+ * blurbs. */
 #define GST_CUDAFFT_MIN_SIZE_TEXT G_STRINGIFY(CUDAFFT_MIN_SIZE)
 #define GST_CUDAFFT_MAX_SIZE_TEXT G_STRINGIFY(CUDAFFT_MAX_SIZE)
+#define GST_CUDAFFT_FUSED_MIN_SIZE_TEXT G_STRINGIFY(CUDAFFT_FUSED_MIN_SIZE)
 
 /* Values equal CudafftWindow's and CudafftRepresentation's. */
 typedef enum {

@@ -11,12 +11,12 @@ gst_cudafft_fft_size_get_type(void)
   static GType type = 0;
   if (g_once_init_enter(&type)) {
     guint count = 0;
-    for (guint n = CUDAFFT_MIN_SIZE; n <= CUDAFFT_MAX_SIZE; n *= 2)
+    for (guint n = CUDAFFT_FUSED_MIN_SIZE; n <= CUDAFFT_MAX_SIZE; n *= 2)
       count++;
     /* kept for the life of the type, as g_enum_register_static() requires */
     GEnumValue *values = g_new0(GEnumValue, count + 1);
     guint i = 0;
-    for (guint n = CUDAFFT_MIN_SIZE; n <= CUDAFFT_MAX_SIZE; n *= 2, i++) {
+    for (guint n = CUDAFFT_FUSED_MIN_SIZE; n <= CUDAFFT_MAX_SIZE; n *= 2, i++) {
       values[i].value = (gint)n;
       values[i].value_name = g_strdup_printf("%u samples", n);
       values[i].value_nick = g_strdup_printf("%u", n);

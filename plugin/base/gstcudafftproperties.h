@@ -8,9 +8,11 @@
 
 G_BEGIN_DECLS
 
-/* fft-size: the FFT sizes the engines take (CUDAFFT_MIN_SIZE to CUDAFFT_MAX_SIZE, powers of two),
- * each named by its value ("4096"): gst-launch-1.0 refuses any other value with "could not set
- * property", gst-inspect-1.0 lists the valid ones, and g_object_set() with the number works. */
+/* The fft-size of cudaspectrum's band layouts and of cudaspectrumscope: the powers of two with
+ * fused kernels (CUDAFFT_FUSED_MIN_SIZE to CUDAFFT_MAX_SIZE), each named by its value ("4096"):
+ * gst-launch-1.0 refuses any other value with "could not set property", gst-inspect-1.0 lists the
+ * valid ones, and g_object_set() with the number works. (cudafft's fft-size is an integer: every
+ * size the STFT takes.) */
 #define GST_TYPE_CUDAFFT_FFT_SIZE (gst_cudafft_fft_size_get_type())
 GType gst_cudafft_fft_size_get_type(void);
 

@@ -109,10 +109,23 @@ extern "C" {
 #define CUDAFFT_API
 #endif
 
-/* The transform sizes of the FFT engine and of the STFT: the powers of two from CUDAFFT_MIN_SIZE
- * to CUDAFFT_MAX_SIZE. This is the one place they are written. */
-#define CUDAFFT_MIN_SIZE 256
+/* The transform sizes of the FFT engine and of the STFT: every n from CUDAFFT_MIN_SIZE to
+ * CUDAFFT_MAX_SIZE whose only prime factors are 2, 3, 5 and 7 (400, 480, 1000, 1536, 3000, 4096,
+ * ...; cudafft_fft_size_supported()). The powers of two from CUDAFFT_FUSED_MIN_SIZE up have kernels
+ * of their own, tuned; they are also the sizes of the display engine (cudafft/scope.h) and of the
+ * fft-size of cudaspectrum's band layouts. This is the one place they are written. */
+#define CUDAFFT_MIN_SIZE 16
 #define CUDAFFT_MAX_SIZE 16384
+#define CUDAFFT_FUSED_MIN_SIZE 256
+
+/* Whether n is a transform size of the FFT engine and the STFT (CUDAFFT_MIN_SIZE..CUDAFFT_MAX_SIZE,
+ * no prime factor above 7). */
+CUDAFFT_API int cudafft_fft_size_supported(size_t n);
+
+/* The supported sizes nearest n: *below the largest <= n, *above the smallest >= n (both n where
+ * it is supported), 0 where there is none (below CUDAFFT_MIN_SIZE, above CUDAFFT_MAX_SIZE). Either
+ * pointer may be NULL. */
+CUDAFFT_API void cudafft_fft_size_nearest(size_t n, size_t *below, size_t *above);
 
 /* The most channels any engine takes. */
 #define CUDAFFT_MAX_CHANNELS 1024

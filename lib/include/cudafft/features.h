@@ -39,7 +39,8 @@
  *
  * 4. Spectrum. X = the DFT of u zero-padded to n (where the zeros go does not change |X|), bins
  *    k = 0 .. n / 2. v[k] = (s |X[k]|^2)^(p / 2) with p = [power] (1: magnitude, 2: power) and
- *    s = 1 / n with [normalized] (torch's normalized=True, python_speech_features' 1/NFFT), else 1.
+ *    s by [normalized]: 0: 1; 1: 1 / n (torch.stft's normalized=True, python_speech_features'
+ *    1/NFFT); 2: 1 / sum w[i]^2 (torchaudio's normalized=True, "window").
  *    [energy] SPECTRUM: E = sum_k v[k] (python_speech_features).
  *
  * 5. Mel bank. m[j] = sum_k W[j][k] v[k], j = 0 .. M - 1, M = [n_mels]. mel(f) by [mel_scale]:
@@ -310,7 +311,7 @@ typedef struct {
 
   /* 4. spectrum */
   unsigned power; /* p: 1 (magnitude) or 2 (power; the default) */
-  int normalized; /* 0; 1: |X|^2 / n */
+  int normalized; /* 0; 1: |X|^2 / n; 2: |X|^2 / sum w^2 (step 4) */
 
   /* 5. mel bank */
   unsigned n_mels;           /* M: 1..CUDAFFT_FEATURES_MAX_MELS */
@@ -462,9 +463,9 @@ CUDAFFT_API uint64_t cudafft_features_outputs_done(const CudafftFeatures *featur
 /* Samples per channel pushed in the current utterance. */
 CUDAFFT_API uint64_t cudafft_features_samples_pushed(const CudafftFeatures *features);
 
-/* Where output `index` stands (Timing above), a pure function of the configuration for every
- * output but a stream's last ones (a partial window's frames, known once it is written: their
- * stamps are right from then on). NULL_POINTER for NULL arguments. */
+/* Where output `index` stands (Timing above): a function of the configuration, but for a padded
+ * last window's frames, which are known once finish has written it: from finish to the next push
+ * the stamps are those of the stream finish ended. NULL_POINTER for NULL arguments. */
 CUDAFFT_API CudafftStatus cudafft_features_stamp(const CudafftFeatures *features, uint64_t index,
                                                  CudafftFeaturesStamp *stamp);
 

@@ -3,14 +3,20 @@
  * This header is plain C and knows nothing of CUDA, GLib or GStreamer. Statuses, backends, errors
  * and threads: cudafft/common.h.
  *
- * Sizes: n is a power of two from CUDAFFT_MIN_SIZE (256) to CUDAFFT_MAX_SIZE (16384); 4096 is the
- * tuned path.
+ * Sizes: n is any size from CUDAFFT_MIN_SIZE (16) to CUDAFFT_MAX_SIZE (16384) whose only prime
+ * factors are 2, 3, 5 and 7 (400, 480, 1000, 1536, 3000, ...: cudafft_fft_size_supported());
+ * any other is refused with INVALID_SIZE, the message naming the nearest sizes below and above
+ * (cudafft_fft_size_nearest()). On the CUDA backend the powers of two from CUDAFFT_FUSED_MIN_SIZE
+ * (256) run on kernels of their own (4096 is the tuned path), every other size on one mixed-radix
+ * kernel per kind, and the real transforms of odd sizes as complex ones; where a GPU's shared
+ * memory cannot hold a transform the plan runs on cuFFT (docs/library.md says where). Both are
+ * checked against FFTW in double precision to the same tolerance.
  *
- * Layouts (batch transforms stored back to back, no gaps):
+ * Layouts (batch transforms stored back to back, no gaps; n/2 is rounded down):
  *   CUDAFFT_C2C  in and out: batch x n complex values, interleaved (re, im) float pairs.
  *   CUDAFFT_R2C  in: batch x n floats; out: batch x (n/2 + 1) complex values (bins 0..n/2).
  *   CUDAFFT_C2R  in: batch x (n/2 + 1) complex values; out: batch x n floats. The imaginary parts
- *                of bins 0 and n/2 are ignored, as FFTW does.
+ *                of bin 0 and, for even n, bin n/2 are ignored, as FFTW does.
  *   C2C may run in place (in == out); otherwise in and out must not overlap. Inputs are never
  *   written (unlike FFTW's and cuFFT's complex-to-real transforms).
  *
@@ -68,7 +74,8 @@ CUDAFFT_API CudafftKind cudafft_plan_get_kind(const CudafftPlan *plan);
 CUDAFFT_API size_t cudafft_plan_get_size(const CudafftPlan *plan);
 
 /* Number of floats one transform reads and writes, for this plan's kind (2n for complex data,
- * n for real data, n + 2 for the n/2 + 1 bins of a real transform). */
+ * n for real data, 2 (n/2 + 1) for the bins of a real transform: n + 2 for even n, n + 1 for odd
+ * n). */
 CUDAFFT_API size_t cudafft_plan_input_floats(const CudafftPlan *plan);
 CUDAFFT_API size_t cudafft_plan_output_floats(const CudafftPlan *plan);
 

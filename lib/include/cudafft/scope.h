@@ -120,7 +120,7 @@ typedef struct {
   unsigned channels;          /* 1..CUDAFFT_MAX_CHANNELS, at most one per pixel row */
   unsigned rate;              /* frames per second, >= 1 */
   CudafftSampleFormat format; /* input samples: every format of cudafft/common.h */
-  size_t fft_size;            /* a power of two, CUDAFFT_MIN_SIZE..CUDAFFT_MAX_SIZE */
+  size_t fft_size;            /* a power of two, CUDAFFT_FUSED_MIN_SIZE..CUDAFFT_MAX_SIZE */
   size_t max_frames;          /* most samples per channel one render brings, 1..MAX_FRAMES */
   unsigned width, height;     /* pixels, 1..CUDAFFT_SCOPE_MAX_SIDE */
   CudafftPixelFormat pixels;

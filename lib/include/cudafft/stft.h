@@ -9,9 +9,19 @@
  *   X_f,c[k] = sum_i w[i] x_c[f hop + i] e^(-2 pi i k i / n),  k = 0 .. n/2
  *
  * where x_c is channel c of the samples pushed since create/reset and w the analysis window. The
- * DFT is unnormalised. Frame f is written as `channels` rows of n/2 + 1 bins, channel 0 first;
- * frames follow each other with no gaps. A bin is (re, im) for CUDAFFT_REPRESENTATION_COMPLEX and
- * one float otherwise.
+ * DFT is unnormalised. Frame f is written as `channels` rows of n/2 + 1 bins (n/2 rounded down),
+ * channel 0 first; frames follow each other with no gaps. A bin is (re, im) for
+ * CUDAFFT_REPRESENTATION_COMPLEX and one float otherwise.
+ *
+ * Sizes: n is any size from CUDAFFT_MIN_SIZE (16) to CUDAFFT_MAX_SIZE (16384) whose only prime
+ * factors are 2, 3, 5 and 7 (400 and 160 for Whisper at 16 kHz, 480 for 10 ms at 48 kHz, 1000,
+ * 3000, ...); any other is refused with INVALID_SIZE naming the nearest sizes. On the CUDA backend
+ * the powers of two from CUDAFFT_FUSED_MIN_SIZE run fused kernels of their own, every other size
+ * the mixed-radix ones (odd sizes as complex transforms); a size whose transform does not fit the
+ * GPU's shared memory per block is refused at create with UNSUPPORTED, saying so (16384 points on
+ * sm_75; of the mixed-radix sizes, whose transform of N = n/2 points, N = n for odd n, takes about
+ * 17 N bytes: the largest odd ones on every GPU, and more on the smaller ones: docs/library.md
+ * lists them).
  *
  * Synthesis (CudafftIstft) is the inverse: it takes frames of complex bins in that layout,
  * inverse-transforms each (scaled by 1/n), multiplies it by the synthesis window g and adds it
@@ -60,7 +70,7 @@ typedef enum {
 #define CUDAFFT_DB_FLOOR_POWER 1e-20f
 
 typedef struct {
-  size_t fft_size;                      /* n: a power of two, CUDAFFT_MIN_SIZE..CUDAFFT_MAX_SIZE */
+  size_t fft_size;                      /* n: a supported size (Sizes above) */
   size_t hop;                           /* 1..fft_size samples between frame starts */
   unsigned channels;                    /* 1..CUDAFFT_MAX_CHANNELS */
   CudafftWindow window;                 /* analysis window (synthesis: the one used in analysis) */
@@ -144,7 +154,7 @@ CUDAFFT_API int cudafft_istft_get_device(const CudafftIstft *istft);
  * the overlap-add and writes the frames x hop samples per channel that are now complete to out,
  * interleaved F32. Frame f of the stream (counting from create/reset) starts at output sample
  * f hop; out receives samples (f0 .. f0 + frames) hop, f0 the frames added before. The imaginary
- * parts of bins 0 and n/2 are ignored. */
+ * parts of bin 0 and, for even n, bin n/2 are ignored. */
 CUDAFFT_API CudafftStatus cudafft_istft_push(CudafftIstft *istft, const float *in, size_t frames,
                                              float *out);
 
