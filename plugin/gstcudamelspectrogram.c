@@ -42,6 +42,7 @@
 #include "gstcudamelspectrogram.h"
 
 #include "gstcudafftcudamemory.h"
+#include "gstcudafftproperties.h"
 #include "gstcudamelspectrogramproperties.h"
 #include "gstcudamelspectrogramtensor.h"
 
@@ -226,8 +227,7 @@ open_engine(GstCudaMelSpectrogram *self, const CudafftFeaturesConfig *config,
   gst_cudafft_audio_filter_set_run_format(filter, rate, MAX(config->hop / 2, 1));
   gst_cudafft_audio_filter_set_frame_bytes(filter, GST_AUDIO_INFO_BPF(&self->in_info));
   const guint64 latency = cudafft_features_latency(features_engine_of(self));
-  gst_cudafft_latency_update(&self->latency, GST_ELEMENT(self), (gint)MIN(latency, G_MAXINT),
-                             rate);
+  gst_cudafft_latency_update(&self->latency, GST_ELEMENT(self), (gint)MIN(latency, G_MAXINT), rate);
   GST_INFO_OBJECT(self,
                   "%s, %u channels at %d Hz: %zu features x %zu frames per output, %zu bytes, "
                   "latency %" G_GUINT64_FORMAT " samples",
@@ -387,8 +387,8 @@ describe_refusal(GstCudaMelSpectrogram *self, GstCaps *ours)
 static gboolean
 check_downstream(GstCudaMelSpectrogram *self, GstCaps *incaps)
 {
-  GstCaps *ours = gst_cuda_mel_spectrogram_transform_caps(GST_BASE_TRANSFORM(self), GST_PAD_SINK,
-                                                          incaps, NULL);
+  GstCaps *ours =
+      gst_cuda_mel_spectrogram_transform_caps(GST_BASE_TRANSFORM(self), GST_PAD_SINK, incaps, NULL);
   GstCaps *peer = gst_pad_peer_query_caps(GST_BASE_TRANSFORM_SRC_PAD(self), ours);
   gboolean ok = TRUE;
   if (!gst_caps_is_empty(ours) && gst_caps_is_empty(peer)) {
@@ -510,18 +510,18 @@ analyse(GstCudaMelSpectrogram *self, const guint8 *data, gsize samples)
     GstMapInfo map = GST_MAP_INFO_INIT;
     GstBuffer *buffer = NULL;
     if (count > 0 && !(buffer = gst_cudafft_audio_filter_map_output(filter, count * bytes, bytes,
-                                                                     self->cuda_out, &map)))
+                                                                    self->cuda_out, &map)))
       return GST_FLOW_ERROR; /* posted */
     const unsigned on_device = in_device | (buffer && self->cuda_out ? CUDAFFT_OUT_DEVICE : 0);
     size_t done = 0;
     /* into one of our elements, the tensors go on before the device has written them */
     const CudafftStatus status =
-        on_device ? cudafft_features_push_device(
-                        engine, data, chunk, map.data, &done, on_device,
-                        gst_cudafft_audio_filter_input_fence(filter),
-                        buffer ? gst_cudafft_audio_filter_output_fence(filter, self->cuda_out)
-                               : NULL)
-                  : cudafft_features_push(engine, data, chunk, map.data, &done);
+        on_device
+            ? cudafft_features_push_device(
+                  engine, data, chunk, map.data, &done, on_device,
+                  gst_cudafft_audio_filter_input_fence(filter),
+                  buffer ? gst_cudafft_audio_filter_output_fence(filter, self->cuda_out) : NULL)
+            : cudafft_features_push(engine, data, chunk, map.data, &done);
     if (buffer)
       gst_cudafft_audio_filter_unmap_output(buffer, &map);
     if (status != CUDAFFT_STATUS_OK || done != count) {
@@ -560,9 +560,9 @@ drain(GstCudaMelSpectrogram *self)
     const guint64 first = cudafft_features_outputs_done(engine);
     GstMapInfo map = GST_MAP_INFO_INIT;
     GstBuffer *buffer = NULL;
-    if (count > 0 && !(buffer = gst_cudafft_audio_filter_map_output(
-                           filter, count * self->shape.bytes, self->shape.bytes, self->cuda_out,
-                           &map))) {
+    if (count > 0 &&
+        !(buffer = gst_cudafft_audio_filter_map_output(filter, count * self->shape.bytes,
+                                                       self->shape.bytes, self->cuda_out, &map))) {
       gst_cudafft_audio_filter_reset_run(filter);
       return GST_FLOW_ERROR; /* posted */
     }
@@ -638,8 +638,9 @@ apply_settings(GstCudaMelSpectrogram *self)
     return GST_FLOW_OK;
   }
   if (self->cuda_out && shape.bytes % 4 != 0) {
-    refuse_settings(self, &s, "a float16 tensor of an odd number of values cannot go out in CUDA "
-                              "memory");
+    refuse_settings(self, &s,
+                    "a float16 tensor of an odd number of values cannot go out in CUDA "
+                    "memory");
     return GST_FLOW_OK;
   }
   GstFlowReturn ret = drain(self);
@@ -651,8 +652,8 @@ apply_settings(GstCudaMelSpectrogram *self)
       (ret == GST_FLOW_FLUSHING && !GST_PAD_IS_FLUSHING(GST_BASE_TRANSFORM_SINK_PAD(self)));
   if (ret != GST_FLOW_OK && !refused_downstream)
     return ret;
-  GstCaps *caps = gst_caps_new_full(gst_cuda_mel_spectrogram_tensor_structure(&config, &shape),
-                                    NULL);
+  GstCaps *caps =
+      gst_caps_new_full(gst_cuda_mel_spectrogram_tensor_structure(&config, &shape), NULL);
   gst_caps_set_simple(caps, "types", G_TYPE_STRING,
                       config.precision == CUDAFFT_FEATURES_F16 ? "float16" : "float32", NULL);
   if (self->cuda_out) /* the tensors stay where they were negotiated */
@@ -748,9 +749,8 @@ gst_cuda_mel_spectrogram_class_init(GstCudaMelSpectrogramClass *klass)
   gobject_class->get_property = gst_cuda_mel_spectrogram_get_property;
   gst_cuda_mel_spectrogram_properties_install(gobject_class);
 
-  gst_cudafft_audio_filter_class_add_pad_templates(
-      element_class, gst_static_caps_get(&sink_caps),
-      gst_cuda_mel_spectrogram_tensor_template_caps());
+  gst_cudafft_audio_filter_class_add_pad_templates(element_class, gst_static_caps_get(&sink_caps),
+                                                   gst_cuda_mel_spectrogram_tensor_template_caps());
   gst_element_class_set_static_metadata(
       element_class, "CUDA mel spectrogram", "Filter/Converter/Audio/Analyzer",
       "Compute a model's input features (log-mel, filter banks, MFCC) from the audio on an NVIDIA "

@@ -123,8 +123,8 @@ DEFINE_ENUM(window_get_type, "GstCudaMelSpectrogramWindow",
             {CUDAFFT_FEATURES_WINDOW_BLACKMAN, "Blackman", "blackman"},
             {CUDAFFT_FEATURES_WINDOW_RECTANGULAR, "Rectangular", "rectangular"})
 DEFINE_ENUM(span_get_type, "GstCudaMelSpectrogramSpan",
-            {CUDAFFT_FEATURES_SPAN_FFT, "fft-size samples, the window in the middle (torch, librosa)",
-             "fft"},
+            {CUDAFFT_FEATURES_SPAN_FFT,
+             "fft-size samples, the window in the middle (torch, librosa)", "fft"},
             {CUDAFFT_FEATURES_SPAN_WINDOW, "win-length samples (Kaldi, python_speech_features)",
              "window"})
 DEFINE_ENUM(edges_get_type, "GstCudaMelSpectrogramEdges",
@@ -140,8 +140,7 @@ DEFINE_ENUM(pad_get_type, "GstCudaMelSpectrogramPadMode",
 DEFINE_ENUM(preemphasis_get_type, "GstCudaMelSpectrogramPreemphasis",
             {CUDAFFT_FEATURES_PREEMPHASIS_NONE, "None", "none"},
             {CUDAFFT_FEATURES_PREEMPHASIS_FRAME, "Per frame, after DC removal (Kaldi)", "frame"},
-            {CUDAFFT_FEATURES_PREEMPHASIS_SIGNAL, "On the signal, before framing (NeMo)",
-             "signal"})
+            {CUDAFFT_FEATURES_PREEMPHASIS_SIGNAL, "On the signal, before framing (NeMo)", "signal"})
 DEFINE_ENUM(mel_scale_get_type, "GstCudaMelSpectrogramMelScale",
             {CUDAFFT_MEL_SCALE_SLANEY, "Slaney (librosa's default)", "slaney"},
             {CUDAFFT_MEL_SCALE_HTK, "HTK (Kaldi, torchaudio)", "htk"})
@@ -158,13 +157,11 @@ DEFINE_ENUM(log_get_type, "GstCudaMelSpectrogramLog",
             {CUDAFFT_FEATURES_LN_GUARD, "ln(max(m, floor)) (Kaldi)", "ln-guard"},
             {CUDAFFT_FEATURES_DB, "dB: 10 log10(max(m, floor) / db-ref) (librosa, torchaudio)",
              "db"})
-DEFINE_ENUM(energy_get_type, "GstCudaMelSpectrogramEnergy",
-            {CUDAFFT_FEATURES_ENERGY_NONE, "None", "none"},
-            {CUDAFFT_FEATURES_ENERGY_RAW, "Before the window (Kaldi raw_energy=true)", "raw"},
-            {CUDAFFT_FEATURES_ENERGY_WINDOWED, "After the window (Kaldi raw_energy=false)",
-             "windowed"},
-            {CUDAFFT_FEATURES_ENERGY_SPECTRUM, "Of the spectrum (python_speech_features)",
-             "spectrum"})
+DEFINE_ENUM(
+    energy_get_type, "GstCudaMelSpectrogramEnergy", {CUDAFFT_FEATURES_ENERGY_NONE, "None", "none"},
+    {CUDAFFT_FEATURES_ENERGY_RAW, "Before the window (Kaldi raw_energy=true)", "raw"},
+    {CUDAFFT_FEATURES_ENERGY_WINDOWED, "After the window (Kaldi raw_energy=false)", "windowed"},
+    {CUDAFFT_FEATURES_ENERGY_SPECTRUM, "Of the spectrum (python_speech_features)", "spectrum"})
 DEFINE_ENUM(lifter_get_type, "GstCudaMelSpectrogramLifter",
             {CUDAFFT_FEATURES_LIFTER_KALDI, "1 + K/2 sin(pi q / K) (Kaldi, HTK)", "kaldi"},
             {CUDAFFT_FEATURES_LIFTER_LIBROSA, "1 + K/2 sin(pi (q + 1) / K) (librosa)", "librosa"})
@@ -189,7 +186,8 @@ gst_cuda_mel_spectrogram_kind_nick(CudafftFeaturesKind kind)
 
 /* The fields ---------------------------------------------------------------------------------- */
 
-typedef enum { F_ENUM, F_UINT, F_SIZE, F_BOOL, F_FLOAT, F_DOUBLE, F_UINT64 } FieldType;
+/* F_INT: an int field given as a guint property */
+typedef enum { F_ENUM, F_UINT, F_SIZE, F_BOOL, F_INT, F_FLOAT, F_DOUBLE, F_UINT64 } FieldType;
 
 typedef struct {
   guint prop;
@@ -197,7 +195,10 @@ typedef struct {
   gsize offset;
 } Field;
 
-#define FIELD(prop, type, member) {prop, type, offsetof(CudafftFeaturesConfig, member)}
+#define FIELD(prop, type, member)                                                                  \
+  {                                                                                                \
+    prop, type, offsetof(CudafftFeaturesConfig, member)                                            \
+  }
 
 /* Every property but preset, and the configuration field it sets. */
 static const Field fields[] = {
@@ -218,7 +219,7 @@ static const Field fields[] = {
     FIELD(PROP_DITHER, F_FLOAT, dither),
     FIELD(PROP_DITHER_SEED, F_UINT64, dither_seed),
     FIELD(PROP_POWER, F_UINT, power),
-    FIELD(PROP_NORMALIZED, F_BOOL, normalized),
+    FIELD(PROP_NORMALIZED, F_INT, normalized),
     FIELD(PROP_N_MELS, F_UINT, n_mels),
     FIELD(PROP_MEL_SCALE, F_ENUM, mel_scale),
     FIELD(PROP_FILTERS, F_ENUM, filters),
@@ -278,6 +279,7 @@ field_size(const Field *f)
   case F_SIZE:
     return sizeof(size_t);
   case F_BOOL:
+  case F_INT:
     return sizeof(int);
   case F_FLOAT:
     return sizeof(float);
@@ -305,6 +307,9 @@ field_from_value(CudafftFeaturesConfig *config, const Field *f, const GValue *va
     break;
   case F_BOOL:
     *(int *)p = g_value_get_boolean(value) ? 1 : 0;
+    break;
+  case F_INT:
+    *(int *)p = (int)g_value_get_uint(value);
     break;
   case F_FLOAT:
     *(float *)p = g_value_get_float(value);
@@ -335,6 +340,9 @@ field_to_value(const CudafftFeaturesConfig *config, const Field *f, GValue *valu
   case F_BOOL:
     g_value_set_boolean(value, *(const int *)p != 0);
     break;
+  case F_INT:
+    g_value_set_uint(value, (guint)MAX(*(const int *)p, 0));
+    break;
   case F_FLOAT:
     g_value_set_float(value, *(const float *)p);
     break;
@@ -361,8 +369,7 @@ static void
 install_enum(GObjectClass *k, guint prop, const gchar *name, const gchar *blurb, GType type,
              gint def)
 {
-  g_object_class_install_property(k, prop,
-                                  g_param_spec_enum(name, name, blurb, type, def, FLAGS));
+  g_object_class_install_property(k, prop, g_param_spec_enum(name, name, blurb, type, def, FLAGS));
 }
 
 static void
@@ -404,8 +411,8 @@ gst_cuda_mel_spectrogram_properties_install(GObjectClass *k)
                "Sets every other property as a library computes its features; the properties "
                "set explicitly win, whatever the order they are set in",
                GST_TYPE_CUDA_MEL_SPECTROGRAM_PRESET, GST_CUDA_MEL_SPECTROGRAM_PRESET_NONE);
-  install_enum(k, PROP_KIND, "kind", "What each frame holds: mel, log-mel or mfcc",
-               kind_get_type(), d.kind);
+  install_enum(k, PROP_KIND, "kind", "What each frame holds: mel, log-mel or mfcc", kind_get_type(),
+               d.kind);
   install_float(k, PROP_SAMPLE_SCALE, "sample-scale",
                 "Factor on the samples (1 reads full scale as 1.0; 32768 as Kaldi's integers)",
                 G_MINFLOAT, G_MAXFLOAT, d.sample_scale);
@@ -440,22 +447,23 @@ gst_cuda_mel_spectrogram_properties_install(GObjectClass *k)
   install_float(k, PROP_DITHER, "dither",
                 "Gaussian noise of this deviation added to each frame (0: off; seeded)", 0.0f,
                 G_MAXFLOAT, d.dither);
-  g_object_class_install_property(
-      k, PROP_DITHER_SEED,
-      g_param_spec_uint64("dither-seed", "dither-seed", "Seed of the dither's noise", 0,
-                          G_MAXUINT64, d.dither_seed, FLAGS));
+  g_object_class_install_property(k, PROP_DITHER_SEED,
+                                  g_param_spec_uint64("dither-seed", "dither-seed",
+                                                      "Seed of the dither's noise", 0, G_MAXUINT64,
+                                                      d.dither_seed, FLAGS));
   install_uint(k, PROP_POWER, "power", "1: magnitude, 2: power spectrum", 1, 2, d.power);
-  install_bool(k, PROP_NORMALIZED, "normalized", "Divide |X|^2 by fft-size (torch normalized=True)",
-               d.normalized);
+  install_uint(k, PROP_NORMALIZED, "normalized",
+               "|X|^2 divided by 1 (0), fft-size (1: torch.stft's normalized=True) or the "
+               "window's energy (2: torchaudio's)",
+               0, 2, (guint)d.normalized);
   install_uint(k, PROP_N_MELS, "n-mels", "Mel bands", 1, CUDAFFT_FEATURES_MAX_MELS, d.n_mels);
-  install_enum(k, PROP_MEL_SCALE, "mel-scale", "The mel scale", mel_scale_get_type(),
-               d.mel_scale);
+  install_enum(k, PROP_MEL_SCALE, "mel-scale", "The mel scale", mel_scale_get_type(), d.mel_scale);
   install_enum(k, PROP_FILTERS, "filters", "How the triangular filters are drawn",
                filters_get_type(), d.filters);
   install_enum(k, PROP_MEL_NORM, "mel-norm", "Normalisation of the filters", mel_norm_get_type(),
                d.mel_norm);
-  install_double(k, PROP_F_MIN, "f-min", "Lowest frequency of the mel bank in Hz", 0.0,
-                 G_MAXDOUBLE, d.f_min);
+  install_double(k, PROP_F_MIN, "f-min", "Lowest frequency of the mel bank in Hz", 0.0, G_MAXDOUBLE,
+                 d.f_min);
   install_double(k, PROP_F_MAX, "f-max",
                  "Highest frequency in Hz, at most the Nyquist frequency; <= 0: Nyquist plus it",
                  -G_MAXDOUBLE, G_MAXDOUBLE, d.f_max);
@@ -480,14 +488,14 @@ gst_cuda_mel_spectrogram_properties_install(GObjectClass *k)
                CUDAFFT_FEATURES_MAX_MELS, d.n_mfcc);
   install_enum(k, PROP_LIFTER_STYLE, "lifter-style", "The cepstral lifter's formula",
                lifter_get_type(), d.lifter_kind);
-  install_float(k, PROP_LIFTER, "lifter", "Cepstral lifter coefficient (0: none)", 0.0f,
-                G_MAXFLOAT, d.lifter);
+  install_float(k, PROP_LIFTER, "lifter", "Cepstral lifter coefficient (0: none)", 0.0f, G_MAXFLOAT,
+                d.lifter);
   install_uint(k, PROP_DELTA_ORDER, "delta-order", "Deltas after the features: 0, 1 or 2", 0, 2,
                d.delta_order);
   install_uint(k, PROP_DELTA_WIDTH, "delta-width", "Frames the deltas read (odd, 3 to 99)", 3,
                CUDAFFT_FEATURES_MAX_DELTA_WIDTH, d.delta_width);
-  install_enum(k, PROP_DELTA_STYLE, "delta-style", "How the deltas are computed",
-               deltas_get_type(), d.delta_style);
+  install_enum(k, PROP_DELTA_STYLE, "delta-style", "How the deltas are computed", deltas_get_type(),
+               d.delta_style);
   install_enum(k, PROP_OUTPUT, "output", "One tensor per frame, per window or per chunk",
                output_get_type(), d.output);
   install_uint(k, PROP_WINDOW_FRAMES, "window-frames", "Frames of a window (output=windows)", 1,
@@ -507,11 +515,11 @@ gst_cuda_mel_spectrogram_properties_install(GObjectClass *k)
                 -G_MAXFLOAT, G_MAXFLOAT, d.pad_value);
 
   gst_type_mark_as_plugin_api(GST_TYPE_CUDA_MEL_SPECTROGRAM_PRESET, 0);
-  const GType enums[] = {kind_get_type(),        window_get_type(),    span_get_type(),
-                         edges_get_type(),       pad_get_type(),       preemphasis_get_type(),
-                         mel_scale_get_type(),   filters_get_type(),   mel_norm_get_type(),
-                         log_get_type(),         energy_get_type(),    lifter_get_type(),
-                         deltas_get_type(),      output_get_type(),    layout_get_type()};
+  const GType enums[] = {kind_get_type(),      window_get_type(),  span_get_type(),
+                         edges_get_type(),     pad_get_type(),     preemphasis_get_type(),
+                         mel_scale_get_type(), filters_get_type(), mel_norm_get_type(),
+                         log_get_type(),       energy_get_type(),  lifter_get_type(),
+                         deltas_get_type(),    output_get_type(),  layout_get_type()};
   for (guint i = 0; i < G_N_ELEMENTS(enums); i++)
     gst_type_mark_as_plugin_api(enums[i], 0);
 }
@@ -591,10 +599,10 @@ gst_cuda_mel_spectrogram_properties_set(GObject *object, GstCudaMelSpectrogramSe
       (prop_id == PROP_FFT_SIZE && !fft_size_taken(g_value_get_uint(value), &why))) {
     guint kept = 0;
     g_object_get(object, pspec->name, &kept, NULL);
-    gst_cudafft_refuse_value(GST_ELEMENT(object), "%s=%u refused: %s. Keeping %s=%u.",
-                             pspec->name, g_value_get_uint(value),
-                             why ? why : "frames must advance by at least one sample",
-                             pspec->name, kept);
+    gst_cudafft_refuse_value(GST_ELEMENT(object), "%s=%u refused: %s. Keeping %s=%u.", pspec->name,
+                             g_value_get_uint(value),
+                             why ? why : "frames must advance by at least one sample", pspec->name,
+                             kept);
     g_free(why);
     return;
   }

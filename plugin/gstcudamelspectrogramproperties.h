@@ -67,16 +67,15 @@ gboolean gst_cuda_mel_spectrogram_settings_config(const GstCudaMelSpectrogramSet
  * set. hop-length 0 and an fft-size the engine does not take are refused
  * (gst_cudafft_refuse_value) and change nothing. */
 void gst_cuda_mel_spectrogram_properties_set(GObject *object,
-                                             GstCudaMelSpectrogramSettings *settings,
-                                             guint prop_id, const GValue *value,
-                                             GParamSpec *pspec);
+                                             GstCudaMelSpectrogramSettings *settings, guint prop_id,
+                                             const GValue *value, GParamSpec *pspec);
 
 /* get_property from `settings` (a copy taken under the object lock) and `effective`, the
  * configuration in effect (gst_cuda_mel_spectrogram_settings_config's). */
 void gst_cuda_mel_spectrogram_properties_get(GObject *object,
                                              const GstCudaMelSpectrogramSettings *settings,
-                                             const CudafftFeaturesConfig *effective,
-                                             guint prop_id, GValue *value, GParamSpec *pspec);
+                                             const CudafftFeaturesConfig *effective, guint prop_id,
+                                             GValue *value, GParamSpec *pspec);
 
 /* Whether two configurations are the same in every field the properties set (and rate,
  * channels, format and precision). */

@@ -78,15 +78,15 @@ gst_cuda_mel_spectrogram_tensor_structure(const CudafftFeaturesConfig *config,
     num /= 2;
     den = MAX(den / 2, 1);
   }
-  gst_structure_set(s, "dimensions", G_TYPE_STRING, text, "framerate", GST_TYPE_FRACTION,
-                    (gint)num, (gint)den, NULL);
+  gst_structure_set(s, "dimensions", G_TYPE_STRING, text, "framerate", GST_TYPE_FRACTION, (gint)num,
+                    (gint)den, NULL);
   g_free(text);
   return s;
 }
 
 gboolean
-gst_cuda_mel_spectrogram_tensor_precision(const GstCaps *caps,
-                                          CudafftFeaturesPrecision *precision, gchar **why)
+gst_cuda_mel_spectrogram_tensor_precision(const GstCaps *caps, CudafftFeaturesPrecision *precision,
+                                          gchar **why)
 {
   const GstStructure *s = gst_caps_get_structure(caps, 0);
   const gchar *type = s ? gst_structure_get_string(s, "types") : NULL;
@@ -98,9 +98,9 @@ gst_cuda_mel_spectrogram_tensor_precision(const GstCaps *caps,
     *precision = CUDAFFT_FEATURES_F16;
     return TRUE;
   }
-  *why = g_strdup_printf("the tensor type is %s; cudamelspectrogram makes " TYPE_F32
-                         " or " TYPE_F16,
-                         type ? type : "not given");
+  *why =
+      g_strdup_printf("the tensor type is %s; cudamelspectrogram makes " TYPE_F32 " or " TYPE_F16,
+                      type ? type : "not given");
   return FALSE;
 }
 
@@ -142,13 +142,13 @@ gst_cuda_mel_spectrogram_add_tensor_meta(GstBuffer *buffer, const CudafftFeature
   GstBuffer *data = gst_buffer_new();
   for (guint i = 0; i < gst_buffer_n_memory(buffer); i++)
     gst_buffer_append_memory(data, gst_memory_ref(gst_buffer_peek_memory(buffer, i)));
-  gchar *id = g_strdup_printf("cudamelspectrogram/%s",
-                              gst_cuda_mel_spectrogram_kind_nick(config->kind));
-  GstTensor *tensor = gst_tensor_new_simple(
-      g_quark_from_string(id),
-      config->precision == CUDAFFT_FEATURES_F16 ? GST_TENSOR_DATA_TYPE_FLOAT16
+  gchar *id =
+      g_strdup_printf("cudamelspectrogram/%s", gst_cuda_mel_spectrogram_kind_nick(config->kind));
+  GstTensor *tensor = gst_tensor_new_simple(g_quark_from_string(id),
+                                            config->precision == CUDAFFT_FEATURES_F16
+                                                ? GST_TENSOR_DATA_TYPE_FLOAT16
                                                 : GST_TENSOR_DATA_TYPE_FLOAT32,
-      data, GST_TENSOR_DIM_ORDER_ROW_MAJOR, 3, dims);
+                                            data, GST_TENSOR_DIM_ORDER_ROW_MAJOR, 3, dims);
   g_free(id);
   if (!tensor) {
     gst_buffer_unref(data);
