@@ -32,7 +32,7 @@
  * ## Example pipelines
  * |[
  * gst-launch-1.0 filesrc location=speech.wav ! wavparse ! audioconvert ! audioresample ! \
- *     cudamelspectrogram preset=whisper ! fakesink
+ *     audio/x-raw,rate=16000 ! cudamelspectrogram preset=whisper ! fakesink
  * ]| Whisper's 80 x 3000 log-mel of every 30 s of the file.
  * |[
  * gst-launch-1.0 autoaudiosrc ! audioconvert ! audioresample ! audio/x-raw,rate=16000 ! \
