@@ -430,8 +430,9 @@ push_output(GstCudaMelSpectrogram *self, GstBuffer *buffer, guint64 index)
 }
 
 /* Pushes the `count` outputs the engine wrote one after another into `buffer` (taken), the first
- * of them output `first`: one tensor per buffer. In system memory the others are copied into
- * buffers of their own (a few hundred bytes each for frames); in CUDA memory, cut on the device. */
+ * of them output `first`: one tensor per buffer. In system memory the first stays in `buffer` and
+ * the others are copied into buffers of their own (a few hundred bytes each for frames); in CUDA
+ * memory each is cut on the device. */
 static GstFlowReturn
 push_outputs(GstCudaMelSpectrogram *self, GstBuffer *buffer, guint64 first, gsize count)
 {
@@ -452,10 +453,18 @@ push_outputs(GstCudaMelSpectrogram *self, GstBuffer *buffer, guint64 first, gsiz
     if (!mapped)
       GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot read an output buffer."), (NULL));
     ok = mapped;
+    /* plain memory: the pool's buffers are as large as the whole push's output */
     for (gsize i = 1; ok && i < count; i++) {
-      ok = (parts[i] = gst_cudafft_audio_filter_output_buffer(filter, bytes, 0)) != NULL;
-      if (ok)
-        gst_buffer_fill(parts[i], 0, all.data + i * bytes, bytes);
+      guint8 *copy = g_try_malloc(bytes);
+      if (copy) {
+        memcpy(copy, all.data + i * bytes, bytes);
+        parts[i] = gst_buffer_new_wrapped(copy, bytes);
+      } else {
+        GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
+                          ("Out of memory for a tensor of %" G_GSIZE_FORMAT " bytes.", bytes),
+                          (NULL));
+        ok = FALSE;
+      }
     }
     if (mapped)
       gst_buffer_unmap(buffer, &all);
