@@ -3,6 +3,7 @@
 #include "errors.h"
 #include "features_tables.h"
 #include "features_timeline.h"
+#include "sizes.h"
 
 #include <float.h>
 #include <math.h>
@@ -61,22 +62,6 @@ cudafft_features_config_init(CudafftFeaturesConfig *c)
 #define FAIL_SIZE(...) cudafft_fail(CUDAFFT_STATUS_INVALID_SIZE, "features: " __VA_ARGS__)
 #define FAIL_VALUE(...) cudafft_fail(CUDAFFT_STATUS_INVALID_VALUE, "features: " __VA_ARGS__)
 
-/* The transform sizes the engine takes: every 2^a 3^b 5^c 7^d from 16 to 16384 (Whisper's 400,
- * 480 for 10 ms at 48 kHz). The library's size rule (lib/common/sizes.h) takes these once the FFT
- * engine does; until then this is where the features engine states it. */
-static CudafftStatus
-check_fft_size(size_t n)
-{
-  size_t m = n;
-  static const size_t primes[] = {2, 3, 5, 7};
-  for (size_t p = 0; p < 4 && m > 0; p++)
-    while (m % primes[p] == 0)
-      m /= primes[p];
-  if (n >= 16 && n <= 16384 && m == 1)
-    return CUDAFFT_STATUS_OK;
-  return FAIL_SIZE("fft size %zu is not a product of 2, 3, 5 and 7 from 16 to 16384", n);
-}
-
 static int
 finite_positive(double v)
 {
@@ -126,7 +111,7 @@ check_framing(const CudafftFeaturesConfig *c)
     return FAIL_VALUE("sample rate %g Hz is not in (0, 1e7]", c->sample_rate);
   if (!finite_positive(c->sample_scale))
     return FAIL_VALUE("sample_scale %g is not a positive number", (double)c->sample_scale);
-  const CudafftStatus size = check_fft_size(c->fft_size);
+  const CudafftStatus size = cudafft_check_size(c->fft_size, "features: fft size");
   if (size != CUDAFFT_STATUS_OK)
     return size;
   if (c->win_length > c->fft_size)

@@ -369,8 +369,9 @@ write_frames(CpuFeatures *impl, unsigned ch, uint64_t e0, uint64_t e1, uint64_t 
   if (c->delta_order == 2 && regression)
     for (uint64_t g = g0; g < g1; g++)
       for (size_t i = 0; i < base; i++)
-        impl->deltas[(g - g0) * base + i] = cudafft_features_regression(
-            impl->unit + i, base, at, (int64_t)(g - e0), frames, r, impl->regression_norm);
+        impl->deltas[(g - g0) * base + i] =
+            cudafft_features_regression(impl->unit + i, base, at, INT64_MAX, (int64_t)(g - e0),
+                                        frames, r, impl->regression_norm);
   const int half = c->precision == CUDAFFT_FEATURES_F16;
   for (uint64_t o = o0; o < o1; o++) {
     const int64_t t = (int64_t)(o - e0);
@@ -379,13 +380,13 @@ write_frames(CpuFeatures *impl, unsigned ch, uint64_t e0, uint64_t e1, uint64_t 
       const size_t order = i / base, feature = i % base;
       float value = b[feature];
       if (order == 1 && regression)
-        value = cudafft_features_regression(impl->unit + feature, base, at, t, frames, r,
+        value = cudafft_features_regression(impl->unit + feature, base, at, INT64_MAX, t, frames, r,
                                             impl->regression_norm);
       else if (order == 2 && regression)
-        value = cudafft_features_regression(impl->deltas + feature, base, at, t, frames, r,
-                                            impl->regression_norm);
+        value = cudafft_features_regression(impl->deltas + feature, base, at, INT64_MAX, t, frames,
+                                            r, impl->regression_norm);
       else if (order > 0)
-        value = cudafft_features_savgol(impl->unit + feature, base, at, t, frames, r,
+        value = cudafft_features_savgol(impl->unit + feature, base, at, INT64_MAX, t, frames, r,
                                         impl->savgol[order - 1]);
       const size_t place = (size_t)(o - o0) * frame_stride + i * feature_stride;
       if (half)

@@ -137,18 +137,20 @@ cudafft_features_cepstrum(const float *dct_row, const float *l, size_t l_stride,
 
 /* A delta of step 10 at frame t of a unit of `frames` frames (t and frames counted from the
  * unit's first frame; frames may be INT64_MAX while the unit's end is not known), from its values
- * v(f) at v + (f - base) stride: v holds the frames from `base` on that the delta reads.
+ * v(f) at v + ((f - base) mod ring) stride: v holds the frames the delta reads, frame `base` of
+ * the unit first (ring: the slots of a ring buffer, or INT64_MAX for a plain array).
  * REGRESSION with reach r and norm = 1 / (2 sum n^2), edges repeating the edge frame. */
 static inline CUDAFFT_HD float
-cudafft_features_regression(const float *v, size_t stride, int64_t base, int64_t t, int64_t frames,
-                            int r, float norm)
+cudafft_features_regression(const float *v, size_t stride, int64_t base, int64_t ring, int64_t t,
+                            int64_t frames, int r, float norm)
 {
   float sum = 0.0f;
   for (int n = 1; n <= r; n++) {
     int64_t a = t + n, b = t - n;
     a = a > frames - 1 ? frames - 1 : a;
     b = b < 0 ? 0 : b;
-    sum += (float)n * (v[(a - base) * (int64_t)stride] - v[(b - base) * (int64_t)stride]);
+    sum += (float)n *
+           (v[((a - base) % ring) * (int64_t)stride] - v[((b - base) % ring) * (int64_t)stride]);
   }
   return sum * norm;
 }
@@ -157,8 +159,8 @@ cudafft_features_regression(const float *v, size_t stride, int64_t base, int64_t
  * at position p of a window of width = 2 r + 1 frames), the window starting at the unit's first
  * frame, at t - r, or at its last width frames; zero for a unit of fewer than width frames. */
 static inline CUDAFFT_HD float
-cudafft_features_savgol(const float *v, size_t stride, int64_t base, int64_t t, int64_t frames,
-                        int r, const float *coefficients)
+cudafft_features_savgol(const float *v, size_t stride, int64_t base, int64_t ring, int64_t t,
+                        int64_t frames, int r, const float *coefficients)
 {
   const int64_t width = 2 * r + 1;
   if (frames < width)
@@ -169,7 +171,7 @@ cudafft_features_savgol(const float *v, size_t stride, int64_t base, int64_t t, 
   const float *row = coefficients + (t - first) * width;
   float sum = 0.0f;
   for (int64_t j = 0; j < width; j++)
-    sum += row[j] * v[(first + j - base) * (int64_t)stride];
+    sum += row[j] * v[((first + j - base) % ring) * (int64_t)stride];
   return sum;
 }
 

@@ -294,7 +294,7 @@ typedef struct {
   float sample_scale;         /* 1: samples multiplied by it (step 1), > 0 */
 
   /* 2. frames */
-  size_t fft_size;              /* n: 16..16384, every 2^a 3^b 5^c 7^d */
+  size_t fft_size;              /* n: a transform size (cudafft/common.h: 16..16384, 7-smooth) */
   size_t win_length;            /* L: 1..fft_size; 0 means fft_size */
   size_t hop;                   /* 1..CUDAFFT_FEATURES_MAX_HOP samples */
   CudafftFeaturesWindow window; /* HANN */
