@@ -64,16 +64,14 @@ gst_cuda_mel_spectrogram_tensor_structure(const CudafftFeaturesConfig *config,
   gchar *text = g_strdup_printf("%zu:%zu:%zu", dims[2], dims[1], dims[0]);
   GstStructure *s = gst_cuda_mel_spectrogram_tensor_structure_any();
   /* outputs per second, rate / step, reduced (a fraction's parts are gints) */
-  guint64 num = (guint64)config->sample_rate, den = output_step(config);
-  for (guint64 a = num, b = den; b != 0;) {
+  guint64 num = (guint64)config->sample_rate, den = output_step(config), a = num, b = den;
+  while (b != 0) {
     const guint64 r = a % b;
     a = b;
     b = r;
-    if (b == 0) {
-      num /= a;
-      den /= a;
-    }
   }
+  num /= MAX(a, 1);
+  den /= MAX(a, 1);
   while (num > G_MAXINT || den > G_MAXINT) {
     num /= 2;
     den = MAX(den / 2, 1);
