@@ -349,19 +349,32 @@ gst_cuda_mel_spectrogram_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstC
   return gst_cudafft_audio_filter_check_memory(filter, incaps, outcaps);
 }
 
+/* Whether caps name CUDA memory in every structure (read from the caps themselves, so that a
+ * build without GStreamer's CUDA library says it too). */
+static gboolean
+only_cuda_memory(const GstCaps *caps)
+{
+  if (gst_caps_is_empty(caps) || gst_caps_is_any(caps))
+    return FALSE;
+  for (guint i = 0; i < gst_caps_get_size(caps); i++) {
+    GstCapsFeatures *features = gst_caps_get_features(caps, i);
+    if (!features || !gst_caps_features_contains(features, "memory:CUDAMemory"))
+      return FALSE;
+  }
+  return TRUE;
+}
+
 /* Names what makes downstream refuse our tensors, for the error message. */
 static gchar *
 describe_refusal(GstCudaMelSpectrogram *self, GstCaps *ours)
 {
   GstCaps *theirs = gst_pad_peer_query_caps(GST_BASE_TRANSFORM_SRC_PAD(self), NULL);
   gchar *text = NULL;
-  GstCaps *system = gst_cudafft_caps_without_cuda_memory(theirs);
-  if (!gst_caps_is_empty(theirs) && gst_caps_is_empty(system))
+  if (only_cuda_memory(theirs))
     text = g_strdup("downstream takes only CUDA memory (memory:CUDAMemory), which "
                     "cudamelspectrogram makes only on the GPU (not with backend=cpu, nor auto "
-                    "without a usable GPU or GStreamer's CUDA library): use backend=cuda on a "
-                    "GPU, or let downstream take system memory");
-  gst_caps_unref(system);
+                    "without a usable GPU, nor in a build without GStreamer's CUDA library): use "
+                    "backend=cuda on a GPU, or let downstream take system memory");
   const GstStructure *mine = gst_caps_get_structure(ours, 0);
   for (guint i = 0; !text && i < gst_caps_get_size(theirs); i++) {
     const GstStructure *other = gst_caps_get_structure(theirs, i);
