@@ -10,9 +10,11 @@
  * 4-byte cudaMemsetAsync (launch and event overhead, no work), and each library's host-side cost
  * per call (queueing 1000 batch-64 calls back to back, timed on the host).
  *
- * Usage: fft-bench [--size N] [--runs R] [--kind c2c|r2c] [--batch B] [--calls K]
- *   --batch B times that batch alone (any count); --calls K queues K calls per timed run
- *   (default 1: one call's latency; see calls_per_run).
+ * Usage: fft-bench [--size N[,N...]] [--runs R] [--kind c2c|r2c] [--batch B] [--calls K]
+ *   --size takes one size or a list (4096 by default; 400,480,1000,3000 times the sizes of the
+ *   mixed-radix kernels that models use, size after size in the same run); --batch B times that
+ *   batch alone (any count); --calls K queues K calls per timed run (default 1: one call's
+ *   latency; see calls_per_run).
  * The engine launches its kernel through CUDA graphs it caches per plan (lib/cuda/kernel_launch.h);
  * bench/launch-bench shows what that costs a call beside the other ways of launching. */
 #define _POSIX_C_SOURCE 200809L
@@ -30,6 +32,7 @@
 #include <time.h>
 
 #define ERROR_TRANSFORMS 64
+#define MAX_SIZES 16
 
 typedef void (*RunFn)(void *ctx);
 
@@ -197,7 +200,7 @@ static void
 bench_one(CudafftKind kind, size_t n, size_t batch, int runs)
 {
   const size_t in_floats = (kind == CUDAFFT_C2C ? 2 * n : n) * batch;
-  const size_t out_floats = (kind == CUDAFFT_C2C ? 2 * n : n + 2) * batch;
+  const size_t out_floats = (kind == CUDAFFT_C2C ? 2 * n : 2 * (n / 2 + 1)) * batch;
   float *h_in = malloc(in_floats * sizeof(float));
   float *h_out = malloc(out_floats * sizeof(float));
   for (size_t i = 0; i < in_floats; ++i)
@@ -248,17 +251,40 @@ bench_one(CudafftKind kind, size_t n, size_t batch, int runs)
   free(h_out);
 }
 
+/* Reads a comma-separated list of sizes into sizes[]; returns how many, 0 on a bad list. */
+static int
+parse_sizes(const char *text, size_t *sizes)
+{
+  int count = 0;
+  for (const char *at = text; *at && count < MAX_SIZES;) {
+    char *end = NULL;
+    sizes[count] = strtoul(at, &end, 10);
+    if (end == at || (*end && *end != ',') || !cudafft_fft_size_supported(sizes[count])) {
+      fprintf(stderr,
+              "fft-bench: %s: not a list of supported sizes (16 to 16384, no prime factor "
+              "above 7)\n",
+              text);
+      return 0;
+    }
+    count++;
+    at = *end == ',' ? end + 1 : end;
+  }
+  return count;
+}
+
 int
 main(int argc, char **argv)
 {
-  size_t n = 4096;
+  size_t sizes[MAX_SIZES] = {4096};
+  int size_count = 1;
   int runs = 50;
   const char *only_kind = NULL;
   size_t only_batch = 0;
   for (int i = 1; i < argc; ++i) {
-    if (!strcmp(argv[i], "--size") && i + 1 < argc)
-      n = strtoul(argv[++i], NULL, 10);
-    else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
+    if (!strcmp(argv[i], "--size") && i + 1 < argc) {
+      if (!(size_count = parse_sizes(argv[++i], sizes)))
+        return 2;
+    } else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
       runs = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--kind") && i + 1 < argc)
       only_kind = argv[++i];
@@ -267,7 +293,8 @@ main(int argc, char **argv)
     else if (!strcmp(argv[i], "--calls") && i + 1 < argc)
       calls_per_run = atoi(argv[++i]);
     else {
-      fprintf(stderr, "usage: %s [--size N] [--runs R] [--kind c2c|r2c] [--batch B] [--calls K]\n",
+      fprintf(stderr,
+              "usage: %s [--size N[,N...]] [--runs R] [--kind c2c|r2c] [--batch B] [--calls K]\n",
               argv[0]);
       return 2;
     }
@@ -292,15 +319,16 @@ main(int argc, char **argv)
          prop.name, prop.major, prop.minor, prop.multiProcessorCount, prop.l2CacheSize >> 20,
          runtime, cufft_version, runs, calls_per_run, calls_per_run == 1 ? "" : "s");
   srand(12345);
-  print_overheads(n, runs);
+  print_overheads(sizes[0], runs);
   /* --batch B runs that batch alone, whatever it is */
   const size_t batches[] = {only_batch ? only_batch : 64, 1024, 16384};
   const int batch_count = only_batch ? 1 : 3;
   const CudafftKind kinds[] = {CUDAFFT_C2C, CUDAFFT_R2C};
   const char *kind_names[] = {"c2c", "r2c"};
-  for (int k = 0; k < 2; ++k)
-    for (int i = 0; i < batch_count; ++i)
-      if (!only_kind || !strcmp(only_kind, kind_names[k]))
-        bench_one(kinds[k], n, batches[i], runs);
+  for (int s = 0; s < size_count; ++s)
+    for (int k = 0; k < 2; ++k)
+      for (int i = 0; i < batch_count; ++i)
+        if (!only_kind || !strcmp(only_kind, kind_names[k]))
+          bench_one(kinds[k], sizes[s], batches[i], runs);
   return 0;
 }

@@ -25,8 +25,13 @@
  * thread pushing one block to each object of its share in turn, flat out; a row gives each
  * stream's audio seconds per wall second (real time where at least 1) and the p99.9 of a push.
  *
+ * With --device-memory each cuda row is followed by a cuda-mem row: the same pushes with input and
+ * output in device memory (cudaMalloc'd on device 0; cudafft_matrix_push_device, as
+ * cudamatrixconvolve pushes CUDA memory), so that the staging copies the host rows pay show apart.
+ *
  * Usage: matrix-bench [--inputs I] [--outputs O] [--ir-seconds T] [--blocks L,...]
  *          [--backends cuda,cpu] [--seconds S] [--max-wall W] [--peak-gbs G] [--instances M,..]
+ *          [--device-memory]
  * Exit status: 0, or 1 where an object could not be made or a push failed. */
 #define _POSIX_C_SOURCE 200809L
 
@@ -125,9 +130,66 @@ typedef struct {
   double audio_per_wall; /* audio seconds per wall second; 0: not run */
 } Row;
 
+/* A push's input and output: host memory, or (on_device: CUDAFFT_IN_DEVICE | CUDAFFT_OUT_DEVICE)
+ * device memory of device 0 holding the same input. */
+typedef struct {
+  void *in, *out;
+  unsigned on_device;
+} Io;
+
+/* Io for pushes of `frames` frames of `in` (host memory, inputs channels); 0 where the device
+ * memory cannot be had (the reason printed). */
+static int
+io_open(Io *io, const float *in, size_t frames, unsigned inputs, unsigned outputs, int on_device)
+{
+  const size_t in_bytes = frames * inputs * sizeof(float),
+               out_bytes = frames * outputs * sizeof(float);
+  *io = (Io){NULL, NULL, on_device ? CUDAFFT_IN_DEVICE | CUDAFFT_OUT_DEVICE : 0};
+  if (!on_device) {
+    io->in = malloc(in_bytes);
+    io->out = malloc(out_bytes);
+    memcpy(io->in, in, in_bytes);
+    return 1;
+  }
+  cudaError_t error = cudaSetDevice(0);
+  if (error == cudaSuccess)
+    error = cudaMalloc(&io->in, in_bytes);
+  if (error == cudaSuccess)
+    error = cudaMalloc(&io->out, out_bytes);
+  if (error == cudaSuccess)
+    error = cudaMemcpy(io->in, in, in_bytes, cudaMemcpyHostToDevice);
+  if (error != cudaSuccess)
+    printf("cannot make the device memory of the pushes: %s\n", cudaGetErrorString(error));
+  return error == cudaSuccess;
+}
+
+static void
+io_close(Io *io)
+{
+  if (io->on_device) {
+    cudaFree(io->in);
+    cudaFree(io->out);
+  } else {
+    free(io->in);
+    free(io->out);
+  }
+  *io = (Io){NULL, NULL, 0};
+}
+
+/* One push of `frames` frames through io; 1 where it failed or produced other than `frames`. */
+static int
+io_push(CudafftMatrix *mx, const Io *io, size_t frames)
+{
+  size_t produced = 0;
+  const CudafftStatus status =
+      cudafft_matrix_push_device(mx, io->in, frames, io->out, &produced, io->on_device, NULL, NULL);
+  return status != CUDAFFT_STATUS_OK || produced != frames;
+}
+
 static int
 run_row(CudafftBackend backend, const char *name, unsigned inputs, unsigned outputs, size_t L,
-        const double *taps, size_t ir_taps, double seconds, double max_wall, Row *row)
+        const double *taps, size_t ir_taps, double seconds, double max_wall, int device_memory,
+        Row *row)
 {
   CudafftMatrixConfig config = {.inputs = inputs,
                                 .outputs = outputs,
@@ -140,29 +202,30 @@ run_row(CudafftBackend backend, const char *name, unsigned inputs, unsigned outp
       cudafft_matrix_create(&mx, backend, backend == CUDAFFT_BACKEND_CUDA ? 0 : -1, &config);
   const double made = now_seconds() - t0;
   if (status != CUDAFFT_STATUS_OK) {
-    printf("%-5s L=%-5zu cannot make the matrix: %s (%s)\n", name, L, cudafft_status_name(status),
+    printf("%-8s L=%-5zu cannot make the matrix: %s (%s)\n", name, L, cudafft_status_name(status),
            cudafft_last_error_message());
     return backend == CUDAFFT_BACKEND_CUDA && status == CUDAFFT_STATUS_NO_DEVICE ? 0 : 1;
   }
   const size_t F = L ? L : CUDAFFT_MATRIX_MIN_BLOCK; /* frames a push */
-  float *in = malloc(F * inputs * sizeof *in), *out = malloc(F * outputs * sizeof *out);
+  float *in = malloc(F * inputs * sizeof *in);
   for (size_t n = 0; n < F * inputs; n++)
     in[n] = (float)(0.5 * uniform());
   const size_t wanted = (size_t)ceil(seconds * RATE / (double)F);
   double *times = malloc((wanted + 1) * sizeof *times);
-  int failed = 0;
-  size_t produced, blocks = 0;
+  Io io;
+  int failed = !io_open(&io, in, F, inputs, outputs, device_memory);
+  size_t blocks = 0;
   for (int w = 0; w < 4 && !failed; w++) /* warm-up */
-    failed = cudafft_matrix_push(mx, in, F, out, &produced) != CUDAFFT_STATUS_OK;
+    failed = io_push(mx, &io, F);
   const double start = now_seconds();
   while (!failed && blocks < wanted && (blocks < 5 || now_seconds() - start < max_wall)) {
     const double a = now_seconds();
-    failed = cudafft_matrix_push(mx, in, F, out, &produced) != CUDAFFT_STATUS_OK || produced != F;
+    failed = io_push(mx, &io, F);
     times[blocks++] = now_seconds() - a;
   }
   const double wall = now_seconds() - start;
   if (failed) {
-    printf("%-5s L=%-5zu push failed: %s\n", name, L, cudafft_last_error_message());
+    printf("%-8s L=%-5zu push failed: %s\n", name, L, cudafft_last_error_message());
   } else {
     const double period = (double)F / RATE;
     double sum = 0;
@@ -170,7 +233,7 @@ run_row(CudafftBackend backend, const char *name, unsigned inputs, unsigned outp
       sum += times[b];
     qsort(times, blocks, sizeof *times, bench_compare_doubles);
     row->audio_per_wall = (double)blocks * period / wall;
-    printf("%-5s L=%-5zu %7zu blocks  made in %6.2f s  mean %8.3f ms  p50 %8.3f  p99 %8.3f  "
+    printf("%-8s L=%-5zu %7zu blocks  made in %6.2f s  mean %8.3f ms  p50 %8.3f  p99 %8.3f  "
            "p99.9 %8.3f  max %8.3f ms  p99.9 %7.1f%% of the %.2f ms period  %8.2fx real time\n",
            name, L, blocks, made, 1e3 * sum / (double)blocks, 1e3 * percentile(times, blocks, 0.5),
            1e3 * percentile(times, blocks, 0.99), 1e3 * percentile(times, blocks, 0.999),
@@ -178,9 +241,9 @@ run_row(CudafftBackend backend, const char *name, unsigned inputs, unsigned outp
            row->audio_per_wall);
   }
   fflush(stdout);
+  io_close(&io);
   free(times);
   free(in);
-  free(out);
   cudafft_matrix_destroy(mx);
   return failed;
 }
@@ -190,6 +253,7 @@ typedef struct {
   CudafftMatrix **objects;
   size_t first, count;               /* this thread's share */
   size_t L, inputs, outputs, rounds; /* L: frames a push (32 at block size 0) */
+  int device_memory;                 /* the pushes' input and output in device memory */
   double max_wall, start;
   double *times; /* count x rounds push times */
   size_t done;   /* rounds completed */
@@ -200,33 +264,33 @@ static void *
 push_share(void *arg)
 {
   Share *s = arg;
-  float *in = malloc(s->L * s->inputs * sizeof *in), *out = malloc(s->L * s->outputs * sizeof *out);
+  float *in = malloc(s->L * s->inputs * sizeof *in);
   uint32_t state = 0x2545f491u + (uint32_t)s->first; /* a generator of the thread's own */
   for (size_t n = 0; n < s->L * s->inputs; n++) {
     state = state * 1664525u + 1013904223u;
     in[n] = (float)((double)state / 4294967296.0 - 0.5);
   }
+  Io io;
+  s->failed = !io_open(&io, in, s->L, (unsigned)s->inputs, (unsigned)s->outputs, s->device_memory);
   for (size_t r = 0; r < s->rounds && !s->failed; r++) {
     if (r >= 5 && now_seconds() - s->start > s->max_wall)
       break;
     for (size_t o = 0; o < s->count && !s->failed; o++) {
-      size_t produced;
       const double a = now_seconds();
-      s->failed = cudafft_matrix_push(s->objects[s->first + o], in, s->L, out, &produced) !=
-                      CUDAFFT_STATUS_OK ||
-                  produced != s->L;
+      s->failed = io_push(s->objects[s->first + o], &io, s->L);
       s->times[s->done * s->count + o] = now_seconds() - a;
     }
     s->done++;
   }
+  io_close(&io);
   free(in);
-  free(out);
   return NULL;
 }
 
 static int
 run_streams(CudafftBackend backend, const char *name, unsigned inputs, unsigned outputs, size_t L,
-            const double *taps, size_t ir_taps, size_t streams, double seconds, double max_wall)
+            const double *taps, size_t ir_taps, size_t streams, double seconds, double max_wall,
+            int device_memory)
 {
   CudafftMatrixConfig config = {.inputs = inputs,
                                 .outputs = outputs,
@@ -240,7 +304,7 @@ run_streams(CudafftBackend backend, const char *name, unsigned inputs, unsigned 
     const CudafftStatus status = cudafft_matrix_create(
         &objects[m], backend, backend == CUDAFFT_BACKEND_CUDA ? 0 : -1, &config);
     if (status != CUDAFFT_STATUS_OK) {
-      printf("%-5s L=%-5zu %zu streams: object %zu cannot be made: %s (%s)\n", name, L, streams, m,
+      printf("%-8s L=%-5zu %zu streams: object %zu cannot be made: %s (%s)\n", name, L, streams, m,
              cudafft_status_name(status), cudafft_last_error_message());
       failed = 1;
     }
@@ -269,6 +333,7 @@ run_streams(CudafftBackend backend, const char *name, unsigned inputs, unsigned 
                         .inputs = inputs,
                         .outputs = outputs,
                         .rounds = rounds,
+                        .device_memory = device_memory,
                         .max_wall = max_wall,
                         .start = start,
                         .times = malloc(count * rounds * sizeof(double))};
@@ -293,13 +358,13 @@ run_streams(CudafftBackend backend, const char *name, unsigned inputs, unsigned 
     const double period = (double)F / RATE;
     /* each stream's audio per wall second: the slowest thread's rounds over the run */
     const double per_stream = (double)least_rounds * period / wall;
-    printf("%-5s L=%-5zu %5zu streams on %2zu threads  made in %6.2f s  %6zu rounds  push p50 "
+    printf("%-8s L=%-5zu %5zu streams on %2zu threads  made in %6.2f s  %6zu rounds  push p50 "
            "%7.3f  p99.9 %7.3f ms  each stream %7.2fx real time%s\n",
            name, L, streams, threads, made, least_rounds, 1e3 * percentile(all, n, 0.5),
            1e3 * percentile(all, n, 0.999), per_stream, per_stream >= 1 ? "" : "  (behind)");
     free(all);
   } else if (failed) {
-    printf("%-5s L=%-5zu %zu streams failed: %s\n", name, L, streams, cudafft_last_error_message());
+    printf("%-8s L=%-5zu %zu streams failed: %s\n", name, L, streams, cudafft_last_error_message());
   }
   fflush(stdout);
   for (size_t t = 0; t < threads; t++)
@@ -333,7 +398,7 @@ main(int argc, char **argv)
   double ir_seconds = 1.0, seconds = 10.0, max_wall = 10.0, peak_gbs = 0;
   size_t blocks[MAX_BLOCKS] = {128, 2048}, block_count = 2;
   size_t instances[MAX_BLOCKS] = {0}, instance_count = 0;
-  int use_cuda = 1, use_cpu = 1;
+  int use_cuda = 1, use_cpu = 1, device_memory = 0;
   for (int a = 1; a < argc; a++) {
     const char *v = a + 1 < argc ? argv[a + 1] : "";
     if (!strcmp(argv[a], "--inputs"))
@@ -354,11 +419,13 @@ main(int argc, char **argv)
       instance_count = parse_list(v, instances, MAX_BLOCKS), a++;
     else if (!strcmp(argv[a], "--backends"))
       use_cuda = strstr(v, "cuda") != NULL, use_cpu = strstr(v, "cpu") != NULL, a++;
+    else if (!strcmp(argv[a], "--device-memory"))
+      device_memory = 1;
     else {
       fprintf(stderr,
               "usage: %s [--inputs I] [--outputs O] [--ir-seconds T] [--blocks L,...] "
               "[--backends cuda,cpu] [--seconds S] [--max-wall W] [--peak-gbs G] "
-              "[--instances M,..]\n",
+              "[--instances M,..] [--device-memory]\n",
               argv[0]);
       return 2;
     }
@@ -389,25 +456,31 @@ main(int argc, char **argv)
   int failed = 0;
   for (size_t b = 0; b < block_count && instance_count > 0; b++)
     for (size_t k = 0; k < instance_count; k++) {
-      if (use_cuda && have_device)
-        failed |= run_streams(CUDAFFT_BACKEND_CUDA, "cuda", inputs, outputs, blocks[b], taps,
-                              ir_taps, instances[k], seconds, max_wall);
+      for (int mem = 0; mem <= device_memory && use_cuda && have_device; mem++)
+        failed |= run_streams(CUDAFFT_BACKEND_CUDA, mem ? "cuda-mem" : "cuda", inputs, outputs,
+                              blocks[b], taps, ir_taps, instances[k], seconds, max_wall, mem);
       if (use_cpu)
         failed |= run_streams(CUDAFFT_BACKEND_CPU, "cpu", inputs, outputs, blocks[b], taps, ir_taps,
-                              instances[k], seconds, max_wall);
+                              instances[k], seconds, max_wall, 0);
     }
   for (size_t b = 0; b < block_count && instance_count == 0; b++) {
     const size_t L = blocks[b];
-    Row gpu = {0}, cpu = {0};
+    Row gpu = {0}, gpu_mem = {0}, cpu = {0};
     if (use_cuda && have_device)
       failed |= run_row(CUDAFFT_BACKEND_CUDA, "cuda", inputs, outputs, L, taps, ir_taps, seconds,
-                        max_wall, &gpu);
+                        max_wall, 0, &gpu);
+    if (use_cuda && have_device && device_memory)
+      failed |= run_row(CUDAFFT_BACKEND_CUDA, "cuda-mem", inputs, outputs, L, taps, ir_taps,
+                        seconds, max_wall, 1, &gpu_mem);
     if (use_cpu)
       failed |= run_row(CUDAFFT_BACKEND_CPU, "cpu", inputs, outputs, L, taps, ir_taps, seconds,
-                        max_wall, &cpu);
+                        max_wall, 0, &cpu);
     if (gpu.audio_per_wall > 0 && cpu.audio_per_wall > 0)
       printf("L=%-5zu the GPU's throughput is %.1fx the CPU backend's\n", L,
              gpu.audio_per_wall / cpu.audio_per_wall);
+    if (gpu.audio_per_wall > 0 && gpu_mem.audio_per_wall > 0)
+      printf("L=%-5zu device memory / host memory: %.2fx the throughput\n", L,
+             gpu_mem.audio_per_wall / gpu.audio_per_wall);
   }
   free(taps);
 

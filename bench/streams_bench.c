@@ -2,10 +2,12 @@
  * independent pipelines, each
  *   audiotestsrc samplesperbuffer=480 ! audio/x-raw,format=F32LE,rate=48000,channels=2 !
  *   ELEMENT ! fakesink sync=false
- * (480 frames = 10 ms per buffer), for cudaconvolve with 1 s and 10 s responses, cudafft and
- * cudaspectrum (bands=1025, 60 messages a second; spectrum-data: the same with message-lists=false,
- * the float32 fields without the GValue lists), on the GPU and on the CPU backend in the same
- * run, at several N; and GStreamer's `identity` in the element's place (backend "-"): the
+ * (480 frames = 10 ms per buffer), for cudaconvolve with 1 s and 10 s responses,
+ * cudamatrixconvolve with a 2 x 2 matrix of 1 s responses, cudafft and cudaspectrum (bands=1025,
+ * 60 messages a second; spectrum-data: the same with message-lists=false, the float32 fields
+ * without the GValue lists), on the GPU and on the CPU backend in the same run, at several N;
+ * chains of two of our elements with the samples between them in system memory and in CUDA
+ * memory (the GPU only); and GStreamer's `identity` in the element's place (backend "-"): the
  * pipelines' own cost, the floor under every element's host CPU per audio second; and GStreamer's
  * `spectrum` with cudaspectrum's settings (gst-spectrum), its peer. cudamelspectrogram's rows take
  * what speech models take, 16 kHz mono in 160-frame buffers (10 ms), to Whisper's features:
@@ -25,11 +27,12 @@
  * records, so the probes take no lock.
  *
  * Usage: streams-bench [--streams N,..]
- *                      [--elements convolve1,convolve10,fft,spectrum,spectrum-data,
+ *                      [--elements convolve1,convolve10,matrix1,fft,spectrum,spectrum-data,
  *                                  spectrum-silent,fft-ifft,fft-ifft-mem,convolve-convolve,
  *                                  convolve-convolve-mem,convolve-spectrum,
- *                                  convolve-spectrum-mem,identity,gst-spectrum,whisper,
- *                                  whisper-frames,identity-16k]
+ *                                  convolve-spectrum-mem,matrix-convolve,matrix-convolve-mem,
+ *                                  convolve-matrix,convolve-matrix-mem,identity,gst-spectrum,
+ *                                  whisper,whisper-frames,identity-16k]
  *                      [--backends cuda,cpu] [--warmup S] [--window S] [--devices D,..]
  *                      [--one-pipeline [--buffers B] [--limit S]]
  *   Defaults: N = 1,16,64,256,1024; every element; both backends (cuda only with a device);
@@ -80,16 +83,25 @@ typedef struct {
   const char *key;
   const char *factory;
   const char *properties;  /* besides backend=... */
-  double ir_seconds;       /* cudaconvolve: the response's length (kernel property) */
+  double ir_seconds;       /* the responses' length (cudaconvolve's kernel, cudamatrixconvolve's
+                            * matrix: make_responses) */
   double warmup_factor;    /* the warm-up is this many times --warmup */
   gboolean drops_messages; /* cudaspectrum: its element messages are dropped at the bus */
   gboolean backendless;    /* identity: no backend property, one row per N */
   gboolean gpu_only;       /* a chain that runs on the GPU alone: no cpu rows */
 } Element;
 
+/* A 2 x 2 identity matrix, the responses cudamatrixconvolve needs to start (stream_open replaces
+ * it with make_responses()'s). */
+#define IDENTITY_MATRIX "matrix=\"<<1.0>, <0.0>, <0.0>, <1.0>>\""
+
 static const Element elements[] = {
     {"convolve1", "cudaconvolve", "drain-tail=false", 1.0, 1.0, FALSE, FALSE, FALSE},
     {"convolve10", "cudaconvolve", "drain-tail=false", 10.0, 2.0, FALSE, FALSE, FALSE},
+    /* a true-stereo reverb: every entry of the 2 x 2 matrix a 1 s response (the matrix written
+     * inline is the one-pipeline mode's, which sets no responses of its own) */
+    {"matrix1", "cudamatrixconvolve", "drain-tail=false " IDENTITY_MATRIX, 1.0, 1.0, FALSE, FALSE,
+     FALSE},
     {"fft", "cudafft", "fft-size=4096 hop=2048", 0.0, 1.0, FALSE, FALSE, FALSE},
     {"spectrum", "cudaspectrum", "bands=1025 interval=16666667 post-messages=true", 0.0, 1.0, TRUE,
      FALSE, FALSE},
@@ -126,6 +138,27 @@ static const Element elements[] = {
      "drain-tail=false ! audio/x-raw(memory:CUDAMemory) ! cudaspectrum backend=cuda bands=1025 "
      "interval=16666667 post-messages=true",
      1.0, 1.0, TRUE, FALSE, TRUE},
+    /* cudamatrixconvolve (2 x 2 of 1 s responses) ! cudaconvolve (1 s), the samples between them
+     * in system memory and in CUDA memory (GPU only): the matrix's output side; the per-buffer
+     * times are the matrix's */
+    {"matrix-convolve", "cudamatrixconvolve",
+     "drain-tail=false " IDENTITY_MATRIX " ! audio/x-raw ! cudaconvolve name=e2 backend=cuda "
+     "drain-tail=false",
+     1.0, 1.0, FALSE, FALSE, TRUE},
+    {"matrix-convolve-mem", "cudamatrixconvolve",
+     "drain-tail=false " IDENTITY_MATRIX " ! audio/x-raw(memory:CUDAMemory) ! cudaconvolve name=e2 "
+     "backend=cuda drain-tail=false",
+     1.0, 1.0, FALSE, FALSE, TRUE},
+    /* cudaconvolve (1 s) ! cudamatrixconvolve (2 x 2 of 1 s responses), likewise: the matrix's
+     * input side; the per-buffer times are cudaconvolve's */
+    {"convolve-matrix", "cudaconvolve",
+     "drain-tail=false ! audio/x-raw ! cudamatrixconvolve name=e2 backend=cuda "
+     "drain-tail=false " IDENTITY_MATRIX,
+     1.0, 1.0, FALSE, FALSE, TRUE},
+    {"convolve-matrix-mem", "cudaconvolve",
+     "drain-tail=false ! audio/x-raw(memory:CUDAMemory) ! cudamatrixconvolve name=e2 "
+     "backend=cuda drain-tail=false " IDENTITY_MATRIX,
+     1.0, 1.0, FALSE, FALSE, TRUE},
     {"identity", "identity", "", 0.0, 1.0, FALSE, TRUE, FALSE},
     /* GStreamer's own spectrum with cudaspectrum's settings: the peer of the spectrum rows */
     {"gst-spectrum", "spectrum", "bands=1025 interval=16666667 post-messages=true", 0.0, 1.0, TRUE,
@@ -253,24 +286,61 @@ drop_element_messages(GstBus *bus, GstMessage *message, gpointer data)
   return GST_BUS_DROP;
 }
 
-/* The response every cudaconvolve gets: decaying noise of `seconds`. */
-static GValueArray *
-make_kernel(double seconds)
+/* The responses every filter of a case gets: cudaconvolve's kernel, decaying noise of `seconds`,
+ * and cudamatrixconvolve's CHANNELS x CHANNELS matrix, that kernel in every entry. */
+typedef struct {
+  GValueArray *kernel;
+  GValue matrix; /* GST_TYPE_ARRAY of rows */
+} Responses;
+
+static void
+make_responses(double seconds, Responses *r)
 {
   const guint taps = (guint)(seconds * RATE);
   G_GNUC_BEGIN_IGNORE_DEPRECATIONS
-  GValueArray *array = g_value_array_new(taps);
-  GValue v = G_VALUE_INIT;
+  r->kernel = g_value_array_new(taps);
+  G_GNUC_END_IGNORE_DEPRECATIONS
+  GValue row = G_VALUE_INIT, v = G_VALUE_INIT;
+  g_value_init(&row, GST_TYPE_ARRAY);
   g_value_init(&v, G_TYPE_DOUBLE);
   GRand *rand = g_rand_new_with_seed(42);
   for (guint i = 0; i < taps; i++) {
     g_value_set_double(&v, (2.0 * g_rand_double(rand) - 1.0) * exp(-6.9 * i / taps) * 0.05);
-    g_value_array_append(array, &v);
+    G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+    g_value_array_append(r->kernel, &v);
+    G_GNUC_END_IGNORE_DEPRECATIONS
+    gst_value_array_append_value(&row, &v);
   }
-  G_GNUC_END_IGNORE_DEPRECATIONS
   g_rand_free(rand);
   g_value_unset(&v);
-  return array;
+  g_value_init(&r->matrix, GST_TYPE_ARRAY);
+  for (guint entry = 0; entry < CHANNELS * CHANNELS; entry++)
+    gst_value_array_append_value(&r->matrix, &row);
+  g_value_unset(&row);
+}
+
+static void
+free_responses(Responses *r)
+{
+  if (!r->kernel)
+    return;
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+  g_value_array_free(r->kernel);
+  G_GNUC_END_IGNORE_DEPRECATIONS
+  g_value_unset(&r->matrix);
+  r->kernel = NULL;
+}
+
+/* Gives a filter of ours its responses: a cudamatrixconvolve the matrix, a cudaconvolve the
+ * kernel. */
+static void
+set_responses(GstElement *element, const Responses *r)
+{
+  GstElementFactory *factory = gst_element_get_factory(element);
+  if (factory && !strcmp(GST_OBJECT_NAME(factory), "cudamatrixconvolve"))
+    g_object_set_property(G_OBJECT(element), "matrix", &r->matrix);
+  else
+    g_object_set(element, "kernel", r->kernel, NULL);
 }
 
 /* The cuda-device-id of pipeline `index` on the first `devices` devices (0: no --devices): -1 (the
@@ -282,8 +352,8 @@ device_for(guint index, int devices)
 }
 
 static gboolean
-stream_open(Stream *s, const Element *e, const char *backend, int devices, GValueArray *kernel,
-            guint index)
+stream_open(Stream *s, const Element *e, const char *backend, int devices,
+            const Responses *responses, guint index)
 {
   gchar *device = e->backendless || strcmp(backend, "cuda")
                       ? g_strdup("")
@@ -305,10 +375,10 @@ stream_open(Stream *s, const Element *e, const char *backend, int devices, GValu
   GstElement *el = gst_bin_get_by_name(GST_BIN(s->pipeline), "e");
   GstElement *src = gst_bin_get_by_name(GST_BIN(s->pipeline), "src");
   GstElement *second = gst_bin_get_by_name(GST_BIN(s->pipeline), "e2");
-  if (kernel)
-    g_object_set(el, "kernel", kernel, NULL);
-  if (kernel && second) /* a chain's second filter */
-    g_object_set(second, "kernel", kernel, NULL);
+  if (responses)
+    set_responses(el, responses);
+  if (responses && second) /* a chain's second filter */
+    set_responses(second, responses);
   gst_clear_object(&second);
   GstPad *sink = gst_element_get_static_pad(el, "sink");
   GstPad *out = gst_element_get_static_pad(el, "src");
@@ -409,14 +479,14 @@ percentile(double *sorted, size_t n, double q)
 }
 
 static Figures
-run_case(const Element *e, const char *backend, int devices, GValueArray *kernel, guint n,
+run_case(const Element *e, const char *backend, int devices, const Responses *responses, guint n,
          double warmup, double window)
 {
   Figures f = {0};
   Stream *streams = g_new0(Stream, n);
   gboolean ok = TRUE;
   for (guint i = 0; i < n && ok; i++)
-    ok = stream_open(&streams[i], e, backend, devices, kernel, i);
+    ok = stream_open(&streams[i], e, backend, devices, responses, i);
   for (guint i = 0; i < n && ok; i++)
     ok = gst_element_set_state(streams[i].pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE;
   if (ok) {
@@ -767,9 +837,10 @@ usage(const char *program)
 {
   fprintf(stderr,
           "usage: %s [--streams N,..] [--elements "
-          "convolve1,convolve10,fft,spectrum,spectrum-data,spectrum-silent,fft-ifft,fft-ifft-mem,"
-          "convolve-convolve,convolve-convolve-mem,convolve-spectrum,convolve-spectrum-mem,"
-          "identity,gst-spectrum,whisper,whisper-frames,identity-16k] "
+          "convolve1,convolve10,matrix1,fft,spectrum,spectrum-data,spectrum-silent,fft-ifft,"
+          "fft-ifft-mem,convolve-convolve,convolve-convolve-mem,convolve-spectrum,"
+          "convolve-spectrum-mem,matrix-convolve,matrix-convolve-mem,convolve-matrix,"
+          "convolve-matrix-mem,identity,gst-spectrum,whisper,whisper-frames,identity-16k] "
           "[--backends cuda,cpu] [--warmup S] [--window S] [--devices D,..] "
           "[--one-pipeline [--buffers B] [--limit S]]\n",
           program);
@@ -861,7 +932,9 @@ main(int argc, char **argv)
   for (int e = 0; e < N_ELEMENTS; e++) {
     if (!want_element[e])
       continue;
-    GValueArray *kernel = elements[e].ir_seconds > 0.0 ? make_kernel(elements[e].ir_seconds) : NULL;
+    Responses responses = {NULL, G_VALUE_INIT};
+    if (elements[e].ir_seconds > 0.0)
+      make_responses(elements[e].ir_seconds, &responses);
     for (int c = 0; c < n_counts; c++) {
       Figures by_backend[2] = {{0}};
       /* turns: the cuda backend once for each D (once without --devices), then cpu */
@@ -884,7 +957,8 @@ main(int argc, char **argv)
                  n, cudafft_cuda_device_count());
           continue;
         }
-        Figures f = run_case(&elements[e], backends[b], devices, kernel, n, warmup, window);
+        Figures f = run_case(&elements[e], backends[b], devices,
+                             responses.kernel ? &responses : NULL, n, warmup, window);
         if (turn == 0 || b == 1)
           by_backend[b] = f; /* gpu/cpu: the first D against the cpu */
         if (!f.ok) {
@@ -904,11 +978,7 @@ main(int argc, char **argv)
                by_backend[0].aggregate / by_backend[1].aggregate,
                100.0 * by_backend[0].cpu_ms / by_backend[1].cpu_ms);
     }
-    if (kernel) {
-      G_GNUC_BEGIN_IGNORE_DEPRECATIONS
-      g_value_array_free(kernel);
-      G_GNUC_END_IGNORE_DEPRECATIONS
-    }
+    free_responses(&responses);
   }
   return failures ? 1 : 0;
 }

@@ -15,9 +15,9 @@
  * convolution (2048-sample partitions, 4096-point FFTs); below it, the head of the kernel in the
  * time domain and the rest in FFT partitions, down to 0 (zero latency: output sample n leaves with
  * input sample n). Shorter kernels run in the time domain without latency at any block size.
- * It runs on an NVIDIA GPU, or on the CPU with backend=cpu (backend=auto falls back to it where no
- * GPU is usable). A drop-in for audiofirfilter: the same properties, rate-changed signal and
- * samples, with the differences listed below.
+ * It runs on an NVIDIA GPU, or on the CPU (FFTW) with backend=cpu (backend=auto falls back to it
+ * where no GPU is usable, saying why in an INFO message). A drop-in for audiofirfilter: the same
+ * properties, rate-changed signal and samples, with the differences listed below.
  *
  * #GstCudaConvolve:block-size may change while playing: the new size takes over like a new kernel,
  * at a block boundary of the larger of the two sizes, crossfaded over that many samples, without a
@@ -715,7 +715,8 @@ gst_cuda_convolve_class_init(GstCudaConvolveClass *klass)
                                                    gst_caps_from_string(CAPS));
   gst_element_class_set_static_metadata(
       element_class, "CUDA FIR filter and convolution reverb", "Filter/Effect/Audio",
-      "Convolve audio with a long FIR kernel or impulse response on an NVIDIA GPU",
+      "Convolve audio with a long FIR kernel or impulse response on an NVIDIA GPU or the CPU "
+      "(backend=cpu, FFTW)",
       "gst-cudafft developers");
 
   trans_class->passthrough_on_same_caps = FALSE;

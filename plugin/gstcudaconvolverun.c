@@ -257,7 +257,7 @@ end_run_if_engine_reset(GstCudaConvolve *self)
  * block boundary of the larger of the two sizes. The engine's latency rises at once where the new
  * size is larger and falls once the crossover has ended (process calls
  * gst_cuda_convolve_update_latency after every push). A size the engine cannot take leaves the old
- * one, with a warning; it is not retried at every buffer. */
+ * one, with a warning, and the property goes back to it. */
 static void
 apply_block_size(GstCudaConvolve *self, guint block_size)
 {
@@ -279,6 +279,15 @@ apply_block_size(GstCudaConvolve *self, guint block_size)
                         ("Cannot use block-size %u; keeping %zu: %s", block_size, old,
                          cudafft_last_error_message()),
                         ("%s", cudafft_status_name(status)));
+  }
+  if (status != CUDAFFT_STATUS_OK) {
+    /* the property reads back the size in force, where it still holds the one refused */
+    const guint in_force = (guint)cudafft_convolve_get_block_size(engine);
+    GST_OBJECT_LOCK(self);
+    if (self->settings.block_size == block_size)
+      self->settings.block_size = in_force;
+    GST_OBJECT_UNLOCK(self);
+    block_size = in_force;
   }
   self->engine_block_size = block_size;
   gst_cuda_convolve_update_latency(self);

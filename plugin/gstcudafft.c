@@ -17,8 +17,9 @@
  * @title: cudafft
  *
  * cudafft frames audio (#GstCudaFft:fft-size samples every #GstCudaFft:hop samples), windows each
- * frame (#GstCudaFft:window) and computes its spectrum on an NVIDIA GPU, or on the CPU with
- * backend=cpu (backend=auto falls back to it where no GPU is usable), and pushes audio/x-fft
+ * frame (#GstCudaFft:window) and computes its spectrum on an NVIDIA GPU, or on the CPU (FFTW) with
+ * backend=cpu (backend=auto falls back to it where no GPU is usable, saying why in an INFO
+ * message), and pushes audio/x-fft
  * frames: per frame, each channel's fft-size/2+1 bins in turn, as #GstCudaFft:representation says
  * (complex (re, im) pairs, magnitude, power or dB). Only complex frames can be turned back into
  * audio, by cudaifft.
@@ -81,7 +82,7 @@ struct _GstCudaFft {
   GstAudioInfo in_info;
   GstCudafftFrameInfo out_info; /* what the engine and the src caps were made for */
   gboolean cuda_out;            /* the src caps carry memory:CUDAMemory */
-  CudafftStftConfig refused;    /* the last invalid settings warned about */
+  guint hop_in_force;           /* the hop property the frames in force follow (0: fft-size / 2) */
   guint64 input_end;            /* while draining: the run's input samples; else G_MAXUINT64 */
 };
 
@@ -90,12 +91,12 @@ struct _GstCudaFft {
   "interleaved, rate = (int) [ 1, MAX ], " GST_CUDAFFT_CHANNELS_FIELD
 
 #define FFT_SIZE_BLURB                                                                             \
-  "Samples per frame: a power of two from " GST_CUDAFFT_MIN_SIZE_TEXT                              \
-  " to " GST_CUDAFFT_MAX_SIZE_TEXT                                                                 \
-  " (an enumeration of exactly those, so that gst-launch-1.0 refuses any other value with "        \
-  "\"could not set property\"). A change while playing (as of hop, window or representation) "     \
-  "takes effect at the next input buffer: the run so far ends there as at EOS (its last frames "   \
-  "completed with zeros), then new caps go out and a new run starts"
+  "Samples per frame: any size from " GST_CUDAFFT_MIN_SIZE_TEXT " to " GST_CUDAFFT_MAX_SIZE_TEXT   \
+  " whose only prime factors are 2, 3, 5 and 7 (400, 480, 1000, 3000, 4096, ...); another value "  \
+  "is refused with a warning naming the nearest sizes, and the size in effect kept. A change "     \
+  "while playing (as of hop, window or representation) takes effect at the next input buffer: "    \
+  "the run so far ends there as at EOS (its last frames completed with zeros), then new caps go "  \
+  "out and a new run starts"
 
 /* The pad templates (made in class_init): SINK_CAPS, and every audio/x-fft caps we make
  * (gst_cudafft_frames_template_caps()), each in system memory and, where the build has it, in CUDA
@@ -150,11 +151,25 @@ gst_cuda_fft_set_property(GObject *object, guint prop_id, const GValue *value, G
 {
   GstCudaFft *self = GST_CUDA_FFT(object);
   switch (prop_id) {
-  case PROP_FFT_SIZE: /* GObject has checked that it is one of the enumeration's */
+  case PROP_FFT_SIZE: { /* GObject has checked the range */
+    const guint size = g_value_get_uint(value);
     GST_OBJECT_LOCK(self);
-    self->settings.fft_size = (guint)g_value_get_enum(value);
+    const guint old = self->settings.fft_size;
+    const gboolean valid = cudafft_fft_size_supported(size);
+    if (valid)
+      self->settings.fft_size = size;
     GST_OBJECT_UNLOCK(self);
+    if (!valid) {
+      size_t below = 0, above = 0;
+      cudafft_fft_size_nearest(size, &below, &above);
+      gst_cudafft_refuse_value(GST_ELEMENT(self),
+                               "fft-size %u refused: sizes are " GST_CUDAFFT_MIN_SIZE_TEXT
+                               " to " GST_CUDAFFT_MAX_SIZE_TEXT " with no prime factor above 7; "
+                               "the nearest are %zu and %zu. Keeping fft-size=%u.",
+                               size, below, above, old);
+    }
     break;
+  }
   case PROP_HOP:
     GST_OBJECT_LOCK(self);
     self->settings.hop = g_value_get_uint(value);
@@ -183,7 +198,7 @@ gst_cuda_fft_get_property(GObject *object, guint prop_id, GValue *value, GParamS
   const Settings s = current_settings(self);
   switch (prop_id) {
   case PROP_FFT_SIZE:
-    g_value_set_enum(value, (gint)s.fft_size);
+    g_value_set_uint(value, s.fft_size);
     break;
   case PROP_HOP:
     g_value_set_uint(value, s.hop);
@@ -292,6 +307,11 @@ gst_cuda_fft_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps
     self->in_info = in_info;
     if (!open_engine(self, outcaps))
       return FALSE;
+    /* the properties these caps were made from, where they still are */
+    const Settings s = current_settings(self);
+    const gboolean made_from = s.fft_size == self->out_info.config.fft_size &&
+                               effective_hop(&s) == self->out_info.config.hop;
+    self->hop_in_force = made_from ? s.hop : (guint)self->out_info.config.hop;
   }
   /* offered where the GPU was expected; the engine may have fallen back to the CPU */
   return gst_cudafft_audio_filter_check_memory(GST_CUDAFFT_AUDIO_FILTER(self), incaps, outcaps);
@@ -301,15 +321,10 @@ gst_cuda_fft_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps
 static gchar *
 describe_refusal(GstCudaFft *self, GstCaps *ours)
 {
+  /* (downstream that takes only CUDA memory where cudafft gives none: check_downstream has said
+   * so before this) */
   GstCaps *theirs = gst_pad_peer_query_caps(GST_BASE_TRANSFORM_SRC_PAD(self), NULL);
   gchar *text = NULL;
-  GstCaps *system = gst_cudafft_caps_without_cuda_memory(theirs);
-  if (!gst_caps_is_empty(theirs) && gst_caps_is_empty(system))
-    text = g_strdup("downstream takes only CUDA memory (memory:CUDAMemory), which cudafft makes "
-                    "only on the GPU (not with backend=cpu, nor auto without a usable GPU or "
-                    "GStreamer's CUDA library): use backend=cuda on a GPU, or let downstream take "
-                    "system memory");
-  gst_caps_unref(system);
   const GstStructure *mine = gst_caps_get_structure(ours, 0);
   for (guint i = 0; !text && i < gst_caps_get_size(theirs); i++) {
     const GstStructure *other = gst_caps_get_structure(theirs, i);
@@ -454,6 +469,31 @@ drain(GstCudaFft *self)
   return ret;
 }
 
+/* hop and fft-size, a pair, are checked together when they take effect (here, or at the start,
+ * where the caps refuse them), never one against the other's old value when it is set, so that
+ * they may be set in either order. While streaming a pair that cannot be is refused with a
+ * WARNING and the frames in force go on: the two properties go back to what is in force where
+ * they still hold what was refused (a value set since then is the next buffer's to check), so
+ * that they read back what is in force. */
+static void
+refuse_framing(GstCudaFft *self, const Settings *asked)
+{
+  const guint fft_size = (guint)self->out_info.config.fft_size;
+  gchar *hop = self->hop_in_force ? g_strdup_printf("%u", self->hop_in_force)
+                                  : g_strdup_printf("0 (fft-size / 2)");
+  gst_cudafft_refuse_value(GST_ELEMENT(self),
+                           "hop=%u and fft-size=%u refused: the hop must not be larger than "
+                           "fft-size. Keeping hop=%s and fft-size=%u.",
+                           asked->hop, asked->fft_size, hop, fft_size);
+  g_free(hop);
+  GST_OBJECT_LOCK(self);
+  if (self->settings.hop == asked->hop && self->settings.fft_size == asked->fft_size) {
+    self->settings.hop = self->hop_in_force;
+    self->settings.fft_size = fft_size;
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
 /* Applies property changes made while streaming: the old run ends on a frame boundary (drained,
  * with its caps), then new caps and a new analyser take over. */
 static GstFlowReturn
@@ -461,15 +501,12 @@ apply_settings(GstCudaFft *self)
 {
   const Settings properties = current_settings(self);
   const CudafftStftConfig wanted = config_for(&properties, self->out_info.config);
-  if (same_framing(&wanted, &self->out_info.config) || same_framing(&wanted, &self->refused))
+  if (same_framing(&wanted, &self->out_info.config)) {
+    self->hop_in_force = properties.hop; /* 0 or fft-size / 2: the same frames */
     return GST_FLOW_OK;
+  }
   if (wanted.hop > wanted.fft_size) {
-    GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
-                        ("hop %zu is larger than fft-size %zu; keeping hop %zu and fft-size %zu.",
-                         wanted.hop, wanted.fft_size, self->out_info.config.hop,
-                         self->out_info.config.fft_size),
-                        (NULL));
-    self->refused = wanted;
+    refuse_framing(self, &properties);
     return GST_FLOW_OK;
   }
   GstFlowReturn ret = drain(self);
@@ -493,6 +530,8 @@ apply_settings(GstCudaFft *self)
   gboolean ok =
       open_engine(self, caps) && gst_base_transform_update_src_caps(GST_BASE_TRANSFORM(self), caps);
   gst_caps_unref(caps);
+  if (ok)
+    self->hop_in_force = properties.hop;
   return ok ? GST_FLOW_OK : GST_FLOW_NOT_NEGOTIATED;
 }
 
@@ -530,6 +569,8 @@ gst_cuda_fft_process(GstCudafftAudioFilter *filter, GstBuffer *inbuf, const GstM
 static gboolean
 check_downstream(GstCudaFft *self, GstCaps *incaps)
 {
+  if (!gst_cudafft_audio_filter_check_downstream_memory(GST_CUDAFFT_AUDIO_FILTER(self)))
+    return FALSE;
   GstCaps *ours = gst_cuda_fft_transform_caps(GST_BASE_TRANSFORM(self), GST_PAD_SINK, incaps, NULL);
   gboolean ok = TRUE;
   if (gst_caps_is_fixed(ours) &&
@@ -585,7 +626,6 @@ gst_cuda_fft_start(GstBaseTransform *trans)
 {
   GstCudaFft *self = GST_CUDA_FFT(trans);
   gst_audio_info_init(&self->in_info);
-  memset(&self->refused, 0, sizeof self->refused);
   self->input_end = G_MAXUINT64;
   return TRUE;
 }
@@ -603,7 +643,7 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
 
   g_object_class_install_property(
       gobject_class, PROP_FFT_SIZE,
-      g_param_spec_enum("fft-size", "FFT size", FFT_SIZE_BLURB, GST_TYPE_CUDAFFT_FFT_SIZE,
+      g_param_spec_uint("fft-size", "FFT size", FFT_SIZE_BLURB, CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE,
                         DEFAULT_FFT_SIZE,
                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property(
@@ -634,7 +674,8 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
                                                    gst_cudafft_frames_template_caps());
   gst_element_class_set_static_metadata(
       element_class, "CUDA short-time Fourier transform", "Filter/Converter/Audio/Analyzer",
-      "Frame, window and FFT the audio on an NVIDIA GPU, output audio/x-fft frames",
+      "Frame, window and FFT the audio on an NVIDIA GPU or the CPU (backend=cpu, FFTW), output "
+      "audio/x-fft frames",
       "gst-cudafft developers");
 
   trans_class->passthrough_on_same_caps = FALSE;
@@ -649,7 +690,6 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
   filter_class->process = gst_cuda_fft_process;
   filter_class->takes_cuda_memory = TRUE;
 
-  gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_FFT_SIZE, 0);
   gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_WINDOW, 0);
   gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_REPRESENTATION, 0);
 }

@@ -13,7 +13,8 @@
  * @title: cudaifft
  *
  * cudaifft turns complex audio/x-fft frames (as cudafft makes them) back into interleaved F32
- * audio on an NVIDIA GPU, or on the CPU with backend=cpu: inverse FFT, synthesis window and
+ * audio on an NVIDIA GPU, or on the CPU (FFTW) with backend=cpu (backend=auto falls back to it
+ * where no GPU is usable, saying why in an INFO message): inverse FFT, synthesis window and
  * weighted overlap-add, normalised so that cudafft ! cudaifft gives back the input's samples and
  * timestamps. The frames' fft-size, hop and window come from the caps.
  *
@@ -395,7 +396,8 @@ gst_cuda_ifft_class_init(GstCudaIfftClass *klass)
       gst_caps_from_string(SRC_CAPS));
   gst_element_class_set_static_metadata(
       element_class, "CUDA inverse short-time Fourier transform", "Filter/Converter/Audio",
-      "Turn complex audio/x-fft frames back into audio on an NVIDIA GPU (inverse STFT)",
+      "Turn complex audio/x-fft frames back into audio (inverse STFT) on an NVIDIA GPU or the CPU "
+      "(backend=cpu, FFTW)",
       "gst-cudafft developers");
 
   trans_class->passthrough_on_same_caps = FALSE;

@@ -14,7 +14,9 @@
  * cudamatrixconvolve filters an audio stream of N channels into M channels with a matrix of N x M
  * responses: output channel j is the sum over every input channel i of input i convolved with the
  * response of entry (i, j). A true-stereo reverb is a 2 x 2 matrix (L->L, L->R, R->L, R->R);
- * headphone virtualisation of 7.1 an 8 x 2 one.
+ * headphone virtualisation of 7.1 an 8 x 2 one. It runs on an NVIDIA GPU, or on the CPU (FFTW)
+ * with backend=cpu (backend=auto falls back to it where no GPU is usable, saying why in an INFO
+ * message).
  *
  * The entries are in input-major order: entry (i, j), from input i to output j, is channel
  * i * outputs + j of the #GstCudaMatrixConvolve:ir-location file (an audio file of inputs x
@@ -68,7 +70,12 @@
  * The #GstCudaMatrixConvolve::rate-changed signal is emitted when the rate becomes known or
  * changes, before the responses are read, so that an application can set a matrix for that rate.
  *
- * System memory only (the matrix engine has no device-memory path yet).
+ * On the GPU, either pad also takes audio in CUDA memory (`audio/x-raw(memory:CUDAMemory)`, laid
+ * out as docs/elements.md says): where a neighbour asks for it (cudaconvolve, cudaspectrum, an
+ * appsink with such caps) the samples stay on the device, read and written in place by the
+ * engine in blocks of block-size samples (at block-size=0, whose first part runs on the CPU, they
+ * are copied to the host and back). Each side is negotiated on its own, and the samples are those
+ * of system memory. backend=cpu offers system memory only.
  *
  * ## Example pipelines
  * A true-stereo reverb from a 4-channel response (L->L, L->R, R->L, R->R):
@@ -94,6 +101,7 @@
 
 #include <cudafft/matrix.h>
 #include "gstcudaconvolveir.h"
+#include "gstcudafftcudamemory.h"
 #include "gstcudafftproperties.h"
 
 #include <gst/audio/audio.h>
@@ -376,8 +384,9 @@ set_output_channels(GstStructure *s, guint outputs)
     gst_structure_set(s, "channel-mask", GST_TYPE_BITMASK, (guint64)0, NULL);
 }
 
-/* The same format and rate on the other side, in system memory; the output's channels the
- * matrix's outputs, the input's any count (the matrix's entries decide whether it fits). */
+/* The same format and rate on the other side, in system memory and, where the GPU runs, in CUDA
+ * memory after it (each side negotiated on its own); the output's channels the matrix's outputs,
+ * the input's any count (the matrix's entries decide whether it fits). */
 static GstCaps *
 gst_cuda_matrix_convolve_transform_caps(GstBaseTransform *trans, GstPadDirection direction,
                                         GstCaps *caps, GstCaps *filter)
@@ -392,8 +401,9 @@ gst_cuda_matrix_convolve_transform_caps(GstBaseTransform *trans, GstPadDirection
       gst_structure_remove_field(s, "channel-mask");
       gst_structure_set(s, "channels", GST_TYPE_INT_RANGE, 1, G_MAXINT, NULL);
     }
-    result = gst_caps_merge_structure(result, s);
+    result = gst_caps_merge_structure(result, s); /* without caps features: system memory */
   }
+  result = gst_cudafft_audio_filter_offer_cuda_memory(GST_CUDAFFT_AUDIO_FILTER(self), result);
   return gst_cudafft_audio_filter_filter_caps(GST_CUDAFFT_AUDIO_FILTER(self), direction, caps,
                                               result, filter);
 }
@@ -418,15 +428,17 @@ gst_cuda_matrix_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstC
   if (!gst_cudafft_audio_filter_read_audio_caps(filter, incaps, &info) ||
       !gst_cudafft_audio_filter_read_audio_caps(filter, outcaps, &out_info))
     return FALSE;
+  self->cuda_out = gst_cudafft_caps_is_cuda_memory(outcaps);
   if (GST_AUDIO_INFO_RATE(&info) != self->signalled_rate) {
     /* before the responses are read, so that a handler can set a matrix for this rate */
     self->signalled_rate = GST_AUDIO_INFO_RATE(&info);
     g_signal_emit(self, signals[SIGNAL_RATE_CHANGED], 0, self->signalled_rate);
   }
   gst_cuda_convolve_ir_set_rate(self->ir, GST_AUDIO_INFO_RATE(&info)); /* decodes for it */
+  /* the same format keeps going (its memory may have changed) */
   if (gst_cuda_matrix_convolve_engine(self) && gst_audio_info_is_equal(&info, &self->info) &&
       gst_audio_info_is_equal(&out_info, &self->out_info))
-    return TRUE; /* the same format keeps going */
+    return gst_cudafft_audio_filter_check_memory(filter, incaps, outcaps);
   const GstAudioInfo previous = self->info, previous_out = self->out_info;
   use_format(self, &info, &out_info);
   gst_cudafft_audio_filter_close_engine(filter);
@@ -446,7 +458,7 @@ gst_cuda_matrix_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstC
     if (GST_AUDIO_INFO_RATE(&previous) > 0)
       gst_cuda_convolve_ir_set_rate(self->ir, GST_AUDIO_INFO_RATE(&previous));
   }
-  return ok;
+  return ok && gst_cudafft_audio_filter_check_memory(filter, incaps, outcaps);
 }
 
 /* Runs ---------------------------------------------------------------------------------------- */
@@ -675,16 +687,12 @@ gst_cuda_matrix_convolve_class_init(GstCudaMatrixConvolveClass *klass)
       g_signal_new("rate-changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
                    G_TYPE_NONE, 1, G_TYPE_INT);
 
-  GstCaps *caps = gst_caps_from_string(CAPS);
-  gst_element_class_add_pad_template(
-      element_class, gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, caps));
-  gst_element_class_add_pad_template(
-      element_class, gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, caps));
-  gst_caps_unref(caps);
+  gst_cudafft_audio_filter_class_add_pad_templates(element_class, gst_caps_from_string(CAPS),
+                                                   gst_caps_from_string(CAPS));
   gst_element_class_set_static_metadata(
       element_class, "CUDA matrix convolution", "Filter/Effect/Audio",
       "Convolve N input channels into M output channels with a matrix of responses on an NVIDIA "
-      "GPU",
+      "GPU or the CPU (backend=cpu, FFTW)",
       "gst-cudafft developers");
 
   trans_class->passthrough_on_same_caps = FALSE;
@@ -697,6 +705,7 @@ gst_cuda_matrix_convolve_class_init(GstCudaMatrixConvolveClass *klass)
   filter_class->get_latency = gst_cuda_matrix_convolve_get_latency;
   filter_class->prepare = gst_cuda_matrix_convolve_prepare;
   filter_class->process = gst_cuda_matrix_convolve_process;
+  filter_class->takes_cuda_memory = TRUE;
   filter_class->memory_hint = "use shorter responses, fewer entries or a larger block-size";
 }
 

@@ -60,6 +60,7 @@ struct _GstCudaMatrixConvolve {
   GstAudioInfo out_info; /* output */
   Source engine_source;  /* where the engine's responses came from */
   guint engine_outputs;
+  gboolean cuda_out;   /* the src caps carry memory:CUDAMemory */
   gboolean end_tail;   /* whether the drain in progress pushes the tail (EOS, segment) */
   gint signalled_rate; /* the rate rate-changed was last emitted for */
 

@@ -1,10 +1,11 @@
 /* gstcudamatrixconvolverun.c: cudamatrixconvolve's runs through the engine: the input pushed
- * through cudafft/matrix.h in pushes of bounded size, the output (the matrix's channel count) in
- * buffers of the base class's run, stamped from the run's sample count; the drain with zeros at
- * EOS and new segments (the tail as drain-tail says); new responses (file or property) applied at
- * buffer boundaries, crossfaded by the engine; the latency (the engine's block size) announced.
- * The element's properties, caps and events are gstcudamatrixconvolve.c's, its responses and
- * engine gstcudamatrixconvolveresponses.c's. */
+ * through cudafft/matrix.h in pushes of bounded size (read in place where it is CUDA memory), the
+ * output (the matrix's channel count) in buffers of the base class's pool or in CUDA memory,
+ * stamped from the run's sample count; the drain with zeros at EOS and new segments (the tail as
+ * drain-tail says); new responses (file or property) applied at buffer boundaries, crossfaded by
+ * the engine; the latency (the engine's block size) announced. The element's properties, caps and
+ * events are gstcudamatrixconvolve.c's, its responses and engine
+ * gstcudamatrixconvolveresponses.c's. */
 #include "gstcudamatrixconvolveprivate.h"
 
 #include "gstcudafftrun.h"
@@ -83,12 +84,15 @@ frames_per_push(const GstCudaMatrixConvolve *self)
   return most > 2 * CUDAFFT_MATRIX_BLOCK ? most - CUDAFFT_MATRIX_BLOCK : CUDAFFT_MATRIX_BLOCK;
 }
 
-/* Stamps `buffer` (count output frames, the run's next) and pushes it. */
+/* Stamps `buffer` (taken: count output frames, the run's next, from its start) and pushes it. */
 static GstFlowReturn
 push_output(GstCudaMatrixConvolve *self, GstBuffer *buffer, gsize count)
 {
   GstCudafftRun *run = GST_CUDAFFT_AUDIO_FILTER_RUN(self);
-  gst_buffer_set_size(buffer, count * out_bpf(self));
+  buffer = gst_cudafft_audio_filter_trim_output(GST_CUDAFFT_AUDIO_FILTER(self), buffer, 0,
+                                                count * out_bpf(self));
+  if (!buffer)
+    return GST_FLOW_ERROR; /* posted */
   gst_cudafft_run_stamp(run, buffer, run->produced, count);
   GST_BUFFER_OFFSET(buffer) = run->produced;
   GST_BUFFER_OFFSET_END(buffer) = run->produced + count;
@@ -98,31 +102,36 @@ push_output(GstCudaMatrixConvolve *self, GstBuffer *buffer, gsize count)
   return gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer);
 }
 
-/* Pushes `frames` input frames at `data` through the engine, and the output that comes out
- * downstream. */
+/* Pushes `frames` input frames at `data` (device memory where the base class says the input is)
+ * through the engine, and the output that comes out downstream (in CUDA memory where the src caps
+ * say so). */
 static GstFlowReturn
 push_through_engine(GstCudaMatrixConvolve *self, const void *data, gsize frames)
 {
   GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
   CudafftMatrix *engine = gst_cuda_matrix_convolve_engine(self);
+  /* exactly what this push will produce (a buffer of CUDA memory must hold exactly its frames) */
   const size_t most = cudafft_matrix_output_frames(engine, frames);
+  const unsigned on_device =
+      (gst_cudafft_audio_filter_input_on_device(filter) ? CUDAFFT_IN_DEVICE : 0) |
+      (self->cuda_out ? CUDAFFT_OUT_DEVICE : 0);
   GstMapInfo map = GST_MAP_INFO_INIT;
-  GstBuffer *buffer = NULL;
-  if (most > 0) {
-    buffer = gst_cudafft_audio_filter_output_buffer(filter, most * out_bpf(self),
-                                                    CUDAFFT_MATRIX_BLOCK * out_bpf(self));
-    if (!buffer)
-      return GST_FLOW_ERROR;
-    if (!gst_buffer_map(buffer, &map, GST_MAP_WRITE)) {
-      gst_buffer_unref(buffer);
-      GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map the output buffer."), (NULL));
-      return GST_FLOW_ERROR;
-    }
-  }
+  GstBuffer *buffer = most > 0 ? gst_cudafft_audio_filter_map_output(
+                                     filter, most * out_bpf(self),
+                                     CUDAFFT_MATRIX_BLOCK * out_bpf(self), self->cuda_out, &map)
+                               : NULL;
+  if (most > 0 && !buffer)
+    return GST_FLOW_ERROR;
   size_t produced = 0;
-  const CudafftStatus status = cudafft_matrix_push(engine, data, frames, map.data, &produced);
+  /* the engine's output is complete when its push returns (cudafft/matrix.h): its fence is
+   * zeroed, and the buffer goes on as it is */
+  CudafftFence *done =
+      buffer ? gst_cudafft_audio_filter_output_fence(filter, self->cuda_out) : NULL;
+  const CudafftStatus status =
+      cudafft_matrix_push_device(engine, data, frames, map.data, &produced, on_device,
+                                 gst_cudafft_audio_filter_input_fence(filter), done);
   if (buffer)
-    gst_buffer_unmap(buffer, &map);
+    gst_cudafft_audio_filter_unmap_output(buffer, &map);
   if (status != CUDAFFT_STATUS_OK) {
     gst_cudafft_audio_filter_post_error(filter, status, "cudafft_matrix_push");
     if (buffer)
@@ -132,8 +141,12 @@ push_through_engine(GstCudaMatrixConvolve *self, const void *data, gsize frames)
   if (!buffer)
     return GST_FLOW_OK;
   if (produced == 0) {
-    gst_buffer_unref(buffer);
+    gst_buffer_unref(buffer); /* no work wrote it */
     return GST_FLOW_OK;
+  }
+  if (!gst_cudafft_audio_filter_fence_output(filter, buffer)) {
+    gst_buffer_unref(buffer);
+    return GST_FLOW_ERROR;
   }
   return push_output(self, buffer, produced);
 }
@@ -160,20 +173,18 @@ gst_cuda_matrix_convolve_end_run(GstCudaMatrixConvolve *self, gboolean tail)
                                        frames_per_push(self), in_bpf(self), push_silence, self);
     const gsize lag = cudafft_matrix_drain_frames(engine, 0);
     if (ret == GST_FLOW_OK && lag > 0) {
-      GstBuffer *buffer = gst_cudafft_audio_filter_output_buffer(
-          GST_CUDAFFT_AUDIO_FILTER(self), lag * out_bpf(self),
-          CUDAFFT_MATRIX_BLOCK * out_bpf(self));
-      GstMapInfo map;
+      GstMapInfo map = GST_MAP_INFO_INIT;
+      GstBuffer *buffer = gst_cudafft_audio_filter_map_output(
+          GST_CUDAFFT_AUDIO_FILTER(self), lag * out_bpf(self), CUDAFFT_MATRIX_BLOCK * out_bpf(self),
+          self->cuda_out, &map);
       if (!buffer) {
-        ret = GST_FLOW_ERROR;
-      } else if (!gst_buffer_map(buffer, &map, GST_MAP_WRITE)) {
-        gst_buffer_unref(buffer);
-        GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map the output buffer."), (NULL));
-        ret = GST_FLOW_ERROR;
+        ret = GST_FLOW_ERROR; /* posted */
       } else {
         size_t produced = 0;
-        const CudafftStatus status = cudafft_matrix_drain(engine, 0, map.data, &produced);
-        gst_buffer_unmap(buffer, &map);
+        const CudafftStatus status =
+            self->cuda_out ? cudafft_matrix_drain_device(engine, 0, map.data, &produced)
+                           : cudafft_matrix_drain(engine, 0, map.data, &produced);
+        gst_cudafft_audio_filter_unmap_output(buffer, &map);
         if (status != CUDAFFT_STATUS_OK) {
           gst_cudafft_audio_filter_post_error(GST_CUDAFFT_AUDIO_FILTER(self), status,
                                               "cudafft_matrix_drain");

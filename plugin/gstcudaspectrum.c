@@ -94,11 +94,15 @@
  *   `frequencies`, the band centres in Hz as float32, so that an application can label its axis.
  *
  * The layout properties may change while playing and apply from the next interval, as threshold
- * does. A layout without bands at the stream's rate (min-frequency above the Nyquist frequency, an
- * octave range without a midband) is ignored with a warning and the previous one stays.
+ * does; they are checked together when they apply, so that they may be set in any order. A layout
+ * without bands at the stream's rate (min-frequency above the Nyquist frequency, an octave range
+ * without a midband) is an ERROR at the start naming the values and what would work; while
+ * playing it is refused with a WARNING, the layout in force stays and its properties read it back
+ * (as cudaspectrumscope does).
  *
  * Like `spectrum`, it adds no latency. The GPU pays off for many bands, many channels or short
- * intervals; backend=auto falls back to the CPU where no GPU is usable.
+ * intervals. It runs on the CPU (FFTW) with backend=cpu, and backend=auto falls back to it where
+ * no GPU is usable, saying why in an INFO message.
  *
  * On the GPU it also passes audio in CUDA memory through (`audio/x-raw(memory:CUDAMemory)`, laid
  * out as docs/elements.md says), analysing the samples where they are: after a
@@ -114,6 +118,7 @@
 #include "gstcudaspectrum.h"
 
 #include <cudafft/spectrum.h>
+#include "gstcudafftbands.h"
 #include "gstcudafftcaps.h"
 #include "gstcudafftcudamemory.h"
 #include "gstcudafftfence.h"
@@ -140,7 +145,6 @@ struct _GstCudaSpectrum {
   guint64 interval_now;         /* interval_ns of the open interval, for `duration` */
   guint64 interval_next;        /* and of the intervals after it (set_options waits for those) */
   GstCudaSpectrumLayout layout_now, layout_next; /* the same for the band layout */
-  GstCudaSpectrumLayout layout_refused;          /* the last one warned about */
   GstCudaSpectrumBandMap band_map;
   GstClockTime message_ts;   /* start of the open interval, computed as spectrum does */
   GstClockTime time_base;    /* the last timestamp seen (the segment's start before any) ... */
@@ -201,25 +205,70 @@ layout_of(const GstCudaSpectrumSettings *s)
   return layout;
 }
 
-/* The layout the properties ask for where it has bands at this rate; else (once, with a warning)
- * the one in force. */
-static GstCudaSpectrumLayout
-accepted_layout(GstCudaSpectrum *self, const GstCudaSpectrumSettings *s,
-                const GstCudaSpectrumLayout *in_force)
+static GstCudafftBandSettings
+band_settings_of(const GstCudaSpectrumLayout *layout)
 {
-  const GstCudaSpectrumLayout want = layout_of(s);
-  gchar *why = NULL;
-  if (!want.active || gst_cuda_spectrum_layout_check(&want, s->bands,
-                                                     (guint)GST_AUDIO_INFO_RATE(&self->info), &why))
-    return want;
-  if (!gst_cuda_spectrum_layout_equal(&want, &self->layout_refused)) {
-    GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
-                        ("%s; the band layout is ignored and the previous one stays.", why),
-                        (NULL));
-    self->layout_refused = want;
+  const GstCudafftBandSettings b = {layout->scale, layout->bands_per_octave, layout->min_frequency,
+                                    layout->max_frequency, layout->weighting};
+  return b;
+}
+
+static void
+set_band_settings(GstCudaSpectrumLayout *layout, const GstCudafftBandSettings *b)
+{
+  layout->scale = b->scale;
+  layout->bands_per_octave = b->bands_per_octave;
+  layout->min_frequency = b->min_frequency;
+  layout->max_frequency = b->max_frequency;
+  layout->weighting = b->weighting;
+  layout->active = b->scale != CUDAFFT_SCALE_LINEAR || b->weighting != CUDAFFT_WEIGHTING_Z;
+}
+
+/* The layout properties go back to `kept` where they still hold what was refused (`asked`): a
+ * value set since then is the next interval's to check. */
+static void
+revert_band_settings(GstCudaSpectrum *self, const GstCudafftBandSettings *asked,
+                     const GstCudafftBandSettings *kept)
+{
+  GST_OBJECT_LOCK(self);
+  GstCudaSpectrumSettings *s = &self->settings;
+  const GstCudafftBandSettings now = {s->scale, s->bands_per_octave, s->min_frequency,
+                                      s->max_frequency, s->weighting};
+  if (gst_cudafft_band_settings_equal(&now, asked)) {
+    s->scale = kept->scale;
+    s->bands_per_octave = kept->bands_per_octave;
+    s->min_frequency = kept->min_frequency;
+    s->max_frequency = kept->max_frequency;
+    s->weighting = kept->weighting;
   }
-  g_free(why);
-  return *in_force;
+  GST_OBJECT_UNLOCK(self);
+}
+
+/* The layout the properties ask for, as it can take effect at this rate (in *out). Its five
+ * properties are checked together here, not when each is set, so that they may be set in any
+ * order (gstcudafftbands.h): where the layout has no bands, with none in force (in_force NULL: the
+ * first analyser for this format) an ERROR, and FALSE; while playing a WARNING, and the layout in
+ * force stays, its properties put back. */
+static gboolean
+accepted_layout(GstCudaSpectrum *self, const GstCudaSpectrumSettings *s,
+                const GstCudaSpectrumLayout *in_force, GstCudaSpectrumLayout *out)
+{
+  *out = layout_of(s);
+  if (!out->active)
+    return TRUE;
+  const GstCudafftBandSettings asked = band_settings_of(out);
+  gchar *problem =
+      gst_cudafft_band_settings_problem(&asked, (guint)GST_AUDIO_INFO_RATE(&self->info));
+  if (!problem)
+    return TRUE;
+  const GstCudafftBandSettings kept = in_force ? band_settings_of(in_force) : asked;
+  gst_cudafft_band_settings_refuse(GST_ELEMENT(self), problem, in_force ? &kept : NULL);
+  g_free(problem);
+  if (!in_force)
+    return FALSE;
+  set_band_settings(out, &kept);
+  revert_band_settings(self, &asked, &kept);
+  return TRUE;
 }
 
 /* Times saturate at the largest valid clock time: spectrum's wrapped values are worse than a
@@ -269,20 +318,20 @@ close_engine(GstCudaSpectrum *self)
   gst_cudafft_audio_filter_close_engine(GST_CUDAFFT_AUDIO_FILTER(self));
 }
 
-/* Makes an analyser for the caps and `s`, and only then lets go of the old one, which stays in
- * place (and an error is posted) when the new one cannot be made. */
+/* Makes an analyser for the caps, `s` and `layout` (accepted: accepted_layout), and only then
+ * lets go of the old one, which stays in place (and an error is posted) when the new one cannot be
+ * made. */
 static gboolean
-open_engine(GstCudaSpectrum *self, const GstCudaSpectrumSettings *s)
+open_engine(GstCudaSpectrum *self, const GstCudaSpectrumSettings *s,
+            const GstCudaSpectrumLayout *layout)
 {
-  const GstCudaSpectrumLayout off = {0};
-  const GstCudaSpectrumLayout layout = accepted_layout(self, s, &off);
   const CudafftSpectrumConfig config = {
-      .bands = gst_cuda_spectrum_layout_bins(&layout, s->bands),
+      .bands = gst_cuda_spectrum_layout_bins(layout, s->bands),
       .channels = (unsigned)GST_AUDIO_INFO_CHANNELS(&self->info),
       .rate = (unsigned)GST_AUDIO_INFO_RATE(&self->info),
       .format = gst_cudafft_sample_format(GST_AUDIO_INFO_FORMAT(&self->info)),
       .multi_channel = s->multi_channel ? 1 : 0,
-      .options = options_of(s, &layout),
+      .options = options_of(s, layout),
       /* a message holds each value twice: a GValue in the list or array, a float in the bytes */
       .result_value_bytes = sizeof(GValue) + sizeof(float),
   };
@@ -298,8 +347,16 @@ open_engine(GstCudaSpectrum *self, const GstCudaSpectrumSettings *s)
     return FALSE;
   self->config = config;
   self->interval_now = self->interval_next = config.options.interval_ns;
-  self->layout_now = self->layout_next = layout;
+  self->layout_now = self->layout_next = *layout;
   return TRUE;
+}
+
+/* The first analyser for this format: no layout is in force yet. */
+static gboolean
+open_first_engine(GstCudaSpectrum *self, const GstCudaSpectrumSettings *s)
+{
+  GstCudaSpectrumLayout layout;
+  return accepted_layout(self, s, NULL, &layout) && open_engine(self, s, &layout);
 }
 
 /* A new analyser for other bins (bands, or fft-size and a layout's scale, from the layout the next
@@ -315,7 +372,8 @@ needs_new_engine(const GstCudaSpectrum *self, const GstCudaSpectrumSettings *s)
 static GstFlowReturn
 update_options(GstCudaSpectrum *self, const GstCudaSpectrumSettings *s)
 {
-  const GstCudaSpectrumLayout layout = accepted_layout(self, s, &self->layout_next);
+  GstCudaSpectrumLayout layout;
+  accepted_layout(self, s, &self->layout_next, &layout);
   if (!gst_cuda_spectrum_layout_equal(&layout, &self->layout_next)) {
     if (cudafft_spectrum_frames_pending(spectrum_engine_of(self)) == 0)
       self->layout_now = layout;
@@ -442,7 +500,7 @@ replace_engine(GstCudaSpectrum *self, const GstCudaSpectrumSettings *s)
   GST_INFO_OBJECT(self, "bins %zu -> %u, multi-channel %d -> %d: a new analyser from here on",
                   self->config.bands, gst_cuda_spectrum_layout_bins(&self->layout_next, s->bands),
                   self->config.multi_channel != 0, s->multi_channel != 0);
-  return open_engine(self, s) ? GST_FLOW_OK : GST_FLOW_ERROR;
+  return open_engine(self, s, &self->layout_next) ? GST_FLOW_OK : GST_FLOW_ERROR;
 }
 
 /* Analyses `frames` frames at data (device memory where on_device, complete at `after`: NULL, or a
@@ -522,7 +580,7 @@ gst_cuda_spectrum_transform_ip(GstBaseTransform *trans, GstBuffer *buffer)
   GST_LOG_OBJECT(self, "buffer of %" G_GSIZE_FORMAT " bytes at %" GST_TIME_FORMAT,
                  gst_buffer_get_size(buffer), GST_TIME_ARGS(GST_BUFFER_PTS(buffer)));
   const GstCudaSpectrumSettings s = current_settings(self);
-  if (!spectrum_engine_of(self) && !open_engine(self, &s))
+  if (!spectrum_engine_of(self) && !open_first_engine(self, &s))
     return GST_FLOW_ERROR;
   if (GST_BUFFER_IS_DISCONT(buffer)) {
     GST_DEBUG_OBJECT(self, "discontinuity at %" GST_TIME_FORMAT "; starting the analysis afresh",
@@ -580,13 +638,16 @@ gst_cuda_spectrum_transform_ip(GstBaseTransform *trans, GstBuffer *buffer)
 /* Stream events ------------------------------------------------------------------------------ */
 
 /* The same caps on the other side (the audio passes through), CUDA memory among them only where
- * the element shares the pipeline's CUDA context (not with backend=cpu). */
+ * the element shares the pipeline's CUDA context (not with backend=cpu); before the start, in
+ * either memory on both sides, as the templates have them (gst_cudafft_audio_filter_started). */
 static GstCaps *
 gst_cuda_spectrum_transform_caps(GstBaseTransform *trans, GstPadDirection direction, GstCaps *caps,
                                  GstCaps *filter)
 {
   GstCudafftAudioFilter *base = GST_CUDAFFT_AUDIO_FILTER(trans);
-  GstCaps *result = gst_cudafft_audio_filter_shares_context(base)
+  GstCaps *result = !gst_cudafft_audio_filter_started(base)
+                        ? gst_cudafft_caps_add_cuda_memory(gst_cudafft_caps_in_system_memory(caps))
+                    : gst_cudafft_audio_filter_shares_context(base)
                         ? gst_caps_copy(caps)
                         : gst_cudafft_caps_without_cuda_memory(caps);
   return gst_cudafft_audio_filter_filter_caps(base, direction, caps, result, filter);
@@ -676,7 +737,6 @@ gst_cuda_spectrum_close(GstCudafftAudioFilter *filter)
   GstCudaSpectrum *self = GST_CUDA_SPECTRUM(filter);
   gst_cuda_spectrum_messages_close(&self->messages);
   gst_cuda_spectrum_band_map_clear(&self->band_map);
-  memset(&self->layout_refused, 0, sizeof self->layout_refused);
 }
 
 /* After the base class has closed the engine too (its host staging is megabytes), so that the
@@ -727,7 +787,8 @@ gst_cuda_spectrum_class_init(GstCudaSpectrumClass *klass)
                                                    gst_caps_from_string(CAPS));
   gst_element_class_set_static_metadata(
       element_class, "CUDA spectrum analyzer", "Filter/Analyzer/Audio",
-      "Run an FFT on the audio signal on an NVIDIA GPU, output spectrum data",
+      "Run an FFT on the audio signal on an NVIDIA GPU or the CPU (backend=cpu, FFTW), output "
+      "spectrum data",
       "gst-cudafft developers");
 
   trans_class->passthrough_on_same_caps = TRUE;

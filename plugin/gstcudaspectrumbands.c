@@ -30,17 +30,6 @@ band_layout(const GstCudaSpectrumLayout *layout, guint bins)
   return l;
 }
 
-gboolean
-gst_cuda_spectrum_layout_check(const GstCudaSpectrumLayout *layout, guint bands, guint rate,
-                               gchar **why)
-{
-  CudafftBandLayout l = band_layout(layout, bands);
-  if (cudafft_band_layout_resolve(&l, rate) == CUDAFFT_STATUS_OK)
-    return TRUE;
-  *why = g_strdup(cudafft_last_error_message());
-  return FALSE;
-}
-
 void
 gst_cuda_spectrum_band_map_clear(GstCudaSpectrumBandMap *map)
 {

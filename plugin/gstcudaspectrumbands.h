@@ -43,11 +43,6 @@ guint gst_cuda_spectrum_layout_bins(const GstCudaSpectrumLayout *layout, guint b
 gboolean gst_cuda_spectrum_layout_equal(const GstCudaSpectrumLayout *a,
                                         const GstCudaSpectrumLayout *b);
 
-/* Whether an active layout has bands for a spectrum of `bands` bins at `rate`; if not, *why
- * (freed by the caller) says why. */
-gboolean gst_cuda_spectrum_layout_check(const GstCudaSpectrumLayout *layout, guint bands,
-                                        guint rate, gchar **why);
-
 /* The weights of the layout last used, kept while the layout, bins and rate stay the same. */
 typedef struct {
   GstCudaSpectrumLayout layout;
@@ -61,7 +56,7 @@ typedef struct {
 /* One result in the layout's bands: returns a new array (g_free) of `spectra` rows of *count
  * magnitudes, then (where the result has phases) as many phases, then the *count band centres
  * in Hz; *phase points to the phases (NULL without) and *centres to the centres. NULL where the
- * layout cannot be made (checked beforehand with gst_cuda_spectrum_layout_check). */
+ * layout cannot be made (checked beforehand: gst_cudafft_band_settings_problem). */
 gfloat *gst_cuda_spectrum_bands_map(GstCudaSpectrumBandMap *map,
                                     const GstCudaSpectrumLayout *layout, guint bins, guint rate,
                                     const CudafftSpectrumResult *result, gsize spectra,

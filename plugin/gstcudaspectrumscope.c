@@ -15,7 +15,8 @@
  * only the finished frame leaves the device: into page-locked frame memory from the element's own
  * pool, or, where downstream takes video/x-raw(memory:CUDAMemory) (cudadownload, an application's
  * appsink), into GStreamer's CUDA memory, where it never crosses the bus; backend=cpu draws the
- * same pixels on the host.
+ * same pixels on the CPU (the analysis on FFTW), and backend=auto falls back to it where no GPU is
+ * usable, saying why in an INFO message.
  *
  * CUDA memory and contexts: the src pad offers each format in system memory first and in CUDA
  * memory second, so a peer that takes anything gets system memory and one that prefers CUDA
@@ -71,9 +72,11 @@
  * frequencies, weighting, multi-channel and peak-hold start the display afresh at the next frame;
  * db-min, db-max and colormap recolour the whole display, the spectrogram's history included;
  * smoothing and peak-decay apply from the next frame; fft-size makes a new analyser (the display
- * starts afresh). Values the engine refuses (a frequency range empty at this rate) are ignored
- * with a warning and the previous settings stay. A DISCONT buffer or a flush starts the analysis
- * afresh.
+ * starts afresh). db-min and db-max, and the band layout, are checked together when they take
+ * effect, so that they may be set in any order: db-min not below db-max, or a layout without bands
+ * at the stream's rate, is an ERROR at the start naming the values and what would work; while
+ * playing it is refused with a WARNING, the values in force stay and the properties read them
+ * back (as cudaspectrum does). A DISCONT buffer or a flush starts the analysis afresh.
  *
  * ## Example pipelines
  * |[
@@ -90,8 +93,10 @@
 #include "gstcudaspectrumscope.h"
 
 #include "gstcudafftaudiofilter.h" /* gst_cudafft_sample_format(): the one format mapping */
+#include "gstcudafftbands.h"
 #include "gstcudafftcaps.h"
 #include "gstcudafftelementcore.h"
+#include "gstcudafftproperties.h"
 #include "gstcudaspectrumscopeframes.h"
 #include "gstcudaspectrumscopeproperties.h"
 
@@ -117,7 +122,7 @@ struct _GstCudaSpectrumScope {
    * decide_allocation run from the caps event) */
   CudafftScope *scope;
   Settings applied;                  /* what the scope runs with */
-  CudafftScopeOptions refused;       /* the last options the engine refused, warned about once */
+  guint applied_rate;                /* the audio rate it was made for */
   gboolean restart;                  /* the next frame starts the display afresh (a flush) */
   GstCudaSpectrumScopeFrames output; /* where frames go */
   GstPad *srcpad;                    /* the base class's, for the streaming thread */
@@ -297,8 +302,111 @@ open_engine(GstCudaSpectrumScope *self, const Settings *s)
   if (!self->scope)
     return FALSE;
   self->applied = *s;
-  memset(&self->refused, 0, sizeof self->refused);
+  self->applied_rate = config.rate;
   self->restart = FALSE;
+  return TRUE;
+}
+
+/* Settings that only make sense together ------------------------------------------------------
+ *
+ * db-min and db-max, and the band layout (frequency-scale, bands-per-octave, min-frequency,
+ * max-frequency, weighting), are taken as they are set and checked together when they take effect,
+ * so that they may be set in any order: without options in force (the start, or a new audio rate) a
+ * pair that cannot be is an ERROR; while playing it is refused with a WARNING, the pair in force
+ * stays and goes back into the properties, which read back what is in force. */
+
+static GstCudafftBandSettings
+layout_of(const CudafftScopeOptions *o)
+{
+  const GstCudafftBandSettings layout = {o->scale, o->bands_per_octave, o->min_frequency,
+                                         o->max_frequency, o->weighting};
+  return layout;
+}
+
+static void
+set_layout(CudafftScopeOptions *o, const GstCudafftBandSettings *layout)
+{
+  o->scale = layout->scale;
+  o->bands_per_octave = layout->bands_per_octave;
+  o->min_frequency = layout->min_frequency;
+  o->max_frequency = layout->max_frequency;
+  o->weighting = layout->weighting;
+}
+
+/* The properties go back to what is in force (`kept`) where they still hold what was refused
+ * (`asked`): a value set since then is the next frame's to check. */
+static void
+revert_layout(GstCudaSpectrumScope *self, const GstCudafftBandSettings *asked,
+              const GstCudafftBandSettings *kept)
+{
+  GST_OBJECT_LOCK(self);
+  const GstCudafftBandSettings now = layout_of(&self->settings.options);
+  if (gst_cudafft_band_settings_equal(&now, asked))
+    set_layout(&self->settings.options, kept);
+  GST_OBJECT_UNLOCK(self);
+}
+
+static void
+revert_levels(GstCudaSpectrumScope *self, const CudafftScopeOptions *asked,
+              const CudafftScopeOptions *kept)
+{
+  GST_OBJECT_LOCK(self);
+  CudafftScopeOptions *now = &self->settings.options;
+  if (now->db_min == asked->db_min && now->db_max == asked->db_max) {
+    now->db_min = kept->db_min;
+    now->db_max = kept->db_max;
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
+static void
+revert_options(GstCudaSpectrumScope *self, const CudafftScopeOptions *asked,
+               const CudafftScopeOptions *kept)
+{
+  GST_OBJECT_LOCK(self);
+  if (same_options(&self->settings.options, asked))
+    self->settings.options = *kept;
+  GST_OBJECT_UNLOCK(self);
+}
+
+/* The options `s` asks for as they can take effect (in *out), in_force the options in force (NULL
+ * where none are: then a pair that cannot be is an ERROR, and FALSE). */
+static gboolean
+accepted_options(GstCudaSpectrumScope *self, const Settings *s, const CudafftScopeOptions *in_force,
+                 CudafftScopeOptions *out)
+{
+  GstElement *element = GST_ELEMENT(self);
+  const CudafftScopeOptions *asked = &s->options;
+  *out = *asked;
+  const GstCudafftBandSettings layout = layout_of(asked);
+  const guint rate = (guint)GST_AUDIO_INFO_RATE(&GST_AUDIO_VISUALIZER(self)->ainfo);
+  gchar *problem = gst_cudafft_band_settings_problem(&layout, rate);
+  if (problem) {
+    const GstCudafftBandSettings kept = in_force ? layout_of(in_force) : layout;
+    gst_cudafft_band_settings_refuse(element, problem, in_force ? &kept : NULL);
+    g_free(problem);
+    if (!in_force)
+      return FALSE;
+    set_layout(out, &kept);
+    revert_layout(self, &layout, &kept);
+  }
+  if (!(asked->db_min < asked->db_max)) {
+    if (!in_force) {
+      GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS,
+                        ("db-min=%g is not below db-max=%g: the levels' range is empty. Set db-min "
+                         "below db-max (either may be set first).",
+                         asked->db_min, asked->db_max),
+                        (NULL));
+      return FALSE;
+    }
+    gst_cudafft_refuse_value(element,
+                             "db-min=%g and db-max=%g refused: db-min must be below db-max. "
+                             "Keeping db-min=%g and db-max=%g.",
+                             asked->db_min, asked->db_max, in_force->db_min, in_force->db_max);
+    out->db_min = in_force->db_min;
+    out->db_max = in_force->db_max;
+    revert_levels(self, asked, in_force);
+  }
   return TRUE;
 }
 
@@ -306,26 +414,25 @@ open_engine(GstCudaSpectrumScope *self, const Settings *s)
 static gboolean
 apply_settings(GstCudaSpectrumScope *self, const Settings *s)
 {
-  if (s->fft_size != self->applied.fft_size) {
-    GST_INFO_OBJECT(self, "fft-size %u -> %u: a new analyser", self->applied.fft_size, s->fft_size);
-    Settings next = self->applied;
-    next.fft_size = s->fft_size;
-    next.options = s->options;
+  Settings next = *s;
+  accepted_options(self, s, &self->applied.options, &next.options);
+  if (next.fft_size != self->applied.fft_size) {
+    GST_INFO_OBJECT(self, "fft-size %u -> %u: a new analyser", self->applied.fft_size,
+                    next.fft_size);
     return open_engine(self, &next);
   }
-  if (same_options(&s->options, &self->applied.options) ||
-      same_options(&s->options, &self->refused))
+  if (same_options(&next.options, &self->applied.options))
     return TRUE;
-  const CudafftStatus status = cudafft_scope_set_options(self->scope, &s->options);
+  const CudafftStatus status = cudafft_scope_set_options(self->scope, &next.options);
   if (status == CUDAFFT_STATUS_OK) {
-    self->applied.options = s->options;
+    self->applied.options = next.options;
     return TRUE;
   }
-  GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
-                      ("%s; the new settings are ignored and the previous ones stay.",
-                       cudafft_last_error_message()),
-                      (NULL));
-  self->refused = s->options;
+  /* what only the engine knows (a lane per channel that the frame cannot hold) */
+  gst_cudafft_refuse_value(GST_ELEMENT(self),
+                           "%s; the new settings are refused and the ones in force stay.",
+                           cudafft_last_error_message());
+  revert_options(self, &next.options, &self->applied.options);
   return TRUE;
 }
 
@@ -338,21 +445,27 @@ apply_settings(GstCudaSpectrumScope *self, const Settings *s)
  * floor(k rate / frame rate) on, is stamped with the time of its first sample (from sample counts
  * since the run's start, gstcudafftrun.h) and lasts until the next one, so frames come exactly at
  * the negotiated rate. The base class still negotiates the caps (and calls setup and
- * decide_allocation), answers the latency query and forwards QoS upstream; the element reads QoS
- * as the base class does, skipping frames that would be late. */
+ * decide_allocation), answers the latency query (its live flag as upstream's: answer_latency) and
+ * forwards QoS upstream; the element reads QoS as the base class does, skipping frames that would
+ * be late. */
 
 static gboolean
 gst_cuda_spectrum_scope_setup(GstAudioVisualizer *vis)
 {
   GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(vis);
-  const Settings s = current_settings(self);
+  Settings s = current_settings(self);
   /* a new frame rate numbers frames from the next one on */
   self->frame_origin = self->next_sample;
   self->frames = 0;
   GST_OBJECT_LOCK(self);
   self->earliest_time = GST_CLOCK_TIME_NONE;
   GST_OBJECT_UNLOCK(self);
-  return open_engine(self, &s);
+  /* a new video format keeps the options in force; a new audio rate has none yet */
+  const gboolean in_force =
+      self->scope && self->applied_rate == (guint)GST_AUDIO_INFO_RATE(&vis->ainfo);
+  const Settings asked = s;
+  return accepted_options(self, &asked, in_force ? &self->applied.options : NULL, &s.options) &&
+         open_engine(self, &s);
 }
 
 /* Frames from page-locked memory (or CUDA memory where negotiated) where the scope runs on the
@@ -610,15 +723,40 @@ gpu_output(GstElement *element)
          (!self->scope || cudafft_scope_get_backend(self->scope) == CUDAFFT_BACKEND_CUDA);
 }
 
+/* The base class's answer to the LATENCY query, live as upstream is: GstAudioVisualizer (1.20 to
+ * 1.28) answers live whatever upstream is, and an aggregator downstream of a file (compositor)
+ * then mixes on a deadline, adding frames of its own past the stream's end on a busy machine. */
+static gboolean
+answer_latency(GstCudaSpectrumScope *self, GstPad *srcpad, GstQuery *query)
+{
+  if (!self->base_src_query(srcpad, GST_OBJECT(self), query))
+    return FALSE;
+  GstPad *sink = gst_element_get_static_pad(GST_ELEMENT(self), "sink");
+  GstQuery *upstream = gst_query_new_latency();
+  gboolean live = TRUE;
+  if (gst_pad_peer_query(sink, upstream))
+    gst_query_parse_latency(upstream, &live, NULL, NULL);
+  gst_query_unref(upstream);
+  gst_object_unref(sink);
+  GstClockTime min, max;
+  gst_query_parse_latency(query, NULL, &min, &max);
+  gst_query_set_latency(query, live, min, max);
+  return TRUE;
+}
+
 /* GStreamer's CUDA context sharing (gstcudafftcontext.h): on both pads, then the base class's
- * handler of the pad. */
+ * handler of the pad (the latency's live flag corrected). */
 static gboolean
 gst_cuda_spectrum_scope_query(GstPad *pad, GstObject *parent, GstQuery *query)
 {
   GstCudaSpectrumScope *self = GST_CUDA_SPECTRUM_SCOPE(parent);
   if (gst_cudafft_element_core_query(&self->core, query))
     return TRUE;
-  return (GST_PAD_IS_SINK(pad) ? self->base_sink_query : self->base_src_query)(pad, parent, query);
+  if (GST_PAD_IS_SINK(pad))
+    return self->base_sink_query(pad, parent, query);
+  if (GST_QUERY_TYPE(query) == GST_QUERY_LATENCY)
+    return answer_latency(self, pad, query);
+  return self->base_src_query(pad, parent, query);
 }
 
 static void
@@ -704,7 +842,8 @@ gst_cuda_spectrum_scope_class_init(GstCudaSpectrumScopeClass *klass)
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_set_static_metadata(
       element_class, "CUDA spectrum scope", "Visualization/Audio",
-      "Draw the spectrum of the audio as video on an NVIDIA GPU: spectrogram or bars",
+      "Draw the spectrum of the audio as video on an NVIDIA GPU or the CPU (backend=cpu, FFTW): "
+      "spectrogram or bars",
       "gst-cudafft developers");
 }
 
@@ -733,14 +872,16 @@ gst_cuda_spectrum_scope_init(GstCudaSpectrumScope *self)
   self->base_src_query = GST_PAD_QUERYFUNC(src);
   gst_pad_set_query_function(sink, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_query));
   gst_pad_set_query_function(src, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_query));
-  gst_cuda_spectrum_scope_frames_init(&self->output, &self->core.context);
-  gst_cuda_spectrum_scope_frames_watch(&self->output, GST_ELEMENT(self), src, gpu_output);
+  gst_cuda_spectrum_scope_frames_init(&self->output, GST_ELEMENT(self), &self->core.context);
   gst_pad_set_chain_function(sink, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_chain));
   gst_pad_set_event_function(sink, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_sink_event));
   gst_pad_set_event_function(src, GST_DEBUG_FUNCPTR(gst_cuda_spectrum_scope_src_event));
   gst_cudafft_element_core_init(&self->core, GST_ELEMENT(self), sink, src,
                                 GST_CUDA_SPECTRUM_SCOPE_PROP_BACKEND,
                                 GST_CUDA_SPECTRUM_SCOPE_PROP_CUDA_DEVICE_ID);
+  /* downstream's answers without CUDA memory where the frames are drawn on the CPU (the base
+   * class negotiates from them), and an ERROR where nothing else is left */
+  gst_cudafft_element_core_watch_cuda_memory(&self->core, src, gpu_output, FALSE);
   gst_object_unref(sink);
   gst_object_unref(src);
 }

@@ -10,15 +10,15 @@ GST_DEBUG_CATEGORY_EXTERN(gst_cuda_spectrum_scope_debug);
 #define GST_CAT_DEFAULT gst_cuda_spectrum_scope_debug
 
 void
-gst_cuda_spectrum_scope_frames_init(GstCudaSpectrumScopeFrames *f, GstCudafftContext *context)
+gst_cuda_spectrum_scope_frames_init(GstCudaSpectrumScopeFrames *f, GstElement *element,
+                                    GstCudafftContext *context)
 {
   f->context = context;
   f->allocator = NULL;
   f->pool = NULL;
   f->pool_active = FALSE;
   f->cuda_memory = FALSE;
-  f->element = NULL;
-  f->gpu_output = NULL;
+  f->element = element;
 }
 
 void
@@ -38,43 +38,6 @@ gst_cuda_spectrum_scope_frames_clear(GstCudaSpectrumScopeFrames *f)
 {
   gst_cuda_spectrum_scope_frames_drop_pool(f);
   gst_clear_object(&f->allocator);
-}
-
-/* The answer to a caps query downstream, without CUDA memory where the frames will be drawn on
- * the CPU. */
-static GstPadProbeReturn
-filter_caps_answer(GstPad *pad, GstPadProbeInfo *info, gpointer data)
-{
-  (void)pad;
-  GstCudaSpectrumScopeFrames *f = data;
-  GstQuery *query = GST_PAD_PROBE_INFO_QUERY(info);
-  if (GST_QUERY_TYPE(query) != GST_QUERY_CAPS || f->gpu_output(f->element))
-    return GST_PAD_PROBE_OK;
-  GstCaps *caps = NULL;
-  gst_query_parse_caps_result(query, &caps);
-  if (!caps || gst_caps_is_any(caps) || gst_caps_is_empty(caps))
-    return GST_PAD_PROBE_OK;
-  GstCaps *kept = gst_cudafft_caps_without_cuda_memory(caps);
-  if (gst_caps_is_empty(kept))
-    GST_ELEMENT_ERROR(f->element, CORE, NEGOTIATION,
-                      ("Downstream takes only CUDA memory (memory:CUDAMemory) and this "
-                       "cudaspectrumscope draws on the CPU (backend=cpu, or auto without a usable "
-                       "GPU or without GStreamer's CUDA library), which cannot make it: use "
-                       "backend=cuda on a GPU, or let downstream take system memory."),
-                      ("downstream caps: %" GST_PTR_FORMAT, caps));
-  gst_query_set_caps_result(query, kept);
-  gst_caps_unref(kept);
-  return GST_PAD_PROBE_OK;
-}
-
-void
-gst_cuda_spectrum_scope_frames_watch(GstCudaSpectrumScopeFrames *f, GstElement *element,
-                                     GstPad *src, gboolean (*gpu_output)(GstElement *))
-{
-  f->element = element;
-  f->gpu_output = gpu_output;
-  gst_pad_add_probe(src, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM | GST_PAD_PROBE_TYPE_PULL,
-                    filter_caps_answer, f, NULL);
 }
 
 /* The pool downstream proposed: its minimum and maximum, and the larger size. */

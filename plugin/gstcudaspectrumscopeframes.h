@@ -9,7 +9,8 @@
  * - the CPU backend: the base class's own allocation.
  * CUDA memory only where the engine runs on the GPU: with backend=cpu (or auto without a usable
  * GPU) the caps downstream offers lose their CUDA-memory structures before the base class picks
- * one, and caps that allow nothing else fail with an error saying why. */
+ * one, and caps that allow nothing else fail with an error saying why (the element core's watch,
+ * gst_cudafft_element_core_watch_cuda_memory, as every element of the plugin has it). */
 #ifndef GST_CUDA_SPECTRUM_SCOPE_FRAMES_H
 #define GST_CUDA_SPECTRUM_SCOPE_FRAMES_H
 
@@ -27,23 +28,18 @@ typedef struct {
   GstAllocator *allocator;    /* page-locked frame memory, made at the first GPU negotiation */
   GstBufferPool *pool;        /* frame buffers, chosen at negotiation (NULL: plain buffers) */
   gboolean pool_active;
-  gboolean cuda_memory;                        /* the negotiated caps carry memory:CUDAMemory */
-  GstElement *element;                         /* the element (not a reference: it owns this) */
-  gboolean (*gpu_output)(GstElement *element); /* whether its frames will be drawn on the GPU */
+  gboolean cuda_memory; /* the negotiated caps carry memory:CUDAMemory */
+  GstElement *element;  /* the element (not a reference: it owns this) */
 } GstCudaSpectrumScopeFrames;
 
-/* context: the element's (gstcudafftelementcore.h), which outlives the frames. */
-void gst_cuda_spectrum_scope_frames_init(GstCudaSpectrumScopeFrames *f, GstCudafftContext *context);
+/* context: the element's (gstcudafftelementcore.h), which outlives the frames; element: the
+ * element, for its messages. */
+void gst_cuda_spectrum_scope_frames_init(GstCudaSpectrumScopeFrames *f, GstElement *element,
+                                         GstCudafftContext *context);
 void gst_cuda_spectrum_scope_frames_clear(GstCudaSpectrumScopeFrames *f);
 
 /* Deactivates and lets go of the pool, if there is one. */
 void gst_cuda_spectrum_scope_frames_drop_pool(GstCudaSpectrumScopeFrames *f);
-
-/* Watches the element's src pad: the answers to its caps queries downstream lose their CUDA
- * memory where gpu_output(element) says the frames will not be drawn on the GPU (the base class
- * negotiates from them); where nothing else is left, the element posts an error saying why. */
-void gst_cuda_spectrum_scope_frames_watch(GstCudaSpectrumScopeFrames *f, GstElement *element,
-                                          GstPad *src, gboolean (*gpu_output)(GstElement *));
 
 /* decide_allocation for a scope on the GPU (the CPU backend keeps the base class's): a pool of
  * CUDA memory for CUDA-memory caps, of page-locked memory otherwise. FALSE (with an ERROR) where

@@ -73,13 +73,13 @@ gst_cuda_spectrum_scope_properties_install(GObjectClass *gobject_class)
       gobject_class, GST_CUDA_SPECTRUM_SCOPE_PROP_DB_MIN,
       g_param_spec_double("db-min", "Lowest level",
                           "The level (dB, 0 dB = a full-scale sine) at the bottom of the colormap "
-                          "and of the bars; must stay below db-max",
+                          "and of the bars; below db-max (either may be set first)",
                           -300.0, 300.0, DEFAULT_DB_MIN, flags));
   g_object_class_install_property(
       gobject_class, GST_CUDA_SPECTRUM_SCOPE_PROP_DB_MAX,
       g_param_spec_double("db-max", "Highest level",
-                          "The level (dB) at the top of the colormap and of the bars; must stay "
-                          "above db-min",
+                          "The level (dB) at the top of the colormap and of the bars; above "
+                          "db-min",
                           -300.0, 300.0, DEFAULT_DB_MAX, flags));
   g_object_class_install_property(
       gobject_class, GST_CUDA_SPECTRUM_SCOPE_PROP_COLORMAP,
@@ -122,6 +122,7 @@ gst_cuda_spectrum_scope_properties_install(GObjectClass *gobject_class)
                            "Each channel in a lane of its own (stacked from the top, channel 0 "
                            "first); FALSE: one lane, the channels' powers averaged",
                            DEFAULT_MULTI_CHANNEL, flags));
+  gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_FFT_SIZE, 0);
   gst_type_mark_as_plugin_api(GST_TYPE_CUDA_SPECTRUM_SCOPE_STYLE, 0);
   gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_COLORMAP, 0);
 }
@@ -150,30 +151,13 @@ void
 gst_cuda_spectrum_scope_properties_set(GObject *object, GstCudaSpectrumScopeSettings *settings,
                                        guint prop_id, const GValue *value, GParamSpec *pspec)
 {
-  GstElement *element = GST_ELEMENT(object);
   CudafftScopeOptions *o = &settings->options;
-  /* refusals (gstcudafftproperties.h) run before the lock is taken */
+  /* refusals (gstcudafftproperties.h) run before the lock is taken; db-min and db-max, a pair, are
+   * checked together when they take effect (gstcudaspectrumscope.c), so that they may be set in
+   * either order */
   if (prop_id == GST_CUDA_SPECTRUM_SCOPE_PROP_BANDS_PER_OCTAVE &&
-      !gst_cudafft_bands_check_per_octave(element, g_value_get_uint(value)))
+      !gst_cudafft_bands_check_per_octave(GST_ELEMENT(object), g_value_get_uint(value)))
     return;
-  if (prop_id == GST_CUDA_SPECTRUM_SCOPE_PROP_DB_MIN ||
-      prop_id == GST_CUDA_SPECTRUM_SCOPE_PROP_DB_MAX) {
-    GST_OBJECT_LOCK(object);
-    const double lo =
-        prop_id == GST_CUDA_SPECTRUM_SCOPE_PROP_DB_MIN ? g_value_get_double(value) : o->db_min;
-    const double hi =
-        prop_id == GST_CUDA_SPECTRUM_SCOPE_PROP_DB_MAX ? g_value_get_double(value) : o->db_max;
-    const double kept = prop_id == GST_CUDA_SPECTRUM_SCOPE_PROP_DB_MIN ? o->db_min : o->db_max;
-    GST_OBJECT_UNLOCK(object);
-    if (!(lo < hi)) {
-      gst_cudafft_refuse_value(element,
-                               "%s %g refused: db-min (%g) must stay below db-max (%g); to move "
-                               "both past each other, set first the one that keeps them apart. "
-                               "Keeping %s=%g.",
-                               pspec->name, g_value_get_double(value), lo, hi, pspec->name, kept);
-      return;
-    }
-  }
   GST_OBJECT_LOCK(object);
   switch (prop_id) {
   case GST_CUDA_SPECTRUM_SCOPE_PROP_STYLE:

@@ -49,7 +49,9 @@ void gst_cuda_spectrum_scope_properties_install(GObjectClass *gobject_class);
 void gst_cuda_spectrum_scope_settings_init(GstCudaSpectrumScopeSettings *settings);
 
 /* set_property for `object`, whose settings are `settings`: takes the object lock; a refused
- * bands-per-octave, or a db-min not below db-max, keeps the value in effect with a warning. */
+ * bands-per-octave keeps the value in effect with a warning. Values that only make sense together
+ * (db-min below db-max, a band range with bands at the stream's rate) are taken as they come and
+ * checked together when they take effect (gstcudaspectrumscope.c). */
 void gst_cuda_spectrum_scope_properties_set(GObject *object, GstCudaSpectrumScopeSettings *settings,
                                             guint prop_id, const GValue *value, GParamSpec *pspec);
 

@@ -25,6 +25,6 @@ plugin_init(GstPlugin *plugin)
 /* GST_CUDAFFT_BUILD_NOTE (plugin/meson.build): what this build lacks for GStreamer's version or
  * the build's options, for gst-inspect-1.0's plugin description; empty where nothing is missing */
 GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, cudafft,
-                  "Audio DSP on NVIDIA GPUs: block FFT, convolution, spectrum analysis, "
-                  "displays and model features" GST_CUDAFFT_BUILD_NOTE,
+                  "Audio DSP on NVIDIA GPUs, or the CPU (backend=cpu, FFTW): block FFT, "
+                  "convolution, spectrum analysis, displays and model features" GST_CUDAFFT_BUILD_NOTE,
                   plugin_init, VERSION, "LGPL", GST_PACKAGE_NAME, GST_PACKAGE_ORIGIN)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The install as a user gets it. `meson install --destdir` of a configured build (BUILDDIR, default
-# build-tests) into a staging folder (STAGING, default $BUILDDIR/staging, emptied first), then,
-# from the staged files only:
+# The install as a user gets it. `meson install --destdir` of a configured build (BUILDDIR,
+# default build, the one README's commands make) into a staging folder (STAGING, default
+# $BUILDDIR/staging, emptied first), then, from the staged files only:
 #  - gst-inspect-1.0 of every element with no other plugin path (GST_PLUGIN_SYSTEM_PATH_1_0 empty),
 #    GST_PLUGIN_PATH at the staged plugin folder, a fresh registry, and no folder holding a
 #    libcudafft in LD_LIBRARY_PATH: the plugin must find the staged libcudafft through its RUNPATH
@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
-builddir=${BUILDDIR:-build-tests}
+builddir=${BUILDDIR:-build}
 staging=$(realpath -m "${STAGING:-$builddir/staging}")
 elements=(cudafft cudaifft cudaspectrum cudaconvolve cudaspectrumscope)
 

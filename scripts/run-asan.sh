@@ -32,7 +32,7 @@ export ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0
 export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 status=0
-meson test -C "$builddir" --print-errorlogs --suite fft --suite stft --suite spectrum --suite convolve --suite matrix --suite executor --suite scope --suite elements \
+meson test -C "$builddir" --print-errorlogs --suite fft --suite stft --suite spectrum --suite convolve --suite matrix --suite executor --suite scope --suite features --suite elements \
   --suite hostile --timeout-multiplier 3 || status=$?
 python3 scripts/summarize-tests.py "$builddir/meson-logs/testlog.json"
 exit "$status"

@@ -9,10 +9,12 @@
 #     MESON_TEST_ARGS="--no-suite memory --no-suite load" and then "--suite memory --suite load";
 #  3. with SANITIZE=1, compute-sanitizer over the library's CUDA test programs, side by side:
 #     memcheck with --leak-check full over fft-accuracy, fft-device, fft-signals, stft, spectrum,
-#     convolve, matrix, executor-cuda and scope (with the cuda argument), scope-backends, the hostile
-#     element program (two scenarios per element, in one process), cudamatrixconvolve's element
-#     and SOFA programs and cudamelspectrogram's element program; racecheck over fft-device and
-#     executor-cuda; each capped at SANITIZE_TIMEOUT seconds (default 300); one summary line per
+#     convolve, matrix, matrix-device, executor-cuda, scope, features, features-model and
+#     features-device (with the cuda argument), scope-backends, the hostile element program (two
+#     scenarios per element, in one process), cudamatrixconvolve's element and SOFA programs and
+#     cudamelspectrogram's element program; racecheck over fft-device, executor-cuda and features
+#     (its frame kernel's shared-memory reductions); each capped at SANITIZE_TIMEOUT seconds
+#     (default 300); one summary line per
 #     program;
 #  4. the installed files checked from a staging folder (scripts/check-install.sh; the demo there
 #     runs on the GPU);
@@ -46,6 +48,7 @@ failed=0
 # The benchmarks and their arguments: the commands of bench/RESULTS.md.
 benchmarks=(
   "fft-bench --runs 100"
+  "fft-bench --runs 100 --size 400,480,1000,3000"
   "launch-bench --runs 100"
   "element-bench --runs 5"
   "element-bench --runs 5 --pinned-input --channels 64 --backend cuda"
@@ -53,6 +56,7 @@ benchmarks=(
   "spectrum-kernel-bench"
   "spectrum-bench --runs 3"
   "convolve-kernel-bench --runs 50"
+  "features-kernel-bench --runs 50"
   "convolve-bench --runs 3 --max-wall 4"
   "scope-bench --runs 1 --max-wall 4"
   "streams-bench --streams 1,64,256 --window 2"
@@ -128,7 +132,8 @@ sanitizers() {
   done
   [ -n "$sanitizer" ] || { echo "compute-sanitizer: not found beside nvcc nor on PATH"; return 1; }
   for program in test_fft_accuracy test_fft_signals test_fft_device test_stft test_spectrum \
-    test_convolve test_matrix test_executor_cuda test_scope; do
+    test_convolve test_matrix test_matrix_device test_executor_cuda test_scope test_features \
+    test_features_model test_features_device; do
     sanitize memcheck "$program" cuda
     pids+=($!)
   done
@@ -157,7 +162,7 @@ sanitizers() {
     exit "$status"
   ) &
   pids+=($!)
-  for program in test_fft_device test_executor_cuda; do
+  for program in test_fft_device test_executor_cuda test_features; do
     sanitize racecheck "$program" cuda
     pids+=($!)
   done

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# The main job: installs the dependencies, builds everything (GPU code: -Dcuda-arch=all),
-# runs audio through the elements in real pipelines (cudafft ! cudaifft, cudaspectrum,
-# cudaconvolve, cudamatrixconvolve and cudaspectrumscope; on the GPU when one is usable, else on
-# the CPU), runs the engine demo, and benchmarks the elements (both backends; the GPU half where a
-# CUDA device is present) and, with a GPU, the kernels against cuFFT.
+# The main job: installs the dependencies, builds everything in build (scripts/build.sh: the
+# build that scripts/run-tests.sh uses too; GPU code for this machine's GPU, or every architecture
+# without one), runs audio through the elements in real pipelines (cudafft ! cudaifft,
+# cudaspectrum, cudaconvolve, cudamatrixconvolve and cudaspectrumscope; on the GPU when one is
+# usable, else on the CPU), checks what they wrote (each audio file's length, peak and RMS, the
+# video's frames), runs the engine demo, and benchmarks the elements (both backends; the GPU half
+# where a CUDA device is present) and, with a GPU, the kernels against cuFFT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
 bash scripts/install-deps.sh
-[ -d build ] || meson setup build
-ninja -C build
+BUILDDIR=build bash scripts/build.sh
+# What the pipelines write, gone first: a pipeline that does not start leaves no old file behind
+rm -f build/roundtrip.wav build/ir.wav build/reverb.wav build/ir-4ch.wav build/true-stereo.wav \
+  build/binaural.wav build/sweep.wav build/scope.webm build/scope.png build/scope-*.png
 
 # The elements from this build, with a registry of their own.
 export GST_PLUGIN_PATH=$PWD/build/plugin GST_REGISTRY_1_0=$PWD/build/gst-registry.bin
@@ -20,7 +24,6 @@ gst-launch-1.0 -m audiotestsrc num-buffers=469 wave=sine freq=440 \
   ! cudafft fft-size=4096 window=hann ! cudaifft \
   ! audioconvert ! wavenc ! filesink location=build/roundtrip.wav 2>&1 \
   | grep -E "^Got message .*(error|warning|eos)" || true
-ls -l build/roundtrip.wav
 
 echo "== cudaspectrum: 2049-band spectra of 2 s of stereo noise, every 10 ms, per channel"
 gst-launch-1.0 -m audiotestsrc num-buffers=94 wave=white-noise \
@@ -29,45 +32,45 @@ gst-launch-1.0 -m audiotestsrc num-buffers=94 wave=white-noise \
   | grep -c "\"cudaspectrum0\" (element): spectrum," | sed "s/$/ spectrum messages/"
 
 echo "== cudaconvolve: 10 s of stereo through a 0.5 s impulse response file, to build/reverb.wav"
-gst-launch-1.0 -q audiotestsrc num-buffers=24 samplesperbuffer=1000 wave=pink-noise volume=0.05 \
-  ! audio/x-raw,format=F32LE,rate=48000,channels=1 ! wavenc ! filesink location=build/ir.wav
+# The responses: decaying noise of unit energy (a broadband signal leaves as loud as it came in)
+python3 scripts/make-response.py build/ir.wav 1 0.5
 gst-launch-1.0 -m audiotestsrc num-buffers=469 wave=sine freq=440 \
   ! audio/x-raw,format=F32LE,rate=48000,channels=2 \
   ! cudaconvolve ir-location=build/ir.wav mix=0.5 ! audioconvert ! wavenc \
   ! filesink location=build/reverb.wav 2>&1 \
   | grep -E "^Got message .*(error|warning|eos)" || true
-ls -l build/reverb.wav
 
-echo "== cudamatrixconvolve: a true-stereo reverb (a 4-channel response: L->L, L->R, R->L, R->R), to build/true-stereo.wav"
-gst-launch-1.0 -q audiotestsrc num-buffers=48 samplesperbuffer=1000 wave=pink-noise volume=0.05 \
-  ! "audio/x-raw,format=F32LE,rate=48000,channels=4,channel-mask=(bitmask)0x0" ! wavenc \
-  ! filesink location=build/ir-4ch.wav
-gst-launch-1.0 -m audiotestsrc num-buffers=469 wave=sine freq=440 \
+echo "== cudamatrixconvolve: 10 s of stereo noise through a true-stereo reverb (a 4-channel response: L->L, L->R, R->L, R->R), to build/true-stereo.wav"
+# Each output's two responses of energy 1/2, so noise leaves as loud as it came in (a tone leaves
+# at the responses' gain at its one frequency: 440 Hz through these, -21 dB left and +3 dB right)
+python3 scripts/make-response.py build/ir-4ch.wav 4 1 2
+gst-launch-1.0 -m audiotestsrc num-buffers=469 wave=pink-noise volume=0.5 \
   ! audio/x-raw,format=F32LE,rate=48000,channels=2 \
   ! cudamatrixconvolve ir-location=build/ir-4ch.wav ! audioconvert ! wavenc \
   ! filesink location=build/true-stereo.wav 2>&1 \
   | grep -E "^Got message .*(error|warning|eos)" || true
-ls -l build/true-stereo.wav
 # 7.1 to headphones with Debian's KEMAR HRTF set (libmysofa1's), each channel at its position's
 # loudspeaker direction
 sofa=/usr/share/libmysofa/default.sofa
+binaural=0
 if [ -f $sofa ] && ldd build/plugin/libgstcudafft.so | grep libmysofa > /dev/null; then
+  binaural=1
   echo "== cudamatrixconvolve: 10 s of 7.1 to binaural stereo through $sofa, to build/binaural.wav"
   gst-launch-1.0 -m audiotestsrc num-buffers=469 wave=pink-noise volume=0.2 \
     ! audio/x-raw,format=F32LE,rate=48000,channels=8 \
     ! cudamatrixconvolve sofa-location=$sofa ! audioconvert ! wavenc \
     ! filesink location=build/binaural.wav 2>&1 \
     | grep -E "^Got message .*(error|warning|eos)" || true
-  ls -l build/binaural.wav
 fi
 
 echo "== cudaspectrumscope: 12 s of a sweep and tones drawn as video, to build/scope.webm and build/scope.png"
 python3 scripts/make-sweep.py build/sweep.wav 12
-rm -f build/scope-*.png
 # The spectrogram (left: log frequency, both channels in lanes, magma) and A-weighted sixth-octave
-# bars with peak markers (right), 60 frames a second; the PNG is the frame at 11 s.
+# bars with peak markers (right), 60 frames a second (the compositor's caps say so: without the
+# rate there, the PNG branch's 1/1 would set the whole video's); the PNG is the frame at 11 s.
 gst-launch-1.0 -m filesrc location=build/sweep.wav ! wavparse ! audioconvert ! tee name=t \
-  compositor name=mix sink_1::xpos=640 ! video/x-raw,width=1280,height=720 ! tee name=v \
+  compositor name=mix sink_1::xpos=640 ! video/x-raw,width=1280,height=720,framerate=60/1 \
+  ! tee name=v \
   v. ! queue ! videoconvert ! vp8enc deadline=1 ! webmmux ! filesink location=build/scope.webm \
   v. ! queue ! videorate drop-only=true ! video/x-raw,framerate=1/1 ! videoconvert ! pngenc \
   ! multifilesink max-files=1 location=build/scope-%02d.png \
@@ -76,8 +79,39 @@ gst-launch-1.0 -m filesrc location=build/sweep.wav ! wavparse ! audioconvert ! t
   t. ! queue ! cudaspectrumscope style=bars frequency-scale=octave bands-per-octave=6 weighting=a \
   smoothing=125 ! video/x-raw,width=640,height=720,framerate=60/1 ! mix. 2>&1 \
   | grep -E "^Got message .*(error|warning|eos)" || true
-mv build/scope-*.png build/scope.png
-ls -l build/scope.webm build/scope.png
+mv build/scope-11.png build/scope.png 2> /dev/null || true
+
+echo "== what the pipelines wrote: each audio file's length, peak and RMS (dBFS); the video's frames"
+failed=0
+check_audio() { python3 scripts/check-audio.py "$@" || failed=1; }
+# 469 buffers of 1024 frames in; the convolutions add their responses' tails (length - 1 frames)
+check_audio build/roundtrip.wav 480256 2
+check_audio build/ir.wav 24000 1
+check_audio build/reverb.wav $((480256 + 24000 - 1)) 2
+check_audio build/ir-4ch.wav 48000 4
+check_audio build/true-stereo.wav $((480256 + 48000 - 1)) 2
+# Debian's KEMAR set: 512 taps at 44.1 kHz, 558 at 48 kHz
+[ "$binaural" = 0 ] || check_audio build/binaural.wav $((480256 + 558 - 1)) 2
+check_audio build/sweep.wav 576000 2
+# The video and the picture decoded: "<frames> <width>x<height> <frame rate>" (frames counted at
+# the sink, size and rate from its caps)
+decode() {
+  local out caps
+  out=$(gst-launch-1.0 -v filesrc location="$1" ! $2 ! fakesink silent=false 2>&1 || true)
+  caps=$(grep -o -m1 "fakesink0.GstPad:sink: caps = .*" <<< "$out" || true)
+  echo "$(grep -c "fakesink0: last-message = chain" <<< "$out" || true)" \
+    "$(grep -o "width=(int)[0-9]*, height=(int)[0-9]*" <<< "$caps" | tr -dc '0-9,' | tr , x)" \
+    "$(grep -o "framerate=(fraction)[0-9/]*" <<< "$caps" | cut -d')' -f2)"
+}
+check_picture() { # FILE DECODER EXPECTED WHAT
+  local got
+  got=$(decode "$1" "$2")
+  echo "$1: $got (frames, size, rate)"
+  [ "$got" = "$3" ] || { echo "$1: expected $3: $4"; failed=1; }
+}
+check_picture build/scope.webm "matroskademux ! vp8dec" "720 1280x720 60/1" "12 s at 60 frames a second"
+check_picture build/scope.png pngdec "1 1280x720 0/1" "one frame, the one at 11 s"
+[ "$failed" = 0 ] || { echo "!! an output above is not what the pipeline should have written"; exit 1; }
 
 echo "== the FFT engine demo"
 ./build/examples/fft-demo

@@ -18,10 +18,12 @@
  *   before its device work is done (the buffer carries its fence), and never else: counted on
  *   cv0's, cudafft's and cudaifft's output in every chain above.
  * - CUDA memory of a context not the element's (GStreamer's allocator's in a GstCudaContext made
- *   apart, on device 0 and on device 1 where there is one) into cudafft, cudaconvolve, cudaspectrum
- * and cudaifft: read as system memory, never handed to a kernel, the output byte for byte system
- * memory's. cpu (CI, no GPU needed): cudafft, cudaconvolve and cudaspectrum with backend=cpu refuse
- * the link to CUDA-memory-only caps, naming them; the state cycles in system memory. */
+ *   apart, on device 0 and on device 1 where there is one) into cudafft, cudaconvolve,
+ *   cudamatrixconvolve, cudaspectrum and cudaifft: read as system memory, never handed to a
+ *   kernel, the output byte for byte system memory's (cudamatrixconvolve between our elements:
+ *   test_cuda_memory_matrix.c). cpu (CI, no GPU needed): cudafft, cudaconvolve, cudaspectrum and
+ *   cudaifft with backend=cpu (and auto without a usable GPU) linked to CUDA-memory-only caps fail
+ *   at the start with one ERROR saying why; the state cycles in system memory. */
 #define GST_USE_UNSTABLE_API /* gst/cuda is unstable API in 1.22 */
 #include "cuda_memory_util.h"
 
@@ -422,38 +424,53 @@ GST_END_TEST;
 
 /* ---- CPU ---- */
 
+/* A link to caps in CUDA memory alone, where the element gives none: made (as gst-launch-1.0
+ * makes it, before the start), then, at the start, one ERROR in the whole pipeline, the
+ * element's, that names the caps, the element and why (backend=cpu; with backend=auto on a host
+ * without a usable GPU, the library's reason) instead of gst-launch-1.0's bare "could not link";
+ * two runs each. cudaspectrum passes its audio through, so upstream's memory is downstream's. */
 GST_START_TEST(test_cpu_refuses_cuda_memory)
 {
+  char reason[256];
+  const gboolean gpu = cudafft_cuda_unavailable_reason(reason, sizeof reason) == 0;
+  static const struct {
+    const char *factory, *upstream, *caps;
+  } links[] = {
+      {"cudafft", "", "audio/x-fft(memory:CUDAMemory)"},
+      {"cudaconvolve", "audio/x-raw,format=F32LE ! ", "audio/x-raw(memory:CUDAMemory)"},
+      {"cudaspectrum", "", "audio/x-raw(memory:CUDAMemory)"},
+      {"cudaifft", "cudafft backend=cpu ! ", "audio/x-raw(memory:CUDAMemory)"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(links); i++)
+    for (guint automatic = 0; automatic < 2; automatic++) {
+      if (automatic && gpu) /* auto gives CUDA memory there */
+        continue;
+      gchar *line = g_strdup_printf("audiotestsrc num-buffers=20 ! %s%s name=e backend=%s ! %s ! "
+                                    "fakesink",
+                                    links[i].upstream, links[i].factory, automatic ? "auto" : "cpu",
+                                    links[i].caps);
+      const char *const words[] = {"memory:CUDAMemory", links[i].factory,
+                                   automatic ? reason : "backend=cpu", NULL};
+      eu_check_one_error(line, 2, words);
+      test_check(TRUE, "%s: one ERROR saying why", line);
+      g_free(line);
+    }
+  /* caps that allow both: system memory, and the stream runs */
   GError *error = NULL;
-  GstElement *pipeline = NULL;
-  /* cudafft's caps never name CUDA memory with backend=cpu: the link is refused where it is
-   * made, naming the caps */
-  error = NULL;
-  pipeline = gst_parse_launch("audiotestsrc ! cudafft backend=cpu ! "
-                              "audio/x-fft(memory:CUDAMemory) ! fakesink",
-                              &error);
-  fail_unless(error && strstr(error->message, "memory:CUDAMemory"),
-              "cudafft backend=cpu linked to CUDA-memory-only caps (%s)",
-              error ? error->message : "no error");
-  test_check(TRUE, "cudafft backend=cpu will not link to CUDA-memory-only caps: %s",
-             error->message);
-  g_clear_error(&error);
-  gst_clear_object(&pipeline);
-  const char *const filters[] = {"cudaconvolve", "cudaspectrum"};
-  for (guint i = 0; i < G_N_ELEMENTS(filters); i++) {
-    gchar *desc = g_strdup_printf("audiotestsrc ! %s backend=cpu ! "
-                                  "audio/x-raw(memory:CUDAMemory) ! fakesink",
-                                  filters[i]);
-    pipeline = gst_parse_launch(desc, &error);
-    g_free(desc);
-    fail_unless(error && strstr(error->message, "memory:CUDAMemory"),
-                "%s backend=cpu linked to CUDA-memory-only caps (%s)", filters[i],
-                error ? error->message : "no error");
-    test_check(TRUE, "%s backend=cpu will not link to CUDA-memory-only caps: %s", filters[i],
-               error->message);
-    g_clear_error(&error);
-    gst_clear_object(&pipeline);
-  }
+  GstElement *pipeline = gst_parse_launch("audiotestsrc num-buffers=20 ! cudafft backend=cpu ! "
+                                          "audio/x-fft(memory:CUDAMemory);audio/x-fft ! fakesink",
+                                          &error);
+  fail_unless(pipeline && !error, "%s", error ? error->message : "");
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  GstBus *bus = gst_element_get_bus(pipeline);
+  GstMessage *m =
+      gst_bus_timed_pop_filtered(bus, 30 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless(m && GST_MESSAGE_TYPE(m) == GST_MESSAGE_EOS,
+              "cudafft backend=cpu to caps in either memory did not run to EOS");
+  gst_message_unref(m);
+  gst_object_unref(bus);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pipeline);
 }
 GST_END_TEST;
 
@@ -597,6 +614,9 @@ GST_START_TEST(test_foreign_context_memory)
   } elements[] = {
       {FFT, FALSE},
       {"cudaconvolve name=cv0", FALSE},
+      {"cudamatrixconvolve block-size=64 matrix=\"<<0.5, -0.25, 0.125>, <0.3>, <0.05, 0.1>, "
+       "<1.0>>\"",
+       FALSE},
       {"cudaspectrum bands=513 interval=10000000 post-messages=true multi-channel=true", FALSE},
       {"cudaifft", TRUE},
   };

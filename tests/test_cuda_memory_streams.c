@@ -10,7 +10,8 @@
  * stream. Here the test makes such memory in the pipeline's own GstCudaContext (set on the
  * pipeline, so the elements read it in place on the device): each buffer's device bytes poisoned
  * (0xff) and synchronised, then the audio written on the host, so that the element's device map
- * queues the upload on the pool's stream. Into cudafft, cudaconvolve and cudaspectrum:
+ * queues the upload on the pool's stream. Into cudafft, cudaconvolve, cudamatrixconvolve and
+ * cudaspectrum:
  * - the output byte for byte that of the same input in system memory (cudaspectrum's magnitudes
  *   bit for bit), no ERROR;
  * - every input memory read on the device (its host copy uploaded: NEED_UPLOAD clear) and its
@@ -207,6 +208,8 @@ GST_START_TEST(test_stream_memory_into_elements)
   static const char *const middles[] = {
       "cudafft fft-size=1024 hop=256",
       "cudaconvolve name=cv0",
+      "cudamatrixconvolve block-size=256 matrix=\"<<0.5, -0.25, 0.125>, <0.3>, <0.05, 0.1>, "
+      "<1.0>>\"",
       "cudaspectrum bands=513 interval=10000000 post-messages=true multi-channel=true",
   };
   StreamMemory m;

@@ -108,19 +108,12 @@ GST_START_TEST(test_property_defaults)
     }
     fail_unless_equals_int(klass->n_values, n);
   }
-  /* fft-size: an enumeration of exactly the powers of two 256..16384, each named by its value */
+  /* fft-size: an integer from 16 to 16384 (the sizes without a prime factor above 7 taken) */
   GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(e), "fft-size");
-  fail_unless(G_IS_PARAM_SPEC_ENUM(spec));
-  GEnumClass *sizes = G_PARAM_SPEC_ENUM(spec)->enum_class;
-  guint n_sizes = 0;
-  for (guint n = 256; n <= 16384; n *= 2, n_sizes++) {
-    GEnumValue *v = g_enum_get_value(sizes, (gint)n);
-    fail_unless(v != NULL, "fft-size has no value %u", n);
-    gchar *nick = g_strdup_printf("%u", n);
-    fail_unless_equals_string(v->value_nick, nick);
-    g_free(nick);
-  }
-  fail_unless_equals_int(sizes->n_values, n_sizes);
+  fail_unless(G_IS_PARAM_SPEC_UINT(spec));
+  fail_unless_equals_int(G_PARAM_SPEC_UINT(spec)->minimum, 16);
+  fail_unless_equals_int(G_PARAM_SPEC_UINT(spec)->maximum, 16384);
+  fail_unless_equals_int(G_PARAM_SPEC_UINT(spec)->default_value, 4096);
   spec = g_object_class_find_property(G_OBJECT_GET_CLASS(e), "hop");
   fail_unless(G_IS_PARAM_SPEC_UINT(spec));
   fail_unless_equals_int(G_PARAM_SPEC_UINT(spec)->minimum, 0);
@@ -131,37 +124,79 @@ GST_START_TEST(test_property_defaults)
 }
 GST_END_TEST;
 
-/* gst-launch-1.0 cudafft fft-size=1000 must not run at 4096 without a word: a size the engine
- * does not take fails the parse ("could not set property", which gst-launch-1.0 prints and exits
- * with); every valid size parses by its number and sets, from launch lines and g_object_set. */
-GST_START_TEST(test_fft_size_enumerated)
+static guint
+fft_size_of(GstElement *e)
 {
-  static const char *const bad[] = {"1000", "12288", "128", "32768", "0", "4097"};
-  for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
-    gchar *line = g_strdup_printf("cudafft fft-size=%s", bad[i]);
-    GError *error = NULL;
-    GstElement *e = gst_parse_launch(line, &error);
-    fail_unless(g_error_matches(error, GST_PARSE_ERROR, GST_PARSE_ERROR_COULD_NOT_SET_PROPERTY),
-                "\"%s\": %s", line, error ? error->message : "no parse error");
-    g_clear_error(&error);
-    if (e)
-      gst_object_unref(e);
-    g_free(line);
-  }
-  for (guint n = 256; n <= 16384; n *= 2) {
-    gchar *line = g_strdup_printf("cudafft fft-size=%u", n);
+  guint fft_size = 0;
+  g_object_get(e, "fft-size", &fft_size, NULL);
+  return fft_size;
+}
+
+/* Every supported size parses by its number from a launch line (gst-launch-1.0 cudafft
+ * fft-size=1000) and sets by g_object_set() with an int, and reads back; the old pipelines'
+ * powers of two are unchanged. */
+GST_START_TEST(test_fft_size_integer)
+{
+  static const guint good[] = {16,   18,   25,   256,  400,   480,   1000,
+                               1536, 3000, 4096, 8192, 15625, 16200, 16384};
+  for (guint i = 0; i < G_N_ELEMENTS(good); i++) {
+    gchar *line = g_strdup_printf("cudafft fft-size=%u", good[i]);
     GError *error = NULL;
     GstElement *e = gst_parse_launch(line, &error);
     fail_unless(e != NULL && error == NULL, "\"%s\": %s", line, error ? error->message : "?");
-    guint fft_size = 0;
-    g_object_get(e, "fft-size", &fft_size, NULL);
-    fail_unless_equals_int(fft_size, n);
-    g_object_set(e, "fft-size", 8192, NULL);
-    g_object_get(e, "fft-size", &fft_size, NULL);
-    fail_unless_equals_int(fft_size, 8192);
+    fail_unless_equals_int(fft_size_of(e), good[i]);
+    g_object_set(e, "fft-size", (gint)good[(i + 1) % G_N_ELEMENTS(good)], NULL);
+    fail_unless_equals_int(fft_size_of(e), good[(i + 1) % G_N_ELEMENTS(good)]);
     gst_object_unref(e);
     g_free(line);
   }
+}
+GST_END_TEST;
+
+/* A size with a prime factor above 7 is refused, naming the nearest sizes, and the size in effect
+ * stays: outside a pipeline (a launch line's properties are set before there is a bus) in GLib's
+ * log, in a pipeline by a WARNING message; sizes out of the range are GObject's to refuse. */
+GST_START_TEST(test_fft_size_refused)
+{
+  static const struct {
+    guint size, below, above;
+  } bad[] = {{1001, 1000, 1008}, {4097, 4096, 4116}, {17, 16, 18}, {16383, 16200, 16384}};
+  for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+    gchar *line = g_strdup_printf("cudafft fft-size=%u", bad[i].size);
+    GError *error = NULL;
+    GstElement *e = NULL;
+    ASSERT_WARNING(e = gst_parse_launch(line, &error));
+    fail_unless(e != NULL && error == NULL, "\"%s\": %s", line, error ? error->message : "?");
+    fail_unless_equals_int(fft_size_of(e), 4096);
+    gst_object_unref(e);
+    g_free(line);
+
+    GstElement *pipeline = gst_pipeline_new(NULL);
+    e = gst_element_factory_make("cudafft", NULL);
+    gst_bin_add(GST_BIN(pipeline), e);
+    GstBus *bus = gst_element_get_bus(pipeline);
+    g_object_set(e, "fft-size", 1000, NULL);
+    g_object_set(e, "fft-size", bad[i].size, NULL);
+    GstMessage *m = gst_bus_timed_pop_filtered(bus, GST_SECOND, GST_MESSAGE_WARNING);
+    fail_unless(m != NULL, "fft-size=%u in a pipeline: no WARNING", bad[i].size);
+    GError *err = NULL;
+    gst_message_parse_warning(m, &err, NULL);
+    gchar *nearest = g_strdup_printf("the nearest are %u and %u", bad[i].below, bad[i].above);
+    fail_unless(err && strstr(err->message, nearest) && strstr(err->message, "fft-size=1000"),
+                "fft-size=%u: the WARNING does not say \"%s\" and \"fft-size=1000\": %s",
+                bad[i].size, nearest, err ? err->message : "");
+    fail_unless_equals_int(fft_size_of(e), 1000);
+    g_free(nearest);
+    g_clear_error(&err);
+    gst_message_unref(m);
+    gst_object_unref(bus);
+    gst_object_unref(pipeline);
+  }
+  GstElement *e = gst_element_factory_make("cudafft", NULL);
+  ASSERT_WARNING(g_object_set(e, "fft-size", 8, NULL));
+  ASSERT_WARNING(g_object_set(e, "fft-size", 32768, NULL));
+  fail_unless_equals_int(fft_size_of(e), 4096);
+  gst_object_unref(e);
 }
 GST_END_TEST;
 
@@ -178,6 +213,8 @@ static const struct {
     {4096, 0, CUDAFFT_REPRESENTATION_POWER, CUDAFFT_WINDOW_BLACKMAN, 3},
     {16384, 4096, CUDAFFT_REPRESENTATION_DB, CUDAFFT_WINDOW_BLACKMAN_HARRIS, 8},
     {512, 512, CUDAFFT_REPRESENTATION_COMPLEX, CUDAFFT_WINDOW_HAMMING, 2},
+    {400, 160, CUDAFFT_REPRESENTATION_COMPLEX, CUDAFFT_WINDOW_HANN, 1},
+    {375, 0, CUDAFFT_REPRESENTATION_DB, CUDAFFT_WINDOW_HANN, 2}, /* odd: 188 bins */
     {2048, 1000, CUDAFFT_REPRESENTATION_DB, CUDAFFT_WINDOW_HANN, 1},
 };
 
@@ -300,6 +337,17 @@ static const struct {
     /* the most channels the caps allow */
     {CUDAFFT_SAMPLE_S16, 1024, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_COMPLEX, 256, 0, 1000,
      1500},
+    /* sizes of the mixed-radix kernels: Whisper's 400 / 160, 10 ms at 48 kHz, odd sizes */
+    {CUDAFFT_SAMPLE_S16, 1, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_COMPLEX, 400, 160, 480,
+     16000},
+    {CUDAFFT_SAMPLE_F32, 2, CUDAFFT_WINDOW_HAMMING, CUDAFFT_REPRESENTATION_DB, 480, 0, 17, 4800},
+    {CUDAFFT_SAMPLE_S32, 3, CUDAFFT_WINDOW_BLACKMAN, CUDAFFT_REPRESENTATION_MAGNITUDE, 1000, 250,
+     1000, 9000},
+    {CUDAFFT_SAMPLE_F64, 1, CUDAFFT_WINDOW_BLACKMAN_HARRIS, CUDAFFT_REPRESENTATION_POWER, 3000, 0,
+     4096, 20000},
+    {CUDAFFT_SAMPLE_F32, 2, CUDAFFT_WINDOW_HANN, CUDAFFT_REPRESENTATION_COMPLEX, 375, 125, 1, 3000},
+    {CUDAFFT_SAMPLE_S16, 1, CUDAFFT_WINDOW_RECTANGULAR, CUDAFFT_REPRESENTATION_COMPLEX, 16, 0, 17,
+     500},
 };
 
 GST_START_TEST(test_frame_values)
@@ -948,7 +996,8 @@ cudafft_suite(void)
   Suite *s = eu_suite("cudafft", &tc);
   tcase_add_test(tc, test_metadata);
   tcase_add_test(tc, test_property_defaults);
-  tcase_add_test(tc, test_fft_size_enumerated);
+  tcase_add_test(tc, test_fft_size_integer);
+  tcase_add_test(tc, test_fft_size_refused);
   tcase_add_loop_test(tc, test_caps_and_bins, 0, G_N_ELEMENTS(caps_rows));
   tcase_add_test(tc, test_too_many_channels_refused);
   tcase_add_test(tc, test_caps_after_refusal);

@@ -73,11 +73,10 @@ trip_row(guint i, TestRng *rng)
   return row;
 }
 
-GST_START_TEST(test_roundtrip)
+/* One row's round trip: the signal in, EOS, every sample back at its time. */
+static void
+check_trip(const TripRow row, TestRng rng)
 {
-  const guint i = __i__;
-  TestRng rng = test_rng("trip %u", i);
-  const TripRow row = trip_row(i, &rng);
   const GstClockTime start =
       test_rng_range(&rng, 0, 5000) * GST_MSECOND + test_rng_range(&rng, 0, 999);
   TestSignal signal;
@@ -99,6 +98,44 @@ GST_START_TEST(test_roundtrip)
   g_ptr_array_unref(out);
   gst_harness_teardown(h);
   test_signal_clear(&signal);
+}
+
+GST_START_TEST(test_roundtrip)
+{
+  const guint i = __i__;
+  TestRng rng = test_rng("trip %u", i);
+  const TripRow row = trip_row(i, &rng);
+  check_trip(row, rng);
+}
+GST_END_TEST;
+
+/* The sizes of the mixed-radix kernels: Whisper's 400 (hops 160, 200), 10 ms at 48 kHz (480),
+ * 1000 and 3000, odd sizes (real transforms as complex ones), the smallest; every window. */
+static const TripRow mixed_trip_rows[] = {
+    {400, 160, CUDAFFT_WINDOW_HANN, 1, 480, 0},
+    {400, 200, CUDAFFT_WINDOW_HAMMING, 2, 17, 0},
+    {480, 240, CUDAFFT_WINDOW_HANN, 2, 480, 0},
+    {480, 120, CUDAFFT_WINDOW_BLACKMAN, 3, 1000, 0},
+    {1000, 250, CUDAFFT_WINDOW_BLACKMAN_HARRIS, 1, 4096, 0},
+    {1000, 500, CUDAFFT_WINDOW_HANN, 8, 1, 0},
+    {3000, 1500, CUDAFFT_WINDOW_HANN, 2, 4096, 0},
+    {3000, 750, CUDAFFT_WINDOW_RECTANGULAR, 1, 100000, 0},
+    {375, 125, CUDAFFT_WINDOW_HANN, 2, 17, 0},
+    {1125, 375, CUDAFFT_WINDOW_HAMMING, 1, 1000, 0},
+    {25, 5, CUDAFFT_WINDOW_HANN, 1, 1, 0},
+    {16, 4, CUDAFFT_WINDOW_BLACKMAN_HARRIS, 3, 17, 0},
+    {6615, 2205, CUDAFFT_WINDOW_HANN, 1, 4096, 0},
+};
+
+GST_START_TEST(test_roundtrip_mixed_sizes)
+{
+  const guint i = __i__;
+  TestRng rng = test_rng("mixed trip %u", i);
+  TripRow row = mixed_trip_rows[i];
+  row.samples = row.chunk == 100000
+                    ? 100000 + test_rng_range(&rng, 0, 2 * row.fft_size)
+                    : 3 * (gsize)row.fft_size + test_rng_range(&rng, 0, row.fft_size);
+  check_trip(row, rng);
 }
 GST_END_TEST;
 
@@ -257,7 +294,8 @@ static const struct {
     {"blackman-harris at hop = 3/4 fft-size", "complex", "blackman-harris", 1024, 768, 513, TRUE},
     {"hamming at hop = fft-size", "complex", "hamming", 2048, 2048, 1025, TRUE},
     {"bins != fft-size/2 + 1", "complex", "hann", 1024, 512, 512, TRUE},
-    {"fft-size not a power of two", "complex", "hann", 1000, 500, 501, TRUE},
+    {"fft-size with a prime factor above 7", "complex", "hann", 1001, 500, 501, TRUE},
+    {"bins != fft-size/2 + 1 for an odd size", "complex", "hann", 375, 125, 189, TRUE},
 };
 
 GST_START_TEST(test_bad_caps_refused)
@@ -759,6 +797,7 @@ roundtrip_suite(void)
   tcase_add_test(tc, test_metadata);
   tcase_add_test(tc, test_output_caps);
   tcase_add_loop_test(tc, test_roundtrip, 0, TRIP_ROWS);
+  tcase_add_loop_test(tc, test_roundtrip_mixed_sizes, 0, G_N_ELEMENTS(mixed_trip_rows));
   tcase_add_loop_test(tc, test_roundtrip_discont, 0, 2);
   tcase_add_test(tc, test_roundtrip_flush);
   tcase_add_test(tc, test_settings_change_while_playing);

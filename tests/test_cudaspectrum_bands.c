@@ -314,7 +314,9 @@ GST_START_TEST(test_change_at_next_interval)
 }
 GST_END_TEST;
 
-/* A layout without bands at this rate: a warning, and the previous bands stay. */
+/* A layout without bands at this rate: at the start one ERROR (the first buffer fails); while
+ * playing a warning, the bands in force stay in every message, and the properties read back the
+ * layout in force (test_properties.c checks the texts, for both elements with band layouts). */
 GST_START_TEST(test_layout_without_bands_refused)
 {
   TestSignal s;
@@ -325,7 +327,27 @@ GST_START_TEST(test_layout_without_bands_refused)
       eu_backend);
   GstBus *bus = eu_harness_bus(h);
   eu_harness_signal_caps(h, &s);
-  eu_push_signal(h, &s, 0, s.frames, 480, 0, NULL);
+  GstBuffer *first = eu_signal_buffer(&s, 0, 480, 0);
+  fail_unless(gst_harness_push(h, first) != GST_FLOW_OK, "the first buffer went through");
+  gchar *text = NULL;
+  fail_unless(eu_bus_pop_error(bus, NULL, &text), "no ERROR at the start");
+  fail_unless(strstr(text, "min-frequency=30000") != NULL, "the ERROR: %s", text);
+  g_free(text);
+  eu_harness_teardown(h, bus);
+
+  h = eu_harness_new("cudaspectrum name=s backend=%s bands=257 interval=10000000 "
+                     "frequency-scale=log min-frequency=100",
+                     eu_backend);
+  bus = eu_harness_bus(h);
+  GstElement *e = eu_harness_element(h, "s");
+  eu_harness_signal_caps(h, &s);
+  eu_push_signal(h, &s, 0, s.frames / 2, 480, 0, NULL);
+  g_object_set(e, "min-frequency", 30000.0, NULL);
+  eu_push_signal(h, &s, s.frames / 2, s.frames - s.frames / 2, 480, 0, NULL);
+  gdouble min_frequency = 0.0;
+  g_object_get(e, "min-frequency", &min_frequency, NULL);
+  fail_unless(min_frequency == 100.0, "min-frequency reads %g, the layout in force has 100",
+              min_frequency);
   GstMessage *m;
   guint messages = 0, warnings = 0;
   while ((m = gst_bus_pop_filtered(bus, GST_MESSAGE_ELEMENT | GST_MESSAGE_WARNING |
@@ -340,14 +362,17 @@ GST_START_TEST(test_layout_without_bands_refused)
       warnings++;
     } else {
       guint bands = 0;
-      gst_structure_get_uint(gst_message_get_structure(m), "bands", &bands);
-      fail_unless_equals_int(bands, 257);
+      const GstStructure *st = gst_message_get_structure(m);
+      gst_structure_get_uint(st, "bands", &bands);
+      fail_unless(bands == 257 && gst_structure_has_field(st, "frequencies"),
+                  "message %u: %u bands", messages, bands);
       messages++;
     }
     gst_message_unref(m);
   }
   fail_unless_equals_int(warnings, 1);
   fail_unless_equals_int(messages, 10);
+  gst_object_unref(e);
   eu_harness_teardown(h, bus);
   test_signal_clear(&s);
 }

@@ -10,11 +10,12 @@
  * (inside, past the end, the oldest replaced, forgotten at reset).
  *
  * cuda (skips without a device): one object of every engine on device 0 (FFT plan, STFT, ISTFT,
- * spectrum, convolution, scope) is handed memory of a context of the test's own on device 0
- * (cuCtxCreate), memory of device 1 where there is a second device, and plain host memory (where
- * device 0 does not reach pageable memory): every entry point that takes device memory
- * (execute_device's input and output, the STFT's and ISTFT's push_device both ways,
- * drain_device, the spectrum's and the convolution's push_device, render_device) must fail with
+ * spectrum, convolution, matrix convolution, scope) is handed memory of a context of the test's
+ * own on device 0 (cuCtxCreate), memory of device 1 where there is a second device, and plain host
+ * memory (where device 0 does not reach pageable memory): every entry point that takes device
+ * memory (execute_device's input and output, the STFT's and ISTFT's push_device both ways,
+ * drain_device, the spectrum's push_device, the convolution's and the matrix's push_device both
+ * ways, the matrix's drain_device, render_device) must fail with
  * WRONG_DEVICE_MEMORY, before anything is queued, the message naming where the memory is. After
  * all of them, plans on every device still transform device memory correctly (against FFTW in
  * double precision), so nothing faulted. Last, the caller's context: with device 0 current, with a
@@ -29,6 +30,7 @@
 
 #include <cudafft/convolve.h>
 #include <cudafft/fft.h>
+#include <cudafft/matrix.h>
 #include <cudafft/scope.h>
 #include <cudafft/spectrum.h>
 #include <cudafft/stft.h>
@@ -283,6 +285,28 @@ refuse_everywhere(const Foreign *f, void *good)
                  "convolve_push_device's output", f);
   }
   cudafft_convolve_destroy(convolve);
+
+  const CudafftMatrixConfig matrix_config = {.inputs = CHANNELS,
+                                             .outputs = CHANNELS,
+                                             .format = CUDAFFT_SAMPLE_F32,
+                                             .block_size = 256,
+                                             .responses = {.taps_data = taps, .taps = 75}};
+  CudafftMatrix *matrix = NULL;
+  if (test_check(cudafft_matrix_create(&matrix, CUDAFFT_BACKEND_CUDA, 0, &matrix_config) == 0,
+                 "matrix on device 0")) {
+    size_t produced = 0;
+    expect_wrong(cudafft_matrix_push_device(matrix, f->ptr, FRAMES, good, &produced,
+                                            CUDAFFT_IN_DEVICE | CUDAFFT_OUT_DEVICE, NULL, NULL),
+                 "matrix_push_device's input", f);
+    expect_wrong(cudafft_matrix_push_device(matrix, good, FRAMES, f->ptr, &produced,
+                                            CUDAFFT_IN_DEVICE | CUDAFFT_OUT_DEVICE, NULL, NULL),
+                 "matrix_push_device's output", f);
+    /* a partial block staged, so that the drain has frames to write */
+    cudafft_matrix_push_device(matrix, good, 100, NULL, &produced, CUDAFFT_IN_DEVICE, NULL, NULL);
+    expect_wrong(cudafft_matrix_drain_device(matrix, 1, f->ptr, &produced), "matrix_drain_device",
+                 f);
+  }
+  cudafft_matrix_destroy(matrix);
 
   const CudafftScopeConfig config = scope_config();
   CudafftScope *scope = NULL;

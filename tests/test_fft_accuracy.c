@@ -24,7 +24,7 @@ static const size_t batches[] = {1, 7, 64, 1000};
 
 /* The other sizes both backends check: every radix (2, 3, 4, 5, 7, 8, 16) first and later, odd
  * sizes (real transforms as complex ones), the smallest, the issue's, and sizes past the shared
- * memory of some GPUs (C2C above 3854 points on sm_75, 5962 on sm_86, 13672 on sm_90). */
+ * memory of some GPUs (C2C above 3855 points on sm_75, 5963 on sm_86, 13673 on sm_90). */
 static const size_t mixed_sizes[] = {24,   25,   27,   48,    49,    80,   96,   100,
                                      105,  343,  400,  480,   625,   1000, 1536, 2187,
                                      3000, 3125, 6615, 10000, 15625, 16000};

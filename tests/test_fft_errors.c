@@ -595,6 +595,34 @@ check_backend(CudafftBackend backend)
   check_threads(backend);
 }
 
+/* cudafft_cuda_unavailable_reason: words exactly where there is no usable device (naming the
+ * build where it has no CUDA backend, the driver where the runtime found none), cut to fit and
+ * terminated, nothing for no room. */
+static void
+check_unavailable_reason(int devices, int built)
+{
+  char text[256];
+  memset(text, 'x', sizeof text);
+  const size_t n = cudafft_cuda_unavailable_reason(text, sizeof text);
+  test_check(n < sizeof text && n == strlen(text) && (devices > 0) == (n == 0),
+             "cuda_unavailable_reason with %d devices: \"%s\"", devices, text);
+  if (!built)
+    test_check(strstr(text, "no CUDA backend") != NULL, "a build without CUDA says so: \"%s\"",
+               text);
+  else if (devices == 0)
+    test_check(strstr(text, "driver") != NULL || strstr(text, "device") != NULL ||
+                   strstr(text, "CUDA") != NULL,
+               "a host without a usable device names the driver or the device: \"%s\"", text);
+  char small[8];
+  memset(small, 'x', sizeof small);
+  const size_t m = cudafft_cuda_unavailable_reason(small, sizeof small);
+  test_check(m < sizeof small && m == strlen(small) && strncmp(small, text, m) == 0,
+             "cuda_unavailable_reason cut to %zu bytes: \"%s\"", sizeof small, small);
+  test_check(cudafft_cuda_unavailable_reason(NULL, sizeof text) == 0 &&
+                 cudafft_cuda_unavailable_reason(text, 0) == 0,
+             "cuda_unavailable_reason into NULL or 0 bytes: 0");
+}
+
 static void
 check_cuda_availability(void)
 {
@@ -602,6 +630,7 @@ check_cuda_availability(void)
   int built = cudafft_has_cuda_backend();
   test_check(devices >= 0 && (built || devices == 0),
              "cuda_device_count %d, CUDA backend %s built in", devices, built ? "is" : "is not");
+  check_unavailable_reason(devices, built);
   if (devices == 0) {
     CudafftStatus want = built ? CUDAFFT_STATUS_NO_DEVICE : CUDAFFT_STATUS_BACKEND_UNAVAILABLE;
     expect_create_fails(want, CUDAFFT_BACKEND_CUDA, -1, CUDAFFT_C2C, N, "cuda, no device");

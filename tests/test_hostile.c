@@ -294,8 +294,8 @@ collect(Scenario *sc)
       gst_message_parse_warning(msg, &err, NULL);
       static const char *const kept[] = {
           "Keeping backend=",    "Keeping cuda-device-id=",         "Keeping bands-per-octave=",
-          "Keeping block-size=", "keeping the previous directions", "Keeping hop-length=",
-          "Keeping fft-size="};
+          "Keeping block-size=", "keeping the previous directions", "Keeping fft-size=",
+          "Keeping hop-length="};
       for (guint i = 0; err && i < G_N_ELEMENTS(kept); i++)
         if (strstr(err->message, kept[i]))
           sc->refusals_said++;
@@ -601,6 +601,11 @@ refused_property(Scenario *sc)
       static const char *const matrix_block[] = {"33", "100", "1000", "2047"};
       property = "block-size";
       value = matrix_block[test_rng_range(rng, 0, G_N_ELEMENTS(matrix_block) - 1)];
+    } else if (sc->element == EL_FFT || sc->element == EL_PAIR) {
+      /* within its range (16 to 16384), with a prime factor above 7 */
+      static const char *const sizes[] = {"17", "1001", "4097", "16383"};
+      property = "fft-size";
+      value = sizes[test_rng_range(rng, 0, G_N_ELEMENTS(sizes) - 1)];
     } else if (sc->element == EL_MELSPEC) {
       /* hop-length 0, or an FFT size that is not 2^a 3^b 5^c 7^d */
       static const char *const sizes[] = {"17", "1001", "4099", "16383"};
@@ -637,8 +642,12 @@ random_property(Scenario *sc)
   case EL_PAIR:
     switch (test_rng_range(rng, 0, 3)) {
     case 0: {
-      /* mostly small sizes: a large one at hop 1 is seconds of work per buffer */
-      const guint n = 256u << test_rng_range(rng, 0, test_rng_range(rng, 0, 9) == 0 ? 6 : 4);
+      /* mostly small sizes: a large one at hop 1 is seconds of work per buffer; the powers of
+       * two's fused kernels and the mixed-radix ones (odd sizes too) */
+      static const guint mixed[] = {16, 25, 400, 480, 1000, 1125, 3000};
+      const guint n = test_rng_range(rng, 0, 2) == 0
+                          ? mixed[test_rng_range(rng, 0, G_N_ELEMENTS(mixed) - 1)]
+                          : 256u << test_rng_range(rng, 0, test_rng_range(rng, 0, 9) == 0 ? 6 : 4);
       g_object_set(e, "fft-size", n, NULL);
       break;
     }

@@ -14,7 +14,7 @@
  */
 #include <cudafft/matrix.h>
 
-#include "convolve_reference.h"
+#include "matrix_reference.h"
 #include "test_harness.h"
 #include "test_util.h"
 
@@ -50,17 +50,6 @@ change_unit(size_t block_size)
 {
   return block_size ? block_size : CUDAFFT_MATRIX_MIN_BLOCK;
 }
-
-/* A set of responses, the frame its crossover starts at (0 for the first) and the first block of
- * input spectra its delay line still held when it was set (reach: 0 where every block since the
- * reset was there). The delay line keeps as many blocks as the longest responses set since create
- * have partitions, so responses longer than any before do not see the input older than that. */
-typedef struct {
-  double *h; /* inputs x outputs x taps */
-  size_t taps;
-  size_t change;
-  size_t reach;
-} Responses;
 
 typedef struct {
   const char *name;
@@ -99,106 +88,6 @@ random_responses(TestRng *rng, unsigned inputs, unsigned outputs, size_t taps, u
   return h;
 }
 
-/* y (frames x outputs) = sum_i h_ij * x_i, x (x_frames x inputs, zeros after). */
-static void
-reference_matrix(const double *h, size_t taps, unsigned inputs, unsigned outputs, const double *x,
-                 size_t x_frames, size_t frames, double *y)
-{
-  double *term = test_malloc(frames * sizeof *term);
-  memset(y, 0, frames * outputs * sizeof *y);
-  for (unsigned i = 0; i < inputs; i++)
-    for (unsigned j = 0; j < outputs; j++) {
-      const double *r = h + ((size_t)i * outputs + j) * taps;
-      size_t k = 0;
-      while (k < taps && r[k] == 0.0)
-        k++;
-      if (k == taps)
-        continue;
-      convolve_reference_channel(r, taps, x, inputs, i, x_frames, 0, frames, term);
-      for (size_t n = 0; n < frames; n++)
-        y[n * outputs + j] += term[n];
-    }
-  free(term);
-}
-
-/* As reference_matrix(), but partition p (taps p L to p L + L - 1) of each response adds to output
- * block b only where b - p >= reach: the input spectra older than block `reach` are not in the
- * delay line (the header's "Response changes"). A direct sum, since the convolution's terms are cut
- * by blocks. */
-static void
-reference_matrix_from(const double *h, size_t taps, unsigned inputs, unsigned outputs,
-                      size_t block_size, size_t reach, const double *x, size_t x_frames,
-                      size_t frames, double *y)
-{
-  memset(y, 0, frames * outputs * sizeof *y);
-  for (unsigned i = 0; i < inputs; i++)
-    for (unsigned j = 0; j < outputs; j++) {
-      const double *r = h + ((size_t)i * outputs + j) * taps;
-      for (size_t n = 0; n < frames; n++) {
-        const size_t b = n / block_size;
-        if (b < reach)
-          continue;
-        const size_t parts = b - reach + 1; /* partitions 0..b - reach */
-        size_t end = parts * block_size < taps ? parts * block_size : taps;
-        if (end > n + 1)
-          end = n + 1;
-        double sum = 0;
-        for (size_t k = n + 1 > x_frames ? n + 1 - x_frames : 0; k < end; k++)
-          sum += r[k] * x[(n - k) * inputs + i];
-        y[n * outputs + j] += sum;
-      }
-    }
-}
-
-/* The partitions of block_size taps the longest of rows x taps responses takes (up to its last
- * nonzero tap), as the library counts them for its delay line. */
-static size_t
-responses_parts(const double *h, size_t rows, size_t taps, size_t block_size)
-{
-  size_t parts = 0;
-  for (size_t row = 0; row < rows; row++) {
-    size_t last = taps;
-    while (last > 0 && h[row * taps + last - 1] == 0.0)
-      last--;
-    const size_t p = (last + block_size - 1) / block_size;
-    parts = p > parts ? p : parts;
-  }
-  return parts;
-}
-
-/* The header's output for responses sets[0..count) (each from its change point on, crossing over
- * during the block from it). */
-static double *
-reference_stream(const Responses *sets, size_t count, unsigned inputs, unsigned outputs,
-                 size_t block_size, const double *x, size_t x_frames, size_t frames)
-{
-  double *y = test_malloc(frames * outputs * sizeof *y);
-  double *prev = test_malloc(frames * outputs * sizeof *prev);
-  double *cur = test_malloc(frames * outputs * sizeof *cur);
-  reference_matrix(sets[0].h, sets[0].taps, inputs, outputs, x, x_frames, frames, prev);
-  memcpy(y, prev, frames * outputs * sizeof *y);
-  for (size_t s = 1; s < count; s++) {
-    if (sets[s].reach > 0)
-      reference_matrix_from(sets[s].h, sets[s].taps, inputs, outputs, block_size, sets[s].reach, x,
-                            x_frames, frames, cur);
-    else
-      reference_matrix(sets[s].h, sets[s].taps, inputs, outputs, x, x_frames, frames, cur);
-    const size_t change = sets[s].change;
-    for (size_t n = change; n < frames; n++) {
-      const double r =
-          n < change + block_size ? (double)(n - change + 1) / (double)(block_size + 1) : 1.0;
-      for (unsigned j = 0; j < outputs; j++)
-        y[n * outputs + j] = (1 - r) * prev[n * outputs + j] + r * cur[n * outputs + j];
-    }
-    double *t = prev;
-    prev = cur;
-    cur = t;
-  }
-  free(prev);
-  free(cur);
-  return y;
-}
-
 static void
 store_samples(CudafftSampleFormat format, const double *x, size_t count, void *out)
 {
@@ -228,32 +117,11 @@ static int
 check_output_within(const char *label, CudafftSampleFormat format, double tolerance,
                     const void *out, const double *y, size_t frames, unsigned outputs)
 {
-  double worst = 0;
   size_t worst_n = 0;
   unsigned worst_j = 0;
-  int ok = 1;
-  for (unsigned j = 0; j < outputs; j++) {
-    double power = 0;
-    for (size_t n = 0; n < frames; n++)
-      power += y[n * outputs + j] * y[n * outputs + j];
-    const double rms = frames ? sqrt(power / (double)frames) : 0;
-    for (size_t n = 0; n < frames; n++) {
-      const double got = load_sample(format, out, n * outputs + j);
-      const double err = fabs(got - y[n * outputs + j]);
-      double rel = rms > 0 ? err / rms : (err == 0 ? 0 : INFINITY);
-      if (isnan(rel))
-        rel = INFINITY;
-      if (!(rel <= tolerance))
-        ok = 0;
-      if (rel > worst) {
-        worst = rel;
-        worst_n = n;
-        worst_j = j;
-      }
-    }
-  }
+  const double worst = matrix_reference_error(format, out, y, frames, outputs, &worst_n, &worst_j);
   return test_check(
-      ok,
+      worst <= tolerance,
       "%s: %zu frames x %u outputs, worst error %.2e of the RMS (frame %zu, output %u; bound %.0e)",
       label, frames, outputs, worst, worst_n, worst_j, tolerance);
 }
@@ -271,15 +139,15 @@ static size_t
 delay_line_parts(const Case *c, const double *h, size_t taps)
 {
   const size_t parts =
-      responses_parts(h, (size_t)c->inputs * c->outputs, taps, change_unit(c->block_size));
+      matrix_reference_parts(h, (size_t)c->inputs * c->outputs, taps, change_unit(c->block_size));
   return c->block_size || parts == 0 ? parts : parts - 1;
 }
 
-/* Sets `set` as the responses, `pushed` frames in: its reach (Responses) from the delay line's
+/* Sets `set` as the responses, `pushed` frames in: its reach (MatrixRefSet) from the delay line's
  * slots before it, *cap, which grow to its partitions. At block size 0 the delay line has seen
  * the whole blocks before the last frame pushed. */
 static int
-set_responses_at(CudafftMatrix *mx, Responses *set, const Case *c, size_t pushed, size_t *cap)
+set_responses_at(CudafftMatrix *mx, MatrixRefSet *set, const Case *c, size_t pushed, size_t *cap)
 {
   const size_t C = change_unit(c->block_size);
   const size_t blocks = c->block_size ? pushed / C : pushed ? (pushed - 1) / C : 0;
@@ -295,8 +163,8 @@ set_responses_at(CudafftMatrix *mx, Responses *set, const Case *c, size_t pushed
  * set (its change point is the next block boundary); replaced: a set made and replaced before its
  * change point (set just before sets[1], it never takes effect). */
 static void
-run_stream(const char *label, CudafftSampleFormat format, const Case *c, Responses *sets,
-           size_t count, const size_t *asked, const Responses *replaced, int tail, TestRng *rng)
+run_stream(const char *label, CudafftSampleFormat format, const Case *c, MatrixRefSet *sets,
+           size_t count, const size_t *asked, const MatrixRefSet *replaced, int tail, TestRng *rng)
 {
   const unsigned inputs = c->inputs, outputs = c->outputs;
   const size_t L = c->block_size, frames = c->frames;
@@ -341,7 +209,7 @@ run_stream(const char *label, CudafftSampleFormat format, const Case *c, Respons
   while (pushed < frames && ok) {
     if (next_set < count && pushed >= asked[next_set]) {
       if (replaced && next_set == 1) {
-        Responses dropped = *replaced;
+        MatrixRefSet dropped = *replaced;
         ok = set_responses_at(mx, &dropped, c, pushed, &cap);
       }
       ok = ok && set_responses_at(mx, &sets[next_set], c, pushed, &cap);
@@ -394,7 +262,7 @@ run_stream(const char *label, CudafftSampleFormat format, const Case *c, Respons
                                            (room - total) * outputs) == 0,
              "%s: nothing written past the output", label);
 
-  double *y = reference_stream(sets, count, inputs, outputs, C, x, frames, total);
+  double *y = matrix_reference_stream(sets, count, inputs, outputs, C, x, frames, total);
   check_output(label, format, out, y, total, outputs);
   free(y);
 
@@ -411,10 +279,10 @@ run_stream(const char *label, CudafftSampleFormat format, const Case *c, Respons
     status = cudafft_matrix_drain(mx, 0, out + p1 * outputs * sample, &p2);
   if (test_check(status == CUDAFFT_STATUS_OK && p1 + p2 == again,
                  "%s: a fresh stream after the drain (%s)", label, cudafft_status_name(status))) {
-    Responses final = sets[count - 1];
+    MatrixRefSet final = sets[count - 1];
     final.change = 0;
     final.reach = 0;
-    y = reference_stream(&final, 1, inputs, outputs, C, x2, again, again);
+    y = matrix_reference_stream(&final, 1, inputs, outputs, C, x2, again, again);
     char what[160];
     snprintf(what, sizeof what, "%s, after the drain", label);
     check_output(what, format, out, y, again, outputs);
@@ -432,7 +300,7 @@ run_case(const Case *c, CudafftSampleFormat format)
   const char *fmt = format == CUDAFFT_SAMPLE_F64 ? "F64" : "F32";
   TestRng rng = test_rng("matrix %s %s L%zu", c->name, fmt, c->block_size);
   const size_t C = change_unit(c->block_size);
-  Responses sets[3] = {{0}};
+  MatrixRefSet sets[3] = {{0}};
   sets[0].taps = c->taps;
   sets[0].h = random_responses(&rng, c->inputs, c->outputs, c->taps, c->empty_every, format);
 
@@ -447,7 +315,7 @@ run_case(const Case *c, CudafftSampleFormat format)
   sets[1].h = random_responses(&rng, c->inputs, c->outputs, sets[1].taps, c->empty_every, format);
   sets[2].taps = c->taps / 2 + 1;
   sets[2].h = random_responses(&rng, c->inputs, c->outputs, sets[2].taps, 0, format);
-  Responses dropped = {.taps = c->taps};
+  MatrixRefSet dropped = {.taps = c->taps};
   dropped.h = random_responses(&rng, c->inputs, c->outputs, c->taps, 0, format);
   asked[1] = test_rng_range(&rng, 1, c->frames / 3);
   asked[2] = test_rng_range(&rng, asked[1] + C + 1, c->frames - 1);
@@ -475,9 +343,10 @@ run_case(const Case *c, CudafftSampleFormat format)
   /* A change, late in the stream, to responses more partitions longer than any before than the
    * delay line holds: the new responses reach back only as far as the delay line did (reach > 0).
    */
-  Responses longer[2] = {sets[0], {.taps = c->taps + 3 * C}};
+  MatrixRefSet longer[2] = {sets[0], {.taps = c->taps + 3 * C}};
   longer[1].h = random_responses(&rng, c->inputs, c->outputs, longer[1].taps, 0, format);
-  const size_t slots = responses_parts(sets[0].h, (size_t)c->inputs * c->outputs, c->taps, C);
+  const size_t slots =
+      matrix_reference_parts(sets[0].h, (size_t)c->inputs * c->outputs, c->taps, C);
   asked[1] = (slots + 2) * C + test_rng_range(&rng, 0, C - 1);
   asked[1] = asked[1] < c->frames ? asked[1] : c->frames;
   snprintf(label, sizeof label, "%s %s L=%zu change at %zu to longer responses", c->name, fmt,
@@ -620,7 +489,7 @@ check_nonfinite(CudafftSampleFormat format, size_t L)
   if (test_check(status == CUDAFFT_STATUS_OK && produced == frames / U * U,
                  "non-finite %s: pushes (%s)", fmt, cudafft_status_name(status))) {
     double *y = test_malloc(produced * outputs * sizeof *y);
-    reference_matrix(h, taps, inputs, outputs, x, frames, produced, y);
+    matrix_reference(h, taps, inputs, outputs, x, frames, produced, y);
     /* at block size 0 the tail's blocks come out a block later */
     const size_t clean = (bad_at + 5) + taps + 2 * C + (L ? 0 : C);
     /* output 1 everywhere; output 0 from `clean` on (each as a one-output stream) */

@@ -4,8 +4,9 @@
  * file and what it holds (not GStreamer's "Internal data stream error"); the decode's PROGRESS
  * message for a file comes before any ERROR about that file (a response decoded fine whose
  * channels do not fit the stream, and the file without audio); with backend=auto and no usable
- * GPU each element says once per start, in the debug log, that it runs on the CPU backend, with
- * the reason (never empty parentheses), and cudaspectrumscope makes its display once per start. */
+ * GPU each element says once per start, in the debug log and in an INFO message on the bus, that
+ * it runs on the CPU backend, with the reason (never empty parentheses; the library's words for
+ * the host), and cudaspectrumscope makes its display once per start. */
 #include "element_util.h"
 
 #include <cudafft/common.h>
@@ -173,6 +174,80 @@ count_log(GstDebugCategory *category, GstDebugLevel level, const gchar *file, co
     g_atomic_int_inc(&displays_made);
 }
 
+/* Runs `line` to EOS `starts` times (PLAYING, EOS, READY, again), counting the INFO messages that
+ * say an element runs on the CPU, and those of them that do not hold `reason`. */
+static void
+run_counting_infos(const char *line, guint starts, const char *reason, guint *infos,
+                   guint *without_reason)
+{
+  GError *error = NULL;
+  GstElement *pipeline = gst_parse_launch(line, &error);
+  fail_unless(pipeline && !error, "\"%s\": %s", line, error ? error->message : "");
+  GstBus *bus = gst_element_get_bus(pipeline);
+  *infos = *without_reason = 0;
+  for (guint start = 0; start < starts; start++) {
+    gst_element_set_state(pipeline, GST_STATE_PLAYING);
+    for (;;) {
+      GstMessage *m = gst_bus_timed_pop_filtered(
+          bus, 30 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_INFO);
+      fail_unless(m && GST_MESSAGE_TYPE(m) != GST_MESSAGE_ERROR, "\"%s\" did not run to EOS", line);
+      if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_EOS) {
+        gst_message_unref(m);
+        break;
+      }
+      GError *err = NULL;
+      gchar *debug = NULL;
+      gst_message_parse_info(m, &err, &debug);
+      /* gst-launch-1.0 prints an INFO's debug text: the sentence must be there too */
+      if (err && strstr(err->message, "CPU") && debug && strstr(debug, err->message)) {
+        (*infos)++;
+        if (!strstr(err->message, reason) || !strstr(err->message, "backend=auto"))
+          (*without_reason)++;
+      }
+      g_clear_error(&err);
+      g_free(debug);
+      gst_message_unref(m);
+    }
+    gst_element_set_state(pipeline, GST_STATE_READY);
+  }
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(bus);
+  gst_object_unref(pipeline);
+}
+
+/* With backend=auto and no usable GPU, each element says so once per start where gst-launch-1.0
+ * shows it: an INFO message on the bus, its text (and debug text, which gst-launch-1.0 prints)
+ * naming the reason the library gives (no driver, a driver too old, no device, no CUDA in the
+ * build); nothing with a GPU, nothing with backend=cpu. */
+GST_START_TEST(test_fallback_said_on_the_bus)
+{
+  char reason[256];
+  const gboolean gpu = cudafft_cuda_unavailable_reason(reason, sizeof reason) == 0;
+  static const struct {
+    const char *line;
+    guint elements; /* on auto */
+  } lines[] = {
+      {"audiotestsrc num-buffers=5 ! cudafft backend=auto ! fakesink", 1},
+      {"audiotestsrc num-buffers=5 ! cudafft backend=auto ! cudaifft backend=auto ! fakesink", 2},
+      {"audiotestsrc num-buffers=5 ! cudaspectrum backend=auto ! fakesink", 1},
+      {"audiotestsrc num-buffers=5 ! audio/x-raw,format=F32LE ! cudaconvolve backend=auto ! "
+       "fakesink",
+       1},
+      {"audiotestsrc num-buffers=5 ! cudaspectrumscope backend=auto ! fakesink", 1},
+      {"audiotestsrc num-buffers=5 ! cudafft backend=cpu ! cudaifft backend=cpu ! fakesink", 0},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(lines); i++) {
+    guint infos = 0, without_reason = 0;
+    run_counting_infos(lines[i].line, 2, reason, &infos, &without_reason);
+    const guint want = gpu ? 0 : 2 * lines[i].elements;
+    fail_unless(infos == want, "%s: %u INFO messages that the CPU runs in two starts, expected %u",
+                lines[i].line, infos, want);
+    fail_unless(without_reason == 0, "%s: an INFO without \"%s\" or backend=auto", lines[i].line,
+                reason);
+  }
+}
+GST_END_TEST;
+
 GST_START_TEST(test_fallback_said_once)
 {
   const gboolean gpu = cudafft_has_cuda_backend() && cudafft_cuda_device_count() > 0;
@@ -215,6 +290,7 @@ messages_suite(void)
   tcase_add_test(tc, test_ir_without_audio);
   tcase_add_test(tc, test_progress_before_error);
   tcase_add_test(tc, test_fallback_said_once);
+  tcase_add_test(tc, test_fallback_said_on_the_bus);
   return s;
 }
 

@@ -1,13 +1,18 @@
 /* test_properties.c: what every element of the plugin does with its properties, on the backend
- * named by argv[1] (cpu|cuda): a property of the same name has the same type in every element
- * (fft-size the same enumeration); a value refused outside a pipeline (as gst-launch-1.0 sets its
+ * named by argv[1] (cpu|cuda): a property of the same name has the same type in every element,
+ * but fft-size (cudafft's an integer: every size the STFT takes; cudaspectrum's and
+ * cudaspectrumscope's one enumeration of the fused powers of two); a value refused outside a
+ * pipeline (as gst-launch-1.0 sets its
  * line's properties) is said in GLib's log, one refused in a pipeline by a WARNING message on the
  * bus, each naming the property and the value kept, which reading the property back gives; values
  * an enumeration cannot hold fail gst-launch-1.0's parse ("could not set property"); backend and
  * cuda-device-id, which take effect at the start, are refused once the element runs (PAUSED or
  * PLAYING) with a WARNING, the value in effect read back, setting the same value again says
  * nothing, and back in NULL a change is taken; cudafft's texts say when changes apply and what its
- * dB is, and a sine reads what they say. */
+ * dB is, and a sine reads what they say; every description says the element runs on the CPU too.
+ * Values that only make sense together (db-min and db-max, hop and fft-size, a band layout) are
+ * taken in either order and checked when they take effect: an ERROR at the start, a WARNING while
+ * playing, and a refused value reads back as the value in force. */
 #include "element_util.h"
 
 #include <math.h>
@@ -23,13 +28,13 @@ typedef struct {
 } Refusal;
 
 static const Refusal refusals[] = {
-    {"cudaspectrumscope", "db-min", "10", "-90"},
-    {"cudaspectrumscope", "db-max", "-100", "0"},
     {"cudaspectrumscope", "bands-per-octave", "5", "3"},
     {"cudaspectrum", "bands-per-octave", "5", "3"},
     {"cudaspectrum", "bands-per-octave", "2", "3"},
     {"cudaconvolve", "block-size", "100", "2048"},
     {"cudamatrixconvolve", "block-size", "100", "2048"},
+    {"cudafft", "fft-size", "1001", "4096"},
+    {"cudafft", "fft-size", "4097", "4096"},
 };
 
 /* The property's value as text (enumerations by nick, numbers as GStreamer serialises them). */
@@ -104,6 +109,8 @@ GST_START_TEST(test_same_property_same_type)
     GParamSpec **specs = g_object_class_list_properties(G_OBJECT_GET_CLASS(e), &n);
     for (guint i = 0; i < n; i++) {
       GParamSpec *other = g_hash_table_lookup(seen, specs[i]->name);
+      if (strcmp(specs[i]->name, "fft-size") == 0 && strcmp(factories[f], "cudafft") == 0)
+        continue; /* an integer, checked below */
       if (!other) {
         g_hash_table_insert(seen, (gpointer)specs[i]->name, specs[i]);
         g_hash_table_insert(owner, (gpointer)specs[i]->name, (gpointer)factories[f]);
@@ -126,7 +133,15 @@ GST_START_TEST(test_same_property_same_type)
   GParamSpec *fft = g_hash_table_lookup(seen, "fft-size");
   fail_unless(fft && G_IS_PARAM_SPEC_ENUM(fft) &&
                   strcmp(g_type_name(fft->value_type), "GstCudafftFftSize") == 0,
-              "fft-size is not the GstCudafftFftSize enumeration");
+              "cudaspectrum's and cudaspectrumscope's fft-size is not the GstCudafftFftSize "
+              "enumeration");
+  GstElement *e = gst_element_factory_make("cudafft", NULL);
+  GParamSpec *size = g_object_class_find_property(G_OBJECT_GET_CLASS(e), "fft-size");
+  fail_unless(G_IS_PARAM_SPEC_UINT(size) && G_PARAM_SPEC_UINT(size)->minimum == CUDAFFT_MIN_SIZE &&
+                  G_PARAM_SPEC_UINT(size)->maximum == CUDAFFT_MAX_SIZE,
+              "cudafft's fft-size is not an unsigned integer from %d to %d", CUDAFFT_MIN_SIZE,
+              CUDAFFT_MAX_SIZE);
+  gst_object_unref(e);
   g_hash_table_unref(seen);
   g_hash_table_unref(owner);
 }
@@ -182,7 +197,8 @@ GST_END_TEST;
 /* Values an enumeration cannot hold: the parse fails, as gst-launch-1.0 reports it. */
 GST_START_TEST(test_enumeration_refuses_at_parse)
 {
-  static const char *const lines[] = {"cudafft fft-size=1000", "cudaspectrumscope fft-size=1000",
+  static const char *const lines[] = {"cudaspectrum fft-size=1000",
+                                      "cudaspectrumscope fft-size=1000",
                                       "cudaspectrumscope fft-size=100000"};
   for (guint i = 0; i < G_N_ELEMENTS(lines); i++) {
     GError *error = NULL;
@@ -325,6 +341,310 @@ GST_START_TEST(test_documented_texts)
 }
 GST_END_TEST;
 
+/* gst-inspect-1.0's description line of every element says that it runs on the CPU too, and how
+ * (backend=cpu, FFTW), as its doc block does. */
+GST_START_TEST(test_descriptions_say_cpu)
+{
+  for (guint f = 0; f < G_N_ELEMENTS(factories); f++) {
+    GstElementFactory *factory = gst_element_factory_find(factories[f]);
+    fail_unless(factory != NULL, "no %s", factories[f]);
+    const gchar *description =
+        gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_DESCRIPTION);
+    fail_unless(description && strstr(description, "GPU") && strstr(description, "CPU") &&
+                    strstr(description, "backend=cpu") && strstr(description, "FFTW"),
+                "%s's description does not say it runs on the CPU (backend=cpu, FFTW) too: %s",
+                factories[f], description ? description : "(none)");
+    gst_object_unref(factory);
+  }
+  GstPlugin *plugin = gst_registry_find_plugin(gst_registry_get(), "cudafft");
+  fail_unless(plugin != NULL, "no cudafft plugin");
+  const gchar *description = gst_plugin_get_description(plugin);
+  fail_unless(description && strstr(description, "backend=cpu") && strstr(description, "FFTW"),
+              "the plugin's description does not say it runs on the CPU too: %s",
+              description ? description : "(none)");
+  gst_object_unref(plugin);
+}
+GST_END_TEST;
+
+/* Pairs in either order ---------------------------------------------------------------------- */
+
+#define PAIR_RATE 48000
+#define PAIR_CAPS "audio/x-raw,format=F32LE,rate=48000,channels=2"
+
+/* Two values that only make sense together, each of which the element takes alone from its
+ * defaults in one order only (or in neither, where noted): the pair is checked when it takes
+ * effect, so both orders give it. `start` is set first, by itself (a layout the pair moves). */
+typedef struct {
+  const char *factory, *start;
+  const char *first, *second;
+  double first_value, second_value;
+} Pair;
+
+static const Pair pairs[] = {
+    /* db-min=10 alone is above db-max's default 0, db-max=-100 alone below db-min's -90 */
+    {"cudaspectrumscope", "", "db-min", "db-max", 10.0, 20.0},
+    {"cudaspectrumscope", "", "db-max", "db-min", -100.0, -120.0},
+    /* a range moved past the one set before: min 3000 alone is above max 2000 */
+    {"cudaspectrumscope", "min-frequency=1000 max-frequency=2000", "min-frequency", "max-frequency",
+     3000.0, 6000.0},
+    {"cudaspectrumscope", "min-frequency=3000 max-frequency=6000", "max-frequency", "min-frequency",
+     2000.0, 1000.0},
+    {"cudaspectrum", "frequency-scale=log min-frequency=1000 max-frequency=2000", "min-frequency",
+     "max-frequency", 3000.0, 6000.0},
+    {"cudaspectrum", "frequency-scale=log min-frequency=3000 max-frequency=6000", "max-frequency",
+     "min-frequency", 2000.0, 1000.0},
+};
+
+static void
+expect_double(GstElement *e, const char *property, double want, const char *row)
+{
+  double got = 0.0;
+  g_object_get(e, property, &got, NULL);
+  fail_unless(got == want, "%s: %s reads %g, expected %g", row, property, got, want);
+}
+
+/* Runs `pipeline` (its element under test named e) to EOS: no WARNING, no ERROR. */
+static void
+run_clean(GstElement *pipeline, const char *row)
+{
+  GstBus *bus = gst_element_get_bus(pipeline);
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  GstMessage *m = gst_bus_timed_pop_filtered(
+      bus, 30 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_WARNING);
+  GError *err = NULL;
+  if (m && GST_MESSAGE_TYPE(m) == GST_MESSAGE_ERROR)
+    gst_message_parse_error(m, &err, NULL);
+  else if (m && GST_MESSAGE_TYPE(m) == GST_MESSAGE_WARNING)
+    gst_message_parse_warning(m, &err, NULL);
+  fail_unless(m && GST_MESSAGE_TYPE(m) == GST_MESSAGE_EOS, "%s: %s instead of EOS: %s", row,
+              m ? GST_MESSAGE_TYPE_NAME(m) : "nothing", err ? err->message : "");
+  gst_message_unref(m);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(bus);
+}
+
+static gchar *
+pair_line(const Pair *p, const char *properties)
+{
+  return g_strdup_printf("audiotestsrc num-buffers=10 ! " PAIR_CAPS " ! %s name=e backend=%s %s "
+                         "%s ! fakesink",
+                         p->factory, eu_backend, p->start, properties);
+}
+
+/* gst-launch-1.0 sets a line's properties in its order, an application in its own: both orders
+ * of each pair, in a launch line and by g_object_set(), are taken as they are, read back as
+ * set, and the element runs with them (no WARNING, no ERROR). */
+GST_START_TEST(test_pairs_in_either_order)
+{
+  for (guint i = 0; i < G_N_ELEMENTS(pairs); i++) {
+    const Pair *p = &pairs[i];
+    for (guint order = 0; order < 2; order++) {
+      const char *a = order ? p->second : p->first, *b = order ? p->first : p->second;
+      const double va = order ? p->second_value : p->first_value;
+      const double vb = order ? p->first_value : p->second_value;
+      /* a launch line */
+      gchar *properties = g_strdup_printf("%s=%g %s=%g", a, va, b, vb);
+      gchar *line = pair_line(p, properties);
+      GError *error = NULL;
+      GstElement *pipeline = gst_parse_launch(line, &error); /* a g_warning fails the test */
+      fail_unless(pipeline && !error, "%s: %s", line, error ? error->message : "");
+      GstElement *e = gst_bin_get_by_name(GST_BIN(pipeline), "e");
+      expect_double(e, a, va, line);
+      expect_double(e, b, vb, line);
+      run_clean(pipeline, line);
+      gst_object_unref(e);
+      gst_object_unref(pipeline);
+      g_free(line);
+      /* g_object_set(), one property at a time in this order, then in one call */
+      for (guint call = 0; call < 2; call++) {
+        gchar *row = g_strdup_printf("%s %s: g_object_set %s", p->factory, properties,
+                                     call ? "in one call" : "one at a time");
+        line = pair_line(p, "");
+        pipeline = gst_parse_launch(line, &error);
+        fail_unless(pipeline && !error, "%s: %s", line, error ? error->message : "");
+        e = gst_bin_get_by_name(GST_BIN(pipeline), "e");
+        if (call) {
+          g_object_set(e, a, va, b, vb, NULL);
+        } else {
+          g_object_set(e, a, va, NULL);
+          g_object_set(e, b, vb, NULL);
+        }
+        expect_double(e, a, va, row);
+        expect_double(e, b, vb, row);
+        run_clean(pipeline, row);
+        gst_object_unref(e);
+        gst_object_unref(pipeline);
+        g_free(line);
+        g_free(row);
+      }
+      g_free(properties);
+    }
+  }
+}
+GST_END_TEST;
+
+/* A band layout without bands at the stream's rate: cudaspectrum and cudaspectrumscope answer
+ * alike. At the start, one ERROR in the whole pipeline, the element's, naming the values, the
+ * rate and what would give bands (the Nyquist frequency; the nearest midbands). */
+GST_START_TEST(test_layout_without_bands_at_start)
+{
+  static const struct {
+    const char *properties;
+    const char *words[4];
+  } layouts[] = {
+      {"frequency-scale=log min-frequency=30000",
+       {"min-frequency=30000", "48000 Hz", "24000 Hz", NULL}},
+      {"frequency-scale=octave bands-per-octave=1 min-frequency=1100 max-frequency=1900",
+       {"min-frequency=1100", "max-frequency=1900", "1000 Hz and 1995.3 Hz", NULL}},
+  };
+  static const char *const elements[] = {"cudaspectrum", "cudaspectrumscope"};
+  for (guint f = 0; f < G_N_ELEMENTS(elements); f++)
+    for (guint i = 0; i < G_N_ELEMENTS(layouts); i++) {
+      gchar *line = g_strdup_printf("audiotestsrc num-buffers=20 ! " PAIR_CAPS " ! %s name=e "
+                                    "backend=%s %s ! fakesink",
+                                    elements[f], eu_backend, layouts[i].properties);
+      eu_check_one_error(line, 2, layouts[i].words);
+      g_free(line);
+    }
+}
+GST_END_TEST;
+
+/* `frames` frames of a stereo 1 kHz sine at PAIR_RATE from *pts on (advanced). */
+static void
+push_audio(GstHarness *h, gsize frames, GstClockTime *pts)
+{
+  GstBuffer *buffer = gst_buffer_new_allocate(NULL, frames * 2 * sizeof(float), NULL);
+  GstMapInfo map;
+  gst_buffer_map(buffer, &map, GST_MAP_WRITE);
+  float *x = (float *)map.data;
+  const guint64 first = gst_util_uint64_scale_round(*pts, PAIR_RATE, GST_SECOND);
+  for (gsize i = 0; i < frames; i++)
+    x[2 * i] = x[2 * i + 1] = (float)(0.5 * sin(2.0 * G_PI * 1000.0 * (first + i) / PAIR_RATE));
+  gst_buffer_unmap(buffer, &map);
+  GST_BUFFER_PTS(buffer) = *pts;
+  GST_BUFFER_DURATION(buffer) = gst_util_uint64_scale_round(frames, GST_SECOND, PAIR_RATE);
+  *pts += GST_BUFFER_DURATION(buffer);
+  fail_unless_equals_int(gst_harness_push(h, buffer), GST_FLOW_OK);
+  GstBuffer *out;
+  while ((out = gst_harness_try_pull(h)) != NULL)
+    gst_buffer_unref(out);
+}
+
+/* The element `factory` with `properties`, named e, in a harness fed PAIR_CAPS. */
+static GstHarness *
+playing_harness(const char *factory, const char *properties, GstBus **bus, GstElement **e)
+{
+  GstHarness *h = eu_harness_new("%s name=e backend=%s %s", factory, eu_backend, properties);
+  if (strcmp(factory, "cudaspectrumscope") == 0)
+    gst_harness_set_sink_caps_str(h, "video/x-raw,format=BGRx,width=64,height=64,framerate=25/1");
+  gst_harness_set_src_caps(h, eu_raw_caps(CUDAFFT_SAMPLE_F32, PAIR_RATE, 2));
+  *bus = eu_harness_bus(h);
+  *e = eu_harness_element(h, "e");
+  return h;
+}
+
+/* While playing, a layout without bands is refused with a WARNING naming the layout kept, the
+ * layout in force stays, and the properties read back what is in force; a layout with bands set
+ * after it is taken. */
+GST_START_TEST(test_layout_without_bands_while_playing)
+{
+  static const char *const elements[] = {"cudaspectrum", "cudaspectrumscope"};
+  for (guint f = 0; f < G_N_ELEMENTS(elements); f++) {
+    GstBus *bus;
+    GstElement *e;
+    gchar *properties =
+        g_strdup_printf("%s frequency-scale=log min-frequency=100 max-frequency=10000",
+                        strcmp(elements[f], "cudaspectrum") == 0 ? "interval=20000000" : "");
+    GstHarness *h = playing_harness(elements[f], properties, &bus, &e);
+    g_free(properties);
+    GstClockTime pts = 0;
+    push_audio(h, 4800, &pts);
+    expect_no_warning(bus, elements[f]);
+    g_object_set(e, "min-frequency", 30000.0, NULL);
+    push_audio(h, 4800, &pts);
+    expect_warning(bus, "min-frequency", "100", elements[f]);
+    expect_no_warning(bus, elements[f]); /* once */
+    expect_double(e, "min-frequency", 100.0, elements[f]);
+    expect_double(e, "max-frequency", 10000.0, elements[f]);
+    push_audio(h, 4800, &pts);
+    expect_no_warning(bus, elements[f]);
+    g_object_set(e, "min-frequency", 200.0, "max-frequency", 20000.0, NULL);
+    push_audio(h, 4800, &pts);
+    expect_no_warning(bus, elements[f]);
+    expect_double(e, "min-frequency", 200.0, elements[f]);
+    expect_double(e, "max-frequency", 20000.0, elements[f]);
+    GstMessage *m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+    fail_unless(m == NULL, "%s: an ERROR", elements[f]);
+    gst_object_unref(e);
+    eu_harness_teardown(h, bus);
+  }
+}
+GST_END_TEST;
+
+/* A refused value reads back as the value in force: cudafft's hop larger than fft-size, set
+ * either way while playing (the frames in force go on), and cudaspectrumscope's db-min not below
+ * db-max while playing; a pair moved past each other between two buffers is taken. */
+GST_START_TEST(test_refused_reads_back_in_force)
+{
+  GstBus *bus;
+  GstElement *e;
+  GstHarness *h = playing_harness("cudafft", "fft-size=1024 hop=512", &bus, &e);
+  GstClockTime pts = 0;
+  push_audio(h, 4096, &pts);
+  g_object_set(e, "hop", 4096, NULL);
+  push_audio(h, 4096, &pts);
+  expect_warning(bus, "hop", "512", "cudafft hop=4096");
+  expect_value(e, "hop", "512", "cudafft hop=4096");
+  expect_value(e, "fft-size", "1024", "cudafft hop=4096");
+  g_object_set(e, "fft-size", 256, NULL);
+  push_audio(h, 4096, &pts);
+  expect_warning(bus, "fft-size", "1024", "cudafft fft-size=256");
+  expect_value(e, "hop", "512", "cudafft fft-size=256");
+  expect_value(e, "fft-size", "1024", "cudafft fft-size=256");
+  /* hop 0 (fft-size / 2) in force: it reads back 0 */
+  g_object_set(e, "hop", 0, NULL);
+  push_audio(h, 4096, &pts);
+  g_object_set(e, "fft-size", 256, "hop", 1024, NULL);
+  push_audio(h, 4096, &pts);
+  expect_warning(bus, "hop", "0", "cudafft fft-size=256 hop=1024");
+  expect_value(e, "hop", "0", "cudafft fft-size=256 hop=1024");
+  expect_value(e, "fft-size", "1024", "cudafft fft-size=256 hop=1024");
+  /* the same refused value again is refused again */
+  g_object_set(e, "hop", 4096, NULL);
+  push_audio(h, 4096, &pts);
+  expect_warning(bus, "hop", "0", "cudafft hop=4096 again");
+  expect_value(e, "hop", "0", "cudafft hop=4096 again");
+  /* both moved, in either order, between two buffers */
+  g_object_set(e, "hop", 2048, NULL);
+  g_object_set(e, "fft-size", 4096, NULL);
+  push_audio(h, 4096, &pts);
+  expect_no_warning(bus, "cudafft hop=2048 fft-size=4096");
+  expect_value(e, "hop", "2048", "cudafft hop=2048 fft-size=4096");
+  expect_value(e, "fft-size", "4096", "cudafft hop=2048 fft-size=4096");
+  gst_object_unref(e);
+  eu_harness_teardown(h, bus);
+
+  h = playing_harness("cudaspectrumscope", "", &bus, &e);
+  pts = 0;
+  push_audio(h, 4800, &pts);
+  g_object_set(e, "db-min", 10.0, NULL);
+  push_audio(h, 4800, &pts);
+  expect_warning(bus, "db-min", "-90", "cudaspectrumscope db-min=10");
+  expect_double(e, "db-min", -90.0, "cudaspectrumscope db-min=10");
+  expect_double(e, "db-max", 0.0, "cudaspectrumscope db-min=10");
+  g_object_set(e, "db-max", -100.0, NULL);
+  g_object_set(e, "db-min", -120.0, NULL);
+  push_audio(h, 4800, &pts);
+  expect_no_warning(bus, "cudaspectrumscope db-max=-100 db-min=-120");
+  expect_double(e, "db-min", -120.0, "cudaspectrumscope db-max=-100 db-min=-120");
+  expect_double(e, "db-max", -100.0, "cudaspectrumscope db-max=-100 db-min=-120");
+  GstMessage *m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+  fail_unless(m == NULL, "an ERROR");
+  gst_object_unref(e);
+  eu_harness_teardown(h, bus);
+}
+GST_END_TEST;
+
 static Suite *
 properties_suite(void)
 {
@@ -336,6 +656,11 @@ properties_suite(void)
   tcase_add_test(tc, test_enumeration_refuses_at_parse);
   tcase_add_test(tc, test_start_properties_refused_while_running);
   tcase_add_test(tc, test_documented_texts);
+  tcase_add_test(tc, test_descriptions_say_cpu);
+  tcase_add_test(tc, test_pairs_in_either_order);
+  tcase_add_test(tc, test_layout_without_bands_at_start);
+  tcase_add_test(tc, test_layout_without_bands_while_playing);
+  tcase_add_test(tc, test_refused_reads_back_in_force);
   return s;
 }
 

@@ -22,6 +22,19 @@ cudafft_cuda_device_count(void)
 #endif
 }
 
+size_t
+cudafft_cuda_unavailable_reason(char *text, size_t size)
+{
+  if (!text || size == 0)
+    return 0;
+#if CUDAFFT_HAVE_CUDA
+  cudafft_cuda_host_unavailable_reason(text, size);
+#else
+  snprintf(text, size, "this build has no CUDA backend (it was built without the CUDA toolkit)");
+#endif
+  return strlen(text);
+}
+
 int
 cudafft_cuda_context_device(int device_id)
 {

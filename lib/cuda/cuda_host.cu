@@ -4,6 +4,8 @@
 #include "cuda_host.h"
 #include "device_memory.h"
 
+#include <cstdio>
+
 extern "C" int
 cudafft_cuda_host_device_count(void)
 {
@@ -13,6 +15,32 @@ cudafft_cuda_host_device_count(void)
     return 0;
   }
   return count;
+}
+
+extern "C" void
+cudafft_cuda_host_unavailable_reason(char *text, size_t size)
+{
+  int count = 0;
+  const cudaError_t error = cudaGetDeviceCount(&count);
+  cudaGetLastError();
+  int driver = 0, runtime = 0;
+  if (cudaDriverGetVersion(&driver) != cudaSuccess)
+    driver = 0;
+  if (cudaRuntimeGetVersion(&runtime) != cudaSuccess)
+    runtime = 0;
+  cudaGetLastError();
+  if (error == cudaSuccess && count > 0)
+    snprintf(text, size, "%s", "");
+  else if (error == cudaSuccess || error == cudaErrorNoDevice)
+    snprintf(text, size, "no CUDA device found (the NVIDIA driver sees none)");
+  else if (error == cudaErrorInsufficientDriver && driver == 0)
+    snprintf(text, size, "no NVIDIA driver found (libcuda.so.1 is not installed)");
+  else if (error == cudaErrorInsufficientDriver)
+    snprintf(text, size,
+             "the NVIDIA driver (for CUDA %d.%d) is older than this build's CUDA runtime (%d.%d)",
+             driver / 1000, driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10);
+  else
+    snprintf(text, size, "CUDA cannot use a device: %s", cudaGetErrorString(error));
 }
 
 namespace {

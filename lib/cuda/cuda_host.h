@@ -16,6 +16,10 @@ extern "C" {
 /* Usable CUDA devices; 0 where there is none or no driver. */
 int cudafft_cuda_host_device_count(void);
 
+/* Where there is no usable device, why, in `size` bytes at text (cudafft_cuda_unavailable_reason's
+ * words); "" where there is one. */
+void cudafft_cuda_host_unavailable_reason(char *text, size_t size);
+
 /* The free memory of `device`, read with it made current and the calling thread's current context
  * restored after; the failure (CUDA's, or no such device) as a status. */
 CudafftStatus cudafft_cuda_host_free_memory(int device, size_t *free_bytes);

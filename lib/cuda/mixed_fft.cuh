@@ -35,7 +35,10 @@
  * Every thread of the block must call mixed_fft (it uses __syncthreads): a block that holds several
  * transforms of the same plan runs them together, each group with its own t and buffers; threads
  * of a partly empty last block run a transform of their own (whatever is in their buffers) and
- * write nothing. Forward is unnormalised with e^(-2 pi i jk/N); inverse with e^(+2 pi i jk/N).
+ * write nothing. MixedBlockRow gives a thread its transform, t and buffers in such a block (the
+ * engines' kernels in lib/fft/fft_kernels.cu and lib/stft/stft_kernels.cu use it; the launch
+ * shape for a size: block_kernels.cuh's cudafft_mixed_block_kernels()). Forward is unnormalised
+ * with e^(-2 pi i jk/N); inverse with e^(+2 pi i jk/N).
  *
  * Real transforms of 2N points (even sizes; an odd size runs its real transforms as complex ones):
  *   R2C: a[pad(m)] = (x[2m], x[2m+1]) for m < N, barrier, forward mixed_fft to Z; then for pair

@@ -341,6 +341,12 @@ base_vector(const CpuFeatures *impl, unsigned ch, uint64_t f, float lo, float *b
   }
 }
 
+static uint64_t
+max_u64(uint64_t a, uint64_t b)
+{
+  return a > b ? a : b;
+}
+
 /* Writes the features of frames o0 .. o1 - 1 of channel ch, which belong to a unit (the frames
  * the deltas see, from e0 to e1 exclusive, e1 CUDAFFT_FEATURES_UNKNOWN while the utterance
  * runs), each with its range clamp (per_frame: its own; else the unit's), to dst: frame o at
@@ -366,8 +372,12 @@ write_frames(CpuFeatures *impl, unsigned ch, uint64_t e0, uint64_t e1, uint64_t 
   const int64_t frames = e1 == CUDAFFT_FEATURES_UNKNOWN ? INT64_MAX : (int64_t)(e1 - e0);
   const int64_t at = (int64_t)(g0 - e0);
   const int regression = c->delta_style == CUDAFFT_FEATURES_DELTAS_REGRESSION;
+  /* the first-order deltas the second order reads: frames o0 - r .. o1 + r - 1 of the unit (their
+   * own reach stays within the base vectors made) */
+  const uint64_t d0 = max_u64(g0, o0 - (o0 - e0 < (uint64_t)r ? o0 - e0 : (uint64_t)r));
+  const uint64_t d1 = o1 + (uint64_t)r < g1 ? o1 + (uint64_t)r : g1;
   if (c->delta_order == 2 && regression)
-    for (uint64_t g = g0; g < g1; g++)
+    for (uint64_t g = d0; g < d1; g++)
       for (size_t i = 0; i < base; i++)
         impl->deltas[(g - g0) * base + i] =
             cudafft_features_regression(impl->unit + i, base, at, INT64_MAX, (int64_t)(g - e0),

@@ -97,8 +97,8 @@ setup(CudaPlan *p, const CudafftFftSpec *spec)
   /* Our kernels hold a whole transform in shared memory; where the GPU offers too little, cuFFT
    * runs the plan instead: of the powers of two, 16384-point C2C on sm_86/sm_89 (on sm_75 also
    * 8192-point C2C and 16384-point real transforms); of the mixed-radix sizes, whose transforms of
-   * N points take about 17 N bytes, those of N above 13672 on sm_90, 9817 on sm_80, 5962 on
-   * sm_86/sm_89 and 3854 on sm_75 (N = n/2 for the real transforms of even n, else n). */
+   * N points take about 17 N bytes, those of N above 13673 on sm_90, 9818 on sm_80, 5963 on
+   * sm_86/sm_89 and 3855 on sm_75 (N = n/2 for the real transforms of even n, else n). */
   p->kernel = cudafft_fft_kernel(p->kind, p->n);
   if (!p->kernel)
     return cudafft_fail(CUDAFFT_STATUS_INVALID_SIZE, "no kernel for size %zu", p->n);

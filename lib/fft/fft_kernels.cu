@@ -321,6 +321,9 @@ cudafft_fft_kernel(CudafftKind kind, size_t n)
   return kernel_for(kind, n);
 }
 
+/* The launch cache keeps a call's argument values in a key of fixed size. */
+static_assert(sizeof(CudafftFftArgs) <= CUDAFFT_LAUNCH_ARGS_MAX, "FFT arguments outgrow a launch");
+
 extern "C" void
 cudafft_fft_launch_init(CudafftFftLaunch *launch, const CudafftKernel *resolved,
                         const CudafftBlockKernels *kernel, CudafftDirection direction,

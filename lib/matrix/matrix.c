@@ -1,8 +1,9 @@
 /* matrix.c: the matrix convolution's front end (cudafft/matrix.h): validation, the list of each
  * response set's non-empty entries, staging of partial input blocks (the public lag), the change
- * points of response changes, and draining; the backends (matrix_backend.h) do the filtering (at
- * block size 0 through matrix_direct.c, whose jobs are blocks of one frame). */
-#include "matrix_backend.h"
+ * points of response changes, and draining, of samples in host or in device memory (the staging
+ * and copies of the latter are matrix_device.c's); the backends (matrix_backend.h) do the
+ * filtering (at block size 0 through matrix_direct.c, whose jobs are blocks of one frame). */
+#include "matrix_front.h"
 
 #include "api_getter.h"
 #include "backend_choice.h"
@@ -15,36 +16,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct CudafftMatrix {
-  const CudafftMatrixBackend *ops;
-  void *impl;
-  CudafftBackend backend;
-  int device_id;
-  unsigned inputs, outputs;
-  CudafftSampleFormat format;
-  size_t block_size; /* L; 0: zero latency (matrix_direct.c) */
-  /* The frames a backend run takes in whole (L, or 1 at block size 0: the output of every frame
-   * is ready as it comes), and the step of change points and length of crossovers (L, or
-   * CUDAFFT_MATRIX_MIN_BLOCK at block size 0: the head's length, matrix_direct.c). */
-  size_t unit, change_unit;
-  size_t in_frame, out_frame; /* bytes */
-  size_t taps;                /* of the responses in force */
-  /* Changes loaded into the backend (`pending` of them: its next set, and a queued one where a
-   * change was asked while the next one's crossover block was being staged): their taps and
-   * change points (frame indices since create/reset/drain, multiples of the block size, the
-   * queued one's later). */
-  unsigned pending;
-  size_t pending_taps[2], change[2];
-  /* Frames since create/reset/drain: pushed in (zeros included while draining) and written out;
-   * pushed - produced frames (fewer than a block) wait in `stage`. */
-  size_t pushed, produced;
-  /* The backend's last reset failed (on the GPU, device work that failed): its history is not
-   * known to be zero, and the next run clears it first. */
-  int uncleared;
-  uint8_t *stage; /* a block of input frames */
-  uint8_t *tail;  /* a block of output frames of which only the start is wanted (draining) */
-};
 
 /* Validation ----------------------------------------------------------------------------------- */
 
@@ -147,6 +118,7 @@ matrix_free(void *object)
     return;
   if (mx->ops)
     mx->ops->destroy(mx->impl);
+  matrix_device_free(mx);
   free(mx->stage);
   free(mx->tail);
   free(mx);
@@ -268,14 +240,17 @@ reset_state(CudafftMatrix *mx)
 void
 cudafft_matrix_reset(CudafftMatrix *matrix)
 {
-  if (matrix)
-    reset_state(matrix);
+  if (!matrix)
+    return;
+  cudafft_checked_memory_forget(&matrix->checked);
+  reset_state(matrix);
 }
 
 /* Runs `blocks` whole blocks (in NULL: zeros) from the frame `produced`, crossing over at the
- * pending change's point where it falls among them. */
+ * pending change's point where it falls among them; in and out in device memory where on_device
+ * says (the CUDA backend's block table only). */
 static CudafftStatus
-run_blocks(CudafftMatrix *mx, const void *in, size_t blocks, void *out)
+run_blocks(CudafftMatrix *mx, const void *in, size_t blocks, void *out, unsigned on_device)
 {
   if (mx->uncleared) {
     if (mx->ops->reset(mx->impl) != CUDAFFT_STATUS_OK)
@@ -286,6 +261,7 @@ run_blocks(CudafftMatrix *mx, const void *in, size_t blocks, void *out)
   CudafftMatrixJob job = {.kind = CUDAFFT_MATRIX_JOB_BLOCKS,
                           .in = in,
                           .out = out,
+                          .on_device = on_device,
                           .blocks = blocks,
                           .change_block = {SIZE_MAX, SIZE_MAX}};
   unsigned changes = 0; /* change >= produced: in this run where before its end */
@@ -308,10 +284,38 @@ run_blocks(CudafftMatrix *mx, const void *in, size_t blocks, void *out)
   return CUDAFFT_STATUS_OK;
 }
 
-/* Takes `frames` input frames into the stage or whole blocks straight from in; writes the blocks
- * they complete to out and counts their frames in *produced. */
+/* run_blocks() for input and output where on_device says: in place at a block size (the CUDA
+ * backend's kernels read and write device memory); through host copies of MATRIX_BOUNCE_FRAMES
+ * frames at a time at block size 0, whose filter runs on the host (its heads; matrix_direct.c). */
 static CudafftStatus
-push_frames(CudafftMatrix *mx, const uint8_t *in, size_t frames, uint8_t *out, size_t *produced)
+run_anywhere(CudafftMatrix *mx, const uint8_t *in, size_t blocks, uint8_t *out, unsigned on_device)
+{
+  if (on_device == 0 || mx->block_size != 0)
+    return run_blocks(mx, in, blocks, out, on_device);
+  CudafftStatus status = matrix_bounce_buffers(mx);
+  for (size_t done = 0, n = 0; done < blocks && status == CUDAFFT_STATUS_OK; done += n) {
+    n = min_size(blocks - done, MATRIX_BOUNCE_FRAMES);
+    const uint8_t *from = in ? in + done * mx->in_frame : NULL;
+    if (from && (on_device & CUDAFFT_IN_DEVICE)) {
+      status = matrix_copy_samples(mx, mx->bounce_in, from, n * mx->in_frame, CUDAFFT_IN_DEVICE);
+      from = mx->bounce_in;
+    }
+    uint8_t *to = out + done * mx->out_frame;
+    uint8_t *host_to = on_device & CUDAFFT_OUT_DEVICE ? mx->bounce_out : to;
+    if (status == CUDAFFT_STATUS_OK)
+      status = run_blocks(mx, from, n, host_to, 0);
+    if (status == CUDAFFT_STATUS_OK && host_to != to)
+      status = matrix_copy_samples(mx, to, host_to, n * mx->out_frame, CUDAFFT_OUT_DEVICE);
+  }
+  return status;
+}
+
+/* Takes `frames` input frames into the stage or whole blocks straight from in; writes the blocks
+ * they complete to out and counts their frames in *produced. in and out in device memory where
+ * on_device says. */
+static CudafftStatus
+push_frames(CudafftMatrix *mx, const uint8_t *in, size_t frames, uint8_t *out, size_t *produced,
+            unsigned on_device)
 {
   const size_t L = mx->unit;
   while (frames > 0) {
@@ -320,18 +324,23 @@ push_frames(CudafftMatrix *mx, const uint8_t *in, size_t frames, uint8_t *out, s
     CudafftStatus status;
     if (staged > 0 || frames < L) {
       const size_t take = min_size(L - staged, frames);
-      memcpy(mx->stage + staged * mx->in_frame, in, take * mx->in_frame);
+      status = matrix_stage_frames(mx, staged, in, take, (on_device & CUDAFFT_IN_DEVICE) != 0);
+      if (status != CUDAFFT_STATUS_OK)
+        return status;
       mx->pushed += take;
       in += take * mx->in_frame;
       frames -= take;
       if (staged + take < L)
         break;
       blocks = 1;
-      status = run_blocks(mx, mx->stage, 1, out);
+      /* the stage is complete: its block runs from where its frames are */
+      const unsigned stage_place = mx->stage_on_device ? CUDAFFT_IN_DEVICE : 0;
+      status = run_anywhere(mx, mx->stage_on_device ? mx->stage_device : mx->stage, 1, out,
+                            (on_device & CUDAFFT_OUT_DEVICE) | stage_place);
     } else {
       blocks = frames / L;
       mx->pushed += blocks * L;
-      status = run_blocks(mx, in, blocks, out);
+      status = run_anywhere(mx, in, blocks, out, on_device);
       in += blocks * L * mx->in_frame;
       frames -= blocks * L;
     }
@@ -343,19 +352,24 @@ push_frames(CudafftMatrix *mx, const uint8_t *in, size_t frames, uint8_t *out, s
   return CUDAFFT_STATUS_OK;
 }
 
-CudafftStatus
-cudafft_matrix_push(CudafftMatrix *matrix, const void *in, size_t frames, void *out,
-                    size_t *produced)
+/* cudafft_matrix_push and _push_device (`name`): in and out where on_device says. */
+static CudafftStatus
+push(CudafftMatrix *matrix, const void *in, size_t frames, void *out, size_t *produced,
+     unsigned on_device, const CudafftFence *after, CudafftFence *done, const char *name)
 {
+  if (done)
+    *done = (CudafftFence){0, 0};
   if (!matrix || !produced || (frames > 0 && !in))
-    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER,
-                        "cudafft_matrix_push: matrix, produced or in is NULL");
+    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "%s: matrix, produced or in is NULL", name);
   *produced = 0;
-  if (cudafft_matrix_output_frames(matrix, frames) > 0 && !out)
-    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER,
-                        "cudafft_matrix_push: out is NULL where %zu frames come out",
-                        cudafft_matrix_output_frames(matrix, frames));
-  const CudafftStatus status = push_frames(matrix, in, frames, out, produced);
+  const size_t out_frames = cudafft_matrix_output_frames(matrix, frames);
+  if (out_frames > 0 && !out)
+    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "%s: out is NULL where %zu frames come out",
+                        name, out_frames);
+  CudafftStatus status = matrix_device_check(matrix, on_device, in, frames * matrix->in_frame, out,
+                                             out_frames * matrix->out_frame, after, name);
+  if (status == CUDAFFT_STATUS_OK)
+    status = push_frames(matrix, in, frames, out, produced, on_device);
   if (status != CUDAFFT_STATUS_OK) {
     reset_state(matrix);
     *produced = 0;
@@ -364,18 +378,39 @@ cudafft_matrix_push(CudafftMatrix *matrix, const void *in, size_t frames, void *
 }
 
 CudafftStatus
-cudafft_matrix_drain(CudafftMatrix *matrix, int tail, void *out, size_t *produced)
+cudafft_matrix_push(CudafftMatrix *matrix, const void *in, size_t frames, void *out,
+                    size_t *produced)
+{
+  return push(matrix, in, frames, out, produced, 0, NULL, NULL, "cudafft_matrix_push");
+}
+
+CudafftStatus
+cudafft_matrix_push_device(CudafftMatrix *matrix, const void *in, size_t frames, void *out,
+                           size_t *produced, unsigned on_device, const CudafftFence *after,
+                           CudafftFence *done)
+{
+  return push(matrix, in, frames, out, produced, on_device, after, done,
+              "cudafft_matrix_push_device");
+}
+
+/* cudafft_matrix_drain and _drain_device (`name`): out where on_device says. */
+static CudafftStatus
+drain(CudafftMatrix *matrix, int tail, void *out, size_t *produced, unsigned on_device,
+      const char *name)
 {
   if (!matrix || !produced)
-    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER,
-                        "cudafft_matrix_drain: matrix or produced is NULL");
+    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "%s: matrix or produced is NULL", name);
   *produced = 0;
   size_t remaining = cudafft_matrix_drain_frames(matrix, tail);
   if (remaining > 0 && !out)
-    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER,
-                        "cudafft_matrix_drain: out is NULL where %zu frames come out", remaining);
+    return cudafft_fail(CUDAFFT_STATUS_NULL_POINTER, "%s: out is NULL where %zu frames come out",
+                        name, remaining);
   const size_t L = matrix->unit;
-  CudafftStatus status = CUDAFFT_STATUS_OK;
+  CudafftStatus status = matrix_device_check(matrix, on_device, NULL, 0, out,
+                                             remaining * matrix->out_frame, NULL, name);
+  /* frames staged from device memory come back to the host, where draining pads them */
+  if (status == CUDAFFT_STATUS_OK)
+    status = matrix_move_stage(matrix, matrix->pushed - matrix->produced, 0);
   while (remaining > 0 && status == CUDAFFT_STATUS_OK) {
     /* The staged frames and zeros after them, a block; then the whole blocks of zeros that are
      * wanted whole in one run straight into out (at block size 0 the whole drain), and the last
@@ -391,10 +426,11 @@ cudafft_matrix_drain(CudafftMatrix *matrix, int tail, void *out, size_t *produce
     }
     matrix->pushed = matrix->produced + blocks * L;
     const size_t take = min_size(blocks * L, remaining);
+    const int whole = take == blocks * L;
     uint8_t *dst = (uint8_t *)out + *produced * matrix->out_frame;
-    status = run_blocks(matrix, in, blocks, take == blocks * L ? dst : matrix->tail);
-    if (status == CUDAFFT_STATUS_OK && take < blocks * L)
-      memcpy(dst, matrix->tail, take * matrix->out_frame);
+    status = run_anywhere(matrix, in, blocks, whole ? dst : matrix->tail, whole ? on_device : 0);
+    if (status == CUDAFFT_STATUS_OK && !whole)
+      status = matrix_copy_samples(matrix, dst, matrix->tail, take * matrix->out_frame, on_device);
     if (status == CUDAFFT_STATUS_OK) {
       *produced += take;
       remaining -= take;
@@ -404,6 +440,18 @@ cudafft_matrix_drain(CudafftMatrix *matrix, int tail, void *out, size_t *produce
   if (status != CUDAFFT_STATUS_OK)
     *produced = 0;
   return status;
+}
+
+CudafftStatus
+cudafft_matrix_drain(CudafftMatrix *matrix, int tail, void *out, size_t *produced)
+{
+  return drain(matrix, tail, out, produced, 0, "cudafft_matrix_drain");
+}
+
+CudafftStatus
+cudafft_matrix_drain_device(CudafftMatrix *matrix, int tail, void *out, size_t *produced)
+{
+  return drain(matrix, tail, out, produced, CUDAFFT_OUT_DEVICE, "cudafft_matrix_drain_device");
 }
 
 CudafftStatus

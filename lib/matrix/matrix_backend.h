@@ -52,8 +52,10 @@ typedef struct {
 
 typedef enum {
   /* Filters `blocks` blocks: in (blocks x L interleaved input frames, in the spec's format; NULL
-   * for zeros) to out (blocks x L interleaved output frames). At block change_block[0] and at
-   * block change_block[1] (SIZE_MAX: none; the second later than the first) the next responses
+   * for zeros) to out (blocks x L interleaved output frames), each in device memory of the object's
+   * context where on_device says (CudafftMemory flags: the CUDA table only, whose kernels read and
+   * write them in place; the front end hands the others host memory). At block change_block[0] and
+   * at block change_block[1] (SIZE_MAX: none; the second later than the first) the next responses
    * take over, crossing over during that block as the header says; from then on they are the
    * responses in force and the queued set (if any) is the next. */
   CUDAFFT_MATRIX_JOB_BLOCKS = 0,
@@ -70,6 +72,7 @@ typedef struct {
   CudafftMatrixJobKind kind;
   const void *in;
   void *out;
+  unsigned on_device;
   size_t blocks;
   size_t change_block[2];
   const CudafftMatrixSet *set;

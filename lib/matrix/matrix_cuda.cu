@@ -2,7 +2,9 @@
  * (cuFFT, one batch of every input) packed into the delay line, the fused multiply-accumulate over
  * every (output, entry, partition) (matrix_kernels.h), one inverse FFT per output (one batch of
  * every output, of both sets during a crossover) and the frames written interleaved, blended
- * during a crossover. Host samples pass through page-locked staging a chunk of blocks at a time.
+ * during a crossover. Host samples pass through page-locked staging a chunk of blocks at a time;
+ * samples in device memory of the object's context (a job's on_device) are read and written where
+ * they are, by the same kernels.
  *
  * The object queues its work on a stream of its own rather than the shared executor's batches:
  * its unit of work is one whole matrix block whose multiply-accumulate alone fills the GPU (a
@@ -394,20 +396,30 @@ matrix_setup(CudaMatrix *m, const CudafftMatrixSpec *spec)
   return set_make(m, spec->set, &m->cur);
 }
 
+/* Blocks [first, first + blocks) of a BLOCKS job: their input from host memory through the
+ * staging, or read in place where it is in device memory (on_device), and their output likewise. */
 template <typename R>
 CudafftStatus
 run_chunk(CudaMatrix *m, const CudafftMatrixJob *job, size_t first, size_t blocks, CudaSet *retired)
 {
   const size_t L = m->L, in_bytes = blocks * L * m->inputs * m->real;
   const size_t out_bytes = blocks * L * m->outputs * m->real;
-  if (job->in) {
+  const bool in_place = (job->on_device & CUDAFFT_IN_DEVICE) != 0;
+  const bool out_place = (job->on_device & CUDAFFT_OUT_DEVICE) != 0;
+  const R *in_frames = nullptr;
+  if (job->in && in_place) {
+    in_frames = static_cast<const R *>(job->in) + first * L * m->inputs;
+  } else if (job->in) {
     memcpy(m->h_in, static_cast<const char *>(job->in) + first * L * m->inputs * m->real, in_bytes);
     CUDAFFT_CHECK(cudaMemcpyAsync(m->d_in, m->h_in, in_bytes, cudaMemcpyHostToDevice, m->stream));
+    in_frames = static_cast<const R *>(m->d_in);
   }
+  R *out_frames =
+      out_place ? static_cast<R *>(job->out) + first * L * m->outputs : static_cast<R *>(m->d_out);
   const size_t slot_bytes = (size_t)m->inputs * L * m->value;
   for (size_t b = 0; b < blocks; b++) {
     const size_t slot = m->block % m->cap;
-    const R *in = job->in ? static_cast<const R *>(m->d_in) + b * L * m->inputs : nullptr;
+    const R *in = in_frames ? in_frames + b * L * m->inputs : nullptr;
     CUDAFFT_CHECK(MatrixKernels<R>::frame_inputs(
         in, static_cast<R *>(m->prev), static_cast<R *>(m->time_in), m->inputs, L, m->stream));
     CudafftStatus status = exec_forward(m, m->forward, m->time_in, m->bins_in);
@@ -431,8 +443,8 @@ run_chunk(CudaMatrix *m, const CudafftMatrixJob *job, size_t first, size_t block
     if (status != CUDAFFT_STATUS_OK)
       return status;
     CUDAFFT_CHECK(MatrixKernels<R>::emit(static_cast<const R *>(m->time_out),
-                                         static_cast<R *>(m->d_out) + b * L * m->outputs,
-                                         m->outputs, L, fade, m->stream));
+                                         out_frames + b * L * m->outputs, m->outputs, L, fade,
+                                         m->stream));
     if (fade) { /* the old set is read by the work queued: freed once it is done */
       retired[retired[0].made ? 1 : 0] = m->cur;
       m->cur = m->next;
@@ -440,9 +452,14 @@ run_chunk(CudaMatrix *m, const CudafftMatrixJob *job, size_t first, size_t block
       m->queued = CudaSet();
     }
   }
-  CUDAFFT_CHECK(cudaMemcpyAsync(m->h_out, m->d_out, out_bytes, cudaMemcpyDeviceToHost, m->stream));
+  /* waited for in every case: the staging is filled again by the next chunk, and output in device
+   * memory is complete when the front end returns (its push gives no fence: matrix.h) */
+  if (!out_place)
+    CUDAFFT_CHECK(
+        cudaMemcpyAsync(m->h_out, m->d_out, out_bytes, cudaMemcpyDeviceToHost, m->stream));
   CUDAFFT_CHECK(wait_stream(m));
-  memcpy(static_cast<char *>(job->out) + first * L * m->outputs * m->real, m->h_out, out_bytes);
+  if (!out_place)
+    memcpy(static_cast<char *>(job->out) + first * L * m->outputs * m->real, m->h_out, out_bytes);
   return CUDAFFT_STATUS_OK;
 }
 

@@ -100,7 +100,7 @@ gst_cudafft_audio_filter_open_engine(GstCudafftAudioFilter *filter,
 }
 
 /* The start's probe: which backend this start's engines run on. backend=cpu needs no probe;
- * auto takes the GPU where the device exists (else the CPU, with a warning in the debug log);
+ * auto takes the GPU where the device exists (else the CPU, saying why in an INFO message);
  * cuda without a usable device fails the start with one ERROR, instead of an error at every
  * caps retry. */
 static gboolean
@@ -120,14 +120,13 @@ probe_backend(GstCudafftAudioFilter *filter)
     GST_INFO_OBJECT(filter, "CUDA device %d of %d", device, count);
     return TRUE;
   }
-  gchar *detail = !built       ? g_strdup("this build has no CUDA backend")
-                  : count == 0 ? g_strdup("no CUDA device found")
-                               : g_strdup_printf("CUDA device %d does not exist: this machine has "
-                                                 "%d (0 to %d)",
-                                                 device, count, count - 1);
+  gchar *detail = count == 0 ? gst_cudafft_no_device_reason()
+                             : g_strdup_printf("CUDA device %d does not exist: this machine has "
+                                               "%d (0 to %d)",
+                                               device, count, count - 1);
   if (requested == CUDAFFT_BACKEND_AUTO) {
-    /* A warning in the debug log, not on the bus: auto promises to work without a GPU. */
-    GST_WARNING_OBJECT(filter, "no usable CUDA device (%s); running on the CPU backend", detail);
+    /* an INFO, not a WARNING: auto promises to work without a GPU */
+    gst_cudafft_element_core_say_cpu_fallback(&priv->core, detail);
     g_free(detail);
     return TRUE;
   }
@@ -150,10 +149,41 @@ gst_cudafft_audio_filter_read_audio_caps(GstCudafftAudioFilter *filter, GstCaps 
   return FALSE;
 }
 
+gboolean
+gst_cudafft_audio_filter_started(GstCudafftAudioFilter *filter)
+{
+  return gst_cudafft_element_core_running(&PRIV(filter)->core);
+}
+
+gboolean
+gst_cudafft_audio_filter_check_downstream_memory(GstCudafftAudioFilter *filter)
+{
+  return gst_cudafft_element_core_check_downstream_memory(&PRIV(filter)->core,
+                                                          GST_BASE_TRANSFORM_SRC_PAD(filter));
+}
+
+static gboolean
+src_template_has_cuda_memory(GstCudafftAudioFilter *filter)
+{
+  GstCaps *templ = gst_pad_get_pad_template_caps(GST_BASE_TRANSFORM_SRC_PAD(filter));
+  GstCaps *system = gst_cudafft_caps_without_cuda_memory(templ);
+  const gboolean has = gst_caps_get_size(system) < gst_caps_get_size(templ);
+  gst_caps_unref(system);
+  gst_caps_unref(templ);
+  return has;
+}
+
 GstCaps *
 gst_cudafft_audio_filter_filter_caps(GstCudafftAudioFilter *filter, GstPadDirection direction,
                                      GstCaps *caps, GstCaps *result, GstCaps *filter_caps)
 {
+  /* before the start, the src side as its template has it (in CUDA memory too), whatever the
+   * backend: a link made then to caps in CUDA memory alone (gst-launch-1.0's) is not refused for
+   * what only the start decides; from the start on an element that gives none says why
+   * (gst_cudafft_element_core_watch_cuda_memory) */
+  if (direction == GST_PAD_SINK && !gst_cudafft_audio_filter_started(filter) &&
+      !gst_cudafft_audio_filter_shares_context(filter) && src_template_has_cuda_memory(filter))
+    result = gst_cudafft_caps_add_cuda_memory(result);
   if (filter_caps) {
     GstCaps *both = gst_caps_intersect_full(filter_caps, result, GST_CAPS_INTERSECT_FIRST);
     gst_caps_unref(result);
@@ -605,7 +635,8 @@ gst_cudafft_audio_filter_sink_event(GstBaseTransform *trans, GstEvent *event)
   case GST_EVENT_CAPS: {
     GstCaps *caps;
     gst_event_parse_caps(event, &caps);
-    if (!gst_cudafft_check_channels(GST_ELEMENT(filter), caps)) {
+    if (!gst_cudafft_check_channels(GST_ELEMENT(filter), caps) ||
+        !gst_cudafft_audio_filter_check_downstream_memory(filter)) {
       gst_event_unref(event);
       return FALSE;
     }
@@ -698,6 +729,12 @@ gst_cudafft_audio_filter_class_init(GstCudafftAudioFilterClass *klass)
   gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_AUDIO_FILTER, 0);
 }
 
+static gboolean
+gives_cuda_memory(GstElement *element)
+{
+  return gst_cudafft_audio_filter_shares_context(GST_CUDAFFT_AUDIO_FILTER(element));
+}
+
 static void
 gst_cudafft_audio_filter_init(GstCudafftAudioFilter *filter)
 {
@@ -707,6 +744,10 @@ gst_cudafft_audio_filter_init(GstCudafftAudioFilter *filter)
   gst_cudafft_element_core_init(
       &priv->core, GST_ELEMENT(filter), GST_BASE_TRANSFORM_SINK_PAD(filter),
       GST_BASE_TRANSFORM_SRC_PAD(filter), PROP_BACKEND, PROP_CUDA_DEVICE_ID);
+  /* downstream that takes only CUDA memory where the element gives none: one ERROR, at the
+   * element's CAPS event */
+  gst_cudafft_element_core_watch_cuda_memory(&priv->core, GST_BASE_TRANSFORM_SRC_PAD(filter),
+                                             gives_cuda_memory, TRUE);
 }
 
 /* Errors ------------------------------------------------------------------------------------- */

@@ -124,7 +124,9 @@ void gst_cudafft_audio_filter_post_error(GstCudafftAudioFilter *filter, CudafftS
 gboolean gst_cudafft_audio_filter_read_audio_caps(GstCudafftAudioFilter *filter, GstCaps *caps,
                                                   GstAudioInfo *info);
 
-/* Ends a transform_caps: `result` (taken) intersected with `filter_caps` (may be NULL), logged. */
+/* Ends a transform_caps: `result` (taken) intersected with `filter_caps` (may be NULL), logged.
+ * Before the start, where the element's src template has CUDA memory, a src side in system memory
+ * alone is offered in CUDA memory too (gst_cudafft_audio_filter_started). */
 GstCaps *gst_cudafft_audio_filter_filter_caps(GstCudafftAudioFilter *filter,
                                               GstPadDirection direction, GstCaps *caps,
                                               GstCaps *result, GstCaps *filter_caps);
@@ -156,6 +158,19 @@ void gst_cudafft_audio_filter_unmap_output(GstBuffer *buffer, GstMapInfo *map);
 /* Whether the element takes part in the pipeline's CUDA context and may exchange CUDA memory: not
  * with backend=cpu, nor without a usable GPU or GStreamer's CUDA library. Any thread. */
 gboolean gst_cudafft_audio_filter_shares_context(GstCudafftAudioFilter *filter);
+
+/* Whether the element has started (READY to PAUSED, until PAUSED to READY): before, its caps
+ * answers describe what it can do in some configuration, as its pad templates do, so that links
+ * made before the start (gst-launch-1.0's) do not fail on CUDA memory, which only the start
+ * decides; from the start on they are exact, and downstream that takes only CUDA memory where the
+ * element gives none gets an ERROR saying why (gst_cudafft_element_core_watch_cuda_memory).
+ * Any thread. */
+gboolean gst_cudafft_audio_filter_started(GstCudafftAudioFilter *filter);
+
+/* At a CAPS event (the base class's, and an element's own check before it): FALSE, after the
+ * ERROR saying why, where downstream takes only CUDA memory and the element gives none
+ * (gst_cudafft_element_core_check_downstream_memory). */
+gboolean gst_cudafft_audio_filter_check_downstream_memory(GstCudafftAudioFilter *filter);
 
 /* caps (taken) with every structure offered again in CUDA memory after it, where the element
  * shares the context (gst_cudafft_caps_add_cuda_memory); caps as they are otherwise. */

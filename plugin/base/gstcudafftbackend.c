@@ -31,7 +31,8 @@ gst_cudafft_backend_install_properties(GObjectClass *klass, guint prop_backend,
       klass, prop_backend,
       g_param_spec_enum("backend", "Backend",
                         "Where the DSP runs: auto (the GPU when one is usable, otherwise the CPU, "
-                        "with a warning in the debug log), cuda (the GPU or an error) or cpu",
+                        "saying why in an INFO message at the start), cuda (the GPU or an error) "
+                        "or cpu (FFTW)",
                         GST_TYPE_CUDAFFT_BACKEND, GST_CUDAFFT_DEFAULT_BACKEND,
                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
   g_object_class_install_property(
@@ -57,49 +58,59 @@ gst_cudafft_no_device_reason(void)
 {
   /* read first: the calls below may set a message of their own */
   gchar *last = g_strdup(cudafft_last_error_message());
+  char unavailable[256];
   gchar *why = NULL;
-  if (!cudafft_has_cuda_backend())
-    why = g_strdup("this build has no CUDA backend");
+  if (cudafft_cuda_unavailable_reason(unavailable, sizeof unavailable) > 0)
+    why = g_strdup(unavailable);
   else if (last && *last)
     why = g_strdup(last);
-  else if (cudafft_cuda_device_count() == 0)
-    why = g_strdup("no CUDA device found");
   else
     why = g_strdup("the library chose the CPU backend");
   g_free(last);
   return why;
 }
 
+void
+gst_cudafft_say_cpu_fallback(GstElement *element, const gchar *why)
+{
+  GST_WARNING_OBJECT(element, "backend=auto runs on the CPU backend: %s", why);
+  /* gst-launch-1.0 prints an INFO message's debug text: the sentence is there too */
+  gchar *text = g_strdup_printf("Running on the CPU (FFTW), as backend=auto does where no GPU is "
+                                "usable: %s. Set backend=cpu to choose the CPU, or backend=cuda "
+                                "to require the GPU.",
+                                why);
+  GST_ELEMENT_INFO(element, RESOURCE, NOT_FOUND, ("%s", text), ("%s", text));
+  g_free(text);
+}
+
 gpointer
 gst_cudafft_engine_new(GstElement *element, const GstCudafftEngineClass *engine_class,
                        CudafftBackend requested, CudafftBackend chosen, int device_id,
-                       gconstpointer config, const gchar *memory_hint, CudafftBackend *actual)
+                       gconstpointer config, const gchar *memory_hint, CudafftBackend *actual,
+                       gchar **fell_back)
 {
   const gchar *what = engine_class->name;
   gpointer made = NULL;
+  *fell_back = NULL;
   /* Issue 30: a GstCudaContext shared by the pipeline will pin the device here (its id for -1). */
   CudafftStatus status = engine_class->create(&made, chosen, device_id, config);
   gboolean said = chosen == CUDAFFT_BACKEND_CPU; /* the start's probe has said why */
   if (requested == CUDAFFT_BACKEND_AUTO && chosen != CUDAFFT_BACKEND_CPU &&
       (status == CUDAFFT_STATUS_UNSUPPORTED || status == CUDAFFT_STATUS_NO_DEVICE)) {
     gchar *why = gst_cudafft_no_device_reason();
-    GST_WARNING_OBJECT(element, "the GPU cannot run %s (%s); using the CPU backend", what, why);
+    *fell_back = g_strdup_printf("the GPU cannot run %s (%s)", what, why);
     g_free(why);
     said = TRUE;
     status = engine_class->create(&made, CUDAFFT_BACKEND_CPU, device_id, config);
   }
   if (status != CUDAFFT_STATUS_OK) {
+    g_clear_pointer(fell_back, g_free);
     gst_cudafft_post_engine_error(element, status, what, memory_hint);
     return NULL;
   }
   *actual = engine_class->get_backend(made);
-  if (requested == CUDAFFT_BACKEND_AUTO && *actual == CUDAFFT_BACKEND_CPU && !said) {
-    /* A warning in the debug log (once), not on the bus: auto promises to work without a GPU. */
-    gchar *why = gst_cudafft_no_device_reason();
-    GST_WARNING_OBJECT(element, "no usable CUDA device (%s); %s runs on the CPU backend", why,
-                       what);
-    g_free(why);
-  }
+  if (requested == CUDAFFT_BACKEND_AUTO && *actual == CUDAFFT_BACKEND_CPU && !said)
+    *fell_back = gst_cudafft_no_device_reason();
   GST_INFO_OBJECT(element, "%s runs on the %s backend (asked for %s, device %d)", what,
                   backend_name(*actual), backend_name(requested), device_id);
   return made;

@@ -77,17 +77,25 @@ typedef struct {
 /* Makes an engine of `engine_class` for `config` on device_id: first on `chosen` (the backend the
  * element's start probed for, or `requested`, the property, where nothing was probed), then, where
  * the property asks for `auto` and the GPU cannot run these settings (UNSUPPORTED) or has no
- * usable device, on the CPU, with the choice in the debug log. Returns it, and its backend in
- * *actual; or NULL after posting the GST_ELEMENT_ERROR for the failure (memory_hint: what the
- * out-of-memory errors tell the user to shrink, naming the element's own properties). */
+ * usable device, on the CPU. Returns it, and its backend in *actual, and in *fell_back (g_free;
+ * NULL where not) why `auto` ended on the CPU where no probe has said so, for the caller to say
+ * (gst_cudafft_say_cpu_fallback); or NULL after posting the GST_ELEMENT_ERROR for the failure
+ * (memory_hint: what the out-of-memory errors tell the user to shrink, naming the element's own
+ * properties). */
 gpointer gst_cudafft_engine_new(GstElement *element, const GstCudafftEngineClass *engine_class,
                                 CudafftBackend requested, CudafftBackend chosen, int device_id,
                                 gconstpointer config, const gchar *memory_hint,
-                                CudafftBackend *actual);
+                                CudafftBackend *actual, gchar **fell_back);
 
-/* Why no CUDA device is used, for the debug log (never empty): no CUDA backend in this build, no
- * device found, or the library's last message. */
+/* Why no CUDA device is used (never empty): the library's words for a host without a usable
+ * device (no CUDA backend in this build, no NVIDIA driver, a driver too old, no device:
+ * cudafft_cuda_unavailable_reason), else its last message. */
 gchar *gst_cudafft_no_device_reason(void);
+
+/* Says that backend=auto runs `element` on the CPU, and `why`, where a user sees it: an INFO
+ * message on the bus (gst-launch-1.0 prints it) and a WARNING in the debug log. Once per start:
+ * the element core sees to that (gst_cudafft_element_core_say_cpu_fallback). */
+void gst_cudafft_say_cpu_fallback(GstElement *element, const gchar *why);
 
 /* Posts the GST_ELEMENT_ERROR for `status`, from `what` (which call or check), with `detail`
  * (CUDA's or the library's own words) for the debug part. The one place a status becomes an

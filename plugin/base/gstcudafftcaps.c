@@ -181,9 +181,12 @@ gst_cudafft_frames_caps_to_info(const GstCaps *caps, GstCudafftFrameInfo *info, 
       !get_int(s, "bins", &bins, why) || !get_int(s, "rate", &rate, why) ||
       !get_int(s, "channels", &channels, why))
     return FALSE;
-  if (fft_size < CUDAFFT_MIN_SIZE || fft_size > CUDAFFT_MAX_SIZE || (fft_size & (fft_size - 1))) {
-    *why = g_strdup_printf("fft-size %d is not a power of two from %d to %d", fft_size,
-                           CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE);
+  if (fft_size < 0 || !cudafft_fft_size_supported((size_t)fft_size)) {
+    size_t below = 0, above = 0;
+    cudafft_fft_size_nearest(fft_size < 0 ? 0 : (size_t)fft_size, &below, &above);
+    *why = g_strdup_printf("fft-size %d is not a supported size (%d to %d with no prime factor "
+                           "above 7; the nearest are %zu and %zu)",
+                           fft_size, CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE, below, above);
     return FALSE;
   }
   if (hop < 1 || hop > fft_size) {

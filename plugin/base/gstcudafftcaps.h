@@ -5,6 +5,9 @@
  *   hop=(int), window={rectangular,hann,hamming,blackman,blackman-harris},
  *   bins=(int)fft-size/2+1, rate=(int), channels=(int)
  *
+ * fft-size is any size the STFT takes (cudafft/stft.h: 16 to 16384 with no prime factor above 7);
+ * bins is fft-size/2+1 rounded down.
+ *
  * A buffer holds whole frames; a frame holds each channel's bins in turn (channel-major); a bin
  * is two floats (re, im) for complex and one otherwise. */
 #ifndef GST_CUDAFFT_CAPS_H
@@ -56,9 +59,10 @@ typedef struct {
 } GstCudafftFrameInfo;
 
 /* Every audio/x-fft caps cudafft can make: the fft-size, hop and bins ranges follow from
- * CUDAFFT_MIN_SIZE and CUDAFFT_MAX_SIZE, the lists from the enums; any channel count (the
- * elements refuse more than CUDAFFT_MAX_CHANNELS themselves, with a message). For a pad
- * template. */
+ * CUDAFFT_MIN_SIZE and CUDAFFT_MAX_SIZE (a range cannot say which sizes in it are supported:
+ * gst_cudafft_frames_caps_to_info() refuses the others, naming the nearest), the lists from the
+ * enums; any channel count (the elements refuse more than CUDAFFT_MAX_CHANNELS themselves, with a
+ * message). For a pad template. */
 GstCaps *gst_cudafft_frames_template_caps(void);
 
 /* An audio/x-fft structure for these settings, without rate and channels (the callers copy those

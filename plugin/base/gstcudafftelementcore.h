@@ -5,11 +5,14 @@
  * - the backend and cuda-device-id properties (gstcudafftbackend.h), refused once the element has
  *   started, since both take effect at the start;
  * - the making of an engine on them, in the pipeline's shared CUDA context where there is one,
- *   and the publishing of that context for the elements that start after it;
+ *   and the publishing of that context for the elements that start after it; where backend=auto
+ *   ends on the CPU, an INFO message saying why, once per start;
  * - GStreamer's CUDA context sharing (gstcudafftcontext.h): the element's set_context, its
  *   context queries on every pad, the search at NULL to READY and the release at READY to NULL;
  * - one failure, one ERROR (gstcudaffterrors.h): the element's post_message, the gate on its sink
- *   pad, the errors forgotten at each start.
+ *   pad, the errors forgotten at each start;
+ * - downstream that takes only CUDA memory where the element cannot give it: an ERROR that says
+ *   why, the same in every element.
  *
  * An element embeds a GstCudafftElementCore in its instance and its vfuncs call the functions
  * here; everything else (its engine, its framing, its own properties) stays the element's. */
@@ -31,6 +34,11 @@ typedef struct {
   gint device_id;
   GstCudafftContext context; /* the CUDA context shared with the pipeline */
   GstCudafftErrors errors;   /* one failure, one ERROR */
+  gint fallback_said;        /* this start has said it runs on the CPU (atomic) */
+  gint running;              /* from READY to PAUSED until PAUSED to READY (atomic) */
+  /* the CUDA-memory watch on the src pad (gst_cudafft_element_core_watch_cuda_memory) */
+  gboolean (*gives_cuda_memory)(GstElement *element);
+  gboolean cuda_only_as_system;
 } GstCudafftElementCore;
 
 /* Installs the backend and cuda-device-id properties on klass under the element's ids; its
@@ -73,12 +81,47 @@ gpointer gst_cudafft_element_core_make_engine(GstCudafftElementCore *core,
                                               CudafftBackend chosen, gconstpointer config,
                                               const gchar *memory_hint, CudafftBackend *actual);
 
+/* Says, once per start, that backend=auto runs the element on the CPU and why
+ * (gst_cudafft_say_cpu_fallback: an INFO message on the bus, a WARNING in the debug log). Any
+ * thread. */
+void gst_cudafft_element_core_say_cpu_fallback(GstCudafftElementCore *core, const gchar *why);
+
+/* Whether the element has started (READY to PAUSED, until PAUSED to READY). Before, its caps
+ * answers may describe what it can do in any configuration, as its pad templates do, so that links
+ * made before the start (gst-launch-1.0's) do not fail on what only the start decides (CUDA
+ * memory); from the start on they are exact. Any thread. */
+gboolean gst_cudafft_element_core_running(GstCudafftElementCore *core);
+
+/* Why the element puts no CUDA memory on its pads now, for messages (g_free): backend=cpu, the
+ * library's reason for a host without a usable GPU (cudafft_cuda_unavailable_reason), no
+ * GStreamer CUDA library, or settings that run on the CPU. Any thread. */
+gchar *gst_cudafft_element_core_why_no_cuda_memory(GstCudafftElementCore *core);
+
+/* Watches the answers of downstream to the element's caps queries through srcpad: where
+ * gives_cuda_memory(element) says it puts no CUDA memory there, they lose their CUDA-memory
+ * structures; where downstream takes nothing but CUDA memory (memory:CUDAMemory), the element
+ * posts an ERROR saying so and why (gst_cudafft_element_core_why_no_cuda_memory), and the answer
+ * is then empty, or (as_system) the same caps in system memory, so that the negotiation goes on
+ * to the element's own CAPS event, where downstream's refusal of the caps fails it with that one
+ * ERROR (gstcudaffterrors.h) instead of a second "not-negotiated" one from upstream. From the
+ * element's instance init. */
+void gst_cudafft_element_core_watch_cuda_memory(GstCudafftElementCore *core, GstPad *srcpad,
+                                                gboolean (*gives_cuda_memory)(GstElement *),
+                                                gboolean as_system);
+
+/* FALSE, after the watch's ERROR (posted again, which the errors' gate counts as this call's:
+ * gstcudaffterrors.h), where the element has started, gives no CUDA memory and downstream of
+ * srcpad takes nothing else: for the element's CAPS event, which basetransform would otherwise
+ * fail with a negotiation of its own that the watch does not see. */
+gboolean gst_cudafft_element_core_check_downstream_memory(GstCudafftElementCore *core,
+                                                          GstPad *srcpad);
+
 /* The element's set_context, before its parent class's. */
 void gst_cudafft_element_core_set_context(GstCudafftElementCore *core, GstContext *context);
 
 /* The element's change_state: `begin` before its parent class's (NULL to READY looks for a context
- * in the pipeline, READY to PAUSED forgets the errors posted), `end` after it (READY to NULL lets
- * the context go). */
+ * in the pipeline, READY to PAUSED forgets the errors posted and the fallback said and starts),
+ * `end` after it (PAUSED to READY stops, READY to NULL lets the context go). */
 void gst_cudafft_element_core_change_state_begin(GstCudafftElementCore *core,
                                                  GstStateChange transition);
 void gst_cudafft_element_core_change_state_end(GstCudafftElementCore *core,

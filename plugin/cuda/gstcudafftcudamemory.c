@@ -83,6 +83,19 @@ gst_cudafft_caps_without_cuda_memory(const GstCaps *caps)
 }
 
 GstCaps *
+gst_cudafft_caps_in_system_memory(const GstCaps *caps)
+{
+  GstCaps *copy = gst_caps_copy(caps);
+  for (guint i = 0; i < gst_caps_get_size(copy); i++) {
+    const GstCapsFeatures *features = gst_caps_get_features(copy, i);
+    if (features && !gst_caps_features_is_any(features) &&
+        gst_caps_features_contains(features, GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY))
+      gst_caps_set_features(copy, i, NULL);
+  }
+  return gst_caps_simplify(copy);
+}
+
+GstCaps *
 gst_cudafft_caps_prefer_memory(GstCaps *candidates, GstPad *srcpad)
 {
   GstCaps *system = gst_cudafft_caps_without_cuda_memory(candidates);

@@ -36,6 +36,9 @@ gboolean gst_cudafft_caps_is_cuda_memory(const GstCaps *caps);
 /* caps without the structures that carry memory:CUDAMemory (a copy). */
 GstCaps *gst_cudafft_caps_without_cuda_memory(const GstCaps *caps);
 
+/* caps with those structures in system memory instead (a copy, simplified). */
+GstCaps *gst_cudafft_caps_in_system_memory(const GstCaps *caps);
+
 /* For a fixate_caps on the src side: of `candidates` (taken; offered in system and CUDA memory),
  * keeps the CUDA-memory ones where the peer of `srcpad` names CUDA memory itself (our own elements,
  * an appsink with such caps: the GPU path preferred where both sides take it), else the

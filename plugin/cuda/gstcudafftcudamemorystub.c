@@ -104,6 +104,12 @@ gst_cudafft_caps_without_cuda_memory(const GstCaps *caps)
 }
 
 GstCaps *
+gst_cudafft_caps_in_system_memory(const GstCaps *caps)
+{
+  return gst_caps_copy(caps);
+}
+
+GstCaps *
 gst_cudafft_caps_prefer_memory(GstCaps *candidates, GstPad *srcpad)
 {
   (void)srcpad;

@@ -4,8 +4,8 @@
  * The library is plain C behind its headers and knows nothing of GLib or GStreamer; its CUDA
  * backend (where built in) runs on NVIDIA GPUs, its CPU backend on FFTW. Every engine (block FFT
  * plans, cudafft/fft.h; streaming STFT, cudafft/stft.h; interval spectra, cudafft/spectrum.h;
- * streaming FIR filters, cudafft/convolve.h) takes the same backend argument and returns the same
- * statuses.
+ * streaming FIR filters, cudafft/convolve.h; model features, cudafft/features.h) takes the same
+ * backend argument and returns the same statuses.
  *
  * Errors: every function returns a status; none prints, aborts or exits. The detail of the last
  * failure on the calling thread (which call failed, with CUDA's own words) is available from
@@ -201,6 +201,13 @@ CUDAFFT_API const char *cudafft_last_error_message(void);
 
 /* Number of usable CUDA devices: 0 when there is none, no driver, or no CUDA backend built in. */
 CUDAFFT_API int cudafft_cuda_device_count(void);
+
+/* Why cudafft_cuda_device_count() is 0, in words a user can act on, written into `size` bytes at
+ * text (cut to fit, always terminated): "this build has no CUDA backend ...", "no NVIDIA driver
+ * found ...", "the NVIDIA driver (for CUDA 11.4) is older than this build's CUDA runtime (13.0)",
+ * "no CUDA device found ...", or CUDA's own words; "" where there is a usable device. Returns the
+ * length written (0 for a NULL text or size 0). Any thread. */
+CUDAFFT_API size_t cudafft_cuda_unavailable_reason(char *text, size_t size);
 
 /* What the library's objects hold on CUDA device `device` now, the load by which objects made with
  * device id -1 are spread (see Devices above): *objects (its CUDA backend objects, a convolution

@@ -386,7 +386,8 @@ CUDAFFT_API void cudafft_features_config_init(CudafftFeaturesConfig *config);
  * preset's own count). The presets and their sources:
  * - "whisper": openai-whisper 20250625 whisper/audio.py (log_mel_spectrogram, pad_or_trim, N_FFT
  *   400, HOP_LENGTH 160, CHUNK_LENGTH 30; its filters are librosa.filters.mel(sr=16000,
- *   n_fft=400, n_mels)) and transformers' WhisperFeatureExtractor: LOG_MEL, periodic Hann 400,
+ *   n_fft=400, n_mels)) and transformers 5.25's WhisperFeatureExtractor
+ *   (models/whisper/feature_extraction_whisper.py): LOG_MEL, periodic Hann 400,
  *   hop 160, CENTER with REFLECT, power 2, Slaney scale and norm, 0 to 8000 Hz, LOG10 floor 1e-10,
  *   range 8, shift 4, scale 0.25, drop_last, CHUNKS of 30 s (480000 samples, 3000 frames),
  *   FEATURE_MAJOR. 16 kHz only (UNSUPPORTED otherwise, the message saying to resample to 16000 Hz
@@ -405,7 +406,8 @@ CUDAFFT_API void cudafft_features_config_init(CudafftFeaturesConfig *config);
  *   with Slaney norm, 0 Hz to Nyquist; for LOG_MEL and MFCC: DB with amin 1e-10, ref 1.0, range
  *   80 (power_to_db's top_db), 20 coefficients, no lifter.
  * - "librosa-mfcc": as "librosa" with MFCC.
- * - "torchaudio": torchaudio 2.x transforms MelSpectrogram and MFCC: MEL, n = 400, hop 200,
+ * - "torchaudio": torchaudio 2.11 transforms/_transforms.py MelSpectrogram and MFCC (functional/
+ *   functional.py melscale_fbanks, create_dct): MEL, n = 400, hop 200,
  *   periodic Hann, CENTER with REFLECT, power 2, 128 HTK filters without norm, 0 Hz to Nyquist;
  *   for LOG_MEL and MFCC: DB (AmplitudeToDB("power", top_db=80)) with range 80, 40 coefficients.
  * - "torchaudio-mfcc": as "torchaudio" with MFCC.

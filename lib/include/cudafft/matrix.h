@@ -126,6 +126,29 @@ CUDAFFT_API size_t cudafft_matrix_output_frames(const CudafftMatrix *matrix, siz
 CUDAFFT_API CudafftStatus cudafft_matrix_push(CudafftMatrix *matrix, const void *in, size_t frames,
                                               void *out, size_t *produced);
 
+/* CUDA backend only: as cudafft_matrix_push(), with in, out or both in device memory of the
+ * filter's context (the device id it was made with, or the attached context's: cudafft/common.h,
+ * Contexts), as `on_device` (CudafftMemory flags: cudafft/common.h) says, so that samples in CUDA
+ * memory do not cross the bus: at a block size L, whole blocks are read and written there by the
+ * kernels that filter host samples, and the frames of a partial block wait in device memory of
+ * the filter's own (a copy on the device) until their block is complete. At block size 0 the heads
+ * are filtered on the host (see above): there every frame passes through host memory, the input
+ * copied down and the output up, CUDAFFT_MATRIX_MAX_BLOCK frames at a time. Either way the samples
+ * are those cudafft_matrix_push() writes for the same input. The input must be complete before the
+ * call, or at the fence `after` (NULL: complete; cudafft/common.h, Fences). The filter's device
+ * work runs on a stream of its own rather than in its context's batches (one block of a large
+ * matrix fills the GPU by itself), so the host waits for `after` before any of it is queued, and
+ * the call returns with the output complete and the input no longer read: *done (NULL allowed) is
+ * always zeroed, which a consumer given it as its `after` takes as complete. Pushes in device and
+ * in host memory may follow one another in any order. UNSUPPORTED on the CPU backend, INVALID_VALUE
+ * for unknown flags, WRONG_DEVICE_MEMORY for memory its kernels cannot reach (cudafft/common.h,
+ * Device memory): before anything is done, the filter then reset as after any failed push;
+ * on_device 0 is cudafft_matrix_push(). */
+CUDAFFT_API CudafftStatus cudafft_matrix_push_device(CudafftMatrix *matrix, const void *in,
+                                                     size_t frames, void *out, size_t *produced,
+                                                     unsigned on_device, const CudafftFence *after,
+                                                     CudafftFence *done);
+
 /* Frames cudafft_matrix_drain() will write: the lag, plus taps - 1 with tail (taps of the
  * responses in force at the end: the new ones where a change is pending). */
 CUDAFFT_API size_t cudafft_matrix_drain_frames(const CudafftMatrix *matrix, int tail);
@@ -136,6 +159,15 @@ CUDAFFT_API size_t cudafft_matrix_drain_frames(const CudafftMatrix *matrix, int 
  * cudafft_matrix_drain_frames(tail) frames), *produced frames, then resets. */
 CUDAFFT_API CudafftStatus cudafft_matrix_drain(CudafftMatrix *matrix, int tail, void *out,
                                                size_t *produced);
+
+/* CUDA backend only: as cudafft_matrix_drain(), out in device memory of the filter's context
+ * (complete when it returns): whole blocks are written there in place, and a last block of which
+ * only the start is wanted (and at block size 0 every frame) through host memory, the same samples
+ * as cudafft_matrix_drain()'s. Frames staged from device memory are padded with zeros on the host.
+ * UNSUPPORTED on the CPU backend, WRONG_DEVICE_MEMORY for memory its kernels cannot reach, before
+ * anything is written (the filter reset, as after any drain). */
+CUDAFFT_API CudafftStatus cudafft_matrix_drain_device(CudafftMatrix *matrix, int tail, void *out,
+                                                      size_t *produced);
 
 /* Forgets the input (history to zeros, lag 0, output not yet produced dropped), for a flush or a
  * discontinuity; a pending change takes effect at once. */
