@@ -776,7 +776,7 @@ gst_cuda_mel_spectrogram_class_init(GstCudaMelSpectrogramClass *klass)
   gst_element_class_set_static_metadata(
       element_class, "CUDA mel spectrogram", "Filter/Converter/Audio/Analyzer",
       "Compute a model's input features (log-mel, filter banks, MFCC) from the audio on an NVIDIA "
-      "GPU, output tensors",
+      "GPU or the CPU (backend=cpu, FFTW), output tensors",
       "gst-cudafft developers");
 
   trans_class->passthrough_on_same_caps = FALSE;

@@ -1,25 +1,26 @@
 /* test_properties.c: what every element of the plugin does with its properties, on the backend
  * named by argv[1] (cpu|cuda): a property of the same name has the same type in every element,
- * but fft-size (cudafft's an integer: every size the STFT takes; cudaspectrum's and
- * cudaspectrumscope's one enumeration of the fused powers of two); a value refused outside a
- * pipeline (as gst-launch-1.0 sets its
- * line's properties) is said in GLib's log, one refused in a pipeline by a WARNING message on the
- * bus, each naming the property and the value kept, which reading the property back gives; values
- * an enumeration cannot hold fail gst-launch-1.0's parse ("could not set property"); backend and
- * cuda-device-id, which take effect at the start, are refused once the element runs (PAUSED or
- * PLAYING) with a WARNING, the value in effect read back, setting the same value again says
- * nothing, and back in NULL a change is taken; cudafft's texts say when changes apply and what its
- * dB is, and a sine reads what they say; every description says the element runs on the CPU too.
- * Values that only make sense together (db-min and db-max, hop and fft-size, a band layout) are
- * taken in either order and checked when they take effect: an ERROR at the start, a WARNING while
- * playing, and a refused value reads back as the value in force. */
+ * but fft-size (cudafft's and cudamelspectrogram's an integer: every size their engines take;
+ * cudaspectrum's and cudaspectrumscope's one enumeration of the fused powers of two); a value
+ * refused outside a pipeline (as gst-launch-1.0 sets its line's properties) is said in GLib's log,
+ * one refused in a pipeline by a WARNING message on the bus, each naming the property and the value
+ * kept, which reading the property back gives; values an enumeration cannot hold fail
+ * gst-launch-1.0's parse ("could not set property"); backend and cuda-device-id, which take effect
+ * at the start, are refused once the element runs (PAUSED or PLAYING) with a WARNING, the value in
+ * effect read back, setting the same value again says nothing, and back in NULL a change is taken;
+ * cudafft's texts say when changes apply and what its dB is, and a sine reads what they say; every
+ * description says the element runs on the CPU too. Values that only make sense together (db-min
+ * and db-max, hop and fft-size, a band layout) are taken in either order and checked when they take
+ * effect: an ERROR at the start, a WARNING while playing, and a refused value reads back as the
+ * value in force. */
 #include "element_util.h"
 
 #include <math.h>
 #include <string.h>
 
-static const char *const factories[] = {"cudafft",      "cudaifft",          "cudaspectrum",
-                                        "cudaconvolve", "cudaspectrumscope", "cudamatrixconvolve"};
+static const char *const factories[] = {
+    "cudafft",           "cudaifft",           "cudaspectrum",      "cudaconvolve",
+    "cudaspectrumscope", "cudamatrixconvolve", "cudamelspectrogram"};
 
 /* A property refused outside a pipeline: the value (gst_util_set_object_arg's text), the words the
  * warning must hold, and the value read back (as text). */
@@ -35,6 +36,8 @@ static const Refusal refusals[] = {
     {"cudamatrixconvolve", "block-size", "100", "2048"},
     {"cudafft", "fft-size", "1001", "4096"},
     {"cudafft", "fft-size", "4097", "4096"},
+    {"cudamelspectrogram", "fft-size", "1001", "400"},
+    {"cudamelspectrogram", "hop-length", "0", "160"},
 };
 
 /* The property's value as text (enumerations by nick, numbers as GStreamer serialises them). */
@@ -109,7 +112,8 @@ GST_START_TEST(test_same_property_same_type)
     GParamSpec **specs = g_object_class_list_properties(G_OBJECT_GET_CLASS(e), &n);
     for (guint i = 0; i < n; i++) {
       GParamSpec *other = g_hash_table_lookup(seen, specs[i]->name);
-      if (strcmp(specs[i]->name, "fft-size") == 0 && strcmp(factories[f], "cudafft") == 0)
+      if (strcmp(specs[i]->name, "fft-size") == 0 &&
+          (strcmp(factories[f], "cudafft") == 0 || strcmp(factories[f], "cudamelspectrogram") == 0))
         continue; /* an integer, checked below */
       if (!other) {
         g_hash_table_insert(seen, (gpointer)specs[i]->name, specs[i]);
@@ -135,13 +139,17 @@ GST_START_TEST(test_same_property_same_type)
                   strcmp(g_type_name(fft->value_type), "GstCudafftFftSize") == 0,
               "cudaspectrum's and cudaspectrumscope's fft-size is not the GstCudafftFftSize "
               "enumeration");
-  GstElement *e = gst_element_factory_make("cudafft", NULL);
-  GParamSpec *size = g_object_class_find_property(G_OBJECT_GET_CLASS(e), "fft-size");
-  fail_unless(G_IS_PARAM_SPEC_UINT(size) && G_PARAM_SPEC_UINT(size)->minimum == CUDAFFT_MIN_SIZE &&
-                  G_PARAM_SPEC_UINT(size)->maximum == CUDAFFT_MAX_SIZE,
-              "cudafft's fft-size is not an unsigned integer from %d to %d", CUDAFFT_MIN_SIZE,
-              CUDAFFT_MAX_SIZE);
-  gst_object_unref(e);
+  static const char *const integers[] = {"cudafft", "cudamelspectrogram"};
+  for (guint i = 0; i < G_N_ELEMENTS(integers); i++) {
+    GstElement *e = gst_element_factory_make(integers[i], NULL);
+    GParamSpec *size = g_object_class_find_property(G_OBJECT_GET_CLASS(e), "fft-size");
+    fail_unless(G_IS_PARAM_SPEC_UINT(size) &&
+                    G_PARAM_SPEC_UINT(size)->minimum == CUDAFFT_MIN_SIZE &&
+                    G_PARAM_SPEC_UINT(size)->maximum == CUDAFFT_MAX_SIZE,
+                "%s's fft-size is not an unsigned integer from %d to %d", integers[i],
+                CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE);
+    gst_object_unref(e);
+  }
   g_hash_table_unref(seen);
   g_hash_table_unref(owner);
 }
@@ -232,6 +240,10 @@ running_line(const char *factory)
   if (strcmp(factory, "cudaspectrumscope") == 0)
     return g_strdup_printf("%s ! cudaspectrumscope name=e backend=%s ! fakesink sync=false", src,
                            eu_backend);
+  if (strcmp(factory, "cudamelspectrogram") == 0) /* the engine's defaults are for 16 kHz */
+    return g_strdup_printf("%s ! cudamelspectrogram name=e backend=%s preset=kaldi-fbank ! "
+                           "fakesink sync=false",
+                           src, eu_backend);
   if (strcmp(factory, "cudamatrixconvolve") == 0) /* it needs responses to run */
     return g_strdup_printf("%s ! cudamatrixconvolve name=e backend=%s "
                            "matrix=\"<<1, 0.5>, <0>, <0>, <1>>\" ! fakesink sync=false",
