@@ -349,32 +349,14 @@ gst_cuda_mel_spectrogram_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstC
   return gst_cudafft_audio_filter_check_memory(filter, incaps, outcaps);
 }
 
-/* Whether caps name CUDA memory in every structure (read from the caps themselves, so that a
- * build without GStreamer's CUDA library says it too). */
-static gboolean
-only_cuda_memory(const GstCaps *caps)
-{
-  if (gst_caps_is_empty(caps) || gst_caps_is_any(caps))
-    return FALSE;
-  for (guint i = 0; i < gst_caps_get_size(caps); i++) {
-    GstCapsFeatures *features = gst_caps_get_features(caps, i);
-    if (!features || !gst_caps_features_contains(features, "memory:CUDAMemory"))
-      return FALSE;
-  }
-  return TRUE;
-}
-
 /* Names what makes downstream refuse our tensors, for the error message. */
 static gchar *
 describe_refusal(GstCudaMelSpectrogram *self, GstCaps *ours)
 {
+  /* (downstream that takes only CUDA memory where the element gives none: check_downstream has
+   * said so before this) */
   GstCaps *theirs = gst_pad_peer_query_caps(GST_BASE_TRANSFORM_SRC_PAD(self), NULL);
   gchar *text = NULL;
-  if (only_cuda_memory(theirs))
-    text = g_strdup("downstream takes only CUDA memory (memory:CUDAMemory), which "
-                    "cudamelspectrogram makes only on the GPU (not with backend=cpu, nor auto "
-                    "without a usable GPU, nor in a build without GStreamer's CUDA library): use "
-                    "backend=cuda on a GPU, or let downstream take system memory");
   const GstStructure *mine = gst_caps_get_structure(ours, 0);
   for (guint i = 0; !text && i < gst_caps_get_size(theirs); i++) {
     const GstStructure *other = gst_caps_get_structure(theirs, i);
@@ -400,6 +382,8 @@ describe_refusal(GstCudaMelSpectrogram *self, GstCaps *ours)
 static gboolean
 check_downstream(GstCudaMelSpectrogram *self, GstCaps *incaps)
 {
+  if (!gst_cudafft_audio_filter_check_downstream_memory(GST_CUDAFFT_AUDIO_FILTER(self)))
+    return FALSE;
   GstCaps *ours =
       gst_cuda_mel_spectrogram_transform_caps(GST_BASE_TRANSFORM(self), GST_PAD_SINK, incaps, NULL);
   GstCaps *peer = gst_pad_peer_query_caps(GST_BASE_TRANSFORM_SRC_PAD(self), ours);

@@ -21,9 +21,10 @@
  *   apart, on device 0 and on device 1 where there is one) into cudafft, cudaconvolve,
  *   cudamatrixconvolve, cudaspectrum and cudaifft: read as system memory, never handed to a
  *   kernel, the output byte for byte system memory's (cudamatrixconvolve between our elements:
- *   test_cuda_memory_matrix.c). cpu (CI, no GPU needed): cudafft, cudaconvolve, cudaspectrum and
- *   cudaifft with backend=cpu (and auto without a usable GPU) linked to CUDA-memory-only caps fail
- *   at the start with one ERROR saying why; the state cycles in system memory. */
+ *   test_cuda_memory_matrix.c). cpu (CI, no GPU needed): cudafft, cudaconvolve, cudaspectrum,
+ *   cudaifft and cudamelspectrogram with backend=cpu (and auto without a usable GPU) linked to
+ *   CUDA-memory-only caps fail at the start with one ERROR saying why; the state cycles in system
+ *   memory. */
 #define GST_USE_UNSTABLE_API /* gst/cuda is unstable API in 1.22 */
 #include "cuda_memory_util.h"
 
@@ -440,6 +441,7 @@ GST_START_TEST(test_cpu_refuses_cuda_memory)
       {"cudaconvolve", "audio/x-raw,format=F32LE ! ", "audio/x-raw(memory:CUDAMemory)"},
       {"cudaspectrum", "", "audio/x-raw(memory:CUDAMemory)"},
       {"cudaifft", "cudafft backend=cpu ! ", "audio/x-raw(memory:CUDAMemory)"},
+      {"cudamelspectrogram", "audio/x-raw,rate=16000 ! ", "other/tensors(memory:CUDAMemory)"},
   };
   for (guint i = 0; i < G_N_ELEMENTS(links); i++)
     for (guint automatic = 0; automatic < 2; automatic++) {
