@@ -106,7 +106,8 @@ gst_cuda_mel_spectrogram_set_property(GObject *object, guint prop_id, const GVal
                                           prop_id, value, pspec);
 }
 
-/* The value in effect: the configuration at the stream's rate (16000 Hz before there is one). */
+/* The value in effect: the configuration at the stream's rate (16000 Hz before there is one, or
+ * where the preset does not take the stream's: the stream has none in effect then). */
 static void
 gst_cuda_mel_spectrogram_get_property(GObject *object, guint prop_id, GValue *value,
                                       GParamSpec *pspec)
@@ -117,8 +118,12 @@ gst_cuda_mel_spectrogram_get_property(GObject *object, guint prop_id, GValue *va
   CudafftFeaturesConfig effective;
   CudafftStatus status;
   gchar *why = NULL;
-  gst_cuda_mel_spectrogram_settings_config(
-      &s, rate > 0 ? rate : GST_CUDA_MEL_SPECTROGRAM_DEFAULT_RATE, &effective, &status, &why);
+  if (rate <= 0 || !gst_cuda_mel_spectrogram_settings_config(&s, rate, &effective, &status, &why)) {
+    g_free(why);
+    why = NULL;
+    gst_cuda_mel_spectrogram_settings_config(&s, GST_CUDA_MEL_SPECTROGRAM_DEFAULT_RATE, &effective,
+                                             &status, &why);
+  }
   g_free(why);
   gst_cuda_mel_spectrogram_properties_get(object, &s, &effective, prop_id, value, pspec);
 }
