@@ -9,7 +9,11 @@
  * chains of two of our elements with the samples between them in system memory and in CUDA
  * memory (the GPU only); and GStreamer's `identity` in the element's place (backend "-"): the
  * pipelines' own cost, the floor under every element's host CPU per audio second; and GStreamer's
- * `spectrum` with cudaspectrum's settings (gst-spectrum), its peer.
+ * `spectrum` with cudaspectrum's settings (gst-spectrum), its peer. cudamelspectrogram's rows take
+ * what speech models take, 16 kHz mono in 160-frame buffers (10 ms), to Whisper's features:
+ * whisper (the preset: a tensor of 80 x 3000 per 30 s chunk, as Whisper takes them) and
+ * whisper-frames (the same features a tensor per 10 ms frame, as they come: a buffer out per
+ * buffer in), with identity-16k (identity on that audio) as their peer.
  *
  * All N pipelines play at once, each on its own streaming thread. After a warm-up (engines made,
  * kernels uploaded, every pipeline streaming) the program counts the buffers every pipeline has
@@ -27,7 +31,8 @@
  *                                  spectrum-silent,fft-ifft,fft-ifft-mem,convolve-convolve,
  *                                  convolve-convolve-mem,convolve-spectrum,
  *                                  convolve-spectrum-mem,matrix-convolve,matrix-convolve-mem,
- *                                  convolve-matrix,convolve-matrix-mem,identity,gst-spectrum]
+ *                                  convolve-matrix,convolve-matrix-mem,identity,gst-spectrum,
+ *                                  whisper,whisper-frames,identity-16k]
  *                      [--backends cuda,cpu] [--warmup S] [--window S] [--devices D,..]
  *                      [--one-pipeline [--buffers B] [--limit S]]
  *   Defaults: N = 1,16,64,256,1024; every element; both backends (cuda only with a device);
@@ -42,10 +47,12 @@
  *   20 s) wave=white-noise, their messages taken off the one bus and freed by a bus watch on a
  *   GMainLoop; timed from PLAYING to EOS: aggregate (audio seconds of all chains per wall
  *   second), process CPU ms per audio second, element messages per chain, and each row against
- *   gst-spectrum's of the same N, which runs first. Each row runs in a process of its own (this
- *   program again), as gst-launch-1.0 runs one pipeline; a row past S seconds (60) is reported
- *   as STALLED with the share of its audio through, its process ended, instead of hanging.
- *   Defaults there: N = 64,256 and the elements spectrum,spectrum-data,gst-spectrum; the
+ *   its peer's of the same N, which runs first (gst-spectrum's; identity-16k's for whisper and
+ *   whisper-frames: issue 50's target, 1024 chains of Whisper's features at 70% of identity's
+ *   aggregate or more and at most 1.5 times its CPU per audio second). Each row runs in a process
+ * of its own (this program again), as gst-launch-1.0 runs one pipeline; a row past S seconds (60)
+ * is reported as STALLED with the share of its audio through, its process ended, instead of
+ * hanging. Defaults there: N = 64,256 and the elements spectrum,spectrum-data,gst-spectrum; the
  *   gpu-only chains are left out.
  *   Needs the plugin: GST_PLUGIN_PATH=<build>/plugin build/bench/streams-bench
  *
@@ -64,10 +71,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+/* The audio of every row but those whose element names its own (Element.rate) */
 #define RATE 48000
 #define CHANNELS 2
 #define FRAMES_PER_BUFFER 480
-#define AUDIO_PER_BUFFER ((double)FRAMES_PER_BUFFER / RATE)
 /* Per-buffer records a pipeline keeps over a window: 30 s of buffers, more than any window
  * takes (a pipeline that runs faster keeps its first ones). */
 #define RECORDS_MAX 3000
@@ -156,10 +163,64 @@ static const Element elements[] = {
     /* GStreamer's own spectrum with cudaspectrum's settings: the peer of the spectrum rows */
     {"gst-spectrum", "spectrum", "bands=1025 interval=16666667 post-messages=true", 0.0, 1.0, TRUE,
      TRUE, FALSE},
+    /* Whisper's features of 16 kHz mono in 10 ms buffers: its 30 s chunks, and a tensor a frame;
+     * identity on the same audio, GStreamer's per-buffer floor, is their peer */
+    {"whisper", "cudamelspectrogram", "preset=whisper", 0.0, 1.0, FALSE, FALSE, FALSE},
+    {"whisper-frames", "cudamelspectrogram", "preset=whisper output=frames layout=frame-major", 0.0,
+     1.0, FALSE, FALSE, FALSE},
+    {"identity-16k", "identity", "", 0.0, 1.0, FALSE, TRUE, FALSE},
+};
+
+/* The elements whose chains take other audio than 48 kHz stereo in 480-frame buffers, and the
+ * row each of their one-pipeline rows is set against (the others': gst-spectrum's). */
+typedef struct {
+  const char *key;
+  int rate, channels, frames_per_buffer;
+  const char *peer;
+} Audio;
+
+static const Audio other_audio[] = {
+    {"whisper", 16000, 1, 160, "identity-16k"},
+    {"whisper-frames", 16000, 1, 160, "identity-16k"},
+    {"identity-16k", 16000, 1, 160, NULL},
 };
 #define N_ELEMENTS (int)(sizeof elements / sizeof elements[0])
 
 static const char *const backends[] = {"cuda", "cpu"};
+
+static const Audio *
+audio_of(const Element *e)
+{
+  for (size_t i = 0; i < sizeof other_audio / sizeof other_audio[0]; i++)
+    if (!strcmp(other_audio[i].key, e->key))
+      return &other_audio[i];
+  return NULL;
+}
+
+static int
+rate_of(const Element *e)
+{
+  return audio_of(e) ? audio_of(e)->rate : RATE;
+}
+
+static int
+channels_of(const Element *e)
+{
+  return audio_of(e) ? audio_of(e)->channels : CHANNELS;
+}
+
+static int
+frames_per_buffer(const Element *e)
+{
+  return audio_of(e) ? audio_of(e)->frames_per_buffer : FRAMES_PER_BUFFER;
+}
+
+/* Seconds of audio in one buffer of e's chains. */
+static double
+audio_per_buffer(const Element *e)
+{
+  return (double)frames_per_buffer(e) / rate_of(e);
+}
 
 /* One pipeline and its probes' records (written by its streaming thread only). */
 typedef struct {
@@ -300,7 +361,7 @@ stream_open(Stream *s, const Element *e, const char *backend, int devices,
   gchar *launch = g_strdup_printf(
       "audiotestsrc name=src samplesperbuffer=%d is-live=false ! audio/x-raw,format=F32LE,"
       "rate=%d,channels=%d,layout=interleaved ! %s name=e %s%s %s %s ! fakesink sync=false",
-      FRAMES_PER_BUFFER, RATE, CHANNELS, e->factory,
+      frames_per_buffer(e), rate_of(e), channels_of(e), e->factory,
       e->backendless ? "" : "backend=", e->backendless ? "" : backend, device, e->properties);
   g_free(device);
   GError *error = NULL;
@@ -460,7 +521,7 @@ run_case(const Element *e, const char *backend, int devices, const Responses *re
       at += streams[i].records;
     }
     qsort(all, records, sizeof(double), bench_compare_doubles);
-    const double audio = (double)buffers * AUDIO_PER_BUFFER;
+    const double audio = (double)buffers * audio_per_buffer(e);
     f.ok = ok && buffers > 0;
     if (ok && buffers == 0)
       f.why = "no buffer reached the elements during the window: the pipelines were still starting "
@@ -552,7 +613,7 @@ one_pipeline_launch(const Element *e, const char *backend, guint n, guint buffer
         "audiotestsrc name=src%u num-buffers=%u samplesperbuffer=%d wave=white-noise ! "
         "audio/x-raw,format=F32LE,rate=%d,channels=%d,layout=interleaved ! %s name=e%u %s%s %s ! "
         "fakesink name=sink%u sync=false ",
-        i, buffers, FRAMES_PER_BUFFER, RATE, CHANNELS, e->factory, i,
+        i, buffers, frames_per_buffer(e), rate_of(e), channels_of(e), e->factory, i,
         e->backendless ? "" : "backend=", e->backendless ? "" : backend, properties, i);
     g_free(properties);
   }
@@ -618,7 +679,7 @@ run_one_pipeline(const Element *e, const char *backend, guint n, guint buffers, 
   const guint watch = gst_bus_add_watch(bus, on_one_message, &run);
   const guint timer = g_timeout_add((guint)(limit * 1000.0), on_one_limit, &run);
 
-  const double audio = (double)n * buffers * AUDIO_PER_BUFFER;
+  const double audio = (double)n * buffers * audio_per_buffer(e);
   const double cpu_start = cpu_seconds();
   const gint64 start = g_get_monotonic_time();
   if (gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE)
@@ -687,7 +748,7 @@ one_pipeline_row(const char *program, const Element *e, const char *backend, gui
 
 static void
 print_one_row(const char *key, const char *label, guint n, const OneFigures *f,
-              const OneFigures *reference, double limit)
+              const OneFigures *reference, const char *peer, double limit)
 {
   if (!f->ok)
     printf("%-15s %-9s %6u  FAILED (see the error above)\n", key, label, n);
@@ -696,52 +757,74 @@ print_one_row(const char *key, const char *label, guint n, const OneFigures *f,
            "real time, %.2f cpu ms/audio s so far)\n",
            key, label, n, limit, 100.0 * f->done, f->aggregate, f->cpu_ms);
   else if (reference && reference->ok && !reference->stalled)
-    printf("%-15s %-9s %6u %11.1fx %14.2f %10.0f %8.2fx %5.0f%%\n", key, label, n, f->aggregate,
-           f->cpu_ms, f->messages, f->aggregate / reference->aggregate,
-           100.0 * f->cpu_ms / reference->cpu_ms);
+    printf("%-15s %-9s %6u %11.1fx %14.2f %10.0f %8.2fx %5.0f%%  of %s\n", key, label, n,
+           f->aggregate, f->cpu_ms, f->messages, f->aggregate / reference->aggregate,
+           100.0 * f->cpu_ms / reference->cpu_ms, peer);
   else
     printf("%-15s %-9s %6u %11.1fx %14.2f %10.0f\n", key, label, n, f->aggregate, f->cpu_ms,
            f->messages);
   fflush(stdout);
 }
 
-/* The one-pipeline table: for each N GStreamer's spectrum (the peer) first, then every other
- * element on each backend, each row set against the peer's of the same N where that completed. A
- * stalled peer is reported, not counted as a failure; a stalled element of ours is one. */
+/* The element e's one-pipeline rows are set against: its own peer, else gst-spectrum; -1 where
+ * that is not in the table. */
+static int
+peer_of(int e, const gboolean *want_element)
+{
+  const Audio *audio = audio_of(&elements[e]);
+  const char *key = !audio ? "gst-spectrum" : audio->peer;
+  if (!key)
+    return -1;
+  for (int p = 0; p < N_ELEMENTS; p++)
+    if (p != e && want_element[p] && !strcmp(elements[p].key, key))
+      return p;
+  return -1;
+}
+
+/* The one-pipeline table: for each N the peers first (GStreamer's spectrum for the spectrum
+ * rows, identity on 16 kHz mono for the features rows), then every other element on each backend,
+ * each row set against its peer's of the same N where that completed. A stalled peer is reported,
+ * not counted as a failure; a stalled element of ours is one. */
 static int
 one_pipeline_table(const char *program, const gboolean *want_element, const gboolean *want_backend,
                    const double *counts, int n_counts, guint buffers, double limit)
 {
-  printf("ONE pipeline of N chains audiotestsrc num-buffers=%u samplesperbuffer=%d "
-         "wave=white-noise ! F32LE stereo 48 kHz ! ELEMENT ! fakesink sync=false (%.1f s of audio "
-         "each), messages taken off the bus by a GMainLoop bus watch; a process per row, timed "
-         "from PLAYING to EOS, stalled past %.0f s\n",
-         buffers, FRAMES_PER_BUFFER, buffers * AUDIO_PER_BUFFER, limit);
+  printf("ONE pipeline of N chains audiotestsrc num-buffers=%u wave=white-noise ! F32LE (stereo "
+         "48 kHz in %d-frame buffers; 16 kHz mono in 160-frame buffers for whisper and "
+         "identity-16k) ! ELEMENT ! fakesink sync=false, messages taken off the bus by a "
+         "GMainLoop bus watch; a process per row, timed from PLAYING to EOS, stalled past %.0f "
+         "s\n",
+         buffers, FRAMES_PER_BUFFER, limit);
   printf("%-15s %-9s %6s %12s %14s %10s %16s\n", "element", "backend", "N", "aggregate",
-         "cpu ms/audio s", "msgs/chain", "vs gst-spectrum");
-  int failures = 0;
-  int peer = -1;
+         "cpu ms/audio s", "msgs/chain", "vs peer");
+  gboolean is_peer[N_ELEMENTS] = {FALSE};
   for (int e = 0; e < N_ELEMENTS; e++)
-    if (!strcmp(elements[e].key, "gst-spectrum") && want_element[e])
-      peer = e;
+    if (want_element[e] && peer_of(e, want_element) >= 0)
+      is_peer[peer_of(e, want_element)] = TRUE;
+  int failures = 0;
   for (int c = 0; c < n_counts; c++) {
     const guint n = (guint)counts[c];
-    OneFigures reference = {0};
-    if (peer >= 0) {
-      reference = one_pipeline_row(program, &elements[peer], "-", n, buffers, limit);
-      print_one_row(elements[peer].key, "-", n, &reference, NULL, limit);
-      failures += !reference.ok;
+    OneFigures peers[N_ELEMENTS];
+    memset(peers, 0, sizeof peers);
+    for (int p = 0; p < N_ELEMENTS; p++) {
+      if (!is_peer[p])
+        continue;
+      peers[p] = one_pipeline_row(program, &elements[p], "-", n, buffers, limit);
+      print_one_row(elements[p].key, "-", n, &peers[p], NULL, NULL, limit);
+      failures += !peers[p].ok;
     }
     for (int e = 0; e < N_ELEMENTS; e++) {
-      if (!want_element[e] || e == peer || elements[e].gpu_only)
+      if (!want_element[e] || is_peer[e] || elements[e].gpu_only)
         continue;
+      const int peer = peer_of(e, want_element);
       for (int b = 0; b < 2; b++) {
         if (elements[e].backendless ? b > 0 : !want_backend[b])
           continue;
         const char *label = elements[e].backendless ? "-" : backends[b];
         const OneFigures f =
             one_pipeline_row(program, &elements[e], backends[b], n, buffers, limit);
-        print_one_row(elements[e].key, label, n, &f, peer >= 0 ? &reference : NULL, limit);
+        print_one_row(elements[e].key, label, n, &f, peer >= 0 ? &peers[peer] : NULL,
+                      peer >= 0 ? elements[peer].key : NULL, limit);
         failures += !f.ok || f.stalled;
       }
     }
@@ -757,7 +840,7 @@ usage(const char *program)
           "convolve1,convolve10,matrix1,fft,spectrum,spectrum-data,spectrum-silent,fft-ifft,"
           "fft-ifft-mem,convolve-convolve,convolve-convolve-mem,convolve-spectrum,"
           "convolve-spectrum-mem,matrix-convolve,matrix-convolve-mem,convolve-matrix,"
-          "convolve-matrix-mem,identity,gst-spectrum] "
+          "convolve-matrix-mem,identity,gst-spectrum,whisper,whisper-frames,identity-16k] "
           "[--backends cuda,cpu] [--warmup S] [--window S] [--devices D,..] "
           "[--one-pipeline [--buffers B] [--limit S]]\n",
           program);
@@ -839,8 +922,9 @@ main(int argc, char **argv)
     g_free(self);
     return failures ? 1 : 0;
   }
-  printf("N pipelines of audiotestsrc (480-frame buffers, F32 stereo 48 kHz) ! ELEMENT ! "
-         "fakesink sync=false in one process; %.1f s warm-up, %.1f s window\n",
+  printf("N pipelines of audiotestsrc (480-frame buffers, F32 stereo 48 kHz; 160-frame buffers "
+         "of 16 kHz mono for whisper and identity-16k) ! ELEMENT ! fakesink sync=false in one "
+         "process; %.1f s warm-up, %.1f s window\n",
          warmup, window);
   printf("%-15s %-9s %6s %12s %14s %10s %10s %10s\n", "element", "backend", "N", "aggregate",
          "cpu ms/audio s", "of it lib", "median ms", "p99 ms");

@@ -3,6 +3,7 @@
 #include "gstcudafft.h"
 #include "gstcudaifft.h"
 #include "gstcudamatrixconvolve.h"
+#include "gstcudamelspectrogram.h"
 #include "gstcudaspectrum.h"
 #include "gstcudaspectrumscope.h"
 
@@ -17,6 +18,7 @@ plugin_init(GstPlugin *plugin)
   ok &= GST_ELEMENT_REGISTER(cudaconvolve, plugin);
   ok &= GST_ELEMENT_REGISTER(cudamatrixconvolve, plugin);
   ok &= GST_ELEMENT_REGISTER(cudaspectrumscope, plugin);
+  ok &= GST_ELEMENT_REGISTER(cudamelspectrogram, plugin);
   return ok;
 }
 
@@ -24,5 +26,5 @@ plugin_init(GstPlugin *plugin)
  * the build's options, for gst-inspect-1.0's plugin description; empty where nothing is missing */
 GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, cudafft,
                   "Audio DSP on NVIDIA GPUs, or the CPU (backend=cpu, FFTW): block FFT, "
-                  "convolution, spectrum analysis and displays" GST_CUDAFFT_BUILD_NOTE,
+                  "convolution, spectrum analysis, displays and model features" GST_CUDAFFT_BUILD_NOTE,
                   plugin_init, VERSION, "LGPL", GST_PACKAGE_NAME, GST_PACKAGE_ORIGIN)

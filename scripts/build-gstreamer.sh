@@ -14,7 +14,9 @@
 # base's libraries and app, audiotestsrc, videotestsrc, audioconvert, audioresample; good's
 # spectrum, audiofx (audiofirfilter), wavparse, wavenc (the upstream comparison tests, the
 # examples); bad's CUDA library (gstreamer-cuda-1.0, public from 1.22) and nvcodec (cudaupload,
-# cudadownload; it loads CUDA at run time through its own stub headers, so no toolkit is needed).
+# cudadownload; it loads CUDA at run time through its own stub headers, so no toolkit is needed),
+# and bad's analytics library, which it builds whatever the options (gstreamer-analytics-1.0: from
+# 1.26 the GstTensorMeta that cudamelspectrogram puts on its tensors and its test checks).
 # Nothing of GStreamer enters the project. GStreamer 1.24 and later need a newer Meson than Debian
 # 12's 1.0: it comes from PyPI into a virtual environment in the same cache (never pip over
 # Debian's). flex and bison (core's parser) come from apt where missing.

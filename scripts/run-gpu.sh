@@ -11,9 +11,10 @@
 #     memcheck with --leak-check full over fft-accuracy, fft-device, fft-signals, stft, spectrum,
 #     convolve, matrix, matrix-device, executor-cuda, scope, features, features-model and
 #     features-device (with the cuda argument), scope-backends, the hostile element program (two
-#     scenarios per element, in one process) and cudamatrixconvolve's element and SOFA programs;
-#     racecheck over fft-device, executor-cuda and features (its frame kernel's shared-memory
-#     reductions); each capped at SANITIZE_TIMEOUT seconds (default 300); one summary line per
+#     scenarios per element, in one process), cudamatrixconvolve's element and SOFA programs and
+#     cudamelspectrogram's element program; racecheck over fft-device, executor-cuda and features
+#     (its frame kernel's shared-memory reductions); each capped at SANITIZE_TIMEOUT seconds
+#     (default 300); one summary line per
 #     program;
 #  4. the installed files checked from a staging folder (scripts/check-install.sh; the demo there
 #     runs on the GPU);
@@ -149,6 +150,9 @@ sanitizers() {
     pids=($!)
     # cudamatrixconvolve: every path of its element test, and its HRTF sets where built
     sanitize memcheck cudamatrixconvolve_element cuda
+    pids+=($!)
+    # cudamelspectrogram: every path of its element test (the features kernels through the element)
+    sanitize memcheck cudamelspectrogram_element cuda
     pids+=($!)
     if [ -x build-gpu/tests/cudamatrixconvolve_sofa ]; then
       CUDAFFT_TEST_PYTHON=$(command -v python3) CUDAFFT_TEST_MAKE_SOFA=$PWD/tests/make_sofa.py \

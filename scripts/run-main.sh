@@ -122,6 +122,12 @@ if [ -x build/examples/cuda-memory-app ]; then
   ./build/examples/cuda-memory-app || status=$?
   [ "$status" = 0 ] || [ "$status" = 77 ] || exit "$status"
 fi
+if [ -x build/examples/whisper-features-cuda ]; then
+  echo "== an application reading cudamelspectrogram's Whisper features in CUDA memory on the device"
+  status=0
+  ./build/examples/whisper-features-cuda || status=$?
+  [ "$status" = 0 ] || [ "$status" = 77 ] || exit "$status"
+fi
 
 if [ -x build/bench/element-bench ]; then
   echo "== element benchmark"

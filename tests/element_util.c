@@ -899,6 +899,81 @@ check_template(GstElementFactory *factory, const char *name, GstPadDirection dir
   gst_caps_unref(caps);
 }
 
+/* The cudamelspectrogram contract ------------------------------------------------------------- */
+
+guint8 *
+eu_features_run(const CudafftFeaturesConfig *c, const void *raw, gsize frames, gsize *outputs,
+                gsize *bytes, GString *why)
+{
+  CudafftFeatures *f = NULL;
+  const CudafftBackend backend =
+      strcmp(eu_backend, "cuda") == 0 ? CUDAFFT_BACKEND_CUDA : CUDAFFT_BACKEND_CPU;
+  CudafftStatus status = cudafft_features_create(&f, backend, -1, c);
+  if (status != CUDAFFT_STATUS_OK) {
+    g_string_append_printf(why, "the engine: %s", cudafft_last_error_message());
+    return NULL;
+  }
+  *bytes = cudafft_features_output_bytes(f);
+  const gsize pushed = cudafft_features_outputs_for(f, frames);
+  guint8 *out = g_malloc((pushed + 1) * *bytes);
+  size_t n = 0, more = 0;
+  status = cudafft_features_push(f, raw, frames, out, &n);
+  if (status == CUDAFFT_STATUS_OK) {
+    out = g_realloc(out, (n + cudafft_features_finish_outputs(f) + 1) * *bytes);
+    status = cudafft_features_finish(f, out + n * *bytes, &more);
+  }
+  if (status != CUDAFFT_STATUS_OK) {
+    g_string_append_printf(why, "the engine's run: %s", cudafft_last_error_message());
+    g_free(out);
+    out = NULL;
+  }
+  *outputs = n + more;
+  cudafft_features_destroy(f);
+  return out;
+}
+
+gboolean
+eu_check_features(GPtrArray *bufs, guint *index, const CudafftFeaturesConfig *c, const guint8 *want,
+                  gsize outputs, gsize bytes, GstClockTime start, GString *why)
+{
+  const guint64 step = c->output == CUDAFFT_FEATURES_OUTPUT_FRAMES ? c->hop
+                       : c->output == CUDAFFT_FEATURES_OUTPUT_WINDOWS
+                           ? (guint64)c->hop * c->window_stride
+                           : c->chunk_samples;
+  const guint rate = (guint)c->sample_rate;
+  if (*index + outputs > bufs->len) {
+    g_string_append_printf(why, "%u buffers from %u, the engine made %zu tensors", bufs->len,
+                           *index, outputs);
+    return FALSE;
+  }
+  for (gsize k = 0; k < outputs; k++) {
+    GstBuffer *buf = g_ptr_array_index(bufs, *index + k);
+    const GstClockTime pts = eu_sample_time(start, k * step, rate);
+    const GstClockTime end = eu_sample_time(start, (k + 1) * step, rate);
+    if (gst_buffer_get_size(buf) != bytes ||
+        gst_buffer_memcmp(buf, 0, want + k * bytes, bytes) != 0) {
+      g_string_append_printf(why, "tensor %zu: %zu bytes, not the engine's %zu", k,
+                             gst_buffer_get_size(buf), bytes);
+      return FALSE;
+    }
+    if (GST_BUFFER_PTS(buf) != pts || GST_BUFFER_DURATION(buf) != end - pts ||
+        GST_BUFFER_OFFSET(buf) != k || GST_BUFFER_OFFSET_END(buf) != k + 1 ||
+        GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_DISCONT) != (k == 0)) {
+      g_string_append_printf(why,
+                             "tensor %zu: PTS %" GST_TIME_FORMAT " duration %" GST_TIME_FORMAT
+                             " offsets %" G_GUINT64_FORMAT "..%" G_GUINT64_FORMAT
+                             "; expected %" GST_TIME_FORMAT ", %" GST_TIME_FORMAT ", %zu..%zu",
+                             k, GST_TIME_ARGS(GST_BUFFER_PTS(buf)),
+                             GST_TIME_ARGS(GST_BUFFER_DURATION(buf)), GST_BUFFER_OFFSET(buf),
+                             GST_BUFFER_OFFSET_END(buf), GST_TIME_ARGS(pts),
+                             GST_TIME_ARGS(end - pts), k, k + 1);
+      return FALSE;
+    }
+  }
+  *index += (guint)outputs;
+  return TRUE;
+}
+
 void
 eu_check_element_metadata(const char *factory_name, const char *sink_media, const char *src_media)
 {

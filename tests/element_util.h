@@ -10,6 +10,7 @@
 #include "test_random.h"
 #include "test_signal.h"
 
+#include <cudafft/features.h>
 #include <cudafft/stft.h>
 
 #include <gst/audio/audio.h>
@@ -231,6 +232,23 @@ gboolean eu_check_roundtrip(GPtrArray *bufs, const TestSignal *input, GstClockTi
 gboolean eu_check_roundtrip_runs(GPtrArray *bufs, const TestSignal *input, const gsize *first,
                                  const GstClockTime *start, guint n_runs, double *error,
                                  GString *why);
+
+/* The cudamelspectrogram contract ------------------------------------------------------------- */
+
+/* The features engine (cudafft/features.h) run directly over `frames` samples per channel of raw
+ * (interleaved, c->format) on the backend under test: one push, then finish. Returns its outputs
+ * one after another (g_free), *outputs their number, *bytes each one's size; NULL, with the
+ * library's message in why, where the engine fails. */
+guint8 *eu_features_run(const CudafftFeaturesConfig *c, const void *raw, gsize frames,
+                        gsize *outputs, gsize *bytes, GString *why);
+
+/* Checks that bufs[*index...] are that run's outputs, in order, and advances *index: one tensor
+ * per buffer, byte for byte; PTS start + k step / rate and the duration to the next one's (step:
+ * hop, window-stride x hop or chunk-samples); OFFSET k, OFFSET_END k + 1; DISCONT on the first
+ * only. */
+gboolean eu_check_features(GPtrArray *bufs, guint *index, const CudafftFeaturesConfig *c,
+                           const guint8 *want, gsize outputs, gsize bytes, GstClockTime start,
+                           GString *why);
 
 /* gst-inspect's view of an element: non-empty long name, klass, description and author; every
  * property with a non-empty blurb; an ALWAYS "sink" pad template whose caps include sink_media and

@@ -12,6 +12,9 @@
  * - cudaconvolve ! cudafft ! cudaifft ! cudaconvolve, every link in CUDA memory (cudafft reading
  *   and cudaifft writing raw audio there), in system memory, and mixed: byte for byte alike; and
  *   cudaifft's samples alone in CUDA memory, its padding cut on the device;
+ * - cudamelspectrogram's tensors in CUDA memory (a tensor a frame, windows cut from one finish on
+ *   the device, float16) and fed in CUDA memory by cudaconvolve: byte for byte the system-memory
+ *   path's;
  * - EOS, a flush and state cycles while CUDA memory flows through that chain; the samples read
  *   after the state change (they outlive it);
  * - between two of ours in CUDA memory (directly or through a capsfilter) the producer pushes
@@ -21,9 +24,10 @@
  *   apart, on device 0 and on device 1 where there is one) into cudafft, cudaconvolve,
  *   cudamatrixconvolve, cudaspectrum and cudaifft: read as system memory, never handed to a
  *   kernel, the output byte for byte system memory's (cudamatrixconvolve between our elements:
- *   test_cuda_memory_matrix.c). cpu (CI, no GPU needed): cudafft, cudaconvolve, cudaspectrum and
- *   cudaifft with backend=cpu (and auto without a usable GPU) linked to CUDA-memory-only caps fail
- *   at the start with one ERROR saying why; the state cycles in system memory. */
+ *   test_cuda_memory_matrix.c). cpu (CI, no GPU needed): cudafft, cudaconvolve, cudaspectrum,
+ *   cudaifft and cudamelspectrogram with backend=cpu (and auto without a usable GPU) linked to
+ *   CUDA-memory-only caps fail at the start with one ERROR saying why; the state cycles in system
+ *   memory. */
 #define GST_USE_UNSTABLE_API /* gst/cuda is unstable API in 1.22 */
 #include "cuda_memory_util.h"
 
@@ -440,6 +444,7 @@ GST_START_TEST(test_cpu_refuses_cuda_memory)
       {"cudaconvolve", "audio/x-raw,format=F32LE ! ", "audio/x-raw(memory:CUDAMemory)"},
       {"cudaspectrum", "", "audio/x-raw(memory:CUDAMemory)"},
       {"cudaifft", "cudafft backend=cpu ! ", "audio/x-raw(memory:CUDAMemory)"},
+      {"cudamelspectrogram", "audio/x-raw,rate=16000 ! ", "other/tensors(memory:CUDAMemory)"},
   };
   for (guint i = 0; i < G_N_ELEMENTS(links); i++)
     for (guint automatic = 0; automatic < 2; automatic++) {
@@ -660,6 +665,80 @@ GST_START_TEST(test_foreign_context_memory)
 }
 GST_END_TEST;
 
+/* ---- cudamelspectrogram's tensors ---- */
+
+/* cudamelspectrogram's tensors in CUDA memory into an appsink, byte for byte and timestamp for
+ * timestamp the system-memory path's: Kaldi's fbank (a tensor a frame, an engine call each),
+ * librosa's log-mel in windows of 10 frames every 3 (several windows at the end of the run, cut
+ * from one finish on the device), Kaldi's MFCC with deltas in float16; fed in CUDA memory by
+ * cudaconvolve, which pushes into it before its device work is done (the samples read where they
+ * are, after that work); a sink that takes anything keeps system memory. */
+GST_START_TEST(test_melspec_tensors_in_cuda_memory)
+{
+  TestSignal s;
+  random_signal(&s, "cudamelspectrogram in CUDA memory");
+  static const struct {
+    const char *settings, *caps;
+  } rows[] = {
+      {"preset=kaldi-fbank", "other/tensors"},
+      {"preset=librosa kind=log-mel output=windows window-frames=10 window-stride=3",
+       "other/tensors"},
+      {"preset=kaldi-mfcc delta-order=2", "other/tensors,types=float16"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
+    GPtrArray *system = frame_list(), *cuda = frame_list();
+    gchar *in_system =
+        g_strdup_printf("cudamelspectrogram %s ! %s", rows[i].settings, rows[i].caps);
+    /* the same caps in CUDA memory: the feature after the media type */
+    gchar *feature = g_strdup_printf("other/tensors(memory:CUDAMemory)%s",
+                                     rows[i].caps + strlen("other/tensors"));
+    gchar *in_cuda = g_strdup_printf("cudamelspectrogram %s ! %s", rows[i].settings, feature);
+    run_audio(&s, in_system, system);
+    run_audio(&s, in_cuda, cuda);
+    fail_unless(cuda->len > 0 && count_cuda_memory(cuda) == cuda->len,
+                "%s: %u of %u in CUDA memory", in_cuda, count_cuda_memory(cuda), cuda->len);
+    check_same_buffers(cuda, system, in_cuda);
+    g_free(feature);
+    g_free(in_system);
+    g_free(in_cuda);
+    g_ptr_array_unref(cuda);
+    g_ptr_array_unref(system);
+  }
+  /* fed in CUDA memory by cudaconvolve (a delta: the samples as they were) */
+  const double delta[] = {1.0};
+  GPtrArray *system = frame_list(), *cuda = frame_list(), *any = frame_list();
+  GstCaps *link = NULL;
+  Fenced fenced = {0, 0};
+  run_convolve(&s,
+               "cudaconvolve name=cv0 ! audio/x-raw ! cudamelspectrogram preset=kaldi-fbank ! "
+               "other/tensors",
+               delta, 1, system, NULL, NULL, NULL);
+  run_convolve(&s,
+               "cudaconvolve name=cv0 ! cudamelspectrogram preset=kaldi-fbank ! "
+               "other/tensors(memory:CUDAMemory)",
+               delta, 1, cuda, &link, &fenced, NULL);
+  fail_unless(link && caps_have_cuda_memory(link) && fenced.cv0 > 0,
+              "cudaconvolve ! cudamelspectrogram linked in %" GST_PTR_FORMAT
+              ", %d buffers pushed before their work",
+              link, fenced.cv0);
+  test_check(TRUE,
+             "cudaconvolve ! cudamelspectrogram agree on CUDA memory; %d buffers went on before "
+             "their device work was done",
+             fenced.cv0);
+  fail_unless_equals_int(count_cuda_memory(cuda), cuda->len);
+  check_same_buffers(cuda, system, "cudaconvolve ! cudamelspectrogram in CUDA memory");
+  run_audio(&s, "cudamelspectrogram preset=kaldi-fbank", any);
+  fail_unless(any->len > 0 &&
+                  !caps_have_cuda_memory(gst_sample_get_caps(g_ptr_array_index(any, 0))),
+              "cudamelspectrogram gave an appsink that takes anything CUDA memory");
+  gst_clear_caps(&link);
+  g_ptr_array_unref(any);
+  g_ptr_array_unref(cuda);
+  g_ptr_array_unref(system);
+  test_signal_clear(&s);
+}
+GST_END_TEST;
+
 static Suite *
 cuda_memory_audio_suite(void)
 {
@@ -677,6 +756,7 @@ cuda_memory_audio_suite(void)
   tcase_add_test(tc, test_fft_ifft_between_filters);
   tcase_add_test(tc, test_cycles_while_audio_flows);
   tcase_add_test(tc, test_foreign_context_memory);
+  tcase_add_test(tc, test_melspec_tensors_in_cuda_memory);
   return suite;
 }
 

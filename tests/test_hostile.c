@@ -8,11 +8,12 @@
  * - events: TIME segments (and a BYTES one, which the elements refuse), flushes, EOS in the middle
  *   of the stream, GAP events, caps changes (format, channels, rate; 1025 channels, which they
  *   refuse);
- * - property changes from another thread while the buffers flow (sizes, windows, bands, empty
- *   kernels and taps beyond the float range, latency up to its maximum, ir-location and
+ * - property changes from another thread while the buffers flow (sizes, windows, bands, presets,
+ *   empty kernels and taps beyond the float range, latency up to its maximum, ir-location and
  *   sofa-location naming a file that does not exist or a FIFO, directions...), and values the
  *   element must refuse (directions out of range among them): backend and
- *   cuda-device-id while it runs, bands-per-octave and block-size outside their sets; each refusal
+ *   cuda-device-id while it runs, bands-per-octave and block-size outside their sets, hop-length
+ *   0 and FFT sizes that are not 2^a 3^b 5^c 7^d; each refusal
  *   must leave the value in effect (read back at once) and post a WARNING naming it.
  *
  * Every scenario must end in EOS or a clean error (an ERROR message from the element for every
@@ -40,7 +41,10 @@
 #include "sofa_fuzz.h"
 #include "spectrum_reference.h"
 
+#include <cudafft/features.h>
+
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -58,10 +62,11 @@
 #define CONVOLVE_TOLERANCE 1e-5
 #define SPECTRUM_DB_TOLERANCE 0.05
 
-typedef enum { EL_FFT, EL_PAIR, EL_SPECTRUM, EL_CONVOLVE, EL_MATRIX, EL_COUNT } Element;
+typedef enum { EL_FFT, EL_PAIR, EL_SPECTRUM, EL_CONVOLVE, EL_MATRIX, EL_MELSPEC, EL_COUNT } Element;
 
-static const char *const element_names[EL_COUNT] = {"cudafft", "cudafft ! cudaifft", "cudaspectrum",
-                                                    "cudaconvolve", "cudamatrixconvolve"};
+static const char *const element_names[EL_COUNT] = {
+    "cudafft",      "cudafft ! cudaifft", "cudaspectrum",
+    "cudaconvolve", "cudamatrixconvolve", "cudamelspectrogram"};
 
 /* One spectrum message, as much as the clean part compares. */
 typedef struct {
@@ -173,11 +178,21 @@ input_in_effect(const Scenario *sc, gsize *frame_bytes, guint *rate)
 
 /* Output checks ------------------------------------------------------------------------------ */
 
-/* Bytes of one output frame of caps: raw audio's, or an audio/x-fft frame's. */
+/* Bytes of one output frame of caps: raw audio's, an audio/x-fft frame's, or a tensor's. */
 static gsize
 frame_bytes_of(GstCaps *caps)
 {
   const GstStructure *s = gst_caps_get_structure(caps, 0);
+  if (gst_structure_has_name(s, "other/tensors")) {
+    const gchar *dims = gst_structure_get_string(s, "dimensions");
+    const gchar *type = gst_structure_get_string(s, "types");
+    guint64 a = 0, b = 0, c = 0;
+    if (!dims || !type ||
+        sscanf(dims, "%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT, &a, &b,
+               &c) != 3)
+      return 0;
+    return (gsize)(a * b * c) * (strcmp(type, "float16") == 0 ? 2 : 4);
+  }
   if (gst_structure_has_name(s, "audio/x-fft")) {
     gint bins = 0, channels = 0;
     const gchar *representation = gst_structure_get_string(s, "representation");
@@ -285,7 +300,8 @@ collect(Scenario *sc)
       gst_message_parse_warning(msg, &err, NULL);
       static const char *const kept[] = {
           "Keeping backend=",    "Keeping cuda-device-id=",         "Keeping bands-per-octave=",
-          "Keeping block-size=", "keeping the previous directions", "Keeping fft-size="};
+          "Keeping block-size=", "keeping the previous directions", "Keeping fft-size=",
+          "Keeping hop-length="};
       for (guint i = 0; err && i < G_N_ELEMENTS(kept); i++)
         if (strstr(err->message, kept[i]))
           sc->refusals_said++;
@@ -601,6 +617,12 @@ refused_property(Scenario *sc)
       static const char *const sizes[] = {"17", "1001", "4097", "16383"};
       property = "fft-size";
       value = sizes[test_rng_range(rng, 0, G_N_ELEMENTS(sizes) - 1)];
+    } else if (sc->element == EL_MELSPEC) {
+      /* hop-length 0, or an FFT size that is not 2^a 3^b 5^c 7^d */
+      static const char *const sizes[] = {"17", "1001", "4099", "16383"};
+      const gboolean hop = test_rng_range(rng, 0, 1);
+      property = hop ? "hop-length" : "fft-size";
+      value = hop ? "0" : sizes[test_rng_range(rng, 0, G_N_ELEMENTS(sizes) - 1)];
     }
     break;
   }
@@ -719,6 +741,50 @@ random_property(Scenario *sc)
     }
     }
     break;
+  case EL_MELSPEC: {
+    /* sizes, bands, kinds, framings, presets (Whisper's refused while playing at any rate but
+     * 16 kHz, with a WARNING; at new caps, an ERROR) and windows above the FFT size (refused) */
+    static const char *const presets[] = {"none",    "whisper",         "kaldi-fbank", "kaldi-mfcc",
+                                          "librosa", "torchaudio-mfcc", "nemo"};
+    static const guint sizes[] = {64, 256, 400, 441, 480, 512, 1000, 2048};
+    static const char *const kinds[] = {"mel", "log-mel", "mfcc"};
+    static const char *const outputs[] = {"frames", "windows", "chunks"};
+    switch (test_rng_range(rng, 0, 7)) {
+    case 0:
+      gst_util_set_object_arg(G_OBJECT(e), "preset",
+                              presets[test_rng_range(rng, 0, G_N_ELEMENTS(presets) - 1)]);
+      break;
+    case 1:
+      g_object_set(e, "fft-size", sizes[test_rng_range(rng, 0, G_N_ELEMENTS(sizes) - 1)], NULL);
+      break;
+    case 2:
+      g_object_set(e, "win-length", (guint)test_rng_range(rng, 0, 2048), NULL);
+      break;
+    case 3: /* not below 16: a hop of 1 is a tensor per sample, minutes of buffers in a test */
+      g_object_set(e, "hop-length", (guint)test_rng_range(rng, 16, 1024), NULL);
+      break;
+    case 4:
+      g_object_set(e, "n-mels", (guint)test_rng_range(rng, 1, 256), "n-mfcc",
+                   (guint)test_rng_range(rng, 1, 40), NULL);
+      break;
+    case 5:
+      gst_util_set_object_arg(G_OBJECT(e), "kind",
+                              kinds[test_rng_range(rng, 0, G_N_ELEMENTS(kinds) - 1)]);
+      break;
+    case 6:
+      gst_util_set_object_arg(G_OBJECT(e), "output",
+                              outputs[test_rng_range(rng, 0, G_N_ELEMENTS(outputs) - 1)]);
+      g_object_set(e, "window-frames", (guint)test_rng_range(rng, 1, 200), "window-stride",
+                   (guint)test_rng_range(rng, 1, 200), "chunk-samples",
+                   (guint)test_rng_range(rng, 400, 96000), NULL);
+      break;
+    default:
+      g_object_set(e, "delta-order", (guint)test_rng_range(rng, 0, 2), "f-max",
+                   test_rng_range(rng, 0, 3) == 0 ? 30000.0 : 0.0, NULL);
+      break;
+    }
+    break;
+  }
   case EL_MATRIX:
     switch (test_rng_range(rng, 0, 5)) {
     case 0:
@@ -848,6 +914,14 @@ known_state(Scenario *sc, const double *kernel, gsize taps)
     set_matrix(sc->e, kernel, CLEAN_CHANNELS * CLEAN_CHANNELS, taps, 0x6);
     g_object_set(sc->e, "drain-tail", TRUE, "ir-location", NULL, "sofa-location", NULL, NULL);
     break;
+  case EL_MELSPEC: /* melspec_config()'s: every property the scenario may have set */
+    gst_util_set_object_arg(G_OBJECT(sc->e), "preset", "none");
+    gst_util_set_object_arg(G_OBJECT(sc->e), "kind", "log-mel");
+    gst_util_set_object_arg(G_OBJECT(sc->e), "output", "frames");
+    g_object_set(sc->e, "fft-size", 480, "win-length", 0, "hop-length", 240, "n-mels", 40, "n-mfcc",
+                 13, "delta-order", 1, "f-max", 0.0, "window-frames", 100, "window-stride", 100,
+                 "chunk-samples", 480000, NULL);
+    break;
   default:
     break;
   }
@@ -940,6 +1014,41 @@ read_raw_run(Scenario *sc, guint channels, gsize *frames)
   return (double *)g_array_free(values, FALSE);
 }
 
+/* The known settings of cudamelspectrogram (known_state's) at the clean rate and channels. */
+static CudafftFeaturesConfig
+melspec_config(void)
+{
+  CudafftFeaturesConfig c;
+  cudafft_features_config_init(&c);
+  c.sample_rate = CLEAN_RATE;
+  c.channels = CLEAN_CHANNELS;
+  c.kind = CUDAFFT_FEATURES_LOG_MEL;
+  c.fft_size = 480;
+  c.hop = 240;
+  c.n_mels = 40;
+  c.n_mfcc = 13;
+  c.delta_order = 1;
+  return c;
+}
+
+/* The known signal's tensors: one per buffer, each the engine's own (run directly over the same
+ * samples), byte for byte, stamped from CLEAN_START. */
+static void
+check_clean_melspec(Scenario *sc, const TestSignal *signal)
+{
+  const CudafftFeaturesConfig c = melspec_config();
+  GString *why = g_string_new(NULL);
+  gsize outputs = 0, bytes = 0;
+  guint8 *want = eu_features_run(&c, signal->raw, signal->frames, &outputs, &bytes, why);
+  guint index = 0;
+  if (!want || !eu_check_features(sc->out, &index, &c, want, outputs, bytes, CLEAN_START, why))
+    finding(sc, "the known signal's tensors: %s", why->str);
+  else if (index != sc->out->len)
+    finding(sc, "%u buffers after the known signal's %zu tensors", sc->out->len - index, outputs);
+  g_free(want);
+  g_string_free(why, TRUE);
+}
+
 static void
 check_clean_convolve(Scenario *sc, const TestSignal *signal, const double *kernel, gsize taps)
 {
@@ -1012,6 +1121,9 @@ clean_part(Scenario *sc)
   case EL_MATRIX:
     check_clean_convolve(sc, &signal, kernel, taps);
     break;
+  case EL_MELSPEC:
+    check_clean_melspec(sc, &signal);
+    break;
   default:
     break;
   }
@@ -1035,6 +1147,8 @@ element_harness(Element element)
     return eu_harness_new("cudaspectrum name=e backend=%s", eu_backend);
   case EL_MATRIX:
     return eu_harness_new("cudamatrixconvolve name=e backend=%s block-size=64", eu_backend);
+  case EL_MELSPEC:
+    return eu_harness_new("cudamelspectrogram name=e backend=%s", eu_backend);
   default:
     return eu_harness_new("cudaconvolve name=e backend=%s", eu_backend);
   }
@@ -1211,6 +1325,12 @@ sofa_fuzz_setup(guint *files)
   return why;
 }
 
+GST_START_TEST(test_hostile_cudamelspectrogram)
+{
+  run_scenario(EL_MELSPEC, __i__);
+}
+GST_END_TEST;
+
 static Suite *
 hostile_suite(void)
 {
@@ -1235,6 +1355,7 @@ hostile_suite(void)
     if (!g_getenv("CUDAFFT_TEST_SOFA_FUZZ_SEED") && !EU_SANITIZED)
       tcase_add_loop_test(tc, test_sofa_fuzz_known, 0, G_N_ELEMENTS(sofa_fuzz_known));
   }
+  tcase_add_loop_test(tc, test_hostile_cudamelspectrogram, 0, scenarios);
   return s;
 }
 

@@ -85,6 +85,17 @@ static const struct {
      "cudamatrixconvolve backend=%s matrix=\"<<1, 0.5>, <0>, <0.25, 0.125, 0.0625>, <1>>\"", 0, 0},
     {"cudamatrixconvolve 1 x 1 file, no tail", "F64LE,channels=1",
      "cudamatrixconvolve backend=%s ir-location=%s drain-tail=false block-size=256", 0, 0},
+    /* a tensor a frame, a chunk, float16 windows */
+    {"cudamelspectrogram fbank frames", "F32LE,channels=2",
+     "cudamelspectrogram backend=%s preset=kaldi-fbank", 0, 0},
+    {"cudamelspectrogram chunks with deltas", "S16LE,channels=1",
+     "cudamelspectrogram backend=%s preset=librosa output=chunks chunk-samples=24000 "
+     "layout=feature-major kind=log-mel delta-order=1",
+     0, 0},
+    {"cudamelspectrogram float16 windows", "F32LE,channels=1",
+     "cudamelspectrogram backend=%s preset=kaldi-mfcc output=windows window-frames=50 "
+     "window-stride=25 ! other/tensors,types=float16",
+     0, 0},
 };
 
 static guint

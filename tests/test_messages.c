@@ -234,6 +234,9 @@ GST_START_TEST(test_fallback_said_on_the_bus)
        "fakesink",
        1},
       {"audiotestsrc num-buffers=5 ! cudaspectrumscope backend=auto ! fakesink", 1},
+      {"audiotestsrc num-buffers=5 ! cudamelspectrogram backend=auto preset=kaldi-fbank ! "
+       "fakesink",
+       1},
       {"audiotestsrc num-buffers=5 ! cudafft backend=cpu ! cudaifft backend=cpu ! fakesink", 0},
   };
   for (guint i = 0; i < G_N_ELEMENTS(lines); i++) {

@@ -1,7 +1,7 @@
 /* test_properties.c: what every element of the plugin does with its properties, on the backend
  * named by argv[1] (cpu|cuda): a property of the same name has the same type in every element
- * (fft-size an unsigned integer 16..16384 in cudafft, cudaspectrum and cudaspectrumscope, set
- * from a launch line's number, each refusing the sizes it does not take with the nearest it
+ * (fft-size an unsigned integer 16..16384 in cudafft, cudaspectrum, cudaspectrumscope and
+ * cudamelspectrogram, set from a launch line's number, each refusing the sizes it does not take with the nearest it
  * does); a value refused outside a pipeline (as gst-launch-1.0 sets its
  * line's properties) is said in GLib's log, one refused in a pipeline by a WARNING message on the
  * bus, each naming the property and the value kept, which reading the property back gives; values
@@ -18,8 +18,9 @@
 #include <math.h>
 #include <string.h>
 
-static const char *const factories[] = {"cudafft",      "cudaifft",          "cudaspectrum",
-                                        "cudaconvolve", "cudaspectrumscope", "cudamatrixconvolve"};
+static const char *const factories[] = {
+    "cudafft",           "cudaifft",           "cudaspectrum",      "cudaconvolve",
+    "cudaspectrumscope", "cudamatrixconvolve", "cudamelspectrogram"};
 
 /* A property refused outside a pipeline: the value (gst_util_set_object_arg's text), the words the
  * warning must hold, and the value read back (as text). */
@@ -38,6 +39,8 @@ static const Refusal refusals[] = {
     {"cudaspectrumscope", "fft-size", "1001", "4096"},
     {"cudaspectrum", "fft-size", "1001", "4096"},
     {"cudaspectrum", "fft-size", "1125", "4096"}, /* odd: the layouts' analysis is even */
+    {"cudamelspectrogram", "fft-size", "1001", "400"},
+    {"cudamelspectrogram", "hop-length", "0", "160"},
 };
 
 /* The property's value as text (enumerations by nick, numbers as GStreamer serialises them). */
@@ -131,16 +134,20 @@ GST_START_TEST(test_same_property_same_type)
     gst_object_unref(e);
   }
   fail_unless(shared > 10, "only %u shared properties: are the elements all there?", shared);
-  static const char *const sized[] = {"cudafft", "cudaspectrum", "cudaspectrumscope"};
+  static const struct {
+    const char *factory;
+    guint default_size;
+  } sized[] = {{"cudafft", 4096}, {"cudaspectrum", 4096}, {"cudaspectrumscope", 4096},
+               {"cudamelspectrogram", 400}};
   for (guint f = 0; f < G_N_ELEMENTS(sized); f++) {
-    GstElement *e = gst_element_factory_make(sized[f], NULL);
+    GstElement *e = gst_element_factory_make(sized[f].factory, NULL);
     GParamSpec *size = g_object_class_find_property(G_OBJECT_GET_CLASS(e), "fft-size");
     fail_unless(size && G_IS_PARAM_SPEC_UINT(size) &&
                     G_PARAM_SPEC_UINT(size)->minimum == CUDAFFT_MIN_SIZE &&
                     G_PARAM_SPEC_UINT(size)->maximum == CUDAFFT_MAX_SIZE &&
-                    G_PARAM_SPEC_UINT(size)->default_value == 4096,
-                "%s's fft-size is not an unsigned integer from %d to %d, default 4096", sized[f],
-                CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE);
+                    G_PARAM_SPEC_UINT(size)->default_value == sized[f].default_size,
+                "%s's fft-size is not an unsigned integer from %d to %d, default %u",
+                sized[f].factory, CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE, sized[f].default_size);
     gst_object_unref(e);
   }
   g_hash_table_unref(seen);
@@ -296,6 +303,10 @@ running_line(const char *factory)
   if (strcmp(factory, "cudaspectrumscope") == 0)
     return g_strdup_printf("%s ! cudaspectrumscope name=e backend=%s ! fakesink sync=false", src,
                            eu_backend);
+  if (strcmp(factory, "cudamelspectrogram") == 0) /* the engine's defaults are for 16 kHz */
+    return g_strdup_printf("%s ! cudamelspectrogram name=e backend=%s preset=kaldi-fbank ! "
+                           "fakesink sync=false",
+                           src, eu_backend);
   if (strcmp(factory, "cudamatrixconvolve") == 0) /* it needs responses to run */
     return g_strdup_printf("%s ! cudamatrixconvolve name=e backend=%s "
                            "matrix=\"<<1, 0.5>, <0>, <0>, <1>>\" ! fakesink sync=false",

@@ -1,6 +1,6 @@
 /* test_streams_element.c: many pipelines in one process, as a media server runs them (on the CUDA
  * backend every engine object of them shares the device's executor, which batches their work):
- * 40 pipelines at once, each on its own thread, eight of each of
+ * 48 pipelines at once, each on its own thread, eight of each of
  *   appsrc ! cudafft ! fakesink                  (frames: element_util's cudafft contract, values
  *                                                 against stft_reference in double)
  *   appsrc ! cudafft ! cudaifft ! fakesink       (the input back within the round-trip tolerance)
@@ -10,6 +10,8 @@
  *   appsrc ! cudamatrixconvolve matrix=... ! fakesink (inputs x outputs random responses, set as
  *                                                 the text a launch line gives; the whole output
  *                                                 against the direct matrix convolution)
+ *   appsrc ! cudamelspectrogram preset=... ! fakesink (every tensor byte for byte the features
+ *                                                 engine's own over the same samples)
  * with random settings, formats, channel counts and buffer sizes (live 480-frame buffers among
  * them). Every pipeline's output is collected on its thread and checked afterwards (the
  * references plan FFTW transforms, which is not thread-safe). Argument: cpu or cuda. */
@@ -34,11 +36,13 @@ typedef enum {
   KIND_SPECTRUM,
   KIND_CONVOLVE,
   KIND_MATRIX,
+  KIND_MELSPEC,
   KIND_COUNT
 } Kind;
 
-static const char *const kind_names[KIND_COUNT] = {"cudafft", "cudafft ! cudaifft", "cudaspectrum",
-                                                   "cudaconvolve", "cudamatrixconvolve"};
+static const char *const kind_names[KIND_COUNT] = {
+    "cudafft",      "cudafft ! cudaifft", "cudaspectrum",
+    "cudaconvolve", "cudamatrixconvolve", "cudamelspectrogram"};
 
 typedef struct {
   Kind kind;
@@ -54,7 +58,8 @@ typedef struct {
   gboolean phase, multi;
   double *taps; /* cudaconvolve; cudamatrixconvolve: inputs x outputs rows of n_taps */
   gsize n_taps;
-  guint outputs; /* cudamatrixconvolve */
+  guint outputs;                /* cudamatrixconvolve */
+  CudafftFeaturesConfig config; /* cudamelspectrogram */
   /* filled on the pipeline's thread */
   GPtrArray *buffers;  /* output buffers */
   GPtrArray *messages; /* cudaspectrum's spectrum messages */
@@ -143,6 +148,26 @@ make_pipe(Pipe *p, Kind kind, guint index)
     p->elements = g_strdup_printf("cudamatrixconvolve backend=%s block-size=%u matrix=\"%s\"",
                                   eu_backend, block_sizes[test_rng_range(&rng, 0, 3)], matrix->str);
     g_string_free(matrix, TRUE);
+    break;
+  }
+  case KIND_MELSPEC: {
+    /* a preset at the stream's rate (Whisper's at 16 kHz, its chunks of 2 s here) */
+    static const char *const presets[] = {"whisper", "kaldi-fbank",     "kaldi-mfcc",
+                                          "librosa", "torchaudio-mfcc", "nemo"};
+    static const CudafftSampleFormat formats[] = {CUDAFFT_SAMPLE_S16, CUDAFFT_SAMPLE_S32,
+                                                  CUDAFFT_SAMPLE_F32, CUDAFFT_SAMPLE_F64};
+    const char *preset = presets[test_rng_range(&rng, 0, G_N_ELEMENTS(presets) - 1)];
+    const guint melspec_rate = strcmp(preset, "whisper") == 0 ? 16000 : rate;
+    const CudafftSampleFormat format = formats[test_rng_range(&rng, 0, 3)];
+    fail_unless(cudafft_features_preset(&p->config, preset, melspec_rate, 0) == CUDAFFT_STATUS_OK);
+    p->config.channels = channels;
+    p->config.format = format;
+    if (strcmp(preset, "whisper") == 0)
+      p->config.chunk_samples = 32000;
+    test_signal_random(&p->signal, &rng, format, channels, melspec_rate, frames / 3,
+                       TEST_READ_POW2);
+    p->elements = g_strdup_printf("cudamelspectrogram backend=%s preset=%s chunk-samples=%zu",
+                                  eu_backend, preset, p->config.chunk_samples);
     break;
   }
   default: {
@@ -407,6 +432,24 @@ check_matrix(Pipe *p)
   g_free(got);
 }
 
+/* Every tensor against the features engine run directly over the same samples. */
+static void
+check_melspec(Pipe *p)
+{
+  GString *why = g_string_new(NULL);
+  gsize outputs = 0, bytes = 0;
+  guint8 *want =
+      eu_features_run(&p->config, p->signal.raw, p->signal.frames, &outputs, &bytes, why);
+  guint index = 0;
+  fail_unless(want &&
+                  eu_check_features(p->buffers, &index, &p->config, want, outputs, bytes, 0, why),
+              "%s: %s", p->label, why->str);
+  fail_unless(index == p->buffers->len, "%s: %u buffers more than the engine's %zu tensors",
+              p->label, p->buffers->len - index, outputs);
+  g_free(want);
+  g_string_free(why, TRUE);
+}
+
 /* The model's intervals: levels, phases and lowest levels copied out. */
 typedef struct {
   gsize frames, ffts;
@@ -524,6 +567,9 @@ GST_START_TEST(test_many_pipelines_at_once)
       break;
     case KIND_MATRIX:
       check_matrix(p);
+      break;
+    case KIND_MELSPEC:
+      check_melspec(p);
       break;
     default:
       check_convolve(p);
