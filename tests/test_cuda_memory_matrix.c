@@ -325,27 +325,33 @@ GST_START_TEST(test_templates_offer_cuda_memory)
 }
 GST_END_TEST;
 
-/* backend=cpu never offers CUDA memory: a link to CUDA-memory-only caps is refused where it is
- * made, on either side, naming the caps. */
+/* backend=cpu never gives CUDA memory. Downstream: the link is made (as gst-launch-1.0 makes it,
+ * before the start) and the start fails with one ERROR in the whole pipeline, the element's,
+ * naming the caps, the element and why, as every audio filter's (test_cuda_memory_audio.c).
+ * Upstream offering CUDA memory alone: the link is refused where it is made, naming the caps. */
 GST_START_TEST(test_cpu_refuses_cuda_memory)
 {
-  const char *const pipelines[] = {
-      "audiotestsrc ! audio/x-raw,format=F32LE,channels=2 ! cudamatrixconvolve backend=cpu "
-      "matrix=\"<<1.0>, <0.5>>\" ! audio/x-raw(memory:CUDAMemory) ! fakesink",
+  const char *const words[] = {"memory:CUDAMemory", "cudamatrixconvolve", "backend=cpu", NULL};
+  eu_check_one_error("audiotestsrc num-buffers=20 ! audio/x-raw,format=F32LE,channels=2 ! "
+                     "cudamatrixconvolve name=e backend=cpu matrix=\"<<1.0>, <0.5>>\" ! "
+                     "audio/x-raw(memory:CUDAMemory) ! fakesink",
+                     2, words);
+  test_check(TRUE, "cudamatrixconvolve backend=cpu to CUDA-memory-only caps: one ERROR saying why");
+  const char *upstream =
       "appsrc ! audio/x-raw(memory:CUDAMemory),format=F32LE,channels=2,rate=48000,"
-      "layout=interleaved ! cudamatrixconvolve backend=cpu matrix=\"<<1.0>, <0.5>>\" ! fakesink",
-  };
-  for (guint i = 0; i < G_N_ELEMENTS(pipelines); i++) {
-    GError *error = NULL;
-    GstElement *pipeline = gst_parse_launch(pipelines[i], &error);
-    fail_unless(error && strstr(error->message, "memory:CUDAMemory"),
-                "%s: linked to CUDA-memory-only caps (%s)", pipelines[i],
-                error ? error->message : "no error");
-    test_check(TRUE, "cudamatrixconvolve backend=cpu will not link to CUDA-memory-only caps: %s",
-               error->message);
-    g_clear_error(&error);
-    gst_clear_object(&pipeline);
-  }
+      "layout=interleaved ! cudamatrixconvolve backend=cpu matrix=\"<<1.0>, "
+      "<0.5>>\" ! fakesink";
+  GError *error = NULL;
+  GstElement *pipeline = gst_parse_launch(upstream, &error);
+  fail_unless(error && strstr(error->message, "memory:CUDAMemory"),
+              "%s: linked to CUDA-memory-only caps (%s)", upstream,
+              error ? error->message : "no error");
+  test_check(TRUE,
+             "cudamatrixconvolve backend=cpu will not link to CUDA-memory-only caps "
+             "upstream: %s",
+             error->message);
+  g_clear_error(&error);
+  gst_clear_object(&pipeline);
 }
 GST_END_TEST;
 
