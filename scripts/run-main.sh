@@ -2,10 +2,11 @@
 # The main job: installs the dependencies, builds everything in build (scripts/build.sh: the
 # build that scripts/run-tests.sh uses too; GPU code for this machine's GPU, or every architecture
 # without one), runs audio through the elements in real pipelines (cudafft ! cudaifft,
-# cudaspectrum, cudaconvolve, cudamatrixconvolve and cudaspectrumscope; on the GPU when one is
-# usable, else on the CPU), checks what they wrote (each audio file's length, peak and RMS, the
-# video's frames), runs the engine demo, and benchmarks the elements (both backends; the GPU half
-# where a CUDA device is present) and, with a GPU, the kernels against cuFFT.
+# cudaspectrum, cudaconvolve, cudamatrixconvolve, cudaspectrumscope and cudamelspectrogram; on the
+# GPU when one is usable, else on the CPU), checks what they wrote (each audio file's length, peak
+# and RMS, the video's frames, the feature tensors' sizes and values), runs the engine demo, and
+# benchmarks the elements (both backends; the GPU half where a CUDA device is present) and, with a
+# GPU, the kernels against cuFFT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
@@ -13,7 +14,8 @@ bash scripts/install-deps.sh
 BUILDDIR=build bash scripts/build.sh
 # What the pipelines write, gone first: a pipeline that does not start leaves no old file behind
 rm -f build/roundtrip.wav build/ir.wav build/reverb.wav build/ir-4ch.wav build/true-stereo.wav \
-  build/binaural.wav build/sweep.wav build/scope.webm build/scope.png build/scope-*.png
+  build/binaural.wav build/sweep.wav build/scope.webm build/scope.png build/scope-*.png \
+  build/whisper.f32 build/fbank.f32
 
 # The elements from this build, with a registry of their own.
 export GST_PLUGIN_PATH=$PWD/build/plugin GST_REGISTRY_1_0=$PWD/build/gst-registry.bin
@@ -113,6 +115,27 @@ check_picture build/scope.webm "matroskademux ! vp8dec" "720 1280x720 60/1" "12 
 check_picture build/scope.png pngdec "1 1280x720 0/1" "one frame, the one at 11 s"
 [ "$failed" = 0 ] || { echo "!! an output above is not what the pipeline should have written"; exit 1; }
 
+echo "== cudamelspectrogram: Whisper's input features, checked against openai-whisper's own (examples/whisper_features.py)"
+# the python3 with gi and numpy (python3-gi, python3-gst-1.0, python3-numpy: install-deps.sh)
+py=python3
+$py -c "import gi, numpy" 2> /dev/null || py=/usr/bin/python3
+$py examples/whisper_features.py
+echo "== cudamelspectrogram: 45 s of 48 kHz stereo resampled to 16 kHz, Whisper's 80 x 3000 log-mel of each 30 s (the last padded as Whisper pads), to build/whisper.f32"
+gst-launch-1.0 -m audiotestsrc num-buffers=450 samplesperbuffer=4800 wave=pink-noise volume=0.3 \
+  ! audio/x-raw,rate=48000,channels=2 ! audioconvert ! audioresample \
+  ! audio/x-raw,format=F32LE,rate=16000,channels=1 ! cudamelspectrogram preset=whisper \
+  ! filesink location=build/whisper.f32 2>&1 | grep -E "^Got message .*(error|warning|eos)" || true
+echo "== cudamelspectrogram: Kaldi's fbank of 10 s at 16 kHz, a tensor per 10 ms frame as streaming recognition takes them, to build/fbank.f32"
+gst-launch-1.0 -m audiotestsrc num-buffers=1000 samplesperbuffer=160 wave=pink-noise volume=0.3 \
+  ! audio/x-raw,format=S16LE,rate=16000,channels=1 ! cudamelspectrogram preset=kaldi-fbank \
+  ! filesink location=build/fbank.f32 2>&1 | grep -E "^Got message .*(error|warning|eos)" || true
+check_features() { python3 scripts/check-features.py "$@" || failed=1; }
+# two 30 s windows of 80 x 3000, each within Whisper's normalised span of 2.0; Kaldi's snip-edges:
+# 1 + (160000 - 400) / 160 = 998 frames of 23 bands
+check_features build/whisper.f32 2 240000 2.0
+check_features build/fbank.f32 998 23
+[ "$failed" = 0 ] || { echo "!! a tensor file above is not what the pipeline should have written"; exit 1; }
+
 echo "== the FFT engine demo"
 ./build/examples/fft-demo
 
@@ -145,11 +168,16 @@ if [ -x build/bench/matrix-bench ]; then
   echo "== cudamatrixconvolve's engine: an 8 x 2 matrix of 1 s responses, GPU and CPU"
   ./build/bench/matrix-bench --inputs 8 --outputs 2 --seconds 3 --max-wall 3
 fi
+if [ -x build/bench/streams-bench ]; then
+  echo "== cudamelspectrogram in one pipeline of 64 16 kHz streams in 10 ms buffers: Whisper's features a frame at a time against identity, GPU and CPU"
+  ./build/bench/streams-bench --one-pipeline --streams 64 --buffers 1000 --limit 60 \
+    --elements whisper-frames,identity-16k
+fi
 if [ -x build/bench/scope-bench ]; then
   echo "== cudaspectrumscope against spectrascope"
   ./build/bench/scope-bench --runs 3
 fi
-for bench in fft-bench spectrum-kernel-bench convolve-kernel-bench; do
+for bench in fft-bench spectrum-kernel-bench convolve-kernel-bench features-kernel-bench; do
   if [ -x "build/bench/$bench" ]; then
     status=0
     "./build/bench/$bench" || status=$?
