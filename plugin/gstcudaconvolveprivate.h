@@ -1,7 +1,9 @@
-/* gstcudaconvolveprivate.h: what cudaconvolve's two files share: the instance (its settings
- * under the object lock and the streaming thread's state), the kernel it runs and where that came
- * from, and the calls between the element (properties, kernels, latency, caps, events:
- * gstcudaconvolve.c) and its runs through the engine (gstcudaconvolverun.c). */
+/* gstcudaconvolveprivate.h: what cudaconvolve's files share: the instance (its settings under the
+ * object lock and the streaming thread's state), the kernel it runs and where that came from, and
+ * the calls between its files, which go one way: the element (properties, caps, events:
+ * gstcudaconvolve.c) calls its runs through the engine (gstcudaconvolverun.c) and its kernel and
+ * engine (gstcudaconvolvekernel.c: the kernel in force, the engine made from it, its latency);
+ * the runs call the kernel's file; that file calls neither. */
 #ifndef GST_CUDA_CONVOLVE_PRIVATE_H
 #define GST_CUDA_CONVOLVE_PRIVATE_H
 
@@ -71,6 +73,7 @@ gst_cuda_convolve_engine(GstCudaConvolve *self)
   return gst_cudafft_audio_filter_get_engine(GST_CUDAFFT_AUDIO_FILTER(self));
 }
 
+/* gstcudaconvolverun.c: the runs through the engine (the element's vfuncs and its drain) */
 GstFlowReturn gst_cuda_convolve_end_run(GstCudaConvolve *self, gboolean tail);
 
 GstFlowReturn gst_cuda_convolve_prepare(GstCudafftAudioFilter *filter);
@@ -80,6 +83,7 @@ GstFlowReturn gst_cuda_convolve_begin_run(GstCudafftAudioFilter *filter, GstBuff
 GstFlowReturn gst_cuda_convolve_process(GstCudafftAudioFilter *filter, GstBuffer *inbuf,
                                         const GstMapInfo *map, GstBuffer **outbuf);
 
+/* gstcudaconvolvekernel.c: the kernel in force, the engine made from it, its latency */
 GstCudaConvolveIrState gst_cuda_convolve_kernel_source(GstCudaConvolve *self, gboolean wait,
                                                        KernelSource *source,
                                                        GstCudaConvolveIrResult **ir);
@@ -91,14 +95,16 @@ gboolean gst_cuda_convolve_make_kernel(GstCudaConvolve *self, const GstCudaConvo
 
 CudafftConvolveKernel gst_cuda_convolve_engine_kernel(const Kernel *kernel);
 
-void gst_cuda_convolve_update_latency(GstCudaConvolve *self);
-
 gdouble gst_cuda_convolve_current_mix(GstCudaConvolve *self);
 
 guint gst_cuda_convolve_current_block_size(GstCudaConvolve *self);
 
 gboolean gst_cuda_convolve_open_engine(GstCudaConvolve *self, const KernelSource *source,
                                        const GstCudaConvolveIrResult *ir);
+
+void gst_cuda_convolve_update_latency(GstCudaConvolve *self);
+
+GstClockTime gst_cuda_convolve_get_latency(GstCudafftAudioFilter *filter);
 
 G_END_DECLS
 

@@ -3,7 +3,8 @@
  * (or in CUDA memory, fenced), stamped from the run's sample count; the drain with zeros at EOS and
  * new segments (the tail as drain-tail says), and the settings (kernel, ir-location file, mix,
  * block size) applied at buffer boundaries, crossfaded by the engine. The element's properties,
- * kernels, latency and events are gstcudaconvolve.c's. */
+ * caps and events are gstcudaconvolve.c's (which calls this file), the kernel in force, the engine
+ * made from it and its latency gstcudaconvolvekernel.c's (which this file calls). */
 #include "gstcudaconvolveprivate.h"
 
 #include "gstcudafftrun.h"

@@ -1,12 +1,11 @@
 /* gstcudamatrixconvolve.c: cudamatrixconvolve convolves N input channels into M output channels
  * with an N x M matrix of responses (y_j = sum_i h_ij * x_i) on an NVIDIA GPU, or on the CPU with
  * backend=cpu, through the engine of cudafft/matrix.h. This file is the element's properties, caps
- * and events; the responses in force and the engine made from them are
+ * and events; the responses in force, the engine made from them and its latency are
  * gstcudamatrixconvolveresponses.c's, the runs through the engine (pushes, the drain and tail,
- * changes of responses at buffer boundaries, the latency) gstcudamatrixconvolverun.c's, the array
- * properties' values gstcudamatrixconvolvevalues.c's and the HRTF sets
- * gstcudamatrixconvolvesofa*.c's. The ir-location file is decoded by gstcudaconvolveir.c, as
- * cudaconvolve's. */
+ * changes of responses at buffer boundaries) gstcudamatrixconvolverun.c's, the array properties'
+ * values gstcudamatrixconvolvevalues.c's and the HRTF sets gstcudamatrixconvolvesofa*.c's. The
+ * ir-location file is decoded by gstcudaconvolveir.c, as cudaconvolve's. */
 /**
  * SECTION:element-cudamatrixconvolve
  * @title: cudamatrixconvolve
@@ -66,8 +65,8 @@
  * degrees...), so that a 7.1 stream becomes binaural with the file alone. A set of another rate
  * is resampled; a file that is not an HRTF set (or cannot be read within the time limit),
  * directions of another count than the channels, or channels without positions and no directions
- * are an ERROR at start (a WARNING while playing); directions out of range are refused with a warning. docs/elements.md has the
- * table of directions.
+ * are an ERROR at start (a WARNING while playing); directions out of range are refused with a
+ * warning. docs/elements.md has the table of directions.
  *
  * The #GstCudaMatrixConvolve::rate-changed signal is emitted when the rate becomes known or
  * changes, before the responses are read, so that an application can set a matrix for that rate.

@@ -1,9 +1,11 @@
-/* gstcudamatrixconvolveprivate.h: what cudamatrixconvolve's two files share: the instance (its
+/* gstcudamatrixconvolveprivate.h: what cudamatrixconvolve's files share: the instance (its
  * settings under the object lock and the streaming thread's state), the responses it runs and where
- * they came from, and the calls between the element (properties, caps, events:
- * gstcudamatrixconvolve.c), its responses and engine (gstcudamatrixconvolveresponses.c), its runs
- * through the engine (gstcudamatrixconvolverun.c), its array properties' values
- * (gstcudamatrixconvolvevalues.c) and its HRTF sets (gstcudamatrixconvolvesofa.c). */
+ * they came from, and the calls between its files, which go one way: the element (properties,
+ * caps, events: gstcudamatrixconvolve.c) calls its runs through the engine
+ * (gstcudamatrixconvolverun.c), its responses and engine (gstcudamatrixconvolveresponses.c: the
+ * responses in force, the engine made from them, its latency), its array properties' values
+ * (gstcudamatrixconvolvevalues.c) and its HRTF sets (gstcudamatrixconvolvesofa.c); the runs call
+ * the responses' file, which calls the HRTF sets' alone. */
 #ifndef GST_CUDA_MATRIX_CONVOLVE_PRIVATE_H
 #define GST_CUDA_MATRIX_CONVOLVE_PRIVATE_H
 
@@ -82,6 +84,7 @@ gst_cuda_matrix_convolve_engine(GstCudaMatrixConvolve *self)
   return gst_cudafft_audio_filter_get_engine(GST_CUDAFFT_AUDIO_FILTER(self));
 }
 
+/* gstcudamatrixconvolverun.c: the runs through the engine (the element's vfuncs and its drain) */
 GstFlowReturn gst_cuda_matrix_convolve_end_run(GstCudaMatrixConvolve *self, gboolean tail);
 
 GstFlowReturn gst_cuda_matrix_convolve_prepare(GstCudafftAudioFilter *filter);
@@ -89,17 +92,14 @@ GstFlowReturn gst_cuda_matrix_convolve_prepare(GstCudafftAudioFilter *filter);
 GstFlowReturn gst_cuda_matrix_convolve_process(GstCudafftAudioFilter *filter, GstBuffer *inbuf,
                                                const GstMapInfo *map, GstBuffer **outbuf);
 
-void gst_cuda_matrix_convolve_update_latency(GstCudaMatrixConvolve *self);
-
-GstClockTime gst_cuda_matrix_convolve_get_latency(GstCudafftAudioFilter *filter);
-
+/* gstcudamatrixconvolveresponses.c: the responses in force, the engine made from them, its
+ * latency */
 GstCudaConvolveIrState gst_cuda_matrix_convolve_responses_source(GstCudaMatrixConvolve *self,
                                                                  gboolean wait, Source *source,
                                                                  GstCudaConvolveIrResult **ir);
 
 gboolean gst_cuda_matrix_convolve_same_source(const Source *a, const Source *b);
 
-/* gstcudamatrixconvolveresponses.c: the responses in force and the engine made from them */
 /* The number of outputs for `inputs` input channels: the outputs property, 2 for a SOFA set, else
  * the entries' count / inputs; 0 where that is not known or not whole. */
 guint gst_cuda_matrix_convolve_outputs_for(GstCudaMatrixConvolve *self, guint inputs,
@@ -108,6 +108,16 @@ guint gst_cuda_matrix_convolve_outputs_for(GstCudaMatrixConvolve *self, guint in
 gboolean gst_cuda_matrix_convolve_make_responses(GstCudaMatrixConvolve *self,
                                                  const GstCudaConvolveIrResult *ir, guint inputs,
                                                  GstCudaConvolveIrProblem *problem, Responses *out);
+
+/* GST_FLOW_OK; GST_FLOW_ERROR with the ERROR posted; GST_FLOW_FLUSHING where the element stopped
+ * while the responses were read (nothing posted). */
+GstFlowReturn gst_cuda_matrix_convolve_open_engine(GstCudaMatrixConvolve *self,
+                                                   const Source *source,
+                                                   const GstCudaConvolveIrResult *ir);
+
+void gst_cuda_matrix_convolve_update_latency(GstCudaMatrixConvolve *self);
+
+GstClockTime gst_cuda_matrix_convolve_get_latency(GstCudafftAudioFilter *filter);
 
 /* gstcudamatrixconvolvevalues.c: the array-valued properties */
 gboolean gst_cuda_matrix_convolve_matrix_from_value(const GValue *value, gdouble **data,
@@ -136,12 +146,6 @@ gboolean gst_cuda_matrix_convolve_default_direction(GstAudioChannelPosition posi
  * the first of equals). */
 guint gst_cuda_matrix_convolve_sofa_nearest(const GstCudaMatrixConvolveSofaSet *set,
                                             gdouble azimuth, gdouble elevation);
-
-/* GST_FLOW_OK; GST_FLOW_ERROR with the ERROR posted; GST_FLOW_FLUSHING where the element stopped
- * while the responses were read (nothing posted). */
-GstFlowReturn gst_cuda_matrix_convolve_open_engine(GstCudaMatrixConvolve *self,
-                                                   const Source *source,
-                                                   const GstCudaConvolveIrResult *ir);
 
 G_END_DECLS
 

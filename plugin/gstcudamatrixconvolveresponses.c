@@ -1,8 +1,10 @@
-/* gstcudamatrixconvolveresponses.c: cudamatrixconvolve's responses: which source is in force (the
- * sofa-location set, the ir-location(s) file, or the matrix property), the inputs x outputs rows
- * made from it and checked against the stream (entry count, outputs, taps, finite values), and the
- * engine (cudafft/matrix.h) made from them. The properties, caps and events are
- * gstcudamatrixconvolve.c's, the runs through the engine gstcudamatrixconvolverun.c's. */
+/* gstcudamatrixconvolveresponses.c: cudamatrixconvolve's responses and engine: which source is in
+ * force (the sofa-location set, the ir-location(s) file, or the matrix property), the inputs x
+ * outputs rows made from it and checked against the stream (entry count, outputs, taps, finite
+ * values), the engine (cudafft/matrix.h) made from them, and its latency (the engine's block
+ * size), announced where it changes. The properties, caps and events are
+ * gstcudamatrixconvolve.c's, the runs through the engine gstcudamatrixconvolverun.c's; both call
+ * this file, which calls neither (its HRTF sets are gstcudamatrixconvolvesofa.c's). */
 #include "gstcudamatrixconvolveprivate.h"
 
 #include "gstcudafftbackend.h"
@@ -283,4 +285,23 @@ gst_cuda_matrix_convolve_open_engine(GstCudaMatrixConvolve *self, const Source *
                   r.outputs, r.taps, block_size);
   gst_cuda_matrix_convolve_update_latency(self);
   return GST_FLOW_OK;
+}
+
+/* Latency ------------------------------------------------------------------------------------ */
+
+/* Records the engine's latency (its block size) and tells the pipeline when it changed. */
+void
+gst_cuda_matrix_convolve_update_latency(GstCudaMatrixConvolve *self)
+{
+  CudafftMatrix *engine = gst_cuda_matrix_convolve_engine(self);
+  const gint frames = engine ? (gint)cudafft_matrix_get_block_size(engine) : 0;
+  const gint rate = GST_AUDIO_INFO_RATE(&self->info);
+  if (gst_cudafft_latency_update(&self->latency, GST_ELEMENT(self), frames, rate))
+    GST_DEBUG_OBJECT(self, "latency %d samples at %d Hz", frames, rate);
+}
+
+GstClockTime
+gst_cuda_matrix_convolve_get_latency(GstCudafftAudioFilter *filter)
+{
+  return gst_cudafft_latency_get(&GST_CUDA_MATRIX_CONVOLVE(filter)->latency);
 }

@@ -3,9 +3,9 @@
  * output (the matrix's channel count) in buffers of the base class's pool or in CUDA memory,
  * stamped from the run's sample count; the drain with zeros at EOS and new segments (the tail as
  * drain-tail says); new responses (file or property) applied at buffer boundaries, crossfaded by
- * the engine; the latency (the engine's block size) announced. The element's properties, caps and
- * events are gstcudamatrixconvolve.c's, its responses and engine
- * gstcudamatrixconvolveresponses.c's. */
+ * the engine. The element's properties, caps and events are gstcudamatrixconvolve.c's (which calls
+ * this file), the responses in force, the engine made from them and its latency
+ * gstcudamatrixconvolveresponses.c's (which this file calls). */
 #include "gstcudamatrixconvolveprivate.h"
 
 #include "gstcudafftrun.h"
@@ -252,20 +252,4 @@ gst_cuda_matrix_convolve_process(GstCudafftAudioFilter *filter, GstBuffer *inbuf
     frames -= n;
   }
   return ret;
-}
-
-void
-gst_cuda_matrix_convolve_update_latency(GstCudaMatrixConvolve *self)
-{
-  CudafftMatrix *engine = gst_cuda_matrix_convolve_engine(self);
-  const gint frames = engine ? (gint)cudafft_matrix_get_block_size(engine) : 0;
-  const gint rate = GST_AUDIO_INFO_RATE(&self->info);
-  if (gst_cudafft_latency_update(&self->latency, GST_ELEMENT(self), frames, rate))
-    GST_DEBUG_OBJECT(self, "latency %d samples at %d Hz", frames, rate);
-}
-
-GstClockTime
-gst_cuda_matrix_convolve_get_latency(GstCudafftAudioFilter *filter)
-{
-  return gst_cudafft_latency_get(&GST_CUDA_MATRIX_CONVOLVE(filter)->latency);
 }
