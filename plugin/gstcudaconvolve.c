@@ -4,7 +4,7 @@
  * file is the element's properties, caps and events; the kernel in force, the engine made from it
  * and its latency are gstcudaconvolvekernel.c's, the runs through the engine (pushes, drains, the
  * tail, settings applied at buffer boundaries) gstcudaconvolverun.c's. The ir-location file is
- * decoded by gstcudaconvolveir.c, as cudamatrixconvolve's. */
+ * decoded by base/gstcudafftresponsefile.c, as cudamatrixconvolve's. */
 /**
  * SECTION:element-cudaconvolve
  * @title: cudaconvolve
@@ -83,7 +83,7 @@
 #include "gstcudaconvolveprivate.h"
 
 #include <cudafft/convolve.h>
-#include "gstcudaconvolveir.h"
+#include "gstcudafftresponsefile.h"
 #include "gstcudafftcudamemory.h"
 #include "gstcudafftproperties.h"
 
@@ -202,7 +202,7 @@ gst_cuda_convolve_set_property(GObject *object, guint prop_id, const GValue *val
     GST_OBJECT_UNLOCK(self);
     break;
   case PROP_IR_LOCATION: /* decoded at once where the stream's rate is known */
-    gst_cuda_convolve_ir_set_location(self->ir, g_value_get_string(value));
+    gst_cudafft_response_file_set_location(self->ir, g_value_get_string(value));
     break;
   case PROP_MIX:
     GST_OBJECT_LOCK(self);
@@ -270,7 +270,7 @@ gst_cuda_convolve_get_property(GObject *object, guint prop_id, GValue *value, GP
     g_value_set_uint64(value, s->latency);
     break;
   case PROP_IR_LOCATION:
-    g_value_take_string(value, gst_cuda_convolve_ir_dup_location(self->ir));
+    g_value_take_string(value, gst_cudafft_response_file_dup_location(self->ir));
     break;
   case PROP_MIX:
     g_value_set_double(value, s->mix);
@@ -332,7 +332,7 @@ gst_cuda_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *ou
     self->signalled_rate = GST_AUDIO_INFO_RATE(&info);
     g_signal_emit(self, signals[SIGNAL_RATE_CHANGED], 0, self->signalled_rate);
   }
-  gst_cuda_convolve_ir_set_rate(self->ir, GST_AUDIO_INFO_RATE(&info)); /* decodes for it */
+  gst_cudafft_response_file_set_rate(self->ir, GST_AUDIO_INFO_RATE(&info)); /* decodes for it */
   if (gst_cuda_convolve_engine(self) && gst_audio_info_is_equal(&info, &self->info))
     return gst_cudafft_audio_filter_check_memory(GST_CUDAFFT_AUDIO_FILTER(self), incaps,
                                                  outcaps); /* the same format keeps going */
@@ -340,14 +340,15 @@ gst_cuda_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *ou
   use_format(self, &info);
   gst_cudafft_audio_filter_close_engine(GST_CUDAFFT_AUDIO_FILTER(self));
   KernelSource source;
-  GstCudaConvolveIrResult *ir = NULL;
-  if (gst_cuda_convolve_kernel_source(self, FALSE, &source, &ir) == GST_CUDA_CONVOLVE_IR_PENDING) {
+  GstCudafftResponseFileResult *ir = NULL;
+  if (gst_cuda_convolve_kernel_source(self, FALSE, &source, &ir) ==
+      GST_CUDAFFT_RESPONSE_FILE_PENDING) {
     GST_DEBUG_OBJECT(self, "the engine is made at the first buffer, once the impulse response "
                            "is decoded");
     return TRUE;
   }
   const gboolean ok = gst_cuda_convolve_open_engine(self, &source, ir);
-  gst_cuda_convolve_ir_result_unref(ir);
+  gst_cudafft_response_file_result_unref(ir);
   if (!ok) {
     /* GstBaseTransform keeps the caps it had before these, and does not call set_caps again when
      * they come back: the element keeps their format too, its engine made for it at the next
@@ -356,7 +357,7 @@ gst_cuda_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *ou
     GST_DEBUG_OBJECT(self, "caps refused: back to the format before them");
     use_format(self, &previous);
     if (GST_AUDIO_INFO_RATE(&previous) > 0)
-      gst_cuda_convolve_ir_set_rate(self->ir, GST_AUDIO_INFO_RATE(&previous));
+      gst_cudafft_response_file_set_rate(self->ir, GST_AUDIO_INFO_RATE(&previous));
   }
   return ok &&
          gst_cudafft_audio_filter_check_memory(GST_CUDAFFT_AUDIO_FILTER(self), incaps, outcaps);
@@ -393,7 +394,7 @@ gst_cuda_convolve_drain(GstCudafftAudioFilter *filter)
 static void
 gst_cuda_convolve_close(GstCudafftAudioFilter *filter)
 {
-  gst_cuda_convolve_ir_stop(GST_CUDA_CONVOLVE(filter)->ir);
+  gst_cudafft_response_file_stop(GST_CUDA_CONVOLVE(filter)->ir);
 }
 
 /* A streaming thread that waits for the impulse response at its first buffer is let go, and the
@@ -402,7 +403,7 @@ static GstStateChangeReturn
 gst_cuda_convolve_change_state(GstElement *element, GstStateChange transition)
 {
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
-    gst_cuda_convolve_ir_stop(GST_CUDA_CONVOLVE(element)->ir);
+    gst_cudafft_response_file_stop(GST_CUDA_CONVOLVE(element)->ir);
   return GST_ELEMENT_CLASS(gst_cuda_convolve_parent_class)->change_state(element, transition);
 }
 
@@ -416,12 +417,13 @@ gst_cuda_convolve_start(GstBaseTransform *trans)
   self->signalled_rate = 0;
   self->filtered = 0;
   gst_cudafft_latency_reset(&self->latency);
-  gchar *location = gst_cuda_convolve_ir_dup_location(self->ir);
-  GstCudaConvolveIrProblem problem = {0};
-  const gboolean ok = !location || gst_cuda_convolve_ir_check(location, "ir-location", &problem);
+  gchar *location = gst_cudafft_response_file_dup_location(self->ir);
+  GstCudafftResponseFileProblem problem = {0};
+  const gboolean ok =
+      !location || gst_cudafft_response_file_check(location, "ir-location", &problem);
   if (!ok)
-    gst_cuda_convolve_ir_problem_post(&problem, GST_ELEMENT(self), TRUE);
-  gst_cuda_convolve_ir_problem_clear(&problem);
+    gst_cudafft_response_file_problem_post(&problem, GST_ELEMENT(self), TRUE);
+  gst_cudafft_response_file_problem_clear(&problem);
   g_free(location);
   return ok;
 }
@@ -430,7 +432,7 @@ static void
 gst_cuda_convolve_finalize(GObject *object)
 {
   GstCudaConvolve *self = GST_CUDA_CONVOLVE(object);
-  gst_cuda_convolve_ir_free(self->ir);
+  gst_cudafft_response_file_free(self->ir);
   g_free(self->settings.kernel);
   G_OBJECT_CLASS(gst_cuda_convolve_parent_class)->finalize(object);
 }
@@ -573,5 +575,5 @@ gst_cuda_convolve_init(GstCudaConvolve *self)
   self->settings.drain_tail = DEFAULT_DRAIN_TAIL;
   self->settings.drain_on_changes = TRUE;
   self->settings.block_size = DEFAULT_BLOCK_SIZE;
-  self->ir = gst_cuda_convolve_ir_new(GST_ELEMENT(self));
+  self->ir = gst_cudafft_response_file_new(GST_ELEMENT(self));
 }

@@ -14,12 +14,12 @@
 /* Which kernel is in force: *ir, the impulse response file's, where ir-location is set (READY,
  * or PENDING while its decode has not finished; with `wait` that waits for it), else (NONE) the
  * kernel property's. */
-GstCudaConvolveIrState
+GstCudafftResponseFileState
 gst_cuda_convolve_kernel_source(GstCudaConvolve *self, gboolean wait, KernelSource *source,
-                                GstCudaConvolveIrResult **ir)
+                                GstCudafftResponseFileResult **ir)
 {
-  const GstCudaConvolveIrState state =
-      gst_cuda_convolve_ir_get(self->ir, wait, ir, &source->ir_request);
+  const GstCudafftResponseFileState state =
+      gst_cudafft_response_file_get(self->ir, wait, ir, &source->ir_request);
   GST_OBJECT_LOCK(self);
   source->serial = self->settings.serial;
   GST_OBJECT_UNLOCK(self);
@@ -36,7 +36,7 @@ gst_cuda_convolve_same_source(const KernelSource *a, const KernelSource *b)
  * property where `ir` is NULL. A response that cannot be used is posted (an ERROR where `fatal`,
  * else a WARNING naming the file) and gives FALSE. */
 gboolean
-gst_cuda_convolve_make_kernel(GstCudaConvolve *self, const GstCudaConvolveIrResult *ir,
+gst_cuda_convolve_make_kernel(GstCudaConvolve *self, const GstCudafftResponseFileResult *ir,
                               gboolean fatal, Kernel *kernel)
 {
   memset(kernel, 0, sizeof *kernel);
@@ -49,11 +49,11 @@ gst_cuda_convolve_make_kernel(GstCudaConvolve *self, const GstCudaConvolveIrResu
     return TRUE;
   }
   if (!ir->data) {
-    gst_cuda_convolve_ir_problem_post(&ir->problem, GST_ELEMENT(self), fatal);
+    gst_cudafft_response_file_problem_post(&ir->problem, GST_ELEMENT(self), fatal);
     return FALSE;
   }
   const guint channels = GST_AUDIO_INFO_CHANNELS(&self->info);
-  GstCudaConvolveIrProblem problem = {0};
+  GstCudafftResponseFileProblem problem = {0};
   if (ir->channels != 1 && ir->channels != channels) {
     problem.domain = GST_STREAM_ERROR;
     problem.code = GST_STREAM_ERROR_FORMAT;
@@ -69,8 +69,8 @@ gst_cuda_convolve_make_kernel(GstCudaConvolve *self, const GstCudaConvolveIrResu
                                    ir->location, ir->frames, ir->channels);
   }
   if (problem.text) {
-    gst_cuda_convolve_ir_problem_post(&problem, GST_ELEMENT(self), fatal);
-    gst_cuda_convolve_ir_problem_clear(&problem);
+    gst_cudafft_response_file_problem_post(&problem, GST_ELEMENT(self), fatal);
+    gst_cudafft_response_file_problem_clear(&problem);
     return FALSE;
   }
   const guint rows = ir->channels;
@@ -118,7 +118,7 @@ gst_cuda_convolve_current_block_size(GstCudaConvolve *self)
  * gst_cuda_convolve_make_kernel); a kernel that cannot be used is an ERROR. */
 gboolean
 gst_cuda_convolve_open_engine(GstCudaConvolve *self, const KernelSource *source,
-                              const GstCudaConvolveIrResult *ir)
+                              const GstCudafftResponseFileResult *ir)
 {
   GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
   Kernel kernel;

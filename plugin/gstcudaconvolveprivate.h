@@ -8,7 +8,7 @@
 #define GST_CUDA_CONVOLVE_PRIVATE_H
 
 #include "gstcudaconvolve.h"
-#include "gstcudaconvolveir.h"
+#include "gstcudafftresponsefile.h"
 #include "gstcudafftaudiofilter.h"
 #include "gstcudafftrun.h"
 
@@ -31,7 +31,7 @@ typedef struct {
 } Settings;
 
 /* Where a kernel came from: the impulse response file of request `ir_request` (see
- * gst_cuda_convolve_ir_get), or where that is 0 the kernel property at `serial`. */
+ * gst_cudafft_response_file_get), or where that is 0 the kernel property at `serial`. */
 typedef struct {
   guint64 ir_request;
   guint serial;
@@ -63,7 +63,7 @@ struct _GstCudaConvolve {
 
   GstCudafftLatency latency; /* the engine's, as last announced */
 
-  GstCudaConvolveIr *ir; /* the ir-location file and its decoding (thread-safe) */
+  GstCudafftResponseFile *ir; /* the ir-location file and its decoding (thread-safe) */
 };
 
 /* The engine the base class holds for the element. */
@@ -84,14 +84,15 @@ GstFlowReturn gst_cuda_convolve_process(GstCudafftAudioFilter *filter, GstBuffer
                                         const GstMapInfo *map, GstBuffer **outbuf);
 
 /* gstcudaconvolvekernel.c: the kernel in force, the engine made from it, its latency */
-GstCudaConvolveIrState gst_cuda_convolve_kernel_source(GstCudaConvolve *self, gboolean wait,
-                                                       KernelSource *source,
-                                                       GstCudaConvolveIrResult **ir);
+GstCudafftResponseFileState gst_cuda_convolve_kernel_source(GstCudaConvolve *self, gboolean wait,
+                                                            KernelSource *source,
+                                                            GstCudafftResponseFileResult **ir);
 
 gboolean gst_cuda_convolve_same_source(const KernelSource *a, const KernelSource *b);
 
-gboolean gst_cuda_convolve_make_kernel(GstCudaConvolve *self, const GstCudaConvolveIrResult *ir,
-                                       gboolean fatal, Kernel *kernel);
+gboolean gst_cuda_convolve_make_kernel(GstCudaConvolve *self,
+                                       const GstCudafftResponseFileResult *ir, gboolean fatal,
+                                       Kernel *kernel);
 
 CudafftConvolveKernel gst_cuda_convolve_engine_kernel(const Kernel *kernel);
 
@@ -100,7 +101,7 @@ gdouble gst_cuda_convolve_current_mix(GstCudaConvolve *self);
 guint gst_cuda_convolve_current_block_size(GstCudaConvolve *self);
 
 gboolean gst_cuda_convolve_open_engine(GstCudaConvolve *self, const KernelSource *source,
-                                       const GstCudaConvolveIrResult *ir);
+                                       const GstCudafftResponseFileResult *ir);
 
 void gst_cuda_convolve_update_latency(GstCudaConvolve *self);
 

@@ -302,9 +302,10 @@ static void
 apply_settings(GstCudaConvolve *self)
 {
   KernelSource source;
-  GstCudaConvolveIrResult *ir = NULL;
-  const GstCudaConvolveIrState state = gst_cuda_convolve_kernel_source(self, FALSE, &source, &ir);
-  if (state != GST_CUDA_CONVOLVE_IR_PENDING &&
+  GstCudafftResponseFileResult *ir = NULL;
+  const GstCudafftResponseFileState state =
+      gst_cuda_convolve_kernel_source(self, FALSE, &source, &ir);
+  if (state != GST_CUDAFFT_RESPONSE_FILE_PENDING &&
       !gst_cuda_convolve_same_source(&source, &self->engine_source)) {
     Kernel kernel;
     if (gst_cuda_convolve_make_kernel(self, ir, FALSE, &kernel)) {
@@ -327,7 +328,7 @@ apply_settings(GstCudaConvolve *self)
     g_free(kernel.data);
     self->engine_source = source; /* a bad one is not retried at every buffer */
   }
-  gst_cuda_convolve_ir_result_unref(ir);
+  gst_cudafft_response_file_result_unref(ir);
   const guint block_size = gst_cuda_convolve_current_block_size(self);
   if (block_size != self->engine_block_size)
     apply_block_size(self, block_size);
@@ -346,14 +347,15 @@ open_engine_at_start(GstCudaConvolve *self)
   if (GST_AUDIO_INFO_RATE(&self->info) == 0)
     return GST_FLOW_NOT_NEGOTIATED;
   KernelSource source;
-  GstCudaConvolveIrResult *ir = NULL;
+  GstCudafftResponseFileResult *ir = NULL;
   GST_DEBUG_OBJECT(self, "first buffer: making the engine (waiting for the impulse response)");
-  if (gst_cuda_convolve_kernel_source(self, TRUE, &source, &ir) == GST_CUDA_CONVOLVE_IR_PENDING) {
+  if (gst_cuda_convolve_kernel_source(self, TRUE, &source, &ir) ==
+      GST_CUDAFFT_RESPONSE_FILE_PENDING) {
     GST_DEBUG_OBJECT(self, "stopped while waiting for the impulse response");
     return GST_FLOW_FLUSHING;
   }
   const gboolean ok = gst_cuda_convolve_open_engine(self, &source, ir);
-  gst_cuda_convolve_ir_result_unref(ir);
+  gst_cudafft_response_file_result_unref(ir);
   return ok ? GST_FLOW_OK : GST_FLOW_ERROR;
 }
 

@@ -5,7 +5,7 @@
  * gstcudamatrixconvolveresponses.c's, the runs through the engine (pushes, the drain and tail,
  * changes of responses at buffer boundaries) gstcudamatrixconvolverun.c's, the array properties'
  * values gstcudamatrixconvolvevalues.c's and the HRTF sets gstcudamatrixconvolvesofa*.c's. The
- * ir-location file is decoded by gstcudaconvolveir.c, as cudaconvolve's. */
+ * ir-location file is decoded by base/gstcudafftresponsefile.c, as cudaconvolve's. */
 /**
  * SECTION:element-cudamatrixconvolve
  * @title: cudamatrixconvolve
@@ -101,7 +101,7 @@
 #include "gstcudamatrixconvolveprivate.h"
 
 #include <cudafft/matrix.h>
-#include "gstcudaconvolveir.h"
+#include "gstcudafftresponsefile.h"
 #include "gstcudafftcudamemory.h"
 #include "gstcudafftproperties.h"
 
@@ -164,7 +164,7 @@ gst_cuda_matrix_convolve_set_property(GObject *object, guint prop_id, const GVal
   case PROP_IR_LOCATION: /* decoded at once where the stream's rate is known */
     GST_OBJECT_LOCK(self);
     g_clear_pointer(&s->ir_locations, g_strfreev); /* one or the other */
-    gst_cuda_convolve_ir_set_location(self->ir, g_value_get_string(value));
+    gst_cudafft_response_file_set_location(self->ir, g_value_get_string(value));
     GST_OBJECT_UNLOCK(self);
     break;
   case PROP_IR_LOCATIONS: {
@@ -179,7 +179,7 @@ gst_cuda_matrix_convolve_set_property(GObject *object, guint prop_id, const GVal
     GST_OBJECT_LOCK(self);
     g_strfreev(s->ir_locations);
     s->ir_locations = locations;
-    gst_cuda_convolve_ir_set_locations(self->ir, locations);
+    gst_cudafft_response_file_set_locations(self->ir, locations);
     GST_OBJECT_UNLOCK(self);
     break;
   }
@@ -292,7 +292,7 @@ gst_cuda_matrix_convolve_get_property(GObject *object, guint prop_id, GValue *va
   switch (prop_id) {
   case PROP_IR_LOCATION: /* none while a list is in force */
     g_value_take_string(value,
-                        s->ir_locations ? NULL : gst_cuda_convolve_ir_dup_location(self->ir));
+                        s->ir_locations ? NULL : gst_cudafft_response_file_dup_location(self->ir));
     break;
   case PROP_IR_LOCATIONS:
     for (guint k = 0; s->ir_locations && s->ir_locations[k]; k++) {
@@ -360,25 +360,25 @@ outputs_for_structure(GstCudaMatrixConvolve *self, const GstStructure *s)
   GST_OBJECT_UNLOCK(self);
   if (property > 0)
     return property;
-  gchar *location = gst_cuda_convolve_ir_dup_location(self->ir);
-  GstCudaConvolveIrResult *ir = NULL;
+  gchar *location = gst_cudafft_response_file_dup_location(self->ir);
+  GstCudafftResponseFileResult *ir = NULL;
   if (location && *location && !gst_cuda_matrix_convolve_sofa_in_force(self)) {
     /* the file is decoded at the stream's rate: only for caps that name it */
     if (!gst_structure_get_int(s, "rate", &rate) || !running(self)) {
       g_free(location);
       return 0;
     }
-    gst_cuda_convolve_ir_set_rate(self->ir, rate);
+    gst_cudafft_response_file_set_rate(self->ir, rate);
     Source source;
     if (gst_cuda_matrix_convolve_responses_source(self, TRUE, &source, &ir) !=
-        GST_CUDA_CONVOLVE_IR_READY) {
+        GST_CUDAFFT_RESPONSE_FILE_READY) {
       g_free(location);
       return 0;
     }
   }
   g_free(location);
   const guint outputs = gst_cuda_matrix_convolve_outputs_for(self, (guint)channels, ir);
-  gst_cuda_convolve_ir_result_unref(ir);
+  gst_cudafft_response_file_result_unref(ir);
   return outputs > 0 && outputs <= CUDAFFT_MATRIX_MAX_CHANNELS ? outputs : 1;
 }
 
@@ -450,7 +450,7 @@ gst_cuda_matrix_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstC
     self->signalled_rate = GST_AUDIO_INFO_RATE(&info);
     g_signal_emit(self, signals[SIGNAL_RATE_CHANGED], 0, self->signalled_rate);
   }
-  gst_cuda_convolve_ir_set_rate(self->ir, GST_AUDIO_INFO_RATE(&info)); /* decodes for it */
+  gst_cudafft_response_file_set_rate(self->ir, GST_AUDIO_INFO_RATE(&info)); /* decodes for it */
   /* the same format keeps going (its memory may have changed) */
   if (gst_cuda_matrix_convolve_engine(self) && gst_audio_info_is_equal(&info, &self->info) &&
       gst_audio_info_is_equal(&out_info, &self->out_info))
@@ -459,15 +459,15 @@ gst_cuda_matrix_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstC
   use_format(self, &info, &out_info);
   gst_cudafft_audio_filter_close_engine(filter);
   Source source;
-  GstCudaConvolveIrResult *ir = NULL;
+  GstCudafftResponseFileResult *ir = NULL;
   if (gst_cuda_matrix_convolve_responses_source(self, FALSE, &source, &ir) ==
-      GST_CUDA_CONVOLVE_IR_PENDING) {
+      GST_CUDAFFT_RESPONSE_FILE_PENDING) {
     GST_DEBUG_OBJECT(self, "the engine is made at the first buffer, once the responses are "
                            "decoded");
     return TRUE;
   }
   const GstFlowReturn ret = gst_cuda_matrix_convolve_open_engine(self, &source, ir);
-  gst_cuda_convolve_ir_result_unref(ir);
+  gst_cudafft_response_file_result_unref(ir);
   if (ret == GST_FLOW_FLUSHING) {
     GST_DEBUG_OBJECT(self, "stopped while the HRTF set was read");
     return TRUE; /* no engine: the first buffer answers FLUSHING */
@@ -477,7 +477,7 @@ gst_cuda_matrix_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstC
     /* GstBaseTransform keeps the caps it had before: so does the element (as cudaconvolve) */
     use_format(self, &previous, &previous_out);
     if (GST_AUDIO_INFO_RATE(&previous) > 0)
-      gst_cuda_convolve_ir_set_rate(self->ir, GST_AUDIO_INFO_RATE(&previous));
+      gst_cudafft_response_file_set_rate(self->ir, GST_AUDIO_INFO_RATE(&previous));
   }
   return ok && gst_cudafft_audio_filter_check_memory(filter, incaps, outcaps);
 }
@@ -513,7 +513,7 @@ static void
 gst_cuda_matrix_convolve_close(GstCudafftAudioFilter *filter)
 {
   GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(filter);
-  gst_cuda_convolve_ir_stop(self->ir);
+  gst_cudafft_response_file_stop(self->ir);
   gst_cuda_matrix_convolve_sofa_set_free(self->sofa);
   self->sofa = NULL;
 }
@@ -527,7 +527,7 @@ gst_cuda_matrix_convolve_change_state(GstElement *element, GstStateChange transi
   if (transition == GST_STATE_CHANGE_READY_TO_PAUSED)
     gst_cuda_matrix_convolve_sofa_reader_set_stopped(self->sofa_reader, FALSE);
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
-    gst_cuda_convolve_ir_stop(self->ir);
+    gst_cudafft_response_file_stop(self->ir);
     gst_cuda_matrix_convolve_sofa_reader_set_stopped(self->sofa_reader, TRUE);
   }
   return GST_ELEMENT_CLASS(gst_cuda_matrix_convolve_parent_class)
@@ -544,25 +544,26 @@ gst_cuda_matrix_convolve_start(GstBaseTransform *trans)
   gst_audio_info_init(&self->out_info);
   gst_cudafft_latency_reset(&self->latency);
   self->signalled_rate = 0;
-  gchar *location = gst_cuda_convolve_ir_dup_location(self->ir);
+  gchar *location = gst_cudafft_response_file_dup_location(self->ir);
   GST_OBJECT_LOCK(self);
   gchar *sofa = g_strdup(self->settings.sofa_location);
   gchar **list = g_strdupv(self->settings.ir_locations);
   GST_OBJECT_UNLOCK(self);
-  GstCudaConvolveIrProblem problem = {0};
+  GstCudafftResponseFileProblem problem = {0};
   gboolean ok = TRUE;
   if (sofa)
-    ok = gst_cuda_convolve_ir_check(sofa, "sofa-location", &problem);
+    ok = gst_cudafft_response_file_check(sofa, "sofa-location", &problem);
   else if (list)
     for (guint k = 0; ok && list[k]; k++)
-      ok = !*list[k] || gst_cuda_convolve_ir_check(list[k], "ir-locations", &problem);
+      ok = !*list[k] || gst_cudafft_response_file_check(list[k], "ir-locations", &problem);
   else
-    ok = !location || !*location || gst_cuda_convolve_ir_check(location, "ir-location", &problem);
+    ok = !location || !*location ||
+         gst_cudafft_response_file_check(location, "ir-location", &problem);
   g_strfreev(list);
   g_free(sofa);
   if (!ok)
-    gst_cuda_convolve_ir_problem_post(&problem, GST_ELEMENT(self), TRUE);
-  gst_cuda_convolve_ir_problem_clear(&problem);
+    gst_cudafft_response_file_problem_post(&problem, GST_ELEMENT(self), TRUE);
+  gst_cudafft_response_file_problem_clear(&problem);
   g_free(location);
   return ok;
 }
@@ -571,7 +572,7 @@ static void
 gst_cuda_matrix_convolve_finalize(GObject *object)
 {
   GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(object);
-  gst_cuda_convolve_ir_free(self->ir);
+  gst_cudafft_response_file_free(self->ir);
   gst_cuda_matrix_convolve_sofa_reader_free(self->sofa_reader);
   gst_cuda_matrix_convolve_sofa_set_free(self->sofa);
   g_free(self->settings.matrix);
@@ -743,6 +744,6 @@ gst_cuda_matrix_convolve_init(GstCudaMatrixConvolve *self)
   self->settings.outputs = DEFAULT_OUTPUTS;
   self->settings.block_size = DEFAULT_BLOCK_SIZE;
   self->settings.drain_tail = DEFAULT_DRAIN_TAIL;
-  self->ir = gst_cuda_convolve_ir_new(GST_ELEMENT(self));
+  self->ir = gst_cudafft_response_file_new(GST_ELEMENT(self));
   self->sofa_reader = gst_cuda_matrix_convolve_sofa_reader_new();
 }

@@ -9,7 +9,7 @@
 #ifndef GST_CUDA_MATRIX_CONVOLVE_PRIVATE_H
 #define GST_CUDA_MATRIX_CONVOLVE_PRIVATE_H
 
-#include "gstcudaconvolveir.h"
+#include "gstcudafftresponsefile.h"
 #include "gstcudafftaudiofilter.h"
 #include "gstcudafftrun.h"
 #include "gstcudamatrixconvolve.h"
@@ -69,7 +69,7 @@ struct _GstCudaMatrixConvolve {
 
   GstCudafftLatency latency; /* the engine's block size, as last announced */
 
-  GstCudaConvolveIr *ir; /* the ir-location file and its decoding (thread-safe) */
+  GstCudafftResponseFile *ir; /* the ir-location file and its decoding (thread-safe) */
 
   /* streaming thread only: the sofa-location set as loaded for sofa_serial at its rate */
   GstCudaMatrixConvolveSofaSet *sofa;
@@ -94,26 +94,28 @@ GstFlowReturn gst_cuda_matrix_convolve_process(GstCudafftAudioFilter *filter, Gs
 
 /* gstcudamatrixconvolveresponses.c: the responses in force, the engine made from them, its
  * latency */
-GstCudaConvolveIrState gst_cuda_matrix_convolve_responses_source(GstCudaMatrixConvolve *self,
-                                                                 gboolean wait, Source *source,
-                                                                 GstCudaConvolveIrResult **ir);
+GstCudafftResponseFileState
+gst_cuda_matrix_convolve_responses_source(GstCudaMatrixConvolve *self, gboolean wait,
+                                          Source *source, GstCudafftResponseFileResult **ir);
 
 gboolean gst_cuda_matrix_convolve_same_source(const Source *a, const Source *b);
 
 /* The number of outputs for `inputs` input channels: the outputs property, 2 for a SOFA set, else
  * the entries' count / inputs; 0 where that is not known or not whole. */
 guint gst_cuda_matrix_convolve_outputs_for(GstCudaMatrixConvolve *self, guint inputs,
-                                           const GstCudaConvolveIrResult *ir);
+                                           const GstCudafftResponseFileResult *ir);
 
 gboolean gst_cuda_matrix_convolve_make_responses(GstCudaMatrixConvolve *self,
-                                                 const GstCudaConvolveIrResult *ir, guint inputs,
-                                                 GstCudaConvolveIrProblem *problem, Responses *out);
+                                                 const GstCudafftResponseFileResult *ir,
+                                                 guint inputs,
+                                                 GstCudafftResponseFileProblem *problem,
+                                                 Responses *out);
 
 /* GST_FLOW_OK; GST_FLOW_ERROR with the ERROR posted; GST_FLOW_FLUSHING where the element stopped
  * while the responses were read (nothing posted). */
 GstFlowReturn gst_cuda_matrix_convolve_open_engine(GstCudaMatrixConvolve *self,
                                                    const Source *source,
-                                                   const GstCudaConvolveIrResult *ir);
+                                                   const GstCudafftResponseFileResult *ir);
 
 void gst_cuda_matrix_convolve_update_latency(GstCudaMatrixConvolve *self);
 
@@ -137,7 +139,8 @@ void gst_cuda_matrix_convolve_directions_to_value(const gdouble *pairs, guint co
  * where the set's read was stopped (the element stops). */
 gboolean gst_cuda_matrix_convolve_sofa_in_force(GstCudaMatrixConvolve *self);
 gboolean gst_cuda_matrix_convolve_sofa_responses(GstCudaMatrixConvolve *self, guint inputs,
-                                                 GstCudaConvolveIrProblem *problem, Responses *out);
+                                                 GstCudafftResponseFileProblem *problem,
+                                                 Responses *out);
 /* The standard loudspeaker direction of a channel position, in degrees (SOFA's convention: azimuth
  * counter-clockwise from the front, elevation up); FALSE for positions that have none. */
 gboolean gst_cuda_matrix_convolve_default_direction(GstAudioChannelPosition position,

@@ -20,15 +20,15 @@
 /* Which responses are in force: the SOFA set's where sofa-location is set (NONE: made from the
  * settings), else the file's (READY, or PENDING while it is decoded; with `wait` that waits) where
  * ir-location is set, else (NONE) the matrix property's. */
-GstCudaConvolveIrState
+GstCudafftResponseFileState
 gst_cuda_matrix_convolve_responses_source(GstCudaMatrixConvolve *self, gboolean wait,
-                                          Source *source, GstCudaConvolveIrResult **ir)
+                                          Source *source, GstCudafftResponseFileResult **ir)
 {
-  GstCudaConvolveIrState state = GST_CUDA_CONVOLVE_IR_NONE;
+  GstCudafftResponseFileState state = GST_CUDAFFT_RESPONSE_FILE_NONE;
   source->ir_request = 0;
   *ir = NULL;
   if (!gst_cuda_matrix_convolve_sofa_in_force(self))
-    state = gst_cuda_convolve_ir_get(self->ir, wait, ir, &source->ir_request);
+    state = gst_cudafft_response_file_get(self->ir, wait, ir, &source->ir_request);
   GST_OBJECT_LOCK(self);
   source->serial = self->settings.serial;
   GST_OBJECT_UNLOCK(self);
@@ -42,7 +42,7 @@ gst_cuda_matrix_convolve_same_source(const Source *a, const Source *b)
 }
 
 static void
-problem_set(GstCudaConvolveIrProblem *problem, GQuark domain, gint code, gchar *text)
+problem_set(GstCudafftResponseFileProblem *problem, GQuark domain, gint code, gchar *text)
 {
   problem->domain = domain;
   problem->code = code;
@@ -51,7 +51,7 @@ problem_set(GstCudaConvolveIrProblem *problem, GQuark domain, gint code, gchar *
 
 /* The entry count the responses of `source` have without reading them (0 where unknown). */
 static guint
-entries_of(GstCudaMatrixConvolve *self, const GstCudaConvolveIrResult *ir)
+entries_of(GstCudaMatrixConvolve *self, const GstCudafftResponseFileResult *ir)
 {
   if (ir)
     return ir->data ? ir->channels : 0;
@@ -65,7 +65,7 @@ entries_of(GstCudaMatrixConvolve *self, const GstCudaConvolveIrResult *ir)
  * the entries' count / inputs; 0 where that is not known or not whole. */
 guint
 gst_cuda_matrix_convolve_outputs_for(GstCudaMatrixConvolve *self, guint inputs,
-                                     const GstCudaConvolveIrResult *ir)
+                                     const GstCudafftResponseFileResult *ir)
 {
   GST_OBJECT_LOCK(self);
   const guint outputs = self->settings.outputs;
@@ -84,7 +84,7 @@ gst_cuda_matrix_convolve_outputs_for(GstCudaMatrixConvolve *self, guint inputs,
  * frees r's data. `what` names the responses. */
 static gboolean
 responses_finite(GstCudaMatrixConvolve *self, const gchar *what, Responses *r,
-                 GstCudaConvolveIrProblem *problem)
+                 GstCudafftResponseFileProblem *problem)
 {
   const gboolean f32 = GST_AUDIO_INFO_FORMAT(&self->info) == GST_AUDIO_FORMAT_F32LE;
   const gsize count = (gsize)r->rows * r->taps;
@@ -108,8 +108,8 @@ responses_finite(GstCudaMatrixConvolve *self, const gchar *what, Responses *r,
 /* The responses for `inputs` input channels from the decoded file `ir`, or from the matrix
  * property where `ir` is NULL. */
 static gboolean
-responses_from_file_or_matrix(GstCudaMatrixConvolve *self, const GstCudaConvolveIrResult *ir,
-                              guint inputs, GstCudaConvolveIrProblem *problem, Responses *out)
+responses_from_file_or_matrix(GstCudaMatrixConvolve *self, const GstCudafftResponseFileResult *ir,
+                              guint inputs, GstCudafftResponseFileProblem *problem, Responses *out)
 {
   GST_OBJECT_LOCK(self);
   const gboolean listed = self->settings.ir_locations != NULL;
@@ -205,8 +205,8 @@ done:
  * stream: FALSE with *problem filled where they cannot be used. */
 gboolean
 gst_cuda_matrix_convolve_make_responses(GstCudaMatrixConvolve *self,
-                                        const GstCudaConvolveIrResult *ir, guint inputs,
-                                        GstCudaConvolveIrProblem *problem, Responses *out)
+                                        const GstCudafftResponseFileResult *ir, guint inputs,
+                                        GstCudafftResponseFileProblem *problem, Responses *out)
 {
   memset(out, 0, sizeof *out);
   if (ir || !gst_cuda_matrix_convolve_sofa_in_force(self))
@@ -242,17 +242,17 @@ GST_CUDAFFT_DEFINE_ENGINE(matrix_engine, matrix, CudafftMatrix, CudafftMatrixCon
  * is not the negotiated one, is an ERROR. */
 GstFlowReturn
 gst_cuda_matrix_convolve_open_engine(GstCudaMatrixConvolve *self, const Source *source,
-                                     const GstCudaConvolveIrResult *ir)
+                                     const GstCudafftResponseFileResult *ir)
 {
   GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
   const guint inputs = GST_AUDIO_INFO_CHANNELS(&self->info);
-  GstCudaConvolveIrProblem problem = {0};
+  GstCudafftResponseFileProblem problem = {0};
   Responses r;
   if (!gst_cuda_matrix_convolve_make_responses(self, ir, inputs, &problem, &r)) {
     if (!problem.text)
       return GST_FLOW_FLUSHING; /* stopped while the HRTF set was read */
-    gst_cuda_convolve_ir_problem_post(&problem, GST_ELEMENT(self), TRUE);
-    gst_cuda_convolve_ir_problem_clear(&problem);
+    gst_cudafft_response_file_problem_post(&problem, GST_ELEMENT(self), TRUE);
+    gst_cudafft_response_file_problem_clear(&problem);
     return GST_FLOW_ERROR;
   }
   if (r.outputs != (guint)GST_AUDIO_INFO_CHANNELS(&self->out_info)) {

@@ -21,27 +21,27 @@ static void
 apply_settings(GstCudaMatrixConvolve *self)
 {
   Source source;
-  GstCudaConvolveIrResult *ir = NULL;
-  const GstCudaConvolveIrState state =
+  GstCudafftResponseFileResult *ir = NULL;
+  const GstCudafftResponseFileState state =
       gst_cuda_matrix_convolve_responses_source(self, FALSE, &source, &ir);
-  if (state == GST_CUDA_CONVOLVE_IR_PENDING ||
+  if (state == GST_CUDAFFT_RESPONSE_FILE_PENDING ||
       gst_cuda_matrix_convolve_same_source(&source, &self->engine_source)) {
-    gst_cuda_convolve_ir_result_unref(ir);
+    gst_cudafft_response_file_result_unref(ir);
     return;
   }
   const guint inputs = GST_AUDIO_INFO_CHANNELS(&self->info);
-  GstCudaConvolveIrProblem problem = {0};
+  GstCudafftResponseFileProblem problem = {0};
   Responses r;
   if (!gst_cuda_matrix_convolve_make_responses(self, ir, inputs, &problem, &r)) {
     if (!problem.text) { /* stopped while the HRTF set was read: read again at the next start */
-      gst_cuda_convolve_ir_result_unref(ir);
+      gst_cudafft_response_file_result_unref(ir);
       return;
     }
     gchar *text = g_strdup_printf("%s Keeping the previous matrix.", problem.text);
     g_free(problem.text);
     problem.text = text;
-    gst_cuda_convolve_ir_problem_post(&problem, GST_ELEMENT(self), FALSE);
-    gst_cuda_convolve_ir_problem_clear(&problem);
+    gst_cudafft_response_file_problem_post(&problem, GST_ELEMENT(self), FALSE);
+    gst_cudafft_response_file_problem_clear(&problem);
   } else if (r.outputs != self->engine_outputs) {
     GST_ELEMENT_WARNING(self, STREAM, FORMAT,
                         ("The new matrix has %u outputs for %u input channels, but the stream "
@@ -63,7 +63,7 @@ apply_settings(GstCudaMatrixConvolve *self)
                           ("%s", cudafft_status_name(status)));
   }
   g_free(r.data);
-  gst_cuda_convolve_ir_result_unref(ir);
+  gst_cudafft_response_file_result_unref(ir);
   self->engine_source = source;
 }
 
@@ -220,12 +220,12 @@ gst_cuda_matrix_convolve_prepare(GstCudafftAudioFilter *filter)
     if (GST_AUDIO_INFO_RATE(&self->info) == 0)
       return GST_FLOW_NOT_NEGOTIATED;
     Source source;
-    GstCudaConvolveIrResult *ir = NULL;
+    GstCudafftResponseFileResult *ir = NULL;
     if (gst_cuda_matrix_convolve_responses_source(self, TRUE, &source, &ir) ==
-        GST_CUDA_CONVOLVE_IR_PENDING)
+        GST_CUDAFFT_RESPONSE_FILE_PENDING)
       return GST_FLOW_FLUSHING; /* stopped while waiting */
     const GstFlowReturn ret = gst_cuda_matrix_convolve_open_engine(self, &source, ir);
-    gst_cuda_convolve_ir_result_unref(ir);
+    gst_cudafft_response_file_result_unref(ir);
     if (ret != GST_FLOW_OK)
       return ret;
   }
