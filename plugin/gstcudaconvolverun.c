@@ -7,6 +7,7 @@
  * made from it and its latency gstcudaconvolvekernel.c's (which this file calls). */
 #include "gstcudaconvolveprivate.h"
 
+#include "gstcudafftproperties.h"
 #include "gstcudafftrun.h"
 
 #include <string.h>
@@ -269,17 +270,17 @@ apply_block_size(GstCudaConvolve *self, guint block_size)
     GST_DEBUG_OBJECT(self, "block size %zu -> %u", old, block_size);
   } else if (status == CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY ||
              status == CUDAFFT_STATUS_HOST_OUT_OF_MEMORY) {
-    GST_ELEMENT_WARNING(self, RESOURCE, NO_SPACE_LEFT,
-                        ("Out of memory for block-size %u; keeping %zu: %s; %s.", block_size, old,
-                         GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(self)->memory_hint,
-                         cudafft_last_error_message()),
-                        ("%s", cudafft_status_name(status)));
+    gst_cudafft_refuse_value_full(
+        GST_ELEMENT(self), GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NO_SPACE_LEFT,
+        cudafft_status_name(status), "Out of memory for block-size %u; keeping %zu: %s; %s.",
+        block_size, old, GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(self)->memory_hint,
+        cudafft_last_error_message());
     end_run_if_engine_reset(self);
   } else {
-    GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
-                        ("Cannot use block-size %u; keeping %zu: %s", block_size, old,
-                         cudafft_last_error_message()),
-                        ("%s", cudafft_status_name(status)));
+    gst_cudafft_refuse_value_full(GST_ELEMENT(self), GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS,
+                                  cudafft_status_name(status),
+                                  "Cannot use block-size %u; keeping %zu: %s", block_size, old,
+                                  cudafft_last_error_message());
   }
   if (status != CUDAFFT_STATUS_OK) {
     /* the property reads back the size in force, where it still holds the one refused */
@@ -316,11 +317,11 @@ apply_settings(GstCudaConvolve *self)
         GST_DEBUG_OBJECT(self, "new kernel of %" G_GSIZE_FORMAT " taps x %u rows", kernel.taps,
                          kernel.rows);
       } else {
-        GST_ELEMENT_WARNING(self, RESOURCE, NO_SPACE_LEFT,
-                            ("Cannot use the new kernel (%" G_GSIZE_FORMAT
-                             " taps); keeping the previous one: %s",
-                             kernel.taps, cudafft_last_error_message()),
-                            ("%s", cudafft_status_name(status)));
+        gst_cudafft_refuse_value_full(GST_ELEMENT(self), GST_RESOURCE_ERROR,
+                                      GST_RESOURCE_ERROR_NO_SPACE_LEFT, cudafft_status_name(status),
+                                      "Cannot use the new kernel (%" G_GSIZE_FORMAT
+                                      " taps); keeping the previous one: %s",
+                                      kernel.taps, cudafft_last_error_message());
         end_run_if_engine_reset(self);
       }
       gst_cuda_convolve_update_latency(self);

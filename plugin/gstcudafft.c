@@ -632,8 +632,9 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
 
   g_object_class_install_property(
       gobject_class, PROP_FFT_SIZE,
-      gst_cudafft_fft_size_param(FFT_SIZE_BLURB, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-                                                     GST_PARAM_MUTABLE_PLAYING));
+      gst_cudafft_fft_size_param(FFT_SIZE_BLURB, GST_CUDAFFT_DEFAULT_FFT_SIZE,
+                                 G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+                                     GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property(
       gobject_class, PROP_HOP,
       g_param_spec_uint("hop", "Hop",

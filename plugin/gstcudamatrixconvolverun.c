@@ -8,6 +8,7 @@
  * gstcudamatrixconvolveresponses.c's (which this file calls). */
 #include "gstcudamatrixconvolveprivate.h"
 
+#include "gstcudafftproperties.h"
 #include "gstcudafftrun.h"
 
 #include <string.h>
@@ -43,12 +44,12 @@ apply_settings(GstCudaMatrixConvolve *self)
     gst_cudafft_response_file_problem_post(&problem, GST_ELEMENT(self), FALSE);
     gst_cudafft_response_file_problem_clear(&problem);
   } else if (r.outputs != self->engine_outputs) {
-    GST_ELEMENT_WARNING(self, STREAM, FORMAT,
-                        ("The new matrix has %u outputs for %u input channels, but the stream "
-                         "has %u: the output count cannot change while playing; keeping the "
-                         "previous matrix (set it in the READY state).",
-                         r.outputs, inputs, self->engine_outputs),
-                        (NULL));
+    gst_cudafft_refuse_value_full(GST_ELEMENT(self), GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+                                  NULL,
+                                  "The new matrix has %u outputs for %u input channels, but the "
+                                  "stream has %u: the output count cannot change while playing; "
+                                  "keeping the previous matrix (set it in the READY state).",
+                                  r.outputs, inputs, self->engine_outputs);
   } else {
     const CudafftMatrixResponses responses = {.taps_data = r.data, .taps = r.taps};
     const CudafftStatus status =
@@ -56,11 +57,11 @@ apply_settings(GstCudaMatrixConvolve *self)
     if (status == CUDAFFT_STATUS_OK)
       GST_DEBUG_OBJECT(self, "new matrix of %" G_GSIZE_FORMAT " taps", r.taps);
     else
-      GST_ELEMENT_WARNING(self, RESOURCE, NO_SPACE_LEFT,
-                          ("Cannot use the new matrix (%" G_GSIZE_FORMAT
-                           " taps); keeping the previous one: %s",
-                           r.taps, cudafft_last_error_message()),
-                          ("%s", cudafft_status_name(status)));
+      gst_cudafft_refuse_value_full(GST_ELEMENT(self), GST_RESOURCE_ERROR,
+                                    GST_RESOURCE_ERROR_NO_SPACE_LEFT, cudafft_status_name(status),
+                                    "Cannot use the new matrix (%" G_GSIZE_FORMAT
+                                    " taps); keeping the previous one: %s",
+                                    r.taps, cudafft_last_error_message());
   }
   g_free(r.data);
   gst_cudafft_response_file_result_unref(ir);

@@ -101,7 +101,7 @@ gst_cuda_spectrum_properties_install(GObjectClass *gobject_class)
           "(11.7 Hz bins) resolve third octaves from about 100 Hz, 16384 (2.9 Hz) from 20 Hz. "
           "Ignored with linear, where nfft = 2 bands - 2 as in spectrum. A change while playing "
           "applies from the next interval",
-          flags));
+          GST_CUDAFFT_DEFAULT_FFT_SIZE, flags));
 }
 
 void

@@ -115,7 +115,7 @@ gst_cuda_spectrum_scope_properties_install(GObjectClass *gobject_class)
           "13673 on an H100) runs on the CPU with backend=auto and is an error naming the "
           "nearest sizes that fit with backend=cuda. A change while playing makes a new "
           "analyser at the next frame and starts the display afresh",
-          flags));
+          GST_CUDAFFT_DEFAULT_FFT_SIZE, flags));
   g_object_class_install_property(
       gobject_class, GST_CUDA_SPECTRUM_SCOPE_PROP_MULTI_CHANNEL,
       g_param_spec_boolean("multi-channel", "Multichannel",

@@ -2,6 +2,8 @@
 #define _POSIX_C_SOURCE 200809L /* open's O_CLOEXEC, fstat */
 #include "gstcudafftresponsefile.h"
 
+#include "gstcudafftproperties.h"
+
 #include <gst/audio/audio.h>
 
 #include <errno.h>
@@ -65,9 +67,13 @@ void
 gst_cudafft_response_file_problem_post(const GstCudafftResponseFileProblem *problem,
                                        GstElement *element, gboolean fatal)
 {
-  gst_element_message_full(element, fatal ? GST_MESSAGE_ERROR : GST_MESSAGE_WARNING,
-                           problem->domain, problem->code, g_strdup(problem->text),
-                           g_strdup(problem->debug), __FILE__, GST_FUNCTION, __LINE__);
+  if (fatal)
+    gst_element_message_full(element, GST_MESSAGE_ERROR, problem->domain, problem->code,
+                             g_strdup(problem->text), g_strdup(problem->debug), __FILE__,
+                             GST_FUNCTION, __LINE__);
+  else /* the file is refused and what is in force stays: a refusal like any other */
+    gst_cudafft_refuse_value_full(element, problem->domain, problem->code, problem->debug, "%s",
+                                  problem->text);
 }
 
 gboolean

@@ -33,7 +33,8 @@ typedef struct {
 
 void gst_cudafft_response_file_problem_clear(GstCudafftResponseFileProblem *problem);
 
-/* Posts `problem` from `element`: an ERROR when `fatal`, else a WARNING. */
+/* Posts `problem` from `element`: an ERROR when `fatal`, else a WARNING through the one refusal
+ * (gst_cudafft_refuse_value_full: the file is refused and what is in force stays). */
 void gst_cudafft_response_file_problem_post(const GstCudafftResponseFileProblem *problem,
                                             GstElement *element, gboolean fatal);
 
