@@ -482,8 +482,6 @@ gst_cuda_matrix_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstC
   return ok && gst_cudafft_audio_filter_check_memory(filter, incaps, outcaps);
 }
 
-/* Runs ---------------------------------------------------------------------------------------- */
-
 /* Events -------------------------------------------------------------------------------------- */
 
 /* EOS and a new segment end the stream (the tail as drain-tail says); new caps only the run. */
