@@ -454,54 +454,38 @@ gst_cuda_convolve_class_init(GstCudaConvolveClass *klass)
       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING;
   g_object_class_install_property(
       gobject_class, PROP_KERNEL,
-      g_param_spec_value_array(
-          "kernel", "Filter kernel",
-          "The FIR filter's taps (impulse response), the same for every channel; default {1.0}. "
-          "An empty array, or a tap that is not finite or lies beyond the float range (+-3.4e38: "
-          "the filter runs in single precision, F64 streams too for now), is refused with a "
-          "warning and the previous kernel stays. Changes while playing, to any length, take "
-          "effect at the next block boundary with a crossfade of one block (block-size samples, "
-          "32 for block-size 0). Ignored while ir-location is set",
-          g_param_spec_double("element", "Filter kernel element", "One tap of the filter kernel",
-                              -G_MAXDOUBLE, G_MAXDOUBLE, 0.0,
-                              G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
-          playing));
+      g_param_spec_value_array("kernel", "Filter kernel",
+                               "The FIR filter's taps (impulse response), the same for every "
+                               "channel; ignored while ir-location is set",
+                               g_param_spec_double("element", "Filter kernel element",
+                                                   "One tap of the filter kernel", -G_MAXDOUBLE,
+                                                   G_MAXDOUBLE, 0.0,
+                                                   G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+                               playing));
   g_object_class_install_property(
       gobject_class, PROP_LATENCY,
-      g_param_spec_uint64(
-          "latency", "Filter latency",
-          "Samples dropped from the start of the output: the kernel's own delay (e.g. (taps - "
-          "1) / 2 for a linear-phase filter), so that the output lines up with the input; output "
-          "sample n is stamped as input sample n. As audiofirfilter's, for every value: the "
-          "output keeps the input's length (zeros past the end of the response, so a latency "
-          "beyond it gives zeros). Changes apply from the next run (start, flush, "
-          "discontinuity, EOS)",
-          0, G_MAXUINT64, DEFAULT_LATENCY, playing));
+      g_param_spec_uint64("latency", "Filter latency",
+                          "Samples dropped from the start of the output (the kernel's own delay, "
+                          "as audiofirfilter's); applies from the next run",
+                          0, G_MAXUINT64, DEFAULT_LATENCY, playing));
   g_object_class_install_property(
       gobject_class, PROP_IR_LOCATION,
-      g_param_spec_string(
-          "ir-location", "Impulse response file",
-          "An audio file (any format GStreamer decodes) holding the impulse response, resampled "
-          "to the stream's rate, sample values as decoded (no normalisation): mono filters every "
-          "channel, N channels for an N-channel stream filter channel i with channel i. When set "
-          "it takes precedence over kernel. It is decoded on a worker thread once the stream's "
-          "rate is known; set while playing, it takes effect when decoded. A file that cannot be "
-          "used (or is not a regular file) is an error at start; while playing, a warning and the "
-          "previous kernel stays",
-          NULL, playing));
+      g_param_spec_string("ir-location", "Impulse response file",
+                          "An audio file of the impulse response: mono for every channel, or a "
+                          "channel per stream channel; takes precedence over kernel",
+                          NULL, playing));
   g_object_class_install_property(
       gobject_class, PROP_MIX,
-      g_param_spec_double("mix", "Wet/dry mix",
-                          "Fraction of filtered (wet) signal in the output, 0 to 1; the rest is "
-                          "the input (dry). Changes apply from the next buffer",
-                          0.0, 1.0, DEFAULT_MIX, playing));
+      g_param_spec_double(
+          "mix", "Wet/dry mix",
+          "Fraction of filtered (wet) signal in the output, 0 to 1; the rest is the input (dry)",
+          0.0, 1.0, DEFAULT_MIX, playing));
   g_object_class_install_property(
       gobject_class, PROP_DRAIN_TAIL,
-      g_param_spec_boolean(
-          "drain-tail", "Drain the tail",
-          "At EOS (and a new segment), push the whole response: input length + kernel length - "
-          "1 samples in all, minus latency. FALSE: as many samples as came in, as audiofirfilter",
-          DEFAULT_DRAIN_TAIL, playing));
+      g_param_spec_boolean("drain-tail", "Drain the tail",
+                           "At EOS and a new segment, push the whole response (input + kernel "
+                           "length - 1 samples, less latency); FALSE: the input's length",
+                           DEFAULT_DRAIN_TAIL, playing));
   g_object_class_install_property(
       gobject_class, PROP_LOW_LATENCY,
       g_param_spec_boolean("low-latency", "Low latency",
@@ -511,22 +495,17 @@ gst_cuda_convolve_class_init(GstCudaConvolveClass *klass)
   g_object_class_install_property(
       gobject_class, PROP_DRAIN_ON_CHANGES,
       g_param_spec_boolean("drain-on-changes", "Drain on changes",
-                           "Accepted for compatibility with audiofirfilter; no effect: a kernel "
-                           "change crosses over at a block boundary without draining or losing "
-                           "samples",
+                           "Accepted for compatibility with audiofirfilter; no effect (a kernel "
+                           "change crosses over without draining)",
                            TRUE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
   /* The range is the param spec's; within it, sizes that are not 0 or a power of two from 32 are
    * refused in set_property with a warning, and the old size stays. */
   g_object_class_install_property(
       gobject_class, PROP_BLOCK_SIZE,
-      g_param_spec_uint(
-          "block-size", "Block size",
-          "Block size in samples: the latency for kernels of 64 taps or more; 0 = zero latency; "
-          "otherwise a power of two from 32 to 2048. Other values are refused with a warning and "
-          "the previous size stays. Smaller blocks cost more computation per sample. Changes "
-          "while playing take effect like a kernel change (at a block boundary of the larger "
-          "size, crossfaded over as many samples), and a LATENCY message is posted",
-          0, CUDAFFT_CONVOLVE_BLOCK, DEFAULT_BLOCK_SIZE, playing));
+      g_param_spec_uint("block-size", "Block size",
+                        "Block size in samples, the latency (kernels of 64 taps or more): 0 (zero "
+                        "latency) or a power of two from 32 to 2048",
+                        0, CUDAFFT_CONVOLVE_BLOCK, DEFAULT_BLOCK_SIZE, playing));
 
   /**
    * GstCudaConvolve::rate-changed:

@@ -598,41 +598,25 @@ gst_cuda_matrix_convolve_class_init(GstCudaMatrixConvolveClass *klass)
   const GParamFlags ready = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY;
   g_object_class_install_property(
       gobject_class, PROP_IR_LOCATION,
-      g_param_spec_string(
-          "ir-location", "Impulse responses file",
-          "An audio file (any format GStreamer decodes) of inputs x outputs channels, resampled "
-          "to the stream's rate, sample values as decoded: channel i * outputs + j is the "
-          "response from input i to output j (a true-stereo response's L->L, L->R, R->L, R->R). "
-          "Takes precedence over matrix (sofa-location over it). A count that is not a multiple "
-          "of the input's channels "
-          "is an error naming both; set while playing, it takes effect when decoded, crossfaded "
-          "over one block (a file that cannot be used, or changes the output count, is a warning "
-          "and the previous matrix stays)",
-          NULL, playing));
+      g_param_spec_string("ir-location", "Impulse responses file",
+                          "An audio file of inputs x outputs channels: channel i * outputs + j is "
+                          "the response from input i to output j",
+                          NULL, playing));
   g_object_class_install_property(
       gobject_class, PROP_IR_LOCATIONS,
-      gst_param_spec_array(
-          "ir-locations", "Impulse response files, one per entry",
-          "The responses as a list of audio files, input-major (entry i * outputs + j from input "
-          "i to output j): each file's channels are the next entries (a mono file one), an empty "
-          "string an empty entry; decoded and resampled as ir-location's, the shorter padded "
-          "with zeros. Setting it replaces ir-location (and ir-location replaces it); the same "
-          "rules and errors, each naming the file",
-          g_param_spec_string("location", "Location", "An audio file, or \"\" for an empty entry",
-                              NULL, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
-          playing));
+      gst_param_spec_array("ir-locations", "Impulse response files, one per entry",
+                           "The responses as a list of audio files, input-major: each file's "
+                           "channels the next entries, \"\" an empty entry",
+                           g_param_spec_string("location", "Location",
+                                               "An audio file, or \"\" for an empty entry", NULL,
+                                               G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+                           playing));
   g_object_class_install_property(
       gobject_class, PROP_MATRIX,
       gst_param_spec_array(
           "matrix", "Response matrix",
-          "The responses for applications: an array of inputs x outputs rows, each an array of "
-          "taps, input-major (row i * outputs + j from input i to output j); shorter rows are "
-          "padded with zeros, an empty row is an empty entry. No rows, no taps, or a tap that is "
-          "not finite is refused with a warning (NaN by GLib's check of the value) and the "
-          "previous matrix stays. Changes while "
-          "playing cross over at the next block boundary (one block); one that changes the "
-          "output count is refused with a warning. Ignored while ir-location or sofa-location is "
-          "set",
+          "The responses as an array of inputs x outputs rows of taps, input-major (row i * "
+          "outputs + j: input i to output j)",
           /* taps as doubles, so that gst-launch-1.0 reads "<<1, 0.5>, <0.25>>" as such; the
            * range is unbounded so that an infinite tap reaches set_property, which names it.
            * GLib's validation refuses NaN itself (a warning, the matrix stays), as NaN is no
@@ -645,30 +629,16 @@ gst_cuda_matrix_convolve_class_init(GstCudaMatrixConvolveClass *klass)
           playing));
   g_object_class_install_property(
       gobject_class, PROP_SOFA_LOCATION,
-      g_param_spec_string(
-          "sofa-location", "HRTF set (SOFA file)",
-          "An AES69 SOFA file of head-related impulse responses (SimpleFreeFieldHRIR: two "
-          "receivers, the ears), for binaural output: each input channel is filtered with the "
-          "left- and right-ear responses of the measured direction nearest to its own (see "
-          "directions) into 2 outputs (left, right). Resampled to the stream's rate (libmysofa's "
-          "resampler, 8000 Hz or more) where the file has another; its Data.Delay included. Takes "
-          "precedence over ir-location and matrix. A file that is not SOFA, or not an HRTF set, "
-          "is an error at start (a warning while playing, the previous matrix staying). Set while "
-          "playing, the new set crosses over at the next block boundary. Needs a plugin built "
-          "with libmysofa",
-          NULL, playing));
+      g_param_spec_string("sofa-location", "HRTF set (SOFA file)",
+                          "An HRTF set (AES69 SOFA, SimpleFreeFieldHRIR) for binaural output: each "
+                          "input channel to both ears from the nearest measurement",
+                          NULL, playing));
   g_object_class_install_property(
       gobject_class, PROP_DIRECTIONS,
       gst_param_spec_array(
           "directions", "Input directions",
-          "With sofa-location: the direction of each input channel, an array of <azimuth, "
-          "elevation> pairs in degrees, SOFA's convention: azimuth counter-clockwise from the "
-          "front (90 = left, -90 or 270 = right, -360 to 360), elevation up from the horizontal "
-          "(-90 to 90). Empty (the default): the standard loudspeaker direction of each channel's "
-          "position (front left/right +-30, center and LFE 0, side +-90, rear +-150, top +45 "
-          "elevation). Out of range is refused with a warning and the previous directions stay; "
-          "a count other than the input's channels is an error at start (a warning while "
-          "playing). Changes while playing cross over at the next block boundary",
+          "With sofa-location: each input channel's <azimuth, elevation> in degrees (SOFA's "
+          "convention); empty: from its position",
           /* unbounded, so that a value out of range reaches set_property, which names it */
           gst_param_spec_array("direction", "Direction", "<azimuth, elevation> in degrees",
                                g_param_spec_double("angle", "Angle", "Degrees", -INFINITY, INFINITY,
@@ -678,25 +648,20 @@ gst_cuda_matrix_convolve_class_init(GstCudaMatrixConvolveClass *klass)
   g_object_class_install_property(
       gobject_class, PROP_OUTPUTS,
       g_param_spec_uint("outputs", "Outputs",
-                        "The output channel count; 0 = the responses' count divided by the "
-                        "input's channel count. Where set, the responses must have inputs x "
-                        "outputs entries (an error otherwise). Takes effect at start",
+                        "The output channel count; 0: the responses' count divided by the input's "
+                        "channels. Takes effect at start",
                         0, CUDAFFT_MATRIX_MAX_CHANNELS, DEFAULT_OUTPUTS, ready));
   g_object_class_install_property(
       gobject_class, PROP_BLOCK_SIZE,
-      g_param_spec_uint(
-          "block-size", "Block size",
-          "Block size in samples, the latency: a power of two from 32 to 2048, or 0 = zero "
-          "latency (each response's first 32 taps filtered on the CPU sample by sample, the rest "
-          "in blocks of 32; changes cross over in 32 samples). Other values are refused with a "
-          "warning and the previous size stays. Smaller blocks cost more computation per sample. "
-          "Takes effect at start",
-          0, CUDAFFT_MATRIX_MAX_BLOCK, DEFAULT_BLOCK_SIZE, ready));
+      g_param_spec_uint("block-size", "Block size",
+                        "Block size in samples, the latency: 0 (zero latency) or a power of two "
+                        "from 32 to 2048. Takes effect at start",
+                        0, CUDAFFT_MATRIX_MAX_BLOCK, DEFAULT_BLOCK_SIZE, ready));
   g_object_class_install_property(
       gobject_class, PROP_DRAIN_TAIL,
       g_param_spec_boolean("drain-tail", "Drain the tail",
-                           "At EOS (and a new segment), push the whole response: input length + "
-                           "response length - 1 samples in all. FALSE: as many samples as came in",
+                           "At EOS and a new segment, push the whole response (input + response "
+                           "length - 1 samples); FALSE: the input's length",
                            DEFAULT_DRAIN_TAIL, playing));
 
   /**

@@ -408,8 +408,8 @@ gst_cuda_mel_spectrogram_properties_install(GObjectClass *k)
   CudafftFeaturesConfig d; /* the engine's defaults: the specs' defaults */
   cudafft_features_config_init(&d);
   install_enum(k, PROP_PRESET, "preset",
-               "Sets every other property as a library computes its features; the properties "
-               "set explicitly win, whatever the order they are set in",
+               "Sets every other property as a library computes its features; the properties set "
+               "explicitly win, in any order",
                GST_TYPE_CUDA_MEL_SPECTROGRAM_PRESET, GST_CUDA_MEL_SPECTROGRAM_PRESET_NONE);
   install_enum(k, PROP_KIND, "kind", "What each frame holds: mel, log-mel or mfcc", kind_get_type(),
                d.kind);
