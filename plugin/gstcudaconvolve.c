@@ -339,7 +339,7 @@ gst_cuda_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *ou
   const GstAudioInfo previous = self->info;
   use_format(self, &info);
   gst_cudafft_audio_filter_close_engine(GST_CUDAFFT_AUDIO_FILTER(self));
-  KernelSource source;
+  GstCudafftResponseSource source;
   GstCudafftResponseFileResult *ir = NULL;
   if (gst_cuda_convolve_kernel_source(self, FALSE, &source, &ir) ==
       GST_CUDAFFT_RESPONSE_FILE_PENDING) {

@@ -15,8 +15,8 @@
  * or PENDING while its decode has not finished; with `wait` that waits for it), else (NONE) the
  * kernel property's. */
 GstCudafftResponseFileState
-gst_cuda_convolve_kernel_source(GstCudaConvolve *self, gboolean wait, KernelSource *source,
-                                GstCudafftResponseFileResult **ir)
+gst_cuda_convolve_kernel_source(GstCudaConvolve *self, gboolean wait,
+                                GstCudafftResponseSource *source, GstCudafftResponseFileResult **ir)
 {
   const GstCudafftResponseFileState state =
       gst_cudafft_response_file_get(self->ir, wait, ir, &source->ir_request);
@@ -24,12 +24,6 @@ gst_cuda_convolve_kernel_source(GstCudaConvolve *self, gboolean wait, KernelSour
   source->serial = self->settings.serial;
   GST_OBJECT_UNLOCK(self);
   return state;
-}
-
-gboolean
-gst_cuda_convolve_same_source(const KernelSource *a, const KernelSource *b)
-{
-  return a->ir_request ? a->ir_request == b->ir_request : !b->ir_request && a->serial == b->serial;
 }
 
 /* The kernel for the stream's channels from the decoded response `ir`, or from the kernel
@@ -117,7 +111,7 @@ gst_cuda_convolve_current_block_size(GstCudaConvolve *self)
 /* Makes the engine for self->info and the kernel from `source` (`ir`: see
  * gst_cuda_convolve_make_kernel); a kernel that cannot be used is an ERROR. */
 gboolean
-gst_cuda_convolve_open_engine(GstCudaConvolve *self, const KernelSource *source,
+gst_cuda_convolve_open_engine(GstCudaConvolve *self, const GstCudafftResponseSource *source,
                               const GstCudafftResponseFileResult *ir)
 {
   GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);

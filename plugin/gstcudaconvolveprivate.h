@@ -30,13 +30,6 @@ typedef struct {
   guint serial;                           /* bumped by every change of kernel */
 } Settings;
 
-/* Where a kernel came from: the impulse response file of request `ir_request` (see
- * gst_cudafft_response_file_get), or where that is 0 the kernel property at `serial`. */
-typedef struct {
-  guint64 ir_request;
-  guint serial;
-} KernelSource;
-
 /* A kernel for the engine: rows x taps, row-major. */
 typedef struct {
   gdouble *data;
@@ -51,10 +44,10 @@ struct _GstCudaConvolve {
 
   /* streaming thread only */
   GstAudioInfo info;
-  gint signalled_rate;        /* the rate rate-changed was last emitted for */
-  KernelSource engine_source; /* where the engine's kernel came from */
-  gdouble engine_mix;         /* the wet fraction the engine runs */
-  guint engine_block_size;    /* the block size last given to the engine, taken or refused */
+  gint signalled_rate;                    /* the rate rate-changed was last emitted for */
+  GstCudafftResponseSource engine_source; /* where the engine's kernel came from */
+  gdouble engine_mix;                     /* the wet fraction the engine runs */
+  guint engine_block_size; /* the block size last given to the engine, taken or refused */
   /* the base class's run: run.samples, input frames; run.produced, output frames pushed */
   guint64 run_latency; /* the latency property when the run started */
   guint64 filtered;    /* output frames the engine wrote in the run, dropped ones included */
@@ -85,10 +78,8 @@ GstFlowReturn gst_cuda_convolve_process(GstCudafftAudioFilter *filter, GstBuffer
 
 /* gstcudaconvolvekernel.c: the kernel in force, the engine made from it, its latency */
 GstCudafftResponseFileState gst_cuda_convolve_kernel_source(GstCudaConvolve *self, gboolean wait,
-                                                            KernelSource *source,
+                                                            GstCudafftResponseSource *source,
                                                             GstCudafftResponseFileResult **ir);
-
-gboolean gst_cuda_convolve_same_source(const KernelSource *a, const KernelSource *b);
 
 gboolean gst_cuda_convolve_make_kernel(GstCudaConvolve *self,
                                        const GstCudafftResponseFileResult *ir, gboolean fatal,
@@ -100,7 +91,8 @@ gdouble gst_cuda_convolve_current_mix(GstCudaConvolve *self);
 
 guint gst_cuda_convolve_current_block_size(GstCudaConvolve *self);
 
-gboolean gst_cuda_convolve_open_engine(GstCudaConvolve *self, const KernelSource *source,
+gboolean gst_cuda_convolve_open_engine(GstCudaConvolve *self,
+                                       const GstCudafftResponseSource *source,
                                        const GstCudafftResponseFileResult *ir);
 
 void gst_cuda_convolve_update_latency(GstCudaConvolve *self);

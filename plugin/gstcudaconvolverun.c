@@ -302,12 +302,12 @@ apply_block_size(GstCudaConvolve *self, guint block_size)
 static void
 apply_settings(GstCudaConvolve *self)
 {
-  KernelSource source;
+  GstCudafftResponseSource source;
   GstCudafftResponseFileResult *ir = NULL;
   const GstCudafftResponseFileState state =
       gst_cuda_convolve_kernel_source(self, FALSE, &source, &ir);
   if (state != GST_CUDAFFT_RESPONSE_FILE_PENDING &&
-      !gst_cuda_convolve_same_source(&source, &self->engine_source)) {
+      !gst_cudafft_response_source_equal(&source, &self->engine_source)) {
     Kernel kernel;
     if (gst_cuda_convolve_make_kernel(self, ir, FALSE, &kernel)) {
       const CudafftConvolveKernel k = gst_cuda_convolve_engine_kernel(&kernel);
@@ -347,7 +347,7 @@ open_engine_at_start(GstCudaConvolve *self)
 {
   if (GST_AUDIO_INFO_RATE(&self->info) == 0)
     return GST_FLOW_NOT_NEGOTIATED;
-  KernelSource source;
+  GstCudafftResponseSource source;
   GstCudafftResponseFileResult *ir = NULL;
   GST_DEBUG_OBJECT(self, "first buffer: making the engine (waiting for the impulse response)");
   if (gst_cuda_convolve_kernel_source(self, TRUE, &source, &ir) ==

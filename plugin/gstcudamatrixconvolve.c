@@ -369,7 +369,7 @@ outputs_for_structure(GstCudaMatrixConvolve *self, const GstStructure *s)
       return 0;
     }
     gst_cudafft_response_file_set_rate(self->ir, rate);
-    Source source;
+    GstCudafftResponseSource source;
     if (gst_cuda_matrix_convolve_responses_source(self, TRUE, &source, &ir) !=
         GST_CUDAFFT_RESPONSE_FILE_READY) {
       g_free(location);
@@ -458,7 +458,7 @@ gst_cuda_matrix_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstC
   const GstAudioInfo previous = self->info, previous_out = self->out_info;
   use_format(self, &info, &out_info);
   gst_cudafft_audio_filter_close_engine(filter);
-  Source source;
+  GstCudafftResponseSource source;
   GstCudafftResponseFileResult *ir = NULL;
   if (gst_cuda_matrix_convolve_responses_source(self, FALSE, &source, &ir) ==
       GST_CUDAFFT_RESPONSE_FILE_PENDING) {

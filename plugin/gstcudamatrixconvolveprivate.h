@@ -38,13 +38,6 @@ typedef struct {
   gboolean drain_tail;
 } Settings;
 
-/* Where responses came from: the file of request `ir_request`, or where that is 0 the settings at
- * `serial` (the SOFA set and directions where sofa-location is set, else the matrix property). */
-typedef struct {
-  guint64 ir_request;
-  guint serial;
-} Source;
-
 /* Responses for the engine: rows x taps, row-major, rows = inputs x outputs. */
 typedef struct {
   gdouble *data;
@@ -59,9 +52,9 @@ struct _GstCudaMatrixConvolve {
   Settings settings; /* the properties, under the object lock */
 
   /* streaming thread only */
-  GstAudioInfo info;     /* input */
-  GstAudioInfo out_info; /* output */
-  Source engine_source;  /* where the engine's responses came from */
+  GstAudioInfo info;                      /* input */
+  GstAudioInfo out_info;                  /* output */
+  GstCudafftResponseSource engine_source; /* where the engine's responses came from */
   guint engine_outputs;
   gboolean cuda_out;   /* the src caps carry memory:CUDAMemory */
   gboolean end_tail;   /* whether the drain in progress pushes the tail (EOS, segment) */
@@ -96,9 +89,8 @@ GstFlowReturn gst_cuda_matrix_convolve_process(GstCudafftAudioFilter *filter, Gs
  * latency */
 GstCudafftResponseFileState
 gst_cuda_matrix_convolve_responses_source(GstCudaMatrixConvolve *self, gboolean wait,
-                                          Source *source, GstCudafftResponseFileResult **ir);
-
-gboolean gst_cuda_matrix_convolve_same_source(const Source *a, const Source *b);
+                                          GstCudafftResponseSource *source,
+                                          GstCudafftResponseFileResult **ir);
 
 /* The number of outputs for `inputs` input channels: the outputs property, 2 for a SOFA set, else
  * the entries' count / inputs; 0 where that is not known or not whole. */
@@ -114,7 +106,7 @@ gboolean gst_cuda_matrix_convolve_make_responses(GstCudaMatrixConvolve *self,
 /* GST_FLOW_OK; GST_FLOW_ERROR with the ERROR posted; GST_FLOW_FLUSHING where the element stopped
  * while the responses were read (nothing posted). */
 GstFlowReturn gst_cuda_matrix_convolve_open_engine(GstCudaMatrixConvolve *self,
-                                                   const Source *source,
+                                                   const GstCudafftResponseSource *source,
                                                    const GstCudafftResponseFileResult *ir);
 
 void gst_cuda_matrix_convolve_update_latency(GstCudaMatrixConvolve *self);

@@ -22,7 +22,8 @@
  * ir-location is set, else (NONE) the matrix property's. */
 GstCudafftResponseFileState
 gst_cuda_matrix_convolve_responses_source(GstCudaMatrixConvolve *self, gboolean wait,
-                                          Source *source, GstCudafftResponseFileResult **ir)
+                                          GstCudafftResponseSource *source,
+                                          GstCudafftResponseFileResult **ir)
 {
   GstCudafftResponseFileState state = GST_CUDAFFT_RESPONSE_FILE_NONE;
   source->ir_request = 0;
@@ -33,12 +34,6 @@ gst_cuda_matrix_convolve_responses_source(GstCudaMatrixConvolve *self, gboolean 
   source->serial = self->settings.serial;
   GST_OBJECT_UNLOCK(self);
   return state;
-}
-
-gboolean
-gst_cuda_matrix_convolve_same_source(const Source *a, const Source *b)
-{
-  return a->ir_request ? a->ir_request == b->ir_request : !b->ir_request && a->serial == b->serial;
 }
 
 static void
@@ -241,7 +236,8 @@ GST_CUDAFFT_DEFINE_ENGINE(matrix_engine, matrix, CudafftMatrix, CudafftMatrixCon
  * gst_cuda_matrix_convolve_make_responses); a matrix that cannot be used, or one whose output count
  * is not the negotiated one, is an ERROR. */
 GstFlowReturn
-gst_cuda_matrix_convolve_open_engine(GstCudaMatrixConvolve *self, const Source *source,
+gst_cuda_matrix_convolve_open_engine(GstCudaMatrixConvolve *self,
+                                     const GstCudafftResponseSource *source,
                                      const GstCudafftResponseFileResult *ir)
 {
   GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);

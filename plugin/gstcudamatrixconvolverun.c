@@ -21,12 +21,12 @@
 static void
 apply_settings(GstCudaMatrixConvolve *self)
 {
-  Source source;
+  GstCudafftResponseSource source;
   GstCudafftResponseFileResult *ir = NULL;
   const GstCudafftResponseFileState state =
       gst_cuda_matrix_convolve_responses_source(self, FALSE, &source, &ir);
   if (state == GST_CUDAFFT_RESPONSE_FILE_PENDING ||
-      gst_cuda_matrix_convolve_same_source(&source, &self->engine_source)) {
+      gst_cudafft_response_source_equal(&source, &self->engine_source)) {
     gst_cudafft_response_file_result_unref(ir);
     return;
   }
@@ -220,7 +220,7 @@ gst_cuda_matrix_convolve_prepare(GstCudafftAudioFilter *filter)
   if (!gst_cuda_matrix_convolve_engine(self)) {
     if (GST_AUDIO_INFO_RATE(&self->info) == 0)
       return GST_FLOW_NOT_NEGOTIATED;
-    Source source;
+    GstCudafftResponseSource source;
     GstCudafftResponseFileResult *ir = NULL;
     if (gst_cuda_matrix_convolve_responses_source(self, TRUE, &source, &ir) ==
         GST_CUDAFFT_RESPONSE_FILE_PENDING)

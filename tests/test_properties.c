@@ -104,16 +104,25 @@ expect_no_warning(GstBus *bus, const char *row)
   }
 }
 
+/* The property specs of factories[f] (g_free them), and in *e the element made for them, kept alive
+ * while they are read (class data, alive while the class is): unref it after. */
+static GParamSpec **
+element_specs(guint f, GstElement **e, guint *n)
+{
+  *e = gst_element_factory_make(factories[f], NULL);
+  fail_unless(*e != NULL, "cannot make %s", factories[f]);
+  return g_object_class_list_properties(G_OBJECT_GET_CLASS(*e), n);
+}
+
 GST_START_TEST(test_same_property_same_type)
 {
   GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal); /* name -> GParamSpec */
   GHashTable *owner = g_hash_table_new(g_str_hash, g_str_equal);
   guint shared = 0;
   for (guint f = 0; f < G_N_ELEMENTS(factories); f++) {
-    GstElement *e = gst_element_factory_make(factories[f], NULL);
-    fail_unless(e != NULL, "cannot make %s", factories[f]);
+    GstElement *e = NULL;
     guint n = 0;
-    GParamSpec **specs = g_object_class_list_properties(G_OBJECT_GET_CLASS(e), &n);
+    GParamSpec **specs = element_specs(f, &e, &n);
     for (guint i = 0; i < n; i++) {
       GParamSpec *other = g_hash_table_lookup(seen, specs[i]->name);
       if (!other) {
@@ -131,7 +140,6 @@ GST_START_TEST(test_same_property_same_type)
                   factories[f]);
     }
     g_free(specs);
-    /* the element is kept alive for the specs (class data, alive while the class is) */
     gst_object_unref(e);
   }
   fail_unless(shared > 10, "only %u shared properties: are the elements all there?", shared);
@@ -454,10 +462,9 @@ GST_START_TEST(test_blurbs_short)
 {
   guint checked = 0;
   for (guint f = 0; f < G_N_ELEMENTS(factories); f++) {
-    GstElement *e = gst_element_factory_make(factories[f], NULL);
-    fail_unless(e != NULL, "cannot make %s", factories[f]);
+    GstElement *e = NULL;
     guint n = 0;
-    GParamSpec **specs = g_object_class_list_properties(G_OBJECT_GET_CLASS(e), &n);
+    GParamSpec **specs = element_specs(f, &e, &n);
     for (guint i = 0; i < n; i++) {
       if (!g_str_has_prefix(g_type_name(specs[i]->owner_type), "GstCuda"))
         continue;

@@ -701,3 +701,10 @@ gst_cudafft_response_file_get(GstCudafftResponseFile *ir, gboolean wait,
   g_mutex_unlock(&ir->lock);
   return state;
 }
+
+gboolean
+gst_cudafft_response_source_equal(const GstCudafftResponseSource *a,
+                                  const GstCudafftResponseSource *b)
+{
+  return a->ir_request ? a->ir_request == b->ir_request : !b->ir_request && a->serial == b->serial;
+}

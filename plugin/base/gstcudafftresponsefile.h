@@ -97,6 +97,18 @@ GstCudafftResponseFileState gst_cudafft_response_file_get(GstCudafftResponseFile
                                                           GstCudafftResponseFileResult **result,
                                                           guint64 *request);
 
+/* Where an element's responses came from: the file of request `ir_request`
+ * (gst_cudafft_response_file_get), or where that is 0 the element's own settings at `serial` (a
+ * counter it bumps at every change of them). */
+typedef struct {
+  guint64 ir_request;
+  guint serial;
+} GstCudafftResponseSource;
+
+/* Whether two sources are the same: the same request, or both the settings at the same serial. */
+gboolean gst_cudafft_response_source_equal(const GstCudafftResponseSource *a,
+                                           const GstCudafftResponseSource *b);
+
 G_END_DECLS
 
 #endif
