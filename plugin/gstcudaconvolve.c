@@ -1,8 +1,10 @@
 /* gstcudaconvolve.c: cudaconvolve filters audio with a long FIR kernel (a filter, or the impulse
  * response of a room) on an NVIDIA GPU, or on the CPU with backend=cpu, through the engine of
- * cudafft/convolve.h. A drop-in for audiofirfilter: the same properties, signal and samples. The
- * ir-location file is gstcudaconvolveir.c's, the runs through the engine (pushes, drains, the
- * tail, settings applied at buffer boundaries) gstcudaconvolverun.c's. */
+ * cudafft/convolve.h. A drop-in for audiofirfilter: the same properties, signal and samples. This
+ * file is the element's properties, caps and events; the kernel in force, the engine made from it
+ * and its latency are gstcudaconvolvekernel.c's, the runs through the engine (pushes, drains, the
+ * tail, settings applied at buffer boundaries) gstcudaconvolverun.c's. The ir-location file is
+ * decoded by base/gstcudafftresponsefile.c, as cudamatrixconvolve's. */
 /**
  * SECTION:element-cudaconvolve
  * @title: cudaconvolve
@@ -81,14 +83,13 @@
 #include "gstcudaconvolveprivate.h"
 
 #include <cudafft/convolve.h>
-#include "gstcudaconvolveir.h"
+#include "gstcudafftresponsefile.h"
 #include "gstcudafftcudamemory.h"
 #include "gstcudafftproperties.h"
 
 #include <gst/audio/audio.h>
 #include <float.h>
 #include <math.h>
-#include <string.h>
 
 GST_DEBUG_CATEGORY(gst_cuda_convolve_debug);
 #define GST_CAT_DEFAULT gst_cuda_convolve_debug
@@ -124,9 +125,6 @@ G_DEFINE_TYPE_WITH_CODE(GstCudaConvolve, gst_cuda_convolve, GST_TYPE_CUDAFFT_AUD
                         GST_DEBUG_CATEGORY_INIT(gst_cuda_convolve_debug, "cudaconvolve", 0,
                                                 "GPU FIR filter and convolution reverb"));
 GST_ELEMENT_REGISTER_DEFINE(cudaconvolve, "cudaconvolve", GST_RANK_NONE, GST_TYPE_CUDA_CONVOLVE);
-
-GST_CUDAFFT_DEFINE_ENGINE(convolve_engine, convolve, CudafftConvolve, CudafftConvolveConfig,
-                          "the convolution");
 
 /* Properties --------------------------------------------------------------------------------- */
 
@@ -204,7 +202,7 @@ gst_cuda_convolve_set_property(GObject *object, guint prop_id, const GValue *val
     GST_OBJECT_UNLOCK(self);
     break;
   case PROP_IR_LOCATION: /* decoded at once where the stream's rate is known */
-    gst_cuda_convolve_ir_set_location(self->ir, g_value_get_string(value));
+    gst_cudafft_response_file_set_location(self->ir, g_value_get_string(value));
     break;
   case PROP_MIX:
     GST_OBJECT_LOCK(self);
@@ -272,7 +270,7 @@ gst_cuda_convolve_get_property(GObject *object, guint prop_id, GValue *value, GP
     g_value_set_uint64(value, s->latency);
     break;
   case PROP_IR_LOCATION:
-    g_value_take_string(value, gst_cuda_convolve_ir_dup_location(self->ir));
+    g_value_take_string(value, gst_cudafft_response_file_dup_location(self->ir));
     break;
   case PROP_MIX:
     g_value_set_double(value, s->mix);
@@ -294,174 +292,6 @@ gst_cuda_convolve_get_property(GObject *object, guint prop_id, GValue *value, GP
     break;
   }
   GST_OBJECT_UNLOCK(self);
-}
-
-/* The kernel in force ------------------------------------------------------------------------ */
-
-/* Which kernel is in force: *ir, the impulse response file's, where ir-location is set (READY,
- * or PENDING while its decode has not finished; with `wait` that waits for it), else (NONE) the
- * kernel property's. */
-GstCudaConvolveIrState
-gst_cuda_convolve_kernel_source(GstCudaConvolve *self, gboolean wait, KernelSource *source,
-                                GstCudaConvolveIrResult **ir)
-{
-  const GstCudaConvolveIrState state =
-      gst_cuda_convolve_ir_get(self->ir, wait, ir, &source->ir_request);
-  GST_OBJECT_LOCK(self);
-  source->serial = self->settings.serial;
-  GST_OBJECT_UNLOCK(self);
-  return state;
-}
-
-gboolean
-gst_cuda_convolve_same_source(const KernelSource *a, const KernelSource *b)
-{
-  return a->ir_request ? a->ir_request == b->ir_request : !b->ir_request && a->serial == b->serial;
-}
-
-/* The kernel for the stream's channels from the decoded response `ir`, or from the kernel
- * property where `ir` is NULL. A response that cannot be used is posted (an ERROR where `fatal`,
- * else a WARNING naming the file) and gives FALSE. */
-gboolean
-gst_cuda_convolve_make_kernel(GstCudaConvolve *self, const GstCudaConvolveIrResult *ir,
-                              gboolean fatal, Kernel *kernel)
-{
-  memset(kernel, 0, sizeof *kernel);
-  if (!ir) {
-    GST_OBJECT_LOCK(self);
-    kernel->data = g_memdup2(self->settings.kernel, self->settings.taps * sizeof(gdouble));
-    kernel->taps = self->settings.taps;
-    kernel->rows = 1;
-    GST_OBJECT_UNLOCK(self);
-    return TRUE;
-  }
-  if (!ir->data) {
-    gst_cuda_convolve_ir_problem_post(&ir->problem, GST_ELEMENT(self), fatal);
-    return FALSE;
-  }
-  const guint channels = GST_AUDIO_INFO_CHANNELS(&self->info);
-  GstCudaConvolveIrProblem problem = {0};
-  if (ir->channels != 1 && ir->channels != channels) {
-    problem.domain = GST_STREAM_ERROR;
-    problem.code = GST_STREAM_ERROR_FORMAT;
-    problem.text = g_strdup_printf(
-        "The impulse response \"%s\" (ir-location) has %u channels but the stream has %u: use a "
-        "mono response (for every channel) or one with %u channels (one per channel).",
-        ir->location, ir->channels, channels, channels);
-  } else if (!(kernel->data = g_try_new(gdouble, ir->channels * ir->frames))) {
-    problem.domain = GST_RESOURCE_ERROR;
-    problem.code = GST_RESOURCE_ERROR_NO_SPACE_LEFT;
-    problem.text = g_strdup_printf("Out of memory for the impulse response \"%s\" (ir-location), "
-                                   "%" G_GSIZE_FORMAT " samples x %u channels.",
-                                   ir->location, ir->frames, ir->channels);
-  }
-  if (problem.text) {
-    gst_cuda_convolve_ir_problem_post(&problem, GST_ELEMENT(self), fatal);
-    gst_cuda_convolve_ir_problem_clear(&problem);
-    return FALSE;
-  }
-  const guint rows = ir->channels;
-  const gsize taps = ir->frames;
-  for (guint r = 0; r < rows; r++)
-    for (gsize t = 0; t < taps; t++)
-      kernel->data[r * taps + t] = ir->data[t * rows + r];
-  kernel->taps = taps;
-  kernel->rows = rows;
-  return TRUE;
-}
-
-CudafftConvolveKernel
-gst_cuda_convolve_engine_kernel(const Kernel *kernel)
-{
-  const CudafftConvolveKernel k = {
-      .taps_data = kernel->data, .taps = kernel->taps, .rows = kernel->rows};
-  return k;
-}
-
-/* Latency ------------------------------------------------------------------------------------ */
-
-/* Records the engine's latency and tells the pipeline when it changed: a kernel change across the
- * direct path and the others, or a block-size change (at once where the new size is larger: during
- * a crossover the engine reports the larger of the two; once the crossover has ended where it is
- * smaller). */
-void
-gst_cuda_convolve_update_latency(GstCudaConvolve *self)
-{
-  if (!gst_cuda_convolve_engine(self))
-    return;
-  const gint frames = (gint)cudafft_convolve_latency(gst_cuda_convolve_engine(self));
-  const gint rate = GST_AUDIO_INFO_RATE(&self->info);
-  if (gst_cudafft_latency_update(&self->latency, GST_ELEMENT(self), frames, rate))
-    GST_DEBUG_OBJECT(self, "latency %d samples at %d Hz", frames, rate);
-}
-
-static GstClockTime
-gst_cuda_convolve_get_latency(GstCudafftAudioFilter *filter)
-{
-  return gst_cudafft_latency_get(&GST_CUDA_CONVOLVE(filter)->latency);
-}
-
-/* The engine --------------------------------------------------------------------------------- */
-
-gdouble
-gst_cuda_convolve_current_mix(GstCudaConvolve *self)
-{
-  GST_OBJECT_LOCK(self);
-  const gdouble mix = self->settings.mix;
-  GST_OBJECT_UNLOCK(self);
-  return mix;
-}
-
-guint
-gst_cuda_convolve_current_block_size(GstCudaConvolve *self)
-{
-  GST_OBJECT_LOCK(self);
-  const guint size = self->settings.block_size;
-  GST_OBJECT_UNLOCK(self);
-  return size;
-}
-
-/* Makes the engine for self->info and the kernel from `source` (`ir`: see
- * gst_cuda_convolve_make_kernel); a kernel that cannot be used is an ERROR. */
-gboolean
-gst_cuda_convolve_open_engine(GstCudaConvolve *self, const KernelSource *source,
-                              const GstCudaConvolveIrResult *ir)
-{
-  GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
-  Kernel kernel;
-  if (!gst_cuda_convolve_make_kernel(self, ir, TRUE, &kernel))
-    return FALSE;
-  const CudafftConvolveConfig config = {
-      .channels = GST_AUDIO_INFO_CHANNELS(&self->info),
-      .format = gst_cudafft_sample_format(GST_AUDIO_INFO_FORMAT(&self->info)),
-      .kernel = gst_cuda_convolve_engine_kernel(&kernel),
-      .mix = gst_cuda_convolve_current_mix(self),
-  };
-  const gboolean ok = gst_cudafft_audio_filter_open_engine(filter, &convolve_engine, &config);
-  g_free(kernel.data);
-  if (!ok)
-    return FALSE;
-  /* Before the first frame the engine takes the block size at once, without a crossover, so the
-   * first output already has its latency. A size it cannot take (out of memory for the split
-   * path's buffers) fails the start like a kernel too large: the user asked for that latency. */
-  const guint block_size = gst_cuda_convolve_current_block_size(self);
-  const CudafftStatus status =
-      cudafft_convolve_set_block_size(gst_cuda_convolve_engine(self), block_size);
-  if (status != CUDAFFT_STATUS_OK) {
-    gst_cudafft_audio_filter_post_error(filter, status, "cudafft_convolve_set_block_size");
-    gst_cudafft_audio_filter_close_engine(filter);
-    return FALSE;
-  }
-  self->engine_block_size = block_size;
-  self->engine_source = *source;
-  self->engine_mix = config.mix;
-  GST_INFO_OBJECT(self,
-                  "%" G_GSIZE_FORMAT " taps x %u rows, %u channels, block size %u, latency %zu "
-                  "samples",
-                  kernel.taps, kernel.rows, config.channels, block_size,
-                  cudafft_convolve_latency(gst_cuda_convolve_engine(self)));
-  gst_cuda_convolve_update_latency(self);
-  return TRUE;
 }
 
 /* The stream format the element runs: its frames, run timing and the impulse response's rate. */
@@ -502,22 +332,23 @@ gst_cuda_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *ou
     self->signalled_rate = GST_AUDIO_INFO_RATE(&info);
     g_signal_emit(self, signals[SIGNAL_RATE_CHANGED], 0, self->signalled_rate);
   }
-  gst_cuda_convolve_ir_set_rate(self->ir, GST_AUDIO_INFO_RATE(&info)); /* decodes for it */
+  gst_cudafft_response_file_set_rate(self->ir, GST_AUDIO_INFO_RATE(&info)); /* decodes for it */
   if (gst_cuda_convolve_engine(self) && gst_audio_info_is_equal(&info, &self->info))
     return gst_cudafft_audio_filter_check_memory(GST_CUDAFFT_AUDIO_FILTER(self), incaps,
                                                  outcaps); /* the same format keeps going */
   const GstAudioInfo previous = self->info;
   use_format(self, &info);
   gst_cudafft_audio_filter_close_engine(GST_CUDAFFT_AUDIO_FILTER(self));
-  KernelSource source;
-  GstCudaConvolveIrResult *ir = NULL;
-  if (gst_cuda_convolve_kernel_source(self, FALSE, &source, &ir) == GST_CUDA_CONVOLVE_IR_PENDING) {
+  GstCudafftResponseSource source;
+  GstCudafftResponseFileResult *ir = NULL;
+  if (gst_cuda_convolve_kernel_source(self, FALSE, &source, &ir) ==
+      GST_CUDAFFT_RESPONSE_FILE_PENDING) {
     GST_DEBUG_OBJECT(self, "the engine is made at the first buffer, once the impulse response "
                            "is decoded");
     return TRUE;
   }
   const gboolean ok = gst_cuda_convolve_open_engine(self, &source, ir);
-  gst_cuda_convolve_ir_result_unref(ir);
+  gst_cudafft_response_file_result_unref(ir);
   if (!ok) {
     /* GstBaseTransform keeps the caps it had before these, and does not call set_caps again when
      * they come back: the element keeps their format too, its engine made for it at the next
@@ -526,13 +357,11 @@ gst_cuda_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *ou
     GST_DEBUG_OBJECT(self, "caps refused: back to the format before them");
     use_format(self, &previous);
     if (GST_AUDIO_INFO_RATE(&previous) > 0)
-      gst_cuda_convolve_ir_set_rate(self->ir, GST_AUDIO_INFO_RATE(&previous));
+      gst_cudafft_response_file_set_rate(self->ir, GST_AUDIO_INFO_RATE(&previous));
   }
   return ok &&
          gst_cudafft_audio_filter_check_memory(GST_CUDAFFT_AUDIO_FILTER(self), incaps, outcaps);
 }
-
-/* Runs ---------------------------------------------------------------------------------------- */
 
 /* Events ------------------------------------------------------------------------------------- */
 
@@ -565,7 +394,7 @@ gst_cuda_convolve_drain(GstCudafftAudioFilter *filter)
 static void
 gst_cuda_convolve_close(GstCudafftAudioFilter *filter)
 {
-  gst_cuda_convolve_ir_stop(GST_CUDA_CONVOLVE(filter)->ir);
+  gst_cudafft_response_file_stop(GST_CUDA_CONVOLVE(filter)->ir);
 }
 
 /* A streaming thread that waits for the impulse response at its first buffer is let go, and the
@@ -574,7 +403,7 @@ static GstStateChangeReturn
 gst_cuda_convolve_change_state(GstElement *element, GstStateChange transition)
 {
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
-    gst_cuda_convolve_ir_stop(GST_CUDA_CONVOLVE(element)->ir);
+    gst_cudafft_response_file_stop(GST_CUDA_CONVOLVE(element)->ir);
   return GST_ELEMENT_CLASS(gst_cuda_convolve_parent_class)->change_state(element, transition);
 }
 
@@ -588,12 +417,13 @@ gst_cuda_convolve_start(GstBaseTransform *trans)
   self->signalled_rate = 0;
   self->filtered = 0;
   gst_cudafft_latency_reset(&self->latency);
-  gchar *location = gst_cuda_convolve_ir_dup_location(self->ir);
-  GstCudaConvolveIrProblem problem = {0};
-  const gboolean ok = !location || gst_cuda_convolve_ir_check(location, "ir-location", &problem);
+  gchar *location = gst_cudafft_response_file_dup_location(self->ir);
+  GstCudafftResponseFileProblem problem = {0};
+  const gboolean ok =
+      !location || gst_cudafft_response_file_check(location, "ir-location", &problem);
   if (!ok)
-    gst_cuda_convolve_ir_problem_post(&problem, GST_ELEMENT(self), TRUE);
-  gst_cuda_convolve_ir_problem_clear(&problem);
+    gst_cudafft_response_file_problem_post(&problem, GST_ELEMENT(self), TRUE);
+  gst_cudafft_response_file_problem_clear(&problem);
   g_free(location);
   return ok;
 }
@@ -602,7 +432,7 @@ static void
 gst_cuda_convolve_finalize(GObject *object)
 {
   GstCudaConvolve *self = GST_CUDA_CONVOLVE(object);
-  gst_cuda_convolve_ir_free(self->ir);
+  gst_cudafft_response_file_free(self->ir);
   g_free(self->settings.kernel);
   G_OBJECT_CLASS(gst_cuda_convolve_parent_class)->finalize(object);
 }
@@ -624,54 +454,38 @@ gst_cuda_convolve_class_init(GstCudaConvolveClass *klass)
       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING;
   g_object_class_install_property(
       gobject_class, PROP_KERNEL,
-      g_param_spec_value_array(
-          "kernel", "Filter kernel",
-          "The FIR filter's taps (impulse response), the same for every channel; default {1.0}. "
-          "An empty array, or a tap that is not finite or lies beyond the float range (+-3.4e38: "
-          "the filter runs in single precision, F64 streams too for now), is refused with a "
-          "warning and the previous kernel stays. Changes while playing, to any length, take "
-          "effect at the next block boundary with a crossfade of one block (block-size samples, "
-          "32 for block-size 0). Ignored while ir-location is set",
-          g_param_spec_double("element", "Filter kernel element", "One tap of the filter kernel",
-                              -G_MAXDOUBLE, G_MAXDOUBLE, 0.0,
-                              G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
-          playing));
+      g_param_spec_value_array("kernel", "Filter kernel",
+                               "The FIR filter's taps (impulse response), the same for every "
+                               "channel; ignored while ir-location is set",
+                               g_param_spec_double("element", "Filter kernel element",
+                                                   "One tap of the filter kernel", -G_MAXDOUBLE,
+                                                   G_MAXDOUBLE, 0.0,
+                                                   G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+                               playing));
   g_object_class_install_property(
       gobject_class, PROP_LATENCY,
-      g_param_spec_uint64(
-          "latency", "Filter latency",
-          "Samples dropped from the start of the output: the kernel's own delay (e.g. (taps - "
-          "1) / 2 for a linear-phase filter), so that the output lines up with the input; output "
-          "sample n is stamped as input sample n. As audiofirfilter's, for every value: the "
-          "output keeps the input's length (zeros past the end of the response, so a latency "
-          "beyond it gives zeros). Changes apply from the next run (start, flush, "
-          "discontinuity, EOS)",
-          0, G_MAXUINT64, DEFAULT_LATENCY, playing));
+      g_param_spec_uint64("latency", "Filter latency",
+                          "Samples dropped from the start of the output (the kernel's own delay, "
+                          "as audiofirfilter's); applies from the next run",
+                          0, G_MAXUINT64, DEFAULT_LATENCY, playing));
   g_object_class_install_property(
       gobject_class, PROP_IR_LOCATION,
-      g_param_spec_string(
-          "ir-location", "Impulse response file",
-          "An audio file (any format GStreamer decodes) holding the impulse response, resampled "
-          "to the stream's rate, sample values as decoded (no normalisation): mono filters every "
-          "channel, N channels for an N-channel stream filter channel i with channel i. When set "
-          "it takes precedence over kernel. It is decoded on a worker thread once the stream's "
-          "rate is known; set while playing, it takes effect when decoded. A file that cannot be "
-          "used (or is not a regular file) is an error at start; while playing, a warning and the "
-          "previous kernel stays",
-          NULL, playing));
+      g_param_spec_string("ir-location", "Impulse response file",
+                          "An audio file of the impulse response: mono for every channel, or a "
+                          "channel per stream channel; takes precedence over kernel",
+                          NULL, playing));
   g_object_class_install_property(
       gobject_class, PROP_MIX,
-      g_param_spec_double("mix", "Wet/dry mix",
-                          "Fraction of filtered (wet) signal in the output, 0 to 1; the rest is "
-                          "the input (dry). Changes apply from the next buffer",
-                          0.0, 1.0, DEFAULT_MIX, playing));
+      g_param_spec_double(
+          "mix", "Wet/dry mix",
+          "Fraction of filtered (wet) signal in the output, 0 to 1; the rest is the input (dry)",
+          0.0, 1.0, DEFAULT_MIX, playing));
   g_object_class_install_property(
       gobject_class, PROP_DRAIN_TAIL,
-      g_param_spec_boolean(
-          "drain-tail", "Drain the tail",
-          "At EOS (and a new segment), push the whole response: input length + kernel length - "
-          "1 samples in all, minus latency. FALSE: as many samples as came in, as audiofirfilter",
-          DEFAULT_DRAIN_TAIL, playing));
+      g_param_spec_boolean("drain-tail", "Drain the tail",
+                           "At EOS and a new segment, push the whole response (input + kernel "
+                           "length - 1 samples, less latency); FALSE: the input's length",
+                           DEFAULT_DRAIN_TAIL, playing));
   g_object_class_install_property(
       gobject_class, PROP_LOW_LATENCY,
       g_param_spec_boolean("low-latency", "Low latency",
@@ -681,22 +495,17 @@ gst_cuda_convolve_class_init(GstCudaConvolveClass *klass)
   g_object_class_install_property(
       gobject_class, PROP_DRAIN_ON_CHANGES,
       g_param_spec_boolean("drain-on-changes", "Drain on changes",
-                           "Accepted for compatibility with audiofirfilter; no effect: a kernel "
-                           "change crosses over at a block boundary without draining or losing "
-                           "samples",
+                           "Accepted for compatibility with audiofirfilter; no effect (a kernel "
+                           "change crosses over without draining)",
                            TRUE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
   /* The range is the param spec's; within it, sizes that are not 0 or a power of two from 32 are
    * refused in set_property with a warning, and the old size stays. */
   g_object_class_install_property(
       gobject_class, PROP_BLOCK_SIZE,
-      g_param_spec_uint(
-          "block-size", "Block size",
-          "Block size in samples: the latency for kernels of 64 taps or more; 0 = zero latency; "
-          "otherwise a power of two from 32 to 2048. Other values are refused with a warning and "
-          "the previous size stays. Smaller blocks cost more computation per sample. Changes "
-          "while playing take effect like a kernel change (at a block boundary of the larger "
-          "size, crossfaded over as many samples), and a LATENCY message is posted",
-          0, CUDAFFT_CONVOLVE_BLOCK, DEFAULT_BLOCK_SIZE, playing));
+      g_param_spec_uint("block-size", "Block size",
+                        "Block size in samples, the latency (kernels of 64 taps or more): 0 (zero "
+                        "latency) or a power of two from 32 to 2048",
+                        0, CUDAFFT_CONVOLVE_BLOCK, DEFAULT_BLOCK_SIZE, playing));
 
   /**
    * GstCudaConvolve::rate-changed:
@@ -745,5 +554,5 @@ gst_cuda_convolve_init(GstCudaConvolve *self)
   self->settings.drain_tail = DEFAULT_DRAIN_TAIL;
   self->settings.drain_on_changes = TRUE;
   self->settings.block_size = DEFAULT_BLOCK_SIZE;
-  self->ir = gst_cuda_convolve_ir_new(GST_ELEMENT(self));
+  self->ir = gst_cudafft_response_file_new(GST_ELEMENT(self));
 }

@@ -1,12 +1,14 @@
-/* gstcudaconvolveprivate.h: what cudaconvolve's two files share: the instance (its settings
- * under the object lock and the streaming thread's state), the kernel it runs and where that came
- * from, and the calls between the element (properties, kernels, latency, caps, events:
- * gstcudaconvolve.c) and its runs through the engine (gstcudaconvolverun.c). */
+/* gstcudaconvolveprivate.h: what cudaconvolve's files share: the instance (its settings under the
+ * object lock and the streaming thread's state), the kernel it runs and where that came from, and
+ * the calls between its files, which go one way: the element (properties, caps, events:
+ * gstcudaconvolve.c) calls its runs through the engine (gstcudaconvolverun.c) and its kernel and
+ * engine (gstcudaconvolvekernel.c: the kernel in force, the engine made from it, its latency);
+ * the runs call the kernel's file; that file calls neither. */
 #ifndef GST_CUDA_CONVOLVE_PRIVATE_H
 #define GST_CUDA_CONVOLVE_PRIVATE_H
 
 #include "gstcudaconvolve.h"
-#include "gstcudaconvolveir.h"
+#include "gstcudafftresponsefile.h"
 #include "gstcudafftaudiofilter.h"
 #include "gstcudafftrun.h"
 
@@ -28,13 +30,6 @@ typedef struct {
   guint serial;                           /* bumped by every change of kernel */
 } Settings;
 
-/* Where a kernel came from: the impulse response file of request `ir_request` (see
- * gst_cuda_convolve_ir_get), or where that is 0 the kernel property at `serial`. */
-typedef struct {
-  guint64 ir_request;
-  guint serial;
-} KernelSource;
-
 /* A kernel for the engine: rows x taps, row-major. */
 typedef struct {
   gdouble *data;
@@ -49,10 +44,10 @@ struct _GstCudaConvolve {
 
   /* streaming thread only */
   GstAudioInfo info;
-  gint signalled_rate;        /* the rate rate-changed was last emitted for */
-  KernelSource engine_source; /* where the engine's kernel came from */
-  gdouble engine_mix;         /* the wet fraction the engine runs */
-  guint engine_block_size;    /* the block size last given to the engine, taken or refused */
+  gint signalled_rate;                    /* the rate rate-changed was last emitted for */
+  GstCudafftResponseSource engine_source; /* where the engine's kernel came from */
+  gdouble engine_mix;                     /* the wet fraction the engine runs */
+  guint engine_block_size; /* the block size last given to the engine, taken or refused */
   /* the base class's run: run.samples, input frames; run.produced, output frames pushed */
   guint64 run_latency; /* the latency property when the run started */
   guint64 filtered;    /* output frames the engine wrote in the run, dropped ones included */
@@ -61,7 +56,7 @@ struct _GstCudaConvolve {
 
   GstCudafftLatency latency; /* the engine's, as last announced */
 
-  GstCudaConvolveIr *ir; /* the ir-location file and its decoding (thread-safe) */
+  GstCudafftResponseFile *ir; /* the ir-location file and its decoding (thread-safe) */
 };
 
 /* The engine the base class holds for the element. */
@@ -71,6 +66,7 @@ gst_cuda_convolve_engine(GstCudaConvolve *self)
   return gst_cudafft_audio_filter_get_engine(GST_CUDAFFT_AUDIO_FILTER(self));
 }
 
+/* gstcudaconvolverun.c: the runs through the engine (the element's vfuncs and its drain) */
 GstFlowReturn gst_cuda_convolve_end_run(GstCudaConvolve *self, gboolean tail);
 
 GstFlowReturn gst_cuda_convolve_prepare(GstCudafftAudioFilter *filter);
@@ -80,25 +76,28 @@ GstFlowReturn gst_cuda_convolve_begin_run(GstCudafftAudioFilter *filter, GstBuff
 GstFlowReturn gst_cuda_convolve_process(GstCudafftAudioFilter *filter, GstBuffer *inbuf,
                                         const GstMapInfo *map, GstBuffer **outbuf);
 
-GstCudaConvolveIrState gst_cuda_convolve_kernel_source(GstCudaConvolve *self, gboolean wait,
-                                                       KernelSource *source,
-                                                       GstCudaConvolveIrResult **ir);
+/* gstcudaconvolvekernel.c: the kernel in force, the engine made from it, its latency */
+GstCudafftResponseFileState gst_cuda_convolve_kernel_source(GstCudaConvolve *self, gboolean wait,
+                                                            GstCudafftResponseSource *source,
+                                                            GstCudafftResponseFileResult **ir);
 
-gboolean gst_cuda_convolve_same_source(const KernelSource *a, const KernelSource *b);
-
-gboolean gst_cuda_convolve_make_kernel(GstCudaConvolve *self, const GstCudaConvolveIrResult *ir,
-                                       gboolean fatal, Kernel *kernel);
+gboolean gst_cuda_convolve_make_kernel(GstCudaConvolve *self,
+                                       const GstCudafftResponseFileResult *ir, gboolean fatal,
+                                       Kernel *kernel);
 
 CudafftConvolveKernel gst_cuda_convolve_engine_kernel(const Kernel *kernel);
-
-void gst_cuda_convolve_update_latency(GstCudaConvolve *self);
 
 gdouble gst_cuda_convolve_current_mix(GstCudaConvolve *self);
 
 guint gst_cuda_convolve_current_block_size(GstCudaConvolve *self);
 
-gboolean gst_cuda_convolve_open_engine(GstCudaConvolve *self, const KernelSource *source,
-                                       const GstCudaConvolveIrResult *ir);
+gboolean gst_cuda_convolve_open_engine(GstCudaConvolve *self,
+                                       const GstCudafftResponseSource *source,
+                                       const GstCudafftResponseFileResult *ir);
+
+void gst_cuda_convolve_update_latency(GstCudaConvolve *self);
+
+GstClockTime gst_cuda_convolve_get_latency(GstCudafftAudioFilter *filter);
 
 G_END_DECLS
 

@@ -3,9 +3,11 @@
  * (or in CUDA memory, fenced), stamped from the run's sample count; the drain with zeros at EOS and
  * new segments (the tail as drain-tail says), and the settings (kernel, ir-location file, mix,
  * block size) applied at buffer boundaries, crossfaded by the engine. The element's properties,
- * kernels, latency and events are gstcudaconvolve.c's. */
+ * caps and events are gstcudaconvolve.c's (which calls this file), the kernel in force, the engine
+ * made from it and its latency gstcudaconvolvekernel.c's (which this file calls). */
 #include "gstcudaconvolveprivate.h"
 
+#include "gstcudafftproperties.h"
 #include "gstcudafftrun.h"
 
 #include <string.h>
@@ -268,17 +270,17 @@ apply_block_size(GstCudaConvolve *self, guint block_size)
     GST_DEBUG_OBJECT(self, "block size %zu -> %u", old, block_size);
   } else if (status == CUDAFFT_STATUS_DEVICE_OUT_OF_MEMORY ||
              status == CUDAFFT_STATUS_HOST_OUT_OF_MEMORY) {
-    GST_ELEMENT_WARNING(self, RESOURCE, NO_SPACE_LEFT,
-                        ("Out of memory for block-size %u; keeping %zu: %s; %s.", block_size, old,
-                         GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(self)->memory_hint,
-                         cudafft_last_error_message()),
-                        ("%s", cudafft_status_name(status)));
+    gst_cudafft_refuse_value_full(
+        GST_ELEMENT(self), GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NO_SPACE_LEFT,
+        cudafft_status_name(status), "Out of memory for block-size %u; keeping %zu: %s; %s.",
+        block_size, old, GST_CUDAFFT_AUDIO_FILTER_GET_CLASS(self)->memory_hint,
+        cudafft_last_error_message());
     end_run_if_engine_reset(self);
   } else {
-    GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
-                        ("Cannot use block-size %u; keeping %zu: %s", block_size, old,
-                         cudafft_last_error_message()),
-                        ("%s", cudafft_status_name(status)));
+    gst_cudafft_refuse_value_full(GST_ELEMENT(self), GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS,
+                                  cudafft_status_name(status),
+                                  "Cannot use block-size %u; keeping %zu: %s", block_size, old,
+                                  cudafft_last_error_message());
   }
   if (status != CUDAFFT_STATUS_OK) {
     /* the property reads back the size in force, where it still holds the one refused */
@@ -300,11 +302,12 @@ apply_block_size(GstCudaConvolve *self, guint block_size)
 static void
 apply_settings(GstCudaConvolve *self)
 {
-  KernelSource source;
-  GstCudaConvolveIrResult *ir = NULL;
-  const GstCudaConvolveIrState state = gst_cuda_convolve_kernel_source(self, FALSE, &source, &ir);
-  if (state != GST_CUDA_CONVOLVE_IR_PENDING &&
-      !gst_cuda_convolve_same_source(&source, &self->engine_source)) {
+  GstCudafftResponseSource source;
+  GstCudafftResponseFileResult *ir = NULL;
+  const GstCudafftResponseFileState state =
+      gst_cuda_convolve_kernel_source(self, FALSE, &source, &ir);
+  if (state != GST_CUDAFFT_RESPONSE_FILE_PENDING &&
+      !gst_cudafft_response_source_equal(&source, &self->engine_source)) {
     Kernel kernel;
     if (gst_cuda_convolve_make_kernel(self, ir, FALSE, &kernel)) {
       const CudafftConvolveKernel k = gst_cuda_convolve_engine_kernel(&kernel);
@@ -314,11 +317,11 @@ apply_settings(GstCudaConvolve *self)
         GST_DEBUG_OBJECT(self, "new kernel of %" G_GSIZE_FORMAT " taps x %u rows", kernel.taps,
                          kernel.rows);
       } else {
-        GST_ELEMENT_WARNING(self, RESOURCE, NO_SPACE_LEFT,
-                            ("Cannot use the new kernel (%" G_GSIZE_FORMAT
-                             " taps); keeping the previous one: %s",
-                             kernel.taps, cudafft_last_error_message()),
-                            ("%s", cudafft_status_name(status)));
+        gst_cudafft_refuse_value_full(GST_ELEMENT(self), GST_RESOURCE_ERROR,
+                                      GST_RESOURCE_ERROR_NO_SPACE_LEFT, cudafft_status_name(status),
+                                      "Cannot use the new kernel (%" G_GSIZE_FORMAT
+                                      " taps); keeping the previous one: %s",
+                                      kernel.taps, cudafft_last_error_message());
         end_run_if_engine_reset(self);
       }
       gst_cuda_convolve_update_latency(self);
@@ -326,7 +329,7 @@ apply_settings(GstCudaConvolve *self)
     g_free(kernel.data);
     self->engine_source = source; /* a bad one is not retried at every buffer */
   }
-  gst_cuda_convolve_ir_result_unref(ir);
+  gst_cudafft_response_file_result_unref(ir);
   const guint block_size = gst_cuda_convolve_current_block_size(self);
   if (block_size != self->engine_block_size)
     apply_block_size(self, block_size);
@@ -344,15 +347,16 @@ open_engine_at_start(GstCudaConvolve *self)
 {
   if (GST_AUDIO_INFO_RATE(&self->info) == 0)
     return GST_FLOW_NOT_NEGOTIATED;
-  KernelSource source;
-  GstCudaConvolveIrResult *ir = NULL;
+  GstCudafftResponseSource source;
+  GstCudafftResponseFileResult *ir = NULL;
   GST_DEBUG_OBJECT(self, "first buffer: making the engine (waiting for the impulse response)");
-  if (gst_cuda_convolve_kernel_source(self, TRUE, &source, &ir) == GST_CUDA_CONVOLVE_IR_PENDING) {
+  if (gst_cuda_convolve_kernel_source(self, TRUE, &source, &ir) ==
+      GST_CUDAFFT_RESPONSE_FILE_PENDING) {
     GST_DEBUG_OBJECT(self, "stopped while waiting for the impulse response");
     return GST_FLOW_FLUSHING;
   }
   const gboolean ok = gst_cuda_convolve_open_engine(self, &source, ir);
-  gst_cuda_convolve_ir_result_unref(ir);
+  gst_cudafft_response_file_result_unref(ir);
   return ok ? GST_FLOW_OK : GST_FLOW_ERROR;
 }
 

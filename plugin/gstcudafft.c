@@ -90,12 +90,9 @@ struct _GstCudaFft {
   "interleaved, rate = (int) [ 1, MAX ], " GST_CUDAFFT_CHANNELS_FIELD
 
 #define FFT_SIZE_BLURB                                                                             \
-  "Samples per frame: any size from " GST_CUDAFFT_MIN_SIZE_TEXT " to " GST_CUDAFFT_MAX_SIZE_TEXT   \
-  " whose only prime factors are 2, 3, 5 and 7 (400, 480, 1000, 3000, 4096, ...); another value "  \
-  "is refused with a warning naming the nearest sizes, and the size in effect kept. A change "     \
-  "while playing (as of hop, window or representation) takes effect at the next input buffer: "    \
-  "the run so far ends there as at EOS (its last frames completed with zeros), then new caps go "  \
-  "out and a new run starts"
+  "Samples per frame: " GST_CUDAFFT_MIN_SIZE_TEXT " to " GST_CUDAFFT_MAX_SIZE_TEXT                 \
+  " with no prime factor above 7 (400, 1000, 4096, ...); a change applies at the next input "      \
+  "buffer"
 
 /* The pad templates (made in class_init): SINK_CAPS, and every audio/x-fft caps we make
  * (gst_cudafft_frames_template_caps()), each in system memory and, where the build has it, in CUDA
@@ -632,8 +629,9 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
 
   g_object_class_install_property(
       gobject_class, PROP_FFT_SIZE,
-      gst_cudafft_fft_size_param(FFT_SIZE_BLURB, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-                                                     GST_PARAM_MUTABLE_PLAYING));
+      gst_cudafft_fft_size_param(FFT_SIZE_BLURB, GST_CUDAFFT_DEFAULT_FFT_SIZE,
+                                 G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+                                     GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property(
       gobject_class, PROP_HOP,
       g_param_spec_uint("hop", "Hop",
@@ -649,12 +647,8 @@ gst_cuda_fft_class_init(GstCudaFftClass *klass)
   g_object_class_install_property(
       gobject_class, PROP_REPRESENTATION,
       g_param_spec_enum("representation", "Representation",
-                        "What each bin holds: complex (re, im), magnitude, power or db (only "
-                        "complex frames can be turned back into audio by cudaifft). All are of "
-                        "the unnormalised DFT of the windowed frame: db is 10 log10 |X|^2, so a "
-                        "sine of amplitude A at a bin centre reads 20 log10(A sum(w) / 2) dB (a "
-                        "full-scale sine at fft-size 1024 with hann, sum(w) = 512: +48.2 dB); "
-                        "subtract 20 log10(sum(w) / 2) for dB relative to full scale",
+                        "What each bin holds: complex, magnitude, power or db of the unnormalised "
+                        "DFT (a sine of amplitude A: 20 log10(A sum(w) / 2) dB)",
                         GST_TYPE_CUDAFFT_REPRESENTATION, DEFAULT_REPRESENTATION,
                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
 

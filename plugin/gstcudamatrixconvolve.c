@@ -1,12 +1,11 @@
 /* gstcudamatrixconvolve.c: cudamatrixconvolve convolves N input channels into M output channels
  * with an N x M matrix of responses (y_j = sum_i h_ij * x_i) on an NVIDIA GPU, or on the CPU with
  * backend=cpu, through the engine of cudafft/matrix.h. This file is the element's properties, caps
- * and events; the responses in force and the engine made from them are
+ * and events; the responses in force, the engine made from them and its latency are
  * gstcudamatrixconvolveresponses.c's, the runs through the engine (pushes, the drain and tail,
- * changes of responses at buffer boundaries, the latency) gstcudamatrixconvolverun.c's, the array
- * properties' values gstcudamatrixconvolvevalues.c's and the HRTF sets
- * gstcudamatrixconvolvesofa*.c's. The ir-location file is decoded by gstcudaconvolveir.c, as
- * cudaconvolve's. */
+ * changes of responses at buffer boundaries) gstcudamatrixconvolverun.c's, the array properties'
+ * values gstcudamatrixconvolvevalues.c's and the HRTF sets gstcudamatrixconvolvesofa*.c's. The
+ * ir-location file is decoded by base/gstcudafftresponsefile.c, as cudaconvolve's. */
 /**
  * SECTION:element-cudamatrixconvolve
  * @title: cudamatrixconvolve
@@ -66,8 +65,8 @@
  * degrees...), so that a 7.1 stream becomes binaural with the file alone. A set of another rate
  * is resampled; a file that is not an HRTF set (or cannot be read within the time limit),
  * directions of another count than the channels, or channels without positions and no directions
- * are an ERROR at start (a WARNING while playing); directions out of range are refused with a warning. docs/elements.md has the
- * table of directions.
+ * are an ERROR at start (a WARNING while playing); directions out of range are refused with a
+ * warning. docs/elements.md has the table of directions.
  *
  * The #GstCudaMatrixConvolve::rate-changed signal is emitted when the rate becomes known or
  * changes, before the responses are read, so that an application can set a matrix for that rate.
@@ -102,7 +101,7 @@
 #include "gstcudamatrixconvolveprivate.h"
 
 #include <cudafft/matrix.h>
-#include "gstcudaconvolveir.h"
+#include "gstcudafftresponsefile.h"
 #include "gstcudafftcudamemory.h"
 #include "gstcudafftproperties.h"
 
@@ -165,7 +164,7 @@ gst_cuda_matrix_convolve_set_property(GObject *object, guint prop_id, const GVal
   case PROP_IR_LOCATION: /* decoded at once where the stream's rate is known */
     GST_OBJECT_LOCK(self);
     g_clear_pointer(&s->ir_locations, g_strfreev); /* one or the other */
-    gst_cuda_convolve_ir_set_location(self->ir, g_value_get_string(value));
+    gst_cudafft_response_file_set_location(self->ir, g_value_get_string(value));
     GST_OBJECT_UNLOCK(self);
     break;
   case PROP_IR_LOCATIONS: {
@@ -180,7 +179,7 @@ gst_cuda_matrix_convolve_set_property(GObject *object, guint prop_id, const GVal
     GST_OBJECT_LOCK(self);
     g_strfreev(s->ir_locations);
     s->ir_locations = locations;
-    gst_cuda_convolve_ir_set_locations(self->ir, locations);
+    gst_cudafft_response_file_set_locations(self->ir, locations);
     GST_OBJECT_UNLOCK(self);
     break;
   }
@@ -293,7 +292,7 @@ gst_cuda_matrix_convolve_get_property(GObject *object, guint prop_id, GValue *va
   switch (prop_id) {
   case PROP_IR_LOCATION: /* none while a list is in force */
     g_value_take_string(value,
-                        s->ir_locations ? NULL : gst_cuda_convolve_ir_dup_location(self->ir));
+                        s->ir_locations ? NULL : gst_cudafft_response_file_dup_location(self->ir));
     break;
   case PROP_IR_LOCATIONS:
     for (guint k = 0; s->ir_locations && s->ir_locations[k]; k++) {
@@ -361,25 +360,25 @@ outputs_for_structure(GstCudaMatrixConvolve *self, const GstStructure *s)
   GST_OBJECT_UNLOCK(self);
   if (property > 0)
     return property;
-  gchar *location = gst_cuda_convolve_ir_dup_location(self->ir);
-  GstCudaConvolveIrResult *ir = NULL;
+  gchar *location = gst_cudafft_response_file_dup_location(self->ir);
+  GstCudafftResponseFileResult *ir = NULL;
   if (location && *location && !gst_cuda_matrix_convolve_sofa_in_force(self)) {
     /* the file is decoded at the stream's rate: only for caps that name it */
     if (!gst_structure_get_int(s, "rate", &rate) || !running(self)) {
       g_free(location);
       return 0;
     }
-    gst_cuda_convolve_ir_set_rate(self->ir, rate);
-    Source source;
+    gst_cudafft_response_file_set_rate(self->ir, rate);
+    GstCudafftResponseSource source;
     if (gst_cuda_matrix_convolve_responses_source(self, TRUE, &source, &ir) !=
-        GST_CUDA_CONVOLVE_IR_READY) {
+        GST_CUDAFFT_RESPONSE_FILE_READY) {
       g_free(location);
       return 0;
     }
   }
   g_free(location);
   const guint outputs = gst_cuda_matrix_convolve_outputs_for(self, (guint)channels, ir);
-  gst_cuda_convolve_ir_result_unref(ir);
+  gst_cudafft_response_file_result_unref(ir);
   return outputs > 0 && outputs <= CUDAFFT_MATRIX_MAX_CHANNELS ? outputs : 1;
 }
 
@@ -451,7 +450,7 @@ gst_cuda_matrix_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstC
     self->signalled_rate = GST_AUDIO_INFO_RATE(&info);
     g_signal_emit(self, signals[SIGNAL_RATE_CHANGED], 0, self->signalled_rate);
   }
-  gst_cuda_convolve_ir_set_rate(self->ir, GST_AUDIO_INFO_RATE(&info)); /* decodes for it */
+  gst_cudafft_response_file_set_rate(self->ir, GST_AUDIO_INFO_RATE(&info)); /* decodes for it */
   /* the same format keeps going (its memory may have changed) */
   if (gst_cuda_matrix_convolve_engine(self) && gst_audio_info_is_equal(&info, &self->info) &&
       gst_audio_info_is_equal(&out_info, &self->out_info))
@@ -459,16 +458,16 @@ gst_cuda_matrix_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstC
   const GstAudioInfo previous = self->info, previous_out = self->out_info;
   use_format(self, &info, &out_info);
   gst_cudafft_audio_filter_close_engine(filter);
-  Source source;
-  GstCudaConvolveIrResult *ir = NULL;
+  GstCudafftResponseSource source;
+  GstCudafftResponseFileResult *ir = NULL;
   if (gst_cuda_matrix_convolve_responses_source(self, FALSE, &source, &ir) ==
-      GST_CUDA_CONVOLVE_IR_PENDING) {
+      GST_CUDAFFT_RESPONSE_FILE_PENDING) {
     GST_DEBUG_OBJECT(self, "the engine is made at the first buffer, once the responses are "
                            "decoded");
     return TRUE;
   }
   const GstFlowReturn ret = gst_cuda_matrix_convolve_open_engine(self, &source, ir);
-  gst_cuda_convolve_ir_result_unref(ir);
+  gst_cudafft_response_file_result_unref(ir);
   if (ret == GST_FLOW_FLUSHING) {
     GST_DEBUG_OBJECT(self, "stopped while the HRTF set was read");
     return TRUE; /* no engine: the first buffer answers FLUSHING */
@@ -478,12 +477,10 @@ gst_cuda_matrix_convolve_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstC
     /* GstBaseTransform keeps the caps it had before: so does the element (as cudaconvolve) */
     use_format(self, &previous, &previous_out);
     if (GST_AUDIO_INFO_RATE(&previous) > 0)
-      gst_cuda_convolve_ir_set_rate(self->ir, GST_AUDIO_INFO_RATE(&previous));
+      gst_cudafft_response_file_set_rate(self->ir, GST_AUDIO_INFO_RATE(&previous));
   }
   return ok && gst_cudafft_audio_filter_check_memory(filter, incaps, outcaps);
 }
-
-/* Runs ---------------------------------------------------------------------------------------- */
 
 /* Events -------------------------------------------------------------------------------------- */
 
@@ -514,7 +511,7 @@ static void
 gst_cuda_matrix_convolve_close(GstCudafftAudioFilter *filter)
 {
   GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(filter);
-  gst_cuda_convolve_ir_stop(self->ir);
+  gst_cudafft_response_file_stop(self->ir);
   gst_cuda_matrix_convolve_sofa_set_free(self->sofa);
   self->sofa = NULL;
 }
@@ -528,7 +525,7 @@ gst_cuda_matrix_convolve_change_state(GstElement *element, GstStateChange transi
   if (transition == GST_STATE_CHANGE_READY_TO_PAUSED)
     gst_cuda_matrix_convolve_sofa_reader_set_stopped(self->sofa_reader, FALSE);
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
-    gst_cuda_convolve_ir_stop(self->ir);
+    gst_cudafft_response_file_stop(self->ir);
     gst_cuda_matrix_convolve_sofa_reader_set_stopped(self->sofa_reader, TRUE);
   }
   return GST_ELEMENT_CLASS(gst_cuda_matrix_convolve_parent_class)
@@ -545,25 +542,26 @@ gst_cuda_matrix_convolve_start(GstBaseTransform *trans)
   gst_audio_info_init(&self->out_info);
   gst_cudafft_latency_reset(&self->latency);
   self->signalled_rate = 0;
-  gchar *location = gst_cuda_convolve_ir_dup_location(self->ir);
+  gchar *location = gst_cudafft_response_file_dup_location(self->ir);
   GST_OBJECT_LOCK(self);
   gchar *sofa = g_strdup(self->settings.sofa_location);
   gchar **list = g_strdupv(self->settings.ir_locations);
   GST_OBJECT_UNLOCK(self);
-  GstCudaConvolveIrProblem problem = {0};
+  GstCudafftResponseFileProblem problem = {0};
   gboolean ok = TRUE;
   if (sofa)
-    ok = gst_cuda_convolve_ir_check(sofa, "sofa-location", &problem);
+    ok = gst_cudafft_response_file_check(sofa, "sofa-location", &problem);
   else if (list)
     for (guint k = 0; ok && list[k]; k++)
-      ok = !*list[k] || gst_cuda_convolve_ir_check(list[k], "ir-locations", &problem);
+      ok = !*list[k] || gst_cudafft_response_file_check(list[k], "ir-locations", &problem);
   else
-    ok = !location || !*location || gst_cuda_convolve_ir_check(location, "ir-location", &problem);
+    ok = !location || !*location ||
+         gst_cudafft_response_file_check(location, "ir-location", &problem);
   g_strfreev(list);
   g_free(sofa);
   if (!ok)
-    gst_cuda_convolve_ir_problem_post(&problem, GST_ELEMENT(self), TRUE);
-  gst_cuda_convolve_ir_problem_clear(&problem);
+    gst_cudafft_response_file_problem_post(&problem, GST_ELEMENT(self), TRUE);
+  gst_cudafft_response_file_problem_clear(&problem);
   g_free(location);
   return ok;
 }
@@ -572,7 +570,7 @@ static void
 gst_cuda_matrix_convolve_finalize(GObject *object)
 {
   GstCudaMatrixConvolve *self = GST_CUDA_MATRIX_CONVOLVE(object);
-  gst_cuda_convolve_ir_free(self->ir);
+  gst_cudafft_response_file_free(self->ir);
   gst_cuda_matrix_convolve_sofa_reader_free(self->sofa_reader);
   gst_cuda_matrix_convolve_sofa_set_free(self->sofa);
   g_free(self->settings.matrix);
@@ -600,41 +598,25 @@ gst_cuda_matrix_convolve_class_init(GstCudaMatrixConvolveClass *klass)
   const GParamFlags ready = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY;
   g_object_class_install_property(
       gobject_class, PROP_IR_LOCATION,
-      g_param_spec_string(
-          "ir-location", "Impulse responses file",
-          "An audio file (any format GStreamer decodes) of inputs x outputs channels, resampled "
-          "to the stream's rate, sample values as decoded: channel i * outputs + j is the "
-          "response from input i to output j (a true-stereo response's L->L, L->R, R->L, R->R). "
-          "Takes precedence over matrix (sofa-location over it). A count that is not a multiple "
-          "of the input's channels "
-          "is an error naming both; set while playing, it takes effect when decoded, crossfaded "
-          "over one block (a file that cannot be used, or changes the output count, is a warning "
-          "and the previous matrix stays)",
-          NULL, playing));
+      g_param_spec_string("ir-location", "Impulse responses file",
+                          "An audio file of inputs x outputs channels: channel i * outputs + j is "
+                          "the response from input i to output j",
+                          NULL, playing));
   g_object_class_install_property(
       gobject_class, PROP_IR_LOCATIONS,
-      gst_param_spec_array(
-          "ir-locations", "Impulse response files, one per entry",
-          "The responses as a list of audio files, input-major (entry i * outputs + j from input "
-          "i to output j): each file's channels are the next entries (a mono file one), an empty "
-          "string an empty entry; decoded and resampled as ir-location's, the shorter padded "
-          "with zeros. Setting it replaces ir-location (and ir-location replaces it); the same "
-          "rules and errors, each naming the file",
-          g_param_spec_string("location", "Location", "An audio file, or \"\" for an empty entry",
-                              NULL, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
-          playing));
+      gst_param_spec_array("ir-locations", "Impulse response files, one per entry",
+                           "The responses as a list of audio files, input-major: each file's "
+                           "channels the next entries, \"\" an empty entry",
+                           g_param_spec_string("location", "Location",
+                                               "An audio file, or \"\" for an empty entry", NULL,
+                                               G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+                           playing));
   g_object_class_install_property(
       gobject_class, PROP_MATRIX,
       gst_param_spec_array(
           "matrix", "Response matrix",
-          "The responses for applications: an array of inputs x outputs rows, each an array of "
-          "taps, input-major (row i * outputs + j from input i to output j); shorter rows are "
-          "padded with zeros, an empty row is an empty entry. No rows, no taps, or a tap that is "
-          "not finite is refused with a warning (NaN by GLib's check of the value) and the "
-          "previous matrix stays. Changes while "
-          "playing cross over at the next block boundary (one block); one that changes the "
-          "output count is refused with a warning. Ignored while ir-location or sofa-location is "
-          "set",
+          "The responses as an array of inputs x outputs rows of taps, input-major (row i * "
+          "outputs + j: input i to output j)",
           /* taps as doubles, so that gst-launch-1.0 reads "<<1, 0.5>, <0.25>>" as such; the
            * range is unbounded so that an infinite tap reaches set_property, which names it.
            * GLib's validation refuses NaN itself (a warning, the matrix stays), as NaN is no
@@ -647,30 +629,16 @@ gst_cuda_matrix_convolve_class_init(GstCudaMatrixConvolveClass *klass)
           playing));
   g_object_class_install_property(
       gobject_class, PROP_SOFA_LOCATION,
-      g_param_spec_string(
-          "sofa-location", "HRTF set (SOFA file)",
-          "An AES69 SOFA file of head-related impulse responses (SimpleFreeFieldHRIR: two "
-          "receivers, the ears), for binaural output: each input channel is filtered with the "
-          "left- and right-ear responses of the measured direction nearest to its own (see "
-          "directions) into 2 outputs (left, right). Resampled to the stream's rate (libmysofa's "
-          "resampler, 8000 Hz or more) where the file has another; its Data.Delay included. Takes "
-          "precedence over ir-location and matrix. A file that is not SOFA, or not an HRTF set, "
-          "is an error at start (a warning while playing, the previous matrix staying). Set while "
-          "playing, the new set crosses over at the next block boundary. Needs a plugin built "
-          "with libmysofa",
-          NULL, playing));
+      g_param_spec_string("sofa-location", "HRTF set (SOFA file)",
+                          "An HRTF set (AES69 SOFA, SimpleFreeFieldHRIR) for binaural output: each "
+                          "input channel to both ears from the nearest measurement",
+                          NULL, playing));
   g_object_class_install_property(
       gobject_class, PROP_DIRECTIONS,
       gst_param_spec_array(
           "directions", "Input directions",
-          "With sofa-location: the direction of each input channel, an array of <azimuth, "
-          "elevation> pairs in degrees, SOFA's convention: azimuth counter-clockwise from the "
-          "front (90 = left, -90 or 270 = right, -360 to 360), elevation up from the horizontal "
-          "(-90 to 90). Empty (the default): the standard loudspeaker direction of each channel's "
-          "position (front left/right +-30, center and LFE 0, side +-90, rear +-150, top +45 "
-          "elevation). Out of range is refused with a warning and the previous directions stay; "
-          "a count other than the input's channels is an error at start (a warning while "
-          "playing). Changes while playing cross over at the next block boundary",
+          "With sofa-location: each input channel's <azimuth, elevation> in degrees (SOFA's "
+          "convention); empty: from its position",
           /* unbounded, so that a value out of range reaches set_property, which names it */
           gst_param_spec_array("direction", "Direction", "<azimuth, elevation> in degrees",
                                g_param_spec_double("angle", "Angle", "Degrees", -INFINITY, INFINITY,
@@ -680,25 +648,20 @@ gst_cuda_matrix_convolve_class_init(GstCudaMatrixConvolveClass *klass)
   g_object_class_install_property(
       gobject_class, PROP_OUTPUTS,
       g_param_spec_uint("outputs", "Outputs",
-                        "The output channel count; 0 = the responses' count divided by the "
-                        "input's channel count. Where set, the responses must have inputs x "
-                        "outputs entries (an error otherwise). Takes effect at start",
+                        "The output channel count; 0: the responses' count divided by the input's "
+                        "channels. Takes effect at start",
                         0, CUDAFFT_MATRIX_MAX_CHANNELS, DEFAULT_OUTPUTS, ready));
   g_object_class_install_property(
       gobject_class, PROP_BLOCK_SIZE,
-      g_param_spec_uint(
-          "block-size", "Block size",
-          "Block size in samples, the latency: a power of two from 32 to 2048, or 0 = zero "
-          "latency (each response's first 32 taps filtered on the CPU sample by sample, the rest "
-          "in blocks of 32; changes cross over in 32 samples). Other values are refused with a "
-          "warning and the previous size stays. Smaller blocks cost more computation per sample. "
-          "Takes effect at start",
-          0, CUDAFFT_MATRIX_MAX_BLOCK, DEFAULT_BLOCK_SIZE, ready));
+      g_param_spec_uint("block-size", "Block size",
+                        "Block size in samples, the latency: 0 (zero latency) or a power of two "
+                        "from 32 to 2048. Takes effect at start",
+                        0, CUDAFFT_MATRIX_MAX_BLOCK, DEFAULT_BLOCK_SIZE, ready));
   g_object_class_install_property(
       gobject_class, PROP_DRAIN_TAIL,
       g_param_spec_boolean("drain-tail", "Drain the tail",
-                           "At EOS (and a new segment), push the whole response: input length + "
-                           "response length - 1 samples in all. FALSE: as many samples as came in",
+                           "At EOS and a new segment, push the whole response (input + response "
+                           "length - 1 samples); FALSE: the input's length",
                            DEFAULT_DRAIN_TAIL, playing));
 
   /**
@@ -744,6 +707,6 @@ gst_cuda_matrix_convolve_init(GstCudaMatrixConvolve *self)
   self->settings.outputs = DEFAULT_OUTPUTS;
   self->settings.block_size = DEFAULT_BLOCK_SIZE;
   self->settings.drain_tail = DEFAULT_DRAIN_TAIL;
-  self->ir = gst_cuda_convolve_ir_new(GST_ELEMENT(self));
+  self->ir = gst_cudafft_response_file_new(GST_ELEMENT(self));
   self->sofa_reader = gst_cuda_matrix_convolve_sofa_reader_new();
 }

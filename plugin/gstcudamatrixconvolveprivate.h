@@ -1,13 +1,15 @@
-/* gstcudamatrixconvolveprivate.h: what cudamatrixconvolve's two files share: the instance (its
+/* gstcudamatrixconvolveprivate.h: what cudamatrixconvolve's files share: the instance (its
  * settings under the object lock and the streaming thread's state), the responses it runs and where
- * they came from, and the calls between the element (properties, caps, events:
- * gstcudamatrixconvolve.c), its responses and engine (gstcudamatrixconvolveresponses.c), its runs
- * through the engine (gstcudamatrixconvolverun.c), its array properties' values
- * (gstcudamatrixconvolvevalues.c) and its HRTF sets (gstcudamatrixconvolvesofa.c). */
+ * they came from, and the calls between its files, which go one way: the element (properties,
+ * caps, events: gstcudamatrixconvolve.c) calls its runs through the engine
+ * (gstcudamatrixconvolverun.c), its responses and engine (gstcudamatrixconvolveresponses.c: the
+ * responses in force, the engine made from them, its latency), its array properties' values
+ * (gstcudamatrixconvolvevalues.c) and its HRTF sets (gstcudamatrixconvolvesofa.c); the runs call
+ * the responses' file, which calls the HRTF sets' alone. */
 #ifndef GST_CUDA_MATRIX_CONVOLVE_PRIVATE_H
 #define GST_CUDA_MATRIX_CONVOLVE_PRIVATE_H
 
-#include "gstcudaconvolveir.h"
+#include "gstcudafftresponsefile.h"
 #include "gstcudafftaudiofilter.h"
 #include "gstcudafftrun.h"
 #include "gstcudamatrixconvolve.h"
@@ -36,13 +38,6 @@ typedef struct {
   gboolean drain_tail;
 } Settings;
 
-/* Where responses came from: the file of request `ir_request`, or where that is 0 the settings at
- * `serial` (the SOFA set and directions where sofa-location is set, else the matrix property). */
-typedef struct {
-  guint64 ir_request;
-  guint serial;
-} Source;
-
 /* Responses for the engine: rows x taps, row-major, rows = inputs x outputs. */
 typedef struct {
   gdouble *data;
@@ -57,9 +52,9 @@ struct _GstCudaMatrixConvolve {
   Settings settings; /* the properties, under the object lock */
 
   /* streaming thread only */
-  GstAudioInfo info;     /* input */
-  GstAudioInfo out_info; /* output */
-  Source engine_source;  /* where the engine's responses came from */
+  GstAudioInfo info;                      /* input */
+  GstAudioInfo out_info;                  /* output */
+  GstCudafftResponseSource engine_source; /* where the engine's responses came from */
   guint engine_outputs;
   gboolean cuda_out;   /* the src caps carry memory:CUDAMemory */
   gboolean end_tail;   /* whether the drain in progress pushes the tail (EOS, segment) */
@@ -67,7 +62,7 @@ struct _GstCudaMatrixConvolve {
 
   GstCudafftLatency latency; /* the engine's block size, as last announced */
 
-  GstCudaConvolveIr *ir; /* the ir-location file and its decoding (thread-safe) */
+  GstCudafftResponseFile *ir; /* the ir-location file and its decoding (thread-safe) */
 
   /* streaming thread only: the sofa-location set as loaded for sofa_serial at its rate */
   GstCudaMatrixConvolveSofaSet *sofa;
@@ -82,6 +77,7 @@ gst_cuda_matrix_convolve_engine(GstCudaMatrixConvolve *self)
   return gst_cudafft_audio_filter_get_engine(GST_CUDAFFT_AUDIO_FILTER(self));
 }
 
+/* gstcudamatrixconvolverun.c: the runs through the engine (the element's vfuncs and its drain) */
 GstFlowReturn gst_cuda_matrix_convolve_end_run(GstCudaMatrixConvolve *self, gboolean tail);
 
 GstFlowReturn gst_cuda_matrix_convolve_prepare(GstCudafftAudioFilter *filter);
@@ -89,25 +85,33 @@ GstFlowReturn gst_cuda_matrix_convolve_prepare(GstCudafftAudioFilter *filter);
 GstFlowReturn gst_cuda_matrix_convolve_process(GstCudafftAudioFilter *filter, GstBuffer *inbuf,
                                                const GstMapInfo *map, GstBuffer **outbuf);
 
-void gst_cuda_matrix_convolve_update_latency(GstCudaMatrixConvolve *self);
+/* gstcudamatrixconvolveresponses.c: the responses in force, the engine made from them, its
+ * latency */
+GstCudafftResponseFileState
+gst_cuda_matrix_convolve_responses_source(GstCudaMatrixConvolve *self, gboolean wait,
+                                          GstCudafftResponseSource *source,
+                                          GstCudafftResponseFileResult **ir);
 
-GstClockTime gst_cuda_matrix_convolve_get_latency(GstCudafftAudioFilter *filter);
-
-GstCudaConvolveIrState gst_cuda_matrix_convolve_responses_source(GstCudaMatrixConvolve *self,
-                                                                 gboolean wait, Source *source,
-                                                                 GstCudaConvolveIrResult **ir);
-
-gboolean gst_cuda_matrix_convolve_same_source(const Source *a, const Source *b);
-
-/* gstcudamatrixconvolveresponses.c: the responses in force and the engine made from them */
 /* The number of outputs for `inputs` input channels: the outputs property, 2 for a SOFA set, else
  * the entries' count / inputs; 0 where that is not known or not whole. */
 guint gst_cuda_matrix_convolve_outputs_for(GstCudaMatrixConvolve *self, guint inputs,
-                                           const GstCudaConvolveIrResult *ir);
+                                           const GstCudafftResponseFileResult *ir);
 
 gboolean gst_cuda_matrix_convolve_make_responses(GstCudaMatrixConvolve *self,
-                                                 const GstCudaConvolveIrResult *ir, guint inputs,
-                                                 GstCudaConvolveIrProblem *problem, Responses *out);
+                                                 const GstCudafftResponseFileResult *ir,
+                                                 guint inputs,
+                                                 GstCudafftResponseFileProblem *problem,
+                                                 Responses *out);
+
+/* GST_FLOW_OK; GST_FLOW_ERROR with the ERROR posted; GST_FLOW_FLUSHING where the element stopped
+ * while the responses were read (nothing posted). */
+GstFlowReturn gst_cuda_matrix_convolve_open_engine(GstCudaMatrixConvolve *self,
+                                                   const GstCudafftResponseSource *source,
+                                                   const GstCudafftResponseFileResult *ir);
+
+void gst_cuda_matrix_convolve_update_latency(GstCudaMatrixConvolve *self);
+
+GstClockTime gst_cuda_matrix_convolve_get_latency(GstCudafftAudioFilter *filter);
 
 /* gstcudamatrixconvolvevalues.c: the array-valued properties */
 gboolean gst_cuda_matrix_convolve_matrix_from_value(const GValue *value, gdouble **data,
@@ -127,7 +131,8 @@ void gst_cuda_matrix_convolve_directions_to_value(const gdouble *pairs, guint co
  * where the set's read was stopped (the element stops). */
 gboolean gst_cuda_matrix_convolve_sofa_in_force(GstCudaMatrixConvolve *self);
 gboolean gst_cuda_matrix_convolve_sofa_responses(GstCudaMatrixConvolve *self, guint inputs,
-                                                 GstCudaConvolveIrProblem *problem, Responses *out);
+                                                 GstCudafftResponseFileProblem *problem,
+                                                 Responses *out);
 /* The standard loudspeaker direction of a channel position, in degrees (SOFA's convention: azimuth
  * counter-clockwise from the front, elevation up); FALSE for positions that have none. */
 gboolean gst_cuda_matrix_convolve_default_direction(GstAudioChannelPosition position,
@@ -136,12 +141,6 @@ gboolean gst_cuda_matrix_convolve_default_direction(GstAudioChannelPosition posi
  * the first of equals). */
 guint gst_cuda_matrix_convolve_sofa_nearest(const GstCudaMatrixConvolveSofaSet *set,
                                             gdouble azimuth, gdouble elevation);
-
-/* GST_FLOW_OK; GST_FLOW_ERROR with the ERROR posted; GST_FLOW_FLUSHING where the element stopped
- * while the responses were read (nothing posted). */
-GstFlowReturn gst_cuda_matrix_convolve_open_engine(GstCudaMatrixConvolve *self,
-                                                   const Source *source,
-                                                   const GstCudaConvolveIrResult *ir);
 
 G_END_DECLS
 

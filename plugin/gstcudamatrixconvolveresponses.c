@@ -1,8 +1,10 @@
-/* gstcudamatrixconvolveresponses.c: cudamatrixconvolve's responses: which source is in force (the
- * sofa-location set, the ir-location(s) file, or the matrix property), the inputs x outputs rows
- * made from it and checked against the stream (entry count, outputs, taps, finite values), and the
- * engine (cudafft/matrix.h) made from them. The properties, caps and events are
- * gstcudamatrixconvolve.c's, the runs through the engine gstcudamatrixconvolverun.c's. */
+/* gstcudamatrixconvolveresponses.c: cudamatrixconvolve's responses and engine: which source is in
+ * force (the sofa-location set, the ir-location(s) file, or the matrix property), the inputs x
+ * outputs rows made from it and checked against the stream (entry count, outputs, taps, finite
+ * values), the engine (cudafft/matrix.h) made from them, and its latency (the engine's block
+ * size), announced where it changes. The properties, caps and events are
+ * gstcudamatrixconvolve.c's, the runs through the engine gstcudamatrixconvolverun.c's; both call
+ * this file, which calls neither (its HRTF sets are gstcudamatrixconvolvesofa.c's). */
 #include "gstcudamatrixconvolveprivate.h"
 
 #include "gstcudafftbackend.h"
@@ -18,29 +20,24 @@
 /* Which responses are in force: the SOFA set's where sofa-location is set (NONE: made from the
  * settings), else the file's (READY, or PENDING while it is decoded; with `wait` that waits) where
  * ir-location is set, else (NONE) the matrix property's. */
-GstCudaConvolveIrState
+GstCudafftResponseFileState
 gst_cuda_matrix_convolve_responses_source(GstCudaMatrixConvolve *self, gboolean wait,
-                                          Source *source, GstCudaConvolveIrResult **ir)
+                                          GstCudafftResponseSource *source,
+                                          GstCudafftResponseFileResult **ir)
 {
-  GstCudaConvolveIrState state = GST_CUDA_CONVOLVE_IR_NONE;
+  GstCudafftResponseFileState state = GST_CUDAFFT_RESPONSE_FILE_NONE;
   source->ir_request = 0;
   *ir = NULL;
   if (!gst_cuda_matrix_convolve_sofa_in_force(self))
-    state = gst_cuda_convolve_ir_get(self->ir, wait, ir, &source->ir_request);
+    state = gst_cudafft_response_file_get(self->ir, wait, ir, &source->ir_request);
   GST_OBJECT_LOCK(self);
   source->serial = self->settings.serial;
   GST_OBJECT_UNLOCK(self);
   return state;
 }
 
-gboolean
-gst_cuda_matrix_convolve_same_source(const Source *a, const Source *b)
-{
-  return a->ir_request ? a->ir_request == b->ir_request : !b->ir_request && a->serial == b->serial;
-}
-
 static void
-problem_set(GstCudaConvolveIrProblem *problem, GQuark domain, gint code, gchar *text)
+problem_set(GstCudafftResponseFileProblem *problem, GQuark domain, gint code, gchar *text)
 {
   problem->domain = domain;
   problem->code = code;
@@ -49,7 +46,7 @@ problem_set(GstCudaConvolveIrProblem *problem, GQuark domain, gint code, gchar *
 
 /* The entry count the responses of `source` have without reading them (0 where unknown). */
 static guint
-entries_of(GstCudaMatrixConvolve *self, const GstCudaConvolveIrResult *ir)
+entries_of(GstCudaMatrixConvolve *self, const GstCudafftResponseFileResult *ir)
 {
   if (ir)
     return ir->data ? ir->channels : 0;
@@ -63,7 +60,7 @@ entries_of(GstCudaMatrixConvolve *self, const GstCudaConvolveIrResult *ir)
  * the entries' count / inputs; 0 where that is not known or not whole. */
 guint
 gst_cuda_matrix_convolve_outputs_for(GstCudaMatrixConvolve *self, guint inputs,
-                                     const GstCudaConvolveIrResult *ir)
+                                     const GstCudafftResponseFileResult *ir)
 {
   GST_OBJECT_LOCK(self);
   const guint outputs = self->settings.outputs;
@@ -82,7 +79,7 @@ gst_cuda_matrix_convolve_outputs_for(GstCudaMatrixConvolve *self, guint inputs,
  * frees r's data. `what` names the responses. */
 static gboolean
 responses_finite(GstCudaMatrixConvolve *self, const gchar *what, Responses *r,
-                 GstCudaConvolveIrProblem *problem)
+                 GstCudafftResponseFileProblem *problem)
 {
   const gboolean f32 = GST_AUDIO_INFO_FORMAT(&self->info) == GST_AUDIO_FORMAT_F32LE;
   const gsize count = (gsize)r->rows * r->taps;
@@ -106,8 +103,8 @@ responses_finite(GstCudaMatrixConvolve *self, const gchar *what, Responses *r,
 /* The responses for `inputs` input channels from the decoded file `ir`, or from the matrix
  * property where `ir` is NULL. */
 static gboolean
-responses_from_file_or_matrix(GstCudaMatrixConvolve *self, const GstCudaConvolveIrResult *ir,
-                              guint inputs, GstCudaConvolveIrProblem *problem, Responses *out)
+responses_from_file_or_matrix(GstCudaMatrixConvolve *self, const GstCudafftResponseFileResult *ir,
+                              guint inputs, GstCudafftResponseFileProblem *problem, Responses *out)
 {
   GST_OBJECT_LOCK(self);
   const gboolean listed = self->settings.ir_locations != NULL;
@@ -203,8 +200,8 @@ done:
  * stream: FALSE with *problem filled where they cannot be used. */
 gboolean
 gst_cuda_matrix_convolve_make_responses(GstCudaMatrixConvolve *self,
-                                        const GstCudaConvolveIrResult *ir, guint inputs,
-                                        GstCudaConvolveIrProblem *problem, Responses *out)
+                                        const GstCudafftResponseFileResult *ir, guint inputs,
+                                        GstCudafftResponseFileProblem *problem, Responses *out)
 {
   memset(out, 0, sizeof *out);
   if (ir || !gst_cuda_matrix_convolve_sofa_in_force(self))
@@ -239,18 +236,19 @@ GST_CUDAFFT_DEFINE_ENGINE(matrix_engine, matrix, CudafftMatrix, CudafftMatrixCon
  * gst_cuda_matrix_convolve_make_responses); a matrix that cannot be used, or one whose output count
  * is not the negotiated one, is an ERROR. */
 GstFlowReturn
-gst_cuda_matrix_convolve_open_engine(GstCudaMatrixConvolve *self, const Source *source,
-                                     const GstCudaConvolveIrResult *ir)
+gst_cuda_matrix_convolve_open_engine(GstCudaMatrixConvolve *self,
+                                     const GstCudafftResponseSource *source,
+                                     const GstCudafftResponseFileResult *ir)
 {
   GstCudafftAudioFilter *filter = GST_CUDAFFT_AUDIO_FILTER(self);
   const guint inputs = GST_AUDIO_INFO_CHANNELS(&self->info);
-  GstCudaConvolveIrProblem problem = {0};
+  GstCudafftResponseFileProblem problem = {0};
   Responses r;
   if (!gst_cuda_matrix_convolve_make_responses(self, ir, inputs, &problem, &r)) {
     if (!problem.text)
       return GST_FLOW_FLUSHING; /* stopped while the HRTF set was read */
-    gst_cuda_convolve_ir_problem_post(&problem, GST_ELEMENT(self), TRUE);
-    gst_cuda_convolve_ir_problem_clear(&problem);
+    gst_cudafft_response_file_problem_post(&problem, GST_ELEMENT(self), TRUE);
+    gst_cudafft_response_file_problem_clear(&problem);
     return GST_FLOW_ERROR;
   }
   if (r.outputs != (guint)GST_AUDIO_INFO_CHANNELS(&self->out_info)) {
@@ -283,4 +281,23 @@ gst_cuda_matrix_convolve_open_engine(GstCudaMatrixConvolve *self, const Source *
                   r.outputs, r.taps, block_size);
   gst_cuda_matrix_convolve_update_latency(self);
   return GST_FLOW_OK;
+}
+
+/* Latency ------------------------------------------------------------------------------------ */
+
+/* Records the engine's latency (its block size) and tells the pipeline when it changed. */
+void
+gst_cuda_matrix_convolve_update_latency(GstCudaMatrixConvolve *self)
+{
+  CudafftMatrix *engine = gst_cuda_matrix_convolve_engine(self);
+  const gint frames = engine ? (gint)cudafft_matrix_get_block_size(engine) : 0;
+  const gint rate = GST_AUDIO_INFO_RATE(&self->info);
+  if (gst_cudafft_latency_update(&self->latency, GST_ELEMENT(self), frames, rate))
+    GST_DEBUG_OBJECT(self, "latency %d samples at %d Hz", frames, rate);
+}
+
+GstClockTime
+gst_cuda_matrix_convolve_get_latency(GstCudafftAudioFilter *filter)
+{
+  return gst_cudafft_latency_get(&GST_CUDA_MATRIX_CONVOLVE(filter)->latency);
 }

@@ -3,11 +3,12 @@
  * output (the matrix's channel count) in buffers of the base class's pool or in CUDA memory,
  * stamped from the run's sample count; the drain with zeros at EOS and new segments (the tail as
  * drain-tail says); new responses (file or property) applied at buffer boundaries, crossfaded by
- * the engine; the latency (the engine's block size) announced. The element's properties, caps and
- * events are gstcudamatrixconvolve.c's, its responses and engine
- * gstcudamatrixconvolveresponses.c's. */
+ * the engine. The element's properties, caps and events are gstcudamatrixconvolve.c's (which calls
+ * this file), the responses in force, the engine made from them and its latency
+ * gstcudamatrixconvolveresponses.c's (which this file calls). */
 #include "gstcudamatrixconvolveprivate.h"
 
+#include "gstcudafftproperties.h"
 #include "gstcudafftrun.h"
 
 #include <string.h>
@@ -20,35 +21,35 @@
 static void
 apply_settings(GstCudaMatrixConvolve *self)
 {
-  Source source;
-  GstCudaConvolveIrResult *ir = NULL;
-  const GstCudaConvolveIrState state =
+  GstCudafftResponseSource source;
+  GstCudafftResponseFileResult *ir = NULL;
+  const GstCudafftResponseFileState state =
       gst_cuda_matrix_convolve_responses_source(self, FALSE, &source, &ir);
-  if (state == GST_CUDA_CONVOLVE_IR_PENDING ||
-      gst_cuda_matrix_convolve_same_source(&source, &self->engine_source)) {
-    gst_cuda_convolve_ir_result_unref(ir);
+  if (state == GST_CUDAFFT_RESPONSE_FILE_PENDING ||
+      gst_cudafft_response_source_equal(&source, &self->engine_source)) {
+    gst_cudafft_response_file_result_unref(ir);
     return;
   }
   const guint inputs = GST_AUDIO_INFO_CHANNELS(&self->info);
-  GstCudaConvolveIrProblem problem = {0};
+  GstCudafftResponseFileProblem problem = {0};
   Responses r;
   if (!gst_cuda_matrix_convolve_make_responses(self, ir, inputs, &problem, &r)) {
     if (!problem.text) { /* stopped while the HRTF set was read: read again at the next start */
-      gst_cuda_convolve_ir_result_unref(ir);
+      gst_cudafft_response_file_result_unref(ir);
       return;
     }
     gchar *text = g_strdup_printf("%s Keeping the previous matrix.", problem.text);
     g_free(problem.text);
     problem.text = text;
-    gst_cuda_convolve_ir_problem_post(&problem, GST_ELEMENT(self), FALSE);
-    gst_cuda_convolve_ir_problem_clear(&problem);
+    gst_cudafft_response_file_problem_post(&problem, GST_ELEMENT(self), FALSE);
+    gst_cudafft_response_file_problem_clear(&problem);
   } else if (r.outputs != self->engine_outputs) {
-    GST_ELEMENT_WARNING(self, STREAM, FORMAT,
-                        ("The new matrix has %u outputs for %u input channels, but the stream "
-                         "has %u: the output count cannot change while playing; keeping the "
-                         "previous matrix (set it in the READY state).",
-                         r.outputs, inputs, self->engine_outputs),
-                        (NULL));
+    gst_cudafft_refuse_value_full(GST_ELEMENT(self), GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+                                  NULL,
+                                  "The new matrix has %u outputs for %u input channels, but the "
+                                  "stream has %u: the output count cannot change while playing; "
+                                  "keeping the previous matrix (set it in the READY state).",
+                                  r.outputs, inputs, self->engine_outputs);
   } else {
     const CudafftMatrixResponses responses = {.taps_data = r.data, .taps = r.taps};
     const CudafftStatus status =
@@ -56,14 +57,14 @@ apply_settings(GstCudaMatrixConvolve *self)
     if (status == CUDAFFT_STATUS_OK)
       GST_DEBUG_OBJECT(self, "new matrix of %" G_GSIZE_FORMAT " taps", r.taps);
     else
-      GST_ELEMENT_WARNING(self, RESOURCE, NO_SPACE_LEFT,
-                          ("Cannot use the new matrix (%" G_GSIZE_FORMAT
-                           " taps); keeping the previous one: %s",
-                           r.taps, cudafft_last_error_message()),
-                          ("%s", cudafft_status_name(status)));
+      gst_cudafft_refuse_value_full(GST_ELEMENT(self), GST_RESOURCE_ERROR,
+                                    GST_RESOURCE_ERROR_NO_SPACE_LEFT, cudafft_status_name(status),
+                                    "Cannot use the new matrix (%" G_GSIZE_FORMAT
+                                    " taps); keeping the previous one: %s",
+                                    r.taps, cudafft_last_error_message());
   }
   g_free(r.data);
-  gst_cuda_convolve_ir_result_unref(ir);
+  gst_cudafft_response_file_result_unref(ir);
   self->engine_source = source;
 }
 
@@ -219,13 +220,13 @@ gst_cuda_matrix_convolve_prepare(GstCudafftAudioFilter *filter)
   if (!gst_cuda_matrix_convolve_engine(self)) {
     if (GST_AUDIO_INFO_RATE(&self->info) == 0)
       return GST_FLOW_NOT_NEGOTIATED;
-    Source source;
-    GstCudaConvolveIrResult *ir = NULL;
+    GstCudafftResponseSource source;
+    GstCudafftResponseFileResult *ir = NULL;
     if (gst_cuda_matrix_convolve_responses_source(self, TRUE, &source, &ir) ==
-        GST_CUDA_CONVOLVE_IR_PENDING)
+        GST_CUDAFFT_RESPONSE_FILE_PENDING)
       return GST_FLOW_FLUSHING; /* stopped while waiting */
     const GstFlowReturn ret = gst_cuda_matrix_convolve_open_engine(self, &source, ir);
-    gst_cuda_convolve_ir_result_unref(ir);
+    gst_cudafft_response_file_result_unref(ir);
     if (ret != GST_FLOW_OK)
       return ret;
   }
@@ -252,20 +253,4 @@ gst_cuda_matrix_convolve_process(GstCudafftAudioFilter *filter, GstBuffer *inbuf
     frames -= n;
   }
   return ret;
-}
-
-void
-gst_cuda_matrix_convolve_update_latency(GstCudaMatrixConvolve *self)
-{
-  CudafftMatrix *engine = gst_cuda_matrix_convolve_engine(self);
-  const gint frames = engine ? (gint)cudafft_matrix_get_block_size(engine) : 0;
-  const gint rate = GST_AUDIO_INFO_RATE(&self->info);
-  if (gst_cudafft_latency_update(&self->latency, GST_ELEMENT(self), frames, rate))
-    GST_DEBUG_OBJECT(self, "latency %d samples at %d Hz", frames, rate);
-}
-
-GstClockTime
-gst_cuda_matrix_convolve_get_latency(GstCudafftAudioFilter *filter)
-{
-  return gst_cudafft_latency_get(&GST_CUDA_MATRIX_CONVOLVE(filter)->latency);
 }

@@ -97,7 +97,7 @@ gst_cuda_matrix_convolve_sofa_in_force(GstCudaMatrixConvolve *self)
 }
 
 static void
-problem_set(GstCudaConvolveIrProblem *problem, gint code, gchar *text)
+problem_set(GstCudafftResponseFileProblem *problem, gint code, gchar *text)
 {
   problem->domain = GST_STREAM_ERROR;
   problem->code = code;
@@ -108,7 +108,7 @@ problem_set(GstCudaConvolveIrProblem *problem, gint code, gchar *text)
 /* Each input channel's direction (inputs x <azimuth, elevation>), or FALSE with *problem. */
 static gboolean
 channel_directions(GstCudaMatrixConvolve *self, guint inputs, const gdouble *set_directions,
-                   guint n_directions, gdouble *out, GstCudaConvolveIrProblem *problem)
+                   guint n_directions, gdouble *out, GstCudafftResponseFileProblem *problem)
 {
   if (n_directions > 0) {
     if (n_directions != inputs) {
@@ -142,7 +142,7 @@ channel_directions(GstCudaMatrixConvolve *self, guint inputs, const gdouble *set
 
 gboolean
 gst_cuda_matrix_convolve_sofa_responses(GstCudaMatrixConvolve *self, guint inputs,
-                                        GstCudaConvolveIrProblem *problem, Responses *out)
+                                        GstCudafftResponseFileProblem *problem, Responses *out)
 {
   GST_OBJECT_LOCK(self);
   gchar *location = g_strdup(self->settings.sofa_location);
@@ -165,7 +165,7 @@ gst_cuda_matrix_convolve_sofa_responses(GstCudaMatrixConvolve *self, guint input
     gst_cuda_matrix_convolve_sofa_set_free(self->sofa);
     self->sofa = NULL;
     /* a FIFO would block the reader (until its time limit): refused before it is opened */
-    if (!gst_cuda_convolve_ir_check(location, "sofa-location", problem))
+    if (!gst_cudafft_response_file_check(location, "sofa-location", problem))
       goto done;
     self->sofa =
         gst_cuda_matrix_convolve_sofa_reader_load(self->sofa_reader, location, rate, problem);

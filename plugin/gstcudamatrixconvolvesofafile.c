@@ -71,7 +71,7 @@ resample_error_text(int err)
 }
 
 static GstCudaMatrixConvolveSofaSet *
-fail(GstCudaConvolveIrProblem *problem, GQuark domain, gint code, gchar *text,
+fail(GstCudafftResponseFileProblem *problem, GQuark domain, gint code, gchar *text,
      struct MYSOFA_HRTF *hrtf)
 {
   problem->domain = domain;
@@ -119,7 +119,7 @@ gain_kept_factor(double from, double to)
 
 GstCudaMatrixConvolveSofaSet *
 gst_cuda_matrix_convolve_sofa_file_read(const gchar *location, gint rate,
-                                        GstCudaConvolveIrProblem *problem)
+                                        GstCudafftResponseFileProblem *problem)
 {
   int err = MYSOFA_OK;
   struct MYSOFA_HRTF *hrtf = mysofa_load(location, &err);

@@ -8,7 +8,7 @@
 #ifndef GST_CUDA_MATRIX_CONVOLVE_SOFA_FILE_H
 #define GST_CUDA_MATRIX_CONVOLVE_SOFA_FILE_H
 
-#include "gstcudaconvolveir.h"
+#include "gstcudafftresponsefile.h"
 
 #include <gst/gst.h>
 
@@ -33,7 +33,7 @@ typedef struct {
  * (naming the file and what is wrong with it) and returns NULL. */
 GstCudaMatrixConvolveSofaSet *
 gst_cuda_matrix_convolve_sofa_file_read(const gchar *location, gint rate,
-                                        GstCudaConvolveIrProblem *problem);
+                                        GstCudafftResponseFileProblem *problem);
 
 void gst_cuda_matrix_convolve_sofa_set_free(GstCudaMatrixConvolveSofaSet *set);
 

@@ -162,7 +162,7 @@ pipe_read(gpointer source, void *data, gsize size)
 }
 
 static void
-problem_set(GstCudaConvolveIrProblem *problem, GQuark domain, gint code, const gchar *location,
+problem_set(GstCudafftResponseFileProblem *problem, GQuark domain, gint code, const gchar *location,
             gchar *why)
 {
   problem->domain = domain;
@@ -174,7 +174,7 @@ problem_set(GstCudaConvolveIrProblem *problem, GQuark domain, gint code, const g
 }
 
 static void
-answer_clear(GstCudaConvolveIrProblem *answer)
+answer_clear(GstCudafftResponseFileProblem *answer)
 {
   g_free(answer->text);
   g_free(answer->debug);
@@ -187,7 +187,7 @@ answer_clear(GstCudaConvolveIrProblem *answer)
 static gboolean
 reader_failed(const gchar *program, const gchar *location, GstClockTime limit, const Pipe *pipe,
               gboolean answered, gchar *why, gboolean reaped, int status,
-              GstCudaConvolveIrProblem *problem)
+              GstCudafftResponseFileProblem *problem)
 {
   reaped = reaped && pipe->ended;
   if (pipe->timed_out) {
@@ -233,7 +233,7 @@ GstCudaMatrixConvolveSofaSet *
 gst_cuda_matrix_convolve_sofa_reader_run(GstCudaMatrixConvolveSofaReader *reader,
                                          const gchar *const *command, const gchar *location,
                                          gint rate, GstClockTime limit,
-                                         GstCudaConvolveIrProblem *problem)
+                                         GstCudafftResponseFileProblem *problem)
 {
   memset(problem, 0, sizeof *problem);
   GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
@@ -278,7 +278,7 @@ gst_cuda_matrix_convolve_sofa_reader_run(GstCudaMatrixConvolveSofaReader *reader
   Pipe pipe = {.fd = out, .deadline = g_get_monotonic_time() + (gint64)(limit / GST_USECOND)};
   g_unix_set_fd_nonblocking(out, TRUE, NULL);
   GstCudaMatrixConvolveSofaSet *set = NULL;
-  GstCudaConvolveIrProblem answer = {0};
+  GstCudafftResponseFileProblem answer = {0};
   gchar *why = NULL;
   gboolean answered =
       gst_cuda_matrix_convolve_sofa_wire_read(pipe_read, &pipe, &set, &answer, &why);
@@ -327,7 +327,7 @@ gst_cuda_matrix_convolve_sofa_reader_run(GstCudaMatrixConvolveSofaReader *reader
 GstCudaMatrixConvolveSofaSet *
 gst_cuda_matrix_convolve_sofa_reader_load(GstCudaMatrixConvolveSofaReader *reader,
                                           const gchar *location, gint rate,
-                                          GstCudaConvolveIrProblem *problem)
+                                          GstCudafftResponseFileProblem *problem)
 {
   const Found *found = reader_program();
   if (!found->program) {

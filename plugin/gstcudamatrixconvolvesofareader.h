@@ -22,7 +22,7 @@
 #ifndef GST_CUDA_MATRIX_CONVOLVE_SOFA_READER_H
 #define GST_CUDA_MATRIX_CONVOLVE_SOFA_READER_H
 
-#include "gstcudaconvolveir.h"
+#include "gstcudafftresponsefile.h"
 #include "gstcudamatrixconvolvesofafile.h"
 
 #include <gst/gst.h>
@@ -52,14 +52,14 @@ void gst_cuda_matrix_convolve_sofa_reader_set_stopped(GstCudaMatrixConvolveSofaR
 GstCudaMatrixConvolveSofaSet *
 gst_cuda_matrix_convolve_sofa_reader_load(GstCudaMatrixConvolveSofaReader *reader,
                                           const gchar *location, gint rate,
-                                          GstCudaConvolveIrProblem *problem);
+                                          GstCudafftResponseFileProblem *problem);
 
 /* The same with the reader's command (its program and leading arguments, NULL-terminated; the
  * location, the rate and the limit in whole seconds are appended) and the time limit given: the
  * tests' way to run stand-ins that hang, crash or answer wrongly. */
 GstCudaMatrixConvolveSofaSet *gst_cuda_matrix_convolve_sofa_reader_run(
     GstCudaMatrixConvolveSofaReader *reader, const gchar *const *command, const gchar *location,
-    gint rate, GstClockTime limit, GstCudaConvolveIrProblem *problem);
+    gint rate, GstClockTime limit, GstCudafftResponseFileProblem *problem);
 
 G_END_DECLS
 

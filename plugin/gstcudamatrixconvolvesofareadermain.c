@@ -62,7 +62,7 @@ main(int argc, char **argv)
     return 2;
   }
   limit_self(seconds);
-  GstCudaConvolveIrProblem problem = {0};
+  GstCudafftResponseFileProblem problem = {0};
   GstCudaMatrixConvolveSofaSet *set =
       gst_cuda_matrix_convolve_sofa_file_read(argv[1], (gint)rate, &problem);
   const gboolean written =

@@ -30,7 +30,7 @@ gst_cuda_matrix_convolve_sofa_reader_set_stopped(GstCudaMatrixConvolveSofaReader
 GstCudaMatrixConvolveSofaSet *
 gst_cuda_matrix_convolve_sofa_reader_load(GstCudaMatrixConvolveSofaReader *reader,
                                           const gchar *location, gint rate,
-                                          GstCudaConvolveIrProblem *problem)
+                                          GstCudafftResponseFileProblem *problem)
 {
   (void)reader;
   (void)rate;

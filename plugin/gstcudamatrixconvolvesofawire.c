@@ -81,7 +81,8 @@ gst_cuda_matrix_convolve_sofa_wire_write_set(int fd, const GstCudaMatrixConvolve
 }
 
 gboolean
-gst_cuda_matrix_convolve_sofa_wire_write_problem(int fd, const GstCudaConvolveIrProblem *problem)
+gst_cuda_matrix_convolve_sofa_wire_write_problem(int fd,
+                                                 const GstCudafftResponseFileProblem *problem)
 {
   Header header;
   header_init(&header, KIND_PROBLEM);
@@ -106,7 +107,7 @@ not_an_answer(gchar **why, gchar *text)
 
 static gboolean
 read_problem(GstCudaMatrixConvolveSofaWireRead read, gpointer source, const Header *header,
-             GstCudaConvolveIrProblem *problem, gchar **why)
+             GstCudafftResponseFileProblem *problem, gchar **why)
 {
   GQuark domain;
   switch (header->domain) {
@@ -176,7 +177,7 @@ read_set(GstCudaMatrixConvolveSofaWireRead read, gpointer source, const Header *
 gboolean
 gst_cuda_matrix_convolve_sofa_wire_read(GstCudaMatrixConvolveSofaWireRead read, gpointer source,
                                         GstCudaMatrixConvolveSofaSet **set,
-                                        GstCudaConvolveIrProblem *problem, gchar **why)
+                                        GstCudafftResponseFileProblem *problem, gchar **why)
 {
   *set = NULL;
   *why = NULL;

@@ -12,7 +12,7 @@
 #ifndef GST_CUDA_MATRIX_CONVOLVE_SOFA_WIRE_H
 #define GST_CUDA_MATRIX_CONVOLVE_SOFA_WIRE_H
 
-#include "gstcudaconvolveir.h"
+#include "gstcudafftresponsefile.h"
 #include "gstcudamatrixconvolvesofafile.h"
 
 #include <gst/gst.h>
@@ -22,8 +22,9 @@ G_BEGIN_DECLS
 /* Writes the answer to `fd` (all of it, retrying short writes); FALSE where it cannot. */
 gboolean gst_cuda_matrix_convolve_sofa_wire_write_set(int fd,
                                                       const GstCudaMatrixConvolveSofaSet *set);
-gboolean gst_cuda_matrix_convolve_sofa_wire_write_problem(int fd,
-                                                          const GstCudaConvolveIrProblem *problem);
+gboolean
+gst_cuda_matrix_convolve_sofa_wire_write_problem(int fd,
+                                                 const GstCudafftResponseFileProblem *problem);
 
 /* Fills `size` bytes at `data` from the answer; FALSE where it cannot (the caller knows why). */
 typedef gboolean (*GstCudaMatrixConvolveSofaWireRead)(gpointer source, void *data, gsize size);
@@ -34,7 +35,8 @@ typedef gboolean (*GstCudaMatrixConvolveSofaWireRead)(gpointer source, void *dat
 gboolean gst_cuda_matrix_convolve_sofa_wire_read(GstCudaMatrixConvolveSofaWireRead read,
                                                  gpointer source,
                                                  GstCudaMatrixConvolveSofaSet **set,
-                                                 GstCudaConvolveIrProblem *problem, gchar **why);
+                                                 GstCudafftResponseFileProblem *problem,
+                                                 gchar **why);
 
 G_END_DECLS
 

@@ -616,8 +616,8 @@ static void
 refuse_settings(GstCudaMelSpectrogram *self, const GstCudaMelSpectrogramSettings *asked,
                 const gchar *why)
 {
-  GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
-                      ("New settings refused: %s. Keeping the settings in force.", why), (NULL));
+  gst_cudafft_refuse_value(GST_ELEMENT(self),
+                           "New settings refused: %s. Keeping the settings in force.", why);
   GST_OBJECT_LOCK(self);
   if (self->settings.generation == asked->generation) {
     self->settings = self->in_force;

@@ -408,18 +408,19 @@ gst_cuda_mel_spectrogram_properties_install(GObjectClass *k)
   CudafftFeaturesConfig d; /* the engine's defaults: the specs' defaults */
   cudafft_features_config_init(&d);
   install_enum(k, PROP_PRESET, "preset",
-               "Sets every other property as a library computes its features; the properties "
-               "set explicitly win, whatever the order they are set in",
+               "Sets every other property as a library computes its features; the properties set "
+               "explicitly win, in any order",
                GST_TYPE_CUDA_MEL_SPECTROGRAM_PRESET, GST_CUDA_MEL_SPECTROGRAM_PRESET_NONE);
   install_enum(k, PROP_KIND, "kind", "What each frame holds: mel, log-mel or mfcc", kind_get_type(),
                d.kind);
   install_float(k, PROP_SAMPLE_SCALE, "sample-scale",
                 "Factor on the samples (1 reads full scale as 1.0; 32768 as Kaldi's integers)",
                 G_MINFLOAT, G_MAXFLOAT, d.sample_scale);
-  install_uint(k, PROP_FFT_SIZE, "fft-size",
-               "Points of the transform: 2^a 3^b 5^c 7^d from 16 to 16384 (400, 480, 512, 1000, "
-               "...)",
-               16, 16384, (guint)d.fft_size);
+  g_object_class_install_property(
+      k, PROP_FFT_SIZE,
+      gst_cudafft_fft_size_param(
+          "Points of the transform: 2^a 3^b 5^c 7^d from 16 to 16384 (400, 480, 512, 1000, ...)",
+          (guint)d.fft_size, FLAGS));
   install_uint(k, PROP_WIN_LENGTH, "win-length",
                "Samples of the window, zero-padded to fft-size; 0 means fft-size", 0, 16384,
                (guint)d.win_length);
@@ -571,20 +572,6 @@ gst_cuda_mel_spectrogram_settings_config(const GstCudaMelSpectrogramSettings *s,
   return ok;
 }
 
-/* Whether the engine takes fft-size `n` (the library's rule, with every other field valid). */
-static gboolean
-fft_size_taken(guint n, gchar **why)
-{
-  CudafftFeaturesConfig c;
-  cudafft_features_config_init(&c);
-  c.fft_size = n;
-  c.hop = 1;
-  if (cudafft_features_shape(&c, NULL) == CUDAFFT_STATUS_OK)
-    return TRUE;
-  *why = g_strdup(cudafft_last_error_message());
-  return FALSE;
-}
-
 void
 gst_cuda_mel_spectrogram_properties_set(GObject *object, GstCudaMelSpectrogramSettings *s,
                                         guint prop_id, const GValue *value, GParamSpec *pspec)
@@ -594,16 +581,17 @@ gst_cuda_mel_spectrogram_properties_set(GObject *object, GstCudaMelSpectrogramSe
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
     return;
   }
-  gchar *why = NULL;
-  if ((prop_id == PROP_HOP_LENGTH && g_value_get_uint(value) == 0) ||
-      (prop_id == PROP_FFT_SIZE && !fft_size_taken(g_value_get_uint(value), &why))) {
+  /* the engine's sizes are every element's (cudafft_fft_size_supported()) */
+  if (prop_id == PROP_FFT_SIZE &&
+      !gst_cudafft_fft_size_check(GST_ELEMENT(object), g_value_get_uint(value), FALSE))
+    return;
+  if (prop_id == PROP_HOP_LENGTH && g_value_get_uint(value) == 0) {
     guint kept = 0;
     g_object_get(object, pspec->name, &kept, NULL);
-    gst_cudafft_refuse_value(GST_ELEMENT(object), "%s=%u refused: %s. Keeping %s=%u.", pspec->name,
-                             g_value_get_uint(value),
-                             why ? why : "frames must advance by at least one sample", pspec->name,
-                             kept);
-    g_free(why);
+    gst_cudafft_refuse_value(GST_ELEMENT(object),
+                             "%s=%u refused: frames must advance by at least one sample. Keeping "
+                             "%s=%u.",
+                             pspec->name, g_value_get_uint(value), pspec->name, kept);
     return;
   }
   GST_OBJECT_LOCK(object);

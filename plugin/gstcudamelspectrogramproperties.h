@@ -64,8 +64,8 @@ gboolean gst_cuda_mel_spectrogram_settings_config(const GstCudaMelSpectrogramSet
                                                   CudafftStatus *status, gchar **why);
 
 /* set_property for `object` (takes the object lock): records the value and marks the property
- * set. hop-length 0 and an fft-size the engine does not take are refused
- * (gst_cudafft_refuse_value) and change nothing. */
+ * set. hop-length 0 and an fft-size the engine does not take (gst_cudafft_fft_size_check, as every
+ * element's fft-size) are refused (gst_cudafft_refuse_value) and change nothing. */
 void gst_cuda_mel_spectrogram_properties_set(GObject *object,
                                              GstCudaMelSpectrogramSettings *settings, guint prop_id,
                                              const GValue *value, GParamSpec *pspec);

@@ -60,9 +60,8 @@ gst_cuda_spectrum_properties_install(GObjectClass *gobject_class)
   g_object_class_install_property(
       gobject_class, PROP_MESSAGE_LISTS,
       g_param_spec_boolean("message-lists", "Message lists",
-                           "Whether the 'magnitude' and 'phase' fields (spectrum's GValue lists) "
-                           "are in the messages; FALSE leaves them out and posts only the float32 "
-                           "'magnitude-data' and 'phase-data' fields, far cheaper to build",
+                           "Whether the 'magnitude' and 'phase' lists are in the messages; FALSE: "
+                           "only the float32 'magnitude-data' and 'phase-data'",
                            DEFAULT_MESSAGE_LISTS, flags));
   g_object_class_install_property(
       gobject_class, PROP_INTERVAL,
@@ -89,19 +88,10 @@ gst_cuda_spectrum_properties_install(GObjectClass *gobject_class)
                                        GST_PARAM_MUTABLE_PLAYING);
   g_object_class_install_property(
       gobject_class, PROP_FFT_SIZE,
-      gst_cudafft_fft_size_param(
-          "The analysis's points with frequency-scale log, mel or octave: any even size "
-          "from " GST_CUDAFFT_MIN_SIZE_TEXT " to " GST_CUDAFFT_MAX_SIZE_TEXT
-          " whose only prime factors are 2, 3, 5 and 7 (400, "
-          "480, 1000, 3000, 4096, ...; the analysis is spectrum's, whose nfft is even); another "
-          "value is refused with a warning naming the nearest sizes, and the size in effect kept. "
-          "The bands are made from its fft-size / 2 + 1 bins, rate / fft-size apart, and "
-          "bands holds the count of log and mel bands. A band narrower than about two bins does "
-          "not resolve a tone (its level is interpolated between bins): at 48 kHz, 4096 points "
-          "(11.7 Hz bins) resolve third octaves from about 100 Hz, 16384 (2.9 Hz) from 20 Hz. "
-          "Ignored with linear, where nfft = 2 bands - 2 as in spectrum. A change while playing "
-          "applies from the next interval",
-          flags));
+      gst_cudafft_fft_size_param("Points of the analysis for the log, mel and octave scales: "
+                                 "even, " GST_CUDAFFT_MIN_SIZE_TEXT " to " GST_CUDAFFT_MAX_SIZE_TEXT
+                                 ", no prime factor above 7 (ignored with linear)",
+                                 GST_CUDAFFT_DEFAULT_FFT_SIZE, flags));
 }
 
 void

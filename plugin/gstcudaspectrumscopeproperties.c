@@ -57,11 +57,10 @@ gst_cuda_spectrum_scope_properties_install(GObjectClass *gobject_class)
   const GParamFlags flags = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING;
   g_object_class_install_property(
       gobject_class, GST_CUDA_SPECTRUM_SCOPE_PROP_STYLE,
-      g_param_spec_enum("style", "Style",
-                        "spectrogram: a scrolling waterfall (a column a frame, the newest at the "
-                        "right, low frequencies at the bottom); bars: an analyser with "
-                        "anti-aliased bars coloured by height and white peak markers",
-                        GST_TYPE_CUDA_SPECTRUM_SCOPE_STYLE, DEFAULT_STYLE, flags));
+      g_param_spec_enum(
+          "style", "Style",
+          "spectrogram (a scrolling waterfall) or bars (an analyser with peak markers)",
+          GST_TYPE_CUDA_SPECTRUM_SCOPE_STYLE, DEFAULT_STYLE, flags));
   const GstCudafftBandProps band_props = {
       GST_CUDA_SPECTRUM_SCOPE_PROP_FREQUENCY_SCALE, GST_CUDA_SPECTRUM_SCOPE_PROP_BANDS_PER_OCTAVE,
       GST_CUDA_SPECTRUM_SCOPE_PROP_MIN_FREQUENCY, GST_CUDA_SPECTRUM_SCOPE_PROP_MAX_FREQUENCY,
@@ -89,9 +88,8 @@ gst_cuda_spectrum_scope_properties_install(GObjectClass *gobject_class)
   g_object_class_install_property(
       gobject_class, GST_CUDA_SPECTRUM_SCOPE_PROP_SMOOTHING,
       g_param_spec_double("smoothing", "Smoothing",
-                          "Time constant in ms of the exponential average of each band's power "
-                          "over frames (S += (1 - exp(-frame duration / smoothing)) (P - S); 125: "
-                          "a sound level meter's Fast); 0: none",
+                          "Time constant in ms of each band's exponential average over frames "
+                          "(125: a sound level meter's Fast); 0: none",
                           0.0, 60000.0, DEFAULT_SMOOTHING, flags));
   g_object_class_install_property(
       gobject_class, GST_CUDA_SPECTRUM_SCOPE_PROP_PEAK_HOLD,
@@ -106,16 +104,10 @@ gst_cuda_spectrum_scope_properties_install(GObjectClass *gobject_class)
                           10000.0, DEFAULT_PEAK_DECAY, flags));
   g_object_class_install_property(
       gobject_class, GST_CUDA_SPECTRUM_SCOPE_PROP_FFT_SIZE,
-      gst_cudafft_fft_size_param(
-          "Points of each channel's FFT: any size from " GST_CUDAFFT_MIN_SIZE_TEXT
-          " to " GST_CUDAFFT_MAX_SIZE_TEXT " whose only prime factors are 2, 3, 5 and 7 (400, "
-          "480, 1000, 1125, 4096, ...; bins rate / fft-size apart, fft-size / 2 + 1 of them); "
-          "another value is refused with a warning naming the nearest sizes, and the size in "
-          "effect kept. A size whose FFT the GPU's shared memory cannot hold (an odd size above "
-          "13673 on an H100) runs on the CPU with backend=auto and is an error naming the "
-          "nearest sizes that fit with backend=cuda. A change while playing makes a new "
-          "analyser at the next frame and starts the display afresh",
-          flags));
+      gst_cudafft_fft_size_param("Points of each channel's FFT: " GST_CUDAFFT_MIN_SIZE_TEXT
+                                 " to " GST_CUDAFFT_MAX_SIZE_TEXT
+                                 " with no prime factor above 7 (400, 1000, 1125, 4096, ...)",
+                                 GST_CUDAFFT_DEFAULT_FFT_SIZE, flags));
   g_object_class_install_property(
       gobject_class, GST_CUDA_SPECTRUM_SCOPE_PROP_MULTI_CHANNEL,
       g_param_spec_boolean("multi-channel", "Multichannel",

@@ -1,15 +1,16 @@
 /* test_properties.c: what every element of the plugin does with its properties, on the backend
  * named by argv[1] (cpu|cuda): a property of the same name has the same type in every element
  * (fft-size an unsigned integer 16..16384 in cudafft, cudaspectrum, cudaspectrumscope and
- * cudamelspectrogram, set from a launch line's number, each refusing the sizes it does not take with the nearest it
- * does); a value refused outside a pipeline (as gst-launch-1.0 sets its
- * line's properties) is said in GLib's log, one refused in a pipeline by a WARNING message on the
- * bus, each naming the property and the value kept, which reading the property back gives; values
- * a property's type cannot hold fail gst-launch-1.0's parse ("could not set property"); backend and
+ * cudamelspectrogram, set from a launch line's number, each refusing the sizes it does not take
+ * with the nearest it does); a value refused outside a pipeline (as gst-launch-1.0 sets its line's
+ * properties) is said in GLib's log, one refused in a pipeline by a WARNING message on the bus,
+ * each naming the property and the value kept, which reading the property back gives; values a
+ * property's type cannot hold fail gst-launch-1.0's parse ("could not set property"); backend and
  * cuda-device-id, which take effect at the start, are refused once the element runs (PAUSED or
  * PLAYING) with a WARNING, the value in effect read back, setting the same value again says
  * nothing, and back in NULL a change is taken; cudafft's texts say when changes apply and what its
- * dB is, and a sine reads what they say; every description says the element runs on the CPU too.
+ * dB is, and a sine reads what they say; every description says the element runs on the CPU too,
+ * and every property's is a line or two (at most 130 characters).
  * Values that only make sense together (db-min and db-max, hop and fft-size, a band layout) are
  * taken in either order and checked when they take effect: an ERROR at the start, a WARNING while
  * playing, and a refused value reads back as the value in force. */
@@ -103,16 +104,25 @@ expect_no_warning(GstBus *bus, const char *row)
   }
 }
 
+/* The property specs of factories[f] (g_free them), and in *e the element made for them, kept alive
+ * while they are read (class data, alive while the class is): unref it after. */
+static GParamSpec **
+element_specs(guint f, GstElement **e, guint *n)
+{
+  *e = gst_element_factory_make(factories[f], NULL);
+  fail_unless(*e != NULL, "cannot make %s", factories[f]);
+  return g_object_class_list_properties(G_OBJECT_GET_CLASS(*e), n);
+}
+
 GST_START_TEST(test_same_property_same_type)
 {
   GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal); /* name -> GParamSpec */
   GHashTable *owner = g_hash_table_new(g_str_hash, g_str_equal);
   guint shared = 0;
   for (guint f = 0; f < G_N_ELEMENTS(factories); f++) {
-    GstElement *e = gst_element_factory_make(factories[f], NULL);
-    fail_unless(e != NULL, "cannot make %s", factories[f]);
+    GstElement *e = NULL;
     guint n = 0;
-    GParamSpec **specs = g_object_class_list_properties(G_OBJECT_GET_CLASS(e), &n);
+    GParamSpec **specs = element_specs(f, &e, &n);
     for (guint i = 0; i < n; i++) {
       GParamSpec *other = g_hash_table_lookup(seen, specs[i]->name);
       if (!other) {
@@ -130,14 +140,15 @@ GST_START_TEST(test_same_property_same_type)
                   factories[f]);
     }
     g_free(specs);
-    /* the element is kept alive for the specs (class data, alive while the class is) */
     gst_object_unref(e);
   }
   fail_unless(shared > 10, "only %u shared properties: are the elements all there?", shared);
   static const struct {
     const char *factory;
     guint default_size;
-  } sized[] = {{"cudafft", 4096}, {"cudaspectrum", 4096}, {"cudaspectrumscope", 4096},
+  } sized[] = {{"cudafft", 4096},
+               {"cudaspectrum", 4096},
+               {"cudaspectrumscope", 4096},
                {"cudamelspectrogram", 400}};
   for (guint f = 0; f < G_N_ELEMENTS(sized); f++) {
     GstElement *e = gst_element_factory_make(sized[f].factory, NULL);
@@ -441,6 +452,36 @@ GST_START_TEST(test_descriptions_say_cpu)
 }
 GST_END_TEST;
 
+/* Every property of ours is described in a line or two of gst-inspect-1.0, as GStreamer's own
+ * (spectrum's longest is about 100 characters); the rules behind it are docs/elements.md's. The
+ * properties of GStreamer's base classes (GstBaseTransform's qos, GstAudioVisualizer's shader)
+ * are theirs. */
+#define MAX_BLURB 130
+
+GST_START_TEST(test_blurbs_short)
+{
+  guint checked = 0;
+  for (guint f = 0; f < G_N_ELEMENTS(factories); f++) {
+    GstElement *e = NULL;
+    guint n = 0;
+    GParamSpec **specs = element_specs(f, &e, &n);
+    for (guint i = 0; i < n; i++) {
+      if (!g_str_has_prefix(g_type_name(specs[i]->owner_type), "GstCuda"))
+        continue;
+      const gchar *blurb = g_param_spec_get_blurb(specs[i]);
+      const gsize length = blurb ? strlen(blurb) : 0;
+      if (length == 0 || length > MAX_BLURB)
+        fail("%s's %s: a description of %" G_GSIZE_FORMAT " characters (1 to %d): %s", factories[f],
+             specs[i]->name, length, MAX_BLURB, blurb ? blurb : "(none)");
+      checked++;
+    }
+    g_free(specs);
+    gst_object_unref(e);
+  }
+  fail_unless(checked > 60, "only %u properties checked: are the elements all there?", checked);
+}
+GST_END_TEST;
+
 /* Pairs in either order ---------------------------------------------------------------------- */
 
 #define PAIR_RATE 48000
@@ -732,6 +773,7 @@ properties_suite(void)
   tcase_add_test(tc, test_start_properties_refused_while_running);
   tcase_add_test(tc, test_documented_texts);
   tcase_add_test(tc, test_descriptions_say_cpu);
+  tcase_add_test(tc, test_blurbs_short);
   tcase_add_test(tc, test_pairs_in_either_order);
   tcase_add_test(tc, test_layout_without_bands_at_start);
   tcase_add_test(tc, test_layout_without_bands_while_playing);

@@ -132,7 +132,7 @@ stand_in(int argc, char **argv)
     }
     g_byte_array_unref(bytes);
   } else if (strcmp(what, "problem") == 0) {
-    GstCudaConvolveIrProblem problem = {
+    GstCudafftResponseFileProblem problem = {
         .domain = GST_RESOURCE_ERROR,
         .code = GST_RESOURCE_ERROR_NOT_FOUND,
         .text = g_strdup_printf("The stand-in says \"%s\" at %s Hz is no set.", argv[3], argv[4]),
@@ -180,7 +180,7 @@ no_children(void)
 
 static GstCudaMatrixConvolveSofaSet *
 run_mode(GstCudaMatrixConvolveSofaReader *reader, const char *mode, GstClockTime limit,
-         GstCudaConvolveIrProblem *problem, double *seconds)
+         GstCudafftResponseFileProblem *problem, double *seconds)
 {
   const gchar *const command[] = {self_path, "--stand-in", mode, NULL};
   const double start = test_seconds();
@@ -208,7 +208,7 @@ test_answers(GstCudaMatrixConvolveSofaReader *reader)
   for (guint k = 0; k < 2; k++) {
     const guint64 seed = test_rng_u64(&rng) % 1000000;
     gchar *mode = g_strdup_printf("%s:%" G_GUINT64_FORMAT, k ? "slowly" : "set", seed);
-    GstCudaConvolveIrProblem problem = {0};
+    GstCudafftResponseFileProblem problem = {0};
     double seconds;
     GstCudaMatrixConvolveSofaSet *got = run_mode(reader, mode, 10 * GST_SECOND, &problem, &seconds);
     GstCudaMatrixConvolveSofaSet *want = seeded_set(seed);
@@ -221,7 +221,7 @@ test_answers(GstCudaMatrixConvolveSofaReader *reader)
     g_free(problem.text);
     g_free(mode);
   }
-  GstCudaConvolveIrProblem problem = {0};
+  GstCudafftResponseFileProblem problem = {0};
   double seconds;
   GstCudaMatrixConvolveSofaSet *got =
       run_mode(reader, "problem", 10 * GST_SECOND, &problem, &seconds);
@@ -257,7 +257,7 @@ test_failures(GstCudaMatrixConvolveSofaReader *reader)
       {"extra:7", "more follows its end", 0.0},
   };
   for (guint r = 0; r < G_N_ELEMENTS(rows); r++) {
-    GstCudaConvolveIrProblem problem = {0};
+    GstCudafftResponseFileProblem problem = {0};
     double seconds;
     GstCudaMatrixConvolveSofaSet *got = run_mode(reader, rows[r].mode, limit, &problem, &seconds);
     const gboolean ok = !got && problem.text && strstr(problem.text, "\"" LOCATION "\"") &&
@@ -269,7 +269,7 @@ test_failures(GstCudaMatrixConvolveSofaReader *reader)
     g_free(problem.text);
   }
   const gchar *const missing[] = {"/nonexistent/gst-cudafft-sofa-reader", NULL};
-  GstCudaConvolveIrProblem problem = {0};
+  GstCudafftResponseFileProblem problem = {0};
   GstCudaMatrixConvolveSofaSet *got =
       gst_cuda_matrix_convolve_sofa_reader_run(reader, missing, LOCATION, RATE, limit, &problem);
   test_check(!got && problem.text && strstr(problem.text, "\"" LOCATION "\"") &&
@@ -300,7 +300,7 @@ test_stop(GstCudaMatrixConvolveSofaReader *reader)
 {
   Stopper stopper = {reader, 200 * 1000};
   GThread *thread = g_thread_new("stopper", stop_later, &stopper);
-  GstCudaConvolveIrProblem problem = {0};
+  GstCudafftResponseFileProblem problem = {0};
   double seconds;
   GstCudaMatrixConvolveSofaSet *got = run_mode(reader, "hang", 60 * GST_SECOND, &problem, &seconds);
   g_thread_join(thread);

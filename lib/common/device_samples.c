@@ -44,19 +44,6 @@ cudafft_device_samples_check_flags(unsigned on_device, CudafftBackend backend, c
 }
 
 CudafftStatus
-cudafft_device_samples_after(const CudafftFence *after, int in_device, CudafftFence *order)
-{
-  *order = (CudafftFence){0, 0};
-  if (!after)
-    return CUDAFFT_STATUS_OK;
-  if (in_device) {
-    *order = *after;
-    return CUDAFFT_STATUS_OK;
-  }
-  return cudafft_fence_wait(*after);
-}
-
-CudafftStatus
 cudafft_device_samples_copy(int device, void *dst, const void *src, size_t bytes)
 {
 #if CUDAFFT_HAVE_CUDA

@@ -25,12 +25,6 @@ CudafftStatus cudafft_device_samples_copy(int device, void *dst, const void *src
 CudafftStatus cudafft_device_samples_check_flags(unsigned on_device, CudafftBackend backend,
                                                  const char *name);
 
-/* The fence a push's device work goes after (its `after`, NULL for none), in *order: the caller's
- * where the object reads the input in device memory (in_device), which its backend orders on the
- * device; else zeroed, once the host has waited for it (input the object does not read there). */
-CudafftStatus cudafft_device_samples_after(const CudafftFence *after, int in_device,
-                                           CudafftFence *order);
-
 #ifdef __cplusplus
 }
 #endif

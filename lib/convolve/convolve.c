@@ -12,6 +12,7 @@
 #include "api_getter.h"
 #include "backend_choice.h"
 #include "device_samples.h"
+#include "executor.h"
 #include "sample_values.h"
 #include "size_math.h"
 
@@ -529,7 +530,7 @@ push(CudafftConvolve *convolve, const void *in, size_t frames, void *out, size_t
   uint8_t *dst = out;
   const size_t first = cv->produced;
   PushOrder order = {{0, 0}, done, {0, 0}};
-  status = cudafft_device_samples_after(after, (on_device & CUDAFFT_IN_DEVICE) != 0, &order.after);
+  status = cudafft_fence_order(after, (on_device & CUDAFFT_IN_DEVICE) != 0, &order.after);
   for (size_t taken = 0, count = 0; taken < frames && status == CUDAFFT_STATUS_OK; taken += count) {
     const size_t staged = cv->pushed - cv->produced;
     const size_t ran = front_push_step(cv, frames - taken, &count);

@@ -236,6 +236,12 @@ uint64_t cudafft_executor_id(const CudafftExecutor *ex);
 CudafftStatus cudafft_executor_order_after(CudafftExecutor *ex, CudafftFence after,
                                            uint64_t *batch);
 
+/* For an engine's front end: the fence a push's device work goes after (its `after`, NULL for
+ * none), in *order: the caller's where the object reads the input in device memory (in_device),
+ * which its backend orders on the device (cudafft_executor_order_after); else zeroed, once the host
+ * has waited for it (input the object does not read there). */
+CudafftStatus cudafft_fence_order(const CudafftFence *after, int in_device, CudafftFence *order);
+
 #ifdef __cplusplus
 }
 #endif

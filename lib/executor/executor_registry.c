@@ -1,7 +1,8 @@
 /* executor_registry.c: one executor per device table and device, shared by every engine object
  * on it (acquire and release count references; the last release stops it); the numbers that name
- * executors in fences, and cudafft_fence_wait(); the state memory executors hand out to engine
- * objects, counted in their device's load (devices.h). The executor itself: executor.c. */
+ * executors in fences, cudafft_fence_wait() and the fence an engine's push goes after
+ * (cudafft_fence_order); the state memory executors hand out to engine objects, counted in their
+ * device's load (devices.h). The executor itself: executor.c. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "executor_private.h"
@@ -116,6 +117,19 @@ cudafft_fence_wait(CudafftFence fence)
   const CudafftStatus status = cudafft_executor_sync(ex, fence.mark);
   cudafft_executor_release(ex);
   return status;
+}
+
+CudafftStatus
+cudafft_fence_order(const CudafftFence *after, int in_device, CudafftFence *order)
+{
+  *order = (CudafftFence){0, 0};
+  if (!after)
+    return CUDAFFT_STATUS_OK;
+  if (in_device) {
+    *order = *after;
+    return CUDAFFT_STATUS_OK;
+  }
+  return cudafft_fence_wait(*after);
 }
 
 CudafftStatus

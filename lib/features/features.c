@@ -6,6 +6,7 @@
 #include "backend_choice.h"
 #include "device_pointer.h"
 #include "device_samples.h"
+#include "executor.h"
 #include "features_backend.h"
 #include "features_timeline.h"
 
@@ -216,7 +217,7 @@ features_call(CudafftFeatures *f, const void *in, size_t samples, int finish, vo
   }
   const int in_on_device = in && (on_device & CUDAFFT_IN_DEVICE);
   CudafftFence order;
-  status = cudafft_device_samples_after(after, in_on_device, &order);
+  status = cudafft_fence_order(after, in_on_device, &order);
   if (status != CUDAFFT_STATUS_OK)
     return status;
   const size_t count =

@@ -4,6 +4,7 @@
 #include "backend_choice.h"
 #include "device_pointer.h"
 #include "device_samples.h"
+#include "executor.h"
 #include "sizes.h"
 #include "stft_backend.h"
 
@@ -238,7 +239,7 @@ stft_push(CudafftStft *stft, const void *in, size_t samples, float *out, size_t 
   }
   const int in_on_device = in && (on_device & CUDAFFT_IN_DEVICE);
   CudafftFence order;
-  const CudafftStatus ordered = cudafft_device_samples_after(after, in_on_device, &order);
+  const CudafftStatus ordered = cudafft_fence_order(after, in_on_device, &order);
   if (ordered != CUDAFFT_STATUS_OK)
     return ordered;
   if (samples == 0)
@@ -356,7 +357,7 @@ istft_push(CudafftIstft *istft, const float *in, size_t frames, float *out, unsi
   const int in_on_device = (on_device & CUDAFFT_IN_DEVICE) != 0;
   CudafftFence order;
   const CudafftStatus ordered =
-      cudafft_device_samples_after(after, in_on_device && frames > 0, &order);
+      cudafft_fence_order(after, in_on_device && frames > 0, &order);
   if (ordered != CUDAFFT_STATUS_OK)
     return ordered;
   if (frames == 0)

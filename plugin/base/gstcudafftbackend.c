@@ -30,18 +30,15 @@ gst_cudafft_backend_install_properties(GObjectClass *klass, guint prop_backend,
   g_object_class_install_property(
       klass, prop_backend,
       g_param_spec_enum("backend", "Backend",
-                        "Where the DSP runs: auto (the GPU when one is usable, otherwise the CPU, "
-                        "saying why in an INFO message at the start), cuda (the GPU or an error) "
-                        "or cpu (FFTW)",
+                        "Where the DSP runs: auto (the GPU where one is usable, else the CPU), "
+                        "cuda (the GPU or an error) or cpu (FFTW)",
                         GST_TYPE_CUDAFFT_BACKEND, GST_CUDAFFT_DEFAULT_BACKEND,
                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
   g_object_class_install_property(
       klass, prop_device_id,
       g_param_spec_int("cuda-device-id", "CUDA device id",
-                       "The CUDA device to run on. -1: automatic: device 0 on a host with one "
-                       "GPU; with several, the device whose engines hold the least GPU state, "
-                       "then the one with the fewest engines, then the most free memory (the "
-                       "next one where the engine does not fit). 0 or more: that device",
+                       "The CUDA device to run on; -1: automatic (device 0 with one GPU; with "
+                       "several, the least loaded)",
                        -1, G_MAXINT, GST_CUDAFFT_DEFAULT_DEVICE_ID,
                        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
   gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_BACKEND, 0);

@@ -45,15 +45,10 @@ gst_cudafft_bands_install_properties(GObjectClass *klass, const GstCudafftBandPr
   flags |= G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS;
   g_object_class_install_property(
       klass, ids->scale,
-      g_param_spec_enum(
-          "frequency-scale", "Frequency scale",
-          "How bands are spaced. linear, log, mel (2595 log10(1 + f / 700)): band centres evenly "
-          "spaced on that axis from min-frequency to max-frequency (both included), edges halfway "
-          "between centres. octave: the IEC 61260-1 fractional-octave bands with midband in that "
-          "range (base-10 ratio G = 10^(3/10), midbands 1000 G^(x / b) Hz for odd b and 1000 "
-          "G^((2x + 1) / (2b)) Hz for even b bands per octave, edges midband G^(-+1 / "
-          "(2b))). " GST_CUDAFFT_BINS_TO_BANDS_TEXT,
-          GST_TYPE_CUDAFFT_FREQUENCY_SCALE, default_scale, flags));
+      g_param_spec_enum("frequency-scale", "Frequency scale",
+                        "How bands are spaced: linear, log or mel (centres evenly spaced on that "
+                        "axis) or octave (IEC 61260-1 fractional-octave bands)",
+                        GST_TYPE_CUDAFFT_FREQUENCY_SCALE, default_scale, flags));
   g_object_class_install_property(
       klass, ids->bands_per_octave,
       g_param_spec_uint("bands-per-octave", "Bands per octave",
@@ -75,9 +70,8 @@ gst_cudafft_bands_install_properties(GObjectClass *klass, const GstCudafftBandPr
   g_object_class_install_property(
       klass, ids->weighting,
       g_param_spec_enum("weighting", "Frequency weighting",
-                        "The frequency weighting each FFT bin's power takes before bins are "
-                        "summed into bands: z (none), a or c (IEC 61672-1 Annex E's closed "
-                        "formulas with its exact pole frequencies, normalised to 0 dB at 1 kHz)",
+                        "The frequency weighting of each bin's power before it is summed into "
+                        "bands: z (none), a or c (IEC 61672-1)",
                         GST_TYPE_CUDAFFT_WEIGHTING, GST_CUDAFFT_DEFAULT_WEIGHTING, flags));
   gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_FREQUENCY_SCALE, 0);
   gst_type_mark_as_plugin_api(GST_TYPE_CUDAFFT_WEIGHTING, 0);

@@ -23,13 +23,6 @@ GType gst_cudafft_weighting_get_type(void);
 #define GST_CUDAFFT_DEFAULT_MAX_FREQUENCY 0.0 /* automatic: rate / 2 */
 #define GST_CUDAFFT_DEFAULT_WEIGHTING CUDAFFT_WEIGHTING_Z
 
-/* How a band is made of FFT bins, as the element docs state it. */
-#define GST_CUDAFFT_BINS_TO_BANDS_TEXT                                                             \
-  "A band sums the power of the FFT bins it covers (bin k standing for k rate / nfft +- half a "   \
-  "bin), the edge bins weighted by the fraction of their width inside it; a band narrower than a " \
-  "bin takes the power density interpolated linearly between the two nearest bins at its centre, " \
-  "times its width, so that levels stay continuous."
-
 /* The ids the five properties have in the element's class. */
 typedef struct {
   guint scale, bands_per_octave, min_frequency, max_frequency, weighting;

@@ -6,10 +6,10 @@
 #include <stdarg.h>
 
 GParamSpec *
-gst_cudafft_fft_size_param(const gchar *blurb, GParamFlags flags)
+gst_cudafft_fft_size_param(const gchar *blurb, guint default_size, GParamFlags flags)
 {
   return g_param_spec_uint("fft-size", "FFT size", blurb, CUDAFFT_MIN_SIZE, CUDAFFT_MAX_SIZE,
-                           GST_CUDAFFT_DEFAULT_FFT_SIZE, flags);
+                           default_size, flags);
 }
 
 static gboolean
@@ -39,21 +39,42 @@ gst_cudafft_fft_size_check(GstElement *element, guint size, gboolean even_only)
   return FALSE;
 }
 
+static void refuse(GstElement *element, GQuark domain, gint code, const gchar *debug,
+                   const gchar *format, va_list args) G_GNUC_PRINTF(5, 0);
+
+static void
+refuse(GstElement *element, GQuark domain, gint code, const gchar *debug, const gchar *format,
+       va_list args)
+{
+  gchar *text = g_strdup_vprintf(format, args);
+  GST_WARNING_OBJECT(element, "%s", text);
+  GstBus *bus = gst_element_get_bus(element);
+  if (bus)
+    gst_element_message_full(element, GST_MESSAGE_WARNING, domain, code, g_strdup(text),
+                             g_strdup(debug), __FILE__, GST_FUNCTION, __LINE__);
+  else
+    g_warning("%s: %s", GST_OBJECT_NAME(element), text);
+  g_clear_object(&bus);
+  g_free(text);
+}
+
 void
 gst_cudafft_refuse_value(GstElement *element, const gchar *format, ...)
 {
   va_list args;
   va_start(args, format);
-  gchar *text = g_strdup_vprintf(format, args);
+  refuse(element, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS, NULL, format, args);
   va_end(args);
-  GST_WARNING_OBJECT(element, "%s", text);
-  GstBus *bus = gst_element_get_bus(element);
-  if (bus)
-    GST_ELEMENT_WARNING(element, LIBRARY, SETTINGS, ("%s", text), (NULL));
-  else
-    g_warning("%s: %s", GST_OBJECT_NAME(element), text);
-  g_clear_object(&bus);
-  g_free(text);
+}
+
+void
+gst_cudafft_refuse_value_full(GstElement *element, GQuark domain, gint code, const gchar *debug,
+                              const gchar *format, ...)
+{
+  va_list args;
+  va_start(args, format);
+  refuse(element, domain, code, debug, format, args);
+  va_end(args);
 }
 
 gboolean

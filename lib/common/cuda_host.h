@@ -1,7 +1,8 @@
 /* cuda_host.h: what the library's C code may ask of the CUDA runtime, in plain C types: device
- * count, free memory, page-locked host memory and what attaching a context needs. Defined in
- * cuda_host.cu and cuda_context.cu, which only CUDA builds compile: callers check CUDAFFT_HAVE_CUDA
- * (cudafft_config.h) first. Internal to the library. */
+ * count, free memory, page-locked host memory and what attaching a context needs. Declared here,
+ * with the C code that asks (lib/common), so that lib/common includes nothing of lib/cuda; defined
+ * in lib/cuda's cuda_host.cu and cuda_context.cu, which only CUDA builds compile: callers check
+ * CUDAFFT_HAVE_CUDA (cudafft_config.h) first. Internal to the library. */
 #ifndef CUDAFFT_CUDA_HOST_H
 #define CUDAFFT_CUDA_HOST_H
 

@@ -1,6 +1,8 @@
-/* gstcudaconvolveir.c: see the header. */
+/* gstcudafftresponsefile.c: see the header. */
 #define _POSIX_C_SOURCE 200809L /* open's O_CLOEXEC, fstat */
-#include "gstcudaconvolveir.h"
+#include "gstcudafftresponsefile.h"
+
+#include "gstcudafftproperties.h"
 
 #include <gst/audio/audio.h>
 
@@ -10,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-GST_DEBUG_CATEGORY_STATIC(gst_cuda_convolve_ir_debug);
-#define GST_CAT_DEFAULT gst_cuda_convolve_ir_debug
+GST_DEBUG_CATEGORY_STATIC(gst_cudafft_response_file_debug);
+#define GST_CAT_DEFAULT gst_cudafft_response_file_debug
 
 /* The most a decode may take before it is given up. */
 #define DECODE_TIMEOUT (60 * GST_SECOND)
@@ -20,7 +22,7 @@ GST_DEBUG_CATEGORY_STATIC(gst_cuda_convolve_ir_debug);
  * 48 kHz, far beyond a room; longer files are refused rather than exhausting memory. */
 #define MAX_VALUES ((gsize)1 << 27)
 
-struct _GstCudaConvolveIr {
+struct _GstCudafftResponseFile {
   GstElement *owner;
   GMutex lock;
   GCond cond; /* signalled when there is work for the worker, a result, or a stop */
@@ -32,7 +34,7 @@ struct _GstCudaConvolveIr {
   gint rate;         /* 0: not known */
   guint64 wanted;    /* the request: bumped by every change of location or rate */
   guint64 done;      /* the request `result` answers; 0: none */
-  GstCudaConvolveIrResult *result;
+  GstCudafftResponseFileResult *result;
   GThread *worker;     /* NULL while none runs */
   gboolean quit;       /* the worker is to end */
   guint64 stops;       /* bumped by every stop: waiters give up */
@@ -44,7 +46,8 @@ struct _GstCudaConvolveIr {
 /* Problems ----------------------------------------------------------------------------------- */
 
 static void
-problem_set(GstCudaConvolveIrProblem *problem, GQuark domain, gint code, gchar *text, gchar *debug)
+problem_set(GstCudafftResponseFileProblem *problem, GQuark domain, gint code, gchar *text,
+            gchar *debug)
 {
   problem->domain = domain;
   problem->code = code;
@@ -53,7 +56,7 @@ problem_set(GstCudaConvolveIrProblem *problem, GQuark domain, gint code, gchar *
 }
 
 void
-gst_cuda_convolve_ir_problem_clear(GstCudaConvolveIrProblem *problem)
+gst_cudafft_response_file_problem_clear(GstCudafftResponseFileProblem *problem)
 {
   g_free(problem->text);
   g_free(problem->debug);
@@ -61,17 +64,21 @@ gst_cuda_convolve_ir_problem_clear(GstCudaConvolveIrProblem *problem)
 }
 
 void
-gst_cuda_convolve_ir_problem_post(const GstCudaConvolveIrProblem *problem, GstElement *element,
-                                  gboolean fatal)
+gst_cudafft_response_file_problem_post(const GstCudafftResponseFileProblem *problem,
+                                       GstElement *element, gboolean fatal)
 {
-  gst_element_message_full(element, fatal ? GST_MESSAGE_ERROR : GST_MESSAGE_WARNING,
-                           problem->domain, problem->code, g_strdup(problem->text),
-                           g_strdup(problem->debug), __FILE__, GST_FUNCTION, __LINE__);
+  if (fatal)
+    gst_element_message_full(element, GST_MESSAGE_ERROR, problem->domain, problem->code,
+                             g_strdup(problem->text), g_strdup(problem->debug), __FILE__,
+                             GST_FUNCTION, __LINE__);
+  else /* the file is refused and what is in force stays: a refusal like any other */
+    gst_cudafft_refuse_value_full(element, problem->domain, problem->code, problem->debug, "%s",
+                                  problem->text);
 }
 
 gboolean
-gst_cuda_convolve_ir_check(const gchar *location, const gchar *property,
-                           GstCudaConvolveIrProblem *problem)
+gst_cudafft_response_file_check(const gchar *location, const gchar *property,
+                                GstCudafftResponseFileProblem *problem)
 {
   /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer */
   const int fd = open(location, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -112,23 +119,23 @@ gst_cuda_convolve_ir_check(const gchar *location, const gchar *property,
 static void
 result_clear(gpointer data)
 {
-  GstCudaConvolveIrResult *result = data;
+  GstCudafftResponseFileResult *result = data;
   g_free(result->location);
   g_free(result->data);
-  gst_cuda_convolve_ir_problem_clear(&result->problem);
+  gst_cudafft_response_file_problem_clear(&result->problem);
 }
 
 void
-gst_cuda_convolve_ir_result_unref(GstCudaConvolveIrResult *result)
+gst_cudafft_response_file_result_unref(GstCudafftResponseFileResult *result)
 {
   if (result)
     g_atomic_rc_box_release_full(result, result_clear);
 }
 
-static GstCudaConvolveIrResult *
+static GstCudafftResponseFileResult *
 result_new(const gchar *location, gint rate)
 {
-  GstCudaConvolveIrResult *result = g_atomic_rc_box_new0(GstCudaConvolveIrResult);
+  GstCudafftResponseFileResult *result = g_atomic_rc_box_new0(GstCudafftResponseFileResult);
   result->location = g_strdup(location);
   result->rate = rate;
   return result;
@@ -221,7 +228,7 @@ streams_complete(GstElement *decoder, gpointer data)
 /* Makes the decode of `request` cancellable through `bus`; FALSE when the request is already
  * stale (a newer one came, or a stop). */
 static gboolean
-begin_decoding(GstCudaConvolveIr *ir, guint64 request, GstBus *bus)
+begin_decoding(GstCudafftResponseFile *ir, guint64 request, GstBus *bus)
 {
   g_mutex_lock(&ir->lock);
   const gboolean current = !ir->quit && request == ir->wanted;
@@ -234,7 +241,7 @@ begin_decoding(GstCudaConvolveIr *ir, guint64 request, GstBus *bus)
 }
 
 static void
-end_decoding(GstCudaConvolveIr *ir)
+end_decoding(GstCudafftResponseFile *ir)
 {
   g_mutex_lock(&ir->lock);
   gst_clear_object(&ir->decoding);
@@ -244,7 +251,7 @@ end_decoding(GstCudaConvolveIr *ir)
 
 /* Ends the decode in progress, if any, unless it is for the current request. */
 static void
-cancel_stale_decode_locked(GstCudaConvolveIr *ir)
+cancel_stale_decode_locked(GstCudafftResponseFile *ir)
 {
   if (ir->decoding && (ir->quit || ir->decoding_for != ir->wanted))
     gst_bus_post(ir->decoding,
@@ -253,12 +260,12 @@ cancel_stale_decode_locked(GstCudaConvolveIr *ir)
 
 /* Decodes `location` (set by `property`) to F64 at `rate` with a sub-pipeline (any format
  * GStreamer decodes): a result with the samples or with the problem, or NULL when cancelled. */
-static GstCudaConvolveIrResult *
-decode_file(GstCudaConvolveIr *ir, guint64 request, const gchar *location, const gchar *property,
-            gint rate)
+static GstCudafftResponseFileResult *
+decode_file(GstCudafftResponseFile *ir, guint64 request, const gchar *location,
+            const gchar *property, gint rate)
 {
-  GstCudaConvolveIrResult *result = result_new(location, rate);
-  if (!gst_cuda_convolve_ir_check(location, property, &result->problem))
+  GstCudafftResponseFileResult *result = result_new(location, rate);
+  if (!gst_cudafft_response_file_check(location, property, &result->problem))
     return result;
   gchar *description =
       g_strdup_printf("filesrc name=src ! decodebin name=decoder  audioconvert name=convert ! "
@@ -382,7 +389,7 @@ decode_file(GstCudaConvolveIr *ir, guint64 request, const gchar *location, const
     if (cancelled) {
       g_free(problem);
       g_free(debug);
-      gst_cuda_convolve_ir_result_unref(result);
+      gst_cudafft_response_file_result_unref(result);
       return NULL;
     }
     problem_set(&result->problem, domain, code,
@@ -401,13 +408,13 @@ decode_file(GstCudaConvolveIr *ir, guint64 request, const gchar *location, const
 /* Decodes the files of a list (ir-locations) and puts their channels side by side, in order, as
  * the channels of one file (the shorter padded with zeros); an entry "" is one empty channel. The
  * first file that cannot be used is the result's problem; NULL when cancelled. */
-static GstCudaConvolveIrResult *
-decode_list(GstCudaConvolveIr *ir, guint64 request, gchar **locations, const gchar *display,
+static GstCudafftResponseFileResult *
+decode_list(GstCudafftResponseFile *ir, guint64 request, gchar **locations, const gchar *display,
             gint rate)
 {
   const guint n = g_strv_length(locations);
-  GstCudaConvolveIrResult **parts = g_new0(GstCudaConvolveIrResult *, MAX(n, 1));
-  GstCudaConvolveIrResult *result = NULL;
+  GstCudafftResponseFileResult **parts = g_new0(GstCudafftResponseFileResult *, MAX(n, 1));
+  GstCudafftResponseFileResult *result = NULL;
   guint channels = 0;
   gsize frames = 0;
   for (guint k = 0; k < n && !result; k++) {
@@ -441,7 +448,7 @@ decode_list(GstCudaConvolveIr *ir, guint64 request, gchar **locations, const gch
     result->data = g_new0(gdouble, MAX((gsize)channels * frames, 1));
     guint at = 0;
     for (guint k = 0; k < n; k++) {
-      const GstCudaConvolveIrResult *part = parts[k];
+      const GstCudafftResponseFileResult *part = parts[k];
       if (!part) { /* an empty entry: zeros */
         at++;
         continue;
@@ -454,7 +461,7 @@ decode_list(GstCudaConvolveIr *ir, guint64 request, gchar **locations, const gch
   }
 done:
   for (guint k = 0; k < n; k++)
-    gst_cuda_convolve_ir_result_unref(parts[k]);
+    gst_cudafft_response_file_result_unref(parts[k]);
   g_free(parts);
   return result;
 }
@@ -462,11 +469,11 @@ done:
 /* The worker --------------------------------------------------------------------------------- */
 
 static void
-post_progress(GstCudaConvolveIr *ir, GstProgressType type, gchar *text)
+post_progress(GstCudafftResponseFile *ir, GstProgressType type, gchar *text)
 {
-  gst_element_post_message(
-      ir->owner,
-      gst_message_new_progress(GST_OBJECT(ir->owner), type, GST_CUDA_CONVOLVE_IR_PROGRESS, text));
+  gst_element_post_message(ir->owner,
+                           gst_message_new_progress(GST_OBJECT(ir->owner), type,
+                                                    GST_CUDAFFT_RESPONSE_FILE_PROGRESS, text));
   g_free(text);
 }
 
@@ -475,7 +482,7 @@ post_progress(GstCudaConvolveIr *ir, GstProgressType type, gchar *text)
 static gpointer
 worker_main(gpointer data)
 {
-  GstCudaConvolveIr *ir = data;
+  GstCudafftResponseFile *ir = data;
   g_mutex_lock(&ir->lock);
   while (!ir->quit) {
     if (ir->done == ir->wanted || !ir->location || ir->rate <= 0) {
@@ -493,9 +500,9 @@ worker_main(gpointer data)
                      rate, request);
     post_progress(ir, GST_PROGRESS_TYPE_START,
                   g_strdup_printf("Decoding the impulse response \"%s\" at %d Hz", location, rate));
-    GstCudaConvolveIrResult *result = list
-                                          ? decode_list(ir, request, locations, location, rate)
-                                          : decode_file(ir, request, location, "ir-location", rate);
+    GstCudafftResponseFileResult *result =
+        list ? decode_list(ir, request, locations, location, rate)
+             : decode_file(ir, request, location, "ir-location", rate);
     g_strfreev(locations);
 
     /* The outcome is posted before anyone can use the result: the streaming thread, which may
@@ -504,7 +511,7 @@ worker_main(gpointer data)
     g_mutex_lock(&ir->lock);
     const gboolean current = result && !ir->quit && request == ir->wanted;
     if (current) {
-      gst_cuda_convolve_ir_result_unref(ir->result);
+      gst_cudafft_response_file_result_unref(ir->result);
       ir->result = result;
       ir->done = request;
       ir->announcing = TRUE;
@@ -530,7 +537,7 @@ worker_main(gpointer data)
                     : result->data ? "decoded"
                                    : result->problem.text);
     if (!current)
-      gst_cuda_convolve_ir_result_unref(result);
+      gst_cudafft_response_file_result_unref(result);
     g_free(location);
     g_mutex_lock(&ir->lock);
   }
@@ -541,7 +548,7 @@ worker_main(gpointer data)
 /* After a change of location or rate: a new request, which the worker (started if need be) takes
  * up; a decode in progress for an older one is cancelled. */
 static void
-request_locked(GstCudaConvolveIr *ir)
+request_locked(GstCudafftResponseFile *ir)
 {
   ir->wanted++;
   cancel_stale_decode_locked(ir);
@@ -550,14 +557,14 @@ request_locked(GstCudaConvolveIr *ir)
     ir->worker = g_thread_try_new("cudaconvolve-ir", worker_main, ir, &error);
     if (!ir->worker) {
       /* answered at once, so that nobody waits for a worker that does not exist */
-      GstCudaConvolveIrResult *result = result_new(ir->location, ir->rate);
+      GstCudafftResponseFileResult *result = result_new(ir->location, ir->rate);
       problem_set(&result->problem, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_FAILED,
                   g_strdup_printf("Cannot decode the impulse response file \"%s\" "
                                   "(ir-location): no thread to decode it on: %s.",
                                   ir->location, error ? error->message : "unknown error"),
                   NULL);
       g_clear_error(&error);
-      gst_cuda_convolve_ir_result_unref(ir->result);
+      gst_cudafft_response_file_result_unref(ir->result);
       ir->result = result;
       ir->done = ir->wanted;
     }
@@ -567,16 +574,16 @@ request_locked(GstCudaConvolveIr *ir)
 
 /* The object --------------------------------------------------------------------------------- */
 
-GstCudaConvolveIr *
-gst_cuda_convolve_ir_new(GstElement *owner)
+GstCudafftResponseFile *
+gst_cudafft_response_file_new(GstElement *owner)
 {
   static gsize category = 0;
   if (g_once_init_enter(&category)) {
-    GST_DEBUG_CATEGORY_INIT(gst_cuda_convolve_ir_debug, "cudaconvolveir", 0,
-                            "cudaconvolve's impulse response files");
+    GST_DEBUG_CATEGORY_INIT(gst_cudafft_response_file_debug, "cudafftresponsefile", 0,
+                            "gst-cudafft: response files decoded");
     g_once_init_leave(&category, 1);
   }
-  GstCudaConvolveIr *ir = g_new0(GstCudaConvolveIr, 1);
+  GstCudafftResponseFile *ir = g_new0(GstCudafftResponseFile, 1);
   ir->owner = owner;
   g_mutex_init(&ir->lock);
   g_cond_init(&ir->cond);
@@ -584,7 +591,7 @@ gst_cuda_convolve_ir_new(GstElement *owner)
 }
 
 void
-gst_cuda_convolve_ir_stop(GstCudaConvolveIr *ir)
+gst_cudafft_response_file_stop(GstCudafftResponseFile *ir)
 {
   g_mutex_lock(&ir->lock);
   ir->quit = TRUE;
@@ -601,18 +608,18 @@ gst_cuda_convolve_ir_stop(GstCudaConvolveIr *ir)
   ir->quit = FALSE;
   ir->rate = 0;
   ir->wanted++; /* what was decoded before is for another stream */
-  gst_cuda_convolve_ir_result_unref(ir->result);
+  gst_cudafft_response_file_result_unref(ir->result);
   ir->result = NULL;
   ir->done = 0;
   g_mutex_unlock(&ir->lock);
 }
 
 void
-gst_cuda_convolve_ir_free(GstCudaConvolveIr *ir)
+gst_cudafft_response_file_free(GstCudafftResponseFile *ir)
 {
   if (!ir)
     return;
-  gst_cuda_convolve_ir_stop(ir);
+  gst_cudafft_response_file_stop(ir);
   g_free(ir->location);
   g_strfreev(ir->locations);
   g_mutex_clear(&ir->lock);
@@ -621,7 +628,7 @@ gst_cuda_convolve_ir_free(GstCudaConvolveIr *ir)
 }
 
 void
-gst_cuda_convolve_ir_set_location(GstCudaConvolveIr *ir, const gchar *location)
+gst_cudafft_response_file_set_location(GstCudafftResponseFile *ir, const gchar *location)
 {
   const gchar *one[] = {location, NULL};
   g_mutex_lock(&ir->lock);
@@ -635,7 +642,7 @@ gst_cuda_convolve_ir_set_location(GstCudaConvolveIr *ir, const gchar *location)
 }
 
 void
-gst_cuda_convolve_ir_set_locations(GstCudaConvolveIr *ir, gchar **locations)
+gst_cudafft_response_file_set_locations(GstCudafftResponseFile *ir, gchar **locations)
 {
   const gboolean some = locations && locations[0];
   g_mutex_lock(&ir->lock);
@@ -649,7 +656,7 @@ gst_cuda_convolve_ir_set_locations(GstCudaConvolveIr *ir, gchar **locations)
 }
 
 gchar *
-gst_cuda_convolve_ir_dup_location(GstCudaConvolveIr *ir)
+gst_cudafft_response_file_dup_location(GstCudafftResponseFile *ir)
 {
   g_mutex_lock(&ir->lock);
   gchar *location = g_strdup(ir->location);
@@ -658,7 +665,7 @@ gst_cuda_convolve_ir_dup_location(GstCudaConvolveIr *ir)
 }
 
 void
-gst_cuda_convolve_ir_set_rate(GstCudaConvolveIr *ir, gint rate)
+gst_cudafft_response_file_set_rate(GstCudafftResponseFile *ir, gint rate)
 {
   g_mutex_lock(&ir->lock);
   if (rate != ir->rate) {
@@ -668,9 +675,9 @@ gst_cuda_convolve_ir_set_rate(GstCudaConvolveIr *ir, gint rate)
   g_mutex_unlock(&ir->lock);
 }
 
-GstCudaConvolveIrState
-gst_cuda_convolve_ir_get(GstCudaConvolveIr *ir, gboolean wait, GstCudaConvolveIrResult **result,
-                         guint64 *request)
+GstCudafftResponseFileState
+gst_cudafft_response_file_get(GstCudafftResponseFile *ir, gboolean wait,
+                              GstCudafftResponseFileResult **result, guint64 *request)
 {
   *result = NULL;
   *request = 0;
@@ -683,14 +690,21 @@ gst_cuda_convolve_ir_get(GstCudaConvolveIr *ir, gboolean wait, GstCudaConvolveIr
   /* a moment at most: the decode's PROGRESS goes out before anything about its result */
   while (ir->announcing && ir->stops == stops)
     g_cond_wait(&ir->cond, &ir->lock);
-  GstCudaConvolveIrState state = GST_CUDA_CONVOLVE_IR_NONE;
+  GstCudafftResponseFileState state = GST_CUDAFFT_RESPONSE_FILE_NONE;
   if (ir->location && ir->done == ir->wanted && ir->result) {
-    state = GST_CUDA_CONVOLVE_IR_READY;
+    state = GST_CUDAFFT_RESPONSE_FILE_READY;
     *result = g_atomic_rc_box_acquire(ir->result);
     *request = ir->done;
   } else if (ir->location) {
-    state = GST_CUDA_CONVOLVE_IR_PENDING;
+    state = GST_CUDAFFT_RESPONSE_FILE_PENDING;
   }
   g_mutex_unlock(&ir->lock);
   return state;
+}
+
+gboolean
+gst_cudafft_response_source_equal(const GstCudafftResponseSource *a,
+                                  const GstCudafftResponseSource *b)
+{
+  return a->ir_request ? a->ir_request == b->ir_request : !b->ir_request && a->serial == b->serial;
 }
