@@ -275,6 +275,18 @@ run_batch(std::vector<Object *> &objects, HostBlock *block, TestRng *rng)
   void *at = aux.data() + (16 - (uintptr_t)aux.data() % 16) % 16;
   cudafft_features_step_kind.prepare(list.data(), count, at, at);
   const CudafftFeaturesAuxView v = cudafft_features_aux_view(at, count);
+  /* the frame launches' order: every job once, by fft size, each size's in batch order */
+  std::vector<char> seen(count, 0);
+  for (size_t i = 0; i < count; ++i) {
+    const uint32_t k = v.order[i], before = i ? v.order[i - 1] : 0;
+    const bool ok = k < count && !seen[k] &&
+                    (i == 0 || v.descs[before].o.fft_size < v.descs[k].o.fft_size ||
+                     (v.descs[before].o.fft_size == v.descs[k].o.fft_size && before < k));
+    if (!ok)
+      test_abort("a batch of %zu jobs: job %u at place %zu of the frame launches' order", count, k,
+                 i);
+    seen[k] = 1;
+  }
   const int jobs_count = (int)count;
   for (uint64_t item = 0; item < v.append[count]; ++item) {
     const int j = fx_find_job(v.append, jobs_count, item);

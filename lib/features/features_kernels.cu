@@ -145,18 +145,23 @@ aux_bytes(CudafftJob *const *jobs, size_t count)
   return kCudafftAuxSlack + layout(count).bytes;
 }
 
-/* The jobs' indices sorted by fft size (stable: insertion sort, batches are small). */
+/* The jobs' indices sorted by fft size, each size's in submission order: a pass per size in the
+ * batch, smallest first. A batch holds up to thousands of jobs but few sizes, so that this is
+ * linear where an insertion sort's moves grow with the square of the jobs of mixed sizes. */
 void
 order_by_size(CudafftJob *const *jobs, size_t count, uint32_t *order)
 {
-  for (size_t i = 0; i < count; ++i) {
-    size_t k = i;
-    const uint32_t n = step(jobs[i])->o.fft_size;
-    while (k > 0 && step(jobs[order[k - 1]])->o.fft_size > n) {
-      order[k] = order[k - 1];
-      --k;
+  size_t placed = 0;
+  for (int64_t done = -1; placed < count;) {
+    int64_t next = INT64_MAX; /* the smallest size not yet placed */
+    for (size_t i = 0; i < count; ++i) {
+      const int64_t n = step(jobs[i])->o.fft_size;
+      next = n > done && n < next ? n : next;
     }
-    order[k] = (uint32_t)i;
+    for (size_t i = 0; i < count; ++i)
+      if (step(jobs[i])->o.fft_size == next)
+        order[placed++] = (uint32_t)i;
+    done = next;
   }
 }
 
