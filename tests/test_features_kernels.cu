@@ -33,6 +33,7 @@ extern "C" {
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <ucontext.h>
 #include <deque>
@@ -543,6 +544,70 @@ run_all(const Budget &budget)
   }
 }
 
+/* Pushes of 100 samples where frames start long after the samples pushed so far (Kaldi's edges
+ * with a hop far past the span: frame 0 at sample 775): every call's steps are made, and the
+ * outputs are the CPU backend's of one push. */
+void
+check_short_pushes()
+{
+  CudafftFeaturesConfig c;
+  cudafft_features_config_init(&c);
+  c.channels = 2;
+  c.fft_size = 64;
+  c.win_length = 50;
+  c.hop = 1600;
+  c.span = CUDAFFT_FEATURES_SPAN_WINDOW;
+  c.edges = CUDAFFT_FEATURES_EDGES_KALDI;
+  c.n_mels = 8;
+  c.kind = CUDAFFT_FEATURES_LOG_MEL;
+  c.log = CUDAFFT_FEATURES_LN_GUARD;
+  Object ob;
+  open_object(&ob, c, kBudgets[0]);
+  std::vector<Object *> pointers = {&ob};
+  TestSignal signal;
+  TestRng rng = test_rng("kernels short pushes signal");
+  test_signal_noise(&signal, &rng, c.format, c.channels, (unsigned)c.sample_rate, 12000,
+                    TEST_READ_POW2, 0.4);
+  const CudafftFeaturesTimeline t = cudafft_features_timeline(&ob.config);
+  std::vector<unsigned char> out((cudafft_features_outputs_final(&t, signal.frames) + 1) *
+                                 ob.shape.bytes);
+  HostBlock block;
+  TestRng order = test_rng("kernels short pushes thread order");
+  size_t written = 0, calls = 0, refused = 0;
+  for (size_t at = 0; at <= signal.frames; at += 100) {
+    ++calls;
+    const bool finish = at == signal.frames;
+    const size_t piece = finish ? 0 : std::min<size_t>(100, signal.frames - at);
+    size_t got = 0;
+    if (cudafft_features_stepper_run(
+            &ob.stepper, finish ? nullptr : signal.raw + at * test_signal_frame_bytes(&signal),
+            piece, 0, finish, out.data() + written * ob.shape.bytes, &got) != CUDAFFT_STATUS_OK) {
+      if (refused++ == 0)
+        printf("# call %zu refused: %s\n", calls, cudafft_last_error_message());
+      cudafft_features_stepper_reset(&ob.stepper);
+    }
+    written += got;
+    while (run_batch(pointers, &block, &order)) {
+    }
+    if (finish)
+      break;
+  }
+  if (test_check(refused == 0,
+                 "Kaldi's edges with a hop of 1600 past a 50-sample span: %zu of %zu "
+                 "calls of 100 samples refused",
+                 refused, calls)) {
+    FeaturesRun cpu;
+    features_run(&cpu, CUDAFFT_BACKEND_CPU, &ob.config, signal.raw, signal.frames, nullptr, 0,
+                 "Kaldi's edges, a hop past the span, on the CPU");
+    if (cpu.ok)
+      compare(ob.config, out, written, cpu,
+              "Kaldi's edges with a hop past the span, pushes of 100");
+    features_run_clear(&cpu);
+  }
+  test_signal_clear(&signal);
+  cudafft_features_tables_free(&ob.tables);
+}
+
 } // namespace
 
 int
@@ -551,5 +616,6 @@ main(int argc, char **argv)
   test_begin_every_backend(argc, argv);
   for (const Budget &budget : kBudgets)
     run_all(budget);
+  check_short_pushes();
   return test_finish();
 }
