@@ -55,7 +55,10 @@ uint64_t
 cudafft_features_history_start(const CudafftFeaturesTimeline *t, uint64_t made, uint64_t length)
 {
   int64_t start = cudafft_features_window_start(t, made);
-  const int64_t end_reach = (int64_t)length - 1 - t->span - t->pad_in;
+  /* a window reaches past the end by the padding at most (a negative pad_in, Kaldi's edges with
+   * a hop beyond the span, pads nothing: its frames start later and reach past the end by half a
+   * span), and its reflection reads back as far from the end */
+  const int64_t end_reach = (int64_t)length - 1 - t->span - (t->pad_in > 0 ? t->pad_in : 0);
   start = end_reach < start ? end_reach : start;
   return start > 0 ? (uint64_t)start : 0;
 }

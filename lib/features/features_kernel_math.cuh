@@ -398,6 +398,37 @@ fx_frame(const CudafftFeaturesDesc &d, uint64_t local, bool active, const FxFram
     }
 }
 
+/* The frame kernel's thread `thread` of block `block` (block_threads threads: groups of `threads`,
+ * block_threads / threads transforms a block) over the `total` transforms of the launch's jobs
+ * order[0 .. jobs - 1] (prefix: their transforms' prefix sums): its group's buffers one after
+ * another in the block's dynamic shared memory smem (the FFT's two, then `extra` floats: the
+ * reduction's scratch and a direct MFCC's log-mel values), its transform (a spare group of a
+ * partly empty last block takes the last one and writes nothing). The kernel calls it with the
+ * block's barrier; tests/test_features_kernels.cu runs whole blocks of it on the host. */
+template <bool Odd, typename Barrier>
+__host__ __device__ inline void
+fx_frame_thread(const CudafftFeaturesDesc *__restrict__ descs, const uint32_t *__restrict__ order,
+                const uint64_t *__restrict__ prefix, int jobs, uint64_t total,
+                const float2 *__restrict__ twiddles, const MixedPlan &plan, int threads, int extra,
+                unsigned flags, float *smem, unsigned block, unsigned thread,
+                unsigned block_threads, Barrier barrier)
+{
+  const int points = mixed_buffer_points(plan.n);
+  const int row = (int)thread / threads, t = (int)thread % threads;
+  const uint64_t wanted = (uint64_t)block * (block_threads / (unsigned)threads) + (uint64_t)row;
+  const bool active = wanted < total;
+  float *mine = smem + (size_t)row * (4 * (size_t)points + (size_t)extra);
+  FxFrameBuffers buf;
+  buf.a = reinterpret_cast<float2 *>(mine);
+  buf.b = buf.a + points;
+  buf.scratch = mine + 4 * points;
+  buf.log_mel = buf.scratch + threads;
+  const uint64_t transform = prefix[0] + (active ? wanted : total - 1);
+  const int j = fx_find_job(prefix, jobs, transform);
+  fx_frame<Odd>(descs[order[j]], transform - prefix[j], active, buf, t, threads, plan, twiddles,
+                flags, barrier);
+}
+
 /* 3. floors: unit (FRAMES: frame) local / group of channel c0 + local % group: its channel,
  * frames e0 .. e1 - 1 and the key of its floor's slot. */
 __host__ __device__ inline void

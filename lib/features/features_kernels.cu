@@ -40,9 +40,7 @@ __launch_bounds__(kFlatThreads)
   fx_append_item(descs[j], item - prefix[j]);
 }
 
-/* Groups of `threads` threads, blockDim.x / threads transforms a block; each group's buffers one
- * after another in dynamic shared memory: the FFT's two, then `extra` floats (the reduction's
- * scratch and a direct MFCC's log-mel values). */
+/* Groups of `threads` threads, blockDim.x / threads transforms a block (fx_frame_thread). */
 template <bool Odd>
 __global__ void
 __launch_bounds__(kMixedMaxBlockThreads)
@@ -52,20 +50,9 @@ __launch_bounds__(kMixedMaxBlockThreads)
                   unsigned flags)
 {
   extern __shared__ float2 smem[];
-  const int threads = m.threads, points = mixed_buffer_points(m.plan.n);
-  const int row = threadIdx.x / threads, t = threadIdx.x % threads;
-  const uint64_t wanted = (uint64_t)blockIdx.x * (blockDim.x / threads) + row;
-  const bool active = wanted < total;
-  float *mine = reinterpret_cast<float *>(smem) + (size_t)row * (4 * points + extra);
-  FxFrameBuffers buf;
-  buf.a = reinterpret_cast<float2 *>(mine);
-  buf.b = buf.a + points;
-  buf.scratch = mine + 4 * points;
-  buf.log_mel = buf.scratch + threads;
-  const uint64_t transform = prefix[0] + (active ? wanted : total - 1);
-  const int j = fx_find_job(prefix, jobs, transform);
-  fx_frame<Odd>(descs[order[j]], transform - prefix[j], active, buf, t, threads, m.plan, twiddles,
-                flags, MixedBlockBarrier{});
+  fx_frame_thread<Odd>(descs, order, prefix, jobs, total, twiddles, m.plan, m.threads, extra, flags,
+                       reinterpret_cast<float *>(smem), blockIdx.x, threadIdx.x, blockDim.x,
+                       MixedBlockBarrier{});
 }
 
 /* One block per unit (FRAMES: per frame) and channel. The maximum is exact whatever the order of
@@ -158,18 +145,23 @@ aux_bytes(CudafftJob *const *jobs, size_t count)
   return kCudafftAuxSlack + layout(count).bytes;
 }
 
-/* The jobs' indices sorted by fft size (stable: insertion sort, batches are small). */
+/* The jobs' indices sorted by fft size, each size's in submission order: a pass per size in the
+ * batch, smallest first. A batch holds up to thousands of jobs but few sizes, so that this is
+ * linear where an insertion sort's moves grow with the square of the jobs of mixed sizes. */
 void
 order_by_size(CudafftJob *const *jobs, size_t count, uint32_t *order)
 {
-  for (size_t i = 0; i < count; ++i) {
-    size_t k = i;
-    const uint32_t n = step(jobs[i])->o.fft_size;
-    while (k > 0 && step(jobs[order[k - 1]])->o.fft_size > n) {
-      order[k] = order[k - 1];
-      --k;
+  size_t placed = 0;
+  for (int64_t done = -1; placed < count;) {
+    int64_t next = INT64_MAX; /* the smallest size not yet placed */
+    for (size_t i = 0; i < count; ++i) {
+      const int64_t n = step(jobs[i])->o.fft_size;
+      next = n > done && n < next ? n : next;
     }
-    order[k] = (uint32_t)i;
+    for (size_t i = 0; i < count; ++i)
+      if (step(jobs[i])->o.fft_size == next)
+        order[placed++] = (uint32_t)i;
+    done = next;
   }
 }
 
