@@ -12,10 +12,10 @@
 #     convolve, matrix, matrix-device, executor-cuda, scope, features, features-model and
 #     features-device (with the cuda argument), scope-backends, the hostile element program (two
 #     scenarios per element, in one process), cudamatrixconvolve's element and SOFA programs and
-#     cudamelspectrogram's element program; racecheck over fft-device, executor-cuda and features
-#     (its frame kernel's shared-memory reductions); each capped at SANITIZE_TIMEOUT seconds
-#     (default 300); one summary line per
-#     program;
+#     cudamelspectrogram's element program; racecheck over fft-device, executor-cuda, features
+#     (its frame kernel's shared-memory reductions), stft and scope (the mixed-radix kernels'
+#     barriers between their two buffers); each capped at SANITIZE_TIMEOUT seconds (default 300);
+#     one summary line per program;
 #  4. the installed files checked from a staging folder (scripts/check-install.sh; the demo there
 #     runs on the GPU);
 #  5. the benchmarks, one after the other on a quiet GPU, each with the arguments of its entry in
@@ -164,7 +164,7 @@ sanitizers() {
     exit "$status"
   ) &
   pids+=($!)
-  for program in test_fft_device test_executor_cuda test_features; do
+  for program in test_fft_device test_executor_cuda test_features test_stft test_scope; do
     sanitize racecheck "$program" cuda
     pids+=($!)
   done
