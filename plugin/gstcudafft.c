@@ -303,35 +303,6 @@ gst_cuda_fft_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps
   return gst_cudafft_audio_filter_check_memory(GST_CUDAFFT_AUDIO_FILTER(self), incaps, outcaps);
 }
 
-/* Names the field that makes downstream refuse our frames, for the error message. */
-static gchar *
-describe_refusal(GstCudaFft *self, GstCaps *ours)
-{
-  /* (downstream that takes only CUDA memory where cudafft gives none: check_downstream has said
-   * so before this) */
-  GstCaps *theirs = gst_pad_peer_query_caps(GST_BASE_TRANSFORM_SRC_PAD(self), NULL);
-  gchar *text = NULL;
-  const GstStructure *mine = gst_caps_get_structure(ours, 0);
-  for (guint i = 0; !text && i < gst_caps_get_size(theirs); i++) {
-    const GstStructure *other = gst_caps_get_structure(theirs, i);
-    for (gint f = 0; !text && f < gst_structure_n_fields(mine); f++) {
-      const gchar *name = gst_structure_nth_field_name(mine, f);
-      const GValue *a = gst_structure_get_value(mine, name);
-      const GValue *b = gst_structure_get_value(other, name);
-      if (b && !gst_value_can_intersect(a, b)) {
-        gchar *want = gst_value_serialize(b), *have = gst_value_serialize(a);
-        text = g_strdup_printf("downstream accepts %s=%s, but cudafft produces %s=%s (set the "
-                               "property to match)",
-                               name, want, name, have);
-        g_free(want);
-        g_free(have);
-      }
-    }
-  }
-  gst_caps_unref(theirs);
-  return text ? text : g_strdup("downstream does not accept audio/x-fft frames");
-}
-
 /* Frames ------------------------------------------------------------------------------------- */
 
 static gsize
@@ -561,7 +532,8 @@ check_downstream(GstCudaFft *self, GstCaps *incaps)
   gboolean ok = TRUE;
   if (gst_caps_is_fixed(ours) &&
       !gst_pad_peer_query_accept_caps(GST_BASE_TRANSFORM_SRC_PAD(self), ours)) {
-    gchar *why = describe_refusal(self, ours);
+    gchar *why = gst_cudafft_caps_describe_refusal(GST_BASE_TRANSFORM_SRC_PAD(self), ours,
+                                                   "cudafft", "audio/x-fft frames");
     GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot negotiate: %s.", why),
                       ("our caps %" GST_PTR_FORMAT, ours));
     g_free(why);

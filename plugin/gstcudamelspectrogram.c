@@ -41,6 +41,7 @@
  */
 #include "gstcudamelspectrogram.h"
 
+#include "gstcudafftcaps.h"
 #include "gstcudafftcudamemory.h"
 #include "gstcudafftproperties.h"
 #include "gstcudamelspectrogramproperties.h"
@@ -354,35 +355,6 @@ gst_cuda_mel_spectrogram_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstC
   return gst_cudafft_audio_filter_check_memory(filter, incaps, outcaps);
 }
 
-/* Names what makes downstream refuse our tensors, for the error message. */
-static gchar *
-describe_refusal(GstCudaMelSpectrogram *self, GstCaps *ours)
-{
-  /* (downstream that takes only CUDA memory where the element gives none: check_downstream has
-   * said so before this) */
-  GstCaps *theirs = gst_pad_peer_query_caps(GST_BASE_TRANSFORM_SRC_PAD(self), NULL);
-  gchar *text = NULL;
-  const GstStructure *mine = gst_caps_get_structure(ours, 0);
-  for (guint i = 0; !text && i < gst_caps_get_size(theirs); i++) {
-    const GstStructure *other = gst_caps_get_structure(theirs, i);
-    for (gint f = 0; !text && f < gst_structure_n_fields(mine); f++) {
-      const gchar *name = gst_structure_nth_field_name(mine, f);
-      const GValue *a = gst_structure_get_value(mine, name);
-      const GValue *b = gst_structure_get_value(other, name);
-      if (b && !gst_value_can_intersect(a, b)) {
-        gchar *want = gst_value_serialize(b), *have = gst_value_serialize(a);
-        text = g_strdup_printf("downstream accepts %s=%s, but cudamelspectrogram produces %s=%s "
-                               "(set the properties to match)",
-                               name, want, name, have);
-        g_free(want);
-        g_free(have);
-      }
-    }
-  }
-  gst_caps_unref(theirs);
-  return text ? text : g_strdup("downstream does not accept other/tensors");
-}
-
 /* Downstream must take our tensors before the run goes on: a refusal is said here, by name. */
 static gboolean
 check_downstream(GstCudaMelSpectrogram *self, GstCaps *incaps)
@@ -394,7 +366,8 @@ check_downstream(GstCudaMelSpectrogram *self, GstCaps *incaps)
   GstCaps *peer = gst_pad_peer_query_caps(GST_BASE_TRANSFORM_SRC_PAD(self), ours);
   gboolean ok = TRUE;
   if (!gst_caps_is_empty(ours) && gst_caps_is_empty(peer)) {
-    gchar *why = describe_refusal(self, ours);
+    gchar *why = gst_cudafft_caps_describe_refusal(GST_BASE_TRANSFORM_SRC_PAD(self), ours,
+                                                   "cudamelspectrogram", "other/tensors");
     GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot negotiate: %s.", why),
                       ("our caps %" GST_PTR_FORMAT, ours));
     g_free(why);

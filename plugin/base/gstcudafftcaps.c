@@ -218,3 +218,30 @@ gst_cudafft_frame_bytes(const GstCudafftFrameInfo *info)
   const gsize floats = info->config.representation == CUDAFFT_REPRESENTATION_COMPLEX ? 2 : 1;
   return info->config.channels * (info->config.fft_size / 2 + 1) * floats * sizeof(float);
 }
+
+gchar *
+gst_cudafft_caps_describe_refusal(GstPad *srcpad, GstCaps *ours, const gchar *element,
+                                  const gchar *media)
+{
+  GstCaps *theirs = gst_pad_peer_query_caps(srcpad, NULL);
+  gchar *text = NULL;
+  const GstStructure *mine = gst_caps_get_structure(ours, 0);
+  for (guint i = 0; !text && i < gst_caps_get_size(theirs); i++) {
+    const GstStructure *other = gst_caps_get_structure(theirs, i);
+    for (gint f = 0; !text && f < gst_structure_n_fields(mine); f++) {
+      const gchar *name = gst_structure_nth_field_name(mine, f);
+      const GValue *a = gst_structure_get_value(mine, name);
+      const GValue *b = gst_structure_get_value(other, name);
+      if (b && !gst_value_can_intersect(a, b)) {
+        gchar *want = gst_value_serialize(b), *have = gst_value_serialize(a);
+        text = g_strdup_printf("downstream accepts %s=%s, but %s produces %s=%s (set the "
+                               "properties to match)",
+                               name, want, element, name, have);
+        g_free(want);
+        g_free(have);
+      }
+    }
+  }
+  gst_caps_unref(theirs);
+  return text ? text : g_strdup_printf("downstream does not accept %s", media);
+}

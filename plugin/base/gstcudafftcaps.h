@@ -85,6 +85,14 @@ gboolean gst_cudafft_frames_caps_to_info(const GstCaps *caps, GstCudafftFrameInf
 /* Bytes of one frame. */
 gsize gst_cudafft_frame_bytes(const GstCudafftFrameInfo *info);
 
+/* Why the peer of `srcpad` refuses `ours` (the caps an element would make), for its ERROR: the
+ * first field the peer takes only other values of ("downstream accepts F=X, but ELEMENT produces
+ * F=Y (set the properties to match)"), else that downstream takes no `media` at all. Free with
+ * g_free(). (Downstream that takes only CUDA memory where the element gives none is said before
+ * this: gst_cudafft_element_core_check_downstream_memory.) */
+gchar *gst_cudafft_caps_describe_refusal(GstPad *srcpad, GstCaps *ours, const gchar *element,
+                                         const gchar *media);
+
 G_END_DECLS
 
 #endif
