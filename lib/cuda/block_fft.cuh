@@ -121,25 +121,27 @@ template <int N, int Kind> struct FftShape {
   static_assert((N & (N - 1)) == 0 && kThreads <= 1024, "unsupported transform size");
 };
 
-__device__ __forceinline__ float2
+/* Complex arithmetic, for the device kernels here and in mixed_fft.cuh, whose passes the tests
+ * also run on the host. */
+__host__ __device__ __forceinline__ float2
 operator+(float2 a, float2 b)
 {
   return make_float2(a.x + b.x, a.y + b.y);
 }
 
-__device__ __forceinline__ float2
+__host__ __device__ __forceinline__ float2
 operator-(float2 a, float2 b)
 {
   return make_float2(a.x - b.x, a.y - b.y);
 }
 
-__device__ __forceinline__ float2
+__host__ __device__ __forceinline__ float2
 cmul(float2 a, float2 b)
 {
   return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
 }
 
-__device__ __forceinline__ float2
+__host__ __device__ __forceinline__ float2
 conj(float2 a)
 {
   return make_float2(a.x, -a.y);
@@ -147,7 +149,7 @@ conj(float2 a)
 
 /* a * e^(-2 pi i m / 16) for m in [0, 8). m is a constant once the callers' loops unroll, so the
  * switch folds away and the trivial factors cost no multiplications. */
-__device__ __forceinline__ float2
+__host__ __device__ __forceinline__ float2
 mul_w16(float2 a, int m)
 {
   const float c = 0.92387953251128674f; /* cos(pi/8) */

@@ -202,30 +202,6 @@ mixed_group_threads(const MixedPlan &plan)
 }
 
 /* Complex arithmetic on host and device (block_fft.cuh's operators are the device's only). */
-__host__ __device__ inline float2
-mx_add(float2 a, float2 b)
-{
-  return make_float2(a.x + b.x, a.y + b.y);
-}
-
-__host__ __device__ inline float2
-mx_sub(float2 a, float2 b)
-{
-  return make_float2(a.x - b.x, a.y - b.y);
-}
-
-__host__ __device__ inline float2
-mx_mul(float2 a, float2 b)
-{
-  return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
-}
-
-__host__ __device__ inline float2
-mx_conj(float2 a)
-{
-  return make_float2(a.x, -a.y);
-}
-
 /* A twiddle from a table in global memory: through the read-only cache on the device. */
 __host__ __device__ inline float2
 mx_load_twiddle(const float2 *p)
@@ -235,34 +211,6 @@ mx_load_twiddle(const float2 *p)
 #else
   return *p;
 #endif
-}
-
-/* a * e^(-2 pi i m / 16) for m in [0, 8): block_fft.cuh's mul_w16 on host and device. m is a
- * constant once the callers' loops unroll, so the switch folds away. */
-__host__ __device__ inline float2
-mx_mul_w16(float2 a, int m)
-{
-  const float c = 0.92387953251128674f; /* cos(pi/8) */
-  const float s = 0.38268343236508977f; /* sin(pi/8) */
-  const float h = 0.70710678118654752f; /* cos(pi/4) */
-  switch (m) {
-  case 0:
-    return a;
-  case 1:
-    return mx_mul(a, make_float2(c, -s));
-  case 2:
-    return make_float2((a.x + a.y) * h, (a.y - a.x) * h);
-  case 3:
-    return mx_mul(a, make_float2(s, -c));
-  case 4:
-    return make_float2(a.y, -a.x);
-  case 5:
-    return mx_mul(a, make_float2(-s, -c));
-  case 6:
-    return make_float2((a.y - a.x) * h, -(a.x + a.y) * h);
-  default:
-    return mx_mul(a, make_float2(-c, -s));
-  }
 }
 
 /* One radix-2 decimation-in-frequency stage of a P-point DFT (P a power of two up to 16), then the
@@ -276,8 +224,8 @@ mx_dif_stages(float2 *x)
     CUDAFFT_MX_UNROLL
     for (int k = 0; k < Span; ++k) {
       const float2 u = x[base + k], v = x[base + k + Span];
-      x[base + k] = mx_add(u, v);
-      x[base + k + Span] = mx_mul_w16(mx_sub(u, v), k * (8 / Span)); /* W_(2 Span)^k */
+      x[base + k] = u + v;
+      x[base + k + Span] = mul_w16(u - v, k * (8 / Span)); /* W_(2 Span)^k */
     }
   }
   if constexpr (Span > 1)
@@ -339,9 +287,9 @@ mx_dft(float2 *x)
     float2 y0 = x[0];
     CUDAFFT_MX_UNROLL
     for (int r = 1; r <= H; ++r) {
-      sum[r - 1] = mx_add(x[r], x[P - r]);
-      diff[r - 1] = mx_sub(x[r], x[P - r]);
-      y0 = mx_add(y0, sum[r - 1]);
+      sum[r - 1] = x[r] + x[P - r];
+      diff[r - 1] = x[r] - x[P - r];
+      y0 = y0 + sum[r - 1];
     }
     CUDAFFT_MX_UNROLL
     for (int k = 1; k <= H; ++k) {
@@ -382,13 +330,13 @@ mixed_butterfly(const float2 *src, float2 *dst, int stride, int ns, int j, const
   if (ns > 1) {
     CUDAFFT_MX_UNROLL
     for (int r = 1; r < P; ++r)
-      v[r] = mx_mul(v[r], mx_load_twiddle(&tw[(r - 1) * ns + k]));
+      v[r] = cmul(v[r], mx_load_twiddle(&tw[(r - 1) * ns + k]));
   }
   mx_dft<P>(v);
   const int base = (j - k) * P + k;
   CUDAFFT_MX_UNROLL
   for (int r = 0; r < P; ++r)
-    dst[pad(base + r * ns)] = conj_out ? mx_conj(v[r]) : v[r];
+    dst[pad(base + r * ns)] = conj_out ? conj(v[r]) : v[r];
 }
 
 /* One thread's share of a radix-P pass: butterflies t, t + threads, ... < N/P. */
@@ -519,12 +467,12 @@ mixed_real_forward_pair(const float2 *z, int n, int k, const float2 *w, float2 *
     *xnk = make_float2(a.x - a.y, 0.0f);
     return;
   }
-  const float2 b = mx_conj(z[pad(n - k)]);
+  const float2 b = conj(z[pad(n - k)]);
   const float2 e = make_float2(0.5f * (a.x + b.x), 0.5f * (a.y + b.y));
   const float2 o = make_float2(0.5f * (a.y - b.y), -0.5f * (a.x - b.x)); /* (a - b) / 2i */
-  const float2 wo = mx_mul(mx_load_twiddle(&w[k]), o);
-  *xk = mx_add(e, wo);
-  *xnk = mx_conj(mx_sub(e, wo));
+  const float2 wo = cmul(mx_load_twiddle(&w[k]), o);
+  *xk = e + wo;
+  *xnk = conj(e - wo);
 }
 
 /* C2R's first step, in place for pair index k in 0..N/2: the bins X[k], X[N-k] at buf (pad(0..N))
@@ -539,9 +487,9 @@ mixed_real_inverse_pair(float2 *buf, int n, int k, const float2 *w)
     buf[pad(0)] = make_float2(a + c, a - c);
     return;
   }
-  const float2 xk = buf[pad(k)], xnk = mx_conj(buf[pad(n - k)]);
-  const float2 sum = mx_add(xk, xnk), diff = mx_sub(xk, xnk);
-  const float2 q = mx_mul(mx_conj(mx_load_twiddle(&w[k])), diff);
+  const float2 xk = buf[pad(k)], xnk = conj(buf[pad(n - k)]);
+  const float2 sum = xk + xnk, diff = xk - xnk;
+  const float2 q = cmul(conj(mx_load_twiddle(&w[k])), diff);
   buf[pad(k)] = make_float2(sum.x - q.y, sum.y + q.x);     /* sum + i q */
   buf[pad(n - k)] = make_float2(sum.x + q.y, q.x - sum.y); /* conj(sum) + i conj(q) */
 }

@@ -207,7 +207,7 @@ __launch_bounds__(kMixedMaxBlockThreads)
       const float2 v = in[k];
       ctx.a[pad(k)] = k == 0 ? make_float2(v.x, 0.0f) : v;
       if (k > 0)
-        ctx.a[pad(n - k)] = mx_conj(v);
+        ctx.a[pad(n - k)] = conj(v);
     }
     __syncthreads();
   } else {
