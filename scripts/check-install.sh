@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 source scripts/env.sh
 builddir=${BUILDDIR:-build}
 staging=$(realpath -m "${STAGING:-$builddir/staging}")
-elements=(cudafft cudaifft cudaspectrum cudaconvolve cudaspectrumscope)
+elements=(cudafft cudaifft cudaspectrum cudaconvolve cudamatrixconvolve cudaspectrumscope cudamelspectrogram)
 
 rm -rf "$staging"
 log=$builddir/meson-logs/install-check.log
