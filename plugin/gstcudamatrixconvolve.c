@@ -46,13 +46,13 @@
  * The responses may change while playing (a new matrix, or a new ir-location file once decoded):
  * the new matrix takes over at the next block boundary, crossfaded linearly over one block (32
  * samples at block-size=0), with no lost sample. A change that would change the number of outputs
- * while playing is refused with a WARNING and the matrix in force stays: set such a matrix in the
- * READY state (or renegotiate by a caps change). Bad input: entries whose count is not a multiple
- * of the input's channel count are an ERROR at start naming both counts (a WARNING while playing,
- * the old matrix staying); an empty matrix, a NaN or infinite tap (or one beyond the float range on
- * an F32 stream) is refused with a warning where it is set, and an ERROR where a file holds it at
- * start; a block-size that is neither 0 nor a power of two from 32 to 2048 is refused with a
- * warning and the previous one stays.
+ * while playing is refused with a WARNING and the matrix in force stays (and is what the property
+ * reads back): set such a matrix in the READY state (or renegotiate by a caps change). Bad input:
+ * entries whose count is not a multiple of the input's channel count are an ERROR at start naming
+ * both counts (a WARNING while playing, the old matrix staying); an empty matrix, a NaN or infinite
+ * tap (or one beyond the float range on an F32 stream) is refused with a warning where it is set,
+ * and an ERROR where a file holds it at start; a block-size that is neither 0 nor a power of two
+ * from 32 to 2048 is refused with a warning and the previous one stays.
  *
  * Binaural output from an HRTF set: with #GstCudaMatrixConvolve:sofa-location (an AES69 SOFA file
  * of the SimpleFreeFieldHRIR convention, read with libmysofa in a process of its own, the plugin's
@@ -574,6 +574,7 @@ gst_cuda_matrix_convolve_finalize(GObject *object)
   gst_cuda_matrix_convolve_sofa_reader_free(self->sofa_reader);
   gst_cuda_matrix_convolve_sofa_set_free(self->sofa);
   g_free(self->settings.matrix);
+  g_free(self->engine_matrix);
   g_free(self->settings.sofa_location);
   g_strfreev(self->settings.ir_locations);
   g_free(self->settings.directions);

@@ -55,6 +55,11 @@ struct _GstCudaMatrixConvolve {
   GstAudioInfo info;                      /* input */
   GstAudioInfo out_info;                  /* output */
   GstCudafftResponseSource engine_source; /* where the engine's responses came from */
+  /* the matrix property's value the engine's responses were made from (NULL where they came from
+   * a file or a SOFA set): what a matrix refused while playing reads back as */
+  gdouble *engine_matrix;
+  guint engine_matrix_rows;
+  gsize engine_matrix_taps;
   guint engine_outputs;
   gboolean cuda_out;   /* the src caps carry memory:CUDAMemory */
   gboolean end_tail;   /* whether the drain in progress pushes the tail (EOS, segment) */
@@ -108,6 +113,16 @@ gboolean gst_cuda_matrix_convolve_make_responses(GstCudaMatrixConvolve *self,
 GstFlowReturn gst_cuda_matrix_convolve_open_engine(GstCudaMatrixConvolve *self,
                                                    const GstCudafftResponseSource *source,
                                                    const GstCudafftResponseFileResult *ir);
+
+/* Records which matrix property value the engine's responses `r` came from (none where `ir` or a
+ * SOFA set gave them). */
+void gst_cuda_matrix_convolve_keep_matrix_in_force(GstCudaMatrixConvolve *self,
+                                                   const GstCudafftResponseFileResult *ir,
+                                                   const Responses *r);
+
+/* After the matrix property's value of settings serial `serial` was refused while playing: the
+ * property reads back the matrix in force again, unless it was set anew since. */
+void gst_cuda_matrix_convolve_restore_matrix_in_force(GstCudaMatrixConvolve *self, guint serial);
 
 void gst_cuda_matrix_convolve_update_latency(GstCudaMatrixConvolve *self);
 

@@ -271,16 +271,53 @@ gst_cuda_matrix_convolve_open_engine(GstCudaMatrixConvolve *self,
       .block_size = block_size,
       .responses = {.taps_data = r.data, .taps = r.taps},
   };
-  const gboolean ok = gst_cudafft_audio_filter_open_engine(filter, &matrix_engine, &config);
-  g_free(r.data);
-  if (!ok)
+  if (!gst_cudafft_audio_filter_open_engine(filter, &matrix_engine, &config)) {
+    g_free(r.data);
     return GST_FLOW_ERROR;
+  }
+  gst_cuda_matrix_convolve_keep_matrix_in_force(self, ir, &r);
+  g_free(r.data);
   self->engine_source = *source;
   self->engine_outputs = r.outputs;
   GST_INFO_OBJECT(self, "%u x %u matrix of %" G_GSIZE_FORMAT " taps, block size %u", inputs,
                   r.outputs, r.taps, block_size);
   gst_cuda_matrix_convolve_update_latency(self);
   return GST_FLOW_OK;
+}
+
+void
+gst_cuda_matrix_convolve_keep_matrix_in_force(GstCudaMatrixConvolve *self,
+                                              const GstCudafftResponseFileResult *ir,
+                                              const Responses *r)
+{
+  g_clear_pointer(&self->engine_matrix, g_free);
+  self->engine_matrix_rows = 0;
+  self->engine_matrix_taps = 0;
+  if (ir || gst_cuda_matrix_convolve_sofa_in_force(self))
+    return;
+  const gsize bytes = (gsize)r->rows * r->taps * sizeof(gdouble);
+  self->engine_matrix = g_malloc(bytes);
+  memcpy(self->engine_matrix, r->data, bytes);
+  self->engine_matrix_rows = r->rows;
+  self->engine_matrix_taps = r->taps;
+}
+
+void
+gst_cuda_matrix_convolve_restore_matrix_in_force(GstCudaMatrixConvolve *self, guint serial)
+{
+  Settings *s = &self->settings;
+  GST_OBJECT_LOCK(self);
+  if (s->serial == serial) {
+    const gsize bytes =
+        (gsize)self->engine_matrix_rows * self->engine_matrix_taps * sizeof(gdouble);
+    g_free(s->matrix);
+    s->matrix = self->engine_matrix ? g_malloc(bytes) : NULL;
+    if (s->matrix)
+      memcpy(s->matrix, self->engine_matrix, bytes);
+    s->rows = self->engine_matrix_rows;
+    s->taps = self->engine_matrix_taps;
+  }
+  GST_OBJECT_UNLOCK(self);
 }
 
 /* Latency ------------------------------------------------------------------------------------ */

@@ -31,8 +31,11 @@ apply_settings(GstCudaMatrixConvolve *self)
     return;
   }
   const guint inputs = GST_AUDIO_INFO_CHANNELS(&self->info);
+  /* a refused matrix property reads back as the matrix in force (not a file's or a SOFA set's) */
+  const gboolean from_matrix = !ir && !gst_cuda_matrix_convolve_sofa_in_force(self);
+  gboolean refused = TRUE;
   GstCudafftResponseFileProblem problem = {0};
-  Responses r;
+  Responses r = {NULL, 0, 0, 0};
   if (!gst_cuda_matrix_convolve_make_responses(self, ir, inputs, &problem, &r)) {
     if (!problem.text) { /* stopped while the HRTF set was read: read again at the next start */
       gst_cudafft_response_file_result_unref(ir);
@@ -54,15 +57,19 @@ apply_settings(GstCudaMatrixConvolve *self)
     const CudafftMatrixResponses responses = {.taps_data = r.data, .taps = r.taps};
     const CudafftStatus status =
         cudafft_matrix_set_responses(gst_cuda_matrix_convolve_engine(self), &responses);
-    if (status == CUDAFFT_STATUS_OK)
+    refused = status != CUDAFFT_STATUS_OK;
+    if (!refused) {
       GST_DEBUG_OBJECT(self, "new matrix of %" G_GSIZE_FORMAT " taps", r.taps);
-    else
+      gst_cuda_matrix_convolve_keep_matrix_in_force(self, ir, &r);
+    } else
       gst_cudafft_refuse_value_full(GST_ELEMENT(self), GST_RESOURCE_ERROR,
                                     GST_RESOURCE_ERROR_NO_SPACE_LEFT, cudafft_status_name(status),
                                     "Cannot use the new matrix (%" G_GSIZE_FORMAT
                                     " taps); keeping the previous one: %s",
                                     r.taps, cudafft_last_error_message());
   }
+  if (refused && from_matrix)
+    gst_cuda_matrix_convolve_restore_matrix_in_force(self, source.serial);
   g_free(r.data);
   gst_cudafft_response_file_result_unref(ir);
   self->engine_source = source;

@@ -105,11 +105,11 @@ mx_read_run(GPtrArray *out, CudafftSampleFormat format, guint channels, guint ra
   return (double *)g_array_free(values, FALSE);
 }
 
-void
-mx_set_matrix(GstElement *e, const double *h, guint rows, gsize taps, const gsize *lengths)
+/* The matrix property's value for rows x taps responses (row r of lengths[r] taps where given). */
+static void
+matrix_value(GValue *matrix, const double *h, guint rows, gsize taps, const gsize *lengths)
 {
-  GValue matrix = G_VALUE_INIT;
-  g_value_init(&matrix, GST_TYPE_ARRAY);
+  g_value_init(matrix, GST_TYPE_ARRAY);
   for (guint r = 0; r < rows; r++) {
     GValue row = G_VALUE_INIT;
     g_value_init(&row, GST_TYPE_ARRAY);
@@ -120,10 +120,32 @@ mx_set_matrix(GstElement *e, const double *h, guint rows, gsize taps, const gsiz
       g_value_set_double(&v, h[(gsize)r * taps + k]);
       gst_value_array_append_and_take_value(&row, &v);
     }
-    gst_value_array_append_and_take_value(&matrix, &row);
+    gst_value_array_append_and_take_value(matrix, &row);
   }
+}
+
+void
+mx_set_matrix(GstElement *e, const double *h, guint rows, gsize taps, const gsize *lengths)
+{
+  GValue matrix = G_VALUE_INIT;
+  matrix_value(&matrix, h, rows, taps, lengths);
   g_object_set_property(G_OBJECT(e), "matrix", &matrix);
   g_value_unset(&matrix);
+}
+
+void
+mx_check_matrix_reads(GstElement *e, const double *h, guint rows, gsize taps, const char *what)
+{
+  GValue want = G_VALUE_INIT, got = G_VALUE_INIT;
+  matrix_value(&want, h, rows, taps, NULL);
+  g_value_init(&got, GST_TYPE_ARRAY);
+  g_object_get_property(G_OBJECT(e), "matrix", &got);
+  fail_unless(gst_value_array_get_size(&got) == rows, "%s: the matrix reads back %u rows, not %u",
+              what, gst_value_array_get_size(&got), rows);
+  fail_unless(gst_value_compare(&want, &got) == GST_VALUE_EQUAL,
+              "%s: the matrix does not read back as the one in force", what);
+  g_value_unset(&want);
+  g_value_unset(&got);
 }
 
 void

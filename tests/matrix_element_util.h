@@ -47,4 +47,8 @@ double *mx_read_run(GPtrArray *out, CudafftSampleFormat format, guint channels, 
 /* Sets the matrix property: rows of taps (row r's first lengths[r] taps; lengths NULL: all). */
 void mx_set_matrix(GstElement *e, const double *h, guint rows, gsize taps, const gsize *lengths);
 
+/* Fails unless the matrix property of `e` reads back as rows x taps responses `h`. */
+void mx_check_matrix_reads(GstElement *e, const double *h, guint rows, gsize taps,
+                           const char *what);
+
 #endif /* MATRIX_ELEMENT_UTIL_H */

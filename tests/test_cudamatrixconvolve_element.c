@@ -311,7 +311,7 @@ GST_START_TEST(test_change_while_playing)
 GST_END_TEST;
 
 /* A matrix of another output count while playing is refused with a WARNING; the old matrix
- * filters the whole stream. */
+ * filters the whole stream, and the property reads it back. */
 GST_START_TEST(test_output_count_change_refused)
 {
   const gsize taps = 300, samples = 4000, first = 1500;
@@ -331,6 +331,7 @@ GST_START_TEST(test_output_count_change_refused)
   eu_push_signal(hn, &x, first, samples - first, 500, 0, out);
   eu_push_eos(hn, out);
   expect_warning_saying(bus, "cannot change while playing", "output count change");
+  mx_check_matrix_reads(e, h, 4, taps, "output count change");
   gsize frames = 0;
   double *got = mx_read_run(out, CUDAFFT_SAMPLE_F32, 2, RATE, 0, &frames, "output count change");
   mx_check_with_tail(got, frames, h, taps, &x, 2, "old matrix kept");
