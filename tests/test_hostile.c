@@ -579,6 +579,19 @@ property_text(GstElement *e, const char *property)
   return text;
 }
 
+/* `text` as property_text would give it back for `property` of `e` (an enum's nick as its name). */
+static gchar *
+value_text(GstElement *e, const char *property, const char *text)
+{
+  GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(e), property);
+  GValue v = G_VALUE_INIT;
+  g_value_init(&v, spec->value_type);
+  fail_unless(gst_value_deserialize(&v, text), "%s: cannot read \"%s\"", property, text);
+  gchar *canonical = gst_value_serialize(&v);
+  g_value_unset(&v);
+  return canonical;
+}
+
 /* A value the element must refuse while it runs (within the property's range, so that GObject
  * passes it on): the value in effect must stay, and a WARNING say so (counted by collect). */
 static void
@@ -630,8 +643,14 @@ refused_property(Scenario *sc)
   gst_util_set_object_arg(G_OBJECT(sc->e), property, value);
   gchar *after = property_text(sc->e, property);
   g_atomic_int_inc(&sc->refusals);
-  if (strcmp(before, after) != 0)
+  /* in lock-step nothing else moves the value in force, so it must read back unchanged; racing the
+   * pushes, the streaming thread may apply an earlier change meanwhile (cudamelspectrogram reads
+   * back the configuration in force), so there the refused value must not be what reads back */
+  gchar *refused = value_text(sc->e, property, value);
+  if (sc->lockstep ? strcmp(before, after) != 0
+                   : strcmp(before, refused) != 0 && strcmp(after, refused) == 0)
     g_atomic_int_inc(&sc->refusals_lost);
+  g_free(refused);
   g_free(before);
   g_free(after);
 }
