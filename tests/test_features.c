@@ -665,6 +665,7 @@ BAD(chunk_short, c->edges = CUDAFFT_FEATURES_EDGES_SNIP; c->chunk_samples = 100)
 BAD(unknown_window, c->window = CUDAFFT_FEATURES_WINDOW_COUNT_)
 BAD(range_nan, c->range = NAN)
 BAD(preemph_big, c->preemph_coeff = 1.5f)
+BAD(zero_window_energy, c->normalized = 2; c->win_length = 2; c->window_symmetric = 1)
 
 static void
 check_bad_configs(void)
@@ -692,6 +693,8 @@ check_bad_configs(void)
       {"an unknown window", CUDAFFT_STATUS_INVALID_VALUE, bad_unknown_window},
       {"range NaN", CUDAFFT_STATUS_INVALID_VALUE, bad_range_nan},
       {"pre-emphasis 1.5", CUDAFFT_STATUS_INVALID_VALUE, bad_preemph_big},
+      {"normalized 2 with a window of no energy", CUDAFFT_STATUS_INVALID_VALUE,
+       bad_zero_window_energy},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     CudafftFeaturesConfig c;
