@@ -430,8 +430,8 @@ CUDAFFT_API const char *cudafft_features_preset_name(unsigned index);
  * 0 or beyond its limit, n_mels, n_mfcc above n_mels, window frames, stride and chunk sizes;
  * INVALID_VALUE for the rest: f_max above Nyquist, f_min not below f_max, unknown enums, a log
  * floor or range out of range, an energy without a natural log, normalized 2 with a window whose
- * energy is 0, ...), the message naming the
- * field and its bounds; and fills *shape (may be NULL). */
+ * energy is 0, ...), the message naming the field and its bounds; and fills *shape (may be
+ * NULL). */
 CUDAFFT_API CudafftStatus cudafft_features_shape(const CudafftFeaturesConfig *config,
                                                  CudafftFeaturesShape *shape);
 
