@@ -201,7 +201,6 @@ mixed_group_threads(const MixedPlan &plan)
   return t < 1 ? 1 : t > kMixedMaxGroupThreads ? kMixedMaxGroupThreads : t;
 }
 
-/* Complex arithmetic on host and device (block_fft.cuh's operators are the device's only). */
 /* A twiddle from a table in global memory: through the read-only cache on the device. */
 __host__ __device__ inline float2
 mx_load_twiddle(const float2 *p)

@@ -99,19 +99,6 @@ check_enums(const CudafftFeaturesConfig *c)
   return CUDAFFT_STATUS_OK;
 }
 
-/* The sum of the squared window (what normalized 2 divides by). */
-static double
-window_energy(const CudafftFeaturesConfig *c)
-{
-  const size_t length = c->win_length ? c->win_length : c->fft_size;
-  double energy = 0.0;
-  for (size_t i = 0; i < length; i++) {
-    const double w = cudafft_features_window_value(c->window, c->window_symmetric, length, i);
-    energy += w * w;
-  }
-  return energy;
-}
-
 /* The stream and the frames (steps 1 and 2). */
 static CudafftStatus
 check_framing(const CudafftFeaturesConfig *c)
@@ -140,7 +127,8 @@ check_framing(const CudafftFeaturesConfig *c)
   if (c->normalized < 0 || c->normalized > 2)
     return FAIL_VALUE("normalized %d is not 0 (none), 1 (by n) or 2 (by the window's energy)",
                       c->normalized);
-  if (c->normalized == 2 && window_energy(c) == 0.0) /* a 2-point symmetric Hann: 1/0 */
+  if (c->normalized == 2 &&
+      cudafft_features_window_energy(c) == 0.0) /* a 2-point symmetric Hann: 1/0 */
     return FAIL_VALUE("normalized 2 divides by the window's energy, which is 0 for this "
                       "%zu-point window: use a longer or another window, or normalized 0 or 1",
                       c->win_length ? c->win_length : c->fft_size);

@@ -31,6 +31,19 @@ cudafft_features_window_value(CudafftFeaturesWindow window, int symmetric, size_
   }
 }
 
+double
+cudafft_features_window_energy(const CudafftFeaturesConfig *config)
+{
+  const size_t length = config->win_length ? config->win_length : config->fft_size;
+  double energy = 0.0;
+  for (size_t i = 0; i < length; i++) {
+    const double w =
+        cudafft_features_window_value(config->window, config->window_symmetric, length, i);
+    energy += w * w;
+  }
+  return energy;
+}
+
 /* Slaney's scale: linear to 1000 Hz (200/3 Hz per mel), logarithmic above. */
 #define SLANEY_F_SP (200.0 / 3.0)
 #define SLANEY_MIN_LOG_HZ 1000.0
@@ -257,14 +270,8 @@ cudafft_features_tables_make(const CudafftFeaturesConfig *config, CudafftFeature
   for (size_t i = 0; status == CUDAFFT_STATUS_OK && i < length; i++)
     t->window[i] =
         (float)cudafft_features_window_value(config->window, config->window_symmetric, length, i);
-  double energy = 0.0;
-  for (size_t i = 0; status == CUDAFFT_STATUS_OK && i < length; i++) {
-    const double w =
-        cudafft_features_window_value(config->window, config->window_symmetric, length, i);
-    energy += w * w;
-  }
   t->bin_scale = config->normalized == 1   ? (float)(1.0 / (double)config->fft_size)
-                 : config->normalized == 2 ? (float)(1.0 / energy)
+                 : config->normalized == 2 ? (float)(1.0 / cudafft_features_window_energy(config))
                                            : 1.0f;
   if (status == CUDAFFT_STATUS_OK)
     status = make_mel_bank(config, t);

@@ -37,6 +37,10 @@ typedef struct {
 double cudafft_features_window_value(CudafftFeaturesWindow window, int symmetric, size_t length,
                                      size_t i);
 
+/* sum w[i]^2 over the window of `config` (win_length, or fft_size where 0): what normalized 2
+ * divides by. */
+double cudafft_features_window_energy(const CudafftFeaturesConfig *config);
+
 /* mel(f) and its inverse for `scale`. */
 double cudafft_features_hz_to_mel(CudafftMelScale scale, double hz);
 double cudafft_features_mel_to_hz(CudafftMelScale scale, double mel);
