@@ -203,6 +203,21 @@ features_run(FeaturesRun *run, CudafftBackend backend, const CudafftFeaturesConf
 }
 
 void
+features_config_kaldi_long_hop(CudafftFeaturesConfig *c)
+{
+  cudafft_features_config_init(c);
+  c->channels = 2;
+  c->fft_size = 64;
+  c->win_length = 50;
+  c->hop = 1600;
+  c->span = CUDAFFT_FEATURES_SPAN_WINDOW;
+  c->edges = CUDAFFT_FEATURES_EDGES_KALDI;
+  c->n_mels = 8;
+  c->kind = CUDAFFT_FEATURES_LOG_MEL;
+  c->log = CUDAFFT_FEATURES_LN_GUARD;
+}
+
+void
 features_run_clear(FeaturesRun *run)
 {
   free(run->data);

@@ -53,6 +53,12 @@ void features_run_clear(FeaturesRun *run);
 float features_run_value(const FeaturesRun *run, CudafftFeaturesPrecision precision, size_t o,
                          size_t v);
 
+/* Kaldi's edges with a hop far past the span (2 channels, 50-sample windows every 1600 samples):
+ * frame f starts at f hop + hop/2 - L/2 (frame 0 at sample 775), with no padding before the first
+ * sample; the last one reflected at the end. The model test and the host kernel test both run it.
+ */
+void features_config_kaldi_long_hop(CudafftFeaturesConfig *c);
+
 /* float of an IEEE half (exact). */
 float features_half_to_float(uint16_t h);
 

@@ -232,23 +232,6 @@ large_fft(CudafftFeaturesConfig *c)
   c->n_mfcc = 30;
 }
 
-/* Kaldi's edges with a hop far past the span: frame f starts f hop + hop/2 - L/2 samples in (no
- * padding before the first sample), the last one reflected at the end. */
-static void
-kaldi_long_hop(CudafftFeaturesConfig *c)
-{
-  cudafft_features_config_init(c);
-  c->channels = 2;
-  c->fft_size = 64;
-  c->win_length = 50;
-  c->hop = 1600;
-  c->span = CUDAFFT_FEATURES_SPAN_WINDOW;
-  c->edges = CUDAFFT_FEATURES_EDGES_KALDI;
-  c->n_mels = 8;
-  c->kind = CUDAFFT_FEATURES_LOG_MEL;
-  c->log = CUDAFFT_FEATURES_LN_GUARD;
-}
-
 static const ModelCase cases[] = {
     {"Kaldi-like: KALDI edges, symmetric padding, span L, povey, frame pre-emphasis, DC, raw "
      "energy with a floor, mel triangles, regression deltas of order 2, S16, 3 channels",
@@ -271,7 +254,7 @@ static const ModelCase cases[] = {
     {"fft size 16, deltas", tiny_fft, 400, LOG_TOL, LINEAR_TOL},
     {"fft size 12000 MFCC", large_fft, 40000, LOG_TOL, LINEAR_TOL},
     {"KALDI edges with a hop 32 times the span (frames from sample 775 on), 2 channels",
-     kaldi_long_hop, 12000, LOG_TOL, LINEAR_TOL},
+     features_config_kaldi_long_hop, 12000, LOG_TOL, LINEAR_TOL},
 };
 
 /* Raw samples of `format`: noise with loud and quiet stretches. */
